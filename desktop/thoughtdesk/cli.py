@@ -51,8 +51,12 @@ class ProgressLine:
             sys.stderr.write("\n")
 
 
-def _open_library(args: argparse.Namespace, *, create: bool = True) -> Library:
+def open_library(args: argparse.Namespace, *, create: bool = True) -> Library:
+    """The library named by ``--library`` (or the default one)."""
     return Library.open(resolve_library_path(args.library), create=create)
+
+
+_open_library = open_library
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -190,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("gui", help="start the desktop application (the default)")
     p.set_defaults(func=cmd_gui)
+
+    from thoughtdesk.commands import register_all
+
+    register_all(sub)
     return parser
 
 

@@ -16,7 +16,10 @@ MIGRATIONS: list[tuple[str, Migration]] = []
 
 
 def migration(fn: Migration) -> Migration:
+    # Kept sorted by name (``m001_...``, ``m002_...``): the number in the name is the order,
+    # whatever order the modules defining them were written in.
     MIGRATIONS.append((fn.__name__, fn))
+    MIGRATIONS.sort(key=lambda item: item[0])
     return fn
 
 

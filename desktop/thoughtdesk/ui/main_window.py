@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
@@ -14,8 +15,8 @@ from thoughtdesk.ui.collection_tree import CollectionTree, TreeNode
 from thoughtdesk.ui.dialogs import ImportDialog, about_text, shortcuts_text
 from thoughtdesk.ui.qt import (
     QAbstractItemView, QAction, QComboBox, QDialog, QFileDialog, QHBoxLayout, QHeaderView, QKeySequence,
-    QLabel, QLineEdit, QMainWindow, QMessageBox, QProgressDialog, QSettings, QShortcut, QSplitter,
-    Qt, QTableView, QTimer, QVBoxLayout, QWidget,
+    QLabel, QLineEdit, QMainWindow, QMenu, QMessageBox, QProgressDialog, QSettings, QShortcut,
+    QSplitter, Qt, QTableView, QTabWidget, QTimer, QVBoxLayout, QWidget, Signal,
 )
 from thoughtdesk.ui.sample_detail import SampleDetail
 from thoughtdesk.ui.sample_model import SampleTableModel
@@ -29,7 +30,32 @@ QLabel#cotAnswer[correct="false"] { color: #b3261e; }
 """
 
 
+#: Modules that add views, menus and actions to the main window: each has ``install(window)``.
+#: They use the extension points below (``add_tab``, ``menu``, the signals, ``run_task``).
+INSTALLERS: list[str] = [
+    # one line per module, e.g. "thoughtdesk.ui.results_view",
+]
+
+
 class MainWindow(QMainWindow):
+    """The main window.
+
+    Extension points for views defined in other modules (see :data:`INSTALLERS`):
+
+    - ``add_tab(widget, title, shortcut)``: a tab next to "Samples";
+    - ``menu(title)``: a menu bar menu, created before "Help" when it does not exist;
+    - ``library_changed(Library)``: another library was opened (also emitted once at start);
+    - ``data_changed()``: samples, CoTs, answers or annotations were written (call
+      ``notify_data_changed()`` after writing);
+    - ``sample_selected(int | None)``: the sample (primary key) shown in the detail pane;
+    - ``open_sample(pk)``: show one sample in the Samples tab;
+    - ``run_task(label, work, on_success)``: background work with a progress dialog and Cancel.
+    """
+
+    library_changed = Signal(object)
+    data_changed = Signal()
+    sample_selected = Signal(object)
+
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
@@ -40,6 +66,9 @@ class MainWindow(QMainWindow):
         self.progress: QProgressDialog | None = None
         self._build()
         self._build_actions()
+        self.installed: dict[str, object] = {}
+        for name in INSTALLERS:
+            self.installed[name] = importlib.import_module(name).install(self)
         self.set_library(library)
         settings = QSettings()
         geometry = settings.value("mainWindow/geometry")
@@ -113,10 +142,15 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(centre)
         self.splitter.addWidget(self.detail)
         self.splitter.setSizes([260, 640, 500])
-        self.setCentralWidget(self.splitter)
+        self.tabs = QTabWidget(objectName="mainTabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.splitter, "Samples")
+        QShortcut(QKeySequence("Ctrl+1"), self, activated=lambda: self.tabs.setCurrentIndex(0))
+        self.setCentralWidget(self.tabs)
 
     def _build_actions(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        file_menu.setObjectName("menu_File")
         self.action_new = self._action(file_menu, "&New library…", "Ctrl+Shift+N", self.new_library_dialog)
         self.action_open = self._action(file_menu, "&Open library…", QKeySequence.StandardKey.Open, self.open_library_dialog)
         file_menu.addSeparator()
@@ -125,12 +159,83 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self.action_quit = self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         help_menu = self.menuBar().addMenu("&Help")
+        help_menu.setObjectName("menu_Help")
+        self.help_menu = help_menu
         self.action_shortcuts = self._action(help_menu, "&Keyboard shortcuts", "?", self.show_shortcuts)
         self.action_about = self._action(help_menu, "&About ThoughtDesk", None, self.show_about)
         QShortcut(QKeySequence("Ctrl+F"), self, activated=self.focus_search)
         QShortcut(QKeySequence("J"), self, activated=lambda: self.move_selection(+1))
         QShortcut(QKeySequence("K"), self, activated=lambda: self.move_selection(-1))
         QShortcut(QKeySequence("Escape"), self.search, activated=self.search.clear)
+
+    # Extension points -------------------------------------------------------------------
+
+    def add_tab(self, widget: QWidget, title: str, shortcut: str | None = None) -> int:
+        """Add a view as a tab after the existing ones; ``shortcut`` (e.g. "Ctrl+3") switches to it."""
+        index = self.tabs.addTab(widget, title)
+        if shortcut:
+            QShortcut(QKeySequence(shortcut), self, activated=lambda: self.tabs.setCurrentWidget(widget))
+        return index
+
+    def show_tab(self, widget: QWidget) -> None:
+        self.tabs.setCurrentWidget(widget)
+
+    def menu(self, title: str) -> QMenu:
+        """The menu bar menu called ``title`` ("&Generate"); created before Help when missing."""
+        name = "menu_" + title.replace("&", "")
+        existing = self.menuBar().findChild(QMenu, name)
+        if existing is not None:
+            return existing
+        menu = QMenu(title, self.menuBar())
+        menu.setObjectName(name)
+        self.menuBar().insertMenu(self.help_menu.menuAction(), menu)
+        return menu
+
+    def add_action(self, menu: QMenu, text: str, shortcut, slot) -> QAction:
+        """A menu action that also works as a window-wide shortcut."""
+        return self._action(menu, text, shortcut, slot)
+
+    def notify_data_changed(self) -> None:
+        """Refresh the tree and table counts after something wrote to the library."""
+        self.refresh_collections_keep_selection()
+        self.data_changed.emit()
+
+    def refresh_collections_keep_selection(self) -> None:
+        node = self.tree.current_node()
+        self.refresh_collections()
+        if node is not None:
+            self.tree.select_node(node)
+        self._apply_filter()
+
+    def current_sample_key(self) -> int | None:
+        index = self.table.currentIndex()
+        return self.model.key_at(index.row()) if index.isValid() else None
+
+    def open_sample(self, pk: int) -> bool:
+        """Show sample ``pk`` in the Samples tab (switching collection and clearing filters if needed)."""
+        self.tabs.setCurrentIndex(0)
+        row = self.model.row_of(pk)
+        if row is None and self.library is not None:
+            found = self.library.conn.execute(
+                "SELECT c.name FROM sample s JOIN collection c ON c.id = s.collection_id WHERE s.id = ?",
+                (pk,)).fetchone()
+            if found is None:
+                return False
+            self.search.clear()
+            for combo in (self.type_filter, self.cots_filter, self.correct_filter):
+                combo.setCurrentIndex(0)
+            self.tree.select_collection(found[0])
+            self._apply_filter()
+            row = self.model.row_of(pk)
+        if row is None:
+            return False
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, 0))
+        return True
+
+    def run_task(self, label: str, work, on_success) -> Task:
+        """Run ``work(ctx)`` in the background with a progress dialog; ``on_success(result)`` after."""
+        return self._run(label, work, on_success)
 
     def _action(self, menu, text: str, shortcut, slot) -> QAction:
         action = QAction(text, self)
@@ -150,6 +255,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"ThoughtDesk — {library.path.name}")
         self.model.set_library(library)
         self.refresh_collections()
+        self.library_changed.emit(library)
         root = self.tree.model_.invisibleRootItem()
         if root.rowCount() and not self.tree.currentIndex().isValid():
             self.tree.setCurrentIndex(root.child(0, 0).index())
@@ -209,8 +315,10 @@ class MainWindow(QMainWindow):
         key = self.model.key_at(current.row()) if current.isValid() else None
         if key is None or self.library is None:
             self.detail.clear()
+            self.sample_selected.emit(None)
             return
         self.detail.show_sample(load_sample(self.library, key))
+        self.sample_selected.emit(key)
 
     def move_selection(self, step: int) -> None:
         rows = self.model.rowCount()
@@ -255,6 +363,7 @@ class MainWindow(QMainWindow):
         self.refresh_collections()
         self.tree.select_collection(report.collection)
         self._apply_filter()
+        self.data_changed.emit()
         self.statusBar().showMessage(report.summary, 10000)
 
     def export_dialog(self) -> None:

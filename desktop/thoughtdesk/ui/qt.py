@@ -1,17 +1,27 @@
-"""The one place that imports the Qt binding (as qutebrowser does), so a switch stays cheap."""
+"""The one place that imports the Qt binding (as qutebrowser does), so a switch stays cheap.
+
+Add names here as you need them (one import line per Qt module).
+"""
 
 from PySide6.QtCore import (  # noqa: F401
-    QAbstractTableModel, QItemSelectionModel, QModelIndex, QObject, QPersistentModelIndex, QRunnable,
-    QSettings, QSize, QSortFilterProxyModel, Qt, QThread, QThreadPool, QTimer, Signal, Slot,
+    QAbstractListModel, QAbstractTableModel, QByteArray, QElapsedTimer, QEvent, QFileSystemWatcher,
+    QItemSelectionModel, QMimeData, QModelIndex, QObject, QPersistentModelIndex, QPoint, QRect,
+    QRunnable, QSettings, QSize, QSortFilterProxyModel, QStandardPaths, Qt, QThread, QThreadPool,
+    QTimer, QUrl, Signal, Slot,
 )
 from PySide6.QtGui import (  # noqa: F401
-    QAction, QCloseEvent, QColor, QFont, QGuiApplication, QIcon, QKeySequence, QPalette,
-    QShortcut, QStandardItem, QStandardItemModel,
+    QAction, QActionGroup, QBrush, QCloseEvent, QColor, QDesktopServices, QFont, QFontMetrics,
+    QGuiApplication, QIcon, QIntValidator, QKeyEvent, QKeySequence, QPainter, QPalette, QPixmap,
+    QShortcut, QStandardItem, QStandardItemModel, QTextCharFormat, QTextCursor, QTextDocument,
+    QTextOption, QUndoCommand, QUndoStack,
 )
 from PySide6.QtWidgets import (  # noqa: F401
     QAbstractItemView, QApplication, QButtonGroup, QCheckBox, QComboBox, QDialog,
-    QDialogButtonBox, QFileDialog, QFormLayout, QFrame, QGridLayout, QGroupBox, QHBoxLayout,
-    QHeaderView, QLabel, QLineEdit, QMainWindow, QMessageBox, QPlainTextEdit, QProgressDialog,
-    QPushButton, QRadioButton, QScrollArea, QSizePolicy, QSplitter, QStatusBar, QTableView,
-    QToolButton, QTreeView, QVBoxLayout, QWidget,
+    QDialogButtonBox, QDockWidget, QDoubleSpinBox, QFileDialog, QFormLayout, QFrame, QGridLayout,
+    QGroupBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit, QListView, QListWidget,
+    QListWidgetItem, QMainWindow, QMenu, QMessageBox, QPlainTextEdit, QProgressBar,
+    QProgressDialog, QPushButton, QRadioButton, QScrollArea, QSizePolicy, QSlider, QSpinBox,
+    QSplitter, QStackedWidget, QStatusBar, QStyle, QTableView, QTableWidget, QTableWidgetItem,
+    QTabWidget, QTextBrowser, QTextEdit, QToolBar, QToolButton, QTreeView, QVBoxLayout, QWidget,
+    QWizard, QWizardPage,
 )
