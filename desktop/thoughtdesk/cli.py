@@ -60,6 +60,7 @@ _open_library = open_library
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.import_report import save_import_report
     from thoughtdesk.core.importing import import_dataset, import_thoughtsource
 
     with _open_library(args) as lib:
@@ -68,14 +69,20 @@ def cmd_import(args: argparse.Namespace) -> int:
             report = import_dataset(
                 lib, args.path, dataset=args.dataset, mapping=args.map, collection=args.collection,
                 splits=args.split, limit=args.limit, seed=args.seed, on_duplicate=args.on_duplicate,
-                progress=bar,
+                on_error=args.on_error, progress=bar,
             )
         else:
+            if args.on_error != "abort":
+                raise ThoughtDeskError("--on-error skip needs --dataset or --map; a ThoughtSource "
+                                       "collection file is imported whole or not at all")
             report = import_thoughtsource(
                 lib, args.path, collection=args.collection, on_duplicate=args.on_duplicate, progress=bar
             )
         bar.finish()
+        saved = save_import_report(lib.path, report, args.path)
     print(report.summary)
+    if saved is not None:
+        print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
     return EXIT_OK
 
 
@@ -151,6 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a command, the desktop application starts.",
     )
     parser.add_argument("--version", action="version", version=f"thoughtdesk {__version__}")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check this installation (offscreen: library, import, window, local model) and exit")
+    parser.add_argument("--offline", action="store_true", default=None,
+                        help="offline mode for this run: no connection except to this machine")
     parser.add_argument(
         "--library", metavar="PATH",
         help="the library file to use (default: $THOUGHTDESK_LIBRARY, else the user data folder)",
@@ -172,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, metavar="N", help="at most N samples per split")
     p.add_argument("--seed", type=int, metavar="K",
                    help="with --limit: a random sample drawn with this seed instead of the first N")
+    p.add_argument("--on-error", choices=["abort", "skip"], default="abort",
+                   help="bad records: abort (the default; nothing is stored) or skip them and "
+                   "write a report next to the library")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("datasets", help="list the dataset catalogue")
@@ -205,6 +219,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", cmd_gui)
+    from thoughtdesk.core.config import apply_startup_config
+
+    apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
+    if args.self_test:
+        from thoughtdesk.ui.selftest import run_self_test
+
+        func = run_self_test
     try:
         return func(args)
     except ThoughtDeskError as error:

@@ -137,7 +137,8 @@ def test_panels_out_of_view_are_repainted_when_scrolled_to(qtbot, sample_cots) -
     widget.show()
     qtbot.waitExposed(widget)
     last = widget.panels[4].text_view  # "Fever and cough are present." groups with CoT 2 at 50 %
-    assert "Fever and cough are present." in backgrounds(last)
+    # Out of view at first: painted when the event loop is idle.
+    qtbot.waitUntil(lambda: "Fever and cough are present." in backgrounds(last), timeout=2000)
     widget.set_threshold(100)
     assert 4 in widget._stale  # out of view, so not repainted yet
     bar = widget.scroll.horizontalScrollBar()

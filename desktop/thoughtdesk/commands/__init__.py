@@ -12,6 +12,9 @@ import importlib
 
 COMMAND_MODULES: list[str] = [
     # one line per module, e.g. "thoughtdesk.commands.evaluate",
+    "thoughtdesk.commands.generate",
+    "thoughtdesk.commands.evaluate",
+    "thoughtdesk.commands.review",
 ]
 
 

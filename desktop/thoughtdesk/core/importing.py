@@ -7,9 +7,10 @@ Every importer (ThoughtSource JSON, the dataset loaders, generic files) produces
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile, write_collection
 from thoughtdesk.core.errors import Cancelled, DataFileError
@@ -17,6 +18,9 @@ from thoughtdesk.core.reader import iter_collection
 from thoughtdesk.core.schema import Sample
 from thoughtdesk.core.store import Library
 from thoughtdesk.core.writer import OnDuplicate, SampleWriter
+
+if TYPE_CHECKING:
+    from thoughtdesk.core.datasets.generic import ColumnMapping
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
@@ -36,6 +40,8 @@ class ImportReport:
     replaced: int = 0
     skipped: int = 0
     bad_records: list[DataFileError] = field(default_factory=list)
+    #: The bad-record report written next to the library (see ``save_import_report``), if any.
+    report_path: Path | None = None
 
     @property
     def summary(self) -> str:
@@ -119,46 +125,73 @@ def _limited(items: list[Sample], limit: int | None, seed: int | None) -> list[S
     return [items[i] for i in chosen]
 
 
+#: ``on_error`` values: stop at the first bad record with nothing stored, or skip bad records.
+ON_ERROR_CHOICES = ("abort", "skip")
+
+
+def _selected(stream: Iterable[tuple[str, Sample]], name: str, limit: int | None,
+              seed: int | None) -> Iterator[tuple[str, str, Sample, str]]:
+    """``(dataset, split, sample, where)`` records, ``limit`` per split (first N or seeded)."""
+    if limit is None:
+        # Streamed: no per-split lists, so a 200,000-record file is never held twice.
+        for split, sample in stream:
+            yield name, split, sample, ""
+        return
+    by_split: dict[str, list[Sample]] = {}
+    for split, sample in stream:
+        kept = by_split.setdefault(split, [])
+        if seed is not None or len(kept) < limit:
+            kept.append(sample)
+    for split, items in by_split.items():
+        for sample in _limited(items, limit, seed):
+            yield name, split, sample, ""
+
+
 def import_dataset(
     library: Library,
     path: str | os.PathLike[str],
     *,
     dataset: str | None = None,
-    mapping: str | None = None,
+    mapping: "str | ColumnMapping | None" = None,
     collection: str | None = None,
     splits: list[str] | None = None,
     limit: int | None = None,
     seed: int | None = None,
     on_duplicate: OnDuplicate | str = OnDuplicate.FAIL,
+    on_error: str = "abort",
     progress: Progress | None = None,
     cancel: Cancel | None = None,
 ) -> ImportReport:
     """Import a dataset from its original files (``dataset``) or any table file (``mapping``).
 
     ``limit`` keeps the first N samples of each split, or N drawn at random with ``seed``.
+    ``on_error="abort"`` stops at the first bad record (its :class:`DataFileError` names file
+    and line) and stores nothing; ``"skip"`` leaves bad records out and lists them in
+    ``ImportReport.bad_records``. ``progress(done, total)`` counts samples (total 0 = unknown).
     """
     from thoughtdesk.core.datasets import get_dataset, load_dataset, load_generic, parse_mapping
+    from thoughtdesk.core.datasets.generic import ColumnMapping
 
+    if on_error not in ON_ERROR_CHOICES:
+        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR_CHOICES)}, not {on_error!r}")
     path = Path(path)
+    errors: list[DataFileError] = []
+    policy = "raise" if on_error == "abort" else "skip"
     if mapping:
         name = dataset or path.stem
-        stream = load_generic(path, parse_mapping(mapping), splits=splits)
+        column_mapping = mapping if isinstance(mapping, ColumnMapping) else parse_mapping(mapping)
+        stream = load_generic(path, column_mapping, splits=splits, on_error=policy, errors=errors)
     else:
         get_dataset(dataset)  # a clear error for an unknown name
         name = dataset
-        stream = load_dataset(dataset, path, splits=splits)
-    by_split: dict[str, list[Sample]] = {}
-    for split, sample in stream:
-        by_split.setdefault(split, []).append(sample)
-    records = [
-        (name, split, sample, f"dataset {name}, split {split}, sample {sample.id}")
-        for split, items in by_split.items()
-        for sample in _limited(items, limit, seed)
-    ]
-    return import_records(
-        library, records, collection=collection or name, on_duplicate=on_duplicate,
-        total=len(records), progress=progress, cancel=cancel, source=str(path), path=path,
+        stream = load_dataset(dataset, path, splits=splits, on_error=policy, errors=errors)
+    report = import_records(
+        library, _selected(stream, name, limit, seed), collection=collection or name,
+        on_duplicate=on_duplicate, total=None, progress=progress, cancel=cancel,
+        source=str(path), path=path,
     )
+    report.bad_records = errors
+    return report
 
 
 def export_thoughtsource(

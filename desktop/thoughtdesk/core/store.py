@@ -191,6 +191,10 @@ class Library:
         ).fetchall()
         return [SplitStats(r[0], r[1], r[2], r[3] or 0, r[4] or 0, r[5] or 0) for r in rows]
 
+    def tree_stats(self) -> list[tuple[CollectionInfo, list[SplitStats]]]:
+        """Every collection with its per-split counts: what the collection tree shows."""
+        return [(info, self.split_stats(info.id)) for info in self.collections()]
+
     def splits(self, collection_id: int) -> list[tuple[str, str]]:
         """(dataset, split) pairs of a collection, in the order they were first stored."""
         return [(s.dataset, s.split) for s in self.split_stats(collection_id)]

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing import import_thoughtsource
-from thoughtdesk.core.paths import resolve_library_path, resource_path
+from thoughtdesk.core.paths import LIBRARY_ENV, resolve_library_path, resource_path
 from thoughtdesk.core.store import Library
 
 DEMO_COLLECTION = "Demo"
+QUIT_WHEN_SHOWN_ENV = "THOUGHTDESK_QUIT_WHEN_SHOWN"
 
 
 def open_library_for_gui(path: Path) -> Library:
@@ -38,17 +40,42 @@ def make_application(argv: list[str] | None = None):
 
 
 def run_gui(library: str | None = None) -> int:
-    """Show the main window on ``library`` (default: the user's library) until it closes."""
+    """Show the main window on ``library`` (default: the user's library) until it closes.
+
+    Before the window: the log file and crash dialog, offline mode and the key file fallback
+    from the settings, and on a first start the first-run wizard (not when ``firstRun/done`` is
+    set or ``THOUGHTDESK_NO_WIZARD=1``). ``THOUGHTDESK_QUIT_WHEN_SHOWN=1`` quits as soon as the
+    window is first painted, printing the seconds since the process started (benchmarks).
+    """
     app = make_application()
+    from thoughtdesk.core.logs import setup_logging, watch_keyring
+    from thoughtdesk.ui.about import app_icon
+    from thoughtdesk.ui.crash import install_crash_handler
     from thoughtdesk.ui.main_window import MainWindow
     from thoughtdesk.ui.qt import QMessageBox
+    from thoughtdesk.ui.settings import apply_startup_settings, load_settings, wizard_wanted
 
-    path = resolve_library_path(library)
+    setup_logging()
+    install_crash_handler()
+    app.setWindowIcon(app_icon())
+    settings = apply_startup_settings()
+    watch_keyring()
+    if wizard_wanted():
+        from thoughtdesk.ui.first_run import FirstRunWizard
+
+        if FirstRunWizard().exec():
+            settings = load_settings()
+    explicit = library or (None if os.environ.get(LIBRARY_ENV) else settings.library_path or None)
+    path = resolve_library_path(explicit)
     try:
         lib = open_library_for_gui(path)
     except ThoughtDeskError as error:
         QMessageBox.critical(None, "ThoughtDesk", str(error))
         return 1
     window = MainWindow(lib)
+    if os.environ.get(QUIT_WHEN_SHOWN_ENV) == "1":
+        from thoughtdesk.ui.startup_probe import quit_when_shown
+
+        quit_when_shown(window)
     window.show()
     return app.exec()

@@ -35,17 +35,21 @@ class CollectionTree(QTreeView):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
 
-    def populate(self, library: Library | None) -> None:
-        """Rebuild from the library, keeping the current selection where it still exists."""
+    def populate(self, library: Library | None, stats=None) -> None:
+        """Rebuild from the library, keeping the current selection where it still exists.
+
+        ``stats`` is ``library.tree_stats()`` computed beforehand (e.g. in a worker thread after
+        an import), so that the GUI thread does not scan a large library.
+        """
         selected = self.current_node()
         self.model_.removeRows(0, self.model_.rowCount())
         if library is None:
             return
         root = self.model_.invisibleRootItem()
-        for info in library.collections():
+        for info, split_stats in (stats if stats is not None else library.tree_stats()):
             c_item = self._row(root, info.name, info.samples, TreeNode(info.id, info.name))
             datasets: dict[str, tuple[QStandardItem, int]] = {}
-            for s in library.split_stats(info.id):
+            for s in split_stats:
                 if s.dataset not in datasets:
                     d_item = self._row(c_item, s.dataset, 0, TreeNode(info.id, info.name, s.dataset))
                     datasets[s.dataset] = (d_item, 0)

@@ -7,62 +7,36 @@
 * Per CoT: model, prompt keys, length, number of steps, extracted answer, correct or not.
 * Filters by model, prompt and correctness (they hide cards; colours do not change).
 
+Speed (issue 6: < 100 ms to show the next sample of 60 CoTs): panels are pooled and reused,
+never rebuilt; only panels in view are painted at once, the others get an estimated height and
+are painted a few at a time when the event loop is idle (or at once when scrolled to).
+
 Untrusted text: every document is built by :mod:`thoughtdesk.ui.safe_text` from escaped HTML
-only, and every label is plain text.
+only, span marks are character formats (not markup), and every label is plain text.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
-from PySide6.QtWidgets import QSlider, QTextEdit  # not (yet) re-exported by ui/qt.py
-
 from thoughtdesk.core.similarity import DEFAULT_THRESHOLD, Alignment, SimilarityMatrix, group_colours, word_diff
+from thoughtdesk.ui.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label, plain
 from thoughtdesk.ui.qt import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QPalette, QScrollArea, QSizePolicy, QSplitter, Qt,
-    QTimer, QVBoxLayout, QWidget, Signal,
+    QComboBox, QEvent, QHBoxLayout, QPalette, QScrollArea, QSlider, QSplitter, Qt, QTextEdit, QTimer,
+    QVBoxLayout, QWidget, Signal,
 )
 from thoughtdesk.ui.safe_text import diff_side_html, highlighted_cot_html
+
+__all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
 
 LayoutMode = Literal["columns", "cards"]
 ALL = "(all)"
 PALETTE_SIZE = 12
 COLUMN_WIDTH = 340
-
-
-@dataclass(frozen=True, slots=True)
-class CotView:
-    """What the compare view shows of one CoT (plain data; the reference has ``model=""``).
-
-    ``text`` is the CoT text, or the reference's list of steps. ``correct`` is ``None`` when
-    unknown (no extracted answer, or the reference).
-    """
-
-    id: str
-    text: str | Sequence[str]
-    model: str = ""
-    prompt_keys: tuple[str, ...] = ()
-    answer: str = ""
-    correct: bool | None = None
-    is_reference: bool = False
-    title: str = field(default="")
-
-    def label(self) -> str:
-        """A short plain-text name: the title, else the model and prompt keys."""
-        if self.title:
-            return self.title
-        if self.is_reference:
-            return "Reference"
-        return " · ".join(p for p in (self.model or "unknown model", " + ".join(self.prompt_keys)) if p)
-
-
-def plain(text: str, *, bold: bool = False, name: str = "") -> QLabel:
-    """A word-wrapped label that never interprets its text as markup (the shared helper)."""
-    from thoughtdesk.ui.sample_detail import plain_label
-
-    return plain_label(text, object_name=name, bold=bold)
+#: Milliseconds of painting per idle step, so keys stay responsive while off-screen panels fill in.
+IDLE_BUDGET_MS = 6.0
 
 
 def read_only_text(name: str) -> QTextEdit:
@@ -71,66 +45,8 @@ def read_only_text(name: str) -> QTextEdit:
     view.setObjectName(name)
     view.setReadOnly(True)
     view.setAcceptRichText(False)
+    view.setUndoRedoEnabled(False)
     return view
-
-
-class FittedTextView(QTextEdit):
-    """Read-only rich text from escaped HTML, as tall as its document (the outer area scrolls)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setReadOnly(True)
-        self.setAcceptRichText(False)  # pasting/dropping never brings markup in
-        self.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
-        )
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._fitted_width = -1
-
-    def set_safe_html(self, html: str) -> None:
-        """Show HTML built by :mod:`thoughtdesk.ui.safe_text` (escaped data only)."""
-        self.setHtml(html)
-        self._fit()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        if self.viewport().width() != self._fitted_width:  # height changes only follow width
-            self._fit()
-
-    def _fit(self) -> None:
-        # Laying out a document is the expensive part of painting a CoT: do it once per change.
-        document = self.document()
-        self._fitted_width = self.viewport().width()
-        document.setTextWidth(max(50, self._fitted_width))
-        height = int(document.size().height()) + 2 * self.frameWidth() + 4
-        if height != self.height():
-            self.setFixedHeight(height)
-
-
-class CotPanel(QFrame):
-    """One CoT: a plain-text header, its statistics and the highlighted text."""
-
-    def __init__(self, index: int, cot: CotView, steps: int, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.index = index
-        self.cot = cot
-        self.setObjectName("referencePanel" if cot.is_reference else "cotPanel")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QVBoxLayout(self)
-        layout.addWidget(plain(cot.label(), bold=True, name="cotTitle"))
-        text = cot.text if isinstance(cot.text, str) else "\n".join(cot.text)
-        verdict = {True: "correct", False: "incorrect", None: "not scored"}[cot.correct]
-        stats = f"{len(text)} chars · {len(text.split())} words · {steps} steps"
-        if not cot.is_reference:
-            stats += f" · answer: {cot.answer.strip() or '(none)'} · {verdict}"
-        self.stats = plain(stats, name="cotStats")
-        layout.addWidget(self.stats)
-        self.text_view = FittedTextView(self)
-        layout.addWidget(self.text_view)
-        layout.addStretch(1)
 
 
 class CompareView(QWidget):
@@ -138,26 +54,29 @@ class CompareView(QWidget):
 
     #: The threshold in percent after the slider moved.
     thresholdChanged = Signal(float)
+    #: The user clicked into (or focused) the panel with this index.
+    currentChanged = Signal(int)
 
     def __init__(self, parent: QWidget | None = None, threshold: float = DEFAULT_THRESHOLD) -> None:
         super().__init__(parent)
         self._cots: list[CotView] = []
         self._matrix: SimilarityMatrix | None = None
         self._alignment: Alignment | None = None
-        self._panels: list[CotPanel] = []
+        self._pool: list[CotPanel] = []  # every panel ever made; the first len(_cots) are in use
+        self._stale: set[int] = set()  # panels whose document does not show the current alignment
+        self._current = -1
         self._mode: LayoutMode = "columns"
+        self._theme = ""
         # Coalesce slider moves: a drag emits many values, only the last one is painted.
-        self._regroup_timer = QTimer(self)
-        self._regroup_timer.setSingleShot(True)
-        self._regroup_timer.setInterval(0)
+        self._regroup_timer = QTimer(self, singleShot=True, interval=0)
         self._regroup_timer.timeout.connect(self._apply_threshold)
+        self._idle_timer = QTimer(self, singleShot=True, interval=0)
+        self._idle_timer.timeout.connect(self._paint_some_stale)
 
-        self.mode_box = QComboBox()
+        self.mode_box = QComboBox(objectName="layoutMode")
         self.mode_box.addItems(["Columns", "Cards"])
-        self.mode_box.setObjectName("layoutMode")
         self.mode_box.currentIndexChanged.connect(lambda i: self.set_layout_mode("columns" if i == 0 else "cards"))
-        self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setObjectName("thresholdSlider")
+        self.slider = QSlider(Qt.Orientation.Horizontal, objectName="thresholdSlider")
         self.slider.setRange(1, 100)
         self.slider.setValue(round(threshold))
         self.slider.setToolTip("Sentences at least this similar (percent of shared words) share a colour")
@@ -165,27 +84,35 @@ class CompareView(QWidget):
         self.threshold_label = plain("", name="thresholdLabel")
         self.groups_label = plain("", name="groupsLabel")
         self.model_filter, self.prompt_filter, self.correct_filter = QComboBox(), QComboBox(), QComboBox()
+        self.model_filter.setObjectName("modelFilter")
+        self.prompt_filter.setObjectName("promptFilter")
+        self.correct_filter.setObjectName("correctFilter")
         self.correct_filter.addItems([ALL, "correct", "incorrect"])
         for box in (self.model_filter, self.prompt_filter, self.correct_filter):
             box.currentIndexChanged.connect(self._apply_filters)
+        self.model_label, self.prompt_label = plain("Model"), plain("Prompt")
 
         bar = QHBoxLayout()
         for widget in (plain("Layout"), self.mode_box, plain("Similarity"), self.slider, self.threshold_label,
-                       self.groups_label, plain("Model"), self.model_filter, plain("Prompt"), self.prompt_filter,
-                       plain("Answer"), self.correct_filter):
+                       self.groups_label, self.model_label, self.model_filter, self.prompt_label,
+                       self.prompt_filter, plain("Answer"), self.correct_filter):
             bar.addWidget(widget)
         bar.setStretchFactor(self.slider, 2)
 
-        self.scroll = QScrollArea()
-        self.scroll.setObjectName("compareScroll")
+        self.scroll = QScrollArea(objectName="compareScroll")
         self.scroll.setWidgetResizable(True)
-        # Highlights of panels out of view are repainted when they scroll into view.
-        self._stale: set[int] = set()
+        self._container = QWidget(objectName="compareContainer")
+        self._container_layout: QHBoxLayout | QVBoxLayout = QHBoxLayout(self._container)
+        self._container_layout.addStretch(1)
+        self.scroll.setWidget(self._container)
+        # Panels out of view are painted when they scroll into view (if idle time has not yet).
         self.scroll.horizontalScrollBar().valueChanged.connect(self._paint_stale_in_view)
         self.scroll.verticalScrollBar().valueChanged.connect(self._paint_stale_in_view)
 
-        self.diff_first, self.diff_second = QComboBox(), QComboBox()
+        self.diff_first, self.diff_second = QComboBox(objectName="diffFirstChoice"), QComboBox(objectName="diffSecondChoice")
         for box in (self.diff_first, self.diff_second):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(22)
             box.currentIndexChanged.connect(self._update_diff)
         self.diff_summary = plain("", name="diffSummary")
         self.diff_a, self.diff_b = read_only_text("diffFirst"), read_only_text("diffSecond")
@@ -198,17 +125,20 @@ class CompareView(QWidget):
         for widget in (plain("Word diff"), self.diff_first, plain("→"), self.diff_second, self.diff_summary):
             diff_bar.addWidget(widget)
         diff_bar.addStretch(1)
+        diff_layout.setContentsMargins(0, 0, 0, 0)
         diff_layout.addLayout(diff_bar)
-        diff_layout.addWidget(diff_sides)
+        diff_layout.addWidget(diff_sides, 1)
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.scroll)
-        splitter.addWidget(diff_box)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 1)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(diff_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([3000, 1000])  # proportions: the CoTs get three quarters
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addWidget(splitter)
+        layout.addWidget(self.splitter)
         self._update_threshold_label()
 
     # ---- public API -------------------------------------------------------------------------
@@ -225,33 +155,59 @@ class CompareView(QWidget):
 
     @property
     def panels(self) -> list[CotPanel]:
-        return list(self._panels)
+        """The panels of the current sample, in CoT order."""
+        return self._pool[: len(self._cots)]
+
+    @property
+    def cots(self) -> list[CotView]:
+        return list(self._cots)
 
     def theme(self) -> str:
         """``"dark"`` when the text background is dark, else ``"light"``."""
         return "dark" if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else "light"
 
-    def set_cots(self, cots: Sequence[CotView]) -> None:
-        """Show a new sample's CoTs (reference first, if any); computes the similarity once."""
+    def set_cots(self, cots: Sequence[CotView], matrix: SimilarityMatrix | None = None) -> None:
+        """Show a new sample's CoTs (reference first, if any); computes the similarity once.
+
+        ``matrix``: the similarity of exactly these CoTs, computed ahead (e.g. in a worker while
+        the reviewer read the previous sample); ignored unless its texts match. Panels in view
+        are painted before this returns; the rest follow when the event loop is idle (at most
+        :data:`IDLE_BUDGET_MS` per step) or as soon as they are scrolled to.
+        """
         self._cots = list(cots)
-        self._matrix = SimilarityMatrix.compute([c.text for c in self._cots])
+        texts = tuple(c.text if isinstance(c.text, str) else "\n".join(c.text) for c in self._cots)
+        if matrix is None or matrix.texts != texts:
+            matrix = SimilarityMatrix.compute([c.text for c in self._cots])
+        self._matrix = matrix
         self._alignment = self._matrix.groups(self.threshold)
-        self._stale = set()
-        self._panels = [
-            CotPanel(i, cot, len(self._matrix.sentences[i])) for i, cot in enumerate(self._cots)
-        ]
+        self._theme = self.theme()
+        self._container.setUpdatesEnabled(False)  # one repaint at the end, not one per panel
+        while len(self._pool) < len(self._cots):
+            self._add_panel()
+        for index, cot in enumerate(self._cots):
+            panel = self._pool[index]
+            panel.show_cot(index, cot, len(self._matrix.sentences[index]))
+            panel.set_current(False)
+            panel.text_view.estimate(self._alignment.texts[index])
+        for panel in self._pool[len(self._cots):]:
+            panel.setVisible(False)
+        self._current = -1
+        self._stale = set(range(len(self._cots)))
         self._fill_filter(self.model_filter, sorted({c.model for c in self._cots if c.model}))
         self._fill_filter(self.prompt_filter, sorted({k for c in self._cots for k in c.prompt_keys}))
         for box in (self.diff_first, self.diff_second):
             box.blockSignals(True)
             box.clear()
-            box.addItems([f"{i + 1}. {c.label()}" for i, c in enumerate(self._cots)])
+            box.addItems([numbered_label(i, c) for i, c in enumerate(self._cots)])
             if box is self.diff_second and len(self._cots) > 1:
                 box.setCurrentIndex(1)
             box.blockSignals(False)
-        self._build_layout()
-        self._paint_highlights()
-        self._apply_filters()
+        self._apply_filters(paint=False)
+        self._settle_geometry()
+        self.scroll.horizontalScrollBar().setValue(0)
+        self.scroll.verticalScrollBar().setValue(0)
+        self._paint_highlights(only_in_view=True)
+        self._container.setUpdatesEnabled(True)
         self._update_diff()
 
     def set_threshold(self, percent: float) -> None:
@@ -269,17 +225,26 @@ class CompareView(QWidget):
         self.mode_box.blockSignals(True)
         self.mode_box.setCurrentIndex(0 if mode == "columns" else 1)
         self.mode_box.blockSignals(False)
-        self._build_layout()
+        self._rebuild_container()
 
     def layout_mode(self) -> LayoutMode:
         return self._mode
 
     def set_filters(self, model: str | None = None, prompt: str | None = None, correct: bool | None = None) -> None:
         """Show only CoTs of this model / with this prompt key / with this verdict (None: any)."""
-        self.model_filter.setCurrentText(model or ALL)
-        self.prompt_filter.setCurrentText(prompt or ALL)
+        for box, value in ((self.model_filter, model), (self.prompt_filter, prompt)):
+            box.blockSignals(True)
+            box.setCurrentText(value or ALL)
+            box.blockSignals(False)
+        self.correct_filter.blockSignals(True)
         self.correct_filter.setCurrentIndex({None: 0, True: 1, False: 2}[correct])
+        self.correct_filter.blockSignals(False)
         self._apply_filters()
+
+    def set_identity_filters_visible(self, visible: bool) -> None:
+        """Show or hide the model and prompt filters (blind review hides them)."""
+        for widget in (self.model_label, self.model_filter, self.prompt_label, self.prompt_filter):
+            widget.setVisible(visible)
 
     def show_diff(self, first: int, second: int) -> None:
         """Word diff of CoT ``first`` (deletions) against CoT ``second`` (insertions)."""
@@ -287,35 +252,104 @@ class CompareView(QWidget):
         self.diff_second.setCurrentIndex(second)
         self._update_diff()
 
+    def current_index(self) -> int:
+        """Index of the current panel (the one the keyboard acts on), -1 if none."""
+        return self._current
+
+    def set_current(self, index: int, *, scroll: bool = True) -> None:
+        """Make panel ``index`` current: framed, scrolled into view and painted."""
+        if not 0 <= index < len(self._cots):
+            return
+        if 0 <= self._current < len(self._cots) and self._current != index:
+            self._pool[self._current].set_current(False)
+        self._current = index
+        panel = self._pool[index]
+        panel.set_current(True)
+        if index in self._stale:
+            self._paint([index])
+        if scroll:
+            self.scroll.ensureWidgetVisible(panel, 8, 8)
+
+    def visible_indices(self) -> list[int]:
+        """Indices of the panels the filters let through, in order."""
+        return [i for i in range(len(self._cots)) if not self._pool[i].isHidden()]
+
+    def set_note(self, index: int, text: str) -> None:
+        """A plain-text summary line on panel ``index`` (labels, score...)."""
+        if 0 <= index < len(self._cots):
+            self._pool[index].set_note(text)
+
+    def set_marks(self, index: int, marks: Sequence[SpanMark]) -> None:
+        """Span marks of panel ``index``; an already painted panel is repainted at once (~1 ms)."""
+        if not 0 <= index < len(self._cots):
+            return
+        panel = self._pool[index]
+        if tuple(marks) == panel.marks:
+            return
+        panel.marks = tuple(marks)
+        if index not in self._stale:
+            self._paint([index])
+
+    def paint_all(self) -> None:
+        """Paint every stale panel now (tests, screenshots, printing)."""
+        self._idle_timer.stop()
+        self._paint(sorted(self._stale))
+
     # ---- internals --------------------------------------------------------------------------
+
+    def _add_panel(self) -> CotPanel:
+        panel = CotPanel(len(self._pool), parent=self._container)
+        panel.text_view.activated.connect(lambda p=panel: self._panel_activated(p))
+        self._place(panel)
+        self._pool.append(panel)
+        return panel
+
+    def _place(self, panel: CotPanel) -> None:
+        layout = self._container_layout
+        position = layout.count() - 1  # before the trailing stretch
+        if self._mode == "columns":
+            panel.setFixedWidth(COLUMN_WIDTH)
+            layout.insertWidget(position, panel, 0, Qt.AlignmentFlag.AlignTop)
+        else:
+            panel.setMinimumWidth(0)
+            panel.setMaximumWidth(16_777_215)
+            layout.insertWidget(position, panel)
+
+    def _panel_activated(self, panel: CotPanel) -> None:
+        if panel.index < len(self._cots) and panel is self._pool[panel.index]:
+            self.set_current(panel.index, scroll=False)
+            self.currentChanged.emit(panel.index)
+
+    def _rebuild_container(self) -> None:
+        container = QWidget(objectName="compareContainer")
+        self._container_layout = QHBoxLayout(container) if self._mode == "columns" else QVBoxLayout(container)
+        self._container_layout.addStretch(1)
+        self._container = container
+        for panel in self._pool:
+            hidden = panel.isHidden()
+            panel.setParent(container)
+            self._place(panel)
+            panel.setVisible(not hidden)
+        old = self.scroll.takeWidget()
+        self.scroll.setWidget(container)
+        if old is not None:
+            old.deleteLater()
+        self._settle_geometry()
+        self._paint_stale_in_view()
+        self._schedule_idle()
+
+    def _settle_geometry(self) -> None:
+        """Lay the panels out now (not at the next event), so "in view" is known."""
+        self._container_layout.activate()
+        wanted = self.scroll.viewport().size().expandedTo(self._container.minimumSizeHint())
+        if wanted != self._container.size():
+            self._container.resize(wanted)
 
     def _fill_filter(self, box: QComboBox, values: list[str]) -> None:
         box.blockSignals(True)
         box.clear()
         box.addItems([ALL, *values])
         box.blockSignals(False)
-
-    def _build_layout(self) -> None:
-        container = QWidget()
-        container.setObjectName("compareContainer")
-        layout = QHBoxLayout(container) if self._mode == "columns" else QVBoxLayout(container)
-        for panel in self._panels:
-            panel.setParent(None)
-            if self._mode == "columns":
-                panel.setFixedWidth(COLUMN_WIDTH)
-            else:
-                panel.setMinimumWidth(0)
-                panel.setMaximumWidth(16_777_215)
-            if self._mode == "columns":
-                layout.addWidget(panel, 0, Qt.AlignmentFlag.AlignTop)
-            else:
-                layout.addWidget(panel)
-        layout.addStretch(1)
-        old = self.scroll.takeWidget()
-        self.scroll.setWidget(container)
-        if old is not None:
-            old.deleteLater()
-        self._paint(sorted(self._stale))  # a new arrangement: bring every panel up to date
 
     def _on_slider(self, _value: int) -> None:
         self._update_threshold_label()
@@ -335,34 +369,48 @@ class CompareView(QWidget):
     def _paint_highlights(self, only_in_view: bool = False) -> None:
         """Rebuild the highlighted documents; with ``only_in_view``, of visible panels only.
 
-        A new threshold changes colours, never text or layout height, so panels out of view
-        can wait until they are scrolled to (setHtml plus layout is ~1 ms per CoT).
+        The others are marked stale and painted when idle or when scrolled to.
         """
         if self._alignment is None:
             return
-        targets = range(len(self._panels))
+        targets: Sequence[int] = range(len(self._cots))
         if only_in_view:
             self._stale = set(targets)
-            targets = [i for i in targets if self._in_view(self._panels[i])]
+            targets = [i for i in targets if self._in_view(self._pool[i])]
         self._paint(targets)
         self.groups_label.setText(f"{len(self._alignment.groups)} groups")
+        self._schedule_idle()
 
     def _paint(self, indices: Sequence[int]) -> None:
         alignment = self._alignment
         if alignment is None:
             return
-        theme = self.theme()
+        theme = self._theme or self.theme()
         colours = group_colours(PALETTE_SIZE, theme)  # type: ignore[arg-type]
         for index in indices:
-            self._panels[index].text_view.set_safe_html(
-                highlighted_cot_html(
-                    alignment.texts[index], alignment.sentences[index], alignment.group_of[index], colours, theme
-                )
+            html = highlighted_cot_html(
+                alignment.texts[index], alignment.sentences[index], alignment.group_of[index], colours, theme
             )
+            self._pool[index].paint(html, alignment.texts[index])
             self._stale.discard(index)
 
+    def _schedule_idle(self) -> None:
+        if self._stale and not self._idle_timer.isActive():
+            self._idle_timer.start()
+
+    def _paint_some_stale(self) -> None:
+        """Paint stale panels the filters show, in order, for at most IDLE_BUDGET_MS."""
+        started = time.perf_counter()
+        for index in sorted(self._stale):
+            if index >= len(self._cots) or self._pool[index].isHidden():
+                continue
+            self._paint([index])
+            if (time.perf_counter() - started) * 1000.0 > IDLE_BUDGET_MS:
+                self._idle_timer.start()
+                return
+
     def _in_view(self, panel: CotPanel) -> bool:
-        if not panel.isVisibleTo(self):
+        if panel.isHidden():
             return False
         viewport = self.scroll.viewport()
         top_left = panel.mapTo(viewport, panel.rect().topLeft())
@@ -370,29 +418,40 @@ class CompareView(QWidget):
 
     def _paint_stale_in_view(self, _value: int = 0) -> None:
         if self._stale and self._alignment is not None:
-            self._paint([i for i in sorted(self._stale) if self._in_view(self._panels[i])])
+            self._paint([i for i in sorted(self._stale) if self._in_view(self._pool[i])])
 
-    def _apply_filters(self) -> None:
+    def _apply_filters(self, _index: int = 0, paint: bool = True) -> None:
         model, prompt = self.model_filter.currentText(), self.prompt_filter.currentText()
         verdict = {0: None, 1: True, 2: False}[max(0, self.correct_filter.currentIndex())]
-        for panel in self._panels:
+        for panel in self.panels:
             cot = panel.cot
             visible = cot.is_reference or (
                 (model in ("", ALL) or cot.model == model)
                 and (prompt in ("", ALL) or prompt in cot.prompt_keys)
                 and (verdict is None or cot.correct is verdict)
             )
-            panel.setVisible(visible)
-        self._paint_stale_in_view()
+            if panel.isHidden() == visible:
+                panel.setVisible(visible)
+        if paint:
+            self._settle_geometry()
+            self._paint_stale_in_view()
+            self._schedule_idle()
 
-    def _update_diff(self) -> None:
+    def _update_diff(self, _index: int = 0) -> None:
         first, second = self.diff_first.currentIndex(), self.diff_second.currentIndex()
         if self._alignment is None or min(first, second) < 0:
             return
         ops = word_diff(self._alignment.texts[first], self._alignment.texts[second])
-        theme = self.theme()
+        theme = self._theme or self.theme()
         self.diff_a.setHtml(diff_side_html(ops, "a", theme))
         self.diff_b.setHtml(diff_side_html(ops, "b", theme))
         removed = sum(len(op.text.split()) for op in ops if op.kind == "delete")
         added = sum(len(op.text.split()) for op in ops if op.kind == "insert")
         self.diff_summary.setText(f"−{removed} words, +{added} words")
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._alignment is not None and self.theme() != self._theme:
+            self._theme = self.theme()  # colours depend on the theme: repaint everything
+            self._paint_highlights(only_in_view=True)
+            self._update_diff()

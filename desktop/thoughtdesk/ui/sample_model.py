@@ -51,16 +51,28 @@ class SampleTableModel(QAbstractTableModel):
     def sample_filter(self) -> SampleFilter:
         return self._filter
 
-    def set_filter(self, f: SampleFilter) -> None:
-        if f != self._filter:
+    def set_filter(self, f: SampleFilter, keys=None) -> None:
+        """Show the samples matching ``f``; ``keys`` (from ``sample_keys`` in display order,
+        computed in a worker) saves the query on the GUI thread."""
+        if keys is not None:
+            self._filter = f
+            self.refresh(keys)
+        elif f != self._filter:
             self._filter = f
             self.refresh()
 
-    def refresh(self) -> None:
+    @property
+    def sort_order(self) -> tuple[str, bool]:
+        """The sort key (a ``SORT_KEYS`` name) and whether it is descending."""
+        return self._sort, self._descending
+
+    def refresh(self, keys=None) -> None:
         """Re-run the query (after an import, an edit or a filter change)."""
         self.beginResetModel()
         self._pages.clear()
-        if self._library is None or self._filter.collection_id == -1:
+        if keys is not None:
+            self._keys = keys
+        elif self._library is None or self._filter.collection_id == -1:
             self._keys = []
         else:
             self._keys = sample_keys(self._library, self._filter, self._sort, self._descending)

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from thoughtdesk.core.network import require_network
 from thoughtdesk.core.backends.base import (
     AuthError,
     BackendError,
@@ -123,6 +124,7 @@ async def post_json(client: httpx.AsyncClient, *, provider: str, url: str, paylo
     ``timeout`` bounds the whole exchange in seconds, including a server that sends its body
     slowly; httpx's own per-read timeout alone would not.
     """
+    require_network(f"the {provider} API", url)  # offline mode: say so instead of trying
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):

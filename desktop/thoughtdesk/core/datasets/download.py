@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 
 from ..errors import Cancelled, ThoughtDeskError
+from ..network import is_offline, require_network
+from .archives import unpack_zip
 from .catalogue import DatasetInfo, SourceFile
 
 _CHUNK = 1 << 16
@@ -69,9 +71,13 @@ def download_dataset(
     ``progress(done_bytes, total_bytes)`` is called as bytes arrive (total is ``None`` when
     unknown), counted over all files of the dataset. ``cancel()`` returning True stops with
     :class:`Cancelled`, keeping the ``.part`` file for a later resume. Failures raise
-    :class:`DownloadError` naming the URL and how to load the file by hand.
+    :class:`DownloadError` naming the URL and how to load the file by hand. A ``.zip`` source
+    is unpacked beside itself (see :func:`unpack_zip`).
     """
     folder = dataset_cache_dir(info, cache_dir)
+    if is_offline() and not all(_verified(folder / s.path, s) for s in info.sources):
+        # offline mode: say so instead of trying (cached, verified files need no network)
+        require_network(f"the download of dataset {info.name}", info.sources[0].url)
     sizes = [source.size for source in info.sources]
     total = sum(sizes) if all(size is not None for size in sizes) else None  # type: ignore[misc]
     done = 0
@@ -98,6 +104,11 @@ def download_dataset(
     finally:
         if own_client:
             http.close()
+    for path in paths:
+        if path.suffix.lower() == ".zip":
+            # WorldTree comes as a zip: unpack it beside the archive so load_dataset finds
+            # the files inside (unpack_zip checks member paths and is a no-op when done).
+            unpack_zip(path)
     return paths
 
 

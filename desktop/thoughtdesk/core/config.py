@@ -1,0 +1,189 @@
+"""The few settings that non-Qt code (the CLI, background work) needs, in a small JSON file.
+
+The GUI keeps its settings with QSettings (``thoughtdesk.ui.settings``); ``core`` must not
+import Qt, so the settings that also govern the CLI are mirrored here by the GUI whenever they
+are saved: offline mode, and whether the user agreed to keep API keys in a file because no
+system keyring exists. The file is ``<user config folder>/core.json`` (``~/.config/ThoughtDesk/``
+on Linux; ``THOUGHTDESK_CONFIG_DIR`` overrides the folder). See ``docs/settings.md``.
+
+It also holds the key-file fallback: :class:`FileKeyring`, used only after the user said yes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import keyring
+import keyring.backend
+import keyring.backends.fail
+import keyring.backends.null
+import keyring.errors
+import platformdirs
+
+from thoughtdesk.core import secrets
+from thoughtdesk.core.paths import APP_NAME
+
+CONFIG_DIR_ENV = "THOUGHTDESK_CONFIG_DIR"
+CONFIG_FILENAME = "core.json"
+KEY_FILENAME = "api-keys.json"
+
+
+@dataclass(slots=True)
+class CoreConfig:
+    """Settings read by non-Qt code.
+
+    ``offline``: no connection to anything but this machine (see :mod:`thoughtdesk.core.network`).
+    ``keys_in_file``: the user agreed to keep API keys in a private file because the system has
+    no keyring (never set while a keyring works).
+    """
+
+    offline: bool = False
+    keys_in_file: bool = False
+
+
+def config_dir() -> Path:
+    """The folder of ``core.json`` and the key file (``$THOUGHTDESK_CONFIG_DIR`` if set)."""
+    env = os.environ.get(CONFIG_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def config_path() -> Path:
+    return config_dir() / CONFIG_FILENAME
+
+
+def load_config() -> CoreConfig:
+    """The saved config; defaults when the file is missing or unreadable (never raises)."""
+    try:
+        data = json.loads(config_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return CoreConfig()
+    known = {f.name for f in fields(CoreConfig)}
+    values = {k: bool(v) for k, v in data.items() if k in known} if isinstance(data, dict) else {}
+    return CoreConfig(**values)
+
+
+def save_config(config: CoreConfig) -> Path:
+    """Write the config atomically; returns the file's path."""
+    path = config_path()
+    _write_private(path, json.dumps(asdict(config), indent=2) + "\n", private=False)
+    return path
+
+
+def _write_private(path: Path, text: str, *, private: bool) -> None:
+    # Write-then-rename so a crash never leaves half a file; 0600 for key material.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        if private:
+            os.chmod(temporary, 0o600)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# --- keyring availability and the file fallback --------------------------------------------
+
+
+class FileKeyring(keyring.backend.KeyringBackend):
+    """Keys in a JSON file readable only by the user (mode 0600), for systems without a keyring.
+
+    Used only when the user agreed (``CoreConfig.keys_in_file``): the keys are protected by the
+    file's permissions, not encrypted, and the Settings dialog says so.
+    """
+
+    priority = 0.1  # type: ignore[assignment]
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__()
+        self.path = path or config_dir() / KEY_FILENAME
+
+    def _read(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            raise keyring.errors.KeyringError(f"key file {self.path} is unreadable: {error}") from None
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, str]) -> None:
+        _write_private(self.path, json.dumps(data, indent=2) + "\n", private=True)
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self._read().get(f"{service}/{username}")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        data = self._read()
+        data[f"{service}/{username}"] = password
+        self._write(data)
+
+    def delete_password(self, service: str, username: str) -> None:
+        data = self._read()
+        if data.pop(f"{service}/{username}", None) is None:
+            raise keyring.errors.PasswordDeleteError(f"no password for {username} in {service}")
+        self._write(data)
+
+
+def current_keyring() -> keyring.backend.KeyringBackend:
+    """The keyring backend :mod:`thoughtdesk.core.secrets` uses right now (unwrapped from the
+    log's :class:`~thoughtdesk.core.logs.SecretWatchingKeyring`)."""
+    backend = secrets._backend()
+    while hasattr(backend, "inner"):
+        backend = backend.inner
+    return backend
+
+
+def keyring_is_usable(backend: keyring.backend.KeyringBackend | None = None) -> bool:
+    """False when there is no real keyring (keyring's ``fail``/``null`` backends, or a chainer
+    over none of them): storing a key there would fail or silently do nothing."""
+    backend = backend or current_keyring()
+    if isinstance(backend, (keyring.backends.fail.Keyring, keyring.backends.null.Keyring)):
+        return False
+    inner = getattr(backend, "backends", None)
+    if type(backend).__name__ == "ChainerBackend" and not inner:
+        return False
+    return True
+
+
+def keyring_name(backend: keyring.backend.KeyringBackend | None = None) -> str:
+    """A readable name of the keyring backend (e.g. ``SecretService Keyring``)."""
+    backend = backend or current_keyring()
+    return getattr(backend, "name", type(backend).__name__)
+
+
+def use_key_file_if_allowed(config: CoreConfig | None = None) -> bool:
+    """Switch :mod:`secrets` to the key file when there is no keyring and the user agreed.
+
+    Returns True when the key file is now in use. Called at start-up by the GUI and the CLI.
+    """
+    config = config or load_config()
+    if not config.keys_in_file:  # checked first: finding the system keyring takes time
+        return False
+    if isinstance(current_keyring(), FileKeyring):
+        return True
+    if keyring_is_usable():
+        return False
+    from thoughtdesk.core.logs import watch_keyring
+
+    secrets.use_keyring(FileKeyring())
+    watch_keyring()  # keys read from the file are redacted from the log too
+    return True
+
+
+def apply_startup_config(offline: bool | None = None) -> None:
+    """At the start of any command: offline mode (``offline`` > env > config) and the key file
+    fallback when agreed. Never raises: a broken config file means the defaults."""
+    from thoughtdesk.core.network import apply_offline_setting
+
+    config = load_config()
+    apply_offline_setting(offline)
+    use_key_file_if_allowed(config)

@@ -1,0 +1,98 @@
+"""The review workbench's core (no Qt): label sets, annotations with undo, review queues,
+blind mode, reviewer exchange and agreement. See docs/review.md for the file format.
+
+Public API (import from ``thoughtdesk.core.review``)::
+
+    # Label sets (seeded: "ThoughtSource" default, "Clinical")
+    Label(key: str, name: str, colour: str = "#999999", shortcut: int | None = None)
+    LabelSet(name: str, labels: tuple[Label, ...], builtin: bool = False, id: int | None = None)
+        .by_shortcut(digit: int) -> Label | None
+    label_sets(library) -> list[LabelSet]
+    label_set(library, name: str = DEFAULT_SET) -> LabelSet          # KeyError if absent
+    save_label_set(library, label_set: LabelSet) -> LabelSet          # create/replace a user set
+    delete_label_set(library, name: str) -> None
+    DEFAULT_SET = "ThoughtSource"; CLINICAL_SET = "Clinical"
+
+    # Annotations: one transaction per change, author + UTC time, n_annotations kept right
+    Span(start: int, end: int, text: str = "")                        # [start, end) code points
+    StoredAnnotation(pk, cot_pk, author, date, key, value, span: Span | None)
+    CotReview(cot_pk, author, labels: dict[str, bool], spans: list[tuple[str, Span]],
+              comment: str, preferred: bool, quality: int | None)
+    AnnotationOp(cot_pk, author, key, before, after, span=None, description="")  # frozen
+        .inverse() -> AnnotationOp
+    AnnotationStore(library, author: str)
+        .annotations(cot_pk, *, author=None) -> list[StoredAnnotation]
+        .sample_annotations(sample_pk) -> dict[int, list[StoredAnnotation]]   # cot_pk -> list
+        .review(cot_pk, author=None) -> CotReview
+        .slot_value(cot_pk, key, span=None, author=None) -> Any | None
+        .span(cot_pk, start, end) -> Span                              # ValueError if outside
+        .plan_toggle_label(cot_pk, label, span=None) -> AnnotationOp   # no write
+        .plan_set_comment(cot_pk, text) -> AnnotationOp
+        .plan_set_preferred(cot_pk, preferred: bool) -> AnnotationOp
+        .plan_set_quality(cot_pk, score: int | None) -> AnnotationOp   # 1..5
+        .apply(op) -> None ; .revert(op) -> None                       # for QUndoCommand redo/undo
+        .toggle_label(...) / .set_comment(...) / .set_preferred(...) / .set_quality(...)
+            -> AnnotationOp                                            # plan + apply
+    OperationLog(store).do(op) / .undo() / .redo() / .can_undo / .can_redo
+    to_utf16(text, index) -> int ; from_utf16(text, position) -> int   # QTextCursor <-> Span
+
+    # Review queues and blind mode
+    QueueFilter(dataset=None, split=None, has_incorrect=False, has_cots=True,
+                answer_type=None, not_annotated_by=None)
+    ReviewQueue(id, name, collection_id, reviewer, seed, filter, blind, created, position,
+                sample_pks: list[int], done: set[int])
+        .total / .n_done / .progress_text / .resume_index() -> int
+    create_queue(library, name, collection: str, spec: QueueFilter | None = None,
+                 size: int | None = 50, seed: int = 0, reviewer: str = "", blind=False)
+        -> ReviewQueue
+    draw_samples(library, collection_id, spec, size, seed) -> list[int]
+    load_queue(library, queue: int | str) -> ReviewQueue ; list_queues(library, collection_id=None)
+    set_position(library, queue_id, position) ; mark_done(library, queue_id, sample_pk, done=True)
+    delete_queue(library, queue_id)
+    blind_order(cot_pks, reviewer, sample_pk) -> list[int]
+    blind_labels(ordered_cot_pks) -> dict[int, str]                    # {pk: "CoT 1", ...}
+    blind_cots(library, sample_pk, reviewer) -> list[BlindCot(cot_pk, label, text)]
+
+    # Several reviewers
+    export_annotations(library, author: str | None, path, *, collection=None) -> int
+    import_annotations(library, path, *, collection=None, strict=False, dry_run=False)
+        -> MergeReport
+    MergeReport(path, format, records, added, updated, unchanged, kept, matched_samples,
+                matched_cots, authors, unmatched: list[Unmatched(where, reason)], error, dry_run)
+        .ok / .merged / .reasons() / .summary
+    cot_content_hash(text) -> "sha256:<hex>"
+
+    # Agreement (rows are thoughtdesk.core.agreement.AgreementRow)
+    agreement_table(library, collection: str, labels=None, authors=None) -> list[AgreementRow]
+"""
+
+from thoughtdesk.core.review.agreement import agreement_table
+from thoughtdesk.core.review.annotations import AnnotationStore, OperationLog, utc_now
+from thoughtdesk.core.review.exchange import (
+    FORMAT_NAME, FORMAT_VERSION, cot_content_hash, export_annotations, import_annotations,
+)
+from thoughtdesk.core.review.labels import (
+    BUILTIN_SETS, CLINICAL_SET, DEFAULT_SET, delete_label_set, label_set, label_sets,
+    save_label_set,
+)
+from thoughtdesk.core.review.offsets import from_utf16, to_utf16
+from thoughtdesk.core.review.queues import (
+    BlindCot, QueueFilter, ReviewQueue, blind_cots, blind_labels, blind_order, create_queue,
+    delete_queue, draw_samples, list_queues, load_queue, mark_done, set_position,
+)
+from thoughtdesk.core.review.report import MergeReport, Unmatched
+from thoughtdesk.core.review.types import (
+    COMMENT_KEY, LABEL_OFF, LABEL_ON, NON_LABEL_KEYS, PREFERRED_KEY, QUALITY_KEY, AnnotationOp,
+    CotReview, Label, LabelSet, Span, StoredAnnotation,
+)
+
+__all__ = [
+    "AnnotationOp", "AnnotationStore", "BUILTIN_SETS", "BlindCot", "CLINICAL_SET", "COMMENT_KEY",
+    "CotReview", "DEFAULT_SET", "FORMAT_NAME", "FORMAT_VERSION", "LABEL_OFF", "LABEL_ON", "Label",
+    "LabelSet", "MergeReport", "NON_LABEL_KEYS", "OperationLog", "PREFERRED_KEY", "QUALITY_KEY",
+    "QueueFilter", "ReviewQueue", "Span", "StoredAnnotation", "Unmatched", "agreement_table",
+    "blind_cots", "blind_labels", "blind_order", "cot_content_hash", "create_queue",
+    "delete_label_set", "delete_queue", "draw_samples", "export_annotations",
+    "import_annotations", "label_set", "label_sets", "list_queues", "load_queue", "mark_done",
+    "from_utf16", "save_label_set", "set_position", "to_utf16", "utc_now",
+]

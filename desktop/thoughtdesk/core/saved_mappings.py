@@ -1,0 +1,72 @@
+"""Column mappings saved by name for reuse (generic import), in one JSON file per user.
+
+The file is ``<user config dir>/mappings.json``: ``{name: ColumnMapping as a JSON object}``.
+It is rewritten atomically, so a crash never leaves it half written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import platformdirs
+
+from thoughtdesk.core.datasets.generic import ColumnMapping
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.paths import APP_NAME
+
+
+def mappings_file() -> Path:
+    """The JSON file holding the saved mappings (it may not exist yet)."""
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "mappings.json"
+
+
+class SavedMappings:
+    """Named column mappings in a JSON file (default :func:`mappings_file`)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or mappings_file()
+
+    def _read(self) -> dict[str, dict]:
+        if not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise DataFileError(self.path, f"malformed JSON: {error.msg}", line=error.lineno,
+                                hint="fix or delete the file to reset the saved mappings") from None
+        if not isinstance(data, dict):
+            raise DataFileError(self.path, "expected a JSON object of saved mappings")
+        return data
+
+    def names(self) -> list[str]:
+        """The saved mappings' names, sorted."""
+        return sorted(self._read(), key=str.casefold)
+
+    def get(self, name: str) -> ColumnMapping:
+        """The mapping saved as ``name``; ``KeyError`` when absent."""
+        data = self._read()[name]
+        try:
+            return ColumnMapping(**data)
+        except (TypeError, ValueError) as error:
+            raise DataFileError(self.path, f"saved mapping {name!r} is invalid: {error}") from None
+
+    def save(self, name: str, mapping: ColumnMapping) -> None:
+        """Save (or overwrite) ``mapping`` as ``name``."""
+        name = name.strip()
+        if not name:
+            raise ValueError("a saved mapping needs a name")
+        data = self._read()
+        data[name] = json.loads(mapping.to_json())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+        os.replace(temporary, self.path)
+
+    def delete(self, name: str) -> None:
+        data = self._read()
+        if data.pop(name, None) is not None:
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+            os.replace(temporary, self.path)

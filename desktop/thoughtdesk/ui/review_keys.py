@@ -1,0 +1,88 @@
+"""Keyboard handling of the Review tab: single keys (1-9, j, k, n, p, c, s) and Alt+digits.
+
+Single-letter keys cannot be ``QShortcut``s here: the main window already binds J and K to the
+sample table, and two shortcuts on one key are "ambiguous" and neither fires. Instead an
+application event filter looks at key events sent to widgets inside the review view and, for
+the keys it owns, accepts the ``ShortcutOverride`` (so no window shortcut fires) and runs the
+action on the ``KeyPress``. Text inputs (the comment editor, spin boxes, editable combo boxes)
+keep every key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from thoughtdesk.ui.qt import (
+    QAbstractSpinBox, QApplication, QComboBox, QEvent, QKeySequence, QLineEdit, QObject,
+    QPlainTextEdit, Qt, QTextEdit, QWidget,
+)
+
+
+Action = Callable[[], None]
+_DIGITS = {getattr(Qt.Key, f"Key_{d}"): d for d in range(10)}
+_PLAIN = (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
+
+
+def is_text_input(widget: QObject) -> bool:
+    """True for widgets where typed letters and digits are text (they keep every key)."""
+    if isinstance(widget, (QLineEdit, QAbstractSpinBox)):
+        return True
+    if isinstance(widget, (QPlainTextEdit, QTextEdit)):
+        return not widget.isReadOnly()
+    if isinstance(widget, QComboBox):
+        return widget.isEditable()
+    return False
+
+
+class ReviewKeys(QObject):
+    """Routes the review keys to actions while the view (or a child) receives them.
+
+    ``letters`` maps a ``Qt.Key`` (no modifier) to an action; ``chords`` maps a key sequence
+    text such as ``"Ctrl+Z"`` to one; ``on_digit(d)`` gets 1-9; ``on_alt_digit(d)`` gets
+    Alt+0..5. Install with :meth:`install`; it goes away with the view.
+    """
+
+    def __init__(self, view: QWidget, letters: dict[Qt.Key, Action], on_digit: Callable[[int], None],
+                 on_alt_digit: Callable[[int], None], chords: dict[str, Action] | None = None) -> None:
+        super().__init__(view)
+        self.view = view
+        self.letters = {int(key): action for key, action in letters.items()}
+        self.chords = {QKeySequence(text)[0].toCombined(): action for text, action in (chords or {}).items()}
+        self.on_digit = on_digit
+        self.on_alt_digit = on_alt_digit
+
+    def install(self) -> None:
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)  # Qt drops it when this object dies with the view
+
+    def action_for(self, key: int, modifiers: Qt.KeyboardModifier) -> Action | None:
+        """The action for this key press, or ``None`` when the key is not the review's."""
+        modifiers = Qt.KeyboardModifier(modifiers) & ~Qt.KeyboardModifier.KeypadModifier
+        if modifiers == Qt.KeyboardModifier.NoModifier:
+            if key in _DIGITS and _DIGITS[key] > 0:
+                digit = _DIGITS[key]
+                return lambda: self.on_digit(digit)
+            return self.letters.get(int(key))
+        if modifiers == Qt.KeyboardModifier.AltModifier and key in _DIGITS and _DIGITS[key] <= 5:
+            digit = _DIGITS[key]
+            return lambda: self.on_alt_digit(digit)
+        return self.chords.get(modifiers.value | int(key))  # QKeyCombination.toCombined() of the press
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        kind = event.type()
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride):
+            return False
+        if not isinstance(obj, QWidget) or not self.view.isVisible():
+            return False
+        if obj is not self.view and not self.view.isAncestorOf(obj):
+            return False
+        if is_text_input(obj):
+            return False
+        action = self.action_for(event.key(), event.modifiers())
+        if action is None:
+            return False
+        event.accept()
+        if kind == QEvent.Type.KeyPress:
+            action()
+        return True

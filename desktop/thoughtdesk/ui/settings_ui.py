@@ -1,0 +1,114 @@
+"""Edit > Settings… (Ctrl+,), Help > Open log folder, the About dialog and the window icon.
+
+``install(window)`` is listed in ``INSTALLERS`` (``ui/main_window.py``). The Settings dialog
+shows the first-run wizard's forms as tabs; OK saves them (keys to the keyring) and applies
+offline mode at once; the library path takes effect at the next start.
+"""
+
+from __future__ import annotations
+
+from thoughtdesk.core import network
+from thoughtdesk.core.logs import log_dir
+from thoughtdesk.ui.about import AboutDialog, app_icon
+from thoughtdesk.ui.provider_forms import ProvidersForm
+from thoughtdesk.ui.qt import (
+    QDesktopServices, QDialog, QDialogButtonBox, QLabel, QSettings, QTabWidget, QUrl, QVBoxLayout,
+    QWidget,
+)
+from thoughtdesk.ui.settings import AppSettings, load_settings, save_settings
+from thoughtdesk.ui.settings_forms import IdentityForm, LibraryForm, LocalModelForm, OfflineForm
+
+
+class SettingsDialog(QDialog):
+    """The same forms as the wizard, as tabs; ``settings`` holds what was saved after OK."""
+
+    def __init__(self, store: QSettings | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.setWindowTitle("Settings")
+        self.resize(720, 560)
+        self._store = store
+        self.settings: AppSettings = load_settings(store)
+        self.identity = IdentityForm()
+        self.library = LibraryForm()
+        self.offline = OfflineForm()
+        self.model = LocalModelForm()
+        self.providers = ProvidersForm()
+        self.saved_messages: list[str] = []
+        self.tabs = QTabWidget(objectName="settingsTabs")
+        for form, title in ((self.identity, "You"), (self.library, "Library"), (self.offline, "Network"),
+                            (self.model, "Local model"), (self.providers, "Providers")):
+            self.tabs.addTab(form, title)
+            form.load(self.settings)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+
+    def _forms(self):
+        return (self.identity, self.library, self.offline, self.model, self.providers)
+
+    def accept(self) -> None:
+        for form in (self.library, self.model):
+            if not form.validate():
+                self.tabs.setCurrentWidget(form)
+                return
+        for form in self._forms():
+            form.store(self.settings)
+        self.saved_messages = self.providers.save_keys(self)
+        save_settings(self.settings, self._store)
+        super().accept()
+
+
+class SettingsMenu:
+    """What ``install`` added to the window (kept for tests and for the status indicator)."""
+
+    def __init__(self, window) -> None:
+        self.window = window
+        self.dialog: SettingsDialog | None = None
+        self.about: AboutDialog | None = None
+        edit = window.menu("&Edit")
+        bar = window.menuBar()
+        first, *rest = bar.actions()
+        if rest and rest[0] is not edit.menuAction():  # Edit goes right after File, as usual
+            bar.removeAction(edit.menuAction())
+            bar.insertAction(rest[0], edit.menuAction())
+        self.action_settings = window.add_action(edit, "&Settings…", "Ctrl+,", self.open_settings)
+        self.action_settings.setObjectName("actionSettings")
+        self.action_logs = window.add_action(window.help_menu, "Open &log folder", None, self.open_log_folder)
+        self.action_logs.setObjectName("actionOpenLogFolder")
+        # The scrollable About dialog (with every licence) replaces the short message box.
+        window.action_about.triggered.disconnect()
+        window.action_about.triggered.connect(self.show_about)
+        window.setWindowIcon(app_icon())
+        self.offline_label = QLabel(objectName="offlineIndicator")
+        self.offline_label.setToolTip("Offline mode: no connection leaves this computer (Edit > Settings)")
+        window.statusBar().addPermanentWidget(self.offline_label)
+        self.refresh_offline_indicator()
+
+    def refresh_offline_indicator(self) -> None:
+        self.offline_label.setText("Offline" if network.is_offline() else "")
+
+    def open_settings(self) -> SettingsDialog:
+        dialog = SettingsDialog(parent=self.window)
+        dialog.finished.connect(lambda _: self.refresh_offline_indicator())
+        self.dialog = dialog
+        dialog.open()
+        return dialog
+
+    def open_log_folder(self) -> bool:
+        folder = log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    def show_about(self) -> AboutDialog:
+        self.about = AboutDialog(self.window)
+        self.window.last_message = self.about  # where the window keeps its last message
+        self.about.open()
+        return self.about
+
+
+def install(window) -> SettingsMenu:
+    return SettingsMenu(window)

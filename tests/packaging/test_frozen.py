@@ -1,0 +1,54 @@
+"""The frozen (PyInstaller) application: its self-test, when dist/ holds a build."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.generation.conftest import MODEL_CACHE
+
+ROOT = Path(__file__).resolve().parents[2]
+FROZEN = ROOT / "dist" / "thoughtdesk" / ("thoughtdesk.exe" if os.name == "nt" else "thoughtdesk")
+
+
+@pytest.fixture
+def frozen() -> Path:
+    if not FROZEN.exists():
+        pytest.skip(f"no frozen build at {FROZEN} (run packaging/build.sh first)")
+    return FROZEN
+
+
+def test_frozen_self_test(frozen, tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    model = MODEL_CACHE / "gemma-3-270m-q4_k_m.gguf"
+    if model.exists():
+        env["THOUGHTDESK_SELFTEST_MODEL"] = str(model)
+    else:
+        env.pop("THOUGHTDESK_SELFTEST_MODEL", None)
+    run = subprocess.run([str(frozen), "--self-test"], capture_output=True, text=True, timeout=300,
+                         env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "(frozen)" in run.stdout and "self-test passed" in run.stdout
+    assert "[  ok   ] main window:" in run.stdout
+    if model.exists():
+        assert "[  ok   ] local model: gemma-3-270m-q4_k_m.gguf:" in run.stdout
+
+
+def test_frozen_cli_and_version(frozen, tmp_path):
+    run = subprocess.run([str(frozen), "--version"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip().startswith("thoughtdesk ")
+    run = subprocess.run([str(frozen), "datasets"], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, HOME=str(tmp_path)))
+    assert run.returncode == 0 and "gsm8k" in run.stdout
+
+
+def test_frozen_bundle_has_qt_plugins_and_llama_libraries(frozen):
+    internal = frozen.parent / "_internal"
+    plugins = internal / "PySide6" / "Qt" / "plugins" / "platforms"
+    assert (plugins / "libqoffscreen.so").exists() and (plugins / "libqxcb.so").exists()
+    assert list((internal / "llama_cpp" / "lib").glob("libllama.so*"))
+    assert (internal / "thoughtdesk" / "resources" / "thoughtdesk.svg").exists()
