@@ -85,3 +85,15 @@ def test_correctness_map_click_emits_sample(qtbot, tmp_path, answers):
     with open(widget.export_csv(tmp_path / "map.csv"), encoding="utf-8") as handle:
         lines = list(csv.reader(handle))
     assert len(lines) == 61 and len(lines[0]) == 5
+
+
+def test_bar_labels_name_only_what_differs():
+    from types import SimpleNamespace as Row
+
+    from thoughtdesk.ui.results_plots import short_labels
+
+    one_model = [Row(model="gpt", condition=f"- / {t} / kojima-A-E") for t in ("-", "kojima-01", "zhou-01")]
+    assert short_labels(one_model) == ["-", "kojima-01", "zhou-01"]
+    two_models = [Row(model=m, condition="- / kojima-01 / x") for m in ("gpt", "llama")]
+    assert short_labels(two_models) == ["gpt", "llama"]
+    assert short_labels([Row(model="gpt", condition="a / b / c")]) == ["a / b / c"]

@@ -64,7 +64,7 @@ def test_wizard_pages_to_the_end_persist_everything(qtbot, tmp_path, models_serv
     assert wizard.result() == 1
 
     # A fresh QSettings reads the file back: nothing lives only in memory.
-    loaded = app_settings.load_settings(QSettings())
+    loaded = app_settings.load_settings(QSettings("ThoughtDesk", "ThoughtDesk"))
     assert loaded.user_name == "Ada Lovelace"
     assert loaded.library_path == str(library)
     assert loaded.offline is True

@@ -74,6 +74,13 @@ def test_pause_resume_cancel_and_resume_to_the_end(window, generation, qtbot, ll
     panel.start_button.click()  # resume the paused worker
     qtbot.waitUntil(lambda: live().done > paused_done, timeout=60000)
 
+    # With another tab shown, other views are told about new CoTs while the run goes on.
+    window.tabs.setCurrentIndex(0)
+    with qtbot.waitSignal(window.data_changed, timeout=30000):
+        pass
+    assert worker.isRunning()
+    window.show_tab(panel)
+
     with qtbot.waitSignal(panel.run_ended, timeout=60000):
         panel.cancel_button.click()
     assert not worker.isRunning()

@@ -118,6 +118,7 @@ class FragmentEditor(QWidget):
             view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
             view.setWordWrap(False)
             view.verticalHeader().setVisible(False)
+            view.verticalHeader().setDefaultSectionSize(24)
             view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
             view.setColumnWidth(0, 140)
             view.selectionModel().currentRowChanged.connect(lambda *_: self._show_current())
@@ -232,6 +233,7 @@ class FragmentEditor(QWidget):
         self.key_edit.setText(fragment.key if fragment else "")
         self.text_edit.setPlainText(fragment.text if fragment else "")
         self.citation_edit.setText((fragment.citation or "") if fragment else "")
+        self.citation_edit.setCursorPosition(0)  # show the authors, not the end of the reference
         self.note_edit.setText((fragment.note or "") if fragment else "")
         if fragment is None:
             self.source_label.setText("")

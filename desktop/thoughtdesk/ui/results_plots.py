@@ -77,6 +77,33 @@ def _write_rows_csv(path: str | Path, rows: Sequence[AccuracyRow]) -> Path:
     return Path(path)
 
 
+def short_labels(rows) -> list[str]:
+    """Bar labels that say only what differs between the bars of one panel.
+
+    A condition is "instruction / trigger / extraction"; parts equal on every bar are left out,
+    and the model is named only when the panel has more than one (full names are in the table
+    and the tooltip-free CSV export).
+    """
+    rows = list(rows)
+    if not rows:
+        return []
+    parts = [r.condition.split(" / ") for r in rows]
+    width = max(len(p) for p in parts)
+    parts = [p + [""] * (width - len(p)) for p in parts]
+    varying = [i for i in range(width) if len({p[i] for p in parts}) > 1]
+    several_models = len({r.model for r in rows}) > 1
+    labels = []
+    for row, p in zip(rows, parts):
+        bits = ([row.model] if several_models else []) + [p[i] for i in varying]
+        labels.append(" / ".join(bits) or row.condition or row.model)
+    return labels
+
+
+def enumerate_labels(rows):
+    """``(x, label)`` ticks for the bars at x = 0, 1, 2, ..."""
+    return [(float(i), label) for i, label in enumerate(short_labels(rows))]
+
+
 class AccuracyPlot(_ExportablePlot):
     """Accuracy per condition with Wilson whiskers; bars grouped by model, one panel per dataset."""
 
@@ -109,7 +136,7 @@ class AccuracyPlot(_ExportablePlot):
                                              brush=_MODEL_COLOURS[model_index % len(_MODEL_COLOURS)], name=model))
                 plot.addItem(pg.ErrorBarItem(x=x, y=acc, top=np.array([r.wilson_high for r in sel]) - acc,
                                              bottom=acc - np.array([r.wilson_low for r in sel]), beam=0.2))
-            plot.getAxis("bottom").setTicks([[(float(i), f"{r.model}:{r.condition}") for i, r in enumerate(panel)]])
+            plot.getAxis("bottom").setTicks([list(enumerate_labels(panel))])
 
     def export_csv(self, path: str | Path) -> Path:
         """The plotted rows as CSV (all AccuracyRow fields)."""

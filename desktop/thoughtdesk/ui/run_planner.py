@@ -9,17 +9,14 @@ and hands the run id to the runs panel through :attr:`RunPlannerDialog.run_creat
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from thoughtdesk.core.backends import PriceTable
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.fragments import FRAGMENT_KINDS, FragmentLibrary
 from thoughtdesk.core.prompts import PromptMode
-from thoughtdesk.core.queries import SampleFilter, sample_keys
-from thoughtdesk.core.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, SampleSelection, create_run, plan_run
+from thoughtdesk.core.queries import SampleFilter
+from thoughtdesk.core.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
 from thoughtdesk.core.store import Library
 from thoughtdesk.ui.model_form import ModelList
 from thoughtdesk.ui.price_editor import PriceEditor
@@ -29,82 +26,14 @@ from thoughtdesk.ui.qt import (
     QTimer, QVBoxLayout, QWidget, Signal,
 )
 from thoughtdesk.ui.owned_tasks import start_owned_task
+from thoughtdesk.ui.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
 from thoughtdesk.ui.workers import Task
 
-SourceKind = Literal["collection", "filter", "selection"]
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers",
                "answer_extraction": "Answer extractions"}
 #: Ticked when the planner opens (ThoughtSource's usual zero-shot CoT set), if present.
 DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_extraction": "kojima-01"}
-PREVIEW_PAIRS = 3  # (sample, variant) pairs whose exact prompts are shown
-
-
-@dataclass(frozen=True, slots=True)
-class SampleSource:
-    """Where the run's samples come from, resolved to a SampleSelection in the worker.
-
-    ``collection``: a collection, optionally one dataset and split; ``filter``: the samples
-    the main window's table shows (its filter); ``selection``: explicit sample keys.
-    ``limit`` is samples per dataset split (collection) or in all (filter, selection); with a
-    ``seed`` they are drawn at random, else the first ones are taken.
-    """
-
-    kind: SourceKind
-    collection: str
-    dataset: str | None = None
-    split: str | None = None
-    main_filter: SampleFilter | None = None
-    sample_pks: tuple[int, ...] = ()
-    limit: int | None = None
-    seed: int | None = None
-
-    def selection(self, lib: Library) -> SampleSelection:
-        if self.kind == "collection":
-            return SampleSelection(self.collection, datasets=(self.dataset,) if self.dataset else (),
-                                   splits=(self.split,) if self.split else (), limit=self.limit,
-                                   seed=self.seed)
-        keys = list(sample_keys(lib, self.main_filter)) if self.kind == "filter" and self.main_filter \
-            else list(self.sample_pks)
-        if self.limit is not None and len(keys) > self.limit:
-            if self.seed is not None:
-                chosen = set(random.Random(self.seed).sample(keys, self.limit))
-                keys = [k for k in keys if k in chosen]
-            else:
-                keys = keys[:self.limit]
-        return SampleSelection(self.collection, sample_pks=tuple(keys))
-
-
-def format_previews(plan: RunPlan) -> str:
-    """The exact prompts of the plan's first requests, each under a one-line header."""
-    blocks = []
-    chat_models = {m.label for m in plan.spec.models if m.chat}
-    for preview in plan.previews(PREVIEW_PAIRS):
-        how = "one user chat message" if preview.model in chat_models else "raw prompt"
-        header = (f"──── {preview.step.upper()} · {preview.sample_label} · {preview.model} · "
-                  f"{preview.variant} · sent as {how} ────")
-        blocks.append(f"{header}\n{preview.prompt}")
-    return "\n\n".join(blocks)
-
-
-def describe_plan(plan: RunPlan) -> str:
-    """The counts, tokens and cost of a plan for people (USD, tokens estimated at ~4 chars)."""
-    lines = [
-        f"{plan.total:,} requests: {plan.n_cot_requests:,} CoT + {plan.n_extraction_requests:,} "
-        f"answer extraction",
-        f"{plan.n_samples:,} samples × {len(plan.variants)} prompt variants × "
-        f"{len(plan.spec.models)} models × n={plan.spec.n}",
-        f"Estimated tokens: {plan.estimated_prompt_tokens:,} prompt + at most "
-        f"{plan.estimated_completion_tokens:,} completion",
-    ]
-    if plan.estimated_cost is None:
-        lines.append("Cost: unknown — no price for " + ", ".join(plan.unpriced_models)
-                     + " (add it in the Prices tab)")
-    else:
-        by_model = ", ".join(f"{label} ${cost:.4f}" for label, cost in plan.cost_by_model.items()
-                             if cost is not None)
-        lines.append(f"Estimated cost: at most ${plan.estimated_cost:.4f} ({by_model})")
-    return "\n".join(lines)
 
 
 class RunPlannerDialog(QDialog):
@@ -197,6 +126,7 @@ class RunPlannerDialog(QDialog):
         self.few_shot_k = QSpinBox(objectName="fewShotK", minimum=0, maximum=64)
         self.few_shot_k.setSpecialValueText("off")
         self.few_shot_split = QLineEdit("train", objectName="fewShotSplit")
+        self.few_shot_split.setMinimumWidth(90)
         self.few_shot_seed = QSpinBox(objectName="fewShotSeed", minimum=0, maximum=2_147_483_647)
         options = QGroupBox("Mode")
         options_form = QFormLayout(options)
@@ -208,7 +138,7 @@ class RunPlannerDialog(QDialog):
         few.addWidget(self.few_shot_split)
         few.addWidget(QLabel("seed"))
         few.addWidget(self.few_shot_seed)
-        options_form.addRow("&Few-shot", few)
+        options_form.addRow("Few-shot", few)
 
         what = QWidget()
         what_layout = QVBoxLayout(what)
@@ -248,7 +178,7 @@ class RunPlannerDialog(QDialog):
         splitter = QSplitter()
         splitter.addWidget(self.tabs)
         splitter.addWidget(right)
-        splitter.setSizes([720, 580])
+        splitter.setSizes([760, 540])
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.start_button = self.buttons.addButton("&Start run", QDialogButtonBox.ButtonRole.AcceptRole)
         self.start_button.setObjectName("startRun")

@@ -19,15 +19,15 @@ from thoughtdesk.ui.qt import (
     QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter, Qt,
     QTableView, QTableWidget, QTableWidgetItem, QTimer, QVBoxLayout, QWidget, Signal,
 )
-from thoughtdesk.ui.run_table import ProgressDelegate, RunTableModel
+from thoughtdesk.ui.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
 from thoughtdesk.ui.run_worker import RunWorker
 from thoughtdesk.ui.owned_tasks import start_owned_task
 from thoughtdesk.ui.workers import Task
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
-DATA_CHANGED_MS = 2000  # how often other views are told about new CoTs during a run
+DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
 STREAM_KEEP = 20_000  # characters of streamed text kept on screen
-FAILED_COLUMNS = ("Request", "Sample", "Model", "Step", "Attempts", "Error (provider: what happened; what to do)")
+FAILED_COLUMNS = ("Request", "Sample", "Model", "Step", "Tries", "Error (provider: what happened; what to do)")
 
 
 class RunsPanel(QWidget):
@@ -70,8 +70,13 @@ class RunsPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.setColumnWidth(RunTableModel.PROGRESS_COLUMN, 160)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(RunTableModel.PROGRESS_COLUMN, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table.setColumnWidth(RunTableModel.PROGRESS_COLUMN, 170)
+        self.table.verticalHeader().setDefaultSectionSize(26)
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
 
         buttons = QHBoxLayout()
@@ -91,7 +96,9 @@ class RunsPanel(QWidget):
         self.failed = QTableWidget(0, len(FAILED_COLUMNS), objectName="failedRequests")
         self.failed.setHorizontalHeaderLabels(FAILED_COLUMNS)
         self.failed.verticalHeader().setVisible(False)
-        self.failed.horizontalHeader().setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        failed_header = self.failed.horizontalHeader()
+        failed_header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.failed.setWordWrap(True)
         self.stream_title = QLabel("Local model output (current request)", objectName="streamTitle")
@@ -279,7 +286,7 @@ class RunsPanel(QWidget):
         self._update_buttons()
         self._show_message(self.selected_run())
         self._data_dirty = True
-        self._flush_data_changed()
+        self._flush_data_changed(now=True)
         self.reload()
         self.run_ended.emit(run_id)
 
@@ -302,10 +309,20 @@ class RunsPanel(QWidget):
             self.stream.setPlainText(text)
             self.stream.verticalScrollBar().setValue(self.stream.verticalScrollBar().maximum())
 
-    def _flush_data_changed(self) -> None:
+    def _flush_data_changed(self, *, now: bool = False) -> None:
+        """Tell other views about new CoTs. While this tab is the one shown and a run is going,
+        that waits until the user switches tabs or the run ends: refreshing hidden views costs
+        the main window tens of milliseconds each time, for nothing anybody sees."""
+        if not now and self.isVisible() and any(w.isRunning() for w in self.workers.values()):
+            return
         if self._data_dirty and self.on_data_changed is not None:
             self._data_dirty = False
             self.on_data_changed()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
+        # The user left the Runs tab: the other views should show what arrived meanwhile.
+        self._flush_data_changed(now=True)
+        super().hideEvent(event)
 
     # Failed requests ------------------------------------------------------------------------
 

@@ -32,6 +32,8 @@ from thoughtdesk.core import network
 from thoughtdesk.ui.qt import QSettings
 
 NO_WIZARD_ENV = "THOUGHTDESK_NO_WIZARD"
+#: The QSettings organisation and application (as ``make_application`` names the app).
+ORGANIZATION = APPLICATION = "ThoughtDesk"
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 
@@ -77,6 +79,11 @@ _KEYS: dict[str, str] = {
 }
 
 
+def open_settings() -> QSettings:
+    """The user's settings store, named explicitly so it is the same before a QApplication exists."""
+    return QSettings(ORGANIZATION, APPLICATION)
+
+
 def _read(store: QSettings, key: str, default: Any) -> Any:
     # QSettings' INI backend returns strings; type= converts "true"/"false" and numbers back.
     value = store.value(key, default, type=type(default))
@@ -85,7 +92,7 @@ def _read(store: QSettings, key: str, default: Any) -> Any:
 
 def load_settings(store: QSettings | None = None) -> AppSettings:
     """The saved settings (defaults for anything never saved; the user name defaults to the login)."""
-    store = store or QSettings()
+    store = store or open_settings()
     defaults = AppSettings()
     values = {f.name: _read(store, _KEYS[f.name], getattr(defaults, f.name)) for f in fields(AppSettings)}
     settings = AppSettings(**values)
@@ -96,7 +103,7 @@ def load_settings(store: QSettings | None = None) -> AppSettings:
 
 def save_settings(settings: AppSettings, store: QSettings | None = None) -> None:
     """Save every setting, mirror offline mode for the CLI and apply it to this process now."""
-    store = store or QSettings()
+    store = store or open_settings()
     for name, key in _KEYS.items():
         value = getattr(settings, name)
         store.setValue(key, value.strip() if isinstance(value, str) else value)
@@ -110,16 +117,16 @@ def save_settings(settings: AppSettings, store: QSettings | None = None) -> None
 
 def user_name(store: QSettings | None = None) -> str:
     """The annotation author: the name given in the first-run wizard or Settings, else the login."""
-    name = str(_read(store or QSettings(), USER_NAME, "")).strip()
+    name = str(_read(store or open_settings(), USER_NAME, "")).strip()
     return name or default_user_name()
 
 
 def first_run_done(store: QSettings | None = None) -> bool:
-    return bool(_read(store or QSettings(), FIRST_RUN_DONE, False))
+    return bool(_read(store or open_settings(), FIRST_RUN_DONE, False))
 
 
 def mark_first_run_done(store: QSettings | None = None) -> None:
-    store = store or QSettings()
+    store = store or open_settings()
     store.setValue(FIRST_RUN_DONE, True)
     store.sync()
 
