@@ -15,9 +15,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from .answers.result import Outcome
+
+
+def _stats():
+    # scipy.stats costs over a second to import: loaded on first use, not at start-up.
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +99,13 @@ class McNemarResult:
 
 @lru_cache(maxsize=16)
 def _z(confidence: float) -> float:
-    return float(stats.norm.ppf(0.5 + confidence / 2))
+    return float(_stats().norm.ppf(0.5 + confidence / 2))
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval (low, high), as proportions 0..1, for ``k`` successes in ``n``.
 
-    Same numbers as ``scipy.stats.binomtest(k, n).proportion_ci(confidence, "wilson")`` (a test
+    Same numbers as ``scipy._stats().binomtest(k, n).proportion_ci(confidence, "wilson")`` (a test
     checks this on a grid), computed from the normal quantile directly because binomtest also
     computes a p-value and is ~100x slower, which matters when a live table has hundreds of
     rows. ``n == 0`` gives (0.0, 1.0): no data, no information.
@@ -191,7 +197,7 @@ def mcnemar_exact(a_correct: Sequence[bool], b_correct: Sequence[bool]) -> McNem
     only_a = sum(1 for a, b in zip(a_correct, b_correct) if a and not b)
     only_b = sum(1 for a, b in zip(a_correct, b_correct) if b and not a)
     discordant = only_a + only_b
-    p_value = 1.0 if discordant == 0 else float(stats.binomtest(only_a, discordant, 0.5).pvalue)
+    p_value = 1.0 if discordant == 0 else float(_stats().binomtest(only_a, discordant, 0.5).pvalue)
     return McNemarResult(min(1.0, p_value), only_a, only_b, len(a_correct))
 
 
@@ -217,7 +223,7 @@ def bootstrap_difference(
     diff = float(x.mean() - y.mean())
     if x.size < 2 or np.all(x - y == x[0] - y[0]):
         return (diff, diff, diff)
-    result = stats.bootstrap(
+    result = _stats().bootstrap(
         (x, y), lambda u, v, axis=-1: u.mean(axis=axis) - v.mean(axis=axis), paired=True, vectorized=True,
         n_resamples=n_resamples, confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed),
     )
