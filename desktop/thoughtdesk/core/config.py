@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import keyring.backends.null
 import keyring.errors
 import platformdirs
 
+from thoughtdesk.core.files import write_text_atomically
 from thoughtdesk.core import secrets
 from thoughtdesk.core.paths import APP_NAME
 
@@ -77,17 +77,7 @@ def save_config(config: CoreConfig) -> Path:
 
 def _write_private(path: Path, text: str, *, private: bool) -> None:
     # Write-then-rename so a crash never leaves half a file; 0600 for key material.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        if private:
-            os.chmod(temporary, 0o600)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_text_atomically(path, text, private=private)
 
 
 # --- keyring availability and the file fallback --------------------------------------------

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 
 import platformdirs
 
+from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.fragments import (
     FORMAT_NAME,
@@ -156,13 +156,4 @@ def _read_overlay(path: Path) -> tuple[list[Fragment], list[tuple[str, str]]]:
 
 
 def _write_atomically(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=2, ensure_ascii=False)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_json_atomically(path, document)

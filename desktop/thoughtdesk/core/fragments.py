@@ -11,14 +11,13 @@ its older ``templates.json`` (``cot-triggers``/``answer-extractions``) can be im
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
+from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 
 FragmentKind = Literal["instruction", "cot_trigger", "answer_extraction"]
@@ -136,16 +135,7 @@ class FragmentLibrary:
             "format_version": FORMAT_VERSION,
             "fragments": [fragment.to_json() for fragment in self],
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(document, stream, indent=2, ensure_ascii=False)
-                stream.write("\n")
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_json_atomically(path, document)
 
     # --- reading ------------------------------------------------------------------------
 

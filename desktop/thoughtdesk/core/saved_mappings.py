@@ -7,11 +7,11 @@ It is rewritten atomically, so a crash never leaves it half written.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import platformdirs
 
+from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.datasets.generic import ColumnMapping
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.paths import APP_NAME
@@ -59,14 +59,9 @@ class SavedMappings:
             raise ValueError("a saved mapping needs a name")
         data = self._read()
         data[name] = json.loads(mapping.to_json())
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-        os.replace(temporary, self.path)
+        write_json_atomically(self.path, data)
 
     def delete(self, name: str) -> None:
         data = self._read()
         if data.pop(name, None) is not None:
-            temporary = self.path.with_name(self.path.name + ".tmp")
-            temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-            os.replace(temporary, self.path)
+            write_json_atomically(self.path, data)

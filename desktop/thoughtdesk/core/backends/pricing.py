@@ -10,11 +10,10 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.backends.base import Request
 from thoughtdesk.core.errors import DataFileError
 
@@ -82,16 +81,7 @@ class PriceTable:
 
     def save(self, path: str | Path) -> None:
         """Write the table as JSON atomically."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump({"prices": [asdict(p) for p in self.prices]}, stream, indent=2)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_json_atomically(path, {"prices": [asdict(p) for p in self.prices]})
 
     @classmethod
     def load(cls, path: str | Path) -> PriceTable:

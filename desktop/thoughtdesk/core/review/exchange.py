@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.review.annotations import (
     decode_value, refresh_sample_counter, slot_rows, span_from_extra, utc_now, write_slot,
@@ -73,10 +74,7 @@ def export_annotations(library: Library, author: str | None, path: str | os.Path
         })
     document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "exported": utc_now(),
                 "author": author, "annotations": records}
-    path = Path(path)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(partial, path)
+    write_json_atomically(path, document, indent=1)
     return len(records)
 
 
