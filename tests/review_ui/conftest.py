@@ -35,7 +35,9 @@ def reset_settings(name: str = REVIEWER) -> None:
     # QSettings' file location is fixed at first use in a process: clear what these tests set.
     settings = QSettings()
     settings.remove("review")
-    settings.setValue("user/name", name)
+    from thoughtdesk.ui.settings import USER_NAME, open_settings
+
+    open_settings().setValue(USER_NAME, name)  # where Settings and the first-run wizard keep it
 
 
 class Session:

@@ -11,7 +11,6 @@ review queue; blind mode hides model and prompt and shows CoTs in the reviewer's
 
 from __future__ import annotations
 
-import getpass
 from collections.abc import Callable
 
 from thoughtdesk.core.reader import StoredSample, load_sample
@@ -25,6 +24,7 @@ from thoughtdesk.ui.annotation_panel import AnnotationPanel, short
 from thoughtdesk.ui.compare_view import CompareView, CotView, SpanMark
 from thoughtdesk.ui.cot_panel import plain
 from thoughtdesk.ui.label_colours import mark_colours
+from thoughtdesk.ui.settings import USER_NAME, open_settings, user_name
 from thoughtdesk.ui.qt import (
     QEvent, QHBoxLayout, QPlainTextEdit, QSettings, QSplitter, Qt, QTimer, QUndoStack, QVBoxLayout, QWidget, Signal,
 )
@@ -33,7 +33,6 @@ from thoughtdesk.ui.review_dialogs import CommentDialog
 from thoughtdesk.ui.review_keys import ReviewKeys
 from thoughtdesk.ui.review_prefetch import SimilarityPrefetch
 
-NAME_SETTING = "user/name"
 LABEL_SET_SETTING = "review/labelSet"
 BLIND_SETTING = "review/blind"
 #: Milliseconds between the last edit and telling the rest of the window (counts, tree).
@@ -41,14 +40,8 @@ NOTIFY_DELAY_MS = 800
 
 
 def reviewer_name() -> str:
-    """The reviewer: QSettings ``user/name``, else the operating system's user name."""
-    name = str(QSettings().value(NAME_SETTING, "") or "").strip()
-    if name:
-        return name
-    try:
-        return getpass.getuser() or "reviewer"
-    except (OSError, KeyError):  # no login name (some containers)
-        return "reviewer"
+    """The reviewer: the user's name from Settings (see :func:`thoughtdesk.ui.settings.user_name`)."""
+    return user_name() or "reviewer"
 
 
 def review_summary(review: CotReview, names: dict[str, str]) -> str:
@@ -180,7 +173,7 @@ class ReviewView(QWidget):
         name = name.strip()
         if not name:
             return
-        QSettings().setValue(NAME_SETTING, name)
+        open_settings().setValue(USER_NAME, name)
         self.author = name
         if self.library is not None:
             self.store = AnnotationStore(self.library, name)
