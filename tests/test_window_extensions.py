@@ -40,3 +40,57 @@ def test_open_sample_switches_collection_and_clears_filters(window, qtbot):  # n
 def test_data_changed_after_notify(window, qtbot):  # noqa: F811
     with qtbot.waitSignal(window.data_changed, timeout=2000):
         window.notify_data_changed()
+
+
+def _tree_names(window):  # noqa: F811
+    root = window.tree.model_.invisibleRootItem()
+    return {root.child(r, 0).text(): int(root.child(r, 1).text()) for r in range(root.rowCount())}
+
+
+def test_notify_refreshes_in_the_background_and_keeps_the_selected_sample(window, qtbot):  # noqa: F811
+    from thoughtdesk.core.importing import import_thoughtsource
+    from thoughtdesk.core.store import Library
+
+    from .test_main_window import EDGE
+
+    with Library.open(window.library.path) as other:
+        import_thoughtsource(other, EDGE, collection="first")
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
+    assert window.tree.select_collection("first")
+    assert window.model.rowCount() > 3
+    window.table.selectRow(3)
+    chosen = window.current_sample_key()
+    node = window.tree.current_node()
+
+    with Library.open(window.library.path) as other:
+        import_thoughtsource(other, EDGE, collection="second")
+    assert "second" not in _tree_names(window)
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
+        window.notify_data_changed()  # folded into one more refresh
+    names = _tree_names(window)
+    assert names["second"] == names["first"] > 3
+    assert window.tree.current_node() == node
+    assert window.current_sample_key() == chosen  # not back to row 0
+    assert window.table.currentIndex().row() == 3
+
+
+def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot):  # noqa: F811
+    import gc
+
+    from shiboken6 import isValid
+
+    from thoughtdesk.ui.qt import QCoreApplication
+    from thoughtdesk.ui.workers import Task, running_tasks
+
+    tasks = [Task(lambda ctx: gc.collect()) for _ in range(5)]  # collect on pool threads
+    for task in tasks:
+        task.signals.succeeded.connect(lambda _r, t=task: t)  # a cycle through the slot
+        task.start()
+        assert task.signals.parent() is QCoreApplication.instance()
+    signals = [t.signals for t in tasks]
+    qtbot.waitUntil(lambda: running_tasks() == 0, timeout=10000)
+    del tasks
+    gc.collect()
+    qtbot.waitUntil(lambda: not any(isValid(s) for s in signals), timeout=5000)

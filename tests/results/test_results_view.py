@@ -70,7 +70,8 @@ def test_follows_the_tree_selection(window, qtbot):
     view = results(window, qtbot)
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, FIXTURES / "bad_input.json", collection="bad")
-    window.notify_data_changed()
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
     window.tree.select_collection("bad")
     qtbot.waitUntil(lambda: view.snapshot is not None and view.snapshot.collection == "bad" and view.is_idle(),
                     timeout=30000)
@@ -124,7 +125,8 @@ def test_pairwise_comparison_of_two_chosen_conditions(window, qtbot, shared):
     path = shared("thoughtsource", "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json")
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, path, collection="ts")
-    window.notify_data_changed()
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
     window.tree.select_collection("ts")
     view = results(window, qtbot)
     qtbot.waitUntil(lambda: view.snapshot.collection == "ts" and view.is_idle(), timeout=30000)
@@ -162,7 +164,8 @@ def test_names_from_data_stay_plain_text(window, qtbot, tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, path, collection="<i>markup</i>")
-    window.notify_data_changed()
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
     window.tree.select_collection("<i>markup</i>")
     view = results(window, qtbot)
     qtbot.waitUntil(lambda: view.snapshot.collection == "<i>markup</i>" and view.is_idle(), timeout=30000)

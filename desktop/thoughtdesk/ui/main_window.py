@@ -7,7 +7,7 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.importing import ImportReport
-from thoughtdesk.core.queries import Correctness, SampleFilter
+from thoughtdesk.core.queries import Correctness, SampleFilter, sample_keys
 from thoughtdesk.core.reader import load_sample
 from thoughtdesk.core.schema import ANSWER_TYPES
 from thoughtdesk.core.store import Library
@@ -21,6 +21,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.sample_detail import SampleDetail
 from thoughtdesk.ui.sample_model import SampleTableModel
+from thoughtdesk.ui.owned_tasks import start_owned_task
 from thoughtdesk.ui.workers import Task
 
 STYLE = """
@@ -61,12 +62,16 @@ class MainWindow(ImportExportMixin, QMainWindow):
     library_changed = Signal(object)
     data_changed = Signal()
     sample_selected = Signal(object)
+    #: The tree and table were refreshed after ``notify_data_changed`` (in the background).
+    browse_refreshed = Signal()
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.library: Library | None = None
         self.tasks: list[Task] = []
+        self._browse_tasks: set[Task] = set()
+        self._browse_again = False
         self.last_message: QMessageBox | None = None
         self.last_report: ImportReport | None = None
         self.progress: QProgressDialog | None = None
@@ -202,16 +207,80 @@ class MainWindow(ImportExportMixin, QMainWindow):
         return self._action(menu, text, shortcut, slot)
 
     def notify_data_changed(self) -> None:
-        """Refresh the tree and table counts after something wrote to the library."""
-        self.refresh_collections_keep_selection()
-        self.data_changed.emit()
+        """Refresh the tree and table counts after something wrote to the library.
 
-    def refresh_collections_keep_selection(self) -> None:
+        The counts and the table's keys are computed in a worker (a large library takes a
+        scan), then swapped in on the GUI thread, keeping the selected node and sample. Calls
+        while a refresh runs are folded into one more refresh after it.
+        """
+        self.data_changed.emit()
+        self.refresh_browse()
+
+    def refresh_browse(self) -> None:
+        """Recount the tree and re-query the table in a worker (see ``notify_data_changed``)."""
+        if self.library is None:
+            return
+        if self._browse_tasks:
+            self._browse_again = True
+            return
+        self._browse_again = False
+        path = self.library.path
+        shown = self.current_filter()
+        sort, descending = self.model.sort_order
+
+        def work():
+            with Library.open(path) as lib:
+                return lib.tree_stats(), sample_keys(lib, shown, sort, descending)
+
+        def done(result) -> None:
+            if self.library is not None and self.library.path == path:
+                self._swap_browse(*result, shown, (sort, descending))
+            self._browse_finished()
+
+        def failed(error: BaseException) -> None:
+            self.statusBar().showMessage(f"Could not refresh the sample list: {error}", 10000)
+            self._browse_finished()
+
+        start_owned_task(self, self._browse_tasks, work, done, failed)
+
+    def _browse_finished(self) -> None:
+        if self._browse_again:
+            QTimer.singleShot(0, self.refresh_browse)
+        else:
+            self.browse_refreshed.emit()
+
+    def _swap_browse(self, stats, keys, shown: SampleFilter, order) -> None:
+        """Show precomputed tree counts and table keys, keeping the selected node and sample."""
         node = self.tree.current_node()
-        self.refresh_collections()
-        if node is not None:
-            self.tree.select_node(node)
-        self._apply_filter()
+        sample = self.current_sample_key()
+        self.tree.blockSignals(True)
+        self.tree.selectionModel().blockSignals(True)
+        try:
+            self.tree.populate(self.library, stats)
+            if node is not None:
+                self.tree.select_node(node)
+        finally:
+            self.tree.selectionModel().blockSignals(False)
+            self.tree.blockSignals(False)
+        self.tree.viewport().update()
+        if self.current_filter() != shown or self.model.sort_order != order:
+            self._apply_filter()  # the user changed the view meanwhile: query it afresh
+            return
+        self.model.set_filter(shown, keys)
+        self._update_count()
+        row = self.model.row_of(sample) if sample is not None else None
+        if row is not None:
+            self.table.selectionModel().blockSignals(True)
+            try:
+                self.table.selectRow(row)
+            finally:
+                self.table.selectionModel().blockSignals(False)
+            self.table.viewport().update()
+            self.detail.show_sample(load_sample(self.library, sample))  # its CoTs may have changed
+        elif self.model.rowCount():
+            self.table.selectRow(0)
+        else:
+            self.detail.clear()
 
     def current_sample_key(self) -> int | None:
         index = self.table.currentIndex()
@@ -310,12 +379,16 @@ class MainWindow(ImportExportMixin, QMainWindow):
 
     def _apply_filter(self) -> None:
         self.model.set_filter(self.current_filter())
-        n = self.model.rowCount()
-        self.count_label.setText(f"{n:,} sample{'s' if n != 1 else ''}")
+        n = self._update_count()
         if n and not self.table.currentIndex().isValid():
             self.table.selectRow(0)
         elif not n:
             self.detail.clear()
+
+    def _update_count(self) -> int:
+        n = self.model.rowCount()
+        self.count_label.setText(f"{n:,} sample{'s' if n != 1 else ''}")
+        return n
 
     def _row_changed(self, current, _previous=None) -> None:
         key = self.model.key_at(current.row()) if current.isValid() else None

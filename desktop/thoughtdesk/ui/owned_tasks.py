@@ -32,6 +32,4 @@ def start_owned_task(owner: QObject, running: set[Task], work: Callable[[], Any]
         signals.failed.connect(on_failure)
     running.add(task)
     signals.finished.connect(lambda: running.discard(task))
-    # Deleting the signal object drops its connections, and with them the last cycle to the task.
-    signals.finished.connect(signals.deleteLater)
     return task.start()

@@ -4,7 +4,7 @@ Add names here as you need them (one import line per Qt module).
 """
 
 from PySide6.QtCore import (  # noqa: F401
-    QAbstractListModel, QAbstractTableModel, QByteArray, QElapsedTimer, QEvent, QFileSystemWatcher,
+    QAbstractListModel, QAbstractTableModel, QByteArray, QCoreApplication, QElapsedTimer, QEvent, QFileSystemWatcher,
     QItemSelectionModel, QMimeData, QModelIndex, QObject, QPersistentModelIndex, QPoint, QRect,
     QRunnable, QSettings, QSize, QSortFilterProxyModel, QStandardPaths, Qt, QThread, QThreadPool,
     QTimer, QUrl, Signal, Slot, qVersion,

@@ -4,6 +4,13 @@ A :class:`Task` runs a plain function in the thread pool; the function gets a
 :class:`TaskContext` to report progress and to ask whether the user cancelled. It never touches
 widgets: it returns data, and the ``succeeded``/``failed`` signals hand it to the GUI thread.
 Work that writes to the library opens its own :class:`Library` on the same file.
+
+Lifetime: a started task is held in ``_RUNNING`` until it finished, and its signal object is
+parented to the application (unless the caller gave it an owner). Otherwise Python owns the
+signal object, and when it sits in a reference cycle (a slot that mentions the task) the cycle
+collector may free it on whichever thread collects, such as a pool thread; Qt aborts when a
+QObject is destroyed outside its thread. After ``finished`` the signal object is deleted with
+``deleteLater`` on the GUI thread.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from thoughtdesk.ui.qt import QObject, QRunnable, QThreadPool, Signal
+from thoughtdesk.ui.qt import QCoreApplication, QObject, QRunnable, QThreadPool, Signal
+
+_RUNNING: set["Task"] = set()
 
 
 class TaskContext:
@@ -62,5 +71,20 @@ class Task(QRunnable):
             self.signals.finished.emit()
 
     def start(self) -> "Task":
+        signals = self.signals
+        if signals.parent() is None and QCoreApplication.instance() is not None:
+            signals.setParent(QCoreApplication.instance())
+        _RUNNING.add(self)
+        # Connected last, so every caller's ``finished`` slot runs before the object goes.
+        signals.finished.connect(self._release)
         QThreadPool.globalInstance().start(self)
         return self
+
+    def _release(self) -> None:  # GUI thread, after ``finished``
+        _RUNNING.discard(self)
+        self.signals.deleteLater()
+
+
+def running_tasks() -> int:
+    """How many started tasks have not yet delivered ``finished`` (for tests and shutdown)."""
+    return len(_RUNNING)
