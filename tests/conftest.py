@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -32,6 +33,21 @@ def shared():
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _collect_on_the_main_thread():
+    """As in the app (:mod:`thoughtdesk.ui.gc_guard`): no automatic collection, which could run
+    on a worker thread and free Qt objects there; each test's garbage is collected after it."""
+    gc.disable()
+    yield
+    gc.enable()
+
+
+@pytest.fixture(autouse=True)
+def _collect_after_each_test():
+    yield
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)

@@ -84,7 +84,7 @@ def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot
     from thoughtdesk.ui.qt import QCoreApplication
     from thoughtdesk.ui.workers import Task, running_tasks
 
-    tasks = [Task(lambda ctx: gc.collect()) for _ in range(5)]  # collect on pool threads
+    tasks = [Task(lambda ctx: sum(range(1000))) for _ in range(5)]
     for task in tasks:
         task.signals.succeeded.connect(lambda _r, t=task: t)  # a cycle through the slot
         task.start()

@@ -36,6 +36,9 @@ def make_application(argv: list[str] | None = None):
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setOrganizationName("ThoughtDesk")
     app.setApplicationName("ThoughtDesk")
+    from thoughtdesk.ui import gc_guard
+
+    gc_guard.install(app)
     return app
 
 

@@ -8,10 +8,9 @@ time. The Settings dialog (Edit > Settings…) edits the same later.
 
 from __future__ import annotations
 
-from thoughtdesk.ui.provider_forms import ProvidersForm
 from thoughtdesk.ui.qt import QSettings, QVBoxLayout, QWidget, QWizard, QWizardPage
-from thoughtdesk.ui.settings import AppSettings, load_settings, mark_first_run_done, save_settings
-from thoughtdesk.ui.settings_forms import IdentityForm, LibraryForm, LocalModelForm, OfflineForm
+from thoughtdesk.ui.settings import mark_first_run_done
+from thoughtdesk.ui.settings_formset import SettingsFormSet
 
 
 class FormPage(QWizardPage):
@@ -31,7 +30,7 @@ class FormPage(QWizardPage):
         return validate() if validate is not None else True
 
 
-class FirstRunWizard(QWizard):
+class FirstRunWizard(SettingsFormSet, QWizard):
     """Collects the first settings; ``settings`` holds them after ``accept``."""
 
     def __init__(self, store: QSettings | None = None, parent: QWidget | None = None) -> None:
@@ -41,14 +40,7 @@ class FirstRunWizard(QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
         self.resize(720, 560)
-        self._store = store
-        self.settings: AppSettings = load_settings(store)
-        self.identity = IdentityForm()
-        self.library = LibraryForm()
-        self.offline = OfflineForm()
-        self.model = LocalModelForm()
-        self.providers = ProvidersForm()
-        self.saved_messages: list[str] = []
+        self._make_forms(store)
         pages = [
             ("Who are you?", "Your name marks the annotations you make.", self.identity, "pageName"),
             ("Your library", "Where ThoughtDesk keeps your data (leave empty for the default).",
@@ -63,21 +55,9 @@ class FirstRunWizard(QWizard):
             page = FormPage(title, subtitle, form, name)
             self.pages.append(page)
             self.addPage(page)
-        for form in self._forms():
-            form.load(self.settings)
-
-    def _forms(self):
-        return (self.identity, self.library, self.offline, self.model, self.providers)
-
-    def collect(self) -> AppSettings:
-        """The settings as the pages show them now."""
-        for form in self._forms():
-            form.store(self.settings)
-        return self.settings
+        self._load_forms()
 
     def accept(self) -> None:
-        settings = self.collect()
-        self.saved_messages = self.providers.save_keys(self)
-        save_settings(settings, self._store)
+        self._save_forms()
         mark_first_run_done(self._store)
         super().accept()

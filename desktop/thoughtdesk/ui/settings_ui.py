@@ -10,16 +10,14 @@ from __future__ import annotations
 from thoughtdesk.core import network
 from thoughtdesk.core.logs import log_dir
 from thoughtdesk.ui.about import AboutDialog, app_icon
-from thoughtdesk.ui.provider_forms import ProvidersForm
 from thoughtdesk.ui.qt import (
     QDesktopServices, QDialog, QDialogButtonBox, QLabel, QSettings, QTabWidget, QUrl, QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.settings import AppSettings, load_settings, save_settings
-from thoughtdesk.ui.settings_forms import IdentityForm, LibraryForm, LocalModelForm, OfflineForm
+from thoughtdesk.ui.settings_formset import SettingsFormSet
 
 
-class SettingsDialog(QDialog):
+class SettingsDialog(SettingsFormSet, QDialog):
     """The same forms as the wizard, as tabs; ``settings`` holds what was saved after OK."""
 
     def __init__(self, store: QSettings | None = None, parent: QWidget | None = None) -> None:
@@ -27,14 +25,7 @@ class SettingsDialog(QDialog):
         self.setObjectName("settingsDialog")
         self.setWindowTitle("Settings")
         self.resize(720, 560)
-        self._store = store
-        self.settings: AppSettings = load_settings(store)
-        self.identity = IdentityForm()
-        self.library = LibraryForm()
-        self.offline = OfflineForm()
-        self.model = LocalModelForm()
-        self.providers = ProvidersForm()
-        self.saved_messages: list[str] = []
+        self._make_forms(store)
         self.tabs = QTabWidget(objectName="settingsTabs")
         for form, title in ((self.identity, "You"), (self.library, "Library"), (self.offline, "Network"),
                             (self.model, "Local model"), (self.providers, "Providers")):
@@ -47,18 +38,12 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
 
-    def _forms(self):
-        return (self.identity, self.library, self.offline, self.model, self.providers)
-
     def accept(self) -> None:
         for form in (self.library, self.model):
             if not form.validate():
                 self.tabs.setCurrentWidget(form)
                 return
-        for form in self._forms():
-            form.store(self.settings)
-        self.saved_messages = self.providers.save_keys(self)
-        save_settings(self.settings, self._store)
+        self._save_forms()
         super().accept()
 
 
