@@ -62,6 +62,7 @@ def test_notify_refreshes_in_the_background_and_keeps_the_selected_sample(window
     window.table.selectRow(3)
     chosen = window.current_sample_key()
     node = window.tree.current_node()
+    shown = window.detail.widget()
 
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, EDGE, collection="second")
@@ -74,6 +75,7 @@ def test_notify_refreshes_in_the_background_and_keeps_the_selected_sample(window
     assert window.tree.current_node() == node
     assert window.current_sample_key() == chosen  # not back to row 0
     assert window.table.currentIndex().row() == 3
+    assert window.detail.widget() is shown  # the sample did not change: not rebuilt
 
 
 def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot):  # noqa: F811

@@ -276,7 +276,9 @@ class MainWindow(ImportExportMixin, QMainWindow):
             finally:
                 self.table.selectionModel().blockSignals(False)
             self.table.viewport().update()
-            self.detail.show_sample(load_sample(self.library, sample))  # its CoTs may have changed
+            stored = load_sample(self.library, sample)
+            if stored != self.detail.current:  # its CoTs or answers changed: show them
+                self.detail.show_sample(stored)
         elif self.model.rowCount():
             self.table.selectRow(0)
         else:
