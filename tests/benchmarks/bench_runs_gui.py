@@ -131,6 +131,10 @@ def main() -> int:
     window.resize(1400, 860)
     window.show()
     generation = window.installed["thoughtdesk.ui.generation_ui"]
+    from thoughtdesk.ui.gc_guard import freeze_startup_objects
+
+    spin(0.5)
+    freeze_startup_objects()  # as run_gui does once the window is shown
     probe = StallProbe()
     rows = []
     # Time the main window's own refresh, to tell its stalls from the Runs tab's.

@@ -81,4 +81,8 @@ def run_gui(library: str | None = None) -> int:
 
         quit_when_shown(window)
     window.show()
+    from thoughtdesk.ui.gc_guard import freeze_startup_objects
+    from thoughtdesk.ui.qt import QTimer
+
+    QTimer.singleShot(0, freeze_startup_objects)
     return app.exec()

@@ -46,6 +46,18 @@ class GarbageCollector(QObject):
         return freed
 
 
+def freeze_startup_objects() -> int:
+    """Move everything alive now (modules, the main window's widgets) out of the collector's
+    reach; call once the main window is shown. Objects tracked after start-up; returns how many.
+
+    A full collection over a freshly started app (about 100,000 objects with PySide6, httpx and
+    llama-cpp-python loaded) takes about 30 ms on the GUI thread; after freezing, nearly nothing.
+    """
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 def install(app: QObject) -> GarbageCollector:
     """Turn off automatic collection for ``app``'s lifetime; idempotent."""
     existing = app.findChild(GarbageCollector)
