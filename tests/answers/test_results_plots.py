@@ -90,10 +90,12 @@ def test_correctness_map_click_emits_sample(qtbot, tmp_path, answers):
 def test_bar_labels_name_only_what_differs():
     from types import SimpleNamespace as Row
 
-    from thoughtdesk.ui.results_plots import short_labels
+    from thoughtdesk.ui.results_plots import short_labels, varying_parts
 
     one_model = [Row(model="gpt", condition=f"- / {t} / kojima-A-E") for t in ("-", "kojima-01", "zhou-01")]
-    assert short_labels(one_model) == ["-", "kojima-01", "zhou-01"]
+    assert short_labels(one_model) == ["none", "kojima-01", "zhou-01"]
+    assert varying_parts(one_model) == "trigger"
     two_models = [Row(model=m, condition="- / kojima-01 / x") for m in ("gpt", "llama")]
+    assert varying_parts(two_models) == "model"
     assert short_labels(two_models) == ["gpt", "llama"]
     assert short_labels([Row(model="gpt", condition="a / b / c")]) == ["a / b / c"]

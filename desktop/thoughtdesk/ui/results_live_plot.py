@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from thoughtdesk.core.metrics import AccuracyRow
-from thoughtdesk.ui.results_plots import _MODEL_COLOURS, AccuracyPlot, enumerate_labels
+from thoughtdesk.ui.results_plots import _MODEL_COLOURS, AccuracyPlot, label_bars
 
 #: Above this many bars in a panel the x labels would overlap: they are left out (the table
 #: and the CSV export name every bar).
@@ -57,8 +57,7 @@ class LiveAccuracyPlot(AccuracyPlot):
                 plot.addItem(pg.ErrorBarItem(
                     x=xs[mask], y=accuracy, top=np.array([r.wilson_high for r in chosen]) - accuracy,
                     bottom=accuracy - np.array([r.wilson_low for r in chosen]), beam=0.2))
-            labels = enumerate_labels(panel)
-            plot.getAxis("bottom").setTicks([labels if len(panel) <= MAX_LABELLED_BARS else []])
+            label_bars(plot, panel, with_ticks=len(panel) <= MAX_LABELLED_BARS)
             plot.setXRange(-0.6, max(len(panel) - 0.4, 0.6), padding=0)
         if self._legend is not None and models != self._legend_models:
             self._legend.clear()

@@ -17,7 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
 from PySide6.QtCore import QRectF, QSize, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -94,14 +94,50 @@ def short_labels(rows) -> list[str]:
     several_models = len({r.model for r in rows}) > 1
     labels = []
     for row, p in zip(rows, parts):
-        bits = ([row.model] if several_models else []) + [p[i] for i in varying]
+        bits = ([row.model] if several_models else []) + [_part_name(p[i], i, width) for i in varying]
         labels.append(" / ".join(bits) or row.condition or row.model)
     return labels
+
+
+def _tick_font() -> QFont:
+    font = QFont()
+    font.setPointSizeF(max(7.0, font.pointSizeF() * 0.85))
+    return font
+
+
+#: What each part of a three-part condition is, for saying that a bar has none ("-").
+_CONDITION_PARTS = ("instruction", "trigger", "extraction")
+
+
+def _part_name(value: str, index: int, width: int) -> str:
+    return "none" if value == "-" and width == len(_CONDITION_PARTS) else value
+
+
+def varying_parts(rows) -> str:
+    """What the bars of one panel differ in ("model / trigger"): the x-axis title."""
+    rows = list(rows)
+    parts = [r.condition.split(" / ") for r in rows]
+    width = max((len(p) for p in parts), default=0)
+    names = ["model"] if len({r.model for r in rows}) > 1 else []
+    for i in range(width):
+        if len({p[i] if i < len(p) else "" for p in parts}) > 1:
+            names.append(_CONDITION_PARTS[i] if width == len(_CONDITION_PARTS) else f"part {i + 1}")
+    return " / ".join(names)
 
 
 def enumerate_labels(rows):
     """``(x, label)`` ticks for the bars at x = 0, 1, 2, ..."""
     return [(float(i), label) for i, label in enumerate(short_labels(rows))]
+
+
+def label_bars(plot, rows, with_ticks: bool = True) -> None:
+    """Name a panel's bars (x = 0, 1, ...) and title its x axis with what they differ in."""
+    bottom = plot.getAxis("bottom")
+    bottom.setTicks([list(enumerate_labels(rows)) if with_ticks else []])
+    title = varying_parts(rows)
+    if bottom.labelText != title:  # setting it re-lays the panel out
+        bottom.setStyle(tickFont=_tick_font())  # several labels share a narrow panel
+        plot.setLabel("bottom", title)
 
 
 class AccuracyPlot(_ExportablePlot):
@@ -136,7 +172,7 @@ class AccuracyPlot(_ExportablePlot):
                                              brush=_MODEL_COLOURS[model_index % len(_MODEL_COLOURS)], name=model))
                 plot.addItem(pg.ErrorBarItem(x=x, y=acc, top=np.array([r.wilson_high for r in sel]) - acc,
                                              bottom=acc - np.array([r.wilson_low for r in sel]), beam=0.2))
-            plot.getAxis("bottom").setTicks([list(enumerate_labels(panel))])
+            label_bars(plot, panel)
 
     def export_csv(self, path: str | Path) -> Path:
         """The plotted rows as CSV (all AccuracyRow fields)."""
