@@ -63,11 +63,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     from thoughtdesk.core.import_report import save_import_report
     from thoughtdesk.core.importing import import_dataset, import_thoughtsource
 
+    mapping = None
+    if args.save_mapping is not None and not args.save_mapping.strip():
+        raise ThoughtDeskError("--save-mapping needs a name")
+    if args.map:
+        from thoughtdesk.core.saved_mappings import SavedMappings, resolve_mapping
+
+        mapping = resolve_mapping(args.map)
+    elif args.save_mapping:
+        raise ThoughtDeskError("--save-mapping needs --map field=column,...")
     with _open_library(args) as lib:
         bar = ProgressLine("importing")
-        if args.dataset or args.map:
+        if args.dataset or mapping:
             report = import_dataset(
-                lib, args.path, dataset=args.dataset, mapping=args.map, collection=args.collection,
+                lib, args.path, dataset=args.dataset, mapping=mapping, collection=args.collection,
                 splits=args.split, limit=args.limit, seed=args.seed, on_duplicate=args.on_duplicate,
                 on_error=args.on_error, progress=bar,
             )
@@ -81,6 +90,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         bar.finish()
         saved = save_import_report(lib.path, report, args.path)
     print(report.summary)
+    if args.save_mapping:
+        SavedMappings().save(args.save_mapping, mapping)
+        print(f"mapping saved as {args.save_mapping.strip()!r}; reuse it with --map {args.save_mapping.strip()!r}")
     if saved is not None:
         print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
     return EXIT_OK
@@ -90,6 +102,12 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     from thoughtdesk.core.datasets import catalogue
 
     infos = catalogue()
+    if args.name:
+        from thoughtdesk.core.datasets import get_dataset
+
+        info = get_dataset(args.name)  # an unknown name lists the known ones
+        print(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) if args.json else info.describe())
+        return EXIT_OK
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -168,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("import", help="import a ThoughtSource collection JSON file")
+    p = sub.add_parser("import", help="import a ThoughtSource collection JSON file, a dataset's "
+                       "original files (--dataset) or any table (--map)")
     p.add_argument("path", help="the file to import")
     p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
     p.add_argument(
@@ -178,7 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", metavar="NAME",
                    help="read PATH as this dataset's original files (see `thoughtdesk datasets`)")
     p.add_argument("--map", metavar="FIELD=COLUMN,...",
-                   help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label")
+                   help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label, "
+                   "or the name of a saved mapping")
+    p.add_argument("--save-mapping", metavar="NAME",
+                   help="after the import, save the --map mapping under NAME (shared with the GUI)")
     p.add_argument("--split", action="append", metavar="S", help="only these splits (repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N samples per split")
     p.add_argument("--seed", type=int, metavar="K",
@@ -188,7 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "write a report next to the library")
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("datasets", help="list the dataset catalogue")
+    p = sub.add_parser("datasets", help="list the dataset catalogue (or one dataset's metadata)")
+    p.add_argument("name", nargs="?", help="show this dataset's description, citation, licence, "
+                   "homepage, source URLs and answer type")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_datasets)
 

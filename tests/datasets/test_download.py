@@ -207,3 +207,31 @@ def test_all_catalogue_checksums_match_shared_files(shared):
             assert source.url.startswith("https://")
             checked += 1
     assert checked >= 30
+
+
+@pytest.fixture
+def offline_mode():
+    from thoughtdesk.core import network
+    network.set_offline(True)
+    yield
+    network.set_offline(False)
+
+
+def test_offline_mode_names_the_missing_url_and_how_to_load_by_hand(tmp_path, offline_mode):
+    from thoughtdesk.core.network import OfflineError
+    first = SourceFile("https://example.org/data/a.jsonl", "a.jsonl", 3,
+                       hashlib.sha256(b"abc").hexdigest())
+    second = SourceFile("https://example.org/data/b.jsonl", "b.jsonl", 3, None)
+    info = DatasetInfo(
+        name="demo", title="Demo", description="", citation="", licence="", homepage="",
+        answer_type="text", file_format="bytes", splits=("test",), file_patterns=(),
+        sources=(first, second))
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "a.jsonl").write_bytes(b"abc")  # cached and verified: not needed
+    with pytest.raises(OfflineError) as caught:
+        download_dataset(info, tmp_path)
+    message = str(caught.value)
+    assert message.startswith("offline mode is on")
+    assert second.url in message and first.url not in message
+    assert "by hand" in message and str(tmp_path / "demo" / "b.jsonl") in message
+    assert not (tmp_path / "demo" / "b.jsonl").exists()

@@ -251,3 +251,101 @@ def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
     assert opened and opened[0].download_radio.isChecked()
     assert window.last_report is None  # rejected: nothing imported
     shot(menu, "import_menu")
+
+
+class _SlowServer(http.server.ThreadingHTTPServer):
+    """Serves one 2 MB file slowly (64 KiB every 50 ms) and records every request."""
+
+    daemon_threads = True
+    payload = bytes(range(256)) * 8192
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _SlowHandler)
+        self.requests: list[str] = []
+
+
+class _SlowHandler(http.server.BaseHTTPRequestHandler):
+    server: _SlowServer
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        import time
+        self.server.requests.append(self.path)
+        data = self.server.payload
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for start in range(0, len(data), 1 << 16):
+                self.wfile.write(data[start:start + (1 << 16)])
+                self.wfile.flush()
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client cancelled
+
+
+@pytest.fixture
+def slow_server():
+    server = _SlowServer()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _slow_info(server: _SlowServer):
+    data = _SlowServer.payload
+    url = f"http://127.0.0.1:{server.server_address[1]}/gsm8k/test.jsonl"
+    return replace(get_dataset("gsm8k"), sources=(
+        SourceFile(url, "test.jsonl", len(data), hashlib.sha256(data).hexdigest()),))
+
+
+def test_no_download_until_the_user_clicks(qtbot, slow_server, tmp_path):
+    info = _slow_info(slow_server)
+    other = replace(get_dataset("svamp"), sources=info.sources)
+    dialog = DatasetImportDialog([], download=True, datasets=[info, other],
+                                 cache_dir=tmp_path / "cache")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.select_dataset("svamp")
+    dialog.select_dataset("gsm8k")
+    dialog.local_radio.setChecked(True)
+    dialog.download_radio.setChecked(True)
+    qtbot.wait(300)
+    assert slow_server.requests == [] and not (tmp_path / "cache").exists()
+
+
+def test_cancel_a_download_in_the_dialog(qtbot, slow_server, tmp_path):
+    dialog = DatasetImportDialog([], download=True, datasets=[_slow_info(slow_server)],
+                                 cache_dir=tmp_path / "cache")
+    qtbot.addWidget(dialog)
+    panel = dialog.download
+    panel.download_button.click()
+    assert panel.cancel_button.isEnabled() and not panel.download_button.isEnabled()
+    qtbot.waitUntil(lambda: panel.bar.maximum() > 1 and panel.bar.value() > 0, timeout=10000)
+    assert "MiB" in panel.bar.text()  # progress shown in the bar as it grows
+    with qtbot.waitSignal(panel.failed_with, timeout=10000) as failed:
+        panel.cancel_button.click()
+    assert "cancelled" in failed.args[0] and "resume" in failed.args[0]
+    qtbot.waitUntil(lambda: panel.task is None, timeout=5000)
+    folder = tmp_path / "cache" / "gsm8k"
+    assert not (folder / "test.jsonl").exists()  # nothing that looks complete
+    part = folder / "test.jsonl.part"
+    assert part.exists() and 0 < part.stat().st_size < len(_SlowServer.payload)
+    assert dialog.path_edit.text() == "" and panel.download_button.isEnabled()
+
+
+def test_cancelled_dataset_import_in_the_window_changes_nothing(window, qtbot, shared):
+    before = library_digest(window.library.path)
+    dialog = DatasetImportDialog([], path=shared("medmcqa"))
+    qtbot.addWidget(dialog)
+    assert dialog.dataset == "medmc_qa"
+    task = window.import_request(dialog.request())
+    from PySide6.QtWidgets import QPushButton
+    window.progress.findChild(QPushButton).click()  # the progress dialog's Cancel button
+    wait_import(qtbot, window, task)
+    assert window.last_report is None and window.library.collection_id("medmc_qa") is None
+    assert "cancelled" in window.statusBar().currentMessage()
+    assert library_digest(window.library.path) == before

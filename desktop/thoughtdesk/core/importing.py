@@ -164,12 +164,13 @@ def import_dataset(
 ) -> ImportReport:
     """Import a dataset from its original files (``dataset``) or any table file (``mapping``).
 
+    ``mapping`` is a :class:`ColumnMapping`, ``field=column,...`` text, or a saved mapping's name.
     ``limit`` keeps the first N samples of each split, or N drawn at random with ``seed``.
     ``on_error="abort"`` stops at the first bad record (its :class:`DataFileError` names file
     and line) and stores nothing; ``"skip"`` leaves bad records out and lists them in
     ``ImportReport.bad_records``. ``progress(done, total)`` counts samples (total 0 = unknown).
     """
-    from thoughtdesk.core.datasets import get_dataset, load_dataset, load_generic, parse_mapping
+    from thoughtdesk.core.datasets import get_dataset, load_dataset, load_generic
     from thoughtdesk.core.datasets.generic import ColumnMapping
 
     if on_error not in ON_ERROR_CHOICES:
@@ -179,7 +180,12 @@ def import_dataset(
     policy = "raise" if on_error == "abort" else "skip"
     if mapping:
         name = dataset or path.stem
-        column_mapping = mapping if isinstance(mapping, ColumnMapping) else parse_mapping(mapping)
+        if isinstance(mapping, ColumnMapping):
+            column_mapping = mapping
+        else:
+            from thoughtdesk.core.saved_mappings import resolve_mapping
+
+            column_mapping = resolve_mapping(mapping)  # field=column text, or a saved name
         stream = load_generic(path, column_mapping, splits=splits, on_error=policy, errors=errors)
     else:
         get_dataset(dataset)  # a clear error for an unknown name

@@ -12,7 +12,7 @@ from pathlib import Path
 import platformdirs
 
 from thoughtdesk.core.files import write_json_atomically
-from thoughtdesk.core.datasets.generic import ColumnMapping
+from thoughtdesk.core.datasets.generic import ColumnMapping, MappingError, parse_mapping
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.paths import APP_NAME
 
@@ -62,6 +62,24 @@ class SavedMappings:
         write_json_atomically(self.path, data)
 
     def delete(self, name: str) -> None:
+        """Forget the mapping saved as ``name`` (nothing happens when there is none)."""
         data = self._read()
         if data.pop(name, None) is not None:
             write_json_atomically(self.path, data)
+
+
+def resolve_mapping(text: str, store: SavedMappings | None = None) -> ColumnMapping:
+    """A ``--map`` value: ``field=column,...`` (see ``parse_mapping``) or a saved mapping's name.
+
+    Raises :class:`MappingError` for bad mapping text or an unknown name (listing the saved ones).
+    """
+    if "=" in text:
+        return parse_mapping(text)
+    store = store or SavedMappings()
+    name = text.strip()
+    try:
+        return store.get(name)
+    except KeyError:
+        known = ", ".join(store.names()) or "none yet"
+        raise MappingError(f"no saved mapping named {name!r}: give field=column,... or the name "
+                           f"of a saved mapping ({known}; kept in {store.path})") from None

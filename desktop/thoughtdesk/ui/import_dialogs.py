@@ -105,6 +105,7 @@ class DatasetImportDialog(QDialog):
 
         self.splits_box = QGroupBox("Splits")
         self.splits_layout = QHBoxLayout(self.splits_box)
+        self.splits_layout.addStretch(1)  # the split boxes go before it, side by side on the left
         self.split_boxes: dict[str, QCheckBox] = {}
         layout.addWidget(self.splits_box)
         self.files_label = plain_label(name="filesLabel")
@@ -251,7 +252,7 @@ class DatasetImportDialog(QDialog):
         for split in self.available_splits():
             box = QCheckBox(split, objectName=f"split_{split}")
             box.setChecked(True)
-            self.splits_layout.addWidget(box)
+            self.splits_layout.insertWidget(self.splits_layout.count() - 1, box)
             self.split_boxes[split] = box
 
     def set_splits(self, splits: list[str]) -> None:

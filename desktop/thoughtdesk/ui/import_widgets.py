@@ -53,19 +53,7 @@ def plain_label(text: str = "", name: str | None = None, wrap: bool = True) -> Q
 
 def metadata_text(info: DatasetInfo) -> str:
     """A dataset's metadata as plain text (description, answer type, licence, homepage, citation)."""
-    parts = [f"{info.title} ({info.name})", "", info.description, "",
-             f"Answer type: {info.answer_type}", f"Licence: {info.licence}",
-             f"Homepage: {info.homepage}"]
-    if info.reference_cot:
-        parts.append(f"Reference CoTs: {info.reference_cot}")
-    parts.append(f"Splits: {', '.join(info.splits)}")
-    parts.append(f"File format: {info.file_format}")
-    if info.sources:
-        parts.append("Source URLs: " + ", ".join(source.url for source in info.sources))
-    if info.notes:
-        parts.append(f"Notes: {info.notes}")
-    parts += ["", "Citation:", info.citation]
-    return "\n".join(parts)
+    return info.describe()
 
 
 def default_cache_dir() -> Path:
@@ -139,6 +127,7 @@ class DownloadPanel(QWidget):
         self.bar = QProgressBar(objectName="downloadProgress")
         self.bar.setRange(0, 1)
         self.bar.setValue(0)
+        self.bar.setTextVisible(False)  # no "0%" before a download has started
         row.addWidget(self.download_button)
         row.addWidget(self.bar, 1)
         row.addWidget(self.cancel_button)
@@ -189,6 +178,7 @@ class DownloadPanel(QWidget):
             self.task.context.cancel()
 
     def _progress(self, done_kib: int, total_kib: int) -> None:
+        self.bar.setTextVisible(True)
         if total_kib:
             self.bar.setRange(0, total_kib)
             self.bar.setValue(min(done_kib, total_kib))

@@ -30,6 +30,9 @@ ANSWER_FORMATS = (("auto", "auto (text, letter or 1-based number)"), ("text", "c
                   ("index0", "number, 0-based"))
 PREVIEW_HEADERS = ("line", "split", "id", "question", "choices", "answer", "reference CoT",
                    "context", "error")
+#: Preview column widths in pixels (line and split are short; the question needs room).
+PREVIEW_WIDTHS = {"line": 48, "split": 80, "id": 120, "question": 280, "choices": 200,
+                  "answer": 140, "reference CoT": 220, "context": 120}
 NONE_TEXT = "(none)"
 
 
@@ -62,34 +65,45 @@ class MappingDialog(QDialog):
         layout.addLayout(saved_row)
 
         mapping_box = QGroupBox("Columns")
-        form = QFormLayout(mapping_box)
+        # Two columns of fields, so the preview below keeps most of the dialog's height.
+        columns = QHBoxLayout(mapping_box)
+        answer_form, other_form = QFormLayout(), QFormLayout()
+        columns.addLayout(answer_form, 1)
+        columns.addSpacing(16)
+        columns.addLayout(other_form, 1)
         self.question = QComboBox(objectName="map_question")
-        form.addRow("Question:", self.question)
+        answer_form.addRow("Question:", self.question)
         self.choices = QComboBox(objectName="map_choices")
         self.choices.setEditable(True)
         self.choices.setToolTip("one column holding a list, or several columns separated by |")
-        form.addRow("Choices (a list column, or col1|col2|…):", self.choices)
+        self.choices.lineEdit().setPlaceholderText("a list column, or col1|col2|…")
+        answer_form.addRow("Choices:", self.choices)
         self.optional: dict[str, QComboBox] = {}
         for attribute, label in OPTIONAL_FIELDS:
             combo = QComboBox(objectName=f"map_{attribute}")
             self.optional[attribute] = combo
-            form.addRow(f"{label}:", combo)
+            (answer_form if attribute == "answer" else other_form).addRow(f"{label}:", combo)
         self.answer_type = QComboBox(objectName="map_answer_type")
         self.answer_type.addItems(list(ANSWER_TYPES))
         self.answer_type.setCurrentText("text")  # until a choices column is found or chosen
-        form.addRow("Answer type:", self.answer_type)
+        answer_form.addRow("Answer type:", self.answer_type)
         self.answer_format = QComboBox(objectName="map_answer_format")
         for value, text in ANSWER_FORMATS:
             self.answer_format.addItem(text, value)
-        form.addRow("The answer column holds:", self.answer_format)
+        answer_form.addRow("Answer holds:", self.answer_format)
         self.dataset_name = QLineEdit(self.path.stem, objectName="datasetNameEdit")
-        form.addRow("Dataset name:", self.dataset_name)
+        other_form.addRow("Dataset name:", self.dataset_name)
         layout.addWidget(mapping_box)
 
         self.table = QTableWidget(0, len(PREVIEW_HEADERS), objectName="previewTable")
         self.table.setHorizontalHeaderLabels(list(PREVIEW_HEADERS))
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)  # one line per record; the tooltip has the whole text
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        for name, width in PREVIEW_WIDTHS.items():
+            self.table.setColumnWidth(PREVIEW_HEADERS.index(name), width)
         layout.addWidget(self.table, 1)
         self.status = plain_label(name="previewStatus")
         layout.addWidget(self.status)

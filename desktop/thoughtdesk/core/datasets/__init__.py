@@ -13,11 +13,11 @@ Public API::
 
 from .catalogue import DatasetInfo, SourceFile, UnknownDatasetError, catalogue, get_dataset
 from .download import DownloadError, dataset_cache_dir, download_dataset
-from .generic import ColumnMapping, load_generic, parse_mapping, preview
+from .generic import ColumnMapping, MappingError, load_generic, parse_mapping, preview
 from .loading import dataset_files, detect_dataset, load_dataset
 
 __all__ = [
     "DatasetInfo", "SourceFile", "UnknownDatasetError", "catalogue", "get_dataset",
     "dataset_files", "detect_dataset", "load_dataset", "DownloadError", "dataset_cache_dir",
-    "download_dataset", "ColumnMapping", "load_generic", "parse_mapping", "preview",
+    "download_dataset", "ColumnMapping", "MappingError", "load_generic", "parse_mapping", "preview",
 ]

@@ -59,6 +59,25 @@ class DatasetInfo:
     notes: str = ""
     options: dict[str, str] = field(default_factory=dict)
 
+    def describe(self) -> str:
+        """All of the metadata as plain text, one item a line (the UI and ``datasets NAME``)."""
+        parts = [f"{self.title} ({self.name})", "", self.description, "",
+                 f"Answer type: {self.answer_type}", f"Licence: {self.licence}",
+                 f"Homepage: {self.homepage}"]
+        if self.reference_cot:
+            parts.append(f"Reference CoTs: {self.reference_cot}")
+        parts.append(f"Splits: {', '.join(self.splits)}")
+        parts.append(f"File format: {self.file_format}")
+        if self.sources:
+            parts.append("Source URLs:")
+            parts.extend(f"  {source.url}" for source in self.sources)
+        if self.options:
+            parts.append("Options: " + "; ".join(f"{k}: {v}" for k, v in self.options.items()))
+        if self.notes:
+            parts.append(f"Notes: {self.notes}")
+        parts += ["", "Citation:", self.citation]
+        return "\n".join(parts)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict of all fields (for ``thoughtdesk datasets --json``)."""
         data = asdict(self)

@@ -16,12 +16,17 @@ from pathlib import Path
 import httpx
 
 from ..errors import Cancelled, ThoughtDeskError
-from ..network import is_offline, require_network
+from ..network import OfflineError, is_offline, require_network
 from .archives import unpack_zip
 from .catalogue import DatasetInfo, SourceFile
 
 _CHUNK = 1 << 16
 _TIMEOUT = httpx.Timeout(30.0, connect=15.0)
+
+
+def _by_hand(url: str, target: Path) -> str:
+    return (f"To load the file by hand, download {url} in a browser, save it as {target} "
+            "(or anywhere) and load that file or its folder")
 
 
 class DownloadError(ThoughtDeskError):
@@ -31,10 +36,17 @@ class DownloadError(ThoughtDeskError):
         self.url = url
         self.reason = reason
         self.target = target
-        super().__init__(
-            f"download of {url} failed: {reason}. To load the file by hand, download it in a "
-            f"browser, save it as {target} (or anywhere) and load that file or its folder"
-        )
+        super().__init__(f"download of {url} failed: {reason}. {_by_hand(url, target)}")
+
+
+class OfflineDownloadError(OfflineError):
+    """A download refused because offline mode is on; names the URL and how to load by hand."""
+
+    def __init__(self, what: str, url: str, target: Path) -> None:
+        super().__init__(what, url)
+        self.url = url
+        self.target = target
+        self.args = (f"{self.args[0]}. {_by_hand(url, target)}",)
 
 
 def dataset_cache_dir(info: DatasetInfo, cache_dir: str | Path) -> Path:
@@ -75,9 +87,15 @@ def download_dataset(
     is unpacked beside itself (see :func:`unpack_zip`).
     """
     folder = dataset_cache_dir(info, cache_dir)
-    if is_offline() and not all(_verified(folder / s.path, s) for s in info.sources):
-        # offline mode: say so instead of trying (cached, verified files need no network)
-        require_network(f"the download of dataset {info.name}", info.sources[0].url)
+    missing = [s for s in info.sources if not _verified(folder / s.path, s)] if is_offline() else []
+    if missing:
+        # offline mode: say so instead of trying (cached, verified files need no network);
+        # the message names the first file still needed and how to fetch it by hand.
+        what = f"the download of dataset {info.name}"
+        try:
+            require_network(what, missing[0].url)
+        except OfflineError:
+            raise OfflineDownloadError(what, missing[0].url, folder / missing[0].path) from None
     sizes = [source.size for source in info.sources]
     total = sum(sizes) if all(size is not None for size in sizes) else None  # type: ignore[misc]
     done = 0

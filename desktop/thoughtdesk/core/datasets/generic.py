@@ -16,11 +16,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataFileError
+from ..errors import DataFileError, ThoughtDeskError
 from ..schema import ANSWER_TYPES, Sample
 from .loading import LoadContext, RecordError
 from .readers import iter_csv, iter_json_container, iter_jsonl
 from .text import format_number, split_sentences
+
+class MappingError(ThoughtDeskError, ValueError):
+    """A column mapping that cannot be used (a bad ``--map`` text or an unknown saved name)."""
+
 
 _ANSWER_FORMATS = ("auto", "text", "letter", "index1", "index0")
 _FIELDS = ("question", "choices", "answer", "cot", "context", "id", "split")
@@ -78,7 +82,7 @@ def parse_mapping(text: str) -> ColumnMapping:
     """Parse ``question=problem,answer=label,choices=opa|opb,answer_type=multiplechoice``.
 
     ``choices`` takes one column or several separated by ``|``; ``type`` is accepted for
-    ``answer_type``. Raises ``ValueError`` naming the bad part.
+    ``answer_type``. Raises :class:`MappingError` (a ``ValueError``) naming the bad part.
     """
     values: dict[str, Any] = {}
     for part in (piece.strip() for piece in text.split(",")):
@@ -87,7 +91,7 @@ def parse_mapping(text: str) -> ColumnMapping:
         key, sep, value = part.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not value:
-            raise ValueError(f"mapping part {part!r} should look like field=column")
+            raise MappingError(f"mapping part {part!r} should look like field=column")
         if key == "type":
             key = "answer_type"
         if key == "choices":
@@ -96,10 +100,14 @@ def parse_mapping(text: str) -> ColumnMapping:
                                         "answer_format"):
             values[key] = value
         else:
-            raise ValueError(f"unknown mapping field {key!r}; known: {', '.join(_FIELDS)}, answer_type")
+            raise MappingError(f"unknown mapping field {key!r}; known: {', '.join(_FIELDS)}, "
+                               "answer_type, answer_format, default_split, choices_separator")
     if "question" not in values:
-        raise ValueError("the mapping needs question=COLUMN")
-    return ColumnMapping(**values)
+        raise MappingError("the mapping needs question=COLUMN")
+    try:
+        return ColumnMapping(**values)
+    except ValueError as error:
+        raise MappingError(str(error)) from None
 
 
 def _file_kind(path: Path) -> str:
@@ -295,6 +303,8 @@ def load_generic(
     if not source.is_file():
         raise DataFileError(source, "no such file")
     context = LoadContext("generic", source, on_error, errors)
+    # Named in error messages; a split column is only known record by record.
+    split_label = mapping.default_split if mapping.split is None else f"from column {mapping.split}"
     wanted = set(splits) if splits is not None else None
     current_split = [mapping.default_split]
 
@@ -303,6 +313,6 @@ def load_generic(
         return sample
 
     # context.convert yields each sample right after converting it, so current_split is its split.
-    for _, sample in context.convert(source, "generic", _records(source), convert):
+    for _, sample in context.convert(source, split_label, _records(source), convert):
         if wanted is None or current_split[0] in wanted:
             yield current_split[0], sample

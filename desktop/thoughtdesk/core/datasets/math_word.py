@@ -91,6 +91,11 @@ _UNIT = re.compile(r"\(\s*[^()\d]*[A-Za-z][^()]*\)")
 _ANSWER_WITH_UNIT = re.compile(r"^\s*(-?[\d,]*\.?\d+)\s*(\(.*\))?\s*$")
 
 
+#: The right side of a division with remainder, as ASDiv writes it: ``47/6=7 r5``.
+_REMAINDER = re.compile(r"^\s*(\d+)\s*r\s*(\d+)\s*$")
+_LAST_RESULT = re.compile(r" and get [^ ]+\.$")
+
+
 def _asdiv_steps(formula: str) -> list[str]:
     steps: list[str] = []
     for part in formula.split(";"):
@@ -98,10 +103,16 @@ def _asdiv_steps(formula: str) -> list[str]:
         if not part:
             continue
         plain = _UNIT.sub("", part)
-        left = plain.split("=", 1)[0]
+        left, _, right = plain.partition("=")
         worked = expression_steps(left) if "=" in plain else None
         if worked and worked[0]:
-            steps.extend(worked[0])
+            found = worked[0]
+            remainder = _REMAINDER.match(right)
+            if remainder and " divide " in found[-1] and int(worked[1]) == int(remainder.group(1)):
+                # "Surplus" problems ask for the remainder: "get 7 with remainder 5", not 7.833333.
+                quotient, rest = remainder.groups()
+                found[-1] = _LAST_RESULT.sub(f" and get {quotient} with remainder {rest}.", found[-1])
+            steps.extend(found)
         else:
             steps.append(part if part.endswith(".") else f"{part}.")
     return steps
