@@ -27,7 +27,7 @@ def test_success_is_reported_without_blocking_the_gui(qtbot, models_server):
         assert panel.result.text() == "Testing…"
     result = blocker.args[0]
     assert result.ok and result.models == ("local-model-a", "local-model-b")
-    assert panel.result.text().startswith("Connected: connected to OpenAI-compatible server at "
+    assert panel.result.text().startswith("Connected to OpenAI-compatible server at "
                                           f"{models_server}/models (HTTP 200)")
     qtbot.waitUntil(panel.test_button.isEnabled)
 

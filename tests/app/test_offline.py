@@ -1,4 +1,4 @@
-"""Offline mode end to end: import, local generation, extraction and scoring, export, with no
+"""Offline mode end to end: import, a local generation run, evaluation with re-scoring, export, with no
 connection attempted to anything but this machine; and remote actions refused up front."""
 
 from __future__ import annotations
@@ -12,16 +12,13 @@ import pytest
 
 from tests.generation.conftest import gguf_model  # noqa: F401 - the session fixture (cached model)
 from thoughtdesk.core import network
-from thoughtdesk.core.answers import extract_answer
 from thoughtdesk.core.backends import AnthropicBackend, OpenAICompatBackend, Request
 from thoughtdesk.core.datasets import get_dataset
 from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile
 from thoughtdesk.core.datasets.download import download_dataset
 from thoughtdesk.core.importing import export_thoughtsource, import_thoughtsource
-from thoughtdesk.core.metrics import ScoredAnswer, accuracy_table
 from thoughtdesk.core.network import OfflineError
 from thoughtdesk.core.paths import resource_path
-from thoughtdesk.core.reader import iter_collection
 from thoughtdesk.core.store import Library
 
 # A second, independent audit hook that records every socket event of the process while a test
@@ -62,41 +59,31 @@ def _non_loopback(events) -> list:
 
 
 def test_offline_workflow_touches_only_this_machine(gguf_model, tmp_path, socket_events):  # noqa: F811
+    """Import, a generation run with the local model (the real run executor), evaluation with
+    re-scoring, and export, all while offline: no non-loopback socket event at all."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (extra 'local')")
-    from thoughtdesk.core.backends import LlamaCppBackend, LlamaCppSettings
+    from thoughtdesk.core.evaluation import evaluate
+    from thoughtdesk.core.prompts import PromptMode
+    from thoughtdesk.core.runs import ModelSpec, RunSpec, SampleSelection, create_run, execute_run, plan_run
 
     network.set_offline(True)
     refused_before = len(network.refused_attempts)
-    with Library.open(tmp_path / "offline.thoughtdesk") as lib:
+    path = tmp_path / "offline.thoughtdesk"
+    with Library.open(path) as lib:
         report = import_thoughtsource(lib, resource_path("demo_collection.json"), collection="Demo")
         assert report.inserted == 16
-        cid = lib.require_collection("Demo")
-        samples = [(dataset, split, s) for dataset, split, items in iter_collection(lib, cid)
-                   for s in items][:3]
-
-        async def generate() -> list[str]:
-            backend = LlamaCppBackend(LlamaCppSettings(gguf_model, n_ctx=512))
-            try:
-                texts = []
-                for _, _, sample in samples:
-                    response = await backend.complete(Request(
-                        model="gemma", prompt=f"Question: {sample.question}\nAnswer: Let's think step by step.",
-                        max_tokens=8, temperature=0.0, seed=3))
-                    texts.append(response.texts[0])
-                return texts
-            finally:
-                await backend.aclose()
-
-        texts = asyncio.run(generate())
-        assert len(texts) == 3 and all(isinstance(t, str) for t in texts)
-        scored = []
-        for (dataset, split, sample), text in zip(samples, texts):
-            extraction = extract_answer(sample.type, extraction_output=None, cot=text,
-                                        choices=sample.choices, gold=sample.answer)
-            scored.append(ScoredAnswer(dataset, split, "gemma-3-270m", "offline", sample.id,
-                                       extraction.outcome))
-        table = accuracy_table(scored)
-        assert sum(row.n for row in table) == 3
+        model = ModelSpec.parse(f"llamacpp:{gguf_model}", max_tokens=8, n_ctx=512, seed=3)
+        spec = RunSpec(samples=SampleSelection("Demo", datasets=("gsm8k",), limit=2), models=(model,),
+                       cot_triggers=("kojima-01",), mode=PromptMode.ONE_STEP)
+        run_id = create_run(lib, plan_run(lib, spec))
+    final = execute_run(path, run_id)
+    assert final.status == "done" and final.done == 2 and final.completion_tokens > 0
+    with Library.open(path) as lib:
+        generated = lib.conn.execute("SELECT count(*) FROM generated_cot WHERE api_service = 'llamacpp'").fetchone()[0]
+        assert generated == 2
+        result = evaluate(lib, "Demo", rescore=True, n_resamples=99)
+        local_rows = [row for row in result.rows if "gemma" in str(row.key).lower()]
+        assert sum(row.n for row in local_rows) == 2, result.rows
         exported = export_thoughtsource(lib, "Demo", tmp_path / "export.json")
         assert exported == 16 and (tmp_path / "export.json").stat().st_size > 0
     assert network.refused_attempts[refused_before:] == []

@@ -113,3 +113,30 @@ def test_about_dialog_lists_versions_and_licences(qtbot, window):
 def test_edit_menu_comes_right_after_file(window):
     menus = [a.text() for a in window.menuBar().actions()]
     assert menus[:2] == ["&File", "&Edit"] and menus[-1] == "&Help"
+
+
+class _LockedKeyring(secrets.MemoryKeyring):
+    """A keyring that exists but refuses to store (a locked GNOME Keyring, a denied Keychain)."""
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        import keyring.errors
+
+        raise keyring.errors.KeyringLocked("the collection is locked")
+
+
+def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
+    secrets.use_keyring(_LockedKeyring())
+    installed = window.installed["thoughtdesk.ui.settings_ui"]
+    installed.action_settings.trigger()
+    dialog = installed.dialog
+    qtbot.keyClicks(dialog.providers.openai.key, "sk-refused-by-keyring-5555")
+    dialog.accept()  # raised SecretStoreError out of accept() before
+    assert dialog.result() == 1
+    assert dialog.failed_messages() == [
+        "the openai key was NOT stored: cannot store the API key of openai in the system keyring "
+        "(KeyringLocked); unlock the keyring, or install one (GNOME Keyring, KWallet, macOS Keychain, "
+        "Windows Credential Manager)"]
+    box = window.last_message
+    assert box.objectName() == "errorBox" and "the openai key was NOT stored" in box.text()
+    assert "sk-refused-by-keyring-5555" not in box.text()
+    assert load_settings().openai_enabled  # the rest of the settings was saved

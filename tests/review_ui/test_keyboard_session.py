@@ -90,9 +90,20 @@ def test_keyboard_only_session_with_undo_and_redo(session, qtbot) -> None:
     # What was stored on the first sample is shown again.
     assert view.current_cot_pk() == generated[0]
     assert not view.panel.checks["Incorrect reasoning"].isChecked()  # "false" after the second 1
-    # Undo reaches across samples: the label on the second sample goes.
+    # Undo reaches across samples: the view first goes to the second sample and its CoT, so the
+    # reviewer sees the label go; redo stays there and puts it back.
     session.key(Qt.Key.Key_Z, CTRL)
     assert session.review(new_first).labels == {}
+    assert view.stored.pk == second_sample and view.current_cot_pk() == new_first
+    assert not view.panel.checks["Incorrect reasoning"].isChecked()
+    session.key(Qt.Key.Key_Z, CTRL | SHIFT)
+    assert session.review(new_first).labels == {"Incorrect reasoning": True}
+    assert view.panel.checks["Incorrect reasoning"].isChecked()
+    # Undo of the first sample's change goes back there, to the CoT it was made on.
+    session.key(Qt.Key.Key_Z, CTRL)  # the label on the second sample again
+    session.key(Qt.Key.Key_Z, CTRL)  # quality 4 on the first sample's second CoT
+    assert view.stored.pk == first_sample and view.current_cot_pk() == generated[1]
+    assert session.review(generated[1]).quality is None
 
 
 def test_digits_typed_in_the_comment_editor_are_text(session, qtbot) -> None:

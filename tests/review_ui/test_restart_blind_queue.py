@@ -6,7 +6,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit
 
 from thoughtdesk.core.review import QueueFilter, blind_order
-from thoughtdesk.core.schema import model_name
 from thoughtdesk.core.store import Library
 
 from .conftest import COLLECTION, REVIEWER, Session

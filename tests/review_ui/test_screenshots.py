@@ -1,7 +1,8 @@
 """Screenshots of the Review tab in light and dark palettes (also a readability check).
 
-Saved to /tmp always; with THOUGHTDESK_UPDATE_SCREENSHOTS=1 also to docs/screenshots/
-(review.png and review-dark.png), which is how the committed ones were made.
+Saved to /tmp always; with THOUGHTDESK_UPDATE_SCREENSHOTS=1 the dark one also goes to
+docs/screenshots/review-dark.png. docs/screenshots/review.png shows a real ThoughtSource sample
+instead: it is made by tests/review_ui/docs_screenshots.py (with settings.png).
 """
 
 from __future__ import annotations
@@ -95,5 +96,5 @@ def shoot(session, qtbot, theme: str) -> None:
     name = "review.png" if theme == "light" else "review-dark.png"
     target = Path("/tmp") / name
     assert window.grab().save(str(target))
-    if os.environ.get("THOUGHTDESK_UPDATE_SCREENSHOTS") == "1":
+    if os.environ.get("THOUGHTDESK_UPDATE_SCREENSHOTS") == "1" and theme == "dark":
         shutil.copy(target, ROOT_DIR / "docs" / "screenshots" / name)

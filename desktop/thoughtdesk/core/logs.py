@@ -37,6 +37,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
                 re.IGNORECASE), r"\1" + REDACTED),
 )
 
+#: Environment variables that may hold API keys (``core.runs.providers`` reads them when the
+#: keyring has none): their values are redacted like keyring keys.
+KEY_ENVIRONMENT_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
 _secrets: set[str] = set()
 _secrets_lock = threading.Lock()
 _handler: logging.Handler | None = None
@@ -165,6 +169,8 @@ def setup_logging(level: int = logging.INFO) -> Path:
     if root.level > level or root.level == logging.NOTSET:
         root.setLevel(level)
     _handler = handler
+    for variable in KEY_ENVIRONMENT_VARIABLES:
+        register_secret(os.environ.get(variable))
     # httpx logs every request URL at INFO; keep those lines, but quieter libraries stay quiet.
     for noisy in ("httpcore", "hpack", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -57,6 +57,10 @@ class AnnotationPanel(QWidget):
 
         self.span_list = QListWidget(objectName="spanList")
         self.span_list.setMaximumHeight(120)
+        # Long quotes wrap inside the panel instead of needing a horizontal scroll bar.
+        self.span_list.setWordWrap(True)
+        self.span_list.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.span_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.span_list.setToolTip("Span labels of this CoT; Delete removes the selected one")
         delete = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.span_list)
         delete.setContext(Qt.ShortcutContext.WidgetShortcut)

@@ -55,7 +55,7 @@ def run_gui(library: str | None = None) -> int:
     from thoughtdesk.ui.about import app_icon
     from thoughtdesk.ui.crash import install_crash_handler
     from thoughtdesk.ui.main_window import MainWindow
-    from thoughtdesk.ui.qt import QMessageBox
+    from thoughtdesk.ui.qt import QMessageBox, Qt
     from thoughtdesk.ui.settings import apply_startup_settings, load_settings, wizard_wanted
 
     setup_logging()
@@ -66,8 +66,13 @@ def run_gui(library: str | None = None) -> int:
     if wizard_wanted():
         from thoughtdesk.ui.first_run import FirstRunWizard
 
-        if FirstRunWizard().exec():
+        wizard = FirstRunWizard()
+        if wizard.exec():
             settings = load_settings()
+            if wizard.failed_messages():  # e.g. the keyring refused a key: say so before going on
+                box = QMessageBox(QMessageBox.Icon.Warning, "ThoughtDesk", "\n".join(wizard.failed_messages()))
+                box.setTextFormat(Qt.TextFormat.PlainText)
+                box.exec()
     explicit = library or (None if os.environ.get(LIBRARY_ENV) else settings.library_path or None)
     path = resolve_library_path(explicit)
     try:

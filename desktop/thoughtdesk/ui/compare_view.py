@@ -115,6 +115,7 @@ class CompareView(QWidget):
             box.setMinimumContentsLength(22)
             box.currentIndexChanged.connect(self._update_diff)
         self.diff_summary = plain("", name="diffSummary")
+        self.diff_summary.setWordWrap(False)  # "−32 words, +126 words" on one line
         self.diff_a, self.diff_b = read_only_text("diffFirst"), read_only_text("diffSecond")
         diff_sides = QSplitter(Qt.Orientation.Horizontal)
         diff_sides.addWidget(self.diff_a)

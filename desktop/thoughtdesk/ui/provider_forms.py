@@ -96,7 +96,9 @@ class ProviderPanel(QGroupBox):
         self.last_result = result
         self.result.setProperty("ok", result.ok)
         self.result.setStyleSheet("color: #1b7f3b;" if result.ok else "color: #b3261e;")
-        self.result.setText(("Connected: " if result.ok else "Failed: ") + result.message)
+        # Success reads "Connected to … (HTTP 200); models: …", a failure "Failed: <why>".
+        text = result.message[:1].upper() + result.message[1:] if result.ok else "Failed: " + result.message
+        self.result.setText(text)
         self.tested.emit(result)
 
     def save_key(self, parent: QWidget | None) -> str | None:
@@ -104,7 +106,10 @@ class ProviderPanel(QGroupBox):
         typed = self.key.text().strip()
         if not typed:
             return None
-        return save_api_key(parent, self.provider, typed)
+        try:
+            return save_api_key(parent, self.provider, typed)
+        except secrets.SecretStoreError as error:  # a locked keyring: say so, do not crash
+            return f"the {self.provider} key was NOT stored: {error}"
 
 
 class ProvidersForm(QWidget):

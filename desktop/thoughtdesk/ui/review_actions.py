@@ -65,6 +65,7 @@ class ReviewController(QObject):
         menu.addAction(self.blind_action)
         w.addAction(self.blind_action)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
+        w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
         menu.addSeparator()
         # Undo/redo keys are handled by the view's key filter (so a text editor keeps its own
         # Ctrl+Z); these menu entries show them and work by mouse.
@@ -218,6 +219,24 @@ class ReviewController(QObject):
         if ok and name.strip():
             self.view.set_author(name)
             self.view._update_progress()
+
+    def settings_changed(self) -> None:
+        """Called by Edit ▸ Settings after OK: annotate under the (possibly new) user name."""
+        self.view.sync_author()
+
+    # ---- label sets ---------------------------------------------------------------------------
+
+    def label_set_dialog(self):
+        """Open the label-set editor on the set in use; the Review tab follows what it saves."""
+        from thoughtdesk.ui.label_set_editor import LabelSetEditor
+
+        current = self.view.label_set.name if self.view.label_set is not None else None
+        dialog = LabelSetEditor(self.window.library, current, self.window)
+        dialog.saved.connect(self.view.reload_label_sets)
+        dialog.deleted.connect(lambda _name: self.view.reload_label_sets())
+        self.last_dialog = dialog
+        dialog.open()
+        return dialog
 
     # ---- exchange and agreement ---------------------------------------------------------------
 

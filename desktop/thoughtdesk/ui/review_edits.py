@@ -51,7 +51,31 @@ class ReviewEditsMixin:
     def push(self, op: AnnotationOp) -> None:
         """Apply ``op`` through the undo stack (written at once)."""
         if self.store is not None:
-            self.undo_stack.push(AnnotationCommand(self.store, op, self._after_change, self._failed))
+            self.undo_stack.push(AnnotationCommand(self.store, op, self._after_change, self._failed,
+                                                   self.reveal_cot))
+
+    def reveal_cot(self, op: AnnotationOp) -> None:
+        """Show the CoT ``op`` changes (its sample first, if another is shown) and make it current.
+
+        Called before an undo or redo, so a change is never undone out of sight. A CoT whose
+        sample is not shown because the filters hide it is still changed, and said so.
+        """
+        if op.cot_pk not in self.cot_pks and self.library is not None:
+            row = self.library.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?",
+                                            (op.cot_pk,)).fetchone()
+            if row is None:
+                return  # the CoT is gone; the write reports it
+            if self.queue is not None and row[0] in self.queue.sample_pks:
+                self.go_to_queue_index(self.queue.sample_pks.index(row[0]))
+            else:
+                self.show_sample(row[0])
+        if op.cot_pk in self.cot_pks:
+            index = self.cot_pks.index(op.cot_pk)
+            if index != self.compare.current_index():
+                self.compare.set_current(index)
+                self._show_current()
+            if self.compare.panels[index].isHidden():
+                self.message.emit(f"{op.description}: the CoT is hidden by the filters")
 
     def _after_change(self, op: AnnotationOp) -> None:
         if op.cot_pk in self.cot_pks:

@@ -128,14 +128,23 @@ class ReviewView(ReviewEditsMixin, QWidget):
         self.undo_stack.clear()
         self.queue = None
         self.stored = None
-        sets = label_sets(library)
-        wanted = str(QSettings().value(LABEL_SET_SETTING, "") or "")
-        names = [s.name for s in sets]
-        chosen = next((s for s in sets if s.name == wanted), sets[0] if sets else None)
-        if chosen is not None:
-            self.panel.set_label_sets(names, chosen.name)
-            self._use_label_set(chosen)
+        self.reload_label_sets(str(QSettings().value(LABEL_SET_SETTING, "") or ""))
         self._update_progress()
+
+    def reload_label_sets(self, wanted: str | None = None) -> None:
+        """Read the label sets again (after the editor saved or deleted one) and use ``wanted``,
+        else the set in use if it still exists, else the first."""
+        if self.library is None:
+            return
+        sets = label_sets(self.library)
+        current = self.label_set.name if self.label_set is not None else None
+        chosen = (next((s for s in sets if s.name == wanted), None)
+                  or next((s for s in sets if s.name == current), None) or (sets[0] if sets else None))
+        if chosen is not None:
+            self.panel.set_label_sets([s.name for s in sets], chosen.name)
+            if wanted is not None and chosen.name == wanted:
+                QSettings().setValue(LABEL_SET_SETTING, chosen.name)
+            self._use_label_set(chosen)
 
     def set_author(self, name: str) -> None:
         """Annotate as ``name`` from now on (saved in the settings)."""
@@ -143,10 +152,18 @@ class ReviewView(ReviewEditsMixin, QWidget):
         if not name:
             return
         open_settings().setValue(USER_NAME, name)
+        self.sync_author()
+
+    def sync_author(self) -> None:
+        """Annotate as the user's name from the settings (after Settings changed it)."""
+        name = reviewer_name()
+        if name == self.author:
+            return
         self.author = name
         if self.library is not None:
             self.store = AnnotationStore(self.library, name)
             self.reload()
+        self._update_progress()
 
     def choose_label_set(self, name: str) -> None:
         """Use the label set called ``name`` (remembered in the settings)."""

@@ -39,6 +39,10 @@ class SettingsFormSet:
             form.store(self.settings)
         return self.settings
 
+    def failed_messages(self) -> list[str]:
+        """What saving reported as not done (a key declined or refused by the keyring)."""
+        return [m for m in self.saved_messages if "NOT stored" in m]
+
     def _save_forms(self) -> None:
         """Store the forms' values: API keys in the keyring, the rest in the settings file."""
         settings = self.collect()

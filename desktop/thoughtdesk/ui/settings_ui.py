@@ -79,9 +79,21 @@ class SettingsMenu:
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(parent=self.window)
         dialog.finished.connect(lambda _: self.refresh_offline_indicator())
+        dialog.accepted.connect(lambda: self.settings_saved(dialog))
         self.dialog = dialog
         dialog.open()
         return dialog
+
+    def settings_saved(self, dialog: SettingsDialog) -> None:
+        """Tell the views (an installed object's ``settings_changed()``, e.g. the Review tab's
+        author) and the user what saving did; a key that was not stored is shown as an error."""
+        for installed in self.window.installed.values():
+            changed = getattr(installed, "settings_changed", None)
+            if callable(changed) and installed is not self:
+                changed()
+        self.window.statusBar().showMessage("; ".join(["Settings saved", *dialog.saved_messages]), 10000)
+        if dialog.failed_messages():
+            self.window.show_error("Settings", "\n".join(dialog.failed_messages()))
 
     def open_log_folder(self) -> bool:
         folder = log_dir()
