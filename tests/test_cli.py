@@ -152,3 +152,41 @@ def test_generic_import_with_a_mapping(tmp_path):
                  library=tmp_path / "lib.thoughtdesk")
     assert result.returncode == 0, result.stderr
     assert "2 sample(s) imported into 'g'" in result.stdout
+
+
+def test_download_reuses_verified_cache_files_without_network(tmp_path, shared):
+    import shutil
+
+    source = shared("gsm8k")
+    cache = tmp_path / "cache"
+    (cache / "gsm8k").mkdir(parents=True)
+    for name in ("train.jsonl", "test.jsonl"):
+        shutil.copy(source / name, cache / "gsm8k" / name)
+    result = run("--offline", "datasets", "gsm8k", "--download", "--cache", cache)
+    assert result.returncode == 0, result.stderr
+    assert f"2 file(s) of gsm8k in {cache / 'gsm8k'}" in result.stdout
+    assert f"thoughtdesk import {cache / 'gsm8k'} --dataset gsm8k" in result.stdout
+
+
+def test_download_offline_names_the_url_and_leaves_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    result = run("--offline", "datasets", "gsm8k", "--download", "--cache", cache)
+    assert result.returncode == 1
+    assert "https://raw.githubusercontent.com/openai/grade-school-math/" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not list(cache.rglob("*.jsonl"))
+
+
+def test_download_needs_a_name():
+    result = run("datasets", "--download")
+    assert result.returncode == 1
+    assert "--download needs a dataset name" in result.stderr
+
+
+def test_thoughtsource_file_refuses_subset_options_before_creating_a_library(tmp_path):
+    library = tmp_path / "lib.thoughtdesk"
+    result = run("import", EDGE, "--limit", "3", "--seed", "1", library=library)
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith("--limit, --seed need --dataset or --map; a ThoughtSource "
+                                          "collection file is imported whole")
+    assert not library.exists()

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from collections.abc import Callable, Sequence
 
 from thoughtdesk import __version__
@@ -72,6 +73,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         mapping = resolve_mapping(args.map)
     elif args.save_mapping:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
+    if not (args.dataset or mapping):  # a ThoughtSource collection file: checked before the library opens
+        if args.on_error != "abort":
+            raise ThoughtDeskError("--on-error skip needs --dataset or --map; a ThoughtSource "
+                                   "collection file is imported whole or not at all")
+        chosen = [f"--{name}" for name in ("split", "limit", "seed") if getattr(args, name) is not None]
+        if chosen:
+            raise ThoughtDeskError(f"{', '.join(chosen)} need --dataset or --map; a ThoughtSource "
+                                   "collection file is imported whole")
     with _open_library(args) as lib:
         bar = ProgressLine("importing")
         if args.dataset or mapping:
@@ -81,9 +90,6 @@ def cmd_import(args: argparse.Namespace) -> int:
                 on_error=args.on_error, progress=bar,
             )
         else:
-            if args.on_error != "abort":
-                raise ThoughtDeskError("--on-error skip needs --dataset or --map; a ThoughtSource "
-                                       "collection file is imported whole or not at all")
             report = import_thoughtsource(
                 lib, args.path, collection=args.collection, on_duplicate=args.on_duplicate, progress=bar
             )
@@ -106,14 +112,38 @@ def cmd_datasets(args: argparse.Namespace) -> int:
         from thoughtdesk.core.datasets import get_dataset
 
         info = get_dataset(args.name)  # an unknown name lists the known ones
+        if args.download:
+            return _download(info, args.cache)
         print(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) if args.json else info.describe())
         return EXIT_OK
+    if args.download:
+        raise ThoughtDeskError("--download needs a dataset name, e.g. `thoughtdesk datasets gsm8k --download`")
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=2, ensure_ascii=False))
         return EXIT_OK
     width = max(len(i.name) for i in infos)
     for info in infos:
         print(f"{info.name.ljust(width)}  {info.answer_type:<14}  {info.licence:<20}  {info.title}")
+    return EXIT_OK
+
+
+def _download(info, cache: str | None) -> int:
+    """Fetch a dataset's source files into the cache (resuming a partial download)."""
+    from thoughtdesk.core.datasets import dataset_cache_dir, download_dataset
+    from thoughtdesk.core.paths import user_cache_dir
+
+    cache_dir = Path(cache) if cache else user_cache_dir() / "datasets"
+    bar = ProgressLine(f"downloading {info.name}")
+    try:
+        paths = download_dataset(info, cache_dir, progress=lambda done, total: bar(done, total or 0))
+    except KeyboardInterrupt:
+        bar.finish()
+        raise ThoughtDeskError(f"download of {info.name} interrupted; run the same command again "
+                               "to resume it") from None
+    bar.finish()
+    folder = dataset_cache_dir(info, cache_dir)
+    print(f"{len(paths)} file(s) of {info.name} in {folder}")
+    print(f"import them with: thoughtdesk import {folder} --dataset {info.name}")
     return EXIT_OK
 
 
@@ -214,6 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", nargs="?", help="show this dataset's description, citation, licence, "
                    "homepage, source URLs and answer type")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--download", action="store_true",
+                   help="fetch the dataset's files from its source URLs into the cache (resumes a "
+                   "partial download; files already there and verified are reused)")
+    p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
     p.set_defaults(func=cmd_datasets)
 
     p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON")

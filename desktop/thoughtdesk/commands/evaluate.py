@@ -18,7 +18,7 @@ from thoughtdesk.cli import EXIT_OK, ProgressLine, open_library
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "evaluate", help="accuracy of a collection by dataset, split, model and prompt condition",
-        description="Accuracy with Wilson 95%% intervals, share not extractable, majority vote, and "
+        description="Accuracy with Wilson 95 % intervals, share not extractable, majority vote, and "
         "McNemar / bootstrap comparisons of conditions on the same questions.",
     )
     p.add_argument("collection", help="the collection's name")
