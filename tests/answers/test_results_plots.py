@@ -99,3 +99,32 @@ def test_bar_labels_name_only_what_differs():
     assert varying_parts(two_models) == "model"
     assert short_labels(two_models) == ["gpt", "llama"]
     assert short_labels([Row(model="gpt", condition="a / b / c")]) == ["a / b / c"]
+
+
+def test_correctness_map_keeps_missing_apart_from_unextractable(qtbot, tmp_path):
+    widget = CorrectnessMap()
+    qtbot.addWidget(widget)
+    widget.set_answers([ScoredAnswer("d", "test", "m", "a", "q1", "correct"),
+                        ScoredAnswer("d", "test", "m", "a", "q2", "unextractable"),
+                        ScoredAnswer("d", "test", "m", "b", "q1", "incorrect")])  # b has no q2
+    widget.image.render()
+    colour = lambda x, y: widget.image.qimage.pixelColor(x, y).getRgb()[:3]  # noqa: E731 (x = condition)
+    assert colour(0, 0) == (85, 168, 104) and colour(1, 0) == (196, 78, 82)  # correct, incorrect
+    assert colour(0, 1) == (170, 170, 170)  # unextractable: grey
+    assert colour(1, 1) not in {(170, 170, 170), (85, 168, 104), (196, 78, 82)}  # no answer
+    with open(widget.export_csv(tmp_path / "map.csv"), encoding="utf-8") as handle:
+        assert list(csv.reader(handle))[2] == ["q2", "unextractable", ""]
+
+
+def test_accuracy_whiskers_are_the_wilson_interval(qtbot, answers):
+    import pyqtgraph as pg
+
+    widget = AccuracyPlot()
+    qtbot.addWidget(widget)
+    rows = accuracy_table(answers)
+    widget.set_rows(rows)
+    whiskers = [item for plot in widget.layout_widget.ci.items if hasattr(plot, "titleLabel")
+                for item in plot.items if isinstance(item, pg.ErrorBarItem)]
+    drawn = sorted((round(float(y - b), 9), round(float(y + t), 9))
+                   for item in whiskers for y, t, b in zip(item.opts["y"], item.opts["top"], item.opts["bottom"]))
+    assert drawn == sorted((round(r.wilson_low, 9), round(r.wilson_high, 9)) for r in rows)

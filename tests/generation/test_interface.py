@@ -49,3 +49,38 @@ def test_error_text_names_provider_and_action() -> None:
     assert error.kind == "AuthError" and not error.retryable and isinstance(error, BackendError)
     limited = RateLimited("x", "slow", retry_after=2.0)
     assert limited.retryable and limited.retry_after == 2.0
+
+
+def test_every_backend_reports_its_capabilities(tmp_path) -> None:
+    from dataclasses import asdict
+
+    from thoughtdesk.core.backends import (
+        AnthropicBackend,
+        Capabilities,
+        LlamaCppBackend,
+        LlamaCppSettings,
+        OpenAICompatBackend,
+        ResilientBackend,
+    )
+
+    fields = {"chat", "completion", "multiple_samples", "seed", "logprobs", "prompt_logprobs", "streaming"}
+    assert set(asdict(Capabilities(True, True, True, True, True, True))) == fields
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF" + b"\0" * 16)  # the capabilities need no loaded model
+    chat = OpenAICompatBackend("http://127.0.0.1:9/v1", endpoint="chat")
+    completions = OpenAICompatBackend("http://127.0.0.1:9/v1", endpoint="completions", native_n=False)
+    expected = {
+        chat: dict(chat=True, completion=False, multiple_samples=True, seed=True, logprobs=True,
+                   prompt_logprobs=False, streaming=False),
+        completions: dict(chat=True, completion=True, multiple_samples=False, seed=True, logprobs=True,
+                          prompt_logprobs=True, streaming=False),
+        AnthropicBackend("k"): dict(chat=True, completion=False, multiple_samples=False, seed=False,
+                                    logprobs=False, prompt_logprobs=False, streaming=False),
+        LlamaCppBackend(LlamaCppSettings(gguf)): dict(chat=True, completion=True, multiple_samples=False,
+                                                      seed=True, logprobs=True, prompt_logprobs=True,
+                                                      streaming=True),
+    }
+    for backend, capabilities in expected.items():
+        assert asdict(backend.capabilities) == capabilities, backend
+        # The retry wrapper reports what the backend it wraps can do.
+        assert ResilientBackend(backend).capabilities == backend.capabilities

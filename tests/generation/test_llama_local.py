@@ -188,7 +188,8 @@ def test_missing_model_file(tmp_path: Path) -> None:
     with pytest.raises(ModelFileError) as error:
         LlamaCppBackend(LlamaCppSettings(model_path=tmp_path / "absent.gguf"))
     assert str(error.value).startswith(f"llamacpp: model file {tmp_path / 'absent.gguf'} does not exist")
-    assert "choose a .gguf model file" in str(error.value)
+    assert "choose an existing .gguf model file" in str(error.value)
+    assert "put the file back at this path and resume" in str(error.value)
 
 
 def test_not_a_gguf_file(tmp_path: Path) -> None:

@@ -167,7 +167,7 @@ def test_wrong_key_is_an_auth_error_without_the_key(keyed_server: FakeModelServe
         run(call(backend, Request(model="known-model", prompt="P")))
     message = str(error.value)
     assert message.startswith("openai: the API key was refused (HTTP 401)")
-    assert "Settings > API keys" in message and "sk-wrong-123456" not in message
+    assert "Settings > Providers" in message and "sk-wrong-123456" not in message
     assert "sk-wrong-123456" not in repr(backend)
     assert len(keyed_server.requests) == 1  # not retried
 
@@ -214,6 +214,23 @@ def test_requests_per_period_limit_spaces_requests(fake_server: FakeModelServer)
     times = sorted(r.time for r in fake_server.requests)
     # A bucket of 2 per second: the 4th request cannot start before about 1 s after the 1st.
     assert times[3] - times[0] >= 0.9
+
+
+def test_tokens_per_period_limit_spaces_requests(fake_server: FakeModelServer) -> None:
+    # Each request budgets its prompt (1 token) + max_tokens (499): 500 tokens of a 600-per-second
+    # bucket, so after the first one every request waits for about 500 tokens to drain.
+    gate = ProviderGate(ProviderLimits(concurrency=10, tokens_per_minute=600, period=1.0))
+
+    async def main() -> None:
+        backend = ResilientBackend(OpenAICompatBackend(fake_server.base_url), gate=gate)
+        await asyncio.gather(*(backend.complete(Request(model="m", prompt="P", max_tokens=499))
+                               for _ in range(3)))
+        await backend.aclose()
+
+    run(main())
+    times = sorted(r.time for r in fake_server.requests)
+    assert len(times) == 3
+    assert times[1] - times[0] >= 0.55 and times[2] - times[0] >= 1.3
 
 
 def test_rate_limit_pauses_other_requests_of_the_provider(fake_server: FakeModelServer) -> None:

@@ -3,6 +3,8 @@ progress, pause, resume, cancel, a server that is down, and other views being to
 
 from __future__ import annotations
 
+import pytest
+
 from thoughtdesk.core import secrets
 from thoughtdesk.core.runs import run_info
 from thoughtdesk.core.store import Library
@@ -129,3 +131,89 @@ def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
     editor.add_new(text="Answer: A trigger added while planning.", key="live-trigger")
     labels = [planner.lists["cot_trigger"].item(r).text() for r in range(planner.lists["cot_trigger"].count())]
     assert any(label.startswith("live-trigger") for label in labels)
+
+
+def _core_run(window, model) -> int:
+    """A run of the test split created through the core API (as the CLI would)."""
+    from thoughtdesk.core.runs import RunSpec, SampleSelection, create_run, plan_run
+
+    from .conftest import COLLECTION
+
+    spec = RunSpec(samples=SampleSelection(COLLECTION, splits=("test",)), models=(model,),
+                   cot_triggers=("kojima-01",), answer_extractions=("kojima-A-D",))
+    with Library.open(window.library.path) as lib:
+        return create_run(lib, plan_run(lib, spec))
+
+
+def _start_and_fail(panel, qtbot, run_id: int) -> str:
+    with qtbot.waitSignal(panel.run_ended, timeout=60000):
+        panel.start_run(run_id)
+    qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "failed", timeout=10000)
+    panel.select_run(run_id)
+    qtbot.waitUntil(lambda: "Start / Resume" in panel.message.text() or "resume" in panel.message.text(),
+                    timeout=10000)
+    assert panel.start_button.isEnabled() and not panel.cancel_button.isEnabled()
+    return panel.message.text()
+
+
+def test_bad_input_messages_name_the_provider_and_the_run_stays_resumable(window, generation, qtbot, tmp_path):
+    from tests.generation.servers import FakeModelServer
+    from thoughtdesk.core.runs import ModelSpec
+
+    panel = generation.runs_panel
+    with FakeModelServer(api_key="sk-right", models=("known",)) as server:
+        secrets.set_api_key("openai", "sk-wrong")
+        wrong_key = _core_run(window, ModelSpec("openai", "known", base_url=server.base_url))
+        message = _start_and_fail(panel, qtbot, wrong_key)
+        assert message.startswith("openai: the API key was refused")
+        assert "Settings > Providers" in message and "Start / Resume" in message
+        assert "sk-wrong" not in message and "sk-right" not in message
+
+        secrets.set_api_key("openai", "sk-right")
+        unknown = _core_run(window, ModelSpec("openai", "nope", base_url=server.base_url))
+        message = _start_and_fail(panel, qtbot, unknown)
+        assert message.startswith("openai: model 'nope' was not found") and "check the model name" in message
+
+        # The key is fixed: the stopped run resumes to the end from the same panel.
+        panel.select_run(wrong_key)
+        with qtbot.waitSignal(panel.run_ended, timeout=60000):
+            panel.start_button.click()
+        qtbot.waitUntil(lambda: cell(panel, wrong_key, "Status") == "done", timeout=10000)
+
+    missing = tmp_path / "missing.gguf"
+    message = _start_and_fail(panel, qtbot, _core_run(window, ModelSpec("llamacpp", str(missing))))
+    assert message.startswith(f"llamacpp: model file {missing} does not exist")
+    assert "put the file back at this path and resume" in message
+    not_gguf = tmp_path / "model.gguf"
+    not_gguf.write_bytes(b"PK\x03\x04 a zip, not a model")
+    message = _start_and_fail(panel, qtbot, _core_run(window, ModelSpec("llamacpp", str(not_gguf))))
+    assert message.startswith(f"llamacpp: {not_gguf} is not a GGUF model file")
+    assert "download the model's GGUF version" in message and "Start / Resume" in message
+
+
+@pytest.mark.slow
+def test_local_model_streams_its_text_into_the_runs_panel(window, generation, qtbot, gguf_model):
+    pytest.importorskip("llama_cpp")
+    from thoughtdesk.core.prompts import PromptMode
+    from thoughtdesk.core.runs import ModelSpec, RunSpec, SampleSelection, create_run, plan_run
+
+    from .conftest import COLLECTION
+
+    panel = generation.runs_panel
+    window.show_tab(panel)
+    model = ModelSpec("llamacpp", str(gguf_model), max_tokens=24, n_ctx=512, seed=5)
+    spec = RunSpec(samples=SampleSelection(COLLECTION, splits=("test",), limit=1), models=(model,),
+                   cot_triggers=("kojima-01",), mode=PromptMode.ONE_STEP)
+    with Library.open(window.library.path) as lib:
+        run_id = create_run(lib, plan_run(lib, spec))
+    pieces: list[str] = []
+    with qtbot.waitSignal(panel.run_ended, timeout=240000):
+        worker = panel.start_run(run_id)
+        worker.token.connect(pieces.append)
+    assert worker.error == "" and cell(panel, run_id, "Done") == "1"
+    assert len(pieces) > 1, "the text arrived piece by piece, not at the end"
+    qtbot.waitUntil(lambda: panel.stream.toPlainText() == "".join(pieces)[-20000:], timeout=5000)
+    assert f"run {run_id}" in panel.stream_title.text()
+    with Library.open(window.library.path) as lib:
+        stored = lib.conn.execute("SELECT cot FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()[0]
+    assert stored == "".join(pieces)  # what was shown is what was stored

@@ -23,7 +23,7 @@ from thoughtdesk.core.runs import (
     run_info,
     run_requests,
 )
-from thoughtdesk.core.backends import AuthError, ModelNotFound
+from thoughtdesk.core.backends import AuthError, ModelNotFound, ModelPrice, PriceTable
 from thoughtdesk.core.store import Library
 
 FAST = RunLimits(concurrency=4, max_attempts=4, initial_wait=0.05)
@@ -52,7 +52,8 @@ def _cot_rows(path):
 def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_server):
     run_id = _run(library_path, _spec(fake_server, n=2))
     seen = []
-    final = execute_run(library_path, run_id, limits=FAST, progress=seen.append)
+    prices = PriceTable([ModelPrice("local", "m", 1000.0, 2000.0)])  # USD per million tokens
+    final = execute_run(library_path, run_id, limits=FAST, progress=seen.append, prices=prices)
     assert final.status == "done" and final.done == final.total == 20 and final.failed == 0
     assert seen[-1].remaining == 0 and seen[-1].eta == 0
     assert len(fake_server.requests) == 20
@@ -66,6 +67,14 @@ def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_serv
     assert extra["prompt"].endswith("Answer: Let's think step by step.")
     assert extra["raw_response"].startswith("{") and extra["latency"] > 0
     assert extra["prompt_tokens"] > 0 and extra["sent_at"] <= extra["finished_at"]
+    assert extra["completion_tokens"] > 0 and extra["tokens_reported"] is True
+    assert extra["cost"] == pytest.approx((extra["prompt_tokens"] * 1000.0 + extra["completion_tokens"] * 2000.0) / 1e6)
+    assert extra["base_url"] == fake_server.base_url and extra["step"] == "cot" and extra["attempts"] == 1
+    assert extra["params"]["seed_used"] is None and extra["fragments"]["instruction"]["key"] == "qa-01"
+    assert extra["fragments"]["cot_template"]["text"].startswith("{instruction}")
+    assert final.cost == pytest.approx(sum(
+        (p * 1000.0 + c * 2000.0) / 1e6 for p, c in zip(*[[r[i] for r in _token_rows(library_path, run_id)]
+                                                          for i in (0, 1)])))
     with Library.open(library_path) as lib:
         answers = lib.conn.execute(
             "SELECT a.answer_extraction, a.answer_extraction_text, a.td_outcome, a.answer FROM answer a "
@@ -77,6 +86,12 @@ def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_serv
     assert all("Therefore, among A through D" in a[3] for a in answers)
     assert counters[0] == 10 + 10 and counters[1] >= 10  # demo samples came with 2 CoTs each
     assert info.status == "done" and info.done == 20 and info.models == ("openai:m",)
+
+
+def _token_rows(path, run_id):
+    with Library.open(path) as lib:
+        return lib.conn.execute("SELECT prompt_tokens, completion_tokens FROM request WHERE run_id = ?",
+                                (run_id,)).fetchall()
 
 
 def test_one_step_scores_the_cot(library_path, fake_server):
@@ -165,3 +180,22 @@ def test_pause_and_cancel_between_requests(library_path):
         final = resume_run(library_path, run_id, limits=FAST)
         assert final.status == "done" and final.done == 32
         assert len(server.requests) == 32  # nothing done was sent twice
+
+
+def test_time_spent_paused_does_not_count_towards_the_eta(library_path, fake_server):
+    import time
+
+    from thoughtdesk.core.runs.control import _Tally
+
+    run_id = _run(library_path, _spec(fake_server))  # 10 requests, none sent
+    with Library.open(library_path) as lib:
+        tally = _Tally(lib, run_id)
+    now = time.monotonic()
+    tally.started, tally.done, tally.finished_now = now - 104.0, 2, 2  # 2 done in 104 s ...
+    tally.set_paused(True)
+    tally.paused_since = now - 100.0  # ... 100 of which were a pause
+    assert tally.snapshot().eta == pytest.approx(8 * 4.0 / 2, abs=0.5)
+    tally.set_paused(False)
+    assert tally.paused_seconds == pytest.approx(100.0, abs=0.5)
+    assert tally.snapshot().eta == pytest.approx(8 * 4.0 / 2, abs=0.5)
+    assert tally.snapshot().elapsed >= 104.0  # elapsed stays the wall-clock time

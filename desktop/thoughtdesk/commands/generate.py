@@ -8,9 +8,10 @@ import json
 import sys
 
 from thoughtdesk.cli import EXIT_FAIL, EXIT_OK, ProgressLine, open_library
-from thoughtdesk.core.backends import BackendError
-from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.prompts import PromptMode
+from thoughtdesk.core.backends import BackendError, PriceTable
+from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
+from thoughtdesk.core.fragment_store import FragmentStore, user_config_dir
+from thoughtdesk.core.prompts import FragmentLibrary, PromptMode
 from thoughtdesk.core.runs import (
     FewShotSpec,
     ModelSpec,
@@ -24,6 +25,34 @@ from thoughtdesk.core.runs import (
     resolve_run_id,
     resume_run,
 )
+
+
+#: The price table the app's price editor saves (ui/price_editor.py uses the same place).
+PRICES_FILENAME = "prices.json"
+
+
+def user_fragments() -> FragmentLibrary:
+    """The fragments the user sees in the app: built-in ones with the user's edits applied.
+
+    An unreadable user file is named on stderr and the built-in fragments are used.
+    """
+    store = FragmentStore()
+    library = store.load()
+    if store.unreadable is not None:
+        print(f"thoughtdesk: {store.unreadable}; using the built-in fragments", file=sys.stderr)
+    return library
+
+
+def user_prices() -> PriceTable:
+    """The price table edited in the app (USD per million tokens), else the defaults."""
+    path = user_config_dir() / PRICES_FILENAME
+    if not path.exists():
+        return PriceTable()
+    try:
+        return PriceTable.load(path)
+    except DataFileError as error:
+        print(f"thoughtdesk: {error}; using the default prices", file=sys.stderr)
+        return PriceTable()
 
 
 def _limits(args: argparse.Namespace) -> RunLimits:
@@ -48,7 +77,8 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
     bar, report = _progress(run_id)
     try:
         final = resume_run(open_library_path(args), run_id, limits=_limits(args), progress=report,
-                           force=True if getattr(args, "force", False) else None)
+                           force=True if getattr(args, "force", False) else None,
+                           prices=getattr(args, "prices", None) or user_prices())
     except BackendError as error:
         bar.finish()
         raise ThoughtDeskError(f"{error} (run {run_id} stopped and is kept; fix this, then "
@@ -87,7 +117,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         few_shot=few_shot, force=args.force, name=args.name or "",
     )
     with open_library(args) as lib:
-        plan = plan_run(lib, spec)
+        args.prices = user_prices()  # read once: planning and execution price alike
+        plan = plan_run(lib, spec, fragments=user_fragments(), prices=args.prices)
         print(plan.summary(), file=sys.stderr)
         if args.plan_only:
             for preview in plan.previews(args.preview):
@@ -133,8 +164,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="generate CoTs for a collection with one or more models")
     p.add_argument("collection", help="the collection's name")
     p.add_argument("--model", action="append", required=True, metavar="PROVIDER:MODEL",
-                   help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable)")
-    p.add_argument("--instruction", action="append", metavar="KEY", help="instruction fragment (repeatable)")
+                   help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable); API keys "
+                   "come from the system keyring, else from OPENAI_API_KEY / ANTHROPIC_API_KEY")
+    p.add_argument("--instruction", action="append", metavar="KEY",
+                   help="instruction fragment (repeatable); built-in keys and those added in the app")
     p.add_argument("--trigger", action="append", metavar="KEY", help="CoT trigger fragment (repeatable)")
     p.add_argument("--extraction", action="append", metavar="KEY",
                    help="answer-extraction fragment (repeatable)")

@@ -217,19 +217,22 @@ class ParetoPlot(_ExportablePlot):
 
 
 class CorrectnessMap(_ExportablePlot):
-    """Samples (rows) x conditions (columns): green correct, red incorrect, grey unextractable.
+    """Samples (rows) x conditions (columns): green correct, red incorrect, grey unextractable,
+    white where the condition has no answer for the sample (not the same as unextractable).
 
     Clicking a cell emits ``sample_clicked`` with the sample id.
     """
 
     sample_clicked = Signal(str)
     _CODES = {"correct": 2.0, "incorrect": 0.0, "unextractable": 1.0}
+    MISSING = 3.0  # image value of a cell without an answer
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = self.layout_widget.addPlot()
         self.image = pg.ImageItem()
-        self.image.setLookupTable(np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104]], dtype=np.ubyte))
+        self.image.setLookupTable(np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104], [255, 255, 255]],
+                                           dtype=np.ubyte))
         self.plot.addItem(self.image)
         self.plot.invertY(True)
         self.sample_ids: list[str] = []
@@ -247,7 +250,8 @@ class CorrectnessMap(_ExportablePlot):
         for a in sorted(answers, key=lambda a: -a.sample_index):
             self.matrix[rows[a.sample_id], cols[f"{a.model}:{a.condition}"]] = self._CODES[a.outcome]
         # ImageItem's first axis is x: columns are conditions
-        self.image.setImage(np.nan_to_num(self.matrix.T, nan=1.0), levels=(0, 2), autoLevels=False)
+        self.image.setImage(np.nan_to_num(self.matrix.T, nan=self.MISSING), levels=(0, self.MISSING),
+                            autoLevels=False)
         self.plot.getAxis("bottom").setTicks([[(j + 0.5, c) for j, c in enumerate(self.conditions)]])
 
     def sample_at(self, x: float, y: float) -> str | None:

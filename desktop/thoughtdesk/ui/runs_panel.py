@@ -197,6 +197,8 @@ class RunsPanel(QWidget):
         text = ""
         if run_id is not None:
             text = self.errors.get(run_id) or self.model.last_error(run_id) or ""
+            if text and "resume" not in text.lower() and self.model.status(run_id) == "failed":
+                text += f" — run {run_id} is kept: fix this, then Start / Resume sends the missing requests."
         self.message.setText(text)
         self.message.setStyleSheet("color: #b3261e;" if text else "")
 

@@ -96,7 +96,8 @@ def error_for_status(provider: str, status: int, body: str, headers: httpx.Heade
     common = {"status": status, "raw_body": body, "retry_after": retry_after}
     if status in (401, 403):
         return AuthError(provider, f"the API key was refused (HTTP {status}){said}",
-                         hint=f"check the {provider} API key in Settings > API keys", **common)
+                         hint=f"check the {provider} API key in Edit > Settings > Providers "
+                              "(it is kept in the system keyring)", **common)
     if status == 429:
         return RateLimited(provider, f"rate limit reached (HTTP 429){said}",
                            hint="requests are retried after the wait the server asks for; lower "

@@ -59,7 +59,8 @@ class LlamaCppSettings:
 def check_gguf_file(path: str | Path) -> Path:
     """The path if it is a readable GGUF file; ModelFileError saying what is wrong otherwise."""
     path = Path(path).expanduser()
-    hint = "choose a .gguf model file in Settings > Local model"
+    hint = ("choose an existing .gguf model file; for a stored run, put the file back at this "
+            "path and resume it")
     if not path.exists():
         raise ModelFileError(PROVIDER, f"model file {path} does not exist", hint=hint)
     if path.is_dir():

@@ -54,13 +54,26 @@ class _Tally:
         self.in_flight = 0
         self.finished_now = 0  # finished in this execution, for the rate behind the ETA
         self.started = time.monotonic()
+        self.paused_seconds = 0.0  # time spent paused, left out of the rate behind the ETA
+        self.paused_since: float | None = None
         self.last_error: str | None = None
         self.status = "running"
 
+    def set_paused(self, paused: bool) -> None:
+        """Start or stop the pause clock (a pause must not make the ETA grow)."""
+        now = time.monotonic()
+        if paused and self.paused_since is None:
+            self.paused_since = now
+        elif not paused and self.paused_since is not None:
+            self.paused_seconds += now - self.paused_since
+            self.paused_since = None
+
     def snapshot(self) -> RunProgress:
-        elapsed = time.monotonic() - self.started
+        now = time.monotonic()
+        elapsed = now - self.started
+        active = elapsed - self.paused_seconds - (now - self.paused_since if self.paused_since else 0.0)
         remaining = self.total - self.done - self.failed
-        eta = remaining * elapsed / self.finished_now if self.finished_now else None
+        eta = remaining * active / self.finished_now if self.finished_now else None
         return RunProgress(run_id=self.run_id, status=self.status, total=self.total, done=self.done,
                            failed=self.failed, remaining=remaining, in_flight=self.in_flight,
                            cached=self.cached, prompt_tokens=self.prompt_tokens,

@@ -165,6 +165,7 @@ class _Execution:
                 paused = self.control.paused
                 _set_status(self.lib, self.run_id, "paused" if paused else "running")
                 self.tally.status = "paused" if paused else "running"
+                self.tally.set_paused(paused)
                 self._report()
 
     async def _worker(self) -> None:
