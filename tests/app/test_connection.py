@@ -63,9 +63,9 @@ def test_anthropic_panel_sends_x_api_key(qtbot, models_server):
 
 
 def test_stored_key_is_used_when_none_is_typed(qtbot, models_server):
-    from thoughtdesk.core import secrets
+    from thoughtdesk.core.config import store_api_key
 
-    secrets.set_api_key("openai", "sk-local-test-key-123")
+    store_api_key("openai", "sk-local-test-key-123", models_server)
     form = _form(qtbot, models_server)
     assert form.openai.key.placeholderText() == "stored: ••••-123"
     with qtbot.waitSignal(form.openai.tested, timeout=10000) as blocker:
@@ -87,3 +87,14 @@ def test_offline_mode_refuses_a_remote_test_but_not_a_loopback_one(models_server
 def test_bad_address_is_named():
     result = check_openai_compatible("ftp://example.org/v1", None)
     assert not result.ok and "is not an http:// or https:// address" in result.message
+
+
+def test_a_stored_key_is_not_sent_to_another_address(qtbot, models_server):
+    from thoughtdesk.core.config import store_api_key
+
+    store_api_key("openai", "sk-local-test-key-123", "https://api.openai.com/v1")
+    form = _form(qtbot, models_server)
+    assert form.openai.stored_key() is None  # saved for api.openai.com, the form names 127.0.0.1
+    with qtbot.waitSignal(form.openai.tested, timeout=10000) as blocker:
+        form.openai.test_connection()
+    assert not blocker.args[0].ok  # the server wants a key; the OpenAI one was not offered

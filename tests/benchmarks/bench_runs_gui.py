@@ -30,7 +30,7 @@ os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring, nothing of the use
 for name in ("DATA", "CONFIG", "CACHE", "STATE"):
     os.environ[f"XDG_{name}_HOME"] = str(TMP / name.lower())
 
-from thoughtdesk.core import secrets  # noqa: E402
+from thoughtdesk.core.config import store_api_key  # noqa: E402
 from thoughtdesk.core.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, plan_run  # noqa: E402
 from thoughtdesk.core.store import Library  # noqa: E402
 from thoughtdesk.ui.app import make_application, open_library_for_gui  # noqa: E402
@@ -178,7 +178,7 @@ def main() -> int:
         server = LlamaServer(gguf, TMP / "server.log", n_ctx=1024, api_key=key)
         try:
             server.wait_ready()
-            secrets.set_api_key("openai", key)
+            store_api_key("openai", key, server.base_url)
             remote = ModelSpec("openai", "gemma-test", base_url=server.base_url, endpoint="completions",
                                chat=False, max_tokens=args.max_tokens, extraction_max_tokens=8)
             for shown in (True, False):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtdesk.core import secrets
+from thoughtdesk.core.config import store_api_key
 from thoughtdesk.core.runs import run_info
 from thoughtdesk.core.store import Library
 from thoughtdesk.ui.run_table import RUN_COLUMNS
@@ -36,7 +36,7 @@ def cell(panel, run_id: int, column: str) -> str:
 
 
 def test_run_from_planner_completes_and_shows_in_runs_panel(window, generation, qtbot, llama_server):
-    secrets.set_api_key("openai", SERVER_KEY)
+    store_api_key("openai", SERVER_KEY, llama_server.base_url)
     panel = generation.runs_panel
     changes = []
     window.data_changed.connect(lambda: changes.append(1))
@@ -57,7 +57,7 @@ def test_run_from_planner_completes_and_shows_in_runs_panel(window, generation, 
 
 
 def test_pause_resume_cancel_and_resume_to_the_end(window, generation, qtbot, llama_server):
-    secrets.set_api_key("openai", SERVER_KEY)
+    store_api_key("openai", SERVER_KEY, llama_server.base_url)
     panel = generation.runs_panel
     run_id = start_from_planner(generation, qtbot, llama_server.base_url, n=4, concurrency=1)
     worker = panel.workers[run_id]
@@ -162,14 +162,14 @@ def test_bad_input_messages_name_the_provider_and_the_run_stays_resumable(window
 
     panel = generation.runs_panel
     with FakeModelServer(api_key="sk-right", models=("known",)) as server:
-        secrets.set_api_key("openai", "sk-wrong")
+        store_api_key("openai", "sk-wrong", server.base_url)
         wrong_key = _core_run(window, ModelSpec("openai", "known", base_url=server.base_url))
         message = _start_and_fail(panel, qtbot, wrong_key)
         assert message.startswith("openai: the API key was refused")
         assert "Settings > Providers" in message and "Start / Resume" in message
         assert "sk-wrong" not in message and "sk-right" not in message
 
-        secrets.set_api_key("openai", "sk-right")
+        store_api_key("openai", "sk-right", server.base_url)
         unknown = _core_run(window, ModelSpec("openai", "nope", base_url=server.base_url))
         message = _start_and_fail(panel, qtbot, unknown)
         assert message.startswith("openai: model 'nope' was not found") and "check the model name" in message

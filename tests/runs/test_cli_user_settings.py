@@ -82,3 +82,26 @@ def test_environment_key_is_a_fallback_after_the_keyring(monkeypatch):
         assert api_key_for("llamacpp") is None  # no variable for other providers
     finally:
         use_keyring(None)
+
+
+def test_a_stored_key_goes_only_to_the_server_it_was_saved_for(monkeypatch):
+    from thoughtdesk.core.config import key_origin, store_api_key
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    use_keyring(MemoryKeyring())
+    try:
+        store_api_key("openai", "sk-for-the-lab-server", "http://127.0.0.1:8000/v1")
+        assert api_key_for("openai", "http://127.0.0.1:8000/v1/") == "sk-for-the-lab-server"
+        assert api_key_for("openai", "http://127.0.0.1:8001/v1") is None  # another port
+        assert api_key_for("openai", "https://api.example-host.com/v1") is None  # a third party
+        assert api_key_for("openai") is None  # the official address is not the one it was saved for
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environment")
+        assert api_key_for("openai", "https://api.example-host.com/v1") == "sk-from-environment"
+        # A key stored without an address belongs to the provider's official one.
+        set_api_key("anthropic", "sk-ant-official")
+        assert api_key_for("anthropic") == "sk-ant-official"
+        assert api_key_for("anthropic", "https://API.anthropic.com/") == "sk-ant-official"
+        assert api_key_for("anthropic", "http://127.0.0.1:9/") is None
+        assert key_origin("HTTPS://Api.OpenAI.com/v1") == "https://api.openai.com:443"
+    finally:
+        use_keyring(None)

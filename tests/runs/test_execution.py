@@ -150,8 +150,8 @@ def test_wrong_key_and_unknown_model_stop_the_run_resumably(library_path):
         with Library.open(library_path) as lib:
             info = run_info(lib, run_id)
         assert info.status == "failed" and "API key" in info.last_error and info.done == 0
-        from thoughtdesk.core.secrets import set_api_key
-        set_api_key("openai", "sk-right")
+        from thoughtdesk.core.config import store_api_key
+        store_api_key("openai", "sk-right", server.base_url)
         assert resume_run(library_path, run_id, limits=FAST).status == "done"
         other = _run(library_path, _spec(server, models=(ModelSpec("openai", "nope", base_url=server.base_url),)))
         with pytest.raises(ModelNotFound, match="model 'nope' was not found"):

@@ -18,13 +18,13 @@ from thoughtdesk.core.runs import (
     plan_run,
     run_requests,
 )
-from thoughtdesk.core.secrets import set_api_key
+from thoughtdesk.core.config import store_api_key
 from thoughtdesk.core.store import Library
 
 
 @pytest.mark.slow
 def test_run_end_to_end_against_llama_server(library_path, llama_server):
-    set_api_key("openai", SERVER_KEY)
+    store_api_key("openai", SERVER_KEY, llama_server.base_url)
     model = ModelSpec("openai", llama_server.model_alias, base_url=llama_server.base_url,
                       max_tokens=24, extraction_max_tokens=8, timeout=120, seed=1)
     spec = RunSpec(samples=SampleSelection(DEMO, datasets=("med_qa", "gsm8k"), limit=1), models=(model,),

@@ -23,7 +23,8 @@ from thoughtdesk.core.runs import (
     execute_run,
     plan_run,
 )
-from thoughtdesk.core.secrets import MemoryKeyring, set_api_key, use_keyring
+from thoughtdesk.core.config import store_api_key
+from thoughtdesk.core.secrets import MemoryKeyring, use_keyring
 from thoughtdesk.core.store import Library
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,9 +116,9 @@ def test_api_key_never_reaches_the_library_logs_or_exports(library_path, tmp_pat
     secret = "sk-DISTINCTIVE-7f3a9c1e5b2d-SECRET"
     use_keyring(MemoryKeyring())
     try:
-        set_api_key("openai", secret)
         caplog.set_level(logging.DEBUG)
         with FakeModelServer(api_key=secret) as server:
+            store_api_key("openai", secret, server.base_url)
             spec = RunSpec(samples=SampleSelection(DEMO, datasets=("gsm8k",)),
                            models=(ModelSpec("openai", "m", base_url=server.base_url),),
                            cot_triggers=("kojima-01",), answer_extractions=("kojima-numerals",))

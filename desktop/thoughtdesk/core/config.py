@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
+from urllib.parse import urlsplit
 from pathlib import Path
 
 import keyring
@@ -39,10 +40,13 @@ class CoreConfig:
     ``offline``: no connection to anything but this machine (see :mod:`thoughtdesk.core.network`).
     ``keys_in_file``: the user agreed to keep API keys in a private file because the system has
     no keyring (never set while a keyring works).
+    ``key_origins``: provider -> the address (``scheme://host:port``) its stored key was saved
+    for in Settings; the key is sent to that address only (see :func:`key_origin`).
     """
 
     offline: bool = False
     keys_in_file: bool = False
+    key_origins: dict[str, str] = field(default_factory=dict)
 
 
 def config_dir() -> Path:
@@ -63,9 +67,46 @@ def load_config() -> CoreConfig:
         data = json.loads(config_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return CoreConfig()
-    known = {f.name for f in fields(CoreConfig)}
-    values = {k: bool(v) for k, v in data.items() if k in known} if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return CoreConfig()
+    flags = {f.name for f in fields(CoreConfig) if f.name != "key_origins"}
+    values = {k: bool(v) for k, v in data.items() if k in flags}
+    origins = data.get("key_origins")
+    if isinstance(origins, dict):
+        values["key_origins"] = {str(k): str(v) for k, v in origins.items() if isinstance(v, str)}
     return CoreConfig(**values)
+
+
+def key_origin(url: str) -> str:
+    """``scheme://host:port`` of ``url`` (default ports filled in, host lower-cased): what a
+    stored API key is bound to, so that it is never sent to another server."""
+    parts = urlsplit(url.strip())
+    scheme = (parts.scheme or "https").lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def record_key_origin(provider: str, base_url: str) -> None:
+    """Remember that ``provider``'s stored key was saved for ``base_url``."""
+    config = load_config()
+    config.key_origins[provider] = key_origin(base_url)
+    save_config(config)
+
+
+def store_api_key(provider: str, key: str, base_url: str) -> None:
+    """Keep ``key`` in the keyring for ``provider``, to be sent to ``base_url``'s server only."""
+    secrets.set_api_key(provider, key)
+    record_key_origin(provider, base_url)
+
+
+def stored_key_for(provider: str, base_url: str, default_base_url: str) -> str | None:
+    """The keyring's key for ``provider`` if it was saved for ``base_url``'s server, else None
+    (a key saved with no address belongs to ``default_base_url``, the official one)."""
+    key = secrets.get_api_key(provider)
+    if not key:
+        return None
+    bound = load_config().key_origins.get(provider) or key_origin(default_base_url)
+    return key if key_origin(base_url or default_base_url) == bound else None
 
 
 def save_config(config: CoreConfig) -> Path:

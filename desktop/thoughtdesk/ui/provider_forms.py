@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from thoughtdesk.core import config as core_config
 from thoughtdesk.core import secrets
 from thoughtdesk.core.connection_check import ConnectionResult, check_anthropic, check_openai_compatible
 from thoughtdesk.core.logs import register_secret
+from thoughtdesk.core.runs.providers import DEFAULT_BASE_URLS
 from thoughtdesk.ui.qt import (
     QCheckBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, Qt, QVBoxLayout,
     QWidget, Signal,
@@ -54,8 +56,10 @@ class ProviderPanel(QGroupBox):
         form.addRow(self.result)
 
     def stored_key(self) -> str | None:
+        """The stored key if it was saved for the address in the form (never sent elsewhere)."""
+        default = DEFAULT_BASE_URLS.get(self.provider, "")
         try:
-            return secrets.get_api_key(self.provider)
+            return core_config.stored_key_for(self.provider, self.base_url.text().strip() or default, default)
         except secrets.SecretStoreError:
             return None
 
@@ -107,7 +111,8 @@ class ProviderPanel(QGroupBox):
         if not typed:
             return None
         try:
-            return save_api_key(parent, self.provider, typed)
+            return save_api_key(parent, self.provider, typed,
+                                self.base_url.text().strip() or DEFAULT_BASE_URLS.get(self.provider, ""))
         except secrets.SecretStoreError as error:  # a locked keyring: say so, do not crash
             return f"the {self.provider} key was NOT stored: {error}"
 

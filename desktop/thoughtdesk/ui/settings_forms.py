@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from thoughtdesk.core import config as core_config
-from thoughtdesk.core import secrets
 from thoughtdesk.core.backends.base import ModelFileError
 from thoughtdesk.core.backends.llamacpp import check_gguf_file
 from thoughtdesk.core.local_model import prepare_test_model, test_model_available, test_model_target
@@ -242,11 +241,16 @@ def ask_key_file_consent(parent: QWidget | None, key_file: Path) -> bool:
 consent_question: Callable[[QWidget | None, Path], bool] = ask_key_file_consent
 
 
-def save_api_key(parent: QWidget | None, provider: str, key: str) -> str:
+def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str = "") -> str:
     """Store ``key`` for ``provider``; returns what happened, in words (the key is never shown).
 
-    Without a system keyring the user is asked first; a "no" stores nothing.
+    Without a system keyring the user is asked first; a "no" stores nothing. The key is bound
+    to ``base_url``'s server (default: the provider's official address): runs and connection
+    tests send it there only.
     """
+    from thoughtdesk.core.runs.providers import DEFAULT_BASE_URLS
+
+    base_url = base_url or DEFAULT_BASE_URLS.get(provider, "")
     register_secret(key)
     if not core_config.keyring_is_usable():
         key_file = core_config.FileKeyring().path
@@ -257,9 +261,9 @@ def save_api_key(parent: QWidget | None, provider: str, key: str) -> str:
             agreed.keys_in_file = True
             core_config.save_config(agreed)
         core_config.use_key_file_if_allowed()
-        secrets.set_api_key(provider, key)
+        core_config.store_api_key(provider, key, base_url)
         return f"the {provider} key was stored in {key_file} (readable only by you)"
-    secrets.set_api_key(provider, key)
+    core_config.store_api_key(provider, key, base_url)
     return f"the {provider} key was stored in the system keyring ({core_config.keyring_name()})"
 
 
