@@ -235,3 +235,51 @@ def test_offline_mode_names_the_missing_url_and_how_to_load_by_hand(tmp_path, of
     assert second.url in message and first.url not in message
     assert "by hand" in message and str(tmp_path / "demo" / "b.jsonl") in message
     assert not (tmp_path / "demo" / "b.jsonl").exists()
+
+
+def _zip_bytes() -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("tables/facts.tsv", "fact\tvalue\n" * 2000)
+    return buffer.getvalue()
+
+
+def _zip_info(server: _Server) -> DatasetInfo:
+    """A zip source with no published size or checksum (as WorldTree's)."""
+    url = f"http://127.0.0.1:{server.server_address[1]}/data/bundle.zip"
+    return DatasetInfo(
+        name="demo", title="Demo", description="", citation="", licence="", homepage="",
+        answer_type="text", file_format="bytes", splits=("test",), file_patterns=(),
+        sources=(SourceFile(url, "bundle.zip", None, None, "test"),),
+    )
+
+
+def test_an_unverifiable_zip_is_checked_by_unpacking(server, tmp_path):
+    good = _zip_bytes()
+    server.files["/data/bundle.zip"] = good
+    paths = download_dataset(_zip_info(server), tmp_path)
+    assert (tmp_path / "demo" / "bundle" / "tables" / "facts.tsv").read_text().count("fact") == 2000
+    assert paths == [tmp_path / "demo" / "bundle.zip"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped byte"])
+def test_a_corrupt_zip_without_checksum_is_removed_and_named(server, tmp_path, damage):
+    good = _zip_bytes()
+    if damage == "truncated":  # a server that ends the body early but says it is complete
+        bad = good[: len(good) // 2]
+    else:  # a byte changed inside the compressed member: only its CRC-32 can tell
+        middle = len(good) // 3
+        bad = good[:middle] + bytes([good[middle] ^ 0xFF]) + good[middle + 1:]
+    server.files["/data/bundle.zip"] = bad
+    with pytest.raises(DownloadError) as caught:
+        download_dataset(_zip_info(server), tmp_path)
+    message = str(caught.value)
+    assert "/data/bundle.zip" in message and "corrupt or incomplete" in message
+    assert not (tmp_path / "demo" / "bundle.zip").exists()  # nothing kept as if complete
+    assert not (tmp_path / "demo" / "bundle").exists()
+    server.files["/data/bundle.zip"] = good  # the next attempt starts afresh and succeeds
+    download_dataset(_zip_info(server), tmp_path)
+    assert (tmp_path / "demo" / "bundle" / "tables" / "facts.tsv").exists()

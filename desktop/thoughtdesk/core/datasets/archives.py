@@ -12,6 +12,7 @@ import os
 import shutil
 import stat
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from ..errors import DataFileError
@@ -91,7 +92,7 @@ def unpack_zip(archive: str | os.PathLike[str], target: Path | None = None) -> P
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(staging, folder)
-        except (zipfile.BadZipFile, EOFError) as error:
+        except (zipfile.BadZipFile, EOFError, zlib.error) as error:
             shutil.rmtree(staging, ignore_errors=True)
             raise DataFileError(archive, f"corrupt zip archive ({error})") from None
         except BaseException:

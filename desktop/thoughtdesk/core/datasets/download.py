@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from ..errors import Cancelled, ThoughtDeskError
+from ..errors import Cancelled, DataFileError, ThoughtDeskError
 from ..network import OfflineError, is_offline, require_network
 from .archives import unpack_zip
 from .catalogue import DatasetInfo, SourceFile
@@ -122,11 +122,19 @@ def download_dataset(
     finally:
         if own_client:
             http.close()
-    for path in paths:
+    for source, path in zip(info.sources, paths):
         if path.suffix.lower() == ".zip":
             # WorldTree comes as a zip: unpack it beside the archive so load_dataset finds
             # the files inside (unpack_zip checks member paths and is a no-op when done).
-            unpack_zip(path)
+            # Its source publishes no size or checksum; unpacking checks every member's CRC-32
+            # and a cut-short archive has no central directory, so this is the integrity check:
+            # a corrupt archive is removed and reported, never kept as if complete.
+            try:
+                unpack_zip(path)
+            except DataFileError as error:
+                path.unlink(missing_ok=True)
+                raise DownloadError(source.url, f"the archive is corrupt or incomplete ({error.message}); "
+                                    "it was removed, download it again", path) from None
     return paths
 
 

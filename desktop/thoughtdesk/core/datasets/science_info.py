@@ -157,7 +157,8 @@ WORLDTREE = DatasetInfo(
     family="science",
     notes="Facts are resolved from the tablestore (tablestore/v2.1/tables/*.tsv) or "
           "EntailmentBank's worldtree_corpus_sentences_extended.json found beside the "
-          "questions, or from the facts= option. The download is a zip: unpack it, then load "
-          "the folder.",
+          "questions, or from the facts= option. The download is a zip that ThoughtDesk "
+          "unpacks (checking every member's CRC-32, as no checksum is published); a zip "
+          "fetched by hand can be loaded as it is or unpacked.",
     options={"facts": "tablestore tables folder or JSON UID -> fact sentence"},
 )
