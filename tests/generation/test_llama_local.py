@@ -233,3 +233,25 @@ def test_inprocess_timeout_stops_generation(local_settings: LlamaCppSettings) ->
     error, after = run(main())
     assert str(error).startswith("llamacpp: ") and error.retryable
     assert after.texts and after.completion_tokens <= 2
+
+
+def test_completion_template_reaches_the_model_and_the_provenance(gguf_model: Path) -> None:
+    from thoughtdesk.core.backends import Request
+    from thoughtdesk.core.runs import ModelSpec, RunSpecError
+    from thoughtdesk.core.runs.providers import build_backend
+
+    template = "<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n"
+    spec = ModelSpec("llamacpp", str(gguf_model), completion_template=template)
+    backend = build_backend(spec)
+    assert backend.prompt_text(Request(model="m", prompt="What is 2+2?")) == \
+        "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n"
+    assert spec.params()["completion_template"] == template  # stored with every CoT
+    assert ModelSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
+    plain = ModelSpec("llamacpp", str(gguf_model))
+    assert "completion_template" not in plain.params()
+    assert plain.backend_id() == f"llamacpp@{gguf_model}#ctx=2048#chat=False"  # old fingerprints kept
+    assert build_backend(plain).prompt_text(Request(model="m", prompt="as it is")) == "as it is"
+    old_json = {k: v for k, v in plain.to_json().items() if k != "completion_template"}
+    assert ModelSpec.from_json(old_json) == plain  # runs stored before the field existed
+    with pytest.raises(RunSpecError, match="must contain {prompt}"):
+        ModelSpec("llamacpp", str(gguf_model), completion_template="Q: A:")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from thoughtdesk.core.runs import ModelSpec
+import pytest
+
+from thoughtdesk.core.runs import ModelSpec, RunSpecError
 from thoughtdesk.ui.qt import QPlainTextEdit
 from thoughtdesk.ui.run_planner import RunPlannerDialog
 
@@ -133,3 +135,18 @@ def test_local_model_form_checks_the_gguf_file(generation, qtbot, tmp_path):
                              seed=None, timeout=120.0)
     plan = wait_plan(qtbot, planner)
     assert plan.estimated_cost == 0.0  # local models cost nothing
+
+    # A completion template wraps raw prompts; it is kept in the spec and shown again on edit.
+    assert form.completion_template.isEnabled()
+    form.completion_template.setPlainText("<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n")
+    wrapped = form.spec()
+    assert wrapped.completion_template.startswith("<start_of_turn>user\n{prompt}")
+    assert wrapped.backend_id() != spec.backend_id()  # stored answers of the plain prompt are not reused
+    form.completion_template.setPlainText("no placeholder here")
+    with pytest.raises(RunSpecError, match="must contain {prompt}"):
+        form.spec()
+    form.set_spec(wrapped)
+    assert form.completion_template.toPlainText() == wrapped.completion_template
+    form.template.setCurrentIndex(0)  # the GGUF's chat template: no wrapping
+    assert not form.completion_template.isEnabled()
+    assert form.spec().completion_template == "{prompt}"

@@ -106,6 +106,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         options["base_url"] = args.base_url
     if args.endpoint:
         options["endpoint"] = args.endpoint
+    if args.completion_template:
+        options["completion_template"] = args.completion_template.replace("\\n", "\n")
     models = tuple(ModelSpec.parse(text, **options) for text in args.model)
     few_shot = FewShotSpec(args.few_shot, args.few_shot_split) if args.few_shot else None
     spec = RunSpec(
@@ -180,6 +182,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint (default chat)")
     p.add_argument("--chat", action="store_true", help="send prompts as chat messages "
                    "(llamacpp: use the GGUF's chat template)")
+    p.add_argument("--completion-template", metavar="TEXT",
+                   help="llamacpp without --chat: wrap each prompt, {prompt} marking where it goes "
+                   "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
+                   "<start_of_turn>model\\n'")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=256, metavar="M", help="tokens per CoT (default 256)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per call")

@@ -13,8 +13,9 @@ from pathlib import Path
 from thoughtdesk.core.backends import check_gguf_file
 from thoughtdesk.core.backends.base import BackendError
 from thoughtdesk.core.runs import ModelSpec, RunSpecError
+from thoughtdesk.core.runs.spec import DEFAULT_COMPLETION_TEMPLATE
 from thoughtdesk.ui.qt import (
-    QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+    QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
     QListWidget, QListWidgetItem, QPushButton, QSpinBox, QStackedWidget, Qt, QVBoxLayout, QWidget,
     Signal,
 )
@@ -58,7 +59,16 @@ class ModelForm(QWidget):
         self.n_gpu_layers.setSpecialValueText("all")
         self.template = QComboBox(objectName="localTemplate")
         self.template.addItem("The GGUF's chat template", True)
-        self.template.addItem("Raw completion (prompt as it is)", False)
+        self.template.addItem("Raw completion (prompt as it is, or wrapped below)", False)
+        self.completion_template = QPlainTextEdit(objectName="completionTemplate")
+        self.completion_template.setPlaceholderText("{prompt}   (e.g. <start_of_turn>user\n{prompt}<end_of_turn>\n"
+                                                    "<start_of_turn>model\n)")
+        self.completion_template.setToolTip("How each prompt is wrapped for a raw completion: {prompt} "
+                                            "marks where the prompt goes. Empty: the prompt as it is.")
+        self.completion_template.setFixedHeight(self.completion_template.fontMetrics().lineSpacing() * 4)
+        self.template.currentIndexChanged.connect(
+            lambda _i: self.completion_template.setEnabled(not self.template.currentData()))
+        self.completion_template.setEnabled(False)
 
         self.temperature = QDoubleSpinBox(objectName="temperature", minimum=0.0, maximum=2.0, singleStep=0.1)
         self.max_tokens = QSpinBox(objectName="maxTokens", minimum=1, maximum=100_000, value=256)
@@ -81,6 +91,7 @@ class ModelForm(QWidget):
         local_form.addRow("&Threads", self.n_threads)
         local_form.addRow("&GPU layers", self.n_gpu_layers)
         local_form.addRow("&Prompt format", self.template)
+        local_form.addRow("Completion te&mplate", self.completion_template)
         self.pages = QStackedWidget()
         self.pages.addWidget(remote)
         self.pages.addWidget(local)
@@ -130,6 +141,8 @@ class ModelForm(QWidget):
         self.n_threads.setValue(spec.n_threads or 0)
         self.n_gpu_layers.setValue(spec.n_gpu_layers)
         self.template.setCurrentIndex(0 if spec.chat else 1)
+        self.completion_template.setPlainText(
+            "" if spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else spec.completion_template)
         self.temperature.setValue(spec.temperature)
         self.max_tokens.setValue(spec.max_tokens)
         self.extraction_max_tokens.setValue(spec.extraction_max_tokens)
@@ -151,7 +164,8 @@ class ModelForm(QWidget):
             return ModelSpec(provider="llamacpp", model=str(Path(path).expanduser()),
                              chat=bool(self.template.currentData()), n_ctx=self.n_ctx.value(),
                              n_threads=self.n_threads.value() or None,
-                             n_gpu_layers=self.n_gpu_layers.value(), **common)
+                             n_gpu_layers=self.n_gpu_layers.value(),
+                             completion_template=self._completion_template(), **common)
         url = self.base_url.text().strip() or None
         if url is not None and not url.startswith(("http://", "https://")):
             raise RunSpecError(f"{provider}: the base URL must start with http:// or https:// (got {url!r})")
@@ -160,11 +174,17 @@ class ModelForm(QWidget):
                          chat=provider != "openai" or self.endpoint.currentData() == "chat", **common)
 
 
+    def _completion_template(self) -> str:
+        text = self.completion_template.toPlainText()
+        return text if text.strip() and not self.template.currentData() else DEFAULT_COMPLETION_TEMPLATE
+
+
 def describe(spec: ModelSpec) -> str:
     """One line for the list: provider, model, where, and the main parameters."""
     if spec.provider == "llamacpp":
         where = (f"ctx {spec.n_ctx}, threads {spec.n_threads or 'auto'}, GPU layers {spec.n_gpu_layers}, "
-                 f"{'chat template' if spec.chat else 'raw completion'}")
+                 f"{'chat template' if spec.chat else 'raw completion'}"
+                 f"{'' if spec.chat or spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else ' (wrapped)'}")
     else:
         where = f"{spec.base_url or 'default URL'}, {spec.endpoint}"
     seed = "" if spec.seed is None else f", seed {spec.seed}"

@@ -61,6 +61,7 @@ def build_backend(model: ModelSpec, *, api_key: str | None = None) -> Backend:
         return LlamaCppBackend(LlamaCppSettings(
             model_path=model.model, n_ctx=model.n_ctx, n_threads=model.n_threads,  # type: ignore[arg-type]
             n_gpu_layers=model.n_gpu_layers, chat_template="gguf" if model.chat else "none",
+            completion_template=model.completion_template,
         ))
     base_url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
     key = api_key if api_key is not None else api_key_for(model.provider, base_url)

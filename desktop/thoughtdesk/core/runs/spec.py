@@ -7,6 +7,7 @@ keys are looked up (keyring, then environment) right before a backend is built.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +18,8 @@ from thoughtdesk.core.prompts import PromptMode
 Endpoint = Literal["chat", "completions"]
 #: Providers a :class:`ModelSpec` may name (``llamacpp`` = in-process GGUF model).
 PROVIDERS = ("openai", "anthropic", "llamacpp")
+#: A raw completion prompt sent as it is.
+DEFAULT_COMPLETION_TEMPLATE = "{prompt}"
 
 
 class RunSpecError(ThoughtDeskError):
@@ -33,6 +36,8 @@ class ModelSpec:
     ``seed`` the base seed (replicate ``i`` of a self-consistency run uses ``seed + i``).
     ``chat=True`` sends the prompt as one user chat message (the GGUF's chat template for
     llamacpp); ``endpoint`` picks OpenAI's chat or legacy completions endpoint.
+    ``completion_template`` (llamacpp without ``chat``) wraps each prompt, e.g. in a model's turn
+    markers: ``{prompt}`` stands for the prompt text; the default sends the prompt as it is.
     """
 
     provider: str
@@ -49,12 +54,16 @@ class ModelSpec:
     n_ctx: int = 2048  # llamacpp only: context size in tokens
     n_threads: int | None = None  # llamacpp only
     n_gpu_layers: int = 0  # llamacpp only
+    completion_template: str = DEFAULT_COMPLETION_TEMPLATE  # llamacpp raw completion only
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise RunSpecError(f"unknown provider {self.provider!r}; use one of {', '.join(PROVIDERS)}")
         if not self.model:
             raise RunSpecError(f"{self.provider}: a model name is needed (PROVIDER:MODEL)")
+        if "{prompt}" not in self.completion_template:
+            raise RunSpecError(f"{self.provider}: the completion template must contain {{prompt}} "
+                               f"where the prompt goes (got {self.completion_template!r})")
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ModelSpec:
@@ -88,7 +97,9 @@ class ModelSpec:
     def backend_id(self) -> str:
         """Names the backend precisely for request fingerprints (provider, address, endpoint)."""
         if self.provider == "llamacpp":
-            return f"llamacpp@{self.model}#ctx={self.n_ctx}#chat={self.chat}"
+            wrapped = "" if self.completion_template == DEFAULT_COMPLETION_TEMPLATE else \
+                "#template=" + hashlib.sha256(self.completion_template.encode()).hexdigest()[:16]
+            return f"llamacpp@{self.model}#ctx={self.n_ctx}#chat={self.chat}{wrapped}"
         url = (self.base_url or _DEFAULT_URLS[self.provider]).rstrip("/")
         return f"{self.provider}@{url}#{self.endpoint}"
 
@@ -97,7 +108,9 @@ class ModelSpec:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens,
                 "extraction_max_tokens": self.extraction_max_tokens, "seed": self.seed,
                 "stop": list(self.stop), "timeout": self.timeout, "chat": self.chat,
-                "endpoint": self.endpoint}
+                "endpoint": self.endpoint,
+                **({"completion_template": self.completion_template}
+                   if self.completion_template != DEFAULT_COMPLETION_TEMPLATE else {})}
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
