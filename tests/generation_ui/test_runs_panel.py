@@ -217,3 +217,25 @@ def test_local_model_streams_its_text_into_the_runs_panel(window, generation, qt
     with Library.open(window.library.path) as lib:
         stored = lib.conn.execute("SELECT cot FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()[0]
     assert stored == "".join(pieces)  # what was shown is what was stored
+
+
+def test_an_empty_runs_tab_says_how_to_start_one(window, generation, qtbot):
+    from thoughtdesk.core.runs import ModelSpec
+
+    panel = generation.runs_panel
+    window.show_tab(panel)
+    with qtbot.waitSignal(panel.runs_loaded, timeout=10000):
+        panel.reload()
+    assert panel.model.rowCount() == 0
+    assert panel.empty_hint.isVisible() and "Plan a run" in panel.empty_hint.text()
+    _core_run(window, ModelSpec("openai", "m", base_url=f"http://127.0.0.1:{free_port()}/v1"))
+    with qtbot.waitSignal(panel.runs_loaded, timeout=10000):
+        panel.reload()
+    assert panel.model.rowCount() == 1 and not panel.empty_hint.isVisible()
+    run_id = panel.model.runs[0].id
+    assert cell(panel, run_id, "Cost") == "unpriced"  # model 'm' has no price: unknown, not $0
+    _core_run(window, ModelSpec("openai", "gpt-4o-mini", base_url=f"http://127.0.0.1:{free_port()}/v1"))
+    with qtbot.waitSignal(panel.runs_loaded, timeout=10000):
+        panel.reload()
+    priced = [r.id for r in panel.model.runs if r.id != run_id][0]
+    assert cell(panel, priced, "Cost") == "$0.0000"

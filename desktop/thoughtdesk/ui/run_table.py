@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from thoughtdesk.core.runs import RunInfo, RunProgress
 from thoughtdesk.ui.qt import (
     QAbstractTableModel, QApplication, QModelIndex, QObject, QStyle, QStyledItemDelegate,
@@ -33,6 +35,8 @@ class RunTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.runs: list[RunInfo] = []
         self.live: dict[int, RunProgress] = {}
+        #: ``models -> the remote ones without a price``: their cost is unknown, not $0.
+        self.unpriced: Callable[[tuple[str, ...]], list[str]] = lambda _models: []
 
     def set_runs(self, runs: list[RunInfo]) -> None:
         self.beginResetModel()
@@ -110,7 +114,10 @@ class RunTableModel(QAbstractTableModel):
         if name in ("Done", "Failed", "Remaining", "Tokens"):
             return f"{values[name.lower()]:,}"
         if name == "Cost":
-            return f"${values['cost']:.4f}"
+            unpriced = self.unpriced(tuple(run.models))
+            if unpriced and len(unpriced) == len(run.models):
+                return "unpriced"
+            return f"${values['cost']:.4f}" + (" + unpriced" if unpriced else "")
         if name == "ETA":
             return format_duration(values["eta"])  # type: ignore[arg-type]
         return ", ".join(run.models)

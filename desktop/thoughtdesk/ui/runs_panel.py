@@ -64,6 +64,7 @@ class RunsPanel(QWidget):
 
     def _build(self) -> None:
         self.model = RunTableModel(self)
+        self.model.unpriced = self._unpriced_models
         self.table = QTableView(objectName="runsTable")
         self.table.setModel(self.model)
         self.table.setItemDelegateForColumn(RunTableModel.PROGRESS_COLUMN, ProgressDelegate(self.table))
@@ -128,6 +129,13 @@ class RunsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.message)
+        self.empty_hint = QLabel("No runs in this library yet. Generate > Plan a run… (Ctrl+G) chooses "
+                                 "samples, prompt fragments and models; the run then shows here with "
+                                 "its progress, and failed requests below.", objectName="runsEmptyHint")
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty_hint.setStyleSheet("color: palette(mid); padding: 6px 0;")
+        layout.addWidget(self.empty_hint)
         layout.addWidget(vertical, 1)
         self._update_buttons()
 
@@ -137,6 +145,18 @@ class RunsPanel(QWidget):
         button.clicked.connect(slot)
         layout.addWidget(button)
         return button
+
+    def _unpriced_models(self, models: tuple[str, ...]) -> list[str]:
+        """The remote models (``provider:model``) the price table has no price for."""
+        if self.prices is None:
+            return []
+        table = self.prices()
+        out = []
+        for label in models:
+            provider, _, name = label.partition(":")
+            if provider != "llamacpp" and table.price_for(provider, name) is None:
+                out.append(label)
+        return out
 
     # Library --------------------------------------------------------------------------------
 
@@ -167,6 +187,7 @@ class RunsPanel(QWidget):
                 active = {r for r, w in self.workers.items() if w.isRunning()}
                 self.model.live = {r: p for r, p in self.model.live.items() if r in active}
                 self.model.set_runs(runs)  # type: ignore[arg-type]
+                self.empty_hint.setVisible(not self.model.rowCount())
                 if not self.table.currentIndex().isValid() and self.model.rowCount():
                     self.table.selectRow(0)
                 self._selection_changed()
