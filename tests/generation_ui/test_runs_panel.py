@@ -30,8 +30,11 @@ def start_from_planner(generation, qtbot, base_url: str, *, n: int = 1, attempts
     return created.args[0]
 
 
-def cell(panel, run_id: int, column: str) -> str:
+def cell(panel, run_id: int, column: str) -> str | None:
+    """The text of a run's cell; None while the run list has not been re-read to include it."""
     row = panel.model.row_of(run_id)
+    if row is None:
+        return None
     return panel.model.data(panel.model.index(row, RUN_COLUMNS.index(column)))
 
 

@@ -171,8 +171,12 @@ class RunsPanel(QWidget):
         return start_owned_task(self, self._tasks, work, done,
                                 lambda error: self.message.setText(f"Could not read the runs: {error}"))
 
-    def reload(self) -> Task | None:
-        """Read the run list again (in a worker); ``runs_loaded`` when it is shown."""
+    def reload(self, then: Callable[[], None] | None = None) -> Task | None:
+        """Read the run list again (in a worker); ``runs_loaded`` when it is shown, then ``then()``.
+
+        (A follow-up is passed in rather than connected to the returned task: a fast task could
+        finish before a connection made after it started.)
+        """
         path = self.library_path
         if path is None:
             return None
@@ -192,6 +196,8 @@ class RunsPanel(QWidget):
                     self.table.selectRow(0)
                 self._selection_changed()
                 self.runs_loaded.emit()
+                if then is not None:
+                    then()
 
         return self._background(work, done)
 
@@ -275,7 +281,7 @@ class RunsPanel(QWidget):
         self.errors.pop(run_id, None)
         worker.start()
         if self.model.row_of(run_id) is None:
-            self.reload().signals.finished.connect(lambda: self.select_run(run_id))  # type: ignore[union-attr]
+            self.reload(then=lambda: self.select_run(run_id))
         else:
             self.select_run(run_id)
         self._update_buttons()

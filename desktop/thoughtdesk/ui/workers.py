@@ -75,7 +75,8 @@ class Task(QRunnable):
         if signals.parent() is None and QCoreApplication.instance() is not None:
             signals.setParent(QCoreApplication.instance())
         _RUNNING.add(self)
-        # Connected last, so every caller's ``finished`` slot runs before the object goes.
+        # Connect slots before start(): a fast task may finish before a later connection. The
+        # object is deleted with deleteLater, so slots already queued for ``finished`` still run.
         signals.finished.connect(self._release)
         QThreadPool.globalInstance().start(self)
         return self
