@@ -158,3 +158,24 @@ def test_unknown_collection_exits_1_with_one_line(capsys, library):
     code, out, err = run(capsys, "--library", library, "evaluate", "Nope")
     assert code == 1 and out == ""
     assert err.strip().startswith("thoughtdesk: no collection named 'Nope'") and err.count("\n") == 1
+
+
+def test_restore_original_undoes_a_rescore(capsys, tmp_path, shared):
+    path = shared("thoughtsource", TS67)
+    lib = str(tmp_path / "ts.thoughtdesk")
+    run(capsys, "--library", lib, "import", str(path), "--collection", "ts")
+    args = ("--library", lib, "evaluate", "ts", "--json", "--no-comparisons")
+    before = json.loads(run(capsys, *args)[1])
+    rescored = json.loads(run(capsys, *args, "--rescore")[1])
+    assert rescored["correctness_source"] != "file"
+    assert [r["correct"] for r in rescored["rows"]] != [r["correct"] for r in before["rows"]]
+    code, out, err = run(capsys, *args, "--restore-original")
+    assert code == 0
+    restored = int(err.split(" answer(s)")[0])
+    assert restored == sum(r["n"] for r in before["rows"])  # every answer the file scored
+    after = json.loads(out)
+    assert after["correctness_source"] == "file"
+    _check_rows(after["rows"], groups(file_answers(path, rescored=False)))
+    with pytest.raises(SystemExit) as caught:  # one or the other, said by argparse
+        run(capsys, *args, "--rescore", "--restore-original")
+    assert caught.value.code == 2

@@ -22,9 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "McNemar / bootstrap comparisons of conditions on the same questions.",
     )
     p.add_argument("collection", help="the collection's name")
-    p.add_argument("--rescore", action="store_true",
-                   help="re-score every answer with ThoughtDesk first (updates the library; the "
-                   "imported correctness is kept and can be restored)")
+    scoring = p.add_mutually_exclusive_group()
+    scoring.add_argument("--rescore", action="store_true",
+                         help="re-score every answer with ThoughtDesk first (updates the library; the "
+                         "imported correctness is kept and can be restored with --restore-original)")
+    scoring.add_argument("--restore-original", action="store_true",
+                         help="undo re-scoring first: put back the correctness the imported file "
+                         "came with and clear ThoughtDesk's verdicts")
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print JSON (proportions 0..1)")
     form.add_argument("--csv", action="store_true", help="print the accuracy table as CSV")
@@ -40,6 +44,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from thoughtdesk.core.evaluation_report import to_csv, to_json_dict, to_markdown, to_text
 
     with open_library(args, create=False) as lib:
+        if args.restore_original:
+            from thoughtdesk.core.rescoring import restore_original_scoring
+
+            restored = restore_original_scoring(lib, args.collection)
+            print(f"{restored} answer(s) of {args.collection!r} restored to the imported correctness",
+                  file=sys.stderr)
         bar = ProgressLine("re-scoring") if args.rescore else None
         try:
             result = evaluate(lib, args.collection, rescore=args.rescore, progress=bar,
