@@ -119,6 +119,12 @@ def test_rescore_button_runs_in_background_and_redraws(window, qtbot):
     qtbot.waitUntil(lambda: view.snapshot.result.source == "thoughtdesk" and view.is_idle(), timeout=30000)
     scored = window.library.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0]
     assert scored == view.snapshot.result.scored_by_thoughtdesk == 33
+    # Restore imported: ThoughtDesk's verdicts are cleared and the file's correctness is back.
+    view.restore_button.click()
+    qtbot.waitUntil(lambda: view.snapshot.result.source != "thoughtdesk" and view.is_idle(), timeout=30000)
+    left = window.library.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0]
+    assert left == 0 and view.snapshot.result.scored_by_thoughtdesk == 0
+    assert "restored to the imported correctness" in window.statusBar().currentMessage()
 
 
 def test_pairwise_comparison_of_two_chosen_conditions(window, qtbot, shared):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from thoughtdesk.core.evaluation import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.metrics import ScoredAnswer
-from thoughtdesk.core.rescoring import RescoreReport, rescore
+from thoughtdesk.core.rescoring import RescoreReport, rescore, restore_original_scoring
 from thoughtdesk.core.store import Library
 from thoughtdesk.ui.qt import (
     QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
@@ -87,12 +87,16 @@ class ResultsView(QWidget):
         self.rescore_button = QPushButton("Re-score", objectName="rescoreButton")
         self.rescore_button.setToolTip("Recompute every answer's correctness with ThoughtDesk's extraction")
         self.rescore_button.clicked.connect(self.rescore_current)
+        self.restore_button = QPushButton("Restore imported", objectName="restoreButton")
+        self.restore_button.setToolTip("Undo re-scoring: put back the correctness the imported file came with")
+        self.restore_button.clicked.connect(self.restore_current)
         self.status = QLabel(objectName="resultsStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         top = QHBoxLayout()
         top.addWidget(QLabel("Collection:"))
         top.addWidget(self.collection_combo)
         top.addWidget(self.rescore_button)
+        top.addWidget(self.restore_button)
         top.addWidget(self.status, 1)
 
         self.table_model = AccuracyTableModel(self)
@@ -367,6 +371,24 @@ class ResultsView(QWidget):
             self.window_.notify_data_changed()
 
         return self.window_.run_task(f"Re-scoring {collection}…", work, done)
+
+    def restore_current(self) -> Task | None:
+        """Put back the chosen collection's imported correctness (undoes Re-score)."""
+        collection = self.collection_combo.currentText()
+        if not collection or self.window_.library is None:
+            return None
+        path = self.window_.library.path
+
+        def work(_ctx: TaskContext) -> int:
+            with Library.open(path, create=False) as lib:
+                return restore_original_scoring(lib, collection)
+
+        def done(restored: int) -> None:
+            self.window_.statusBar().showMessage(
+                f"{restored:,} answer(s) of {collection} restored to the imported correctness", 15000)
+            self.window_.notify_data_changed()
+
+        return self.window_.run_task(f"Restoring the imported scoring of {collection}…", work, done)
 
     def current_plot(self):  # noqa: ANN201
         return (self.accuracy_plot, self.pareto_plot, self.correctness_map, None)[self.plots.currentIndex()]
