@@ -105,3 +105,16 @@ def test_a_stored_key_goes_only_to_the_server_it_was_saved_for(monkeypatch):
         assert key_origin("HTTPS://Api.OpenAI.com/v1") == "https://api.openai.com:443"
     finally:
         use_keyring(None)
+
+
+def test_a_model_without_a_price_has_an_unknown_cost_not_zero(library_path, config_dir, capsys):
+    config_dir.mkdir(parents=True)
+    PriceTable([]).save(config_dir / "prices.json")  # a table that prices nothing
+    with FakeModelServer() as server:
+        code = main(["--library", str(library_path), "generate", DEMO, "--model", "openai:unlisted",
+                     "--base-url", server.base_url, "--dataset", "gsm8k", "--trigger", "kojima-01",
+                     "--one-step"])
+        out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "cost unknown (no price for openai:unlisted)" in out
+    assert "$0.0000" not in out

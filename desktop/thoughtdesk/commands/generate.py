@@ -73,12 +73,22 @@ def _progress(run_id: int) -> tuple[ProgressLine, object]:
     return bar, report
 
 
+def _cost_text(args: argparse.Namespace, run_id: int, cost: float, prices) -> str:
+    """``$0.1234``, or what is unknown: models without a price are not free."""
+    with open_library(args, create=False) as lib:
+        models = next((r.model_specs for r in list_runs(lib) if r.id == run_id), ())
+    unpriced = prices.unpriced(models)
+    if unpriced and len(unpriced) == len(models):
+        return f"unknown (no price for {', '.join(unpriced)})"
+    return f"${cost:.4f}" + (f" + unknown for {', '.join(unpriced)}" if unpriced else "")
+
+
 def _execute(args: argparse.Namespace, run_id: int) -> int:
     bar, report = _progress(run_id)
+    prices = getattr(args, "prices", None) or user_prices()
     try:
         final = resume_run(open_library_path(args), run_id, limits=_limits(args), progress=report,
-                           force=True if getattr(args, "force", False) else None,
-                           prices=getattr(args, "prices", None) or user_prices())
+                           force=True if getattr(args, "force", False) else None, prices=prices)
     except BackendError as error:
         bar.finish()
         raise ThoughtDeskError(f"{error} (run {run_id} stopped and is kept; fix this, then "
@@ -86,7 +96,8 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
     bar.finish()
     print(f"run {run_id}: {final.status}; {final.done} done ({final.cached} from the store), "
           f"{final.failed} failed of {final.total}; {final.prompt_tokens} prompt + "
-          f"{final.completion_tokens} completion tokens; cost ${final.cost:.4f}; {final.elapsed:.1f} s")
+          f"{final.completion_tokens} completion tokens; cost {_cost_text(args, run_id, final.cost, prices)}; "
+          f"{final.elapsed:.1f} s")
     if final.status != "done":
         print(f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "
               f"`thoughtdesk resume {run_id}` sends the missing requests", file=sys.stderr)

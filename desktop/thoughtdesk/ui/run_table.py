@@ -35,8 +35,8 @@ class RunTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.runs: list[RunInfo] = []
         self.live: dict[int, RunProgress] = {}
-        #: ``models -> the remote ones without a price``: their cost is unknown, not $0.
-        self.unpriced: Callable[[tuple[str, ...]], list[str]] = lambda _models: []
+        #: ``run -> labels of its models without a price``: their cost is unknown, not $0.
+        self.unpriced: Callable[[RunInfo], list[str]] = lambda _run: []
 
     def set_runs(self, runs: list[RunInfo]) -> None:
         self.beginResetModel()
@@ -114,7 +114,7 @@ class RunTableModel(QAbstractTableModel):
         if name in ("Done", "Failed", "Remaining", "Tokens"):
             return f"{values[name.lower()]:,}"
         if name == "Cost":
-            unpriced = self.unpriced(tuple(run.models))
+            unpriced = self.unpriced(run)
             if unpriced and len(unpriced) == len(run.models):
                 return "unpriced"
             return f"${values['cost']:.4f}" + (" + unpriced" if unpriced else "")

@@ -146,17 +146,9 @@ class RunsPanel(QWidget):
         layout.addWidget(button)
         return button
 
-    def _unpriced_models(self, models: tuple[str, ...]) -> list[str]:
-        """The remote models (``provider:model``) the price table has no price for."""
-        if self.prices is None:
-            return []
-        table = self.prices()
-        out = []
-        for label in models:
-            provider, _, name = label.partition(":")
-            if provider != "llamacpp" and table.price_for(provider, name) is None:
-                out.append(label)
-        return out
+    def _unpriced_models(self, run: RunInfo) -> list[str]:
+        """The run's models the price table has no price for (their cost is unknown)."""
+        return self.prices().unpriced(run.model_specs) if self.prices is not None else []
 
     # Library --------------------------------------------------------------------------------
 

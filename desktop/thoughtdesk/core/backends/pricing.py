@@ -62,6 +62,11 @@ class PriceTable:
                 return price
         return None
 
+    def unpriced(self, models) -> list[str]:
+        """The labels of ``models`` (anything with ``price_provider``, ``model_name`` and
+        ``label``, i.e. ModelSpecs) that this table has no price for: their cost is unknown."""
+        return [m.label for m in models if self.price_for(m.price_provider, m.model_name) is None]
+
     def cost(self, provider: str, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
         """Cost in USD of the given token counts, or None when the model has no price."""
         price = self.price_for(provider, model)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.runs.spec import RunSpec
+from thoughtdesk.core.runs.spec import ModelSpec, RunSpec
 from thoughtdesk.core.store import Library
 
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed"]
@@ -79,6 +79,8 @@ class RunInfo:
     completion_tokens: int
     cost: float
     last_error: str | None
+    #: The models as specified (for pricing: a local OpenAI-compatible server is free).
+    model_specs: tuple[ModelSpec, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,11 +134,17 @@ FROM run r LEFT JOIN request q ON q.run_id = r.id
 def _info(row: tuple) -> RunInfo:
     spec = json.loads(row[5]).get("spec", {})
     models = tuple(f"{m['provider']}:{m['model']}" for m in spec.get("models", []))
+    specs = []
+    for stored in spec.get("models", []):
+        try:
+            specs.append(ModelSpec.from_json(stored))
+        except (TypeError, ValueError, ThoughtDeskError):  # written by another version: not priced
+            pass
     total, done, failed = row[7], row[8], row[9]
     return RunInfo(id=row[0], name=row[1], created=row[2], status=row[3], collection=row[4],
                    models=models, total=total, done=done, failed=failed,
                    pending=total - done - failed, prompt_tokens=row[10], completion_tokens=row[11],
-                   cost=float(row[12]), last_error=row[6])
+                   cost=float(row[12]), last_error=row[6], model_specs=tuple(specs))
 
 
 def list_runs(lib: Library) -> list[RunInfo]:
