@@ -130,3 +130,21 @@ def test_a_queue_nothing_matches_is_reported(session) -> None:
     box = session.window.last_message
     assert box is not None and "no sample" in box.text()
     assert session.view.queue is None
+
+
+def test_a_blind_queue_resumed_at_start_up_turns_blind_mode_on_everywhere(qtbot, library_path) -> None:
+    from thoughtdesk.ui.qt import QSettings
+    from thoughtdesk.ui.review_view import BLIND_SETTING
+
+    first = Session(qtbot, library_path)
+    first.controller.create_queue("blind", COLLECTION, QueueFilter(dataset="med_qa"), size=2, seed=3, blind=True)
+    assert first.view.blind and first.controller.blind_action.isChecked()
+    first.close()
+    QSettings().setValue(BLIND_SETTING, False)  # blind mode was off when the app last closed
+
+    second = Session(qtbot, library_path)
+    qtbot.waitUntil(lambda: second.view.queue is not None, timeout=5000)
+    assert second.view.blind
+    assert second.controller.blind_action.isChecked()  # the menu says so too
+    assert QSettings().value(BLIND_SETTING, False, type=bool)
+    second.close()

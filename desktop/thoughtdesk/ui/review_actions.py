@@ -88,7 +88,7 @@ class ReviewController(QObject):
         queue_id = QSettings().value(ACTIVE_QUEUE_SETTING + str(library.path), None)
         if queue_id is not None:
             try:
-                self.view.start_queue(load_queue(library, int(queue_id)))
+                self._resume_queue(load_queue(library, int(queue_id)))
             except (KeyError, ValueError, TypeError):
                 QSettings().remove(ACTIVE_QUEUE_SETTING + str(library.path))
 
@@ -186,10 +186,13 @@ class ReviewController(QObject):
         library = self.window.library
         queue = load_queue(library, queue_id)
         QSettings().setValue(ACTIVE_QUEUE_SETTING + str(library.path), queue.id)
-        if queue.blind:
-            self.blind_action.setChecked(True)
-        self.view.start_queue(queue)
+        self._resume_queue(queue)
         self.window.show_tab(self.view)
+
+    def _resume_queue(self, queue) -> None:
+        if queue.blind:
+            self.blind_action.setChecked(True)  # the view, the menu and the saved setting agree
+        self.view.start_queue(queue)
 
     def open_queue_dialog(self) -> QInputDialog | None:
         queues = list_queues(self.window.library)

@@ -344,12 +344,10 @@ class ReviewView(ReviewEditsMixin, QWidget):
             self.show_sample(target)
 
     def start_queue(self, queue: ReviewQueue) -> None:
-        """Work through ``queue`` from where it was left (its blind flag turns blind mode on)."""
+        """Work through ``queue`` from where it was left (the controller turns blind mode on for
+        a blind queue, through its menu action, so the check mark and the setting agree)."""
         self.queue = queue
         self.queue_index = queue.resume_index()
-        if queue.blind and not self.blind:
-            self.blind = True
-            self.compare.set_identity_filters_visible(False)
         self._update_progress()
         self.when_shown(lambda: self.go_to_queue_index(self.queue_index))
 
