@@ -24,6 +24,7 @@ from thoughtdesk.core.runs import (
     plan_run,
     resolve_run_id,
     resume_run,
+    run_info,
 )
 
 
@@ -76,7 +77,7 @@ def _progress(run_id: int) -> tuple[ProgressLine, object]:
 def _cost_text(args: argparse.Namespace, run_id: int, cost: float, prices) -> str:
     """``$0.1234``, or what is unknown: models without a price are not free."""
     with open_library(args, create=False) as lib:
-        models = next((r.model_specs for r in list_runs(lib) if r.id == run_id), ())
+        models = run_info(lib, run_id).model_specs
     unpriced = prices.unpriced(models)
     if unpriced and len(unpriced) == len(models):
         return f"unknown (no price for {', '.join(unpriced)})"

@@ -17,7 +17,7 @@ def key_text(key: Key) -> str:
 class ComparePanel(QWidget):
     """Two condition choosers and the result of comparing them on their shared questions.
 
-    ``start_task(work, on_success, on_failed)`` runs the bootstrap in the background.
+    ``start_task(work, on_success, on_failed)`` runs ``work()`` (the bootstrap) in the background.
     """
 
     def __init__(self, start_task: Callable, parent: QWidget | None = None) -> None:
@@ -93,7 +93,7 @@ class ComparePanel(QWidget):
             return
         paired = self.paired
         self.result_label.setText("Comparing…")
-        self._start_task(lambda ctx: (a, b, compare_conditions(paired, a, b)), self._compare_done,
+        self._start_task(lambda: (a, b, compare_conditions(paired, a, b)), self._compare_done,
                          lambda error: self.result_label.setText(f"Could not compare: {error}"))
 
     def _compare_done(self, outcome) -> None:  # noqa: ANN001

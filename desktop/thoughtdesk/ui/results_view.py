@@ -26,6 +26,7 @@ from thoughtdesk.ui.results_compare import ComparePanel
 from thoughtdesk.ui.results_live_plot import LiveAccuracyPlot
 from thoughtdesk.ui.results_plots import CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.results_table import COLUMNS, SORT_ROLE, AccuracyTableModel
+from thoughtdesk.ui.owned_tasks import start_owned_task
 from thoughtdesk.ui.workers import Task, TaskContext
 
 POLL_MS = 2000
@@ -63,7 +64,7 @@ class ResultsView(QWidget):
         self.setObjectName("resultsView")
         self.window_ = window
         self.snapshot: Snapshot | None = None
-        self._tasks: list[Task] = []
+        self._tasks: set[Task] = set()
         self._running = False
         self._dirty = False
         self._stale = True
@@ -241,17 +242,13 @@ class ResultsView(QWidget):
         self._running, self._dirty, self._stale = True, False, False
         self.status.setText("Computing…")
         path = library.path
-        if self._seen_version is None:
-            self._seen_version = library.conn.execute("PRAGMA data_version").fetchone()[0]
-        self._start_task(lambda ctx: _evaluate_in_background(path, collection), self._refresh_done, self._refresh_failed)
+        # What this refresh will see: writes notified before it need no second refresh by the poll.
+        self._seen_version = library.conn.execute("PRAGMA data_version").fetchone()[0]
+        self._start_task(lambda: _evaluate_in_background(path, collection), self._refresh_done, self._refresh_failed)
 
     def _start_task(self, work, on_success, on_failed) -> Task:
-        task = Task(work)
-        task.signals.succeeded.connect(on_success)
-        task.signals.failed.connect(on_failed)
-        task.signals.finished.connect(lambda: self._tasks.remove(task) if task in self._tasks else None)
-        self._tasks.append(task)
-        return task.start()
+        """``work()`` in the thread pool; its result or error is delivered on the GUI thread."""
+        return start_owned_task(self, self._tasks, work, on_success, on_failed)
 
     def _refresh_done(self, snapshot: Snapshot | None) -> None:
         self._running = False
