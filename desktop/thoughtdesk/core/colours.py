@@ -29,7 +29,7 @@ _SATURATION = {"light": 0.80, "dark": 0.60}
 
 def relative_luminance(colour: str) -> float:
     """WCAG relative luminance (0 = black, 1 = white) of a ``#rrggbb`` colour."""
-    red, green, blue = _parse_hex(colour)
+    red, green, blue = parse_hex(colour)
 
     def channel(value: int) -> float:
         c = value / 255.0
@@ -60,12 +60,13 @@ def group_colours(n: int, theme: Theme = "light") -> list[str]:
     colours = []
     for index in range(n):
         hue = (0.08 + index * _GOLDEN_ANGLE) % 1.0
-        colours.append(_readable(hue, _LIGHTNESS[theme], _SATURATION[theme], text, theme))
+        colours.append(readable_colour(hue, _LIGHTNESS[theme], _SATURATION[theme], text, theme))
     return colours
 
 
-def _readable(hue: float, lightness: float, saturation: float, text: str, theme: str) -> str:
-    """The colour of this hue nearest to the given lightness that meets the contrast target."""
+def readable_colour(hue: float, lightness: float, saturation: float, text: str, theme: str) -> str:
+    """The ``#rrggbb`` colour of this hue (HLS, 0..1) nearest to ``lightness`` whose contrast
+    with ``text`` meets the target (used for similarity groups and span-label marks)."""
     # Some hues (yellow, cyan) are much brighter than others at equal HLS lightness: step the
     # lightness towards safety until the contrast holds. A small margin absorbs hex rounding.
     step = 0.02 if theme == "light" else -0.02
@@ -81,7 +82,8 @@ def _hex(rgb: tuple[float, float, float]) -> str:
     return "#" + "".join(f"{round(max(0.0, min(1.0, c)) * 255):02x}" for c in rgb)
 
 
-def _parse_hex(colour: str) -> tuple[int, int, int]:
+def parse_hex(colour: str) -> tuple[int, int, int]:
+    """``#rrggbb`` as 0..255 integers; ValueError naming the colour otherwise."""
     text = colour.strip()
     if len(text) != 7 or text[0] != "#":
         raise ValueError(f"colour must be #rrggbb, got {colour!r}")
