@@ -41,7 +41,17 @@ class ModelListHandler(http.server.BaseHTTPRequestHandler):
 
     api_key = "sk-local-test-key-123"
 
+    #: (path, key header sent) of every request, to check where keys went.
+    seen: list[tuple[str, str | None]] = []
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self.seen.append((self.path, self.headers.get("x-api-key") or self.headers.get("Authorization")))
+        if self.path.startswith("/moved/"):  # an address that redirects elsewhere
+            self.send_response(307)
+            self.send_header("Location", self.path.removeprefix("/moved"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path.rstrip("/") != "/v1/models":
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return

@@ -98,3 +98,14 @@ def test_a_stored_key_is_not_sent_to_another_address(qtbot, models_server):
     with qtbot.waitSignal(form.openai.tested, timeout=10000) as blocker:
         form.openai.test_connection()
     assert not blocker.args[0].ok  # the server wants a key; the OpenAI one was not offered
+
+
+def test_a_redirect_is_reported_and_the_key_is_not_sent_on(models_server):
+    from tests.app.conftest import ModelListHandler
+
+    ModelListHandler.seen.clear()
+    moved = models_server.replace("/v1", "/moved")
+    result = check_anthropic("sk-local-test-key-123", base_url=moved)
+    assert not result.ok
+    assert "redirects to /v1/models" in result.message and "no key was sent there" in result.message
+    assert [path for path, _key in ModelListHandler.seen] == ["/moved/v1/models"]  # not followed

@@ -49,7 +49,9 @@ def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> Conn
     except OfflineError as error:
         return ConnectionResult(False, str(error))
     try:
-        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=True) as client:
+        # No redirects: httpx drops only Authorization on a cross-origin redirect, not x-api-key,
+        # and a key goes only to the address it was given for (runs do not follow them either).
+        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client:
             response = client.get(url, headers=headers)
     except httpx.ConnectError as error:
         return ConnectionResult(False, f"cannot connect to {url}: {error}")
@@ -60,6 +62,10 @@ def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> Conn
     except OfflineError as error:  # the process-wide guard caught a redirect off this machine
         return ConnectionResult(False, str(error))
     body = response.text
+    if response.is_redirect:
+        target = response.headers.get("location", "another address")
+        return ConnectionResult(False, f"{url} redirects to {target}; put the address the API really "
+                                "answers at into Base URL (no key was sent there)")
     if response.status_code in (401, 403):
         return ConnectionResult(False, f"the API key was refused by {url} (HTTP {response.status_code}): "
                                 f"{_error_text(body)}")
