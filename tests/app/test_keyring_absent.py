@@ -67,8 +67,9 @@ def test_agreeing_keeps_keys_in_a_private_file(qtbot, no_keyring, tmp_path):
     assert secrets.get_api_key("openai") == "sk-agreed-key-0002"
     assert core_config.load_config().keys_in_file is True
     # The second key is not asked about again, and a new process finds the keys (CLI start-up).
-    settings_forms.save_api_key(None, "anthropic", "ant-key-0003")
+    second = settings_forms.save_api_key(None, "anthropic", "ant-key-0003")
     assert len(seen) == 1
+    assert second == f"the anthropic key was stored in {key_file} (readable only by you)"
     secrets.use_keyring(keyring.backends.fail.Keyring())
     core_config.apply_startup_config()
     assert secrets.get_api_key("anthropic") == "ant-key-0003"

@@ -252,7 +252,8 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
 
     base_url = base_url or DEFAULT_BASE_URLS.get(provider, "")
     register_secret(key)
-    if not core_config.keyring_is_usable():
+    in_file = isinstance(core_config.current_keyring(), core_config.FileKeyring)  # agreed earlier
+    if in_file or not core_config.keyring_is_usable():
         key_file = core_config.FileKeyring().path
         if not core_config.load_config().keys_in_file:
             if not consent_question(parent, key_file):
