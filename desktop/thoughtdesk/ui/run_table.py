@@ -35,12 +35,15 @@ class RunTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.runs: list[RunInfo] = []
         self.live: dict[int, RunProgress] = {}
-        #: ``run -> labels of its models without a price``: their cost is unknown, not $0.
-        self.unpriced: Callable[[RunInfo], list[str]] = lambda _run: []
+        #: ``runs -> {run id: labels of its models without a price}`` (their cost is unknown, not
+        #: $0); asked once per ``set_runs``, never while painting.
+        self.unpriced_of: Callable[[list[RunInfo]], dict[int, list[str]]] = lambda _runs: {}
+        self._unpriced: dict[int, list[str]] = {}
 
     def set_runs(self, runs: list[RunInfo]) -> None:
         self.beginResetModel()
         self.runs = list(runs)
+        self._unpriced = self.unpriced_of(self.runs)
         self.endResetModel()
 
     def refresh_live(self) -> None:
@@ -114,7 +117,7 @@ class RunTableModel(QAbstractTableModel):
         if name in ("Done", "Failed", "Remaining", "Tokens"):
             return f"{values[name.lower()]:,}"
         if name == "Cost":
-            unpriced = self.unpriced(run)
+            unpriced = self._unpriced.get(run.id, [])
             if unpriced and len(unpriced) == len(run.models):
                 return "unpriced"
             return f"${values['cost']:.4f}" + (" + unpriced" if unpriced else "")

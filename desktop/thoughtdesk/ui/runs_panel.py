@@ -64,7 +64,7 @@ class RunsPanel(QWidget):
 
     def _build(self) -> None:
         self.model = RunTableModel(self)
-        self.model.unpriced = self._unpriced_models
+        self.model.unpriced_of = self._unpriced_models
         self.table = QTableView(objectName="runsTable")
         self.table.setModel(self.model)
         self.table.setItemDelegateForColumn(RunTableModel.PROGRESS_COLUMN, ProgressDelegate(self.table))
@@ -146,9 +146,12 @@ class RunsPanel(QWidget):
         layout.addWidget(button)
         return button
 
-    def _unpriced_models(self, run: RunInfo) -> list[str]:
-        """The run's models the price table has no price for (their cost is unknown)."""
-        return self.prices().unpriced(run.model_specs) if self.prices is not None else []
+    def _unpriced_models(self, runs: list[RunInfo]) -> dict[int, list[str]]:
+        """Per run, its models the price table has no price for (their cost is unknown)."""
+        if self.prices is None or not runs:
+            return {}
+        table = self.prices()  # read once per run-list reload
+        return {run.id: table.unpriced(run.model_specs) for run in runs}
 
     # Library --------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.network import host_of_url, is_loopback_host
 from thoughtdesk.core.prompts import PromptMode
 
 Endpoint = Literal["chat", "completions"]
@@ -126,8 +127,7 @@ _DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://ap
 
 
 def _is_local(url: str) -> bool:
-    host = url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
-    return host in ("127.0.0.1", "localhost", "[::1]", "::1")
+    return is_loopback_host(host_of_url(url))
 
 
 @dataclass(frozen=True, slots=True)
