@@ -11,7 +11,8 @@ from tests.generation.servers import FakeModelServer
 from tests.runs.conftest import DEMO
 from thoughtdesk.cli import main
 from thoughtdesk.core.backends import ModelPrice, PriceTable
-from thoughtdesk.core.fragment_store import CONFIG_DIR_ENV, FragmentStore
+from thoughtdesk.core.fragment_store import FragmentStore
+from thoughtdesk.core.paths import CONFIG_DIR_ENV
 from thoughtdesk.core.prompts import Fragment
 from thoughtdesk.core.runs import api_key_for
 from thoughtdesk.core.secrets import MemoryKeyring, set_api_key, use_keyring

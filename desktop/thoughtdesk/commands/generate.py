@@ -9,8 +9,9 @@ import sys
 
 from thoughtdesk.cli import EXIT_FAIL, EXIT_OK, ProgressLine, open_library
 from thoughtdesk.core.backends import BackendError, PriceTable
-from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
-from thoughtdesk.core.fragment_store import FragmentStore, user_config_dir
+from thoughtdesk.core.backends.pricing import load_price_table
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.fragment_store import FragmentStore
 from thoughtdesk.core.prompts import FragmentLibrary, PromptMode
 from thoughtdesk.core.runs import (
     FewShotSpec,
@@ -28,10 +29,6 @@ from thoughtdesk.core.runs import (
 )
 
 
-#: The price table the app's price editor saves (ui/price_editor.py uses the same place).
-PRICES_FILENAME = "prices.json"
-
-
 def user_fragments() -> FragmentLibrary:
     """The fragments the user sees in the app: built-in ones with the user's edits applied.
 
@@ -45,15 +42,12 @@ def user_fragments() -> FragmentLibrary:
 
 
 def user_prices() -> PriceTable:
-    """The price table edited in the app (USD per million tokens), else the defaults."""
-    path = user_config_dir() / PRICES_FILENAME
-    if not path.exists():
-        return PriceTable()
-    try:
-        return PriceTable.load(path)
-    except DataFileError as error:
-        print(f"thoughtdesk: {error}; using the default prices", file=sys.stderr)
-        return PriceTable()
+    """The price table edited in the app (USD per million tokens), else the defaults; an
+    unreadable file is named on stderr."""
+    table, problem = load_price_table()
+    if problem:
+        print(f"thoughtdesk: {problem}", file=sys.stderr)
+    return table
 
 
 def _limits(args: argparse.Namespace) -> RunLimits:

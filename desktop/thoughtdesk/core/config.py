@@ -12,7 +12,6 @@ It also holds the key-file fallback: :class:`FileKeyring`, used only after the u
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field, fields
 from urllib.parse import urlsplit
 from pathlib import Path
@@ -22,13 +21,10 @@ import keyring.backend
 import keyring.backends.fail
 import keyring.backends.null
 import keyring.errors
-import platformdirs
 
 from thoughtdesk.core.files import write_text_atomically
 from thoughtdesk.core import secrets
-from thoughtdesk.core.paths import APP_NAME
-
-CONFIG_DIR_ENV = "THOUGHTDESK_CONFIG_DIR"
+from thoughtdesk.core.paths import user_config_dir
 CONFIG_FILENAME = "core.json"
 KEY_FILENAME = "api-keys.json"
 
@@ -50,11 +46,8 @@ class CoreConfig:
 
 
 def config_dir() -> Path:
-    """The folder of ``core.json`` and the key file (``$THOUGHTDESK_CONFIG_DIR`` if set)."""
-    env = os.environ.get(CONFIG_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    """The folder of ``core.json`` and the key file (:func:`thoughtdesk.core.paths.user_config_dir`)."""
+    return user_config_dir()
 
 
 def config_path() -> Path:

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 
 from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.errors import DataFileError
@@ -35,18 +34,9 @@ from thoughtdesk.core.fragments import (
     Fragment,
     FragmentLibrary,
 )
-from thoughtdesk.core.paths import APP_NAME
+from thoughtdesk.core.paths import user_config_dir
 
-CONFIG_DIR_ENV = "THOUGHTDESK_CONFIG_DIR"
 USER_FRAGMENTS_FILENAME = "fragments.json"
-
-
-def user_config_dir() -> Path:
-    """The per-user settings folder (``$THOUGHTDESK_CONFIG_DIR`` if set)."""
-    override = os.environ.get(CONFIG_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
 def default_user_fragments_path() -> Path:

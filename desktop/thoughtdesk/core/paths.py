@@ -10,6 +10,8 @@ import platformdirs
 APP_NAME = "ThoughtDesk"
 LIBRARY_ENV = "THOUGHTDESK_LIBRARY"
 LIBRARY_FILENAME = "library.thoughtdesk"
+#: Overrides the settings folder (tests, the self-test, managed installs).
+CONFIG_DIR_ENV = "THOUGHTDESK_CONFIG_DIR"
 
 
 def user_data_dir() -> Path:
@@ -20,6 +22,15 @@ def user_data_dir() -> Path:
 def user_log_dir() -> Path:
     """The per-user log folder."""
     return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
+def user_config_dir() -> Path:
+    """The per-user settings folder: ``core.json``, keys file, fragments, prices, mappings
+    (``$THOUGHTDESK_CONFIG_DIR`` if set, else e.g. ``~/.config/ThoughtDesk`` on Linux)."""
+    override = os.environ.get(CONFIG_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
 
 
 def user_cache_dir() -> Path:

@@ -9,17 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import platformdirs
 
 from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.datasets.generic import ColumnMapping, MappingError, parse_mapping
 from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.paths import APP_NAME
+from thoughtdesk.core.paths import user_config_dir
 
 
 def mappings_file() -> Path:
     """The JSON file holding the saved mappings (it may not exist yet)."""
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "mappings.json"
+    return user_config_dir() / "mappings.json"
 
 
 class SavedMappings:

@@ -8,7 +8,7 @@ from thoughtdesk.core.backends import PriceTable
 from thoughtdesk.core.fragment_store import FragmentStore
 from thoughtdesk.core.runs import RunLimits
 from thoughtdesk.ui.fragment_editor import FragmentEditor
-from thoughtdesk.ui.price_editor import default_price_path, load_price_table
+from thoughtdesk.core.backends.pricing import default_price_path, load_price_table
 from thoughtdesk.ui.qt import QEvent, QObject, Qt
 from thoughtdesk.ui.run_planner import RunPlannerDialog
 from thoughtdesk.ui.runs_panel import RunsPanel

@@ -10,30 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from thoughtdesk.core.backends import ModelPrice, PriceTable
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.fragment_store import user_config_dir
 from thoughtdesk.ui.qt import (
     QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, Qt, QTableWidget,
     QTableWidgetItem, QVBoxLayout, QWidget, Signal,
 )
 
 PRICE_COLUMNS = ("Provider", "Model (glob)", "Input $/M tokens", "Output $/M tokens", "Note")
-
-
-def default_price_path() -> Path:
-    """Where the user's price table is kept."""
-    return user_config_dir() / "prices.json"
-
-
-def load_price_table(path: Path | None = None) -> tuple[PriceTable, str | None]:
-    """The user's price table (defaults when none is saved) and a problem message, if any."""
-    path = path or default_price_path()
-    if not path.exists():
-        return PriceTable(), None
-    try:
-        return PriceTable.load(path), None
-    except DataFileError as error:
-        return PriceTable(), f"{error}; using the default prices"
 
 
 class PriceEditor(QWidget):

@@ -133,3 +133,22 @@ def estimate_request_tokens(request: Request) -> tuple[int, int]:
     else:
         prompt = estimate_tokens(request.prompt or "")
     return prompt * request.n, request.max_tokens * request.n
+
+
+def default_price_path() -> Path:
+    """Where the user's price table is kept (the planner's price editor saves it there)."""
+    from thoughtdesk.core.paths import user_config_dir
+
+    return user_config_dir() / "prices.json"
+
+
+def load_price_table(path: Path | None = None) -> tuple[PriceTable, str | None]:
+    """The user's price table (defaults when none is saved) and a problem message, if any
+    (an unreadable file is named and the defaults are used)."""
+    path = path or default_price_path()
+    if not path.exists():
+        return PriceTable(), None
+    try:
+        return PriceTable.load(path), None
+    except DataFileError as error:
+        return PriceTable(), f"{error}; using the default prices"
