@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 
 from ..errors import Cancelled, DataFileError, ThoughtDeskError
-from ..network import OfflineError, is_offline, require_network
+from ..network import OfflineError, require_network
 from .archives import unpack_zip
 from .catalogue import DatasetInfo, SourceFile
 
@@ -87,15 +87,6 @@ def download_dataset(
     is unpacked beside itself (see :func:`unpack_zip`).
     """
     folder = dataset_cache_dir(info, cache_dir)
-    missing = [s for s in info.sources if not _verified(folder / s.path, s)] if is_offline() else []
-    if missing:
-        # offline mode: say so instead of trying (cached, verified files need no network);
-        # the message names the first file still needed and how to fetch it by hand.
-        what = f"the download of dataset {info.name}"
-        try:
-            require_network(what, missing[0].url)
-        except OfflineError:
-            raise OfflineDownloadError(what, missing[0].url, folder / missing[0].path) from None
     sizes = [source.size for source in info.sources]
     total = sum(sizes) if all(size is not None for size in sizes) else None  # type: ignore[misc]
     done = 0
@@ -111,6 +102,14 @@ def download_dataset(
                     progress(done, total)
                 paths.append(target)
                 continue
+
+            # Offline mode: cached, verified files above needed no network; the first file still
+            # needed is named, with how to fetch it by hand.
+            what = f"the download of dataset {info.name}"
+            try:
+                require_network(what, source.url)
+            except OfflineError:
+                raise OfflineDownloadError(what, source.url, target) from None
 
             def report(file_done: int, base: int = done) -> None:
                 if progress:
