@@ -103,7 +103,7 @@ def measure_gui(folder: Path, data: Path, count: int) -> dict[str, float]:
     during: list[float] = []
     import_done = window._import_done
 
-    def noted_import_done(report, browse=None) -> None:
+    def noted_import_done(report, browse) -> None:
         during.extend(gaps)
         import_done(report, browse)
 

@@ -114,22 +114,11 @@ class ImportExportMixin:
 
         return self._run(f"Importing {path.name}…", work, lambda report: self._import_done(report, browse))
 
-    def _import_done(self, report: ImportReport, browse: dict | None = None) -> None:
+    def _import_done(self, report: ImportReport, browse: dict) -> None:
+        """Show what the worker counted and queried (``browse``): the imported collection."""
         self.last_report = report
-        if browse:
-            self.tree.blockSignals(True)
-            self.tree.selectionModel().blockSignals(True)
-            try:
-                self.tree.populate(self.library, browse["tree"])
-                self.tree.select_collection(report.collection)
-            finally:
-                self.tree.selectionModel().blockSignals(False)
-                self.tree.blockSignals(False)
-            self.model.set_filter(browse["filter"], browse["keys"])
-            self.tree.viewport().update()
-        else:
-            self.refresh_collections()
-            self.tree.select_collection(report.collection)
+        self._populate_tree(browse["tree"], lambda: self.tree.select_collection(report.collection))
+        self.model.set_filter(browse["filter"], browse["keys"])
         self._apply_filter()
         self.data_changed.emit()
         self.statusBar().showMessage(report.summary, 10000)

@@ -253,16 +253,7 @@ class MainWindow(ImportExportMixin, QMainWindow):
         """Show precomputed tree counts and table keys, keeping the selected node and sample."""
         node = self.tree.current_node()
         sample = self.current_sample_key()
-        self.tree.blockSignals(True)
-        self.tree.selectionModel().blockSignals(True)
-        try:
-            self.tree.populate(self.library, stats)
-            if node is not None:
-                self.tree.select_node(node)
-        finally:
-            self.tree.selectionModel().blockSignals(False)
-            self.tree.blockSignals(False)
-        self.tree.viewport().update()
+        self._populate_tree(stats, lambda: node is not None and self.tree.select_node(node))
         if self.current_filter() != shown or self.model.sort_order != order:
             self._apply_filter()  # the user changed the view meanwhile: query it afresh
             return
@@ -283,6 +274,19 @@ class MainWindow(ImportExportMixin, QMainWindow):
             self.table.selectRow(0)
         else:
             self.detail.clear()
+
+    def _populate_tree(self, stats, select) -> None:
+        """Rebuild the tree from precomputed counts and ``select()`` a node, without the
+        selection change re-querying the table (the caller sets its keys)."""
+        self.tree.blockSignals(True)
+        self.tree.selectionModel().blockSignals(True)
+        try:
+            self.tree.populate(self.library, stats)
+            select()
+        finally:
+            self.tree.selectionModel().blockSignals(False)
+            self.tree.blockSignals(False)
+        self.tree.viewport().update()
 
     def current_sample_key(self) -> int | None:
         index = self.table.currentIndex()
