@@ -132,3 +132,19 @@ def test_mapping_dialog_imports_through_the_window(qtbot, tmp_path):
                     ("q4", '["eight"]', "multiplechoice")]
     window.report_dialog.close()
     window.close()
+
+
+def test_a_mapping_change_re_maps_the_rows_read_once(qtbot, tmp_path):
+    import shutil
+
+    copy = tmp_path / "quiz.csv"
+    shutil.copy(QUIZ, copy)
+    widget = MappingDialog(copy, [], saved=SavedMappings(tmp_path / "mappings.json"))
+    qtbot.addWidget(widget)
+    map_quiz(widget)
+    widget.refresh_preview()
+    first = widget.preview_texts()
+    copy.unlink()  # the file is not read again for a new preview
+    widget.set_field("answer", None)
+    qtbot.waitUntil(lambda: widget.preview_texts() and widget.preview_texts()[0][COL["answer"]] == "", timeout=3000)
+    assert len(widget.preview_texts()) == len(first) and widget.preview_texts()[0][COL["question"]] == first[0][COL["question"]]

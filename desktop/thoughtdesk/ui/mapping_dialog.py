@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from thoughtdesk.core.datasets import ColumnMapping, preview
+from thoughtdesk.core.datasets.generic import head_records
 from thoughtdesk.core.datasets.mapping_preview import PreviewRow, preview_mapping
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.saved_mappings import SavedMappings
@@ -134,8 +135,11 @@ class MappingDialog(QDialog):
     # Columns and mapping --------------------------------------------------------------------
 
     def _load_columns(self) -> None:
+        # The first records are read once; every change of the mapping re-maps these.
+        self._head = None
         try:
-            self.columns, _ = preview(self.path, 20)
+            self._head = head_records(self.path, max(20, self.preview_rows))
+            self.columns, _ = preview(self.path, 20, records=self._head)
         except ThoughtDeskError as error:
             self.columns = []
             self.status.setText(str(error))
@@ -207,7 +211,7 @@ class MappingDialog(QDialog):
         """Map the first rows with the current mapping and show them (errors inline)."""
         self._timer.stop()
         try:
-            self.rows = preview_mapping(self.path, self.mapping(), self.preview_rows)
+            self.rows = preview_mapping(self.path, self.mapping(), self.preview_rows, records=self._head)
         except (ValueError, ThoughtDeskError) as error:
             self.rows = []
             self.table.setRowCount(0)

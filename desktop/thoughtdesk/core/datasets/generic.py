@@ -8,7 +8,6 @@ data: ``to_json``/``from_json`` save and reuse them; ``parse_mapping`` reads the
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from collections.abc import Iterator
@@ -154,11 +153,23 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
             yield line, row if isinstance(row, DataFileError) else dict(zip(header, row))
 
 
-def preview(path: str | Path, n: int = 5) -> tuple[list[str], list[dict[str, Any]]]:
-    """The column names and the first ``n`` records of a file, for a live mapping preview."""
+def head_records(path: str | Path, n: int) -> list[tuple[int | None, Any]]:
+    """The first ``n`` ``(line, record or DataFileError)`` of a file, read once (a mapping
+    dialog keeps them and re-maps them on every change instead of re-reading the file)."""
+    head: list[tuple[int | None, Any]] = []
+    for item in _records(Path(path)):
+        if len(head) >= n:
+            break
+        head.append(item)
+    return head
+
+
+def preview(path: str | Path, n: int = 5, records=None) -> tuple[list[str], list[dict[str, Any]]]:
+    """The column names and the first ``n`` good records of a file (or of ``records`` from
+    :func:`head_records`), for a live mapping preview."""
     columns: list[str] = []
     rows: list[dict[str, Any]] = []
-    for _, record in _records(Path(path)):
+    for _, record in (records if records is not None else _records(Path(path))):
         if isinstance(record, DataFileError):
             continue
         if not isinstance(record, dict):

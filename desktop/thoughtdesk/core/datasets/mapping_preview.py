@@ -25,17 +25,20 @@ class PreviewRow:
     error: str | None = None
 
 
-def preview_mapping(path: str | Path, mapping: ColumnMapping, n: int = 10) -> list[PreviewRow]:
+def preview_mapping(path: str | Path, mapping: ColumnMapping, n: int = 10, records=None) -> list[PreviewRow]:
     """The first ``n`` records of ``path`` mapped through ``mapping``, errors inline.
 
-    Raises :class:`DataFileError` only when the file as a whole cannot be read (missing,
-    unsupported type, a JSON document with a syntax error).
+    ``records`` (from :func:`~thoughtdesk.core.datasets.generic.head_records`) saves reading the
+    file again. Raises :class:`DataFileError` only when the file as a whole cannot be read
+    (missing, unsupported type, a JSON document with a syntax error).
     """
     source = Path(path)
-    if not source.is_file():
-        raise DataFileError(source, "no such file")
+    if records is None:
+        if not source.is_file():
+            raise DataFileError(source, "no such file")
+        records = _records(source)
     rows: list[PreviewRow] = []
-    for index, (line, record) in enumerate(_records(source)):
+    for index, (line, record) in enumerate(records):
         if len(rows) >= n:
             break
         if isinstance(record, DataFileError):
