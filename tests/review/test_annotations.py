@@ -189,3 +189,22 @@ def test_utf16_offsets_round_trip_around_emoji():
     assert [to_utf16(text, i) for i in range(len(text) + 1)] == [0, 1, 3, 4, 5, 6, 7, 8]
     assert [from_utf16(text, p) for p in range(9)] == [0, 1, 1, 2, 3, 4, 5, 6, 7]
     assert len(text.encode("utf-16-le")) // 2 == to_utf16(text, len(text))
+
+
+def test_a_samples_annotations_read_once_give_the_same_reviews(lib):
+    from thoughtdesk.core.review import review_from
+
+    cots = cot_pks(lib, "mq-1")
+    ann, bob = AnnotationStore(lib, "ann"), AnnotationStore(lib, "bob")
+    ann.toggle_label(cots[0], "Too verbose")
+    ann.toggle_label(cots[0], "Incorrect reasoning", ann.span(cots[0], 0, 5))
+    ann.set_comment(cots[0], "check the dose")
+    ann.set_quality(cots[1], 4)
+    bob.set_preferred(cots[1], True)
+    bob.toggle_label(cots[0], "Too verbose")
+    sample_pk = lib.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (cots[0],)).fetchone()[0]
+    notes = ann.sample_annotations(sample_pk)
+    for store in (ann, bob):
+        for cot in cots:
+            assert review_from(cot, store.author, notes.get(cot, [])) == store.review(cot)
+    assert review_from(cots[0], "ann", notes[cots[0]]).spans  # the span label is there

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from thoughtdesk.core.reader import StoredSample, load_sample
 from thoughtdesk.core.review import (
     AnnotationStore, CotReview, LabelSet, ReviewQueue, StoredAnnotation, blind_labels,
-    blind_order, label_set, label_sets, mark_done, set_position,
+    blind_order, label_set, label_sets, mark_done, review_from, set_position,
 )
 from thoughtdesk.core.schema import model_name
 from thoughtdesk.core.store import Library
@@ -200,7 +200,7 @@ class ReviewView(ReviewEditsMixin, QWidget):
         self.notes = self.store.sample_annotations(sample_pk)
         self.question.setPlainText(self._question_text(stored))
         self.compare.set_cots(views, self.prefetch.take(views))
-        self._refresh_all_cots()
+        self._refresh_all_cots(from_notes=True)
         first = next((i for i, pk in enumerate(self.cot_pks) if pk is not None), 0 if views else -1)
         self.compare.set_current(first)
         self._show_current()
@@ -301,20 +301,28 @@ class ReviewView(ReviewEditsMixin, QWidget):
         self.panel.show_review(self.reviews.get(cot_pk), f"Annotating {title}",
                                others_text(self.notes.get(cot_pk, []), self.author))
 
-    def _refresh_all_cots(self) -> None:
+    def _refresh_all_cots(self, from_notes: bool = False) -> None:
+        """Every CoT's note and span marks: ``from_notes`` builds the reviews from the sample's
+        annotations just read (no query per CoT); otherwise the reviews are current and only
+        the label set or the theme changed."""
         if self.store is None:
             return
-        self.reviews = {}
+        if from_notes:
+            self.reviews = {pk: review_from(pk, self.author, self.notes.get(pk, []))
+                            for pk in self.cot_pks if pk is not None}
         for index, cot_pk in enumerate(self.cot_pks):
             if cot_pk is not None:
-                self._refresh_cot(index, cot_pk)
+                self._show_review(index, cot_pk, self.reviews.get(cot_pk) or self.store.review(cot_pk))
 
     def _refresh_cot(self, index: int, cot_pk: int) -> None:
-        review = self.store.review(cot_pk)
+        """Re-read one CoT's review after an edit and show it."""
+        self._show_review(index, cot_pk, self.store.review(cot_pk))
+
+    def _show_review(self, index: int, cot_pk: int, review: CotReview) -> None:
         self.reviews[cot_pk] = review
-        self.compare.set_note(index, review_summary(review, self.label_names()))
-        colours = {label.key: label.colour for label in self.label_set.labels} if self.label_set else {}
         names = self.label_names()
+        self.compare.set_note(index, review_summary(review, names))
+        colours = {label.key: label.colour for label in self.label_set.labels} if self.label_set else {}
         theme = self.compare.theme()
         marks = []
         for key, span in review.spans:

@@ -67,7 +67,7 @@ Public API (import from ``thoughtdesk.core.review``)::
 """
 
 from thoughtdesk.core.review.agreement import agreement_table
-from thoughtdesk.core.review.annotations import AnnotationStore, OperationLog, utc_now
+from thoughtdesk.core.review.annotations import AnnotationStore, OperationLog, review_from, utc_now
 from thoughtdesk.core.review.exchange import (
     FORMAT_NAME, FORMAT_VERSION, cot_content_hash, export_annotations, import_annotations,
 )
@@ -94,5 +94,5 @@ __all__ = [
     "blind_cots", "blind_labels", "blind_order", "cot_content_hash", "create_queue",
     "delete_label_set", "delete_queue", "draw_samples", "export_annotations",
     "import_annotations", "label_set", "label_sets", "list_queues", "load_queue", "mark_done",
-    "from_utf16", "save_label_set", "set_position", "to_utf16", "utc_now",
+    "from_utf16", "review_from", "save_label_set", "set_position", "to_utf16", "utc_now",
 ]

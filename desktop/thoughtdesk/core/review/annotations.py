@@ -13,6 +13,7 @@ pushes it on its ``QUndoStack`` and the stack calls :meth:`AnnotationStore.apply
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -160,20 +161,7 @@ class AnnotationStore:
     def review(self, cot_pk: int, author: str | None = None) -> CotReview:
         """One author's (default: this store's) labels, spans, comment, mark and score on a CoT."""
         who = author or self.author
-        review = CotReview(cot_pk, who)
-        for note in self.annotations(cot_pk, author=who):
-            if note.key == COMMENT_KEY:
-                review.comment = note.value if isinstance(note.value, str) else ""
-            elif note.key == PREFERRED_KEY:
-                review.preferred = note.value is True or note.value == LABEL_ON
-            elif note.key == QUALITY_KEY:
-                review.quality = note.value if isinstance(note.value, int) else None
-            elif note.span is not None:
-                review.spans.append((note.key, note.span))
-            else:
-                review.labels[note.key] = note.value is True or note.value == LABEL_ON
-        review.spans.sort(key=lambda pair: (pair[1].start, pair[1].end, pair[0]))
-        return review
+        return review_from(cot_pk, who, self.annotations(cot_pk, author=who))
 
     def slot_value(self, cot_pk: int, key: str, span: Span | None = None,
                    author: str | None = None) -> Any:
@@ -313,3 +301,24 @@ class OperationLog:
         self.store.apply(op)
         self.done.append(op)
         return op
+
+
+def review_from(cot_pk: int, author: str, notes: Iterable[StoredAnnotation]) -> CotReview:
+    """``author``'s review of a CoT from its annotations in stored order (later rows win);
+    notes of other authors are skipped (so a sample's annotations, read once, can serve)."""
+    review = CotReview(cot_pk, author)
+    for note in notes:
+        if note.author != author:
+            continue
+        if note.key == COMMENT_KEY:
+            review.comment = note.value if isinstance(note.value, str) else ""
+        elif note.key == PREFERRED_KEY:
+            review.preferred = note.value is True or note.value == LABEL_ON
+        elif note.key == QUALITY_KEY:
+            review.quality = note.value if isinstance(note.value, int) else None
+        elif note.span is not None:
+            review.spans.append((note.key, note.span))
+        else:
+            review.labels[note.key] = note.value is True or note.value == LABEL_ON
+    review.spans.sort(key=lambda pair: (pair[1].start, pair[1].end, pair[0]))
+    return review
