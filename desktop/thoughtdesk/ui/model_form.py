@@ -13,7 +13,7 @@ from pathlib import Path
 from thoughtdesk.core.backends import check_gguf_file
 from thoughtdesk.core.backends.base import BackendError
 from thoughtdesk.core.runs import ModelSpec, RunSpecError
-from thoughtdesk.core.runs.spec import DEFAULT_COMPLETION_TEMPLATE
+from thoughtdesk.core.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
 from thoughtdesk.ui.qt import (
     QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
     QListWidget, QListWidgetItem, QPushButton, QSpinBox, QStackedWidget, Qt, QVBoxLayout, QWidget,
@@ -38,7 +38,7 @@ class ModelForm(QWidget):
         for label, value in PROVIDER_CHOICES:
             self.provider.addItem(label, value)
         self.model_name = QLineEdit(DEFAULT_MODELS["openai"], objectName="modelName")
-        self.base_url = QLineEdit("https://api.openai.com/v1", objectName="modelBaseUrl")
+        self.base_url = QLineEdit(DEFAULT_BASE_URLS["openai"], objectName="modelBaseUrl")
         self.base_url.setToolTip("e.g. http://127.0.0.1:8080/v1 for a llama.cpp server, "
                                  "http://localhost:11434/v1 for Ollama")
         self.endpoint = QComboBox(objectName="modelEndpoint")
@@ -116,9 +116,9 @@ class ModelForm(QWidget):
         self.pages.setCurrentIndex(1 if provider == "llamacpp" else 0)
         self.endpoint.setEnabled(provider == "openai")
         if provider == "anthropic":
-            self.base_url.setText("https://api.anthropic.com")
+            self.base_url.setText(DEFAULT_BASE_URLS["anthropic"])
         elif provider == "openai" and "anthropic" in self.base_url.text():
-            self.base_url.setText("https://api.openai.com/v1")
+            self.base_url.setText(DEFAULT_BASE_URLS["openai"])
         if provider in DEFAULT_MODELS and self.model_name.text() in DEFAULT_MODELS.values():
             self.model_name.setText(DEFAULT_MODELS[provider])
 

@@ -29,13 +29,14 @@ from typing import Any
 
 from thoughtdesk.core import config as core_config
 from thoughtdesk.core import network
+from thoughtdesk.core.runs.spec import DEFAULT_BASE_URLS
 from thoughtdesk.ui.qt import QSettings
 
 NO_WIZARD_ENV = "THOUGHTDESK_NO_WIZARD"
 #: The QSettings organisation and application (as ``make_application`` names the app).
 ORGANIZATION = APPLICATION = "ThoughtDesk"
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+DEFAULT_OPENAI_BASE_URL = DEFAULT_BASE_URLS["openai"]
+DEFAULT_ANTHROPIC_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
 
 USER_NAME = "user/name"
 LIBRARY_PATH = "library/path"

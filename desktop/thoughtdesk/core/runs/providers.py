@@ -17,7 +17,7 @@ from thoughtdesk.core.backends import (
     LlamaCppSettings,
     OpenAICompatBackend,
 )
-from thoughtdesk.core.runs.spec import ModelSpec
+from thoughtdesk.core.runs.spec import DEFAULT_BASE_URLS, ModelSpec
 from thoughtdesk.core.config import key_origin, stored_key_for
 from thoughtdesk.core.secrets import get_api_key
 
@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 KEY_ENVIRONMENT = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
-#: Where each provider's requests go when a model names no base URL.
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 
 def api_key_for(provider: str, base_url: str | None = None) -> str | None:

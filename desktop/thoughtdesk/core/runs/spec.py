@@ -19,6 +19,8 @@ from thoughtdesk.core.prompts import PromptMode
 Endpoint = Literal["chat", "completions"]
 #: Providers a :class:`ModelSpec` may name (``llamacpp`` = in-process GGUF model).
 PROVIDERS = ("openai", "anthropic", "llamacpp")
+#: Where each remote provider's requests go when a model names no base URL.
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 #: A raw completion prompt sent as it is.
 DEFAULT_COMPLETION_TEMPLATE = "{prompt}"
 
@@ -101,7 +103,7 @@ class ModelSpec:
             wrapped = "" if self.completion_template == DEFAULT_COMPLETION_TEMPLATE else \
                 "#template=" + hashlib.sha256(self.completion_template.encode()).hexdigest()[:16]
             return f"llamacpp@{self.model}#ctx={self.n_ctx}#chat={self.chat}{wrapped}"
-        url = (self.base_url or _DEFAULT_URLS[self.provider]).rstrip("/")
+        url = (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
         return f"{self.provider}@{url}#{self.endpoint}"
 
     def params(self) -> dict[str, Any]:
@@ -123,7 +125,6 @@ class ModelSpec:
         return cls(**{**data, "stop": tuple(data.get("stop") or ())})
 
 
-_DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 
 def _is_local(url: str) -> bool:
