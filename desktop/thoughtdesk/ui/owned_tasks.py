@@ -1,11 +1,10 @@
-"""Background work whose Qt objects are owned by a widget, so none is freed on a worker thread.
+"""Background work owned by a widget: ``work()`` without a context, results to plain callbacks.
 
-A :class:`~thoughtdesk.ui.workers.Task`'s signal object has no parent, so Python owns it; when it
-sits in a reference cycle (a slot that mentions the task), Python's cycle collector may free it
-on whichever thread happens to collect, such as a run's executor thread, and Qt crashes when a
-QObject is destroyed outside its thread. :func:`start_owned_task` parents the signal object to
-``owner`` (destroyed on the GUI thread with it, or after the task finished via ``deleteLater``)
-and keeps the task referenced until it finished.
+:meth:`Task.start <thoughtdesk.ui.workers.Task.start>` already keeps every task alive until it
+finished and gives its signal object a GUI-thread parent (so no cycle frees it on a pool thread).
+:func:`start_owned_task` makes ``owner`` that parent instead, so the connections die with the
+widget (a closed dialog gets no late callback), and keeps the task in the caller's ``running``
+set while it runs (for "is anything still running?" checks such as ``ResultsView.is_idle``).
 """
 
 from __future__ import annotations
