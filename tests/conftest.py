@@ -12,17 +12,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Tests never touch the user's real settings, library or keyring.
 os.environ.setdefault("THOUGHTDESK_TESTING", "1")
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SHARED = (ROOT / ".." / "shared" / "datasets").resolve()
+from tests.helpers.paths import FIXTURES, shared_path  # noqa: E402 - after the environment
 
-
-def shared_path(*parts: str) -> Path:
-    """A path in ../shared/datasets; skips the test with a reason when it is absent."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"shared dataset file {path} is absent (clone without ../shared)")
-    return path
+# Fixtures every test folder may use: per-test app state (QSettings, config, logs, keyring),
+# the local model and the fake model servers.
+pytest_plugins = ["tests.helpers.app_state", "tests.helpers.models"]
 
 
 @pytest.fixture
@@ -37,7 +31,7 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture(autouse=True, scope="session")
 def _collect_on_the_main_thread():
-    """As in the app (:mod:`thoughtdesk.ui.gc_guard`): no automatic collection, which could run
+    """As in the app (:mod:`thoughtdesk.ui.app.gc_guard`): no automatic collection, which could run
     on a worker thread and free Qt objects there; each test's garbage is collected after it."""
     gc.disable()
     yield

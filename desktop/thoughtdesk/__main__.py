@@ -1,3 +1,3 @@
-from thoughtdesk.cli import main
+from thoughtdesk.cli.main import main
 
 raise SystemExit(main())

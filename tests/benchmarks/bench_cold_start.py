@@ -55,7 +55,7 @@ spec.loader = importlib.util.LazyLoader(spec.loader)
 module = importlib.util.module_from_spec(spec)
 sys.modules["scipy.stats"] = scipy.stats = module
 spec.loader.exec_module(module)
-from thoughtdesk.cli import main
+from thoughtdesk.cli.main import main
 raise SystemExit(main())
 """
 

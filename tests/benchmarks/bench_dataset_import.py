@@ -77,9 +77,9 @@ def measure_gui(folder: Path, data: Path, count: int) -> dict[str, float]:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from thoughtdesk.ui.app import open_library_for_gui
-    from thoughtdesk.ui.import_widgets import ImportRequest
-    from thoughtdesk.ui.main_window import MainWindow
+    from thoughtdesk.ui.app.startup import open_library_for_gui
+    from thoughtdesk.ui.importing.widgets import ImportRequest
+    from thoughtdesk.ui.app.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     window = MainWindow(open_library_for_gui(folder / "gui.thoughtdesk"))

@@ -27,13 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scoring import CONDITIONS, synthetic_answers  # noqa: E402
 
-from thoughtdesk.core.answers import extract_answer  # noqa: E402
-from thoughtdesk.core.evaluation import EvaluationResult, PairedOutcomes, evaluate  # noqa: E402
-from thoughtdesk.core.importing import import_records  # noqa: E402
-from thoughtdesk.core.metrics import ScoredAnswer, accuracy_table  # noqa: E402
-from thoughtdesk.core.rescoring import rescore  # noqa: E402
-from thoughtdesk.core.schema import Answer, GeneratedCot, Sample, model_repr  # noqa: E402
-from thoughtdesk.core.store import Library  # noqa: E402
+from thoughtdesk.core.evaluation.answers import extract_answer  # noqa: E402
+from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate  # noqa: E402
+from thoughtdesk.core.importing.importer import import_records  # noqa: E402
+from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table  # noqa: E402
+from thoughtdesk.core.evaluation.rescoring import rescore  # noqa: E402
+from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample, model_repr  # noqa: E402
+from thoughtdesk.core.library.store import Library  # noqa: E402
 
 MODELS = ["gpt-4o-mini", "llama-3.1-8b", "claude-haiku", "mistral-7b"]
 TRIGGERS = ["kojima-01", "zhou-01", "qa-01", "plan-01", "none"]
@@ -92,16 +92,16 @@ def bench_redraw(conditions: int, questions: int = 100, repeats: int = 5) -> tup
     """(first draw, live redraw, table alone, grouping baseline) in seconds; the live redraw (same
     dataset splits, panels reused) is the mean over ``repeats``, the first draw builds the panels."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from thoughtdesk.ui.app import make_application
-    from thoughtdesk.ui.main_window import MainWindow
-    from thoughtdesk.ui.results_view import Snapshot
+    from thoughtdesk.ui.app.startup import make_application
+    from thoughtdesk.ui.app.main_window import MainWindow
+    from thoughtdesk.ui.evaluation.view import Snapshot
 
     app = make_application()
     folder = Path(tempfile.mkdtemp(prefix="bench_redraw_"))
     window = MainWindow(Library.open(folder / "small.thoughtdesk"))
     window.resize(1400, 900)
     window.show()
-    view = window.installed["thoughtdesk.ui.results_view"]
+    view = window.installed["thoughtdesk.ui.evaluation.view"]
     window.show_tab(view)
     app.processEvents()
     result = synthetic_result(conditions, questions)

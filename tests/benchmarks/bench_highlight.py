@@ -31,8 +31,8 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process, utils
 
-from thoughtdesk.core.similarity import DEFAULT_THRESHOLD, SimilarityMatrix, group_colours
-from thoughtdesk.ui.safe_text import highlighted_cot_html
+from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, SimilarityMatrix, group_colours
+from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
 
 SHARED_FILE = (
     Path(__file__).resolve().parents[3]
@@ -189,8 +189,8 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication, QWidget, QHBoxLayout
 
-    from thoughtdesk.ui.compare_view import CompareView, CotPanel, CotView
-    from thoughtdesk.ui.safe_text import highlighted_cot_html
+    from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView
+    from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
 
     app = QApplication.instance() or QApplication([])
     samples = [cots, build_sample(2)[0], build_sample(3)[0]]
@@ -230,7 +230,7 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
     slider = timings(slider_move, repeats)
 
     def naive_rebuild() -> None:
-        matrix_alignment = __import__("thoughtdesk.core.similarity", fromlist=["x"]).align_sentences(
+        matrix_alignment = __import__("thoughtdesk.core.review.compare.similarity", fromlist=["x"]).align_sentences(
             samples[next(turn) % len(samples)])
         container = QWidget()
         layout = QHBoxLayout(container)

@@ -77,8 +77,8 @@ def generate(path: Path, n: int, seed: int = 7) -> None:
 
 CHILD_IMPORT = """
 import resource, sys, time
-from thoughtdesk.core.store import Library
-from thoughtdesk.core.importing import import_thoughtsource
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.importing.importer import import_thoughtsource
 t = time.perf_counter()
 with Library.open(sys.argv[2]) as lib:
     import_thoughtsource(lib, sys.argv[1], collection="bench")
@@ -101,7 +101,7 @@ print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 
 BASE_RSS = """
 import resource
-import thoughtdesk.core.importing
+import thoughtdesk.core.importing.importer
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
@@ -114,9 +114,9 @@ def child(code: str, *args: str) -> list[float]:
 def first_rows_painted(library: Path) -> float:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEvent, QObject
-    from thoughtdesk.core.store import Library
-    from thoughtdesk.ui.app import make_application
-    from thoughtdesk.ui.main_window import MainWindow
+    from thoughtdesk.core.library.store import Library
+    from thoughtdesk.ui.app.startup import make_application
+    from thoughtdesk.ui.app.main_window import MainWindow
 
     app = make_application()
     lib = Library.open(library)
@@ -155,8 +155,8 @@ def first_rows_painted(library: Path) -> float:
 
 
 def search_latency(library: Path, n_queries: int = 50) -> tuple[float, float, int]:
-    from thoughtdesk.core.queries import SampleFilter, sample_keys
-    from thoughtdesk.core.store import Library
+    from thoughtdesk.core.library.queries import SampleFilter, sample_keys
+    from thoughtdesk.core.library.store import Library
 
     rng = random.Random(3)
     lib = Library.open(library)

@@ -62,13 +62,13 @@ def main() -> None:
     from PySide6.QtCore import QCoreApplication, QEvent
     from PySide6.QtWidgets import QApplication
 
-    from thoughtdesk.core.importing import import_thoughtsource
-    from thoughtdesk.core.similarity import DEFAULT_THRESHOLD, SimilarityMatrix, align_sentences, group_colours
-    from thoughtdesk.core.store import Library
-    from thoughtdesk.ui.cot_panel import CotPanel
+    from thoughtdesk.core.importing.importer import import_thoughtsource
+    from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, SimilarityMatrix, align_sentences, group_colours
+    from thoughtdesk.core.library.store import Library
+    from thoughtdesk.ui.review.compare.cot_panel import CotPanel
     from thoughtdesk.ui.qt import QHBoxLayout, QWidget
-    from thoughtdesk.ui.review_view import ReviewView
-    from thoughtdesk.ui.safe_text import highlighted_cot_html
+    from thoughtdesk.ui.review.view import ReviewView
+    from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
 
     app = QApplication.instance() or QApplication([])
     source = write_collection(workdir / "bench.json")

@@ -19,12 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "desktop"))
 
-from thoughtdesk.core.importing import import_records  # noqa: E402
+from thoughtdesk.core.importing.importer import import_records  # noqa: E402
 from thoughtdesk.core.review import (  # noqa: E402
     AnnotationStore, export_annotations, import_annotations,
 )
-from thoughtdesk.core.schema import GeneratedCot, Sample  # noqa: E402
-from thoughtdesk.core.store import Library  # noqa: E402
+from thoughtdesk.core.library.records import GeneratedCot, Sample  # noqa: E402
+from thoughtdesk.core.library.store import Library  # noqa: E402
 
 SENTENCE = "The patient presents with chest pain and the ECG shows ST elevation in leads II. "
 

@@ -30,11 +30,11 @@ from pathlib import Path
 
 import httpx
 
-from thoughtdesk.core.prompts import PromptMode
-from thoughtdesk.core.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, execute_run, plan_run
-from thoughtdesk.core.schema import Sample
-from thoughtdesk.core.store import Library
-from thoughtdesk.core.writer import OnDuplicate, SampleWriter
+from thoughtdesk.core.generation.prompts import PromptMode
+from thoughtdesk.core.generation.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, execute_run, plan_run
+from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.writer import OnDuplicate, SampleWriter
 
 DELAY = 0.2
 ANSWER = json.dumps({

@@ -30,10 +30,10 @@ os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring, nothing of the use
 for name in ("DATA", "CONFIG", "CACHE", "STATE"):
     os.environ[f"XDG_{name}_HOME"] = str(TMP / name.lower())
 
-from thoughtdesk.core.config import store_api_key  # noqa: E402
-from thoughtdesk.core.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, plan_run  # noqa: E402
-from thoughtdesk.core.store import Library  # noqa: E402
-from thoughtdesk.ui.app import make_application, open_library_for_gui  # noqa: E402
+from thoughtdesk.core.settings.config import store_api_key  # noqa: E402
+from thoughtdesk.core.generation.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, plan_run  # noqa: E402
+from thoughtdesk.core.library.store import Library  # noqa: E402
+from thoughtdesk.ui.app.startup import make_application, open_library_for_gui  # noqa: E402
 from thoughtdesk.ui.qt import QApplication, QElapsedTimer, QTimer  # noqa: E402
 
 PROBE_MS = 10
@@ -125,13 +125,13 @@ def main() -> int:
     args = parser.parse_args()
 
     app = make_application()
-    from thoughtdesk.ui.main_window import MainWindow
+    from thoughtdesk.ui.app.main_window import MainWindow
 
     window = MainWindow(open_library_for_gui(TMP / "bench.thoughtdesk"))
     window.resize(1400, 860)
     window.show()
-    generation = window.installed["thoughtdesk.ui.generation_ui"]
-    from thoughtdesk.ui.gc_guard import freeze_startup_objects
+    generation = window.installed["thoughtdesk.ui.generation.controller"]
+    from thoughtdesk.ui.app.gc_guard import freeze_startup_objects
 
     spin(0.5)
     freeze_startup_objects()  # as run_gui does once the window is shown
@@ -172,7 +172,7 @@ def main() -> int:
                      figures, elapsed, done))
 
     if not args.skip_server:
-        from tests.generation.servers import LlamaServer
+        from tests.helpers.servers import LlamaServer
 
         key = "bench-key"
         server = LlamaServer(gguf, TMP / "server.log", n_ctx=1024, api_key=key)

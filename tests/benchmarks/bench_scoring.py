@@ -20,8 +20,8 @@ import re
 import sys
 import time
 
-from thoughtdesk.core.answers import extract_answer
-from thoughtdesk.core.metrics import ScoredAnswer, accuracy_table
+from thoughtdesk.core.evaluation.answers import extract_answer
+from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table
 
 WORDS = ("sadness anxiety inspiration discomfort insights floor door hallway porch garden river "
          "bank school market library hospital kitchen office park bridge tower museum farm city "
@@ -152,7 +152,7 @@ def bench_plots(conditions: int = 200, questions: int = 100) -> float:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from thoughtdesk.ui.results_plots import AccuracyPlot, CorrectnessMap, ParetoPlot
+    from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
 
     app = QApplication.instance() or QApplication([])
     rng = random.Random(3)

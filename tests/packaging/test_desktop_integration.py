@@ -7,8 +7,8 @@ import tomllib
 from pathlib import Path
 
 from thoughtdesk.core.paths import resource_path
+from tests.helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_desktop_entry_is_complete_and_points_at_the_installed_command() -> None:
@@ -26,7 +26,7 @@ def test_desktop_entry_is_complete_and_points_at_the_installed_command() -> None
 
 
 def test_icon_renders_at_every_size(qapp) -> None:
-    from thoughtdesk.ui.about import app_icon
+    from thoughtdesk.ui.app.about import app_icon
 
     icon = app_icon()
     assert not icon.isNull()

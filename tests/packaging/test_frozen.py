@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.generation.conftest import MODEL_CACHE
+from tests.helpers.models import MODEL_CACHE
+from tests.helpers.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 FROZEN = ROOT / "dist" / "thoughtdesk" / ("thoughtdesk.exe" if os.name == "nt" else "thoughtdesk")
 
 

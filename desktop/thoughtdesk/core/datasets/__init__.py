@@ -11,10 +11,10 @@ Public API::
     ColumnMapping, parse_mapping, preview, load_generic   (generic JSON/JSONL/CSV/TSV import)
 """
 
-from .catalogue import DatasetInfo, SourceFile, UnknownDatasetError, catalogue, get_dataset
-from .download import DownloadError, dataset_cache_dir, download_dataset
-from .generic import ColumnMapping, MappingError, load_generic, parse_mapping, preview
-from .loading import dataset_files, detect_dataset, load_dataset
+from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile, UnknownDatasetError, catalogue, get_dataset
+from thoughtdesk.core.datasets.download import DownloadError, dataset_cache_dir, download_dataset
+from thoughtdesk.core.datasets.generic import ColumnMapping, MappingError, load_generic, parse_mapping, preview
+from thoughtdesk.core.datasets.loading import dataset_files, detect_dataset, load_dataset
 
 __all__ = [
     "DatasetInfo", "SourceFile", "UnknownDatasetError", "catalogue", "get_dataset",

@@ -15,7 +15,7 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from ..errors import DataFileError
+from thoughtdesk.core.errors import DataFileError
 
 #: Refuse archives that unpack to more than this many bytes (a zip bomb guard).
 MAX_UNPACKED_BYTES = 8 * 1024**3

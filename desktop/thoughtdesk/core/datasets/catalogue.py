@@ -12,11 +12,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ThoughtDeskError
+from thoughtdesk.core.errors import ThoughtDeskError
 
 if TYPE_CHECKING:
-    from ..schema import Sample
-    from .loading import FileProbe, LoadContext
+    from thoughtdesk.core.library.records import Sample
+    from thoughtdesk.core.datasets.loading import FileProbe, LoadContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ def _load_families() -> None:
         return
     _FAMILIES_LOADED = True
     # Imported for their register() calls; late to avoid an import cycle.
-    from . import commonsense, math_word, medical, science  # noqa: F401
+    from thoughtdesk.core.datasets import commonsense, math_word, medical, science  # noqa: F401
 
 
 def loaders() -> dict[str, DatasetLoader]:

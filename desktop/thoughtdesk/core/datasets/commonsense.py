@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DataFileError
-from ..schema import Sample
-from . import commonsense_info as info
-from .catalogue import register
-from .loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
-from .readers import iter_csv, iter_json_container, iter_jsonl
-from .text import capitalise_first, split_sentences, untokenize
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.datasets import commonsense_info as info
+from thoughtdesk.core.datasets.catalogue import register
+from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
+from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.text import capitalise_first, split_sentences, untokenize
 
 # --- commonsense_qa + ECQA -------------------------------------------------------------------
 

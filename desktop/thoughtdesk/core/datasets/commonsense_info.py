@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .catalogue import DatasetInfo, github_file
+from thoughtdesk.core.datasets.catalogue import DatasetInfo, github_file
 
 _ZEROSHOT_COMMIT = "5ef330fcdeec0cd26aee27943504f91f8ec1c33c"
 _ECQA_CSV_COMMIT = "ab3897b4574895aa11062fd28304b689422c459b"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import httpx
 
-from ..errors import Cancelled, DataFileError, ThoughtDeskError
-from ..network import OfflineError, require_network
-from .archives import unpack_zip
-from .catalogue import DatasetInfo, SourceFile
+from thoughtdesk.core.errors import Cancelled, DataFileError, ThoughtDeskError
+from thoughtdesk.core.settings.network import OfflineError, require_network
+from thoughtdesk.core.datasets.archives import unpack_zip
+from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile
 
 _CHUNK = 1 << 16
 _TIMEOUT = httpx.Timeout(30.0, connect=15.0)

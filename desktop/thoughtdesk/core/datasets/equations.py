@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .text import format_number
+from thoughtdesk.core.datasets.text import format_number
 
 _VERBS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
 _UNKNOWN = re.compile(r"\b[xX]\b")

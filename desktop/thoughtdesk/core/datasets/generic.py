@@ -15,11 +15,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataFileError, ThoughtDeskError
-from ..schema import ANSWER_TYPES, Sample
-from .loading import LoadContext, RecordError
-from .readers import iter_csv, iter_json_container, iter_jsonl
-from .text import format_number, split_sentences
+from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
+from thoughtdesk.core.library.records import ANSWER_TYPES, Sample
+from thoughtdesk.core.datasets.loading import LoadContext, RecordError
+from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.text import format_number, split_sentences
 
 class MappingError(ThoughtDeskError, ValueError):
     """A column mapping that cannot be used (a bad ``--map`` text or an unknown saved name)."""

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataFileError
-from ..schema import Sample
-from .catalogue import DatasetLoader, loader_for, loaders
-from .readers import first_json_item, first_jsonl_record, first_line, load_json
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.datasets.catalogue import DatasetLoader, loader_for, loaders
+from thoughtdesk.core.datasets.readers import first_json_item, first_jsonl_record, first_line, load_json
 
 _MAX_DEPTH = 5
 _MAX_FILES = 5000

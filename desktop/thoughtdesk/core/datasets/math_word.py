@@ -11,14 +11,14 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DataFileError
-from ..schema import Sample
-from . import math_word_info as info
-from .catalogue import register
-from .equations import equation_steps, expression_steps, prefix_to_infix
-from .loading import FileProbe, LoadContext, RecordError, has_keys, need
-from .readers import iter_csv, iter_json_container, iter_jsonl
-from .text import format_number, untokenize
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.datasets import math_word_info as info
+from thoughtdesk.core.datasets.catalogue import register
+from thoughtdesk.core.datasets.equations import equation_steps, expression_steps, prefix_to_infix
+from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, has_keys, need
+from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.text import format_number, untokenize
 
 _CALCULATOR = re.compile(r"<<[^>]*>>")
 

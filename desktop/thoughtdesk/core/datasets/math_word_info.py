@@ -6,7 +6,7 @@ byte-identical copies); the URLs are the public raw-file addresses of those comm
 
 from __future__ import annotations
 
-from .catalogue import DatasetInfo, github_file
+from thoughtdesk.core.datasets.catalogue import DatasetInfo, github_file
 
 _GSM8K_COMMIT = "3101c7d5072418e28b9008a6636bde82a006892c"
 _SVAMP_COMMIT = "689d7ccac74b9983a2ac7cc3b264f441b99e7c53"

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DataFileError
-from ..schema import Sample
-from . import medical_info as info
-from .catalogue import register
-from .loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
-from .math_word import derived_id
-from .readers import iter_csv, iter_json_container, iter_jsonl, load_json
-from .text import split_sentences
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.datasets import medical_info as info
+from thoughtdesk.core.datasets.catalogue import register
+from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
+from thoughtdesk.core.datasets.math_word import derived_id
+from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl, load_json
+from thoughtdesk.core.datasets.text import split_sentences
 
 # --- pubmed_qa -------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .catalogue import DatasetInfo, github_file
+from thoughtdesk.core.datasets.catalogue import DatasetInfo, github_file
 
 _PUBMED_COMMIT = "1cbae8e92f72f20c8d3747cbb3bf5bc53554d997"
 _BIORAG_COMMIT = "fdb2e334aa08ad6fc3e3fefd91e409961ebf3e0b"

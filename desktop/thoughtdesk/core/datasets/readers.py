@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import DataFileError
+from thoughtdesk.core.errors import DataFileError
 
 # csv's default field limit (128 KiB) is below some real explanation fields.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))

@@ -7,14 +7,14 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DataFileError
-from ..schema import Sample
-from . import science_info as info
-from .catalogue import register
-from .loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
-from .math_word import derived_id
-from .readers import iter_csv, iter_jsonl, load_json
-from .text import as_sentence, untokenize
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.datasets import science_info as info
+from thoughtdesk.core.datasets.catalogue import register
+from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
+from thoughtdesk.core.datasets.math_word import derived_id
+from thoughtdesk.core.datasets.readers import iter_csv, iter_jsonl, load_json
+from thoughtdesk.core.datasets.text import as_sentence, untokenize
 
 # --- aqua ------------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .catalogue import DatasetInfo, SourceFile, github_file
+from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile, github_file
 
 _AQUA_COMMIT = "26b64ed1f22208c6742f47df547dfd65088ec30d"
 _OBQA_COMMIT = "eac0c145529af1a4e7924c979bbbba0b10354de3"

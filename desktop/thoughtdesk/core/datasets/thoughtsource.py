@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from thoughtdesk.core.errors import DataFileError, line_column
-from thoughtdesk.core.schema import (
+from thoughtdesk.core.library.records import (
     ANNOTATION_KEYS, ANSWER_KEYS, COT_KEYS, SAMPLE_KEYS, Annotation, Answer, GeneratedCot, Sample,
 )
 

@@ -62,7 +62,7 @@ Public API (import from ``thoughtdesk.core.review``)::
         .ok / .merged / .reasons() / .summary
     cot_content_hash(text) -> "sha256:<hex>"
 
-    # Agreement (rows are thoughtdesk.core.agreement.AgreementRow)
+    # Agreement (rows are thoughtdesk.core.review.agreement_stats.AgreementRow)
     agreement_table(library, collection: str, labels=None, authors=None) -> list[AgreementRow]
 """
 

@@ -4,7 +4,7 @@ Items are the generated CoTs of a collection. An author counts as having rated a
 left any annotation on it (a label, a comment, a mark, a score: the annotator's unchecked boxes
 mean "no"); every label of ``labels`` they did not set to true there counts as ``False``. A span
 label counts as the label being true for the CoT. The statistics themselves are
-:mod:`thoughtdesk.core.agreement` (checked against statsmodels and krippendorff in its tests).
+:mod:`thoughtdesk.core.review.agreement_stats` (checked against statsmodels and krippendorff in its tests).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from thoughtdesk.core.agreement import AgreementRow, LabelRating, agreement_table as _table
+from thoughtdesk.core.review.agreement_stats import AgreementRow, LabelRating, agreement_table as _table
 from thoughtdesk.core.review.types import LABEL_ON, NON_LABEL_KEYS
-from thoughtdesk.core.store import Library
+from thoughtdesk.core.library.store import Library
 
 
 def agreement_table(library: Library, collection: str, labels: Sequence[str] | None = None,

@@ -21,7 +21,7 @@ from thoughtdesk.core.review.types import (
     COMMENT_KEY, LABEL_OFF, LABEL_ON, PREFERRED_KEY, QUALITY_KEY, AnnotationOp, CotReview, Span,
     StoredAnnotation,
 )
-from thoughtdesk.core.store import Library
+from thoughtdesk.core.library.store import Library
 
 
 def utc_now() -> str:

@@ -26,7 +26,7 @@ from thoughtdesk.core.review.annotations import (
 )
 from thoughtdesk.core.review.report import MergeReport, Unmatched
 from thoughtdesk.core.review.types import Span
-from thoughtdesk.core.store import Library
+from thoughtdesk.core.library.store import Library
 
 FORMAT_NAME = "thoughtdesk-annotations"
 FORMAT_VERSION = 1

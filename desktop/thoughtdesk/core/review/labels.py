@@ -7,7 +7,7 @@ default) and a clinical set. Users add their own; built-in sets can be copied bu
 from __future__ import annotations
 
 from thoughtdesk.core.review.types import Label, LabelSet
-from thoughtdesk.core.store import Library
+from thoughtdesk.core.library.store import Library
 
 DEFAULT_SET = "ThoughtSource"
 CLINICAL_SET = "Clinical"

@@ -13,7 +13,7 @@ import random
 from dataclasses import asdict, dataclass, field
 
 from thoughtdesk.core.review.annotations import utc_now
-from thoughtdesk.core.store import Library
+from thoughtdesk.core.library.store import Library
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The ``thoughtdesk`` command: the GUI without arguments, headless sub-commands otherwise."""

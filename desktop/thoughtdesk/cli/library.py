@@ -1,0 +1,194 @@
+"""Sub-commands over the library itself: import, datasets, export, collections, stats."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library
+from thoughtdesk.core.errors import ThoughtDeskError
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.importing.report import save_import_report
+    from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
+
+    mapping = None
+    if args.save_mapping is not None and not args.save_mapping.strip():
+        raise ThoughtDeskError("--save-mapping needs a name")
+    if args.map:
+        from thoughtdesk.core.importing.mappings import SavedMappings, resolve_mapping
+
+        mapping = resolve_mapping(args.map)
+    elif args.save_mapping:
+        raise ThoughtDeskError("--save-mapping needs --map field=column,...")
+    if not (args.dataset or mapping):  # a ThoughtSource collection file: checked before the library opens
+        if args.on_error != "abort":
+            raise ThoughtDeskError("--on-error skip needs --dataset or --map; a ThoughtSource "
+                                   "collection file is imported whole or not at all")
+        chosen = [f"--{name}" for name in ("split", "limit", "seed") if getattr(args, name) is not None]
+        if chosen:
+            raise ThoughtDeskError(f"{', '.join(chosen)} need --dataset or --map; a ThoughtSource "
+                                   "collection file is imported whole")
+    with open_library(args) as lib:
+        bar = ProgressLine("importing")
+        if args.dataset or mapping:
+            report = import_dataset(
+                lib, args.path, dataset=args.dataset, mapping=mapping, collection=args.collection,
+                splits=args.split, limit=args.limit, seed=args.seed, on_duplicate=args.on_duplicate,
+                on_error=args.on_error, progress=bar,
+            )
+        else:
+            report = import_thoughtsource(
+                lib, args.path, collection=args.collection, on_duplicate=args.on_duplicate, progress=bar
+            )
+        bar.finish()
+        saved = save_import_report(lib.path, report, args.path)
+    print(report.summary)
+    if args.save_mapping:
+        SavedMappings().save(args.save_mapping, mapping)
+        print(f"mapping saved as {args.save_mapping.strip()!r}; reuse it with --map {args.save_mapping.strip()!r}")
+    if saved is not None:
+        print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
+    return EXIT_OK
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.datasets import catalogue
+
+    infos = catalogue()
+    if args.name:
+        from thoughtdesk.core.datasets import get_dataset
+
+        info = get_dataset(args.name)  # an unknown name lists the known ones
+        if args.download:
+            return _download(info, args.cache)
+        print(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) if args.json else info.describe())
+        return EXIT_OK
+    if args.download:
+        raise ThoughtDeskError("--download needs a dataset name, e.g. `thoughtdesk datasets gsm8k --download`")
+    if args.json:
+        print(json.dumps([info.to_dict() for info in infos], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    width = max(len(i.name) for i in infos)
+    for info in infos:
+        print(f"{info.name.ljust(width)}  {info.answer_type:<14}  {info.licence:<20}  {info.title}")
+    return EXIT_OK
+
+
+def _download(info, cache: str | None) -> int:
+    """Fetch a dataset's source files into the cache (resuming a partial download)."""
+    from thoughtdesk.core.datasets import dataset_cache_dir, download_dataset
+    from thoughtdesk.core.paths import user_cache_dir
+
+    cache_dir = Path(cache) if cache else user_cache_dir() / "datasets"
+    bar = ProgressLine(f"downloading {info.name}")
+    try:
+        paths = download_dataset(info, cache_dir, progress=lambda done, total: bar(done, total or 0))
+    except KeyboardInterrupt:
+        bar.finish()
+        raise ThoughtDeskError(f"download of {info.name} interrupted; run the same command again "
+                               "to resume it") from None
+    bar.finish()
+    folder = dataset_cache_dir(info, cache_dir)
+    print(f"{len(paths)} file(s) of {info.name} in {folder}")
+    print(f"import them with: thoughtdesk import {folder} --dataset {info.name}")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.importing.importer import export_thoughtsource
+
+    with open_library(args, create=False) as lib:
+        count = export_thoughtsource(lib, args.collection, args.path)
+    print(f"{count} sample(s) of {args.collection!r} written to {args.path}")
+    return EXIT_OK
+
+
+def cmd_collections(args: argparse.Namespace) -> int:
+    with open_library(args) as lib:
+        collections = lib.collections()
+    if args.json:
+        print(json.dumps(
+            [{"name": c.name, "samples": c.samples, "created": c.created, "source": c.source}
+             for c in collections],
+            indent=2, ensure_ascii=False,
+        ))
+    else:
+        for c in collections:
+            print(f"{c.name}\t{c.samples} samples\tcreated {c.created}")
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with open_library(args, create=False) as lib:
+        cid = lib.require_collection(args.collection)
+        stats = lib.split_stats(cid)
+    rows = [
+        {"dataset": s.dataset, "split": s.split, "samples": s.samples,
+         "generated_cots": s.generated_cots, "answers": s.answers, "annotations": s.annotations}
+        for s in stats
+    ]
+    if args.json:
+        print(json.dumps({"collection": args.collection, "splits": rows}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    headers = ["dataset", "split", "samples", "generated_cots", "answers", "annotations"]
+    table = [headers] + [[str(r[h]) for h in headers] for r in rows]
+    total = ["total", "", *(str(sum(r[h] for r in rows)) for h in headers[2:])]
+    table.append(total)
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    for row in table:
+        print("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add import, datasets, export, collections and stats."""
+    p = sub.add_parser("import", help="import a ThoughtSource collection JSON file, a dataset's "
+                       "original files (--dataset) or any table (--map)")
+    p.add_argument("path", help="the file to import")
+    p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
+    p.add_argument(
+        "--on-duplicate", choices=["fail", "skip", "replace"], default="fail",
+        help="what to do with samples already in the collection (default: fail)",
+    )
+    p.add_argument("--dataset", metavar="NAME",
+                   help="read PATH as this dataset's original files (see `thoughtdesk datasets`)")
+    p.add_argument("--map", metavar="FIELD=COLUMN,...",
+                   help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label, "
+                   "or the name of a saved mapping")
+    p.add_argument("--save-mapping", metavar="NAME",
+                   help="after the import, save the --map mapping under NAME (shared with the GUI)")
+    p.add_argument("--split", action="append", metavar="S", help="only these splits (repeatable)")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N samples per split")
+    p.add_argument("--seed", type=int, metavar="K",
+                   help="with --limit: a random sample drawn with this seed instead of the first N")
+    p.add_argument("--on-error", choices=["abort", "skip"], default="abort",
+                   help="bad records: abort (the default; nothing is stored) or skip them and "
+                   "write a report next to the library")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("datasets", help="list the dataset catalogue (or one dataset's metadata)")
+    p.add_argument("name", nargs="?", help="show this dataset's description, citation, licence, "
+                   "homepage, source URLs and answer type")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--download", action="store_true",
+                   help="fetch the dataset's files from its source URLs into the cache (resumes a "
+                   "partial download; files already there and verified are reused)")
+    p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
+    p.set_defaults(func=cmd_datasets)
+
+    p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON")
+    p.add_argument("collection", help="the collection's name")
+    p.add_argument("path", help="the file to write")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("collections", help="list the collections in the library")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_collections)
+
+    p = sub.add_parser("stats", help="counts per dataset and split of a collection")
+    p.add_argument("collection", help="the collection's name")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_stats)

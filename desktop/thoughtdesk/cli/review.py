@@ -1,0 +1,89 @@
+"""``thoughtdesk annotations export|import`` and ``thoughtdesk agreement COLLECTION``.
+
+Reviewers exchange annotation files from the command line as they do in the GUI; a failed or
+partial import prints what matched, what did not and why, and exits 1 when nothing was merged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, open_library
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("annotations", help="export or import reviewers' annotations")
+    actions = p.add_subparsers(dest="annotations_action", required=True)
+    exp = actions.add_parser("export", help="write annotations to a thoughtdesk-annotations file")
+    exp.add_argument("path", help="the file to write (JSON)")
+    exp.add_argument("--author", help="only this author's annotations (default: everyone's)")
+    exp.add_argument("--collection", help="only this collection")
+    exp.set_defaults(func=cmd_export)
+    imp = actions.add_parser(
+        "import", help="merge a thoughtdesk-annotations or ThoughtSource collection file")
+    imp.add_argument("path", help="the file to read")
+    imp.add_argument("--collection", help="match samples of this collection only")
+    imp.add_argument("--strict", action="store_true",
+                     help="merge nothing unless every annotation matches the library")
+    imp.add_argument("--dry-run", action="store_true", help="report only; change nothing")
+    imp.add_argument("--show-unmatched", type=int, default=10, metavar="N",
+                     help="list up to N unmatched annotations (default: 10)")
+    imp.set_defaults(func=cmd_import)
+    agr = sub.add_parser("agreement", help="agreement between reviewers per label")
+    agr.add_argument("collection", help="the collection's name")
+    agr.add_argument("--label", action="append", dest="labels", metavar="KEY",
+                     help="a label key (repeatable; default: every label used)")
+    agr.add_argument("--author", action="append", dest="authors", metavar="NAME",
+                     help="a reviewer (repeatable; default: everyone who annotated)")
+    agr.add_argument("--json", action="store_true", help="print JSON")
+    agr.set_defaults(func=cmd_agreement)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.review import export_annotations
+
+    with open_library(args, create=False) as lib:
+        count = export_annotations(lib, args.author, args.path, collection=args.collection)
+    print(f"{count} annotation(s) written to {args.path}")
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.review import import_annotations
+
+    with open_library(args, create=False) as lib:
+        report = import_annotations(lib, args.path, collection=args.collection,
+                                    strict=args.strict, dry_run=args.dry_run)
+    print(report.summary)
+    for item in report.unmatched[: max(0, args.show_unmatched)]:
+        print(f"  not matched: {item.where}: {item.reason}")
+    if len(report.unmatched) > args.show_unmatched:
+        print(f"  ... and {len(report.unmatched) - args.show_unmatched} more")
+    return EXIT_OK if report.ok and (report.merged or not report.records) else EXIT_FAIL
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.review import agreement_table
+
+    with open_library(args, create=False) as lib:
+        rows = agreement_table(lib, args.collection, args.labels, args.authors)
+    if args.json:
+        payload = [{"label": r.label, "n_items": r.n_items, "n_complete": r.n_complete,
+                    "raters": list(r.raters), "cohen_kappa": r.cohen, "fleiss_kappa": r.fleiss,
+                    "krippendorff_alpha": r.alpha, "percent_agreement": r.percent_agreement}
+                   for r in rows]
+        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    width = max([len("label")] + [len(r.label) for r in rows])
+    print(f"{'label':<{width}}  items  raters  cohen   fleiss  alpha   agree%")
+    for r in rows:
+        agree = "n/a" if r.percent_agreement is None else f"{r.percent_agreement:.1f}"
+        print(f"{r.label:<{width}}  {r.n_items:>5}  {len(r.raters):>6}  {_fmt(r.cohen):<6}  "
+              f"{_fmt(r.fleiss):<6}  {_fmt(r.alpha):<6}  {agree}")
+    return EXIT_OK

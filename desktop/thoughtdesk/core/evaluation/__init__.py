@@ -1,0 +1,1 @@
+"""Scoring answers and measuring accuracy: extraction, metrics, re-scoring, reports."""

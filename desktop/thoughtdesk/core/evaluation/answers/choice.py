@@ -1,0 +1,342 @@
+"""Finding a chosen option in a stretch of text: letters in all common forms, option texts, labels.
+
+Letters win over option texts ("B) trees, because water ..." is B), option texts are matched as
+whole words, case-insensitively, with plurals; mentions that are negated ("not anxiety",
+"A is incorrect") are dropped; two different options left over is ambiguous ("A or C").
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from functools import lru_cache
+
+from thoughtdesk.core.evaluation.answers.result import Found, NotFound
+
+#: Words that may stand right before a bare capital letter that names an option ("answer is C",
+#: "A, B, and D", "most likely C"); any other word before it means it is not an option
+#: ("vitamin D", "hepatitis B").
+_BEFORE_BARE = frozenset(
+    "is are be was answer answers option options choice choices letter and or nor either both "
+    "then likely probably perhaps possibly definitely clearly but also not only except than "
+    "would will should must select choose pick go with".split()
+)
+#: Lower-case words that may follow a bare capital letter ("C is correct", "A or C"); any other
+#: lower-case word after it means it is an article or pronoun ("A guard", "I think").
+_AFTER_BARE = frozenset("is are or and nor through to would seems as was".split())
+
+_NEGATED_BEFORE = re.compile(
+    r"(?:\bnot|n['’]t|\bnever|\brather\s+than|\binstead\s+of|\bexcept(?:\s+for)?|\bnor|\bno\s+longer"
+    r"|\bexclude|\beliminate|\brule\s+out|\bother\s+than)"
+    r"\s+(?:(?:the|a|an|option|choice|answer|be|is|it|just|only|necessarily|simply)\s+){0,3}[(\[{*\"'“]*$",
+    re.IGNORECASE,
+)
+# Only right after the mention ("A is incorrect", "(A) is not"): further on, "is not" usually
+# belongs to the option's own text ("D) Drug is not extensively distributed").
+_NEGATED_AFTER = re.compile(
+    r"[)\]}*\"'”]*\s*(?:is|are|was|would\s+be|seems)\s+(?:not|incorrect|wrong|false"
+    r"|unlikely|ruled\s+out|eliminated)\b|[)\]}*\"'”]*\s*(?:is|are)n['’]t\b",
+    re.IGNORECASE,
+)
+#: Statements that name no single answer: "all of the above", "N/A", "it depends". Such a
+#: statement is final: looking further (in the CoT) would put words in the model's mouth.
+_NO_SINGLE_ANSWER = re.compile(
+    r"\b(?:all|none|neither|both)\s+of\s+(?:the\s+)?(?:above|these|them|those|options|choices|answers)\b"
+    r"|\b(?:all|none)\s+(?:the\s+)?above\b|(?<!\w)n/a(?!\w)|\bnot\s+applicable\b|\bnot\s+clear|\bunclear\b"
+    r"|\bundetermined\b|\bindeterminate\b|\bcannot\s+(?:be\s+)?(?:determined|determine|answered|answer|say|tell)\b"
+    r"|\bcan['’]?t\s+(?:be\s+)?(?:determined|determine|answered|answer|say|tell)\b|\bit\s+depends\b|\bdepends\s+on\b"
+    r"|\bnot\s+a\s+yes(?:\s+or\s+|/)no\b|\b(?:insufficient|not\s+enough)\s+information\b"
+    r"|\bunknown\b|\binconclusive\b|\birrelevant\b|\bnot\s+listed\b|\bnot\s+(?:one\s+of\s+)?(?:the\s+)?(?:given\s+)?(?:options|choices)\b",
+    re.IGNORECASE,
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[ \t]*$")
+_WORD_AFTER = re.compile(r"[ \t]+([A-Za-z][a-z]*)")
+
+#: Yes/no/maybe labels and what they mean.
+LABELS = {"yes": "yes", "true": "yes", "no": "no", "false": "no", "maybe": "maybe"}
+_LABEL_WORD = re.compile(r"(?<![\w'’-])(yes|no|true|false|maybe)(?![\w'’-])", re.IGNORECASE)
+#: "no" is also a determiner ("no effect"): it is an answer only before punctuation, at the end,
+#: or at the very start of the segment.
+_NO_AS_ANSWER = re.compile(r"\s*(?:[,.;:!?)\]\"'*”]|$)")
+_LABEL_ALTERNATIVE = re.compile(r"\s*,?\s*(?:or|and/or|/)\s*(yes|no|true|false|maybe)(?![\w'’-])", re.IGNORECASE)
+_LEAD_IN = re.compile(r"[\s\W]*(?:(?:the|answer|is|would|be|a|an|final|correct|definitely|clearly|probably|likely)\b[\s\W]*)*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceMatcher:
+    """What is needed to find the options of one option list in text."""
+
+    choices: tuple[str, ...]
+    letters: str
+    strong_letter: re.Pattern[str]
+    bare_letter: re.Pattern[str]
+    #: per option: its index and the lower-case spellings that name it (longest first)
+    spellings: tuple[tuple[int, tuple[str, ...]], ...]
+    #: cleaned, lower-cased option text -> its indices (to find the gold option quickly)
+    index_of_text: dict[str, tuple[int, ...]]
+
+
+def letter_of(index: int) -> str:
+    return string.ascii_uppercase[index]
+
+
+def clean_choice(choice: object) -> str:
+    """An option as matched: stripped, without a trailing period ("navigate ships." -> "navigate ships")."""
+    return str(choice).strip().rstrip(".").strip()
+
+
+def option_key(choice: object) -> str:
+    """An option or gold text as compared: cleaned, lower case, single spaces."""
+    return " ".join(clean_choice(choice).lower().split())
+
+
+@lru_cache(maxsize=32)
+def _letter_patterns(count: int) -> tuple[str, re.Pattern[str], re.Pattern[str]]:
+    """Letter patterns depend only on how many options there are, so they are compiled once."""
+    letters = string.ascii_uppercase[:count]
+    upper = f"[{letters}]" if letters else "[^\\s\\S]"
+    both = f"[{letters}{letters.lower()}]" if letters else "[^\\s\\S]"
+    strong = re.compile(
+        rf"\(\s*({both})\s*\)|\[({both})\]|\{{({both})\}}|\*\*\(?({both})\)?[.:]?\*\*"
+        rf"|(?<![\w'’\-/])({both})\)"
+        rf"|(?i:\b(?:option|choice|letter)s?)\s*[:#]?\s*[(\[]?({both})(?![\w'’])"
+        rf"|^\s*({upper})[.:](?=\s+\S)",
+        re.MULTILINE,
+    )
+    bare = re.compile(rf"(?<![\w'’\-./$])({both})(?![\w'’\-/]|\.\w)")
+    return letters, strong, bare
+
+
+#: The most common whole extraction outputs: "C", "(C)", "C)", "**C**", "C.", "C) inspiration.".
+_WHOLE_LETTER = re.compile(r"\s*(?:\*\*)?[(\[{]?([A-Z])(?:[)\]}]|\.(?=\s|$)|:)?(?:\*\*)?(?:\s+([^\n]*?))?[\s.*]*")
+
+
+def whole_letter(text: str, m: ChoiceMatcher) -> Found | None:
+    """Fast path for an output that is just a letter, or a letter with its own option text."""
+    match = _WHOLE_LETTER.fullmatch(text)
+    if match is None or match.group(1) not in m.letters:
+        return None
+    index = m.letters.index(match.group(1))
+    rest = match.group(2)
+    if rest and option_key(rest) != option_key(m.choices[index]):
+        return None
+    return Found(index, "letter", *match.span(1))
+
+
+@lru_cache(maxsize=8192)
+def matcher(choices: tuple[str, ...]) -> ChoiceMatcher:
+    """Patterns and spellings for ``choices``; building one is cheap (no regex per option list,
+    since every question of a dataset has its own options)."""
+    count = min(len(choices), 26)
+    letters, strong, bare = _letter_patterns(count)
+    spellings = []
+    index_of_text: dict[str, tuple[int, ...]] = {}
+    for index in range(count):
+        text = option_key(choices[index])
+        index_of_text[text] = index_of_text.get(text, ()) + (index,)
+        if not text:
+            continue
+        # Plurals are added at match time ("+s", "+es"); "insights" is also named by "insight".
+        forms = (text, text[:-1]) if text.endswith("s") and len(text) > 3 else (text,)
+        spellings.append((index, forms))
+    return ChoiceMatcher(tuple(choices), letters, strong, bare, tuple(spellings), index_of_text)
+
+
+def _masked(pos: int, masks: list[tuple[int, int]]) -> bool:
+    return any(start <= pos < end for start, end in masks)
+
+
+def negated(text: str, start: int, end: int, floor: int) -> bool:
+    """Whether the mention ``text[start:end]`` is denied ("not anxiety", "A is incorrect")."""
+    before = text[max(floor, start - 48):start]
+    if _NEGATED_BEFORE.search(before):
+        return True
+    return _NEGATED_AFTER.match(text, end, min(len(text), end + 48)) is not None
+
+
+def _bare_letter_ok(text: str, start: int, end: int, seg_start: int, letter: str) -> bool:
+    prefix = text[seg_start:start]
+    at_start = not prefix.strip(" \t\n\"'“*([{")
+    after = _WORD_AFTER.match(text, end)
+    # "A guard", "I think", "D) A Picture Book": an article or pronoun, not an option.
+    if after and after.group(1) not in _AFTER_BARE and not (len(after.group(1)) == 1 and after.group(1).isupper()):
+        return False
+    if letter.islower():
+        # A lower-case letter is an option only as the whole statement ("b", "b is the answer").
+        return at_start
+    before = _WORD_BEFORE.search(prefix)
+    if before and before.group(1).lower() not in _BEFORE_BARE:
+        return False
+    return True
+
+
+def letter_mentions(
+    text: str, start: int, end: int, m: ChoiceMatcher, masks: list[tuple[int, int]], bare: bool
+) -> list[tuple[int, int, int]]:
+    """(choice index, start, end) of every non-negated letter mention in ``text[start:end]``."""
+    found: list[tuple[int, int, int]] = []
+    taken: list[tuple[int, int]] = []
+    for match in m.strong_letter.finditer(text, start, end):
+        group = next(i for i, g in enumerate(match.groups(), 1) if g is not None)
+        s, e = match.span(group)
+        if _masked(s, masks):
+            continue
+        taken.append(match.span())
+        if not negated(text, match.start(), match.end(), start):
+            found.append((m.letters.index(match.group(group).upper()), s, e))
+    # Bare letters only count where no letter is written in an option form: in "D) A Picture
+    # Book" the "A" is an article.
+    if bare and not taken:
+        for match in m.bare_letter.finditer(text, start, end):
+            s, e = match.span(1)
+            if _masked(s, masks) or any(ts <= s < te for ts, te in taken):
+                continue
+            if not _bare_letter_ok(text, s, e, start, match.group(1)):
+                continue
+            if not negated(text, s, e, start):
+                found.append((m.letters.index(match.group(1).upper()), s, e))
+    found.sort(key=lambda item: item[1])
+    return found
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def text_mentions(text: str, start: int, end: int, m: ChoiceMatcher) -> list[tuple[int, int, int]]:
+    """(choice index, start, end) of every non-negated option-text mention in ``text[start:end]``.
+
+    Whole words, any case, with "s"/"es" plurals; where mentions overlap the longest wins
+    ("front door" over "door"). Plain ``str.find`` on the lower-cased text: much faster than a
+    regex per option list, and offsets stay valid because lower-casing keeps the length (texts
+    where it does not are matched on a same-length approximation).
+    """
+    if not m.spellings:
+        return []
+    lower = text.lower()
+    if len(lower) != len(text):
+        lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    if "\n" in lower or "\t" in lower:
+        lower = _single_spaced(lower)
+    candidates: list[tuple[int, int, int]] = []
+    for index, forms in m.spellings:
+        for form in forms:
+            pos = lower.find(form, start, end)
+            while pos >= 0:
+                stop = pos + len(form)
+                if lower.startswith("es", stop) and not _is_word(lower[stop + 2:stop + 3]):
+                    stop += 2
+                elif lower.startswith("s", stop) and not _is_word(lower[stop + 1:stop + 2]):
+                    stop += 1
+                before_ok = pos == 0 or not (_is_word(form[0]) and _is_word(lower[pos - 1]))
+                after_ok = stop >= len(lower) or not (_is_word(form[-1]) and _is_word(lower[stop]))
+                if before_ok and after_ok and stop <= end:
+                    candidates.append((index, pos, stop))
+                pos = lower.find(form, pos + 1, end)
+    if not candidates:
+        return []
+    candidates.sort(key=lambda c: (c[1] - c[2], c[1]))  # longest first
+    taken: list[tuple[int, int, int]] = []
+    for index, s, e in candidates:
+        if all(e <= ts or s >= te for _, ts, te in taken):
+            taken.append((index, s, e))
+    taken.sort(key=lambda c: c[1])
+    return [(i, s, e) for i, s, e in taken if not negated(text, s, e, start)]
+
+
+def _single_spaced(lower: str) -> str:
+    """Every whitespace character as a space, so "front\ndoor" matches "front door" and
+    offsets stay valid."""
+    return "".join(" " if c.isspace() else c for c in lower)
+
+
+def _decide(mentions: list[tuple[int, int, int]], kind: str, m: ChoiceMatcher) -> Found | NotFound:
+    indices = sorted({index for index, _, _ in mentions})
+    if len(indices) == 1:
+        spans = [(s, e) for i, s, e in mentions if i == indices[0]]
+        return Found(indices[0], kind, spans[-1][0], spans[-1][1])
+    named = " or ".join(letter_of(i) for i in indices)
+    return NotFound(f"ambiguous: {named}", ambiguous=True, start=mentions[0][1], end=mentions[-1][2])
+
+
+def find_choice(
+    text: str, start: int, end: int, m: ChoiceMatcher, masks: list[tuple[int, int]], *, bare: bool = True
+) -> Found | NotFound | None:
+    """The one option chosen in ``text[start:end]``: Found(choice index), NotFound if ambiguous, or None."""
+    letters = letter_mentions(text, start, end, m, masks, bare)
+    if letters:
+        return _decide(letters, "letter", m)
+    texts = text_mentions(text, start, end, m)
+    if texts:
+        return _decide(texts, "text", m)
+    return no_single_answer(text, start, end)
+
+
+def no_single_answer(text: str, start: int, end: int) -> NotFound | None:
+    """NotFound (final) when ``text[start:end]`` says "all of the above", "N/A", "it depends"..."""
+    match = _NO_SINGLE_ANSWER.search(text, start, end)
+    if match is None:
+        return None
+    return NotFound(f"no single answer: {match.group(0)!r}", ambiguous=True, start=match.start(), end=match.end())
+
+
+def last_option(text: str, m: ChoiceMatcher, masks: list[tuple[int, int]]) -> Found | None:
+    """The last option stated in a letter form such as "(C)", "C)", "Option C" anywhere in ``text``."""
+    letters = letter_mentions(text, 0, len(text), m, masks, bare=False)
+    if not letters:
+        return None
+    index, s, e = letters[-1]
+    return Found(index, "last_option", s, e)
+
+
+_WHOLE_LABEL = re.compile(r"\s*(?:\*\*)?(?:\(?([A-Z])[).:]\s*)?(yes|no|true|false|maybe)(?:\*\*)?[\s.!*]*", re.IGNORECASE)
+
+
+def whole_label(text: str, options: list[str]) -> Found | None:
+    """Fast path for an output that is just a label ("Yes.", "false", "B) False.")."""
+    match = _WHOLE_LABEL.fullmatch(text)
+    if match is None:
+        return None
+    label = LABELS[match.group(2).lower()]
+    letter = match.group(1)
+    if letter is not None:
+        index = ord(letter.upper()) - 65
+        if index >= len(options) or label_of(options[index]) != label:
+            return None  # "A) False" with A = True: let the careful path decide
+    return Found(label, "label", *match.span(2))
+
+
+def label_of(value: object) -> str | None:
+    """"yes"/"no"/"maybe" for a yes/no/true/false/maybe word (any case), else None."""
+    return LABELS.get(str(value).strip().rstrip(".").strip().lower())
+
+
+def find_label(text: str, start: int, end: int, masks: list[tuple[int, int]]) -> Found | NotFound | None:
+    """The yes/no/maybe answer in ``text[start:end]``; a label at the very start decides."""
+    mentions: list[tuple[str, int, int]] = []
+    for match in _LABEL_WORD.finditer(text, start, end):
+        s, e = match.span(1)
+        if _masked(s, masks):
+            continue
+        word = match.group(1).lower()
+        at_start = _LEAD_IN.match(text, start, s) is not None
+        if word == "no" and not at_start and not _NO_AS_ANSWER.match(text, e):
+            continue
+        label = LABELS[word]
+        if negated(text, s, e, start):
+            if word not in ("true", "false"):
+                continue
+            label = "no" if label == "yes" else "yes"  # "not true" is a no, "not false" a yes
+        if at_start and not mentions:
+            other = _LABEL_ALTERNATIVE.match(text, e, end)
+            if other and LABELS[other.group(1).lower()] != label:
+                return NotFound(f"ambiguous: {label} or {LABELS[other.group(1).lower()]}", ambiguous=True, start=s, end=other.end())
+            return Found(label, "label", s, e)
+        mentions.append((label, s, e))
+    if not mentions:
+        return no_single_answer(text, start, end)
+    labels = sorted({label for label, _, _ in mentions})
+    if len(labels) == 1:
+        return Found(labels[0], "label", mentions[-1][1], mentions[-1][2])
+    return NotFound(f"ambiguous: {' or '.join(labels)}", ambiguous=True, start=mentions[0][1], end=mentions[-1][2])

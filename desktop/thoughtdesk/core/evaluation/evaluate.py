@@ -1,0 +1,276 @@
+"""Evaluating a stored collection: accuracy by dataset x split x model x prompt condition.
+
+:func:`evaluate` reads every answer's correctness, either ThoughtDesk's own (the ``td_*``
+columns written by :func:`~thoughtdesk.core.evaluation.rescoring.rescore`, run first with
+``rescore=True``) or, where an answer was never re-scored, the ``correct_answer`` stored in the
+imported file (True correct, False incorrect; null answers are *unscored* and left out of the
+table, counted in :attr:`EvaluationResult.unscored`). It then builds the accuracy table
+(:func:`~thoughtdesk.core.evaluation.metrics.accuracy_table`: n, accuracy, Wilson 95 % interval, share not
+extractable, majority-vote accuracy) and, for conditions answered on the same samples of one
+dataset split, McNemar's exact test and a paired bootstrap interval of the difference.
+
+A prompt *condition* is the instruction key, the CoT trigger key and the answer-extraction key
+(:func:`condition_label`); the *model* is the name in the CoT's ``model`` field. Token counts
+and costs are optional: read from columns of ``generated_cot`` when a later schema has them
+(``completion_tokens``/``output_tokens``, ``cost_usd``/``cost``), else from the extra keys a
+generation run writes (``thoughtdesk.completion_tokens``, ``thoughtdesk.cost`` of the CoT plus
+that of the answer-extraction call) or other tools do (``usage.completion_tokens``,
+``completion_tokens``, ``tokens``; ``cost_usd``, ``cost``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from thoughtdesk.core.evaluation.metrics import (
+    AccuracyRow,
+    ScoredAnswer,
+    accuracy_table,
+    bootstrap_difference,
+    mcnemar_exact,
+)
+from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore as rescore_collection
+from thoughtdesk.core.library.store import Library
+
+Key = tuple[str, str, str, str]  # dataset, split, model, condition (AccuracyRow.key)
+UNKNOWN_MODEL = "(unknown model)"
+#: Conditions of one dataset split compared pairwise by default (n*(n-1)/2 pairs, each with a
+#: bootstrap); above this only chosen pairs are compared (:func:`compare_conditions`).
+MAX_COMPARED_CONDITIONS = 12
+
+
+def condition_label(instruction: str | None, cot_trigger: str | None, extraction: str | None) -> str:
+    """The prompt condition's name: instruction / CoT trigger / answer extraction keys, "-" for none."""
+    return " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
+
+
+def sample_label(dataset: str, split: str, sample_id: str) -> str:
+    """The id the evaluation gives a question: unique across the datasets of a collection."""
+    return f"{dataset}/{split}/{sample_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two conditions (model + prompt condition) on the questions of one dataset split both answered.
+
+    ``n`` paired questions (first sample of each); ``accuracy_a``/``accuracy_b`` on those, as
+    proportions; ``only_a``/``only_b`` discordant pairs; ``p_value`` exact McNemar (two-sided);
+    ``difference`` = accuracy_a - accuracy_b with its 95 % paired-bootstrap percentile interval
+    ``difference_low``..``difference_high`` (proportions: 0.05 = 5 percentage points).
+    """
+
+    dataset: str
+    split: str
+    model_a: str
+    condition_a: str
+    model_b: str
+    condition_b: str
+    n: int
+    accuracy_a: float
+    accuracy_b: float
+    only_a: int
+    only_b: int
+    p_value: float
+    difference: float
+    difference_low: float
+    difference_high: float
+
+
+@dataclass
+class EvaluationResult:
+    """The evaluation of one collection.
+
+    ``answers`` are the scored answers the table was built from (``sample_id`` is
+    :func:`sample_label`; ``sample_pks`` maps it to the sample's primary key).
+    ``scored_by_thoughtdesk``/``scored_from_file``/``unscored`` count answers by where their
+    correctness came from. ``mean_cot_chars`` is the mean CoT length in characters per row key
+    (to estimate tokens when none are stored). ``comparisons_skipped`` names dataset splits with
+    more than ``MAX_COMPARED_CONDITIONS`` conditions, whose pairs were not all compared.
+    """
+
+    collection: str
+    rows: list[AccuracyRow]
+    comparisons: list[Comparison]
+    answers: list[ScoredAnswer]
+    sample_pks: dict[str, int]
+    mean_cot_chars: dict[Key, float]
+    scored_by_thoughtdesk: int = 0
+    scored_from_file: int = 0
+    unscored: int = 0
+    comparisons_skipped: list[tuple[str, str]] = field(default_factory=list)
+    rescore_report: RescoreReport | None = None
+
+    @property
+    def source(self) -> str:
+        """Where correctness came from: "thoughtdesk", "file", "mixed" or "none"."""
+        if self.scored_by_thoughtdesk and self.scored_from_file:
+            return "mixed"
+        if self.scored_by_thoughtdesk:
+            return "thoughtdesk"
+        return "file" if self.scored_from_file else "none"
+
+    def row(self, key: Key) -> AccuracyRow | None:
+        return next((r for r in self.rows if r.key == key), None)
+
+
+def _generated_cot_columns(lib: Library) -> set[str]:
+    return {row[1] for row in lib.conn.execute("PRAGMA table_info(generated_cot)")}
+
+
+def _usage_expressions(lib: Library) -> tuple[str, str]:
+    """SQL expressions for completion tokens and cost of a CoT ``g`` and its answer ``a``
+    (NULL when not stored). Generation runs keep both in ``extra["thoughtdesk"]``; the cost of an
+    answer is its CoT's call plus its own answer-extraction call."""
+    columns = _generated_cot_columns(lib)
+    g_extra = "CASE WHEN g.extra IS NOT NULL AND json_valid(g.extra) THEN json_extract(g.extra, '{}') END"
+    a_extra = "CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra) THEN json_extract(a.extra, '{}') END"
+    tokens = [f"g.{c}" for c in ("completion_tokens", "output_tokens") if c in columns]
+    tokens += [g_extra.format(p) for p in ("$.thoughtdesk.completion_tokens", "$.usage.completion_tokens",
+                                           "$.completion_tokens", "$.tokens")]
+    cot_cost = [f"g.{c}" for c in ("cost_usd", "cost") if c in columns]
+    cot_cost += [g_extra.format(p) for p in ("$.thoughtdesk.cost", "$.cost_usd", "$.cost")]
+    cot_cost_sql = f"coalesce({', '.join(cot_cost)})"
+    answer_cost_sql = a_extra.format("$.thoughtdesk.cost")
+    cost = (f"CASE WHEN {cot_cost_sql} IS NULL AND {answer_cost_sql} IS NULL THEN NULL "
+            f"ELSE coalesce({cot_cost_sql}, 0) + coalesce({answer_cost_sql}, 0) END")
+    return f"coalesce({', '.join(tokens)})", cost
+
+
+def _number(value: object) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResult) -> None:
+    """Fill ``result.answers``, ``sample_pks``, ``mean_cot_chars`` and the source counts."""
+    tokens_sql, cost_sql = _usage_expressions(lib)
+    cursor = lib.conn.execute(
+        f"""SELECT s.id, s.dataset, s.split, s.sample_id, g.model_name, g.model, g.instruction,
+                   g.cot_trigger, a.answer_extraction, a.td_outcome, a.td_value, a.correct_answer,
+                   {tokens_sql}, {cost_sql}, length(g.cot),
+                   CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra)
+                        THEN json_extract(a.extra, '$.answer_from_choices') END
+            FROM sample s JOIN generated_cot g ON g.sample_pk = s.id JOIN answer a ON a.cot_pk = g.id
+            WHERE s.collection_id = ? ORDER BY s.id, g.position, a.position""",
+        (collection_id,),
+    )
+    answers = result.answers
+    labels: dict[int, str] = {}
+    conditions: dict[tuple, str] = {}
+    index_of: dict[tuple[int, str, str], int] = {}
+    chars: dict[Key, list[int]] = {}
+    for (pk, dataset, split, sid, model_name, model, instruction, trigger, extraction, td_outcome,
+         td_value, stored, tokens, cost, cot_chars, from_choices) in cursor:
+        if td_outcome is not None:
+            outcome, value = td_outcome, td_value
+            result.scored_by_thoughtdesk += 1
+        elif stored is not None:
+            outcome = "correct" if stored else "incorrect"
+            value = from_choices or None
+            result.scored_from_file += 1
+        else:
+            result.unscored += 1
+            continue
+        label = labels.get(pk)
+        if label is None:
+            label = labels[pk] = sample_label(dataset, split, sid)
+            result.sample_pks[label] = pk
+        parts = (instruction, trigger, extraction)
+        condition = conditions.get(parts)
+        if condition is None:
+            condition = conditions[parts] = condition_label(*parts)
+        model = model_name or model or UNKNOWN_MODEL
+        slot = (pk, model, condition)
+        repeat = index_of.get(slot, 0)
+        index_of[slot] = repeat + 1
+        token_count = _number(tokens)
+        answers.append(ScoredAnswer(
+            dataset, split, model, condition, label, outcome,
+            tokens=None if token_count is None else int(token_count), cost=_number(cost),
+            sample_index=repeat, value=value,
+        ))
+        key = (dataset, split, model, condition)
+        bucket = chars.get(key)
+        if bucket is None:
+            bucket = chars[key] = [0, 0]
+        bucket[0] += cot_chars or 0
+        bucket[1] += 1
+    result.mean_cot_chars = {key: total / count for key, (total, count) in chars.items() if count}
+
+
+class PairedOutcomes:
+    """Per row key, whether the first sample of each question was correct (unextractable: not)."""
+
+    def __init__(self, answers: Iterable[ScoredAnswer]) -> None:
+        first: dict[Key, dict[str, tuple[int, bool]]] = {}
+        for a in answers:
+            per_key = first.setdefault((a.dataset, a.split, a.model, a.condition), {})
+            seen = per_key.get(a.sample_id)
+            if seen is None or a.sample_index < seen[0]:
+                per_key[a.sample_id] = (a.sample_index, a.outcome == "correct")
+        self.by_key = {key: {sid: ok for sid, (_, ok) in per.items()} for key, per in first.items()}
+
+    def paired(self, a: Key, b: Key) -> tuple[list[str], list[bool], list[bool]]:
+        """(question ids both answered, A correct, B correct), ids sorted."""
+        left, right = self.by_key.get(a, {}), self.by_key.get(b, {})
+        ids = sorted(left.keys() & right.keys())
+        return ids, [left[i] for i in ids], [right[i] for i in ids]
+
+
+def compare_conditions(
+    paired: PairedOutcomes, a: Key, b: Key, *, n_resamples: int = 9999, seed: int | None = 0
+) -> Comparison | None:
+    """McNemar and bootstrap for two row keys; None when they share no question."""
+    ids, a_ok, b_ok = paired.paired(a, b)
+    if not ids:
+        return None
+    test = mcnemar_exact(a_ok, b_ok)
+    difference, low, high = bootstrap_difference(a_ok, b_ok, n_resamples=n_resamples, seed=seed)
+    n = len(ids)
+    return Comparison(
+        a[0], a[1], a[2], a[3], b[2], b[3], n, sum(a_ok) / n, sum(b_ok) / n, test.only_a, test.only_b,
+        test.p_value, difference, low, high,
+    )
+
+
+def evaluate(
+    lib: Library,
+    collection: str,
+    rescore: bool = False,
+    *,
+    comparisons: bool = True,
+    n_resamples: int = 9999,
+    max_compared_conditions: int = MAX_COMPARED_CONDITIONS,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> EvaluationResult:
+    """Evaluate ``collection``; with ``rescore`` first re-score every answer (writes the library).
+
+    ``comparisons`` compares every pair of conditions within each dataset split (up to
+    ``max_compared_conditions`` conditions per split), with ``n_resamples`` bootstrap resamples.
+    ``progress``/``cancel`` are passed to the re-score.
+    """
+    cid = lib.require_collection(collection)
+    report = rescore_collection(lib, collection, progress=progress, cancel=cancel) if rescore else None
+    result = EvaluationResult(collection, [], [], [], {}, {}, rescore_report=report)
+    load_scored_answers(lib, cid, result)
+    result.rows = accuracy_table(result.answers)
+    if comparisons:
+        paired = PairedOutcomes(result.answers)
+        for (dataset, split), group in itertools.groupby(result.rows, key=lambda r: (r.dataset, r.split)):
+            keys = [r.key for r in group]
+            if len(keys) > max_compared_conditions:
+                result.comparisons_skipped.append((dataset, split))
+                continue
+            for a, b in itertools.combinations(keys, 2):
+                compared = compare_conditions(paired, a, b, n_resamples=n_resamples)
+                if compared is not None:
+                    result.comparisons.append(compared)
+    return result

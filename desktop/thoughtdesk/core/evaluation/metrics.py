@@ -1,0 +1,252 @@
+"""Accuracy with its uncertainty: Wilson intervals, majority vote, McNemar, paired bootstrap.
+
+Statistics come from scipy (``binomtest``, ``bootstrap``); this module only groups answers and
+states which denominator each number uses. Unextractable answers are counted on their own and
+never silently folded into "incorrect": they are part of ``n`` (an answer the model gave that
+could not be read is not a correct answer) and ``share_unextractable`` says how many there were.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from thoughtdesk.core.evaluation.answers.result import Outcome
+
+
+def _stats():
+    # scipy.stats costs over a second to import: loaded on first use, not at start-up.
+    from scipy import stats
+
+    return stats
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredAnswer:
+    """One scored answer, the input of :func:`accuracy_table`.
+
+    ``sample_index`` numbers repeated samples of the same question under the same condition
+    (self-consistency); ``value`` is the extracted answer (``Extraction.value``) used for the
+    majority vote; ``tokens`` is the completion length in tokens, ``cost`` in US dollars.
+    """
+
+    dataset: str
+    split: str
+    model: str
+    condition: str
+    sample_id: str
+    outcome: Outcome
+    tokens: int | None = None
+    cost: float | None = None
+    sample_index: int = 0
+    value: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyRow:
+    """Accuracy of one dataset x split x model x condition.
+
+    ``n`` counts answers (all samples of all questions); ``accuracy`` = ``correct / n`` with
+    unextractable answers in the denominator; ``wilson_low``/``wilson_high`` bound it (95 %
+    Wilson score interval unless asked otherwise); ``share_unextractable`` = unextractable / n.
+    ``questions`` counts distinct sample ids. ``majority_accuracy`` (share of questions whose
+    majority-vote answer is correct, unextractable samples not voting) is set only when the
+    condition has several samples for at least one question. ``mean_tokens`` and ``mean_cost``
+    average over answers that have the value (None when none has).
+    """
+
+    dataset: str
+    split: str
+    model: str
+    condition: str
+    n: int
+    correct: int
+    incorrect: int
+    unextractable: int
+    accuracy: float
+    wilson_low: float
+    wilson_high: float
+    share_unextractable: float
+    questions: int
+    majority_accuracy: float | None
+    mean_tokens: float | None
+    mean_cost: float | None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.dataset, self.split, self.model, self.condition)
+
+
+@dataclass(frozen=True, slots=True)
+class McNemarResult:
+    """Exact McNemar test of two conditions on the same questions.
+
+    ``only_a`` = questions A got right and B wrong, ``only_b`` the reverse; ``p_value`` is the
+    two-sided exact binomial p-value of ``only_a`` out of ``only_a + only_b`` at 1/2 (1.0 when
+    there are no discordant pairs).
+    """
+
+    p_value: float
+    only_a: int
+    only_b: int
+    n: int
+
+
+@lru_cache(maxsize=16)
+def _z(confidence: float) -> float:
+    return float(_stats().norm.ppf(0.5 + confidence / 2))
+
+
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval (low, high), as proportions 0..1, for ``k`` successes in ``n``.
+
+    Same numbers as ``scipy._stats().binomtest(k, n).proportion_ci(confidence, "wilson")`` (a test
+    checks this on a grid), computed from the normal quantile directly because binomtest also
+    computes a p-value and is ~100x slower, which matters when a live table has hundreds of
+    rows. ``n == 0`` gives (0.0, 1.0): no data, no information.
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0 <= k <= n:
+        raise ValueError(f"k={k} must be between 0 and n={n}")
+    z = _z(confidence)
+    p = k / n
+    denominator = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    low = 0.0 if k == 0 else max(0.0, center - half)
+    high = 1.0 if k == n else min(1.0, center + half)
+    return (low, high)
+
+
+def accuracy_table(rows: Iterable[ScoredAnswer], confidence: float = 0.95) -> list[AccuracyRow]:
+    """One :class:`AccuracyRow` per dataset x split x model x condition, sorted by that key."""
+    groups: dict[tuple[str, str, str, str], list[ScoredAnswer]] = defaultdict(list)
+    for row in rows:
+        groups[(row.dataset, row.split, row.model, row.condition)].append(row)
+    return [_row(key, answers, confidence) for key, answers in sorted(groups.items())]
+
+
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def _row(key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence: float) -> AccuracyRow:
+    outcomes = Counter(a.outcome for a in answers)
+    n = len(answers)
+    correct = outcomes["correct"]
+    low, high = wilson_interval(correct, n, confidence)
+    by_question: dict[str, list[ScoredAnswer]] = defaultdict(list)
+    for answer in answers:
+        by_question[answer.sample_id].append(answer)
+    several = any(len(samples) > 1 for samples in by_question.values())
+    majority = None
+    if several:
+        majority = sum(majority_vote_correct(samples) for samples in by_question.values()) / len(by_question)
+    return AccuracyRow(
+        *key, n=n, correct=correct, incorrect=outcomes["incorrect"], unextractable=outcomes["unextractable"],
+        accuracy=correct / n, wilson_low=low, wilson_high=high, share_unextractable=outcomes["unextractable"] / n,
+        questions=len(by_question), majority_accuracy=majority,
+        mean_tokens=_mean([float(a.tokens) for a in answers if a.tokens is not None]),
+        mean_cost=_mean([float(a.cost) for a in answers if a.cost is not None]),
+    )
+
+
+def majority_vote_correct(samples: Sequence[ScoredAnswer]) -> bool:
+    """Whether the majority-vote answer of one question's samples is correct.
+
+    Votes are extracted values (``value``); unextractable samples do not vote. A tie goes to
+    the value whose first vote came earliest (lowest ``sample_index``), so the result does not
+    depend on input order. Samples without a value vote with their outcome instead, which merges
+    different wrong answers into one vote: pass values for true self-consistency.
+    """
+    votes: Counter[object] = Counter()
+    first: dict[object, int] = {}
+    correct_values: set[object] = set()
+    for sample in sorted(samples, key=lambda s: s.sample_index):
+        if sample.outcome == "unextractable":
+            continue
+        vote = sample.value if sample.value is not None else ("outcome", sample.outcome)
+        try:
+            hash(vote)
+        except TypeError:
+            vote = repr(vote)
+        votes[vote] += 1
+        first.setdefault(vote, sample.sample_index)
+        if sample.outcome == "correct":
+            correct_values.add(vote)
+    if not votes:
+        return False
+    winner = max(votes, key=lambda v: (votes[v], -first[v]))
+    return winner in correct_values
+
+
+def mcnemar_exact(a_correct: Sequence[bool], b_correct: Sequence[bool]) -> McNemarResult:
+    """Exact McNemar test for paired correctness of conditions A and B on the same questions.
+
+    ``a_correct[i]`` and ``b_correct[i]`` belong to the same question (count unextractable as
+    not correct, or leave the question out, before calling).
+    """
+    if len(a_correct) != len(b_correct):
+        raise ValueError(f"paired lists differ in length: {len(a_correct)} and {len(b_correct)}")
+    only_a = sum(1 for a, b in zip(a_correct, b_correct) if a and not b)
+    only_b = sum(1 for a, b in zip(a_correct, b_correct) if b and not a)
+    discordant = only_a + only_b
+    p_value = 1.0 if discordant == 0 else float(_stats().binomtest(only_a, discordant, 0.5).pvalue)
+    return McNemarResult(min(1.0, p_value), only_a, only_b, len(a_correct))
+
+
+def bootstrap_difference(
+    a: Sequence[float | bool],
+    b: Sequence[float | bool],
+    n_resamples: int = 9999,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """Paired bootstrap of mean(a) - mean(b): (difference, low, high), in the unit of a and b
+    (for correctness lists: proportions, 0.05 = 5 percentage points).
+
+    Questions are resampled together (``paired=True``); percentile interval, reproducible for
+    a given ``seed``. With fewer than two pairs the interval is the point itself.
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired lists differ in length: {x.size} and {y.size}")
+    if x.size == 0:
+        return (math.nan, math.nan, math.nan)
+    diff = float(x.mean() - y.mean())
+    if x.size < 2 or np.all(x - y == x[0] - y[0]):
+        return (diff, diff, diff)
+    result = _stats().bootstrap(
+        (x, y), lambda u, v, axis=-1: u.mean(axis=axis) - v.mean(axis=axis), paired=True, vectorized=True,
+        n_resamples=n_resamples, confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed),
+    )
+    return (diff, float(result.confidence_interval.low), float(result.confidence_interval.high))
+
+
+def paired_correctness(
+    answers: Iterable[ScoredAnswer], a: tuple[str, str, str, str], b: tuple[str, str, str, str]
+) -> tuple[list[str], list[bool], list[bool]]:
+    """Align two conditions (dataset, split, model, condition keys) on the questions both
+    answered (first sample of each); returns (sample ids, A correct, B correct), unextractable
+    counting as not correct."""
+    first: dict[tuple[tuple[str, str, str, str], str], ScoredAnswer] = {}
+    for answer in answers:
+        key = (answer.dataset, answer.split, answer.model, answer.condition)
+        if key not in (a, b):
+            continue
+        slot = (key, answer.sample_id)
+        if slot not in first or answer.sample_index < first[slot].sample_index:
+            first[slot] = answer
+    ids = sorted({sid for (key, sid) in first if key == a} & {sid for (key, sid) in first if key == b})
+    return (
+        ids,
+        [first[(a, sid)].outcome == "correct" for sid in ids],
+        [first[(b, sid)].outcome == "correct" for sid in ids],
+    )

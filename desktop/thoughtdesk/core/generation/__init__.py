@@ -1,0 +1,1 @@
+"""Generating CoTs: prompt fragments and templates, model backends, runs."""

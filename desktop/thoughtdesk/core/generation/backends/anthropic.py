@@ -1,0 +1,109 @@
+"""Anthropic's Messages API (``POST /v1/messages`` with ``x-api-key`` and ``anthropic-version``)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+
+from thoughtdesk.core.generation.backends.base import (
+    Backend,
+    BadResponse,
+    Capabilities,
+    Request,
+    Response,
+    TokenCallback,
+    join_raw_bodies,
+    sum_or_none,
+)
+from thoughtdesk.core.generation.backends.http import new_client, post_json
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class AnthropicBackend(Backend):
+    """Claude models through the Messages API.
+
+    The API has no ``n`` and no seed: ``n`` samples are ``n`` concurrent calls. A raw prompt is
+    sent as one user message; a ``system`` chat message becomes the top-level ``system`` field.
+    """
+
+    provider = "anthropic"
+    capabilities = Capabilities(chat=True, completion=False, multiple_samples=False, seed=False,
+                                logprobs=False, prompt_logprobs=False)
+
+    def __init__(self, api_key: str | None, *, base_url: str = "https://api.anthropic.com",
+                 version: str = ANTHROPIC_VERSION, client: httpx.AsyncClient | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.version = version
+        self._api_key = api_key
+        self._client = client or new_client()
+        self._owns_client = client is None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"AnthropicBackend(base_url={self.base_url!r}, version={self.version!r})"
+
+    def _payload(self, request: Request) -> dict[str, Any]:
+        system = [m.content for m in request.chat_messages() if m.role == "system"]
+        payload: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "messages": [{"role": m.role, "content": m.content}
+                         for m in request.chat_messages() if m.role != "system"],
+        }
+        if system:
+            payload["system"] = "\n\n".join(system)
+        if request.stop:
+            payload["stop_sequences"] = list(request.stop)
+        return payload
+
+    async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
+        """``n`` concurrent Messages calls, joined into one Response (raw bodies as a JSON list)."""
+        parts = await asyncio.gather(*(self._call(request) for _ in range(request.n)))
+        if len(parts) == 1:
+            return parts[0]
+        return Response(
+            provider=self.provider, model=parts[0].model,
+            texts=[part.texts[0] for part in parts],
+            finish_reasons=[part.finish_reasons[0] for part in parts],
+            prompt_tokens=sum_or_none([part.prompt_tokens for part in parts]),
+            completion_tokens=sum_or_none([part.completion_tokens for part in parts]),
+            latency=max(part.latency for part in parts),
+            raw_body=join_raw_bodies([part.raw_body for part in parts]),
+        )
+
+    async def _call(self, request: Request) -> Response:
+        url = f"{self.base_url}/v1/messages"
+        headers = {"content-type": "application/json", "anthropic-version": self.version}
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        result = await post_json(self._client, provider=self.provider, url=url,
+                                 payload=self._payload(request), headers=headers,
+                                 timeout=request.timeout, model=request.model)
+        data, body = result.data, result.body
+        hint = "the raw answer is kept with the failed request"
+        if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+            raise BadResponse(self.provider, "the answer has no content list", hint=hint, raw_body=body)
+        texts = [block.get("text", "") for block in data["content"]
+                 if isinstance(block, dict) and block.get("type") == "text"]
+        if not texts:
+            raise BadResponse(self.provider, "the answer has no text content", hint=hint, raw_body=body)
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        stop_reason = data.get("stop_reason")
+        return Response(
+            provider=self.provider,
+            model=str(data.get("model") or request.model),
+            texts=["".join(texts)],
+            finish_reasons=[stop_reason if isinstance(stop_reason, str) else None],
+            prompt_tokens=usage.get("input_tokens") if isinstance(usage.get("input_tokens"), int) else None,
+            completion_tokens=(usage.get("output_tokens")
+                               if isinstance(usage.get("output_tokens"), int) else None),
+            latency=result.latency,
+            raw_body=body,
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()

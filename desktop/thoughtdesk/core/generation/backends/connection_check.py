@@ -1,0 +1,82 @@
+""""Test connection": one cheap authenticated request to a provider, reported in words.
+
+The request lists the provider's models (``GET {base}/models``), which needs a valid key but
+costs nothing. The result says what worked or exactly what failed (refused connection, DNS,
+TLS, timeout, HTTP status with the server's own message), and never contains the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from thoughtdesk.core.generation.backends.http import _error_text
+from thoughtdesk.core.settings.network import OfflineError, require_network
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionResult:
+    """``ok`` and the sentence to show; ``models`` lists up to 20 model ids the server offered."""
+
+    ok: bool
+    message: str
+    models: tuple[str, ...] = ()
+
+
+def check_openai_compatible(base_url: str, api_key: str | None, *, timeout: float = 10.0) -> ConnectionResult:
+    """Ask an OpenAI-compatible server at ``base_url`` for its models (timeout in seconds)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return _check("OpenAI-compatible server", base_url.rstrip("/") + "/models", headers, timeout)
+
+
+def check_anthropic(api_key: str | None, *, base_url: str = "https://api.anthropic.com",
+                    timeout: float = 10.0) -> ConnectionResult:
+    """Ask Anthropic's API (or a server at ``base_url`` speaking it) for its models."""
+    if not api_key:
+        return ConnectionResult(False, "no Anthropic API key: paste the key first")
+    headers = {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
+    return _check("Anthropic", base_url.rstrip("/") + "/v1/models", headers, timeout)
+
+
+def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> ConnectionResult:
+    if not url.startswith(("http://", "https://")):
+        return ConnectionResult(False, f"{url!r} is not an http:// or https:// address")
+    try:
+        require_network(f"testing the connection to {what}", url)
+    except OfflineError as error:
+        return ConnectionResult(False, str(error))
+    try:
+        # No redirects: httpx drops only Authorization on a cross-origin redirect, not x-api-key,
+        # and a key goes only to the address it was given for (runs do not follow them either).
+        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client:
+            response = client.get(url, headers=headers)
+    except httpx.ConnectError as error:
+        return ConnectionResult(False, f"cannot connect to {url}: {error}")
+    except httpx.TimeoutException:
+        return ConnectionResult(False, f"no answer from {url} within {timeout:g} s")
+    except httpx.HTTPError as error:
+        return ConnectionResult(False, f"request to {url} failed: {type(error).__name__}: {error}")
+    except OfflineError as error:  # the process-wide guard caught a redirect off this machine
+        return ConnectionResult(False, str(error))
+    body = response.text
+    if response.is_redirect:
+        target = response.headers.get("location", "another address")
+        return ConnectionResult(False, f"{url} redirects to {target}; put the address the API really "
+                                "answers at into Base URL (no key was sent there)")
+    if response.status_code in (401, 403):
+        return ConnectionResult(False, f"the API key was refused by {url} (HTTP {response.status_code}): "
+                                f"{_error_text(body)}")
+    if not 200 <= response.status_code < 300:
+        return ConnectionResult(False, f"{url} answered HTTP {response.status_code}: {_error_text(body)}")
+    try:
+        data = response.json()
+        models = tuple(str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict))[:20]
+    except (ValueError, AttributeError):
+        return ConnectionResult(False, f"{url} answered, but not with JSON: is the base URL the API "
+                                "address (it usually ends in /v1)?")
+    shown = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
+    detail = f"; models: {shown}" if models else ""
+    return ConnectionResult(True, f"connected to {what} at {url} (HTTP {response.status_code}){detail}", models)

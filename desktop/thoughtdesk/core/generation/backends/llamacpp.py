@@ -1,0 +1,260 @@
+"""A local GGUF model run in-process through llama-cpp-python.
+
+Inference blocks, so it runs on one dedicated worker thread (llama.cpp contexts are not
+thread-safe, and one model at a time is what a laptop can run); ``complete`` awaits it, so the
+asyncio loop (and a GUI driving it) stays responsive. Streamed pieces of text are handed to
+``on_token`` on the event loop's thread. Cancelling the awaiting task stops generation at the
+next token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from thoughtdesk.core.generation.backends.base import (
+    Backend,
+    BadRequest,
+    BadResponse,
+    Capabilities,
+    ModelFileError,
+    Request,
+    Response,
+    Timeout,
+    TokenCallback,
+    join_raw_bodies,
+    sum_or_none,
+)
+
+PROVIDER = "llamacpp"
+GGUF_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True, slots=True)
+class LlamaCppSettings:
+    """How to load and prompt a local model.
+
+    ``n_ctx`` is the context size in tokens, ``n_threads`` the CPU threads (None: llama.cpp's
+    choice), ``n_gpu_layers`` the layers offloaded to a GPU (0: CPU only, -1: all).
+    ``chat_template="gguf"`` formats chat requests with the template stored in the GGUF file;
+    ``"none"`` joins the messages' texts and treats them as a raw prompt. ``completion_template``
+    wraps raw prompts; its ``{prompt}`` is replaced literally (e.g. a model's turn markers).
+    """
+
+    model_path: Path
+    n_ctx: int = 2048
+    n_threads: int | None = None
+    n_gpu_layers: int = 0
+    chat_template: Literal["gguf", "none"] = "gguf"
+    completion_template: str = "{prompt}"
+    seed: int = 0xFFFFFFFF  # llama.cpp's "random seed" value, used when a request has none
+
+
+def check_gguf_file(path: str | Path) -> Path:
+    """The path if it is a readable GGUF file; ModelFileError saying what is wrong otherwise."""
+    path = Path(path).expanduser()
+    hint = ("choose an existing .gguf model file; for a stored run, put the file back at this "
+            "path and resume it")
+    if not path.exists():
+        raise ModelFileError(PROVIDER, f"model file {path} does not exist", hint=hint)
+    if path.is_dir():
+        raise ModelFileError(PROVIDER, f"{path} is a folder, not a model file", hint=hint)
+    try:
+        with path.open("rb") as stream:
+            magic = stream.read(4)
+    except OSError as error:
+        raise ModelFileError(PROVIDER, f"cannot read model file {path}: {error}", hint=hint) from None
+    if magic != GGUF_MAGIC:
+        raise ModelFileError(
+            PROVIDER, f"{path} is not a GGUF model file (it starts with {magic!r}, not b'GGUF')",
+            hint="llama.cpp reads .gguf files; download the model's GGUF version or convert it",
+        )
+    return path
+
+
+class LlamaCppBackend(Backend):
+    """A GGUF model in this process. The model loads on first use (or :meth:`load`)."""
+
+    provider = PROVIDER
+    capabilities = Capabilities(chat=True, completion=True, multiple_samples=False, seed=True,
+                                logprobs=True, prompt_logprobs=True, streaming=True)
+
+    def __init__(self, settings: LlamaCppSettings) -> None:
+        self.settings = settings
+        self.model_path = check_gguf_file(settings.model_path)
+        self._llama: Any = None
+        # One worker: llama.cpp contexts must not be used from two threads at once.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
+        self._load_lock = asyncio.Lock()
+
+    @property
+    def label(self) -> str:
+        return f"llama.cpp ({self.model_path.name})"
+
+    def __repr__(self) -> str:
+        return f"LlamaCppBackend({str(self.model_path)!r}, n_ctx={self.settings.n_ctx})"
+
+    def _load_blocking(self) -> Any:
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ModelFileError(PROVIDER, "llama-cpp-python is not installed",
+                                 hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'") from None
+        settings = self.settings
+        try:
+            return Llama(model_path=str(self.model_path), n_ctx=settings.n_ctx,
+                         n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
+                         seed=settings.seed, verbose=False)
+        except (ValueError, RuntimeError, OSError) as error:
+            raise ModelFileError(PROVIDER, f"llama.cpp could not load {self.model_path}: {error}",
+                                 hint="the file may be damaged or made for a newer llama.cpp") from None
+
+    async def load(self) -> None:
+        """Load the model on the worker thread (seconds for large models) if not loaded yet."""
+        async with self._load_lock:
+            if self._llama is None:
+                loop = asyncio.get_running_loop()
+                self._llama = await loop.run_in_executor(self._executor, self._load_blocking)
+
+    @property
+    def uses_gguf_chat_template(self) -> bool:
+        """True when chat requests are formatted by the GGUF's own chat template.
+
+        A GGUF without ``tokenizer.chat_template`` (base models) would make llama-cpp-python
+        guess a format of another model family, so such chat requests are sent as raw prompts
+        through ``completion_template`` instead. Known only once the model is loaded.
+        """
+        if self.settings.chat_template != "gguf" or self._llama is None:
+            return False
+        return bool((self._llama.metadata or {}).get("tokenizer.chat_template"))
+
+    def prompt_text(self, request: Request) -> str:
+        """The raw text given to the model for a completion-style request."""
+        if request.prompt is not None:
+            text = request.prompt
+        else:
+            text = "\n\n".join(m.content for m in request.chat_messages())
+        return self.settings.completion_template.replace("{prompt}", text)
+
+    async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
+        """Generate ``n`` samples one after the other (seed + i for sample i when seeded)."""
+        await self.load()
+        loop = asyncio.get_running_loop()
+        results: list[Response] = []
+        for index in range(request.n):
+            seed = None if request.seed is None else request.seed + index
+            cancel = threading.Event()
+            emit = None
+            if on_token is not None:
+                def emit(piece: str, index: int = index) -> None:
+                    loop.call_soon_threadsafe(on_token, index, piece)
+            future = loop.run_in_executor(self._executor, self._generate_blocking, request, seed,
+                                          emit, cancel)
+            try:
+                async with asyncio.timeout(request.timeout):
+                    results.append(await asyncio.shield(future))
+            except TimeoutError:
+                cancel.set()
+                raise Timeout(PROVIDER, f"generation took longer than {request.timeout:g} s",
+                              hint="raise the timeout, lower max tokens, or use a smaller model") from None
+            except asyncio.CancelledError:
+                cancel.set()  # the worker stops at its next token
+                raise
+        if len(results) == 1:
+            return results[0]
+        return Response(
+            provider=PROVIDER, model=results[0].model,
+            texts=[r.texts[0] for r in results], finish_reasons=[r.finish_reasons[0] for r in results],
+            prompt_tokens=sum_or_none([r.prompt_tokens for r in results]),
+            completion_tokens=sum_or_none([r.completion_tokens for r in results]),
+            latency=sum(r.latency for r in results),
+            raw_body=join_raw_bodies([r.raw_body for r in results]),
+        )
+
+    def _generate_blocking(self, request: Request, seed: int | None, emit: Any,
+                           cancel: threading.Event) -> Response:
+        """One sample on the worker thread."""
+        from llama_cpp import StoppingCriteriaList
+
+        llama = self._llama
+        use_chat = request.is_chat and self.uses_gguf_chat_template
+        options: dict[str, Any] = {
+            "max_tokens": request.max_tokens, "temperature": request.temperature,
+            "stop": list(request.stop) or None, "seed": seed,
+        }
+        started = time.perf_counter()
+        try:
+            if use_chat:
+                messages = [{"role": m.role, "content": m.content} for m in request.chat_messages()]
+                # The chat API takes no stopping criteria; cancelling is checked between pieces.
+                output = llama.create_chat_completion(messages=messages, stream=emit is not None,
+                                                      **options)
+            else:
+                options["stopping_criteria"] = StoppingCriteriaList([lambda ids, logits: cancel.is_set()])
+                output = llama.create_completion(prompt=self.prompt_text(request),
+                                                 stream=emit is not None, **options)
+            if emit is not None:
+                output = _collect_stream(output, emit, cancel, use_chat)
+                if not use_chat:
+                    # Streams carry no usage: count the prompt with the model's tokenizer.
+                    prompt_tokens = len(llama.tokenize(self.prompt_text(request).encode("utf-8")))
+                    output["usage"]["prompt_tokens"] = prompt_tokens
+        except ValueError as error:
+            # llama.cpp reports a prompt longer than the context this way.
+            raise BadRequest(PROVIDER, f"{error}",
+                             hint="raise the context size (n_ctx) or shorten the prompt") from None
+        latency = time.perf_counter() - started
+        body = json.dumps(output, ensure_ascii=False)
+        try:
+            choice = output["choices"][0]
+            text = choice["message"]["content"] if use_chat else choice["text"]
+        except (KeyError, IndexError, TypeError):
+            raise BadResponse(PROVIDER, "llama.cpp returned no text", raw_body=body) from None
+        usage = output.get("usage") or {}
+        return Response(
+            provider=PROVIDER, model=self.model_path.name, texts=[text or ""],
+            finish_reasons=[choice.get("finish_reason")],
+            prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+            latency=latency, raw_body=body,
+        )
+
+    async def aclose(self) -> None:
+        llama, self._llama = self._llama, None
+        if llama is not None:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._executor, llama.close)
+        self._executor.shutdown(wait=False)
+
+
+def _collect_stream(chunks: Any, emit: Any, cancel: threading.Event, chat: bool) -> dict[str, Any]:
+    """Join streamed chunks into one non-streamed-shaped output, emitting each text piece."""
+    pieces: list[str] = []
+    finish: str | None = None
+    last: dict[str, Any] = {}
+    generated = 0  # one chunk per generated token (the closing chunk carries only the reason)
+    for chunk in chunks:
+        last = chunk
+        choice = chunk["choices"][0]
+        piece = (choice.get("delta") or {}).get("content") if chat else choice.get("text")
+        if piece:
+            pieces.append(piece)
+            emit(piece)
+        if choice.get("finish_reason") is None and (piece or not chat):
+            generated += 1
+        finish = choice.get("finish_reason") or finish
+        if cancel.is_set():
+            break
+    text = "".join(pieces)
+    choice_out: dict[str, Any] = ({"index": 0, "message": {"role": "assistant", "content": text}}
+                                  if chat else {"index": 0, "text": text})
+    choice_out["finish_reason"] = finish
+    usage = dict(last.get("usage") or {})
+    usage.setdefault("completion_tokens", generated)
+    return {"id": last.get("id"), "model": last.get("model"), "object": "streamed",
+            "choices": [choice_out], "usage": usage}

@@ -1,0 +1,176 @@
+"""OpenAI-compatible Chat Completions and Completions (OpenAI, vLLM, llama.cpp server, Ollama,
+LM Studio, hosted compatible services), with a configurable base URL."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any, Literal
+
+import httpx
+
+from thoughtdesk.core.generation.backends.base import (
+    Backend,
+    BadRequest,
+    BadResponse,
+    Capabilities,
+    Request,
+    Response,
+    TokenCallback,
+    join_raw_bodies,
+    sum_or_none,
+)
+from thoughtdesk.core.generation.backends.http import new_client, post_json
+
+Endpoint = Literal["chat", "completions"]
+
+
+class OpenAICompatBackend(Backend):
+    """An OpenAI-compatible server at ``base_url`` (e.g. ``http://127.0.0.1:8080/v1``).
+
+    ``endpoint="chat"`` sends every request to ``/chat/completions`` (a raw prompt becomes one
+    user message); ``endpoint="completions"`` sends raw prompts to ``/completions`` and chat
+    requests to ``/chat/completions``. ``native_n=False`` makes ``n`` separate calls for servers
+    that ignore ``n``. The API key is used only in the Authorization header and never shown.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str | None = None,
+        *,
+        endpoint: Endpoint = "chat",
+        provider: str = "openai",
+        native_n: bool = True,
+        extra_headers: dict[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        if endpoint not in ("chat", "completions"):
+            raise ValueError(f"endpoint must be 'chat' or 'completions', not {endpoint!r}")
+        self.base_url = base_url.rstrip("/")
+        self.endpoint = endpoint
+        self.provider = provider
+        self._api_key = api_key
+        self._extra_headers = dict(extra_headers or {})
+        self._client = client or new_client()
+        self._owns_client = client is None
+        self.capabilities = Capabilities(
+            chat=True, completion=endpoint == "completions", multiple_samples=native_n,
+            seed=True, logprobs=True, prompt_logprobs=endpoint == "completions",
+        )
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAICompatBackend({self.base_url!r}, endpoint={self.endpoint!r}, provider={self.provider!r})"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", **self._extra_headers}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _payload(self, request: Request, chat: bool) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": request.model,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "n": request.n,
+        }
+        if chat:
+            payload["messages"] = [{"role": m.role, "content": m.content} for m in request.chat_messages()]
+        else:
+            payload["prompt"] = request.prompt
+        if request.seed is not None:
+            payload["seed"] = request.seed
+        if request.stop:
+            payload["stop"] = list(request.stop)
+        return payload
+
+    async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
+        """One call (or ``n`` calls when the server has no native ``n``); see :class:`Backend`."""
+        if request.n > 1 and not self.capabilities.multiple_samples:
+            return _merge(await self._singles(request, range(request.n)))
+        response = await self._call(request)
+        if len(response.texts) < request.n:
+            # Some servers (llama-cpp-python's) ignore n and return one choice: fetch the rest.
+            extra = await self._singles(request, range(len(response.texts), request.n))
+            return _merge([response, *extra])
+        return response
+
+    async def _singles(self, request: Request, indexes: range) -> list[Response]:
+        """One call per sample index, concurrently, with seed + index when seeded."""
+        singles = [replace(request, n=1, seed=None if request.seed is None else request.seed + index)
+                   for index in indexes]
+        return list(await asyncio.gather(*(self._call(single) for single in singles)))
+
+    async def _call(self, request: Request) -> Response:
+        chat = request.is_chat or self.endpoint == "chat"
+        url = f"{self.base_url}/chat/completions" if chat else f"{self.base_url}/completions"
+        result = await post_json(
+            self._client, provider=self.provider, url=url, payload=self._payload(request, chat),
+            headers=self._headers(), timeout=request.timeout, model=request.model,
+        )
+        texts, reasons = _choices(self.provider, result.data, result.body, chat)
+        usage = result.data.get("usage") or {}
+        return Response(
+            provider=self.provider,
+            model=str(result.data.get("model") or request.model),
+            texts=texts,
+            finish_reasons=reasons,
+            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+            completion_tokens=_int_or_none(usage.get("completion_tokens")),
+            latency=result.latency,
+            raw_body=result.body,
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+
+def _merge(parts: list[Response]) -> Response:
+    """Several calls' responses as one (raw bodies as a JSON list, latency of the slowest)."""
+    return Response(
+        provider=parts[0].provider, model=parts[0].model,
+        texts=[text for part in parts for text in part.texts],
+        finish_reasons=[reason for part in parts for reason in part.finish_reasons],
+        prompt_tokens=sum_or_none([part.prompt_tokens for part in parts]),
+        completion_tokens=sum_or_none([part.completion_tokens for part in parts]),
+        latency=max(part.latency for part in parts),
+        raw_body=join_raw_bodies([part.raw_body for part in parts]),
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str], list[str | None]]:
+    """Texts and finish reasons of the choices, in index order; BadResponse when unusable."""
+    hint = "the raw answer is kept with the failed request"
+    if not isinstance(data, dict):
+        raise BadResponse(provider, "the answer is not a JSON object", hint=hint, raw_body=body)
+    if "error" in data and "choices" not in data:
+        raise BadRequest(provider, f"the server answered with an error: {str(data['error'])[:300]}",
+                         hint=hint, raw_body=body)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise BadResponse(provider, "the answer has no choices", hint=hint, raw_body=body)
+    ordered = sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+    texts: list[str] = []
+    reasons: list[str | None] = []
+    for choice in ordered:
+        if not isinstance(choice, dict):
+            raise BadResponse(provider, "a choice is not a JSON object", hint=hint, raw_body=body)
+        if chat:
+            message = choice.get("message")
+            text = message.get("content") if isinstance(message, dict) else None
+            # A null content (refusal, tool call) is kept as an empty text, not a failure.
+            text = "" if text is None and isinstance(message, dict) else text
+        else:
+            text = choice.get("text")
+        if not isinstance(text, str):
+            raise BadResponse(provider, "a choice has no text", hint=hint, raw_body=body)
+        texts.append(text)
+        reason = choice.get("finish_reason")
+        reasons.append(reason if isinstance(reason, str) else None)
+    return texts, reasons

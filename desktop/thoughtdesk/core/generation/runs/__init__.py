@@ -1,0 +1,75 @@
+"""Generation runs: plan, store, execute, resume. No Qt here; the GUI calls this from workers.
+
+Typical use (what ``thoughtdesk generate`` and the runs panel do)::
+
+    from thoughtdesk.core.generation.runs import (ModelSpec, RunSpec, SampleSelection, RunControl,
+                                       plan_run, create_run, execute_run)
+
+    with Library.open(path) as lib:
+        plan = plan_run(lib, RunSpec(
+            samples=SampleSelection("my collection", datasets=("med_qa",), limit=50),
+            models=(ModelSpec.parse("openai:gpt-4o-mini"),),
+            instructions=("qa-01",), cot_triggers=("kojima-01",),
+            answer_extractions=("kojima-A-D",)))
+        print(plan.summary(), plan.previews(2))   # counts, tokens, cost, exact prompts
+        run_id = create_run(lib, plan)            # every request row written; nothing sent
+    control = RunControl()                        # control.pause()/resume()/cancel() from any thread
+    final = execute_run(path, run_id, progress=callback, control=control)   # blocks; use a worker
+    ...
+    resume_run(path, run_id)                      # after a crash/kill/cancel: only unfinished requests
+
+Public API (signatures are stable; the GUI's runs panel is built on them):
+
+* spec: :class:`ModelSpec`, :class:`SampleSelection`, :class:`FewShotSpec`, :class:`RunSpec`,
+  :class:`RunLimits`, :class:`RunSpecError`.
+* planning: :func:`plan_run` ``(lib, spec, *, fragments=None, prices=None) -> RunPlan``;
+  :class:`RunPlan` (``total``, ``n_samples``, ``n_cot_requests``, ``n_extraction_requests``,
+  ``estimated_prompt_tokens``, ``estimated_completion_tokens``, ``estimated_cost``,
+  ``unpriced_models``, ``previews(limit)``, ``summary()``), :class:`PlannedRequest`,
+  :class:`PromptPreview`; :func:`create_run` ``(lib, plan, *, name=None) -> int``.
+* executing: :func:`execute_run` / :func:`resume_run` ``(library_path, run_id, *, backends=None,
+  limits=None, progress=None, control=None, force=None, prices=None) -> RunProgress`` (blocking,
+  runs its own asyncio loop: call from a worker thread); :func:`execute_run_async` (same, as a
+  coroutine); :class:`RunControl` (``pause()``, ``resume()``, ``cancel()``, thread-safe);
+  :class:`RunProgress` (done, failed, remaining, in_flight, cached, tokens, cost, elapsed, eta).
+  ``progress`` is called on the executor's thread: the GUI must post it to the GUI thread.
+* reading: :func:`list_runs`, :func:`run_info`, :func:`run_progress`, :func:`run_requests`,
+  :func:`run_spec`, :func:`resolve_run_id`, :func:`delete_run`; :class:`RunInfo`,
+  :class:`RequestRow`, :class:`RunNotFound`.
+* backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
+  :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
+  ``ANTHROPIC_API_KEY``).
+"""
+
+from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
+from thoughtdesk.core.generation.runs.plan import PlannedRequest, PromptPreview, RunPlan, create_run, plan_run
+from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
+from thoughtdesk.core.generation.runs.read import (
+    RequestRow,
+    RunInfo,
+    RunNotFound,
+    RunProgress,
+    delete_run,
+    list_runs,
+    resolve_run_id,
+    run_info,
+    run_progress,
+    run_requests,
+    run_spec,
+)
+from thoughtdesk.core.generation.runs.spec import (
+    FewShotSpec,
+    ModelSpec,
+    RunLimits,
+    RunSpec,
+    RunSpecError,
+    SampleSelection,
+)
+
+__all__ = [
+    "FewShotSpec", "ModelSpec", "PlannedRequest", "PromptPreview", "RequestRow", "RunControl",
+    "RunInfo", "RunLimits", "RunNotFound", "RunPlan", "RunProgress", "RunSpec", "RunSpecError",
+    "SampleSelection", "api_key_for", "build_backend", "create_run", "delete_run",
+    "execute_run", "execute_run_async", "list_runs", "plan_run", "resolve_run_id", "resume_run",
+    "run_info", "run_progress", "run_requests", "run_spec",
+]

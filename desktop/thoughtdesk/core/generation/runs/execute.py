@@ -1,0 +1,378 @@
+"""Executing a stored run: asyncio workers send pending requests through retrying, rate-limited
+backends and commit each result the moment it returns.
+
+Crash safety comes from the order of writes: a request is ``sent`` before the call, and its
+result rows plus ``done`` are one transaction after it. A kill between the two leaves ``sent``,
+which the next execution simply sends again; nothing is stored twice. Identical requests
+(same fingerprint) already done anywhere in the library are answered from the store unless
+``force``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from thoughtdesk.core.generation.backends import (
+    AuthError,
+    Backend,
+    BackendError,
+    BadResponse,
+    ModelFileError,
+    ModelNotFound,
+    PriceTable,
+    ProviderGate,
+    ProviderLimits,
+    ResilientBackend,
+    RetryPolicy,
+    ServerDown,
+    estimate_request_tokens,
+)
+from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
+from thoughtdesk.core.generation.runs.plan import (
+    SampleRef,
+    _refs,
+    extraction_prompt,
+    fingerprint,
+    model_request,
+)
+from thoughtdesk.core.generation.runs.control import RunControl, _set_status, _Tally
+from thoughtdesk.core.generation.runs.providers import build_backend
+from thoughtdesk.core.generation.runs.read import RunProgress
+from thoughtdesk.core.generation.runs.commit import (
+    CallRecord,
+    now_iso,
+    store_cached,
+    store_cot,
+    store_extraction,
+    store_failure,
+)
+from thoughtdesk.core.generation.runs.spec import RunLimits, RunSpec
+from thoughtdesk.core.generation.runs.variants import variant_from_provenance
+from thoughtdesk.core.library.store import Library
+
+ProgressCallback = Callable[[RunProgress], None]
+#: Errors that no retry fixes and that would fail every further request the same way: the run
+#: stops (status ``failed``, message kept) so the user can fix the cause and resume.
+STOPPING_ERRORS = (AuthError, ModelNotFound, ModelFileError, ServerDown)
+_attempts: contextvars.ContextVar[int] = contextvars.ContextVar("attempts", default=1)
+
+
+class _Execution:
+    """One execution of a run on one asyncio loop (see :func:`execute_run_async`)."""
+
+    def __init__(self, lib: Library, run_id: int, backends: dict[int, Backend], spec: RunSpec,
+                 document: dict[str, Any], control: RunControl, progress: ProgressCallback | None,
+                 force: bool, prices: PriceTable) -> None:
+        self.lib, self.run_id, self.backends, self.spec = lib, run_id, backends, spec
+        self.control, self.progress, self.force, self.prices = control, progress, force, prices
+        self.variants_json = document["variants"]
+        self.variants = [variant_from_provenance(v) for v in self.variants_json]
+        self.exemplars = {d: [Exemplar(e["question"], e["cot"], e["answer"], tuple(e["answer_choices"]),
+                                       e["context"]) for e in ex]
+                          for d, ex in document.get("exemplars", {}).items()}
+        self.one_step = spec.mode is PromptMode.ONE_STEP
+        self.tally = _Tally(lib, run_id)
+        self.queue: asyncio.Queue[int | None] = asyncio.Queue()
+        self.outstanding = 0
+        self.samples: dict[int, SampleRef] = {}
+        self.in_flight: dict[str, asyncio.Future[None]] = {}
+        self.stop_error: BackendError | None = None
+        self.workers = 0
+
+    # --- bookkeeping --------------------------------------------------------------------
+
+    def _row(self, request_id: int) -> dict[str, Any]:
+        cursor = self.lib.conn.execute("SELECT * FROM request WHERE id = ?", (request_id,))
+        names = [d[0] for d in cursor.description]
+        return dict(zip(names, cursor.fetchone()))
+
+    def _sample(self, pk: int) -> SampleRef:
+        if pk not in self.samples:
+            for ref in _refs(self.lib, [pk]):
+                self.samples[pk] = ref
+        return self.samples[pk]
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.tally.snapshot())
+
+    def _finished(self, count: int = 1) -> None:
+        self.outstanding -= count
+        if self.outstanding <= 0:
+            self._stop_workers()
+
+    def _stop_workers(self) -> None:
+        for _ in range(self.workers):
+            self.queue.put_nowait(None)
+
+    # --- the loop -----------------------------------------------------------------------
+
+    async def run(self, concurrency: int) -> RunProgress:
+        conn = self.lib.conn
+        with self.lib.transaction():
+            # A crash leaves 'sent' rows: they were never answered, so they are sent again.
+            conn.execute("UPDATE request SET status = 'pending' WHERE run_id = ? AND status IN ('sent', 'failed')",
+                         (self.run_id,))
+        self.tally = _Tally(self.lib, self.run_id)
+        pending = conn.execute(
+            "SELECT q.id, q.step, q.prompt, d.status FROM request q LEFT JOIN request d ON d.id = q.depends_on "
+            "WHERE q.run_id = ? AND q.status = 'pending' ORDER BY q.id", (self.run_id,)).fetchall()
+        self.outstanding = len(pending)
+        _set_status(self.lib, self.run_id, "running")
+        self._report()
+        if not pending:
+            return await self._close("done")
+        for request_id, _step, _prompt, dependency_status in pending:
+            # Extractions wait for their CoT; those whose CoT is done can go now.
+            if dependency_status is None or dependency_status == "done":
+                self.queue.put_nowait(request_id)
+        self.workers = max(1, concurrency) * max(1, len(self.backends))
+        watcher = asyncio.create_task(self._watch())
+        try:
+            await asyncio.gather(*(self._worker() for _ in range(self.workers)))
+        finally:
+            watcher.cancel()
+        if self.stop_error is not None:
+            return await self._close("failed", str(self.stop_error))
+        if self.control.cancelled:
+            return await self._close("cancelled")
+        left = conn.execute("SELECT count(*) FROM request WHERE run_id = ? AND status != 'done'",
+                            (self.run_id,)).fetchone()[0]
+        return await self._close("done" if left == 0 else "failed",
+                                 None if left == 0 else f"{left} request(s) failed; resume to retry them")
+
+    async def _close(self, status: str, error: str | None = None) -> RunProgress:
+        _set_status(self.lib, self.run_id, status, error)
+        self.tally.status = status
+        self.tally.last_error = error or self.tally.last_error
+        self._report()
+        return self.tally.snapshot()
+
+    async def _watch(self) -> None:
+        """Turn pause/cancel requests into status changes and wake idle workers on cancel."""
+        paused = False
+        while True:
+            await asyncio.sleep(0.05)
+            if self.control.cancelled:
+                self._stop_workers()
+                return
+            if self.control.paused != paused:
+                paused = self.control.paused
+                _set_status(self.lib, self.run_id, "paused" if paused else "running")
+                self.tally.status = "paused" if paused else "running"
+                self.tally.set_paused(paused)
+                self._report()
+
+    async def _worker(self) -> None:
+        while True:
+            request_id = await self.queue.get()
+            while self.control.paused and not self.control.cancelled:
+                await asyncio.sleep(0.05)
+            if request_id is None or self.control.cancelled or self.stop_error is not None:
+                return
+            await self._process(request_id)
+
+    async def _process(self, request_id: int) -> None:
+        request = self._row(request_id)
+        sample = self._sample(request["sample_pk"])
+        model = self.spec.models[request["model_index"]]
+        variant = self.variants[request["variant_index"]]
+        cot_pk, cot_text = None, None
+        if request["step"] == "extraction":
+            found = self.lib.conn.execute(
+                "SELECT c.id, c.cot FROM request d JOIN generated_cot c ON c.id = d.result_cot_pk "
+                "WHERE d.id = ?", (request["depends_on"],)).fetchone()
+            if found is None:
+                store_failure(self.lib, request_id, "its CoT was deleted from the library; "
+                              "plan a new run for this sample", sent_at=now_iso(), attempts=0)
+                self.tally.failed += 1
+                self._after_failed(request)
+                return
+            cot_pk, cot_text = found
+            if request["prompt"] is None:
+                prompt = extraction_prompt(variant, sample, cot_text, self.exemplars.get(sample.dataset, []))
+                call = model_request(model, prompt or "", "extraction", request["replicate"])
+                request["prompt"], request["fingerprint"] = prompt, fingerprint(model, call, request["replicate"])
+                with self.lib.transaction() as conn:
+                    conn.execute("UPDATE request SET prompt = ?, fingerprint = ? WHERE id = ?",
+                                 (prompt, request["fingerprint"], request_id))
+        if not self.force and await self._answer_from_store(request, sample, cot_pk):
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self.in_flight[request["fingerprint"]] = waiter
+        try:
+            await self._send(request, sample, model, cot_pk, cot_text)
+        finally:
+            self.in_flight.pop(request["fingerprint"], None)
+            waiter.set_result(None)
+
+    async def _answer_from_store(self, request: dict[str, Any], sample: SampleRef, cot_pk: int | None) -> bool:
+        other = self.in_flight.get(request["fingerprint"])
+        if other is not None:
+            await other  # an identical call is under way: wait for it, then reuse its result
+        cursor = self.lib.conn.execute(
+            "SELECT * FROM request WHERE fingerprint = ? AND status = 'done' AND id != ? AND "
+            "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL) ORDER BY id LIMIT 1",
+            (request["fingerprint"], request["id"]))
+        row = cursor.fetchone()
+        if row is None:
+            return False
+        source = dict(zip([d[0] for d in cursor.description], row))
+        if (request["step"] == "cot" and source["result_cot_pk"] is None) or \
+                (request["step"] == "extraction" and source["result_answer_pk"] is None):
+            return False
+        store_cached(self.lib, request=request, source=source, sample=sample, cot_pk=cot_pk)
+        self.tally.done += 1
+        self.tally.cached += 1
+        self._after_done(request)
+        return True
+
+    async def _send(self, request: dict[str, Any], sample: SampleRef, model: Any,
+                    cot_pk: int | None, cot_text: str | None) -> None:
+        backend = self.backends[request["model_index"]]
+        call = model_request(model, request["prompt"], request["step"], request["replicate"])
+        sent_at = now_iso()
+        with self.lib.transaction() as conn:
+            conn.execute("UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 "
+                         "WHERE id = ?", (sent_at, request["id"]))
+        self.tally.in_flight += 1
+        attempts = _attempts.set(1)
+        try:
+            response = await backend.complete(call)
+            if not response.texts or not response.texts[0].strip():
+                raise BadResponse(backend.provider, "the model returned an empty text",
+                                  hint="the raw answer is kept with the failed request",
+                                  raw_body=response.raw_body)
+        except BackendError as error:
+            store_failure(self.lib, request["id"], error, sent_at=sent_at, attempts=_attempts.get())
+            self.tally.in_flight -= 1
+            self.tally.failed += 1
+            self.tally.last_error = str(error)
+            if isinstance(error, STOPPING_ERRORS):
+                self.stop_error = self.stop_error or error
+                self._stop_workers()
+            self._after_failed(request)
+            return
+        finally:
+            _attempts.reset(attempts)
+        estimated_in, _ = estimate_request_tokens(call)
+        prompt_tokens = response.prompt_tokens if response.prompt_tokens is not None else estimated_in
+        completion_tokens = response.completion_tokens if response.completion_tokens is not None else \
+            sum(max(1, len(t) // 4) for t in response.texts)
+        cost = self.prices.cost(model.price_provider, model.model_name, prompt_tokens, completion_tokens)
+        record = CallRecord(response, sent_at, now_iso(), prompt_tokens, completion_tokens, cost)
+        variant = self.variants_json[request["variant_index"]]
+        if request["step"] == "cot":
+            store_cot(self.lib, run_id=self.run_id, request=request, sample=sample, model=model,
+                      variant=variant, call=record, one_step=self.one_step)
+        else:
+            store_extraction(self.lib, run_id=self.run_id, request=request, sample=sample, model=model,
+                             variant=variant, call=record, cot_pk=cot_pk or 0, cot_text=cot_text or "")
+        self.tally.in_flight -= 1
+        self.tally.done += 1
+        self.tally.prompt_tokens += prompt_tokens
+        self.tally.completion_tokens += completion_tokens
+        self.tally.cost += cost or 0.0
+        self._after_done(request)
+
+    def _after_done(self, request: dict[str, Any]) -> None:
+        self.tally.finished_now += 1
+        if request["step"] == "cot":
+            for (dependent,) in self.lib.conn.execute(
+                    "SELECT id FROM request WHERE depends_on = ? AND status = 'pending'", (request["id"],)):
+                self.queue.put_nowait(dependent)
+        self._report()
+        self._finished()
+
+    def _after_failed(self, request: dict[str, Any]) -> None:
+        self.tally.finished_now += 1
+        waiting = 0
+        if request["step"] == "cot":
+            # Its extraction cannot be sent; it stays pending for a resume.
+            waiting = self.lib.conn.execute(
+                "SELECT count(*) FROM request WHERE depends_on = ? AND status = 'pending'",
+                (request["id"],)).fetchone()[0]
+        self._report()
+        self._finished(1 + waiting)
+
+
+def _on_retry(error: BackendError, attempt: int, wait: float) -> None:
+    _attempts.set(attempt + 1)
+
+
+async def execute_run_async(
+    library_path: str | Path,
+    run_id: int,
+    *,
+    backends: Mapping[int, Backend] | None = None,
+    limits: RunLimits | None = None,
+    progress: ProgressCallback | None = None,
+    control: RunControl | None = None,
+    force: bool | None = None,
+    prices: PriceTable | None = None,
+) -> RunProgress:
+    """Send every request of run ``run_id`` that has no result yet and store each result.
+
+    ``backends`` maps a model's index in the spec to a ready backend (default: built from the
+    spec with keys from the keyring); each is wrapped in retries and per-provider limits from
+    ``limits``. ``force`` (default: the spec's) sends requests even when an identical one is
+    stored. ``progress`` is called on this loop's thread after every result. Returns the final
+    progress; a run stopped by an error that needs the user (refused key, unknown model, server
+    down, bad model file) is recorded as ``failed`` with the message and the error is raised.
+    """
+    limits = limits or RunLimits()
+    control = control or RunControl()
+    lib = Library.open(library_path, create=False)
+    try:
+        document = json.loads(lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()[0])
+        spec = RunSpec.from_json(document["spec"])
+        built: dict[int, Backend] = {}
+        try:
+            for index, model in enumerate(spec.models):
+                built[index] = backends[index] if backends and index in backends else build_backend(model)
+        except BackendError as error:
+            _set_status(lib, run_id, "failed", str(error))
+            raise
+        gates: dict[str, ProviderGate] = {}
+        wrapped: dict[int, Backend] = {}
+        retry = RetryPolicy(max_attempts=limits.max_attempts, initial_wait=limits.initial_wait)
+        for index, backend in built.items():
+            key = spec.models[index].backend_id()
+            if key not in gates:
+                concurrency = 1 if spec.models[index].provider == "llamacpp" else limits.concurrency
+                gates[key] = ProviderGate(ProviderLimits(concurrency, limits.requests_per_minute,
+                                                         limits.tokens_per_minute))
+            wrapped[index] = backend if isinstance(backend, ResilientBackend) else \
+                ResilientBackend(backend, retry=retry, gate=gates[key], on_retry=_on_retry)
+        execution = _Execution(lib, run_id, wrapped, spec, document, control, progress,
+                               spec.force if force is None else force, prices or PriceTable())
+        try:
+            result = await execution.run(limits.concurrency)
+        finally:
+            for index, backend in wrapped.items():
+                if not (backends and index in backends):
+                    await backend.aclose()
+        if execution.stop_error is not None:
+            raise execution.stop_error
+        return result
+    finally:
+        lib.close()
+
+
+def execute_run(library_path: str | Path, run_id: int, **options: Any) -> RunProgress:
+    """Blocking :func:`execute_run_async` on a new asyncio loop; call it from a worker thread."""
+    return asyncio.run(execute_run_async(library_path, run_id, **options))
+
+
+def resume_run(library_path: str | Path, run_id: int, **options: Any) -> RunProgress:
+    """Complete exactly the requests of a run that have no result (pending, in flight when the
+    process died, or failed); finished ones are not sent again. Same options as execute_run."""
+    return execute_run(library_path, run_id, **options)
+
+
+__all__ = ["RunControl", "execute_run", "execute_run_async", "resume_run"]

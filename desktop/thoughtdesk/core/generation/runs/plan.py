@@ -1,0 +1,377 @@
+"""Planning a run: expanding a :class:`RunSpec` into exact requests, counts, tokens and cost,
+and writing them as rows (:func:`create_run`) before anything is sent."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
+from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
+from thoughtdesk.core.library.queries import SampleFilter, sample_keys
+from thoughtdesk.core.generation.runs.spec import FewShotSpec, ModelSpec, RunSpec, RunSpecError, SampleSelection
+from thoughtdesk.core.library.store import Library
+
+EXTRACTION_PLACEHOLDER = "<the CoT the model generates>"
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRef:
+    """The parts of a stored sample a prompt needs, plus its gold answer for scoring."""
+
+    pk: int
+    dataset: str
+    split: str
+    sample_id: str
+    question: str
+    type: str
+    choices: list[Any]
+    context: str | None
+    answer: list[Any]
+
+    @property
+    def label(self) -> str:
+        return f"{self.dataset}/{self.split}/{self.sample_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRequest:
+    """One model call of a plan. ``index`` is its place in the plan; ``depends_on`` the index of
+    the CoT request an extraction waits for; ``prompt`` is None for an extraction (its prompt
+    holds the CoT). Token estimates are upper bounds in tokens."""
+
+    index: int
+    sample_pk: int
+    sample_label: str
+    model_index: int
+    variant_index: int
+    replicate: int
+    step: str  # "cot" or "extraction"
+    prompt: str | None
+    depends_on: int | None
+    estimated_prompt_tokens: int
+    estimated_completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class PromptPreview:
+    """The exact text of one planned prompt (an extraction shows a placeholder for the CoT)."""
+
+    sample_label: str
+    model: str
+    variant: str
+    step: str
+    prompt: str
+
+
+@dataclass
+class RunPlan:
+    """A planned run; nothing has been sent. Costs are USD; None when a model has no price."""
+
+    spec: RunSpec
+    variants: list[PromptVariant]
+    samples: list[SampleRef]
+    requests: list[PlannedRequest]
+    exemplars: dict[str, list[Exemplar]] = field(default_factory=dict)  # by dataset
+    estimated_prompt_tokens: int = 0
+    estimated_completion_tokens: int = 0
+    estimated_cost: float | None = 0.0
+    cost_by_model: dict[str, float | None] = field(default_factory=dict)
+    unpriced_models: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.requests)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.samples)
+
+    @property
+    def n_cot_requests(self) -> int:
+        return sum(1 for r in self.requests if r.step == "cot")
+
+    @property
+    def n_extraction_requests(self) -> int:
+        return sum(1 for r in self.requests if r.step == "extraction")
+
+    def previews(self, limit: int = 3) -> list[PromptPreview]:
+        """Exact prompts of the first ``limit`` (sample, variant) pairs, CoT then extraction."""
+        out: list[PromptPreview] = []
+        seen: set[tuple[int, int]] = set()
+        samples = {s.pk: s for s in self.samples}
+        for request in self.requests:
+            if request.step != "cot" or (request.sample_pk, request.variant_index) in seen:
+                continue
+            if len(seen) >= limit:
+                break
+            seen.add((request.sample_pk, request.variant_index))
+            variant = self.variants[request.variant_index]
+            model = self.spec.models[request.model_index].label
+            name = variant_name(variant)
+            out.append(PromptPreview(request.sample_label, model, name, "cot", request.prompt or ""))
+            if self.spec.mode is PromptMode.TWO_STEP and variant.answer_extraction is not None:
+                sample = samples[request.sample_pk]
+                text = extraction_prompt(variant, sample, " " + EXTRACTION_PLACEHOLDER,
+                                         self.exemplars.get(sample.dataset, []))
+                out.append(PromptPreview(request.sample_label, model, name, "extraction", text or ""))
+        return out
+
+    def summary(self) -> str:
+        """One line: requests, samples, variants, models, tokens and cost."""
+        cost = ("unknown (no price for " + ", ".join(self.unpriced_models) + ")"
+                if self.estimated_cost is None else f"at most ${self.estimated_cost:.4f}")
+        return (f"{self.total} request(s) ({self.n_cot_requests} CoT, {self.n_extraction_requests} "
+                f"extraction) for {self.n_samples} sample(s) x {len(self.variants)} prompt "
+                f"variant(s) x {len(self.spec.models)} model(s) x n={self.spec.n}; about "
+                f"{self.estimated_prompt_tokens} prompt + at most {self.estimated_completion_tokens} "
+                f"completion tokens; cost {cost}")
+
+
+def variant_name(variant: PromptVariant) -> str:
+    """``instruction / trigger / extraction`` keys, ``-`` for none."""
+    parts = (variant.instruction, variant.cot_trigger, variant.answer_extraction)
+    return " / ".join(p.key if p is not None else "-" for p in parts)
+
+
+def cot_prompt(variant: PromptVariant, sample: SampleRef, exemplars: list[Exemplar]) -> str:
+    return variant.cot_prompt(sample.question, sample.choices, sample.context, exemplars)
+
+
+def extraction_prompt(variant: PromptVariant, sample: SampleRef, cot: str,
+                      exemplars: list[Exemplar]) -> str | None:
+    return variant.extraction_prompt(sample.question, cot, sample.choices, sample.context, exemplars)
+
+
+def model_request(model: ModelSpec, prompt: str, step: str, replicate: int) -> Request:
+    """The backend request for one call. Extractions are greedy (temperature 0) and short."""
+    seed = None if model.seed is None else model.seed + replicate
+    extraction = step == "extraction"
+    common: dict[str, Any] = {
+        "model": model.model_name, "temperature": 0.0 if extraction else model.temperature,
+        "max_tokens": model.extraction_max_tokens if extraction else model.max_tokens,
+        "seed": seed, "stop": model.stop, "timeout": model.timeout,
+    }
+    if model.chat:
+        return Request(messages=(ChatMessage("user", prompt),), **common)
+    return Request(prompt=prompt, **common)
+
+
+def fingerprint(model: ModelSpec, request: Request, replicate: int) -> str:
+    """Identity of a call for answering repeats from the store (replicates stay distinct)."""
+    base = request.fingerprint(model.backend_id())
+    return hashlib.sha256(f"{base}|replicate={replicate}".encode()).hexdigest()
+
+
+# --- selecting samples ----------------------------------------------------------------------
+
+_SAMPLE_SQL = "SELECT id, dataset, split, sample_id, question, type, choices, context, answer FROM sample"
+
+
+def _refs(lib: Library, pks: list[int]) -> list[SampleRef]:
+    out: dict[int, SampleRef] = {}
+    for start in range(0, len(pks), 500):
+        chunk = pks[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in lib.conn.execute(f"{_SAMPLE_SQL} WHERE id IN ({marks})", chunk):
+            choices = json.loads(r[6]) if r[6] else []
+            answer = json.loads(r[8]) if r[8] else []
+            out[r[0]] = SampleRef(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "",
+                                  choices if isinstance(choices, list) else [], r[7],
+                                  answer if isinstance(answer, list) else [answer])
+    return [out[pk] for pk in pks if pk in out]
+
+
+def select_samples(lib: Library, selection: SampleSelection) -> list[SampleRef]:
+    """The samples a selection names, in stored order (explicit keys: in the given order)."""
+    cid = lib.require_collection(selection.collection)
+    if selection.sample_pks:
+        pks = list(dict.fromkeys(selection.sample_pks))
+        found = {row[0] for row in lib.conn.execute(
+            f"SELECT id FROM sample WHERE collection_id = ? AND id IN ({','.join('?' * len(pks))})",
+            (cid, *pks))}
+        missing = [pk for pk in pks if pk not in found]
+        if missing:
+            raise RunSpecError(f"sample key(s) {missing[:5]} are not in collection "
+                               f"{selection.collection!r}")
+        return _refs(lib, pks)
+    splits = lib.splits(cid)
+    for name, known in (("dataset", {d for d, _ in splits}), ("split", {s for _, s in splits})):
+        wanted = selection.datasets if name == "dataset" else selection.splits
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise RunSpecError(f"collection {selection.collection!r} has no {name} "
+                               f"{', '.join(map(repr, unknown))} (it has: {', '.join(sorted(known))})")
+    pks: list[int] = []
+    for dataset, split in splits:
+        if (selection.datasets and dataset not in selection.datasets) or \
+                (selection.splits and split not in selection.splits):
+            continue
+        keys = list(sample_keys(lib, SampleFilter(collection_id=cid, dataset=dataset, split=split,
+                                                  search=selection.search,
+                                                  answer_type=selection.answer_type)))
+        if selection.limit is not None and len(keys) > selection.limit:
+            if selection.seed is not None:
+                chosen = set(random.Random(selection.seed).sample(keys, selection.limit))
+                keys = [k for k in keys if k in chosen]
+            else:
+                keys = keys[:selection.limit]
+        pks.extend(keys)
+    if not pks:
+        raise RunSpecError(f"no samples of collection {selection.collection!r} match the selection")
+    return _refs(lib, pks)
+
+
+def _exemplars(lib: Library, collection: str, dataset: str, few_shot: FewShotSpec) -> list[Exemplar]:
+    cid = lib.require_collection(collection)
+    rows = lib.conn.execute(
+        "SELECT question, choices, context, cot, answer, id FROM sample WHERE collection_id = ? "
+        "AND dataset = ? AND split = ? AND cot IS NOT NULL AND cot NOT IN ('[]', 'null') ORDER BY position",
+        (cid, dataset, few_shot.split),
+    ).fetchall()
+    if len(rows) < few_shot.k:
+        raise RunSpecError(f"few-shot: dataset {dataset}, split {few_shot.split!r} has {len(rows)} "
+                           f"sample(s) with a reference CoT; {few_shot.k} exemplar(s) were asked for")
+    rng = random.Random(few_shot.seed)
+    chosen = rng.sample(rows, few_shot.k)
+    out = []
+    for question, choices, context, cot, answer, _pk in chosen:
+        steps = json.loads(cot)
+        gold = json.loads(answer) if answer else []
+        out.append(Exemplar(
+            question=question or "",
+            cot=" ".join(str(s) for s in steps) if isinstance(steps, list) else str(steps),
+            answer=", ".join(str(a) for a in gold) if isinstance(gold, list) else str(gold),
+            answer_choices=tuple(str(c) for c in (json.loads(choices) if choices else [])),
+            context=context,
+        ))
+    return out
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def _variants(spec: RunSpec, fragments: FragmentLibrary) -> list[PromptVariant]:
+    extractions = spec.answer_extractions if spec.mode is PromptMode.TWO_STEP else spec.answer_extractions[:1]
+    return [
+        PromptVariant.from_keys(fragments, instruction=ins, cot_trigger=trig,
+                                answer_extraction=ext, mode=spec.mode)
+        for ins in spec.instructions for trig in spec.cot_triggers for ext in extractions
+    ]
+
+
+def plan_run(lib: Library, spec: RunSpec, *, fragments: FragmentLibrary | None = None,
+             prices: PriceTable | None = None) -> RunPlan:
+    """Expand ``spec`` into requests with exact prompt texts, counts, token and cost estimates.
+
+    Nothing is sent and nothing is written. ``fragments`` defaults to the shipped fragment
+    library, ``prices`` to the default price table. Raises RunSpecError / FragmentError naming
+    what is wrong (unknown collection, dataset, split or fragment key; too few exemplars).
+    """
+    fragments = fragments or FragmentLibrary.defaults()
+    prices = prices or PriceTable()
+    variants = _variants(spec, fragments)
+    samples = select_samples(lib, spec.samples)
+    exemplars: dict[str, list[Exemplar]] = {}
+    if spec.few_shot is not None and spec.few_shot.k > 0:
+        for dataset in dict.fromkeys(s.dataset for s in samples):
+            exemplars[dataset] = _exemplars(lib, spec.samples.collection, dataset, spec.few_shot)
+    requests: list[PlannedRequest] = []
+    tokens_by_model: Counter[tuple[int, str]] = Counter()
+    two_step = spec.mode is PromptMode.TWO_STEP
+    for sample in samples:
+        shots = exemplars.get(sample.dataset, [])
+        for variant_index, variant in enumerate(variants):
+            prompt = cot_prompt(variant, sample, shots)
+            prompt_tokens = estimate_tokens(prompt)
+            extraction_tokens = (estimate_tokens(variant.answer_extraction.text)
+                                 if two_step and variant.answer_extraction else None)
+            for model_index, model in enumerate(spec.models):
+                for replicate in range(spec.n):
+                    cot_index = len(requests)
+                    requests.append(PlannedRequest(
+                        cot_index, sample.pk, sample.label, model_index, variant_index, replicate,
+                        "cot", prompt, None, prompt_tokens, model.max_tokens))
+                    tokens_by_model[(model_index, "in")] += prompt_tokens
+                    tokens_by_model[(model_index, "out")] += model.max_tokens
+                    if extraction_tokens is not None:
+                        ext_in = prompt_tokens + model.max_tokens + extraction_tokens
+                        requests.append(PlannedRequest(
+                            len(requests), sample.pk, sample.label, model_index, variant_index,
+                            replicate, "extraction", None, cot_index, ext_in,
+                            model.extraction_max_tokens))
+                        tokens_by_model[(model_index, "in")] += ext_in
+                        tokens_by_model[(model_index, "out")] += model.extraction_max_tokens
+    plan = RunPlan(spec=spec, variants=variants, samples=samples, requests=requests,
+                   exemplars=exemplars)
+    plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "in")
+    plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "out")
+    total_cost: float | None = 0.0
+    for index, model in enumerate(spec.models):
+        cost = prices.cost(model.price_provider, model.model_name, tokens_by_model[(index, "in")],
+                           tokens_by_model[(index, "out")])
+        plan.cost_by_model[model.label] = cost
+        if cost is None:
+            plan.unpriced_models.append(model.label)
+            total_cost = None
+        elif total_cost is not None:
+            total_cost += cost
+    plan.estimated_cost = total_cost
+    return plan
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
+    """Store the run and one row per planned request in one transaction; return the run id.
+
+    Nothing is sent. The stored spec holds the fragment keys *and* texts of every variant, the
+    models and parameters (never keys), the exemplars, and the plan's estimates.
+    """
+    spec = plan.spec
+    created = _now()
+    name = name or spec.name or f"{spec.samples.collection} {created[:16].replace('T', ' ')}"
+    document = {
+        "spec": spec.to_json(),
+        "variants": [v.provenance() for v in plan.variants],
+        "variant_names": [variant_name(v) for v in plan.variants],
+        "exemplars": {d: [vars_of(e) for e in ex] for d, ex in plan.exemplars.items()},
+        "estimate": {"requests": plan.total, "prompt_tokens": plan.estimated_prompt_tokens,
+                     "completion_tokens": plan.estimated_completion_tokens,
+                     "cost": plan.estimated_cost, "unpriced_models": plan.unpriced_models},
+    }
+    with lib.transaction() as conn:
+        run_id = int(conn.execute(
+            "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
+            (name, created, created, spec.samples.collection, json.dumps(document, ensure_ascii=False)),
+        ).lastrowid)
+        first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
+        rows = []
+        for r in plan.requests:
+            model = spec.models[r.model_index]
+            fp = None
+            if r.prompt is not None:
+                fp = fingerprint(model, model_request(model, r.prompt, r.step, r.replicate), r.replicate)
+            params = {**model.params(), "replicate": r.replicate,
+                      "seed_used": None if model.seed is None else model.seed + r.replicate}
+            rows.append((first + r.index, run_id, r.sample_pk, r.model_index, model.label,
+                         r.variant_index, r.replicate, r.step,
+                         None if r.depends_on is None else first + r.depends_on, fp, r.prompt,
+                         json.dumps(params), created))
+        conn.executemany(
+            "INSERT INTO request (id, run_id, sample_pk, model_index, model_label, variant_index, "
+            "replicate, step, depends_on, fingerprint, prompt, params, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    return run_id
+
+
+def vars_of(exemplar: Exemplar) -> dict[str, Any]:
+    return {"question": exemplar.question, "cot": exemplar.cot, "answer": exemplar.answer,
+            "answer_choices": list(exemplar.answer_choices), "context": exemplar.context}

@@ -1,0 +1,68 @@
+"""Building a backend for a :class:`ModelSpec`, with its API key fetched at the last moment.
+
+The key is read from the keyring (:mod:`thoughtdesk.core.settings.secrets`), else from the provider's
+usual environment variable (for scripted CLI use), and passed straight into the backend. It is
+never stored in the run's spec, the request rows, logs or progress messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from thoughtdesk.core.generation.backends import (
+    AnthropicBackend,
+    Backend,
+    LlamaCppBackend,
+    LlamaCppSettings,
+    OpenAICompatBackend,
+)
+from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
+from thoughtdesk.core.settings.config import key_origin, stored_key_for
+from thoughtdesk.core.settings.secrets import get_api_key
+
+log = logging.getLogger(__name__)
+
+#: Environment variables read when the keyring holds no key for a provider.
+KEY_ENVIRONMENT = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+
+
+def api_key_for(provider: str, base_url: str | None = None) -> str | None:
+    """The API key to send to ``base_url`` for ``provider``, or None.
+
+    The keyring's key goes only to the address it was saved for in Settings (so an OpenAI key
+    never reaches another OpenAI-compatible server a run names); a key saved without an
+    address is bound to the provider's official one. Otherwise the provider's environment
+    variable (set by the user for scripted use, sent wherever the run points), else None.
+    """
+    url = base_url or DEFAULT_BASE_URLS.get(provider, "")
+    key = stored_key_for(provider, url, DEFAULT_BASE_URLS.get(provider, url))
+    if key:
+        return key
+    if get_api_key(provider):
+        log.info("the stored %s key was saved for another server; not sending it to %s",
+                 provider, key_origin(url))
+    if provider in KEY_ENVIRONMENT:
+        return os.environ.get(KEY_ENVIRONMENT[provider]) or None
+    return None
+
+
+def build_backend(model: ModelSpec, *, api_key: str | None = None) -> Backend:
+    """A backend for ``model`` (not yet wrapped in retries/limits; the executor does that).
+
+    ``api_key`` overrides the keyring lookup. A local model file is checked here (missing or
+    not GGUF raises ModelFileError naming the file) but loaded on first use.
+    """
+    if model.provider == "llamacpp":
+        return LlamaCppBackend(LlamaCppSettings(
+            model_path=model.model, n_ctx=model.n_ctx, n_threads=model.n_threads,  # type: ignore[arg-type]
+            n_gpu_layers=model.n_gpu_layers, chat_template="gguf" if model.chat else "none",
+            completion_template=model.completion_template,
+        ))
+    base_url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
+    key = api_key if api_key is not None else api_key_for(model.provider, base_url)
+    if model.provider == "anthropic":
+        return AnthropicBackend(key, base_url=base_url)
+    return OpenAICompatBackend(base_url, key, endpoint=model.endpoint)

@@ -1,0 +1,223 @@
+"""Reading runs and their requests back out of the library (for the runs panel and the CLI).
+
+Tables (migration ``m003_runs``): ``run`` (one row per run, its spec as JSON) and ``request``
+(one row per model call, written before anything is sent). Statuses:
+
+* run: ``planned`` (rows written, nothing sent), ``running``, ``paused``, ``cancelled``,
+  ``done`` (every request has a result), ``failed`` (stopped by an error that needs the user,
+  e.g. a refused key; resumable once fixed).
+* request: ``pending`` (not sent, or its CoT is not there yet), ``sent`` (in flight; after a
+  crash it is simply sent again), ``done`` (result stored), ``failed`` (error and raw body kept;
+  sent again by a resume).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpec
+from thoughtdesk.core.library.store import Library
+
+RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed"]
+RequestStatus = Literal["pending", "sent", "done", "failed"]
+RequestStep = Literal["cot", "extraction"]
+
+
+class RunNotFound(ThoughtDeskError):
+    """No run with that id or name in the library."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunProgress:
+    """Where a run stands. Counts are requests; tokens are provider-reported (estimated when a
+    provider reports none); ``cost`` is USD (priced models only); ``elapsed`` and ``eta`` are
+    seconds (``eta`` None until a rate is known). ``status`` is the run's status."""
+
+    run_id: int
+    status: str
+    total: int
+    done: int
+    failed: int
+    remaining: int
+    in_flight: int = 0
+    cached: int = 0  # answered from the store (identical request done before)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    elapsed: float = 0.0
+    eta: float | None = None
+    last_error: str | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def fraction(self) -> float:
+        """Share of requests finished (done or failed), 0..1."""
+        return (self.done + self.failed) / self.total if self.total else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """One run as the runs list shows it (counts are requests)."""
+
+    id: int
+    name: str
+    created: str
+    status: str
+    collection: str
+    models: tuple[str, ...]
+    total: int
+    done: int
+    failed: int
+    pending: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    last_error: str | None
+    #: The models as specified (for pricing: a local OpenAI-compatible server is free).
+    model_specs: tuple[ModelSpec, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "name": self.name, "created": self.created, "status": self.status,
+            "collection": self.collection, "models": list(self.models), "total": self.total,
+            "done": self.done, "failed": self.failed, "pending": self.pending,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "cost": self.cost, "last_error": self.last_error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRow:
+    """One stored request (a model call), as the runs panel lists it. Times are ISO 8601 UTC,
+    ``latency`` seconds, ``cost`` USD; ``prompt`` is None for an extraction whose CoT is pending."""
+
+    id: int
+    run_id: int
+    sample_pk: int
+    step: str
+    status: str
+    model: str
+    fingerprint: str | None
+    depends_on: int | None
+    prompt: str | None
+    attempts: int
+    error: str | None
+    raw_response: str | None
+    sent_at: str | None
+    finished_at: str | None
+    latency: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost: float | None
+    result_cot_pk: int | None
+    result_answer_pk: int | None
+    cached_from: int | None
+
+
+_RUN_SELECT = """
+SELECT r.id, r.name, r.created, r.status, r.collection, r.spec, r.last_error,
+       count(q.id),
+       coalesce(sum(q.status = 'done'), 0),
+       coalesce(sum(q.status = 'failed'), 0),
+       coalesce(sum(q.prompt_tokens), 0), coalesce(sum(q.completion_tokens), 0),
+       coalesce(sum(q.cost), 0.0)
+FROM run r LEFT JOIN request q ON q.run_id = r.id
+"""
+
+
+def _info(row: tuple) -> RunInfo:
+    spec = json.loads(row[5]).get("spec", {})
+    models = tuple(f"{m['provider']}:{m['model']}" for m in spec.get("models", []))
+    specs = []
+    for stored in spec.get("models", []):
+        try:
+            specs.append(ModelSpec.from_json(stored))
+        except (TypeError, ValueError, ThoughtDeskError):  # written by another version: not priced
+            pass
+    total, done, failed = row[7], row[8], row[9]
+    return RunInfo(id=row[0], name=row[1], created=row[2], status=row[3], collection=row[4],
+                   models=models, total=total, done=done, failed=failed,
+                   pending=total - done - failed, prompt_tokens=row[10], completion_tokens=row[11],
+                   cost=float(row[12]), last_error=row[6], model_specs=tuple(specs))
+
+
+def list_runs(lib: Library) -> list[RunInfo]:
+    """Every run in the library, newest first, with request counts, tokens and cost."""
+    rows = lib.conn.execute(_RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC").fetchall()
+    return [_info(row) for row in rows]
+
+
+def run_info(lib: Library, run: int | str) -> RunInfo:
+    """One run by id (an int, or a string of digits) or by name; RunNotFound if absent."""
+    run_id = resolve_run_id(lib, run)
+    row = lib.conn.execute(_RUN_SELECT + " WHERE r.id = ? GROUP BY r.id", (run_id,)).fetchone()
+    return _info(row)
+
+
+def resolve_run_id(lib: Library, run: int | str) -> int:
+    """The id of a run named by id or name; RunNotFound (listing recent runs) if absent."""
+    row = None
+    if isinstance(run, int) or str(run).isdigit():
+        row = lib.conn.execute("SELECT id FROM run WHERE id = ?", (int(run),)).fetchone()
+    if row is None:
+        row = lib.conn.execute("SELECT id FROM run WHERE name = ? ORDER BY id DESC", (str(run),)).fetchone()
+    if row is None:
+        recent = ", ".join(f"{r[0]} ({r[1]})" for r in lib.conn.execute(
+            "SELECT id, name FROM run ORDER BY id DESC LIMIT 5")) or "none"
+        raise RunNotFound(f"no run {run!r} in {lib.path} (recent runs: {recent}); "
+                          "list them with `thoughtdesk runs`")
+    return int(row[0])
+
+
+def run_spec(lib: Library, run_id: int) -> RunSpec:
+    """The spec a run was created with."""
+    row = lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        raise RunNotFound(f"no run {run_id} in {lib.path}")
+    return RunSpec.from_json(json.loads(row[0])["spec"])
+
+
+_REQUEST_COLUMNS = (
+    "id, run_id, sample_pk, step, status, model_label, fingerprint, depends_on, prompt, attempts, "
+    "error, raw_response, sent_at, finished_at, latency, prompt_tokens, completion_tokens, cost, "
+    "result_cot_pk, result_answer_pk, cached_from"
+)
+
+
+def run_requests(lib: Library, run_id: int, *, status: str | None = None, limit: int = 500,
+                 offset: int = 0) -> list[RequestRow]:
+    """A page of a run's requests in planned order, optionally only those with ``status``."""
+    where, params = "run_id = ?", [run_id]
+    if status is not None:
+        where += " AND status = ?"
+        params.append(status)
+    rows = lib.conn.execute(
+        f"SELECT {_REQUEST_COLUMNS} FROM request WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
+    return [RequestRow(*row) for row in rows]
+
+
+def run_progress(lib: Library, run_id: int) -> RunProgress:
+    """The stored progress of a run (what the runs panel shows when no executor is attached)."""
+    info = run_info(lib, run_id)
+    cached = lib.conn.execute(
+        "SELECT count(*) FROM request WHERE run_id = ? AND cached_from IS NOT NULL", (run_id,)
+    ).fetchone()[0]
+    return RunProgress(run_id=info.id, status=info.status, total=info.total, done=info.done,
+                       failed=info.failed, remaining=info.pending, cached=cached,
+                       prompt_tokens=info.prompt_tokens, completion_tokens=info.completion_tokens,
+                       cost=info.cost, last_error=info.last_error)
+
+
+def delete_run(lib: Library, run_id: int) -> None:
+    """Forget a run and its request rows; the CoTs and answers it stored stay."""
+    with lib.transaction() as conn:
+        conn.execute("DELETE FROM request WHERE run_id = ?", (run_id,))
+        conn.execute("DELETE FROM run WHERE id = ?", (run_id,))

@@ -1,0 +1,234 @@
+"""What a run is asked to do: which samples, which prompt fragments, which models, how often.
+
+A :class:`RunSpec` is plain data and round-trips through JSON (``to_json``/``from_json``); it is
+stored with the run, so a run can be explained and resumed later. It never holds an API key:
+keys are looked up (keyring, then environment) right before a backend is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
+from thoughtdesk.core.generation.prompts import PromptMode
+
+Endpoint = Literal["chat", "completions"]
+#: Providers a :class:`ModelSpec` may name (``llamacpp`` = in-process GGUF model).
+PROVIDERS = ("openai", "anthropic", "llamacpp")
+#: Where each remote provider's requests go when a model names no base URL.
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+#: A raw completion prompt sent as it is.
+DEFAULT_COMPLETION_TEMPLATE = "{prompt}"
+
+
+class RunSpecError(ThoughtDeskError):
+    """A run specification that cannot be planned (bad model string, empty selection...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """One model to call and its sampling parameters.
+
+    ``provider`` is ``openai`` (any OpenAI-compatible server: set ``base_url``), ``anthropic`` or
+    ``llamacpp`` (then ``model`` is the path of a ``.gguf`` file). ``temperature`` is the sampling
+    temperature, ``max_tokens`` the most tokens generated per answer, ``timeout`` seconds per call,
+    ``seed`` the base seed (replicate ``i`` of a self-consistency run uses ``seed + i``).
+    ``chat=True`` sends the prompt as one user chat message (the GGUF's chat template for
+    llamacpp); ``endpoint`` picks OpenAI's chat or legacy completions endpoint.
+    ``completion_template`` (llamacpp without ``chat``) wraps each prompt, e.g. in a model's turn
+    markers: ``{prompt}`` stands for the prompt text; the default sends the prompt as it is.
+    """
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    endpoint: Endpoint = "chat"
+    chat: bool = False
+    temperature: float = 0.0
+    max_tokens: int = 256
+    extraction_max_tokens: int = 32
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    timeout: float = 120.0
+    n_ctx: int = 2048  # llamacpp only: context size in tokens
+    n_threads: int | None = None  # llamacpp only
+    n_gpu_layers: int = 0  # llamacpp only
+    completion_template: str = DEFAULT_COMPLETION_TEMPLATE  # llamacpp raw completion only
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise RunSpecError(f"unknown provider {self.provider!r}; use one of {', '.join(PROVIDERS)}")
+        if not self.model:
+            raise RunSpecError(f"{self.provider}: a model name is needed (PROVIDER:MODEL)")
+        if "{prompt}" not in self.completion_template:
+            raise RunSpecError(f"{self.provider}: the completion template must contain {{prompt}} "
+                               f"where the prompt goes (got {self.completion_template!r})")
+
+    @classmethod
+    def parse(cls, text: str, **options: Any) -> ModelSpec:
+        """``openai:gpt-4o-mini``, ``anthropic:claude-3-5-haiku-latest`` or ``llamacpp:PATH.gguf``."""
+        provider, sep, model = text.partition(":")
+        if not sep or not model:
+            raise RunSpecError(f"--model {text!r}: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini, "
+                               "anthropic:claude-3-5-haiku-latest or llamacpp:/path/model.gguf")
+        if provider == "llamacpp":
+            model = str(Path(model).expanduser())
+        return cls(provider=provider, model=model, **options)
+
+    @property
+    def label(self) -> str:
+        """How the model is shown: ``provider:model`` (file name only for local models)."""
+        name = Path(self.model).name if self.provider == "llamacpp" else self.model
+        return f"{self.provider}:{name}"
+
+    @property
+    def price_provider(self) -> str:
+        """The provider name in the price table (a local OpenAI-compatible server is free)."""
+        if self.provider == "openai" and self.base_url and _is_local(self.base_url):
+            return "local"
+        return self.provider
+
+    @property
+    def model_name(self) -> str:
+        """The model name sent to the provider (the file name for local GGUF models)."""
+        return Path(self.model).name if self.provider == "llamacpp" else self.model
+
+    def backend_id(self) -> str:
+        """Names the backend precisely for request fingerprints (provider, address, endpoint)."""
+        if self.provider == "llamacpp":
+            wrapped = "" if self.completion_template == DEFAULT_COMPLETION_TEMPLATE else \
+                "#template=" + hashlib.sha256(self.completion_template.encode()).hexdigest()[:16]
+            return f"llamacpp@{self.model}#ctx={self.n_ctx}#chat={self.chat}{wrapped}"
+        url = (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+        return f"{self.provider}@{url}#{self.endpoint}"
+
+    def params(self) -> dict[str, Any]:
+        """The sampling parameters as JSON-ready values (stored with every CoT)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                "extraction_max_tokens": self.extraction_max_tokens, "seed": self.seed,
+                "stop": list(self.stop), "timeout": self.timeout, "chat": self.chat,
+                "endpoint": self.endpoint,
+                **({"completion_template": self.completion_template}
+                   if self.completion_template != DEFAULT_COMPLETION_TEMPLATE else {})}
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["stop"] = list(self.stop)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelSpec:
+        return cls(**{**data, "stop": tuple(data.get("stop") or ())})
+
+
+
+
+def _is_local(url: str) -> bool:
+    return is_loopback_host(host_of_url(url))
+
+
+@dataclass(frozen=True, slots=True)
+class SampleSelection:
+    """Which samples of a collection a run covers.
+
+    Empty ``datasets``/``splits`` mean all. ``sample_pks`` (library row keys) is an explicit
+    selection and overrides the other filters. ``search`` is a full-text filter (every word must
+    occur), ``answer_type`` restricts to one ThoughtSource type. ``limit`` keeps at most that many
+    samples per dataset split: the first ones in stored order, or a random draw with ``seed``.
+    """
+
+    collection: str
+    datasets: tuple[str, ...] = ()
+    splits: tuple[str, ...] = ()
+    sample_pks: tuple[int, ...] = ()
+    search: str = ""
+    answer_type: str | None = None
+    limit: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FewShotSpec:
+    """Few-shot exemplars: ``k`` solved samples (with reference CoTs) from split ``split`` of
+    the same dataset, drawn with ``seed``; the sample being asked is never its own exemplar."""
+
+    k: int
+    split: str = "train"
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """A run: samples x instructions x triggers x extractions x models x ``n`` replicates.
+
+    Fragment entries are keys of the fragment library (None = no such fragment). In one-step
+    mode the answer is read from the CoT and only the first extraction is used (for few-shot
+    exemplars); in two-step mode every extraction is a variant. ``force`` sends requests even
+    when an identical one (same backend, model, parameters, prompt, seed) is already stored.
+    """
+
+    samples: SampleSelection
+    models: tuple[ModelSpec, ...]
+    instructions: tuple[str | None, ...] = (None,)
+    cot_triggers: tuple[str | None, ...] = (None,)
+    answer_extractions: tuple[str | None, ...] = (None,)
+    mode: PromptMode = PromptMode.TWO_STEP
+    n: int = 1
+    few_shot: FewShotSpec | None = None
+    force: bool = False
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise RunSpecError("a run needs at least one model")
+        if self.n < 1:
+            raise RunSpecError("n (samples per prompt) must be at least 1")
+        for name in ("instructions", "cot_triggers", "answer_extractions"):
+            if not getattr(self, name):
+                raise RunSpecError(f"{name} is empty; use (None,) for 'no fragment'")
+
+    def with_force(self, force: bool) -> RunSpec:
+        return replace(self, force=force)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets: a spec never holds an API key)."""
+        return {
+            "samples": {**asdict(self.samples), "datasets": list(self.samples.datasets),
+                        "splits": list(self.samples.splits),
+                        "sample_pks": list(self.samples.sample_pks)},
+            "models": [m.to_json() for m in self.models],
+            "instructions": list(self.instructions), "cot_triggers": list(self.cot_triggers),
+            "answer_extractions": list(self.answer_extractions), "mode": self.mode.value,
+            "n": self.n, "few_shot": asdict(self.few_shot) if self.few_shot else None,
+            "force": self.force, "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunSpec:
+        s = data["samples"]
+        samples = SampleSelection(**{**s, "datasets": tuple(s.get("datasets") or ()),
+                                     "splits": tuple(s.get("splits") or ()),
+                                     "sample_pks": tuple(s.get("sample_pks") or ())})
+        return cls(
+            samples=samples, models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            instructions=tuple(data["instructions"]), cot_triggers=tuple(data["cot_triggers"]),
+            answer_extractions=tuple(data["answer_extractions"]), mode=PromptMode(data["mode"]),
+            n=int(data["n"]), few_shot=FewShotSpec(**data["few_shot"]) if data.get("few_shot") else None,
+            force=bool(data.get("force")), name=data.get("name", ""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """Execution settings that are not part of what is asked: concurrency per provider (requests
+    in flight), requests and tokens per minute (None: no limit) and retry attempts per request."""
+
+    concurrency: int = 8
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    max_attempts: int = 6
+    initial_wait: float = 1.0  # seconds before the first retry (doubles each time, plus jitter)

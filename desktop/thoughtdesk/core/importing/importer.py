@@ -1,0 +1,212 @@
+"""Importing samples into a library: one transaction, progress, cancel, duplicate handling.
+
+Every importer (ThoughtSource JSON, the dataset loaders, generic files) produces
+``(dataset, split, Sample, where)`` records and hands them to :func:`import_records`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile, write_collection
+from thoughtdesk.core.errors import Cancelled, DataFileError
+from thoughtdesk.core.library.reader import iter_collection
+from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.writer import OnDuplicate, SampleWriter
+
+if TYPE_CHECKING:
+    from thoughtdesk.core.datasets.generic import ColumnMapping
+
+Progress = Callable[[int, int], None]
+Cancel = Callable[[], bool]
+
+#: How often (in samples) progress is reported and cancel is checked.
+TICK = 500
+
+
+@dataclass
+class ImportReport:
+    """What an import did."""
+
+    collection: str
+    collection_id: int
+    created: bool
+    inserted: int = 0
+    replaced: int = 0
+    skipped: int = 0
+    bad_records: list[DataFileError] = field(default_factory=list)
+    #: The bad-record report written next to the library (see ``save_import_report``), if any.
+    report_path: Path | None = None
+
+    @property
+    def summary(self) -> str:
+        parts = [f"{self.inserted} sample(s) imported into {self.collection!r}"]
+        if self.replaced:
+            parts.append(f"{self.replaced} replaced")
+        if self.skipped:
+            parts.append(f"{self.skipped} duplicate(s) skipped")
+        if self.bad_records:
+            parts.append(f"{len(self.bad_records)} bad record(s) skipped")
+        return ", ".join(parts)
+
+
+def import_records(
+    library: Library,
+    records: Iterable[tuple[str, str, Sample, str]],
+    *,
+    collection: str,
+    on_duplicate: OnDuplicate | str = OnDuplicate.FAIL,
+    total: int | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+    source: str = "",
+    path: Path | None = None,
+) -> ImportReport:
+    """Store ``records`` in ``collection`` (created if absent), all or nothing.
+
+    Raises :class:`DataFileError` for a bad record, :class:`DuplicateSamplesError` when
+    ``on_duplicate`` is ``fail`` and a sample exists, :class:`Cancelled` when ``cancel()`` turns
+    true; in every such case the library is left exactly as it was.
+    """
+    with library.transaction():
+        cid = library.collection_id(collection)
+        created = cid is None
+        if cid is None:
+            cid = library.create_collection(collection, source)
+        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate))
+        done = 0
+        for dataset, split, sample, where in records:
+            writer.add(dataset, split, sample, where=where, path=path)
+            done += 1
+            if done % TICK == 0:
+                if cancel is not None and cancel():
+                    raise Cancelled("import")
+                if progress is not None:
+                    progress(done, total or 0)
+        result = writer.close(collection)
+    if progress is not None:
+        progress(done, total or done)
+    return ImportReport(collection, cid, created, result.inserted, result.replaced, result.skipped)
+
+
+def import_thoughtsource(
+    library: Library,
+    path: str | os.PathLike[str],
+    *,
+    collection: str | None = None,
+    on_duplicate: OnDuplicate | str = OnDuplicate.FAIL,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+) -> ImportReport:
+    """Import a ThoughtSource collection file; the collection is named after the file by default."""
+    path = Path(path)
+    source = ThoughtSourceFile(path)
+    name = collection or path.stem
+    records = ((r.dataset, r.split, r.sample, r.where) for r in source.records())
+    return import_records(
+        library, records, collection=name, on_duplicate=on_duplicate, total=len(source),
+        progress=progress, cancel=cancel, source=str(path), path=path,
+    )
+
+
+def _limited(items: list[Sample], limit: int | None, seed: int | None) -> list[Sample]:
+    if limit is None or limit >= len(items):
+        return items
+    if seed is None:
+        return items[:limit]
+    import random
+
+    chosen = sorted(random.Random(seed).sample(range(len(items)), limit))
+    return [items[i] for i in chosen]
+
+
+#: ``on_error`` values: stop at the first bad record with nothing stored, or skip bad records.
+ON_ERROR_CHOICES = ("abort", "skip")
+
+
+def _selected(stream: Iterable[tuple[str, Sample]], name: str, limit: int | None,
+              seed: int | None) -> Iterator[tuple[str, str, Sample, str]]:
+    """``(dataset, split, sample, where)`` records, ``limit`` per split (first N or seeded)."""
+    if limit is None:
+        # Streamed: no per-split lists, so a 200,000-record file is never held twice.
+        for split, sample in stream:
+            yield name, split, sample, ""
+        return
+    by_split: dict[str, list[Sample]] = {}
+    for split, sample in stream:
+        kept = by_split.setdefault(split, [])
+        if seed is not None or len(kept) < limit:
+            kept.append(sample)
+    for split, items in by_split.items():
+        for sample in _limited(items, limit, seed):
+            yield name, split, sample, ""
+
+
+def import_dataset(
+    library: Library,
+    path: str | os.PathLike[str],
+    *,
+    dataset: str | None = None,
+    mapping: "str | ColumnMapping | None" = None,
+    collection: str | None = None,
+    splits: list[str] | None = None,
+    limit: int | None = None,
+    seed: int | None = None,
+    on_duplicate: OnDuplicate | str = OnDuplicate.FAIL,
+    on_error: str = "abort",
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+) -> ImportReport:
+    """Import a dataset from its original files (``dataset``) or any table file (``mapping``).
+
+    ``mapping`` is a :class:`ColumnMapping`, ``field=column,...`` text, or a saved mapping's name.
+    ``limit`` keeps the first N samples of each split, or N drawn at random with ``seed``.
+    ``on_error="abort"`` stops at the first bad record (its :class:`DataFileError` names file
+    and line) and stores nothing; ``"skip"`` leaves bad records out and lists them in
+    ``ImportReport.bad_records``. ``progress(done, total)`` counts samples (total 0 = unknown).
+    """
+    from thoughtdesk.core.datasets import get_dataset, load_dataset, load_generic
+    from thoughtdesk.core.datasets.generic import ColumnMapping
+
+    if on_error not in ON_ERROR_CHOICES:
+        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR_CHOICES)}, not {on_error!r}")
+    path = Path(path)
+    errors: list[DataFileError] = []
+    policy = "raise" if on_error == "abort" else "skip"
+    if mapping:
+        name = dataset or path.stem
+        if isinstance(mapping, ColumnMapping):
+            column_mapping = mapping
+        else:
+            from thoughtdesk.core.importing.mappings import resolve_mapping
+
+            column_mapping = resolve_mapping(mapping)  # field=column text, or a saved name
+        stream = load_generic(path, column_mapping, splits=splits, on_error=policy, errors=errors)
+    else:
+        get_dataset(dataset)  # a clear error for an unknown name
+        name = dataset
+        stream = load_dataset(dataset, path, splits=splits, on_error=policy, errors=errors)
+    report = import_records(
+        library, _selected(stream, name, limit, seed), collection=collection or name,
+        on_duplicate=on_duplicate, total=None, progress=progress, cancel=cancel,
+        source=str(path), path=path,
+    )
+    report.bad_records = errors
+    return report
+
+
+def export_thoughtsource(
+    library: Library,
+    collection: str,
+    path: str | os.PathLike[str],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Write a collection as a ThoughtSource JSON file; return the number of samples written."""
+    cid = library.require_collection(collection)
+    return write_collection(path, iter_collection(library, cid), progress=progress)

@@ -1,0 +1,258 @@
+"""Inter-annotator agreement per label: Cohen's kappa, Fleiss' kappa, Krippendorff's alpha.
+
+Why a small implementation here rather than a library call at run time: the formulas are a few
+lines each, while the well-kept libraries that have them pull in large stacks the desktop build
+would have to ship (``statsmodels`` needs pandas and patsy, ``scikit-learn`` needs joblib and
+threadpoolctl and is big) or are not yet a dependency (``krippendorff``). The tests in
+``tests/workbench/test_agreement.py`` check every function here against
+``statsmodels.stats.inter_rater`` (Cohen, Fleiss) and ``krippendorff.alpha`` (nominal, with
+missing ratings) on hand-computed and random data, so the two cannot drift apart.
+
+Conventions:
+
+* Ratings are nominal (any hashable value; labels are ``True``/``False``).
+* A statistic that is undefined on the data (every rating the same category, so chance
+  agreement is 1; fewer than two raters or items) is ``None``, never ``nan``, so a table can
+  show "n/a" and the reason is the data, not a bug.
+* Cohen's kappa uses the items both raters rated. Fleiss' kappa assumes every item has the same
+  number of ratings, so it uses the items rated by *all* raters of the label (``n_complete``).
+  Krippendorff's alpha uses every item with at least two ratings: it is the statistic for data
+  with missing ratings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from thoughtdesk.core.library.records import GeneratedCot
+
+#: Annotation keys that are never labels.
+NON_LABEL_KEYS = frozenset({"comment", "preferred", "quality", "score"})
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRating:
+    """One author's value for one label on one item (a generated CoT, by id)."""
+
+    author: str
+    item_id: str
+    label: str
+    value: Hashable
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementRow:
+    """Agreement on one label between the authors who rated it.
+
+    ``n_items``: items with at least two ratings (the ones that carry information about
+    agreement); ``n_complete``: items rated by every rater (used for Fleiss' kappa). All
+    statistics are fractions (kappa and alpha from -1 to 1, ``percent_agreement`` from 0 to 100)
+    or ``None`` when undefined on these data.
+    """
+
+    label: str
+    n_items: int
+    n_complete: int
+    raters: tuple[str, ...]
+    cohen: float | None
+    fleiss: float | None
+    alpha: float | None
+    percent_agreement: float | None
+
+
+def cohen_kappa(first: Sequence[Hashable], second: Sequence[Hashable]) -> float | None:
+    """Cohen's kappa of two raters' ratings of the same items (paired by position).
+
+    ``kappa = (p_o - p_e) / (1 - p_e)`` with observed agreement ``p_o`` and chance agreement
+    ``p_e = sum_c p1(c) * p2(c)`` from each rater's own category frequencies.
+    """
+    if len(first) != len(second):
+        raise ValueError(f"Cohen's kappa needs paired ratings; got {len(first)} and {len(second)}")
+    n = len(first)
+    if n == 0:
+        return None
+    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
+    categories = set(first) | set(second)
+    chance = sum((list(first).count(c) / n) * (list(second).count(c) / n) for c in categories)
+    if chance >= 1.0 - 1e-12:
+        return None
+    return (observed - chance) / (1.0 - chance)
+
+
+def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa from an items x categories table of rating counts (equal row sums).
+
+    ``P_i = (sum_j n_ij^2 - m) / (m (m - 1))``, ``P_bar = mean P_i``, ``p_j = sum_i n_ij / (N m)``,
+    ``P_e = sum_j p_j^2``, ``kappa = (P_bar - P_e) / (1 - P_e)``.
+    """
+    table = np.asarray(counts, dtype=float)
+    if table.ndim != 2 or table.shape[0] == 0:
+        return None
+    raters = table.sum(axis=1)
+    if not np.allclose(raters, raters[0]):
+        raise ValueError("Fleiss' kappa needs the same number of ratings for every item")
+    m = raters[0]
+    if m < 2:
+        return None
+    per_item = (np.square(table).sum(axis=1) - m) / (m * (m - 1))
+    mean_agreement = per_item.mean()
+    proportions = table.sum(axis=0) / table.sum()
+    chance = float(np.square(proportions).sum())
+    if chance >= 1.0 - 1e-12:
+        return None
+    return float((mean_agreement - chance) / (1.0 - chance))
+
+
+def krippendorff_alpha_nominal(ratings: Sequence[Sequence[Hashable | None]]) -> float | None:
+    """Krippendorff's alpha for nominal data; ``ratings[rater][item]``, ``None`` = missing.
+
+    Built from the coincidence matrix: each item with ``m_u >= 2`` ratings adds
+    ``1 / (m_u - 1)`` for every ordered pair of its ratings. With ``n_c`` the marginal of
+    category ``c`` and ``n`` the total, ``alpha = 1 - (n - 1) * D_o / D_e`` where
+    ``D_o = sum_{c != k} o_ck`` and ``D_e = sum_{c != k} n_c * n_k``.
+    """
+    if not ratings:
+        return None
+    n_items = len(ratings[0])
+    if any(len(row) != n_items for row in ratings):
+        raise ValueError("every rater needs one entry (or None) per item")
+    pairable = []
+    for item in range(n_items):
+        values = [row[item] for row in ratings if row[item] is not None]
+        if len(values) >= 2:
+            pairable.append(values)
+    categories = sorted({v for values in pairable for v in values}, key=repr)
+    index = {c: i for i, c in enumerate(categories)}
+    coincidence = np.zeros((len(categories), len(categories)))
+    for values in pairable:
+        counts = np.zeros(len(categories))
+        for value in values:
+            counts[index[value]] += 1
+        # Ordered pairs of different ratings within the item: n_c * n_k (c != k), n_c (n_c - 1).
+        coincidence += (np.outer(counts, counts) - np.diag(counts)) / (len(values) - 1)
+    marginals = coincidence.sum(axis=1)
+    total = marginals.sum()
+    off_diagonal = ~np.eye(len(categories), dtype=bool)
+    expected = (np.outer(marginals, marginals)[off_diagonal]).sum()
+    if total <= 1 or expected <= 0:
+        return None
+    observed = coincidence[off_diagonal].sum()
+    return float(1.0 - (total - 1.0) * observed / expected)
+
+
+def percent_agreement(ratings: Sequence[Sequence[Hashable | None]]) -> float | None:
+    """Mean pairwise agreement in percent over items with at least two ratings.
+
+    Per item: agreeing ordered pairs / all ordered pairs, ``sum_c n_c (n_c - 1) / (m (m - 1))``;
+    for two raters this is the share of items on which they agree.
+    """
+    if not ratings:
+        return None
+    shares = []
+    for item in range(len(ratings[0])):
+        values = [row[item] for row in ratings if row[item] is not None]
+        m = len(values)
+        if m < 2:
+            continue
+        counts: dict[Hashable, int] = {}
+        for value in values:
+            counts[value] = counts.get(value, 0) + 1
+        shares.append(sum(c * (c - 1) for c in counts.values()) / (m * (m - 1)))
+    return 100.0 * sum(shares) / len(shares) if shares else None
+
+
+def agreement_table(
+    annotations: Iterable[LabelRating | tuple[str, str, str, Hashable]],
+    labels: Sequence[str] | None = None,
+) -> list[AgreementRow]:
+    """Agreement per label between authors, from (author, item_id, label, value) records.
+
+    Records may be :class:`LabelRating` or plain 4-tuples. A later record for the same author,
+    item and label replaces an earlier one (the last saved value counts). Rows come in the order
+    of ``labels`` or, by default, sorted by label; a label nobody rated gets an empty row.
+    """
+    latest: dict[str, dict[tuple[str, str], Hashable]] = {}
+    for record in annotations:
+        author, item_id, label, value = (
+            (record.author, record.item_id, record.label, record.value)
+            if isinstance(record, LabelRating)
+            else record
+        )
+        if value is None:
+            continue
+        latest.setdefault(label, {})[(author, item_id)] = value
+    rows = []
+    for label in labels if labels is not None else sorted(latest):
+        values = latest.get(label, {})
+        raters = tuple(sorted({author for author, _ in values}))
+        items = sorted({item for _, item in values})
+        matrix = [[values.get((author, item)) for item in items] for author in raters]
+        rows.append(_row(label, raters, items, matrix))
+    return rows
+
+
+def _row(label: str, raters: tuple[str, ...], items: list[str], matrix: list[list[Any]]) -> AgreementRow:
+    rated_per_item = [sum(row[i] is not None for row in matrix) for i in range(len(items))]
+    n_items = sum(count >= 2 for count in rated_per_item)
+    complete = [i for i, count in enumerate(rated_per_item) if count == len(raters)]
+    cohen = None
+    if len(raters) == 2:
+        both = [i for i in range(len(items)) if matrix[0][i] is not None and matrix[1][i] is not None]
+        cohen = cohen_kappa([matrix[0][i] for i in both], [matrix[1][i] for i in both])
+    fleiss = None
+    if len(raters) >= 2 and complete:
+        categories = sorted({matrix[r][i] for r in range(len(raters)) for i in complete}, key=repr)
+        counts = [[sum(matrix[r][i] == c for r in range(len(raters))) for c in categories] for i in complete]
+        fleiss = fleiss_kappa(counts)
+    alpha = krippendorff_alpha_nominal(matrix) if len(raters) >= 2 else None
+    agreement = percent_agreement(matrix) if len(raters) >= 2 else None
+    return AgreementRow(label, n_items, len(complete) if len(raters) >= 2 else 0, raters, cohen, fleiss, alpha, agreement)
+
+
+def label_value(value: Any) -> bool | None:
+    """A ThoughtSource label value as a bool: ``"true"``/``"false"`` strings or JSON booleans."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def ratings_from_cots(
+    cots: Iterable[GeneratedCot], labels: Sequence[str] | None = None, absent_is_false: bool = True
+) -> list[LabelRating]:
+    """Label ratings from the annotations of generated CoTs, for :func:`agreement_table`.
+
+    An author who annotated a CoT at all is taken to have reviewed it; with ``absent_is_false``
+    every label of ``labels`` that author did not set on that CoT counts as ``False`` (the
+    annotator's unchecked box). ``labels`` defaults to every key with boolean values, except
+    :data:`NON_LABEL_KEYS`. CoTs without an id cannot be matched across files and are skipped.
+    """
+    cots = [cot for cot in cots if cot.id]
+    found: dict[tuple[str, str, str], bool] = {}
+    reviewed: dict[str, set[str]] = {}
+    keys: set[str] = set()
+    for cot in cots:
+        for note in cot.annotations:
+            author = note.author or ""
+            reviewed.setdefault(cot.id or "", set()).add(author)
+            value = label_value(note.value)
+            if value is None or note.key in NON_LABEL_KEYS:
+                continue
+            keys.add(note.key)
+            found[(author, cot.id or "", note.key)] = value
+    wanted = list(labels) if labels is not None else sorted(keys)
+    ratings = []
+    for cot in cots:
+        for author in sorted(reviewed.get(cot.id or "", ())):
+            for label in wanted:
+                value = found.get((author, cot.id or "", label))
+                if value is None and absent_is_false:
+                    value = False
+                if value is not None:
+                    ratings.append(LabelRating(author, cot.id or "", label, value))
+    return ratings

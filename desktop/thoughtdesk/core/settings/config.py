@@ -1,0 +1,213 @@
+"""The few settings that non-Qt code (the CLI, background work) needs, in a small JSON file.
+
+The GUI keeps its settings with QSettings (``thoughtdesk.ui.settings.options``); ``core`` must not
+import Qt, so the settings that also govern the CLI are mirrored here by the GUI whenever they
+are saved: offline mode, and whether the user agreed to keep API keys in a file because no
+system keyring exists. The file is ``<user config folder>/core.json`` (``~/.config/ThoughtDesk/``
+on Linux; ``THOUGHTDESK_CONFIG_DIR`` overrides the folder). See ``docs/settings.md``.
+
+It also holds the key-file fallback: :class:`FileKeyring`, used only after the user said yes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from urllib.parse import urlsplit
+from pathlib import Path
+
+import keyring
+import keyring.backend
+import keyring.backends.fail
+import keyring.backends.null
+import keyring.errors
+
+from thoughtdesk.core.files import write_text_atomically
+from thoughtdesk.core.settings import secrets
+from thoughtdesk.core.paths import user_config_dir
+CONFIG_FILENAME = "core.json"
+KEY_FILENAME = "api-keys.json"
+
+
+@dataclass(slots=True)
+class CoreConfig:
+    """Settings read by non-Qt code.
+
+    ``offline``: no connection to anything but this machine (see :mod:`thoughtdesk.core.settings.network`).
+    ``keys_in_file``: the user agreed to keep API keys in a private file because the system has
+    no keyring (never set while a keyring works).
+    ``key_origins``: provider -> the address (``scheme://host:port``) its stored key was saved
+    for in Settings; the key is sent to that address only (see :func:`key_origin`).
+    """
+
+    offline: bool = False
+    keys_in_file: bool = False
+    key_origins: dict[str, str] = field(default_factory=dict)
+
+
+def config_dir() -> Path:
+    """The folder of ``core.json`` and the key file (:func:`thoughtdesk.core.paths.user_config_dir`)."""
+    return user_config_dir()
+
+
+def config_path() -> Path:
+    return config_dir() / CONFIG_FILENAME
+
+
+def load_config() -> CoreConfig:
+    """The saved config; defaults when the file is missing or unreadable (never raises)."""
+    try:
+        data = json.loads(config_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return CoreConfig()
+    if not isinstance(data, dict):
+        return CoreConfig()
+    flags = {f.name for f in fields(CoreConfig) if f.name != "key_origins"}
+    values = {k: bool(v) for k, v in data.items() if k in flags}
+    origins = data.get("key_origins")
+    if isinstance(origins, dict):
+        values["key_origins"] = {str(k): str(v) for k, v in origins.items() if isinstance(v, str)}
+    return CoreConfig(**values)
+
+
+def key_origin(url: str) -> str:
+    """``scheme://host:port`` of ``url`` (default ports filled in, host lower-cased): what a
+    stored API key is bound to, so that it is never sent to another server."""
+    parts = urlsplit(url.strip())
+    scheme = (parts.scheme or "https").lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def record_key_origin(provider: str, base_url: str) -> None:
+    """Remember that ``provider``'s stored key was saved for ``base_url``."""
+    config = load_config()
+    config.key_origins[provider] = key_origin(base_url)
+    save_config(config)
+
+
+def store_api_key(provider: str, key: str, base_url: str) -> None:
+    """Keep ``key`` in the keyring for ``provider``, to be sent to ``base_url``'s server only."""
+    secrets.set_api_key(provider, key)
+    record_key_origin(provider, base_url)
+
+
+def stored_key_for(provider: str, base_url: str, default_base_url: str) -> str | None:
+    """The keyring's key for ``provider`` if it was saved for ``base_url``'s server, else None
+    (a key saved with no address belongs to ``default_base_url``, the official one)."""
+    key = secrets.get_api_key(provider)
+    if not key:
+        return None
+    bound = load_config().key_origins.get(provider) or key_origin(default_base_url)
+    return key if key_origin(base_url or default_base_url) == bound else None
+
+
+def save_config(config: CoreConfig) -> Path:
+    """Write the config atomically; returns the file's path."""
+    path = config_path()
+    _write_private(path, json.dumps(asdict(config), indent=2) + "\n", private=False)
+    return path
+
+
+def _write_private(path: Path, text: str, *, private: bool) -> None:
+    # Write-then-rename so a crash never leaves half a file; 0600 for key material.
+    write_text_atomically(path, text, private=private)
+
+
+# --- keyring availability and the file fallback --------------------------------------------
+
+
+class FileKeyring(keyring.backend.KeyringBackend):
+    """Keys in a JSON file readable only by the user (mode 0600), for systems without a keyring.
+
+    Used only when the user agreed (``CoreConfig.keys_in_file``): the keys are protected by the
+    file's permissions, not encrypted, and the Settings dialog says so.
+    """
+
+    priority = 0.1  # type: ignore[assignment]
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__()
+        self.path = path or config_dir() / KEY_FILENAME
+
+    def _read(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            raise keyring.errors.KeyringError(f"key file {self.path} is unreadable: {error}") from None
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, str]) -> None:
+        _write_private(self.path, json.dumps(data, indent=2) + "\n", private=True)
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self._read().get(f"{service}/{username}")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        data = self._read()
+        data[f"{service}/{username}"] = password
+        self._write(data)
+
+    def delete_password(self, service: str, username: str) -> None:
+        data = self._read()
+        if data.pop(f"{service}/{username}", None) is None:
+            raise keyring.errors.PasswordDeleteError(f"no password for {username} in {service}")
+        self._write(data)
+
+
+def current_keyring() -> keyring.backend.KeyringBackend:
+    """The keyring backend :mod:`thoughtdesk.core.settings.secrets` uses right now (unwrapped from the
+    log's :class:`~thoughtdesk.core.settings.logs.SecretWatchingKeyring`)."""
+    backend = secrets._backend()
+    while hasattr(backend, "inner"):
+        backend = backend.inner
+    return backend
+
+
+def keyring_is_usable(backend: keyring.backend.KeyringBackend | None = None) -> bool:
+    """False when there is no real keyring (keyring's ``fail``/``null`` backends, or a chainer
+    over none of them): storing a key there would fail or silently do nothing."""
+    backend = backend or current_keyring()
+    if isinstance(backend, (keyring.backends.fail.Keyring, keyring.backends.null.Keyring)):
+        return False
+    inner = getattr(backend, "backends", None)
+    if type(backend).__name__ == "ChainerBackend" and not inner:
+        return False
+    return True
+
+
+def keyring_name(backend: keyring.backend.KeyringBackend | None = None) -> str:
+    """A readable name of the keyring backend (e.g. ``SecretService Keyring``)."""
+    backend = backend or current_keyring()
+    return getattr(backend, "name", type(backend).__name__)
+
+
+def use_key_file_if_allowed(config: CoreConfig | None = None) -> bool:
+    """Switch :mod:`secrets` to the key file when there is no keyring and the user agreed.
+
+    Returns True when the key file is now in use. Called at start-up by the GUI and the CLI.
+    """
+    config = config or load_config()
+    if not config.keys_in_file:  # checked first: finding the system keyring takes time
+        return False
+    if isinstance(current_keyring(), FileKeyring):
+        return True
+    if keyring_is_usable():
+        return False
+    from thoughtdesk.core.settings.logs import watch_keyring
+
+    secrets.use_keyring(FileKeyring())
+    watch_keyring()  # keys read from the file are redacted from the log too
+    return True
+
+
+def apply_startup_config(offline: bool | None = None) -> None:
+    """At the start of any command: offline mode (``offline`` > env > config) and the key file
+    fallback when agreed. Never raises: a broken config file means the defaults."""
+    from thoughtdesk.core.settings.network import apply_offline_setting
+
+    config = load_config()
+    apply_offline_setting(offline)
+    use_key_file_if_allowed(config)

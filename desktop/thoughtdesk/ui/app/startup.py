@@ -1,0 +1,93 @@
+"""Starting the desktop application."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.importing.importer import import_thoughtsource
+from thoughtdesk.core.paths import LIBRARY_ENV, resolve_library_path, resource_path
+from thoughtdesk.core.library.store import Library
+
+DEMO_COLLECTION = "Demo"
+QUIT_WHEN_SHOWN_ENV = "THOUGHTDESK_QUIT_WHEN_SHOWN"
+
+
+def open_library_for_gui(path: Path) -> Library:
+    """Open the library; a library created just now gets the demo collection, so views have content."""
+    is_new = not path.exists()
+    library = Library.open(path)
+    if is_new:
+        add_demo_collection(library)
+    return library
+
+
+def add_demo_collection(library: Library) -> None:
+    demo = resource_path("demo_collection.json")
+    if demo.exists() and library.collection_id(DEMO_COLLECTION) is None:
+        import_thoughtsource(library, demo, collection=DEMO_COLLECTION)
+
+
+def make_application(argv: list[str] | None = None):
+    from thoughtdesk.ui.qt import QApplication
+
+    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    app.setOrganizationName("ThoughtDesk")
+    app.setApplicationName("ThoughtDesk")
+    from thoughtdesk.ui.app import gc_guard
+
+    gc_guard.install(app)
+    return app
+
+
+def run_gui(library: str | None = None) -> int:
+    """Show the main window on ``library`` (default: the user's library) until it closes.
+
+    Before the window: the log file and crash dialog, offline mode and the key file fallback
+    from the settings, and on a first start the first-run wizard (not when ``firstRun/done`` is
+    set or ``THOUGHTDESK_NO_WIZARD=1``). ``THOUGHTDESK_QUIT_WHEN_SHOWN=1`` quits as soon as the
+    window is first painted, printing the seconds since the process started (benchmarks).
+    """
+    app = make_application()
+    from thoughtdesk.core.settings.logs import setup_logging, watch_keyring
+    from thoughtdesk.ui.app.about import app_icon
+    from thoughtdesk.ui.app.crash import install_crash_handler
+    from thoughtdesk.ui.app.main_window import MainWindow
+    from thoughtdesk.ui.qt import QMessageBox, Qt
+    from thoughtdesk.ui.settings.options import apply_startup_settings, load_settings, wizard_wanted
+
+    setup_logging()
+    install_crash_handler()
+    app.setWindowIcon(app_icon())
+    settings = apply_startup_settings()
+    watch_keyring()
+    if wizard_wanted():
+        from thoughtdesk.ui.settings.first_run import FirstRunWizard
+
+        wizard = FirstRunWizard()
+        if wizard.exec():
+            settings = load_settings()
+            if wizard.failed_messages():  # e.g. the keyring refused a key: say so before going on
+                box = QMessageBox(QMessageBox.Icon.Warning, "ThoughtDesk", "\n".join(wizard.failed_messages()))
+                box.setTextFormat(Qt.TextFormat.PlainText)
+                box.exec()
+    explicit = library or (None if os.environ.get(LIBRARY_ENV) else settings.library_path or None)
+    path = resolve_library_path(explicit)
+    try:
+        lib = open_library_for_gui(path)
+    except ThoughtDeskError as error:
+        QMessageBox.critical(None, "ThoughtDesk", str(error))
+        return 1
+    window = MainWindow(lib)
+    if os.environ.get(QUIT_WHEN_SHOWN_ENV) == "1":
+        from thoughtdesk.ui.app.startup_probe import quit_when_shown
+
+        quit_when_shown(window)
+    window.show()
+    from thoughtdesk.ui.app.gc_guard import freeze_startup_objects
+    from thoughtdesk.ui.qt import QTimer
+
+    QTimer.singleShot(0, freeze_startup_objects)
+    return app.exec()

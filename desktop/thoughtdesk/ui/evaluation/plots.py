@@ -1,0 +1,278 @@
+"""Result plots (pyqtgraph): accuracy with Wilson whiskers, accuracy vs tokens with its Pareto
+front, and a samples x conditions correctness map. Each exports to PNG/SVG and its data to CSV.
+
+Fed from ``core.metrics`` records; call ``set_rows``/``set_answers`` again while a run is in
+progress to redraw. Names from datasets are shown escaped, never as live rich text.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters
+from PySide6.QtCore import QRectF, QSize, Signal
+from PySide6.QtGui import QFont, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from thoughtdesk.core.evaluation.metrics import AccuracyRow, ScoredAnswer
+
+_MODEL_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
+_ROW_FIELDS = ("dataset", "split", "model", "condition", "n", "correct", "incorrect", "unextractable",
+               "accuracy", "wilson_low", "wilson_high", "share_unextractable", "questions",
+               "majority_accuracy", "mean_tokens", "mean_cost")
+
+
+class _ExportablePlot(QWidget):
+    """A graphics layout with PNG/SVG export of the whole figure."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.layout_widget = pg.GraphicsLayoutWidget()
+        self.layout_widget.setBackground("w")
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.layout_widget)
+
+    def export_png(self, path: str | Path, width: int = 1200) -> Path:
+        """Write the figure as PNG, ``width`` pixels wide (height keeps the aspect ratio)."""
+        exporter = pg.exporters.ImageExporter(self.layout_widget.scene())
+        exporter.parameters()["width"] = int(width)
+        exporter.export(str(path))
+        return Path(path)
+
+    def export_svg(self, path: str | Path) -> Path:
+        """Write the figure as SVG.
+
+        Rendered with Qt's own QSvgGenerator: pyqtgraph's SVGExporter fails on the path data
+        this Qt version writes ("not enough values to unpack" in SVGExporter.correctCoordinates).
+        """
+        scene = self.layout_widget.scene()
+        rect = scene.sceneRect()
+        generator = QSvgGenerator()
+        generator.setFileName(str(path))
+        generator.setSize(QSize(int(rect.width()), int(rect.height())))
+        generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        generator.setTitle("ThoughtDesk plot")
+        painter = QPainter(generator)
+        try:
+            scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        finally:
+            painter.end()
+        return Path(path)
+
+
+def _write_rows_csv(path: str | Path, rows: Sequence[AccuracyRow]) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(_ROW_FIELDS)
+        for row in rows:
+            writer.writerow(["" if getattr(row, f) is None else getattr(row, f) for f in _ROW_FIELDS])
+    return Path(path)
+
+
+def short_labels(rows) -> list[str]:
+    """Bar labels that say only what differs between the bars of one panel.
+
+    A condition is "instruction / trigger / extraction"; parts equal on every bar are left out,
+    and the model is named only when the panel has more than one (full names are in the table
+    and the tooltip-free CSV export).
+    """
+    rows = list(rows)
+    if not rows:
+        return []
+    parts = [r.condition.split(" / ") for r in rows]
+    width = max(len(p) for p in parts)
+    parts = [p + [""] * (width - len(p)) for p in parts]
+    varying = [i for i in range(width) if len({p[i] for p in parts}) > 1]
+    several_models = len({r.model for r in rows}) > 1
+    labels = []
+    for row, p in zip(rows, parts):
+        bits = ([row.model] if several_models else []) + [_part_name(p[i], i, width) for i in varying]
+        labels.append(" / ".join(bits) or row.condition or row.model)
+    return labels
+
+
+def _tick_font() -> QFont:
+    font = QFont()
+    font.setPointSizeF(max(7.0, font.pointSizeF() * 0.85))
+    return font
+
+
+#: What each part of a three-part condition is, for saying that a bar has none ("-").
+_CONDITION_PARTS = ("instruction", "trigger", "extraction")
+
+
+def _part_name(value: str, index: int, width: int) -> str:
+    return "none" if value == "-" and width == len(_CONDITION_PARTS) else value
+
+
+def varying_parts(rows) -> str:
+    """What the bars of one panel differ in ("model / trigger"): the x-axis title."""
+    rows = list(rows)
+    parts = [r.condition.split(" / ") for r in rows]
+    width = max((len(p) for p in parts), default=0)
+    names = ["model"] if len({r.model for r in rows}) > 1 else []
+    for i in range(width):
+        if len({p[i] if i < len(p) else "" for p in parts}) > 1:
+            names.append(_CONDITION_PARTS[i] if width == len(_CONDITION_PARTS) else f"part {i + 1}")
+    return " / ".join(names)
+
+
+def enumerate_labels(rows):
+    """``(x, label)`` ticks for the bars at x = 0, 1, 2, ..."""
+    return [(float(i), label) for i, label in enumerate(short_labels(rows))]
+
+
+def label_bars(plot, rows, with_ticks: bool = True) -> None:
+    """Name a panel's bars (x = 0, 1, ...) and title its x axis with what they differ in."""
+    bottom = plot.getAxis("bottom")
+    bottom.setTicks([list(enumerate_labels(rows)) if with_ticks else []])
+    title = varying_parts(rows)
+    if bottom.labelText != title:  # setting it re-lays the panel out
+        bottom.setStyle(tickFont=_tick_font())  # several labels share a narrow panel
+        plot.setLabel("bottom", title)
+
+
+class AccuracyPlot(_ExportablePlot):
+    """Accuracy per condition with Wilson whiskers; bars grouped by model, one panel per dataset."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[AccuracyRow] = []
+
+    def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
+        """Redraw from accuracy rows (call again while a run is in progress)."""
+        self.rows = list(rows)
+        self.layout_widget.clear()
+        datasets = sorted({(r.dataset, r.split) for r in self.rows})
+        models = sorted({r.model for r in self.rows})
+        for column, (dataset, split) in enumerate(datasets):
+            plot = self.layout_widget.addPlot(row=0, col=column)
+            plot.setTitle(html.escape(f"{dataset} / {split}"))
+            plot.setYRange(0, 1)
+            plot.setLabel("left", "accuracy (Wilson 95 %)")
+            panel = sorted((r for r in self.rows if (r.dataset, r.split) == (dataset, split)),
+                           key=lambda r: (r.model, r.condition))
+            xs = np.arange(len(panel), dtype=float)
+            for model_index, model in enumerate(models):
+                mask = [r.model == model for r in panel]
+                if not any(mask):
+                    continue
+                sel = [r for r in panel if r.model == model]
+                x = xs[np.array(mask)]
+                acc = np.array([r.accuracy for r in sel])
+                plot.addItem(pg.BarGraphItem(x=x, height=acc, width=0.7,
+                                             brush=_MODEL_COLOURS[model_index % len(_MODEL_COLOURS)], name=model))
+                plot.addItem(pg.ErrorBarItem(x=x, y=acc, top=np.array([r.wilson_high for r in sel]) - acc,
+                                             bottom=acc - np.array([r.wilson_low for r in sel]), beam=0.2))
+            label_bars(plot, panel)
+
+    def export_csv(self, path: str | Path) -> Path:
+        """The plotted rows as CSV (all AccuracyRow fields)."""
+        return _write_rows_csv(path, self.rows)
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Points (cost, accuracy) not beaten by a cheaper-or-equal point with higher accuracy,
+    sorted by cost."""
+    front: list[tuple[float, float]] = []
+    best = -math.inf
+    for cost, accuracy in sorted(points, key=lambda p: (p[0], -p[1])):
+        if accuracy > best:
+            front.append((cost, accuracy))
+            best = accuracy
+    return front
+
+
+class ParetoPlot(_ExportablePlot):
+    """Accuracy against mean tokens (or mean cost) per condition, with the Pareto front."""
+
+    def __init__(self, parent: QWidget | None = None, *, use_cost: bool = False) -> None:
+        super().__init__(parent)
+        self.use_cost = use_cost
+        self.rows: list[AccuracyRow] = []
+        self.plot = self.layout_widget.addPlot()
+
+    def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
+        self.rows = [r for r in rows if (r.mean_cost if self.use_cost else r.mean_tokens) is not None]
+        self.plot.clear()
+        self.plot.setLabel("bottom", "mean cost (USD)" if self.use_cost else "mean tokens")
+        self.plot.setLabel("left", "accuracy")
+        points = [((r.mean_cost if self.use_cost else r.mean_tokens), r.accuracy) for r in self.rows]
+        if not points:
+            return
+        self.plot.addItem(pg.ScatterPlotItem([p[0] for p in points], [p[1] for p in points], size=8, brush="#4C72B0"))
+        front = pareto_front(points)  # type: ignore[arg-type]
+        self.plot.addItem(pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2)))
+
+    def export_csv(self, path: str | Path) -> Path:
+        return _write_rows_csv(path, self.rows)
+
+
+class CorrectnessMap(_ExportablePlot):
+    """Samples (rows) x conditions (columns): green correct, red incorrect, grey unextractable,
+    white where the condition has no answer for the sample (not the same as unextractable).
+
+    Clicking a cell emits ``sample_clicked`` with the sample id.
+    """
+
+    sample_clicked = Signal(str)
+    _CODES = {"correct": 2.0, "incorrect": 0.0, "unextractable": 1.0}
+    MISSING = 3.0  # image value of a cell without an answer
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = self.layout_widget.addPlot()
+        self.image = pg.ImageItem()
+        self.image.setLookupTable(np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104], [255, 255, 255]],
+                                           dtype=np.ubyte))
+        self.plot.addItem(self.image)
+        self.plot.invertY(True)
+        self.sample_ids: list[str] = []
+        self.conditions: list[str] = []
+        self.matrix = np.zeros((0, 0))
+        self.image.mouseClickEvent = self._clicked  # type: ignore[method-assign]
+
+    def set_answers(self, answers: Sequence[ScoredAnswer]) -> None:
+        """Redraw from scored answers (first sample of each question per condition)."""
+        self.sample_ids = sorted({a.sample_id for a in answers})
+        self.conditions = sorted({f"{a.model}:{a.condition}" for a in answers})
+        rows = {sid: i for i, sid in enumerate(self.sample_ids)}
+        cols = {c: j for j, c in enumerate(self.conditions)}
+        self.matrix = np.full((len(self.sample_ids), len(self.conditions)), np.nan)
+        for a in sorted(answers, key=lambda a: -a.sample_index):
+            self.matrix[rows[a.sample_id], cols[f"{a.model}:{a.condition}"]] = self._CODES[a.outcome]
+        # ImageItem's first axis is x: columns are conditions
+        self.image.setImage(np.nan_to_num(self.matrix.T, nan=self.MISSING), levels=(0, self.MISSING),
+                            autoLevels=False)
+        self.plot.getAxis("bottom").setTicks([[(j + 0.5, c) for j, c in enumerate(self.conditions)]])
+
+    def sample_at(self, x: float, y: float) -> str | None:
+        """The sample id under image coordinates (x = condition column, y = sample row)."""
+        row = int(math.floor(y))
+        if 0 <= row < len(self.sample_ids) and 0 <= int(math.floor(x)) < len(self.conditions):
+            return self.sample_ids[row]
+        return None
+
+    def _clicked(self, event) -> None:  # noqa: ANN001 - pyqtgraph mouse event
+        sample = self.sample_at(event.pos().x(), event.pos().y())
+        if sample is not None:
+            event.accept()
+            self.sample_clicked.emit(sample)
+
+    def export_csv(self, path: str | Path) -> Path:
+        """The map as CSV: one row per sample, one column per condition, outcome names."""
+        names = {2.0: "correct", 0.0: "incorrect", 1.0: "unextractable"}
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["sample_id", *self.conditions])
+            for i, sid in enumerate(self.sample_ids):
+                writer.writerow([sid, *("" if np.isnan(v) else names[float(v)] for v in self.matrix[i])])
+        return Path(path)

@@ -1,0 +1,421 @@
+"""The Results tab: accuracy table, accuracy / Pareto / correctness-map plots, pairwise comparison.
+
+Everything heavy runs in the thread pool: evaluation (reading answers and building the table),
+re-scoring (through ``window.run_task`` with progress and Cancel) and the bootstrap of a pairwise
+comparison. The GUI thread only swaps in finished results and redraws.
+
+Live update: ``window.data_changed`` and, every 2 s while the tab is visible, a change of the
+library file's ``PRAGMA data_version`` (another connection committed: a generation run, a
+re-score, a CLI import) trigger a debounced recompute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
+from thoughtdesk.core.evaluation.metrics import ScoredAnswer
+from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.qt import (
+    QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+    QSortFilterProxyModel, QSplitter, Qt, QTableView, QTabWidget, QTimer, QVBoxLayout, QWidget,
+)
+from thoughtdesk.ui.evaluation.conditions import ComparePanel
+from thoughtdesk.ui.evaluation.live_plot import LiveAccuracyPlot
+from thoughtdesk.ui.evaluation.plots import CorrectnessMap, ParetoPlot
+from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
+from thoughtdesk.ui.app.owned_tasks import start_owned_task
+from thoughtdesk.ui.app.tasks import Task, TaskContext
+
+POLL_MS = 2000
+DEBOUNCE_MS = 250
+#: Characters per token, to estimate tokens when a collection stores none (English prose).
+CHARS_PER_TOKEN = 4.0
+
+
+@dataclass
+class Snapshot:
+    """A finished evaluation, built in the background, applied on the GUI thread."""
+
+    collection: str
+    result: EvaluationResult
+    paired: PairedOutcomes
+    by_split: dict[tuple[str, str], list[ScoredAnswer]]
+
+
+def _evaluate_in_background(path: Path, collection: str) -> Snapshot | None:
+    with Library.open(path, create=False) as lib:
+        if lib.collection_id(collection) is None:
+            return None
+        result = evaluate(lib, collection, comparisons=False)
+    by_split: dict[tuple[str, str], list[ScoredAnswer]] = {}
+    for answer in result.answers:
+        by_split.setdefault((answer.dataset, answer.split), []).append(answer)
+    return Snapshot(collection, result, PairedOutcomes(result.answers), by_split)
+
+
+class ResultsView(QWidget):
+    """The Results tab of the main window."""
+
+    def __init__(self, window) -> None:  # noqa: ANN001 - MainWindow (import cycle)
+        super().__init__()
+        self.setObjectName("resultsView")
+        self.window_ = window
+        self.snapshot: Snapshot | None = None
+        self._tasks: set[Task] = set()
+        self._running = False
+        self._dirty = False
+        self._stale = True
+        self._seen_version: int | None = None
+        self._build()
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._start_refresh)
+        self._poll_timer = QTimer(self, interval=POLL_MS)
+        self._poll_timer.timeout.connect(self.poll_data_version)
+        self._poll_timer.start()
+        window.library_changed.connect(self._library_changed)
+        window.data_changed.connect(self._data_changed)
+        window.tree.selectionModel().currentChanged.connect(lambda *_: self.follow_tree())
+
+    # Layout -----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.collection_combo = QComboBox(objectName="resultsCollection")
+        self.collection_combo.setMinimumContentsLength(24)
+        self.collection_combo.currentIndexChanged.connect(lambda _: self.schedule_refresh())
+        self.rescore_button = QPushButton("Re-score", objectName="rescoreButton")
+        self.rescore_button.setToolTip("Recompute every answer's correctness with ThoughtDesk's extraction")
+        self.rescore_button.clicked.connect(self.rescore_current)
+        self.restore_button = QPushButton("Restore imported", objectName="restoreButton")
+        self.restore_button.setToolTip("Undo re-scoring: put back the correctness the imported file came with")
+        self.restore_button.clicked.connect(self.restore_current)
+        self.status = QLabel(objectName="resultsStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Collection:"))
+        top.addWidget(self.collection_combo)
+        top.addWidget(self.rescore_button)
+        top.addWidget(self.restore_button)
+        top.addWidget(self.status, 1)
+
+        self.table_model = AccuracyTableModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.table_model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.table = QTableView(objectName="accuracyTable")
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+
+        self.accuracy_plot = LiveAccuracyPlot()
+        self.pareto_plot = ParetoPlot()
+        self.correctness_map = CorrectnessMap()
+        self.correctness_map.sample_clicked.connect(self.open_sample_label)
+        self.pareto_axis = QComboBox(objectName="paretoAxis")
+        self.pareto_axis.addItem("mean tokens", False)
+        self.pareto_axis.addItem("mean cost (USD)", True)
+        self.pareto_axis.currentIndexChanged.connect(lambda _: self._draw_pareto())
+        self.pareto_note = QLabel(objectName="paretoNote")
+        self.pareto_note.setTextFormat(Qt.TextFormat.PlainText)
+        pareto_page = self._page(self.pareto_plot, QLabel("x axis:"), self.pareto_axis, self.pareto_note)
+        self.map_split = QComboBox(objectName="mapSplit")
+        self.map_split.currentIndexChanged.connect(lambda _: self._draw_map())
+        map_page = self._page(self.correctness_map, QLabel("Questions of:"), self.map_split,
+                              QLabel("green correct · red incorrect · grey not extractable; click opens the sample"))
+        self.plots = QTabWidget(objectName="resultsPlots")
+        self.plots.addTab(self.accuracy_plot, "Accuracy")
+        self.plots.addTab(pareto_page, "Accuracy vs tokens")
+        self.plots.addTab(map_page, "Correctness map")
+        self.compare = ComparePanel(self._start_task)
+        self.plots.addTab(self.compare, "Compare two conditions")
+
+        exports = QHBoxLayout()
+        exports.addStretch(1)
+        for kind in ("png", "svg", "csv"):
+            button = QPushButton(f"Export {kind.upper()}…", objectName=f"export_{kind}")
+            button.clicked.connect(lambda _=False, k=kind: self.export_dialog(k))
+            exports.addWidget(button)
+        plot_box = QWidget()
+        plot_layout = QVBoxLayout(plot_box)
+        plot_layout.setContentsMargins(0, 0, 0, 0)
+        plot_layout.addWidget(self.plots)
+        plot_layout.addLayout(exports)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(plot_box)
+        splitter.setSizes([300, 500])
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(splitter, 1)
+
+    @staticmethod
+    def _page(plot: QWidget, *controls: QWidget) -> QWidget:
+        page = QWidget()
+        box = QVBoxLayout(page)
+        box.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        for control in controls:
+            row.addWidget(control)
+        row.addStretch(1)
+        box.addLayout(row)
+        box.addWidget(plot, 1)
+        return page
+
+    # Collections and refresh -------------------------------------------------------------
+
+    def _library_changed(self, library: Library) -> None:
+        self._seen_version = None
+        self.reload_collections()
+        self.follow_tree()
+        self.schedule_refresh()
+
+    def reload_collections(self) -> None:
+        library = self.window_.library
+        current = self.collection_combo.currentText()
+        names = [c.name for c in library.collections()] if library else []
+        if names == [self.collection_combo.itemText(i) for i in range(self.collection_combo.count())]:
+            return
+        self.collection_combo.blockSignals(True)
+        self.collection_combo.clear()
+        self.collection_combo.addItems(names)
+        if current in names:
+            self.collection_combo.setCurrentIndex(names.index(current))
+        self.collection_combo.blockSignals(False)
+
+    def follow_tree(self) -> None:
+        """Show the collection selected in the main window's tree."""
+        node = self.window_.tree.current_node()
+        if node is None:
+            return
+        index = self.collection_combo.findText(node.collection, Qt.MatchFlag.MatchExactly)
+        if index < 0:
+            self.reload_collections()
+            index = self.collection_combo.findText(node.collection, Qt.MatchFlag.MatchExactly)
+        if index >= 0 and index != self.collection_combo.currentIndex():
+            self.collection_combo.setCurrentIndex(index)
+
+    def _data_changed(self) -> None:
+        self.reload_collections()
+        self.schedule_refresh()
+
+    def schedule_refresh(self) -> None:
+        """Recompute soon (debounced); while the tab is hidden, only remember that it is stale."""
+        self._stale = True
+        if self.isVisible():
+            self._debounce.start()
+
+    def showEvent(self, event) -> None:  # noqa: ANN001
+        super().showEvent(event)
+        if self._stale:
+            self._debounce.start()
+
+    def poll_data_version(self) -> bool:
+        """Schedule a refresh if another connection committed to the library since the last look."""
+        library = self.window_.library
+        if library is None or not self.isVisible():
+            return False
+        version = library.conn.execute("PRAGMA data_version").fetchone()[0]
+        changed = self._seen_version is not None and version != self._seen_version
+        self._seen_version = version
+        if changed:
+            self.schedule_refresh()
+        return changed
+
+    def _start_refresh(self) -> None:
+        library = self.window_.library
+        collection = self.collection_combo.currentText()
+        if library is None or not collection:
+            self._apply(None)
+            return
+        if self._running:
+            self._dirty = True
+            return
+        self._running, self._dirty, self._stale = True, False, False
+        self.status.setText("Computing…")
+        path = library.path
+        # What this refresh will see: writes notified before it need no second refresh by the poll.
+        self._seen_version = library.conn.execute("PRAGMA data_version").fetchone()[0]
+        self._start_task(lambda: _evaluate_in_background(path, collection), self._refresh_done, self._refresh_failed)
+
+    def _start_task(self, work, on_success, on_failed) -> Task:
+        """``work()`` in the thread pool; its result or error is delivered on the GUI thread."""
+        return start_owned_task(self, self._tasks, work, on_success, on_failed)
+
+    def _refresh_done(self, snapshot: Snapshot | None) -> None:
+        self._running = False
+        if snapshot is None or snapshot.collection == self.collection_combo.currentText():
+            self._apply(snapshot)
+        if self._dirty or (snapshot is not None and snapshot.collection != self.collection_combo.currentText()):
+            self._debounce.start()
+
+    def _refresh_failed(self, error: BaseException) -> None:
+        self._running = False
+        self.status.setText(f"Could not evaluate: {error}")
+        if self._dirty:
+            self._debounce.start()
+
+    def is_idle(self) -> bool:
+        """No evaluation running or waiting (for tests and the benchmark)."""
+        return not self._running and not self._debounce.isActive() and not self._tasks
+
+    # Drawing ----------------------------------------------------------------------------
+
+    def _apply(self, snapshot: Snapshot | None) -> None:
+        self.snapshot = snapshot
+        result = snapshot.result if snapshot else None
+        rows = result.rows if result else []
+        self.table_model.set_rows(rows)
+        self._fit_name_columns(rows)
+        self.accuracy_plot.set_rows(rows)
+        self._draw_pareto()
+        self._fill_map_splits()
+        self.compare.set_snapshot(snapshot.result.rows if snapshot else [], snapshot.paired if snapshot else None)
+        if result is None:
+            self.status.setText("No collection selected." if not self.collection_combo.currentText() else "")
+            return
+        scored = result.scored_by_thoughtdesk + result.scored_from_file
+        text = f"{scored:,} scored answer(s) in {len(rows)} condition row(s); correctness: " + {
+            "thoughtdesk": "ThoughtDesk", "file": "stored in the imported file",
+            "mixed": "ThoughtDesk where re-scored, else stored", "none": "none scored",
+        }[result.source]
+        if result.unscored:
+            text += f"; {result.unscored:,} answer(s) without stored correctness (Re-score to score them)"
+        self.status.setText(text)
+
+    def _fit_name_columns(self, rows) -> None:  # noqa: ANN001
+        """Width of the dataset, split and model columns from their few distinct names
+        (resizeColumnToContents would measure every cell: ~80 ms for 200 rows)."""
+        metrics = self.table.fontMetrics()
+        header = self.table.horizontalHeader()
+        for column, name in ((0, "dataset"), (1, "split"), (2, "model")):
+            texts = {getattr(r, name) for r in rows} | {COLUMNS[column].title}
+            width = max(metrics.horizontalAdvance(t) for t in texts) + 24
+            self.table.setColumnWidth(column, min(width, 320))
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+
+    def pareto_rows(self) -> tuple[list, str]:
+        """Rows for the Pareto plot and a note; tokens are estimated from CoT length if none are stored."""
+        if self.snapshot is None:
+            return [], ""
+        result = self.snapshot.result
+        if self.pareto_axis.currentData() or any(r.mean_tokens is not None for r in result.rows):
+            return result.rows, ""
+        estimated = [replace(r, mean_tokens=result.mean_cot_chars.get(r.key, 0.0) / CHARS_PER_TOKEN)
+                     for r in result.rows]
+        return estimated, "No token counts stored: estimated as CoT characters / 4."
+
+    def _draw_pareto(self) -> None:
+        self.pareto_plot.use_cost = bool(self.pareto_axis.currentData())
+        rows, note = self.pareto_rows()
+        self.pareto_note.setText(note)
+        self.pareto_plot.set_rows(rows)
+
+    def _fill_map_splits(self) -> None:
+        previous = self.map_split.currentData()
+        self.map_split.blockSignals(True)
+        self.map_split.clear()
+        splits = sorted(self.snapshot.by_split) if self.snapshot else []
+        self.map_split.addItem("all datasets", None)
+        for split in splits:
+            self.map_split.addItem(f"{split[0]} / {split[1]}", split)
+        # One dataset split by default: a map across datasets is mostly empty cells.
+        index = self.map_split.findData(previous) if previous is not None else (1 if splits else 0)
+        self.map_split.setCurrentIndex(max(0, index))
+        self.map_split.blockSignals(False)
+        self._draw_map()
+
+    def _draw_map(self) -> None:
+        if self.snapshot is None:
+            self.correctness_map.set_answers([])
+            return
+        split = self.map_split.currentData()
+        answers = self.snapshot.result.answers if split is None else self.snapshot.by_split.get(tuple(split), [])
+        self.correctness_map.set_answers(answers)
+
+    def open_sample_label(self, label: str) -> None:
+        """Open the sample behind a correctness-map row in the Samples tab."""
+        if self.snapshot is None:
+            return
+        pk = self.snapshot.result.sample_pks.get(label)
+        if pk is not None:
+            self.window_.open_sample(pk)
+
+    # Re-scoring and export --------------------------------------------------------------
+
+    def rescore_current(self) -> Task | None:
+        """Re-score the chosen collection in the background (progress dialog with Cancel)."""
+        collection = self.collection_combo.currentText()
+        library = self.window_.library
+        if not collection or library is None:
+            return None
+        path = library.path
+
+        def work(ctx: TaskContext) -> RescoreReport:
+            with Library.open(path, create=False) as lib:
+                return rescore(lib, collection, progress=ctx.progress, cancel=ctx.cancelled)
+
+        def done(report: RescoreReport) -> None:
+            self.window_.statusBar().showMessage(report.summary, 15000)
+            self.window_.notify_data_changed()
+
+        return self.window_.run_task(f"Re-scoring {collection}…", work, done)
+
+    def restore_current(self) -> Task | None:
+        """Put back the chosen collection's imported correctness (undoes Re-score)."""
+        collection = self.collection_combo.currentText()
+        if not collection or self.window_.library is None:
+            return None
+        path = self.window_.library.path
+
+        def work(_ctx: TaskContext) -> int:
+            with Library.open(path, create=False) as lib:
+                return restore_original_scoring(lib, collection)
+
+        def done(restored: int) -> None:
+            self.window_.statusBar().showMessage(
+                f"{restored:,} answer(s) of {collection} restored to the imported correctness", 15000)
+            self.window_.notify_data_changed()
+
+        return self.window_.run_task(f"Restoring the imported scoring of {collection}…", work, done)
+
+    def current_plot(self):  # noqa: ANN201
+        return (self.accuracy_plot, self.pareto_plot, self.correctness_map, None)[self.plots.currentIndex()]
+
+    def export_current(self, kind: str, path: str | Path) -> Path:
+        """Export the plot on the visible tab: ``kind`` "png", "svg" or "csv" (its data)."""
+        plot = self.current_plot()
+        if plot is None:
+            raise ValueError("the comparison tab has no plot to export")
+        return {"png": plot.export_png, "svg": plot.export_svg, "csv": plot.export_csv}[kind](path)
+
+    def export_dialog(self, kind: str) -> None:
+        if self.current_plot() is None:
+            self.window_.show_error("Export", "Choose a plot tab first (Accuracy, Accuracy vs tokens or Correctness map).")
+            return
+        name = self.plots.tabText(self.plots.currentIndex()).lower().replace(" ", "_")
+        filters = {"png": "PNG images (*.png)", "svg": "SVG images (*.svg)", "csv": "CSV files (*.csv)"}
+        path, _ = QFileDialog.getSaveFileName(self, "Export plot", str(Path.home() / f"{name}.{kind}"), filters[kind])
+        if not path:
+            return
+        try:
+            self.export_current(kind, path)
+        except OSError as error:
+            self.window_.show_error("Export failed", f"{path}: {error.strerror or error}")
+            return
+        self.window_.statusBar().showMessage(f"Written to {path}", 10000)
+
+
+def install(window) -> ResultsView:  # noqa: ANN001
+    """Add the Results tab (Ctrl+3) to the main window."""
+    view = ResultsView(window)
+    window.add_tab(view, "Results", "Ctrl+3")
+    return view

@@ -1,0 +1,1 @@
+"""The Generate menu and the Runs tab (Ctrl+4)."""

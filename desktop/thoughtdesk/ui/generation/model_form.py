@@ -1,0 +1,267 @@
+"""The models part of the run planner: a form for one model and the list of models of the run.
+
+Providers: an OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama, LM Studio... with
+its base URL), Anthropic, and a local GGUF model run in-process by llama.cpp (file chooser,
+context size, threads, GPU layers, the GGUF's chat template or a raw completion prompt).
+API keys are not asked here: they live in the keyring and are read when the run starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from thoughtdesk.core.generation.backends import check_gguf_file
+from thoughtdesk.core.generation.backends.base import BackendError
+from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
+from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
+from thoughtdesk.ui.qt import (
+    QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+    QListWidget, QListWidgetItem, QPushButton, QSpinBox, QStackedWidget, Qt, QVBoxLayout, QWidget,
+    Signal,
+)
+
+PROVIDER_CHOICES = (
+    ("OpenAI-compatible server", "openai"),
+    ("Anthropic", "anthropic"),
+    ("Local model (llama.cpp, GGUF file)", "llamacpp"),
+)
+DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest"}
+SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class ModelForm(QWidget):
+    """Edits one :class:`ModelSpec`; :meth:`spec` builds it or raises RunSpecError/BackendError."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.provider = QComboBox(objectName="modelProvider")
+        for label, value in PROVIDER_CHOICES:
+            self.provider.addItem(label, value)
+        self.model_name = QLineEdit(DEFAULT_MODELS["openai"], objectName="modelName")
+        self.base_url = QLineEdit(DEFAULT_BASE_URLS["openai"], objectName="modelBaseUrl")
+        self.base_url.setToolTip("e.g. http://127.0.0.1:8080/v1 for a llama.cpp server, "
+                                 "http://localhost:11434/v1 for Ollama")
+        self.endpoint = QComboBox(objectName="modelEndpoint")
+        self.endpoint.addItem("Chat Completions", "chat")
+        self.endpoint.addItem("Completions (raw prompt)", "completions")
+
+        self.gguf_path = QLineEdit(objectName="ggufPath")
+        self.gguf_path.setPlaceholderText("/path/to/model.gguf")
+        browse = QPushButton("Choose…", objectName="chooseGguf")
+        browse.clicked.connect(self.choose_gguf)
+        gguf_row = QHBoxLayout()
+        gguf_row.addWidget(self.gguf_path, 1)
+        gguf_row.addWidget(browse)
+        self.n_ctx = QSpinBox(objectName="nCtx", minimum=128, maximum=1_048_576, value=2048, singleStep=512)
+        self.n_threads = QSpinBox(objectName="nThreads", minimum=0, maximum=256, value=0)
+        self.n_threads.setSpecialValueText("automatic")
+        self.n_gpu_layers = QSpinBox(objectName="nGpuLayers", minimum=-1, maximum=1000, value=0)
+        self.n_gpu_layers.setSpecialValueText("all")
+        self.template = QComboBox(objectName="localTemplate")
+        self.template.addItem("The GGUF's chat template", True)
+        self.template.addItem("Raw completion (prompt as it is, or wrapped below)", False)
+        self.completion_template = QPlainTextEdit(objectName="completionTemplate")
+        self.completion_template.setPlaceholderText("{prompt}   (e.g. <start_of_turn>user\n{prompt}<end_of_turn>\n"
+                                                    "<start_of_turn>model\n)")
+        self.completion_template.setToolTip("How each prompt is wrapped for a raw completion: {prompt} "
+                                            "marks where the prompt goes. Empty: the prompt as it is.")
+        self.completion_template.setFixedHeight(self.completion_template.fontMetrics().lineSpacing() * 4)
+        self.template.currentIndexChanged.connect(
+            lambda _i: self.completion_template.setEnabled(not self.template.currentData()))
+        self.completion_template.setEnabled(False)
+
+        self.temperature = QDoubleSpinBox(objectName="temperature", minimum=0.0, maximum=2.0, singleStep=0.1)
+        self.max_tokens = QSpinBox(objectName="maxTokens", minimum=1, maximum=100_000, value=256)
+        self.extraction_max_tokens = QSpinBox(objectName="extractionMaxTokens", minimum=1, maximum=10_000, value=32)
+        self.seed = QSpinBox(objectName="modelSeed", minimum=-1, maximum=2_147_483_647, value=-1)
+        self.seed.setSpecialValueText("none")
+        self.timeout = QDoubleSpinBox(objectName="timeout", minimum=1, maximum=3600, value=120, suffix=" s")
+
+        remote = QWidget()
+        remote_form = QFormLayout(remote)
+        remote_form.setContentsMargins(0, 0, 0, 0)
+        remote_form.addRow("&Model", self.model_name)
+        remote_form.addRow("&Base URL", self.base_url)
+        remote_form.addRow("&Endpoint", self.endpoint)
+        local = QWidget()
+        local_form = QFormLayout(local)
+        local_form.setContentsMargins(0, 0, 0, 0)
+        local_form.addRow("GGUF &file", gguf_row)
+        local_form.addRow("&Context size (tokens)", self.n_ctx)
+        local_form.addRow("&Threads", self.n_threads)
+        local_form.addRow("&GPU layers", self.n_gpu_layers)
+        local_form.addRow("&Prompt format", self.template)
+        local_form.addRow("Completion te&mplate", self.completion_template)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(remote)
+        self.pages.addWidget(local)
+
+        form = QFormLayout()
+        form.addRow("&Provider", self.provider)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(form)
+        layout.addWidget(self.pages)
+        sampling = QFormLayout()
+        sampling.addRow("&Temperature", self.temperature)
+        sampling.addRow("Max tokens (CoT)", self.max_tokens)
+        sampling.addRow("Max tokens (extraction)", self.extraction_max_tokens)
+        sampling.addRow("&Seed", self.seed)
+        sampling.addRow("Time&out per call", self.timeout)
+        layout.addLayout(sampling)
+        self.provider.currentIndexChanged.connect(self._provider_changed)
+
+    def _provider_changed(self) -> None:
+        provider = self.provider.currentData()
+        self.pages.setCurrentIndex(1 if provider == "llamacpp" else 0)
+        self.endpoint.setEnabled(provider == "openai")
+        if provider == "anthropic":
+            self.base_url.setText(DEFAULT_BASE_URLS["anthropic"])
+        elif provider == "openai" and "anthropic" in self.base_url.text():
+            self.base_url.setText(DEFAULT_BASE_URLS["openai"])
+        if provider in DEFAULT_MODELS and self.model_name.text() in DEFAULT_MODELS.values():
+            self.model_name.setText(DEFAULT_MODELS[provider])
+
+    def choose_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model file", str(Path.home()),
+                                              "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.gguf_path.setText(path)
+
+    def set_spec(self, spec: ModelSpec) -> None:
+        """Fill the form from ``spec`` (used to edit a model already in the list)."""
+        self.provider.setCurrentIndex(self.provider.findData(spec.provider))
+        if spec.provider == "llamacpp":
+            self.gguf_path.setText(spec.model)
+        else:
+            self.model_name.setText(spec.model)
+            self.base_url.setText(spec.base_url or "")
+        self.endpoint.setCurrentIndex(self.endpoint.findData(spec.endpoint))
+        self.n_ctx.setValue(spec.n_ctx)
+        self.n_threads.setValue(spec.n_threads or 0)
+        self.n_gpu_layers.setValue(spec.n_gpu_layers)
+        self.template.setCurrentIndex(0 if spec.chat else 1)
+        self.completion_template.setPlainText(
+            "" if spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else spec.completion_template)
+        self.temperature.setValue(spec.temperature)
+        self.max_tokens.setValue(spec.max_tokens)
+        self.extraction_max_tokens.setValue(spec.extraction_max_tokens)
+        self.seed.setValue(-1 if spec.seed is None else spec.seed)
+        self.timeout.setValue(spec.timeout)
+
+    def spec(self) -> ModelSpec:
+        """The model described by the form; RunSpecError or ModelFileError saying what to fix."""
+        provider = self.provider.currentData()
+        common = dict(temperature=self.temperature.value(), max_tokens=self.max_tokens.value(),
+                      extraction_max_tokens=self.extraction_max_tokens.value(),
+                      seed=None if self.seed.value() < 0 else self.seed.value(),
+                      timeout=self.timeout.value())
+        if provider == "llamacpp":
+            path = self.gguf_path.text().strip()
+            if not path:
+                raise RunSpecError("llamacpp: choose a .gguf model file")
+            check_gguf_file(path)  # a missing or non-GGUF file is named now, not mid-run
+            return ModelSpec(provider="llamacpp", model=str(Path(path).expanduser()),
+                             chat=bool(self.template.currentData()), n_ctx=self.n_ctx.value(),
+                             n_threads=self.n_threads.value() or None,
+                             n_gpu_layers=self.n_gpu_layers.value(),
+                             completion_template=self._completion_template(), **common)
+        url = self.base_url.text().strip() or None
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise RunSpecError(f"{provider}: the base URL must start with http:// or https:// (got {url!r})")
+        return ModelSpec(provider=provider, model=self.model_name.text().strip(), base_url=url,
+                         endpoint=self.endpoint.currentData() if provider == "openai" else "chat",
+                         chat=provider != "openai" or self.endpoint.currentData() == "chat", **common)
+
+
+    def _completion_template(self) -> str:
+        text = self.completion_template.toPlainText()
+        return text if text.strip() and not self.template.currentData() else DEFAULT_COMPLETION_TEMPLATE
+
+
+def describe(spec: ModelSpec) -> str:
+    """One line for the list: provider, model, where, and the main parameters."""
+    if spec.provider == "llamacpp":
+        where = (f"ctx {spec.n_ctx}, threads {spec.n_threads or 'auto'}, GPU layers {spec.n_gpu_layers}, "
+                 f"{'chat template' if spec.chat else 'raw completion'}"
+                 f"{'' if spec.chat or spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else ' (wrapped)'}")
+    else:
+        where = f"{spec.base_url or 'default URL'}, {spec.endpoint}"
+    seed = "" if spec.seed is None else f", seed {spec.seed}"
+    return f"{spec.label}  ({where}; T={spec.temperature:g}, max {spec.max_tokens} tokens{seed})"
+
+
+class ModelList(QWidget):
+    """The models of the run: the form, Add/Replace/Remove, and the list; ``changed`` on edits."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.form = ModelForm()
+        self.list = QListWidget(objectName="modelList")
+        self.list.currentRowChanged.connect(self._row_changed)
+        self.error = QLabel(objectName="modelError")
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b3261e;")
+        add = QPushButton("&Add model", objectName="addModel")
+        add.clicked.connect(self.add_from_form)
+        update = QPushButton("Replace selected", objectName="replaceModel")
+        update.clicked.connect(self.replace_selected)
+        remove = QPushButton("Remove", objectName="removeModel")
+        remove.clicked.connect(self.remove_selected)
+        buttons = QHBoxLayout()
+        for button in (add, update, remove):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.error)
+        layout.addWidget(QLabel("Models in this run:"))
+        layout.addWidget(self.list, 1)
+
+    def specs(self) -> list[ModelSpec]:
+        return [self.list.item(row).data(SPEC_ROLE) for row in range(self.list.count())]
+
+    def add(self, spec: ModelSpec) -> None:
+        item = QListWidgetItem(describe(spec))
+        item.setData(SPEC_ROLE, spec)
+        self.list.addItem(item)
+        self.list.setCurrentItem(item)
+        self.changed.emit()
+
+    def _from_form(self) -> ModelSpec | None:
+        try:
+            spec = self.form.spec()
+        except (RunSpecError, BackendError) as error:
+            self.error.setText(str(error))
+            return None
+        self.error.setText("")
+        return spec
+
+    def add_from_form(self) -> ModelSpec | None:
+        spec = self._from_form()
+        if spec is not None:
+            self.add(spec)
+        return spec
+
+    def replace_selected(self) -> None:
+        item = self.list.currentItem()
+        spec = self._from_form()
+        if item is None or spec is None:
+            return
+        item.setData(SPEC_ROLE, spec)
+        item.setText(describe(spec))
+        self.changed.emit()
+
+    def remove_selected(self) -> None:
+        row = self.list.currentRow()
+        if row >= 0:
+            self.list.takeItem(row)
+            self.changed.emit()
+
+    def _row_changed(self, row: int) -> None:
+        if row >= 0:
+            self.form.set_spec(self.list.item(row).data(SPEC_ROLE))

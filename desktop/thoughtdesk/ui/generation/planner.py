@@ -1,0 +1,363 @@
+"""The run planner: samples x instructions x triggers x extractions x models x n, before sending.
+
+Every change re-plans in a worker (:func:`thoughtdesk.core.generation.runs.plan_run` reads the library),
+so the dialog stays responsive on large collections. The dialog shows the number of requests,
+the estimated tokens and cost (prices editable), and the exact prompts of the first requests as
+plain text. Nothing is sent until Start, which writes the run's request rows (``create_run``)
+and hands the run id to the runs panel through :attr:`RunPlannerDialog.run_created`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from thoughtdesk.core.generation.backends import PriceTable
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentLibrary
+from thoughtdesk.core.generation.prompts import PromptMode
+from thoughtdesk.core.library.queries import SampleFilter
+from thoughtdesk.core.generation.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.generation.model_form import ModelList
+from thoughtdesk.ui.generation.price_editor import PriceEditor
+from thoughtdesk.ui.qt import (
+    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+    QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QSpinBox, QSplitter, Qt, QTabWidget,
+    QTimer, QVBoxLayout, QWidget, Signal,
+)
+from thoughtdesk.ui.app.owned_tasks import start_owned_task
+from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
+from thoughtdesk.ui.app.tasks import Task
+
+KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers",
+               "answer_extraction": "Answer extractions"}
+#: Ticked when the planner opens (ThoughtSource's usual zero-shot CoT set), if present.
+DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_extraction": "kojima-01"}
+
+
+class RunPlannerDialog(QDialog):
+    """Plan a run and start it. ``plan_ready(RunPlan)`` after each re-plan; ``run_created(int,
+    RunLimits)`` once Start has written the run (the dialog then closes)."""
+
+    plan_ready = Signal(object)
+    plan_failed = Signal(str)
+    run_created = Signal(int, object)
+
+    def __init__(self, library_path: Path, fragments: FragmentLibrary, prices: PriceTable, *,
+                 price_path: Path | None = None, main_filter: SampleFilter | None = None,
+                 selected_pks: tuple[int, ...] = (), parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runPlanner")
+        self.setWindowTitle("Plan a run")
+        self.library_path = library_path
+        self.fragments = fragments
+        self.main_filter = main_filter
+        self.selected_pks = selected_pks
+        self.plan: RunPlan | None = None
+        self.error: str = ""
+        self._generation = 0
+        self._tasks: set[Task] = set()
+        self._collections: dict[str, list[tuple[str, str]]] = {}
+        with Library.open(library_path) as lib:  # small reads: names and split counts only
+            for info in lib.collections():
+                self._collections[info.name] = lib.splits(info.id)
+            self._filter_collection = self._collection_name(lib, main_filter)
+        self.price_editor = PriceEditor(prices, price_path)
+        self._build()
+        self._timer = QTimer(self, singleShot=True, interval=250)
+        self._timer.timeout.connect(self.replan)
+        self._connect_changes()
+        self.resize(1300, 820)
+        self.schedule_replan()
+
+    @staticmethod
+    def _collection_name(lib: Library, main_filter: SampleFilter | None) -> str | None:
+        if main_filter is None or main_filter.collection_id is None:
+            return None
+        row = lib.conn.execute("SELECT name FROM collection WHERE id = ?", (main_filter.collection_id,)).fetchone()
+        return row[0] if row else None
+
+    # Layout ---------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.source = QComboBox(objectName="sampleSource")
+        self.source.addItem("A collection, dataset and split", "collection")
+        if self.main_filter is not None and self._filter_collection:
+            self.source.addItem("The samples shown in the main window (its filter)", "filter")
+        if self.selected_pks:
+            self.source.addItem(f"The selected sample(s) ({len(self.selected_pks)})", "selection")
+        self.collection = QComboBox(objectName="collection")
+        self.collection.addItems(list(self._collections))
+        self.dataset = QComboBox(objectName="dataset")
+        self.split = QComboBox(objectName="split")
+        self.collection.currentIndexChanged.connect(self._fill_datasets)
+        self.dataset.currentIndexChanged.connect(self._fill_splits)
+        self._fill_datasets()
+        self.limit = QSpinBox(objectName="limit", minimum=0, maximum=10_000_000)
+        self.limit.setSpecialValueText("all")
+        self.limit.setToolTip("Most samples per dataset split (collection) or in all (filter, selection)")
+        self.sample_seed = QSpinBox(objectName="sampleSeed", minimum=-1, maximum=2_147_483_647, value=-1)
+        self.sample_seed.setSpecialValueText("first ones")
+        self.sample_seed.setToolTip("With a seed the limited samples are drawn at random")
+        samples = QGroupBox("Samples")
+        form = QFormLayout(samples)
+        form.addRow("&From", self.source)
+        form.addRow("&Collection", self.collection)
+        form.addRow("&Dataset", self.dataset)
+        form.addRow("S&plit", self.split)
+        form.addRow("&Limit", self.limit)
+        form.addRow("Random draw see&d", self.sample_seed)
+
+        self.lists: dict[str, QListWidget] = {}
+        prompts = QGroupBox("Prompt fragments (tick one or more of each)")
+        grid = QGridLayout(prompts)
+        for column, kind in enumerate(FRAGMENT_KINDS):
+            grid.addWidget(QLabel(LIST_TITLES[kind]), 0, column)
+            widget = QListWidget(objectName=f"list_{kind}")
+            self.lists[kind] = widget
+            grid.addWidget(widget, 1, column)
+        self.refresh_fragments()
+        self.mode = QComboBox(objectName="mode")
+        self.mode.addItem("Two-step: CoT, then the answer-extraction prompt", PromptMode.TWO_STEP.value)
+        self.mode.addItem("One-step: answer parsed from the CoT", PromptMode.ONE_STEP.value)
+        self.n = QSpinBox(objectName="n", minimum=1, maximum=1000, value=1)
+        self.n.setToolTip("Samples per prompt (self-consistency)")
+        self.few_shot_k = QSpinBox(objectName="fewShotK", minimum=0, maximum=64)
+        self.few_shot_k.setSpecialValueText("off")
+        self.few_shot_split = QLineEdit("train", objectName="fewShotSplit")
+        self.few_shot_split.setMinimumWidth(90)
+        self.few_shot_seed = QSpinBox(objectName="fewShotSeed", minimum=0, maximum=2_147_483_647)
+        options = QGroupBox("Mode")
+        options_form = QFormLayout(options)
+        options_form.addRow("&Mode", self.mode)
+        options_form.addRow("&n per prompt", self.n)
+        few = QHBoxLayout()
+        few.addWidget(self.few_shot_k)
+        few.addWidget(QLabel("exemplars from split"))
+        few.addWidget(self.few_shot_split)
+        few.addWidget(QLabel("seed"))
+        few.addWidget(self.few_shot_seed)
+        options_form.addRow("Few-shot", few)
+
+        what = QWidget()
+        what_layout = QVBoxLayout(what)
+        top = QHBoxLayout()
+        top.addWidget(samples, 1)
+        top.addWidget(options, 1)
+        what_layout.addLayout(top)
+        what_layout.addWidget(prompts, 1)
+
+        self.models = ModelList()
+        self.tabs = QTabWidget(objectName="plannerTabs")
+        self.tabs.addTab(what, "&Samples and prompts")
+        self.tabs.addTab(self.models, "&Models")
+        self.tabs.addTab(self.price_editor, "P&rices")
+
+        self.summary = QLabel("Planning…", objectName="planSummary")
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary.setWordWrap(True)
+        self.preview = QPlainTextEdit(objectName="promptPreview")
+        self.preview.setReadOnly(True)
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.run_name = QLineEdit(objectName="runName")
+        self.run_name.setPlaceholderText("Run name (optional)")
+        self.concurrency = QSpinBox(objectName="concurrency", minimum=1, maximum=256, value=8)
+        self.attempts = QSpinBox(objectName="attempts", minimum=1, maximum=20, value=6)
+        run_form = QFormLayout()
+        run_form.addRow("Run &name", self.run_name)
+        run_form.addRow("Con&current requests per provider", self.concurrency)
+        run_form.addRow("&Attempts per request", self.attempts)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.summary)
+        right_layout.addWidget(QLabel("Exact prompts of the first requests (nothing has been sent):"))
+        right_layout.addWidget(self.preview, 1)
+        right_layout.addLayout(run_form)
+
+        splitter = QSplitter()
+        splitter.addWidget(self.tabs)
+        splitter.addWidget(right)
+        splitter.setSizes([760, 540])
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.start_button = self.buttons.addButton("&Start run", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.start_button.setObjectName("startRun")
+        self.start_button.setEnabled(False)
+        self.buttons.accepted.connect(self.start)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.buttons)
+        self._source_changed()
+
+    def refresh_fragments(self) -> None:
+        """Refill the three lists from the fragment library, keeping the ticked keys."""
+        for kind, widget in self.lists.items():
+            ticked = set(self.checked(kind)) if widget.count() else {DEFAULT_TICKS[kind]}
+            widget.blockSignals(True)
+            widget.clear()
+            for key, label in [(None, "(none)")] + [(f.key, f"{f.key} — {f.text}")
+                                                   for f in self.fragments.of_kind(kind)]:
+                item = QListWidgetItem(label.replace("\n", " ⏎ "))
+                item.setData(KEY_ROLE, key)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
+                widget.addItem(item)
+            widget.blockSignals(False)
+        if hasattr(self, "_timer"):
+            self.schedule_replan()
+
+    def checked(self, kind: str) -> list[str | None]:
+        widget = self.lists[kind]
+        return [widget.item(row).data(KEY_ROLE) for row in range(widget.count())
+                if widget.item(row).checkState() == Qt.CheckState.Checked]
+
+    def set_checked(self, kind: str, keys: list[str | None]) -> None:
+        """Tick exactly ``keys`` (None = the "(none)" entry) in one fragment list."""
+        widget = self.lists[kind]
+        for row in range(widget.count()):
+            item = widget.item(row)
+            item.setCheckState(Qt.CheckState.Checked if item.data(KEY_ROLE) in keys else Qt.CheckState.Unchecked)
+
+    def _fill_datasets(self) -> None:
+        self.dataset.blockSignals(True)
+        self.dataset.clear()
+        self.dataset.addItem("All datasets", None)
+        for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
+            self.dataset.addItem(dataset, dataset)
+        self.dataset.blockSignals(False)
+        self._fill_splits()
+
+    def _fill_splits(self) -> None:
+        self.split.blockSignals(True)
+        self.split.clear()
+        self.split.addItem("All splits", None)
+        dataset = self.dataset.currentData()
+        for split in dict.fromkeys(s for d, s in self._collections.get(self.collection.currentText(), [])
+                                   if dataset is None or d == dataset):
+            self.split.addItem(split, split)
+        self.split.blockSignals(False)
+        self.schedule_replan()
+
+    def _source_changed(self) -> None:
+        by_collection = self.source.currentData() == "collection"
+        for widget in (self.collection, self.dataset, self.split):
+            widget.setEnabled(by_collection)
+        self.schedule_replan()
+
+    def _connect_changes(self) -> None:
+        self.source.currentIndexChanged.connect(lambda _: self._source_changed())
+        for spin in (self.limit, self.sample_seed, self.n, self.few_shot_k, self.few_shot_seed):
+            spin.valueChanged.connect(lambda _: self.schedule_replan())
+        for combo in (self.split, self.mode):
+            combo.currentIndexChanged.connect(lambda _: self.schedule_replan())
+        self.few_shot_split.textChanged.connect(lambda _: self.schedule_replan())
+        for widget in self.lists.values():
+            widget.itemChanged.connect(lambda _: self.schedule_replan())
+        self.models.changed.connect(self.schedule_replan)
+        self.price_editor.changed.connect(self.schedule_replan)
+
+    # Planning -------------------------------------------------------------------------------
+
+    def sample_source(self) -> SampleSource:
+        kind: SourceKind = self.source.currentData()
+        limit = self.limit.value() or None
+        seed = None if self.sample_seed.value() < 0 else self.sample_seed.value()
+        if kind == "filter":
+            return SampleSource("filter", self._filter_collection or "", main_filter=self.main_filter,
+                                limit=limit, seed=seed)
+        if kind == "selection":
+            return SampleSource("selection", self._filter_collection or self.collection.currentText(),
+                                sample_pks=self.selected_pks, limit=limit, seed=seed)
+        return SampleSource("collection", self.collection.currentText(), self.dataset.currentData(),
+                            self.split.currentData(), limit=limit, seed=seed)
+
+    def spec_parts(self) -> dict:
+        """Everything of the RunSpec except the samples (resolved in the worker)."""
+        models = tuple(self.models.specs())
+        if not models:
+            raise ThoughtDeskError("Add at least one model in the Models tab.")
+        lists = {kind: tuple(self.checked(kind)) for kind in FRAGMENT_KINDS}
+        for kind, keys in lists.items():
+            if not keys:
+                raise ThoughtDeskError(f"Tick at least one entry under {LIST_TITLES[kind]} ((none) counts).")
+        few = self.few_shot_k.value()
+        return dict(models=models, instructions=lists["instruction"], cot_triggers=lists["cot_trigger"],
+                    answer_extractions=lists["answer_extraction"], mode=PromptMode(self.mode.currentData()),
+                    n=self.n.value(), name=self.run_name.text().strip(),
+                    few_shot=FewShotSpec(few, self.few_shot_split.text().strip() or "train",
+                                         self.few_shot_seed.value()) if few else None)
+
+    def schedule_replan(self) -> None:
+        if hasattr(self, "_timer"):
+            self.start_button.setEnabled(False)
+            self._timer.start()
+
+    def replan(self) -> Task | None:
+        """Plan again in a worker from the current choices; ``plan_ready`` or ``plan_failed`` after."""
+        self._generation += 1
+        generation = self._generation
+        try:
+            parts = self.spec_parts()
+        except ThoughtDeskError as error:
+            self._failed(generation, error)
+            return None
+        source = self.sample_source()
+        fragments = FragmentLibrary(list(self.fragments))  # a snapshot: the editor may change it
+        prices = self.price_editor.table()
+        path = self.library_path
+
+        def work() -> RunPlan:
+            with Library.open(path) as lib:
+                spec = RunSpec(samples=source.selection(lib), **parts)
+                return plan_run(lib, spec, fragments=fragments, prices=prices)
+
+        self.summary.setText("Planning…")
+        return start_owned_task(self, self._tasks, work, lambda plan: self._planned(generation, plan),
+                                lambda error: self._failed(generation, error))
+
+    def _planned(self, generation: int, plan: RunPlan) -> None:
+        if generation != self._generation:
+            return  # an older plan finishing after a newer one was asked for
+        self.plan, self.error = plan, ""
+        self.summary.setStyleSheet("")
+        self.summary.setText(describe_plan(plan))
+        self.preview.setPlainText(format_previews(plan))
+        self.start_button.setEnabled(plan.total > 0)
+        self.plan_ready.emit(plan)
+
+    def _failed(self, generation: int, error: BaseException) -> None:
+        if generation != self._generation:
+            return
+        self.plan = None
+        self.error = str(error) if isinstance(error, ThoughtDeskError) else f"{type(error).__name__}: {error}"
+        self.summary.setStyleSheet("color: #b3261e;")
+        self.summary.setText(self.error)
+        self.preview.setPlainText("")
+        self.start_button.setEnabled(False)
+        self.plan_failed.emit(self.error)
+
+    # Starting -------------------------------------------------------------------------------
+
+    def limits(self) -> RunLimits:
+        return RunLimits(concurrency=self.concurrency.value(), max_attempts=self.attempts.value())
+
+    def start(self) -> Task | None:
+        """Write the planned run (nothing is sent yet) in a worker, then emit ``run_created``."""
+        plan = self.plan
+        if plan is None or self._timer.isActive():
+            return None
+        self.start_button.setEnabled(False)
+        self.summary.setText("Writing the run's requests…")
+        path, name, limits = self.library_path, self.run_name.text().strip() or None, self.limits()
+
+        def work() -> int:
+            with Library.open(path) as lib:
+                return create_run(lib, plan, name=name)
+
+        def created(run_id: int) -> None:
+            self.run_created.emit(run_id, limits)
+            self.accept()
+
+        return start_owned_task(self, self._tasks, work, created,
+                                lambda error: self._failed(self._generation, error))

@@ -1,0 +1,385 @@
+"""The Runs tab: every run with its progress, pause/resume/cancel, failed requests, live output.
+
+Reads from the library (the run list, a run's failed requests) happen in workers; the live
+figures of active runs come from their :class:`~thoughtdesk.ui.generation.run_worker.RunWorker` signals.
+The view refreshes on a short timer, not on every signal, so a fast run cannot flood the event
+loop; other views learn about new CoTs through ``on_data_changed`` at most every 2 seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from thoughtdesk.core.generation.backends import PriceTable
+from thoughtdesk.core.generation.runs import RequestRow, RunInfo, RunLimits, RunProgress, list_runs, run_requests
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.qt import (
+    QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter, Qt,
+    QTableView, QTableWidget, QTableWidgetItem, QTimer, QVBoxLayout, QWidget, Signal,
+)
+from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
+from thoughtdesk.ui.generation.run_worker import RunWorker
+from thoughtdesk.ui.app.owned_tasks import start_owned_task
+from thoughtdesk.ui.app.tasks import Task
+
+REFRESH_MS = 150  # how often live figures and streamed text are drawn
+DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
+STREAM_KEEP = 20_000  # characters of streamed text kept on screen
+FAILED_COLUMNS = ("Request", "Sample", "Model", "Step", "Tries", "Error (provider: what happened; what to do)")
+
+
+class RunsPanel(QWidget):
+    """Lists runs and drives their workers. ``run_ended(run_id)`` when a worker finishes."""
+
+    run_ended = Signal(int)
+    runs_loaded = Signal()
+
+    def __init__(self, library_path: Path | None = None, *, prices: Callable[[], PriceTable] | None = None,
+                 on_data_changed: Callable[[], None] | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runsPanel")
+        self.library_path = library_path
+        self.prices = prices
+        self.on_data_changed = on_data_changed
+        self.workers: dict[int, RunWorker] = {}
+        self.errors: dict[int, str] = {}  # run id -> the message of the error that stopped it
+        self._tasks: set[Task] = set()
+        self._dirty = False
+        self._data_dirty = False
+        self._stream_label = ""
+        self._stream_text: list[str] = []
+        self._stream_dirty = False
+        self._failed_for: tuple[int, int] | None = None  # (run id, failed count) shown
+        self._build()
+        self._timer = QTimer(self, interval=REFRESH_MS)
+        self._timer.timeout.connect(self._refresh_live)
+        self._timer.start()
+        self._data_timer = QTimer(self, interval=DATA_CHANGED_MS)
+        self._data_timer.timeout.connect(self._flush_data_changed)
+        self._data_timer.start()
+        if library_path is not None:
+            self.reload()
+
+    def _build(self) -> None:
+        self.model = RunTableModel(self)
+        self.model.unpriced_of = self._unpriced_models
+        self.table = QTableView(objectName="runsTable")
+        self.table.setModel(self.model)
+        self.table.setItemDelegateForColumn(RunTableModel.PROGRESS_COLUMN, ProgressDelegate(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(RunTableModel.PROGRESS_COLUMN, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table.setColumnWidth(RunTableModel.PROGRESS_COLUMN, 170)
+        self.table.verticalHeader().setDefaultSectionSize(26)
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
+
+        buttons = QHBoxLayout()
+        self.start_button = self._button(buttons, "&Start / Resume", "resumeRun", self.resume_selected,
+                                         "Send the requests of the selected run that have no result yet")
+        self.pause_button = self._button(buttons, "&Pause", "pauseRun", self.pause_selected,
+                                         "Stop sending new requests; those in flight finish and are stored")
+        self.cancel_button = self._button(buttons, "&Cancel", "cancelRun", self.cancel_selected,
+                                          "Stop the run; it can be resumed later")
+        self._button(buttons, "Refresh", "refreshRuns", self.reload, "Read the runs from the library again")
+        buttons.addStretch(1)
+        self.message = QLabel(objectName="runMessage")
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.failed = QTableWidget(0, len(FAILED_COLUMNS), objectName="failedRequests")
+        self.failed.setHorizontalHeaderLabels(FAILED_COLUMNS)
+        self.failed.verticalHeader().setVisible(False)
+        failed_header = self.failed.horizontalHeader()
+        failed_header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.failed.setWordWrap(True)
+        self.stream_title = QLabel("Local model output (current request)", objectName="streamTitle")
+        self.stream_title.setTextFormat(Qt.TextFormat.PlainText)
+        self.stream = QPlainTextEdit(objectName="streamedText")
+        self.stream.setReadOnly(True)
+        self.stream.setMaximumBlockCount(2000)
+
+        failed_box = QWidget()
+        failed_layout = QVBoxLayout(failed_box)
+        failed_layout.setContentsMargins(0, 0, 0, 0)
+        failed_layout.addWidget(QLabel("Failed requests of the selected run"))
+        failed_layout.addWidget(self.failed)
+        stream_box = QWidget()
+        stream_layout = QVBoxLayout(stream_box)
+        stream_layout.setContentsMargins(0, 0, 0, 0)
+        stream_layout.addWidget(self.stream_title)
+        stream_layout.addWidget(self.stream)
+        bottom = QSplitter()
+        bottom.addWidget(failed_box)
+        bottom.addWidget(stream_box)
+        bottom.setSizes([700, 500])
+        vertical = QSplitter(Qt.Orientation.Vertical)
+        vertical.addWidget(self.table)
+        vertical.addWidget(bottom)
+        vertical.setSizes([360, 300])
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addWidget(self.message)
+        self.empty_hint = QLabel("No runs in this library yet. Generate > Plan a run… (Ctrl+G) chooses "
+                                 "samples, prompt fragments and models; the run then shows here with "
+                                 "its progress, and failed requests below.", objectName="runsEmptyHint")
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty_hint.setStyleSheet("color: palette(mid); padding: 6px 0;")
+        layout.addWidget(self.empty_hint)
+        layout.addWidget(vertical, 1)
+        self._update_buttons()
+
+    def _button(self, layout: QHBoxLayout, text: str, name: str, slot: Callable[[], object], tip: str) -> QPushButton:
+        button = QPushButton(text, objectName=name)
+        button.setToolTip(tip)
+        button.clicked.connect(slot)
+        layout.addWidget(button)
+        return button
+
+    def _unpriced_models(self, runs: list[RunInfo]) -> dict[int, list[str]]:
+        """Per run, its models the price table has no price for (their cost is unknown)."""
+        if self.prices is None or not runs:
+            return {}
+        table = self.prices()  # read once per run-list reload
+        return {run.id: table.unpriced(run.model_specs) for run in runs}
+
+    # Library --------------------------------------------------------------------------------
+
+    def set_library(self, path: Path) -> None:
+        """Show the runs of another library (active runs of the old one go on in the background)."""
+        if path != self.library_path:
+            self.library_path = path
+            self.model.set_runs([])
+            self.reload()
+
+    def _background(self, work: Callable[[], object], done: Callable[[object], None]) -> Task:
+        return start_owned_task(self, self._tasks, work, done,
+                                lambda error: self.message.setText(f"Could not read the runs: {error}"))
+
+    def reload(self, then: Callable[[], None] | None = None) -> Task | None:
+        """Read the run list again (in a worker); ``runs_loaded`` when it is shown, then ``then()``.
+
+        (A follow-up is passed in rather than connected to the returned task: a fast task could
+        finish before a connection made after it started.)
+        """
+        path = self.library_path
+        if path is None:
+            return None
+
+        def work() -> list[RunInfo]:
+            with Library.open(path, create=False) as lib:
+                return list_runs(lib)
+
+        def done(runs: object) -> None:
+            if path == self.library_path:
+                # Stored figures are current for runs no worker is executing.
+                active = {r for r, w in self.workers.items() if w.isRunning()}
+                self.model.live = {r: p for r, p in self.model.live.items() if r in active}
+                self.model.set_runs(runs)  # type: ignore[arg-type]
+                self.empty_hint.setVisible(not self.model.rowCount())
+                if not self.table.currentIndex().isValid() and self.model.rowCount():
+                    self.table.selectRow(0)
+                self._selection_changed()
+                self.runs_loaded.emit()
+                if then is not None:
+                    then()
+
+        return self._background(work, done)
+
+    # Selection and buttons ------------------------------------------------------------------
+
+    def selected_run(self) -> int | None:
+        index = self.table.currentIndex()
+        return self.model.run_id_at(index.row()) if index.isValid() else None
+
+    def select_run(self, run_id: int) -> bool:
+        row = self.model.row_of(run_id)
+        if row is None:
+            return False
+        self.table.selectRow(row)
+        return True
+
+    def _selection_changed(self) -> None:
+        self._update_buttons()
+        run_id = self.selected_run()
+        self._show_message(run_id)
+        self._load_failed(force=True)
+
+    def _show_message(self, run_id: int | None) -> None:
+        text = ""
+        if run_id is not None:
+            text = self.errors.get(run_id) or self.model.last_error(run_id) or ""
+            if text and "resume" not in text.lower() and self.model.status(run_id) == "failed":
+                text += f" — run {run_id} is kept: fix this, then Start / Resume sends the missing requests."
+        self.message.setText(text)
+        self.message.setStyleSheet("color: #b3261e;" if text else "")
+
+    def _update_buttons(self) -> None:
+        run_id = self.selected_run()
+        worker = self.workers.get(run_id) if run_id is not None else None
+        status = self.model.status(run_id) if run_id is not None else None
+        running = worker is not None and worker.isRunning()
+        self.start_button.setEnabled(run_id is not None and (not running or worker.control.paused)
+                                     and status != "done")
+        self.pause_button.setEnabled(running and not worker.control.paused)
+        self.cancel_button.setEnabled(running)
+
+    def pause_selected(self) -> None:
+        worker = self.workers.get(self.selected_run() or -1)
+        if worker is not None:
+            worker.pause()
+        self._update_buttons()
+
+    def cancel_selected(self) -> None:
+        worker = self.workers.get(self.selected_run() or -1)
+        if worker is not None:
+            worker.cancel()
+            worker.resume()  # a paused worker must wake up to notice the cancel
+        self._update_buttons()
+
+    def resume_selected(self) -> RunWorker | None:
+        run_id = self.selected_run()
+        if run_id is None:
+            return None
+        worker = self.workers.get(run_id)
+        if worker is not None and worker.isRunning():
+            worker.resume()
+            self._update_buttons()
+            return worker
+        return self.start_run(run_id)
+
+    # Workers --------------------------------------------------------------------------------
+
+    def start_run(self, run_id: int, limits: RunLimits | None = None) -> RunWorker:
+        """Execute (or resume) run ``run_id`` in a background thread and show it."""
+        assert self.library_path is not None
+        existing = self.workers.get(run_id)
+        if existing is not None and existing.isRunning():
+            return existing
+        worker = RunWorker(self.library_path, run_id, limits=limits,
+                           prices=self.prices() if self.prices else None, parent=self)
+        worker.progress.connect(self._progress)
+        worker.request_started.connect(lambda prompt, r=run_id: self._stream_start(r, prompt))
+        worker.token.connect(self._stream_token)
+        worker.ended.connect(lambda final, error, r=run_id: self._ended(r, final, error))
+        self.workers[run_id] = worker
+        self.errors.pop(run_id, None)
+        worker.start()
+        if self.model.row_of(run_id) is None:
+            self.reload(then=lambda: self.select_run(run_id))
+        else:
+            self.select_run(run_id)
+        self._update_buttons()
+        return worker
+
+    def _progress(self, progress: RunProgress) -> None:
+        previous = self.model.live.get(progress.run_id)
+        self.model.live[progress.run_id] = progress
+        if previous is None or progress.done != previous.done:
+            self._data_dirty = True
+        self._dirty = True
+
+    def _stream_start(self, run_id: int, prompt: str) -> None:
+        tail = prompt[-160:].replace("\n", " ⏎ ")
+        self._stream_label = f"Local model output — run {run_id}, current request (prompt ends “…{tail}”)"
+        self._stream_text = []
+        self._stream_dirty = True
+
+    def _stream_token(self, piece: str) -> None:
+        self._stream_text.append(piece)
+        self._stream_dirty = True
+
+    def _ended(self, run_id: int, final: RunProgress | None, error: str) -> None:
+        if final is not None:
+            self.model.live[run_id] = final
+        if error:
+            self.errors[run_id] = error
+        worker = self.workers.get(run_id)
+        if worker is not None:
+            worker.wait(2000)
+        self._update_buttons()
+        self._show_message(self.selected_run())
+        self._data_dirty = True
+        self._flush_data_changed(now=True)
+        self.reload()
+        self.run_ended.emit(run_id)
+
+    def _refresh_live(self) -> None:
+        """Draw what changed since the last tick (cheap: no library reads here)."""
+        if self._dirty:
+            self._dirty = False
+            self.model.refresh_live()
+            self._update_buttons()
+            run_id = self.selected_run()
+            if run_id is not None:
+                self._show_message(run_id)
+                live = self.model.live.get(run_id)
+                if live is not None and live.failed and self._failed_for != (run_id, live.failed):
+                    self._load_failed()
+        if self._stream_dirty:
+            self._stream_dirty = False
+            self.stream_title.setText(self._stream_label or "Local model output (current request)")
+            text = "".join(self._stream_text)[-STREAM_KEEP:]
+            self.stream.setPlainText(text)
+            self.stream.verticalScrollBar().setValue(self.stream.verticalScrollBar().maximum())
+
+    def _flush_data_changed(self, *, now: bool = False) -> None:
+        """Tell other views about new CoTs. While this tab is the one shown and a run is going,
+        that waits until the user switches tabs or the run ends: refreshing hidden views costs
+        the main window tens of milliseconds each time, for nothing anybody sees."""
+        if not now and self.isVisible() and any(w.isRunning() for w in self.workers.values()):
+            return
+        if self._data_dirty and self.on_data_changed is not None:
+            self._data_dirty = False
+            self.on_data_changed()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
+        # The user left the Runs tab: the other views should show what arrived meanwhile.
+        self._flush_data_changed(now=True)
+        super().hideEvent(event)
+
+    # Failed requests ------------------------------------------------------------------------
+
+    def _load_failed(self, force: bool = False) -> None:
+        run_id, path = self.selected_run(), self.library_path
+        if run_id is None or path is None:
+            self.failed.setRowCount(0)
+            return
+        live = self.model.live.get(run_id)
+        self._failed_for = (run_id, live.failed if live else -1)
+
+        def work() -> list[RequestRow]:
+            with Library.open(path, create=False) as lib:
+                return run_requests(lib, run_id, status="failed", limit=200)
+
+        self._background(work, lambda rows, r=run_id: self._show_failed(r, rows))  # type: ignore[misc]
+
+    def _show_failed(self, run_id: int, rows: list[RequestRow]) -> None:
+        if run_id != self.selected_run():
+            return
+        self.failed.setRowCount(len(rows))
+        for row, request in enumerate(rows):
+            values = (str(request.id), str(request.sample_pk), request.model, request.step,
+                      str(request.attempts), request.error or "")
+            for column, value in enumerate(values):
+                self.failed.setItem(row, column, QTableWidgetItem(value))  # plain text: untrusted
+        self.failed.resizeRowsToContents()
+
+    def shutdown(self, wait_ms: int = 5000) -> None:
+        """Cancel active runs and wait for their threads (on window close)."""
+        for worker in self.workers.values():
+            worker.cancel()
+            worker.resume()
+        deadline = time.monotonic() + wait_ms / 1000
+        for worker in self.workers.values():
+            worker.wait(max(0, int((deadline - time.monotonic()) * 1000)))

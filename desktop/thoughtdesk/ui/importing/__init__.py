@@ -1,0 +1,1 @@
+"""File > Import and Export: the import dialogs, the mapping dialog, running them in the background."""

@@ -1,0 +1,1 @@
+"""The Review tab (Ctrl+2) and the Review menu."""

@@ -1,0 +1,190 @@
+"""The annotation panel: one reviewer's labels, span labels, comment, mark and score on a CoT.
+
+The panel only shows a :class:`~thoughtdesk.core.review.CotReview` and reports what the user
+clicked through signals; the review view turns those into undoable operations. Everything from
+data (label names, spans, comments, other reviewers' notes) is shown as plain text: check box
+texts have their ``&`` doubled (Qt would read a mnemonic), lists and editors are plain text.
+"""
+
+from __future__ import annotations
+
+from thoughtdesk.core.review import CotReview, Label, LabelSet, Span
+from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.qt import (
+    QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QKeySequence, QListWidget, QListWidgetItem,
+    QPlainTextEdit, QPushButton, QShortcut, Qt, QToolButton, QVBoxLayout, QWidget, Signal,
+)
+
+KEY_HELP = (
+    "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "
+    "n / p next / previous sample · c comment · s preferred · Alt+1…5 quality (Alt+0 clears) · "
+    "Ctrl+Z undo · Ctrl+Shift+Z redo"
+)
+
+
+def button_text(text: str) -> str:
+    """``text`` for a button or check box: ``&`` doubled so Qt shows it instead of a mnemonic."""
+    return text.replace("&", "&&")
+
+
+def short(text: str, limit: int = 60) -> str:
+    """One line of at most ``limit`` characters (for list rows)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class AnnotationPanel(QWidget):
+    """Controls for the current CoT; emits what the user asked for, never writes itself."""
+
+    labelToggled = Signal(str)  # label key, whole CoT
+    spanRemoveRequested = Signal(str, object)  # label key, Span
+    commentRequested = Signal()
+    preferredToggled = Signal(bool)
+    qualityChosen = Signal(object)  # 1..5 or None
+    labelSetChosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("annotationPanel")
+        self._label_set: LabelSet | None = None
+        self._review: CotReview | None = None
+        self.title = plain("No CoT selected", bold=True, name="annotationTitle")
+        self.set_box = QComboBox(objectName="labelSetChooser")
+        self.set_box.currentTextChanged.connect(lambda name: name and self.labelSetChosen.emit(name))
+        self.label_box = QGroupBox("Labels")
+        self.label_layout = QVBoxLayout(self.label_box)
+        self.checks: dict[str, QCheckBox] = {}
+
+        self.span_list = QListWidget(objectName="spanList")
+        self.span_list.setMaximumHeight(120)
+        # Long quotes wrap inside the panel instead of needing a horizontal scroll bar.
+        self.span_list.setWordWrap(True)
+        self.span_list.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.span_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.span_list.setToolTip("Span labels of this CoT; Delete removes the selected one")
+        delete = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.span_list)
+        delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.activated.connect(self._remove_selected_span)
+        self.remove_span_button = QPushButton("Remove span label", objectName="removeSpan")
+        self.remove_span_button.clicked.connect(self._remove_selected_span)
+
+        self.comment_view = QPlainTextEdit(objectName="commentView")
+        self.comment_view.setReadOnly(True)
+        self.comment_view.setMaximumHeight(90)
+        self.comment_view.setPlaceholderText("No comment (press c to write one)")
+        self.comment_button = QPushButton("Edit comment… (c)", objectName="editComment")
+        self.comment_button.clicked.connect(self.commentRequested)
+
+        self.preferred = QCheckBox("Preferred CoT of this sample (s)", objectName="preferredCheck")
+        self.preferred.clicked.connect(lambda checked: self.preferredToggled.emit(checked))
+        self.quality_buttons: list[QToolButton] = []
+        quality_row = QHBoxLayout()
+        quality_row.addWidget(plain("Quality"))
+        for score in range(1, 6):
+            button = QToolButton(objectName=f"quality{score}")
+            button.setText(str(score))
+            button.setCheckable(True)
+            button.setToolTip(f"Quality {score} of 5 (Alt+{score})")
+            button.clicked.connect(lambda _checked, s=score: self._quality_clicked(s))
+            quality_row.addWidget(button)
+            self.quality_buttons.append(button)
+        quality_row.addStretch(1)
+
+        self.others = QPlainTextEdit(objectName="otherReviewers")
+        self.others.setReadOnly(True)
+        self.others.setMaximumHeight(110)
+        self.others.setPlaceholderText("No other reviewer annotated this CoT")
+        self.help = plain(KEY_HELP, name="keyHelp")
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        row = QHBoxLayout()
+        row.addWidget(plain("Label set"))
+        row.addWidget(self.set_box, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.label_box)
+        layout.addWidget(plain("Span labels (select text in the CoT, then press the label's number)"))
+        layout.addWidget(self.span_list)
+        layout.addWidget(self.remove_span_button)
+        layout.addWidget(plain("Comment"))
+        layout.addWidget(self.comment_view)
+        layout.addWidget(self.comment_button)
+        layout.addWidget(self.preferred)
+        layout.addLayout(quality_row)
+        layout.addWidget(plain("Other reviewers"))
+        layout.addWidget(self.others)
+        layout.addWidget(self.help)
+        layout.addStretch(1)
+        self.setEnabled(False)
+
+    # ---- showing ----------------------------------------------------------------------------
+
+    def set_label_sets(self, names: list[str], current: str) -> None:
+        """The label sets to choose from (no signal)."""
+        self.set_box.blockSignals(True)
+        self.set_box.clear()
+        self.set_box.addItems(names)
+        self.set_box.setCurrentText(current)
+        self.set_box.blockSignals(False)
+
+    def set_label_set(self, label_set: LabelSet) -> None:
+        """Rebuild the label check boxes for ``label_set``."""
+        self._label_set = label_set
+        for check in self.checks.values():
+            check.deleteLater()
+        self.checks = {}
+        for label in label_set.labels:
+            check = QCheckBox(button_text(self._check_text(label)))
+            check.setObjectName("labelCheck")
+            check.setProperty("labelKey", label.key)
+            check.clicked.connect(lambda _checked, key=label.key: self.labelToggled.emit(key))
+            self.label_layout.addWidget(check)
+            self.checks[label.key] = check
+        self.set_box.blockSignals(True)
+        self.set_box.setCurrentText(label_set.name)
+        self.set_box.blockSignals(False)
+        if self._review is not None:
+            self.show_review(self._review, self.title.text())
+
+    @staticmethod
+    def _check_text(label: Label) -> str:
+        return f"{label.shortcut}  {label.name}" if label.shortcut else label.name
+
+    def show_review(self, review: CotReview | None, title: str, others: str = "") -> None:
+        """Show one CoT's review (``None``: nothing to annotate, e.g. the reference)."""
+        self._review = review
+        self.title.setText(title)
+        self.setEnabled(review is not None)
+        review = review or CotReview(cot_pk=-1, author="")
+        for key, check in self.checks.items():
+            check.setChecked(review.labels.get(key, False))
+        self.span_list.clear()
+        names = {label.key: label.name for label in self._label_set.labels} if self._label_set else {}
+        for key, span in review.spans:
+            item = QListWidgetItem(f"{names.get(key, key)}: “{short(span.text)}” ({span.start}–{span.end})")
+            item.setData(Qt.ItemDataRole.UserRole, (key, span))
+            self.span_list.addItem(item)
+        self.remove_span_button.setEnabled(bool(review.spans))
+        if self.comment_view.toPlainText() != review.comment:
+            self.comment_view.setPlainText(review.comment)
+        self.preferred.setChecked(review.preferred)
+        for score, button in enumerate(self.quality_buttons, start=1):
+            button.setChecked(review.quality == score)
+        if self.others.toPlainText() != others:
+            self.others.setPlainText(others)
+
+    def review(self) -> CotReview | None:
+        return self._review
+
+    # ---- user actions -----------------------------------------------------------------------
+
+    def _quality_clicked(self, score: int) -> None:
+        current = self._review.quality if self._review else None
+        self.qualityChosen.emit(None if current == score else score)  # clicking the set score clears it
+
+    def _remove_selected_span(self) -> None:
+        item = self.span_list.currentItem()
+        if item is not None:
+            key, span = item.data(Qt.ItemDataRole.UserRole)
+            if isinstance(span, Span):
+                self.spanRemoveRequested.emit(key, span)

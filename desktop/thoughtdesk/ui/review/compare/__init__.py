@@ -1,0 +1,1 @@
+"""One sample's CoTs side by side, similarity-highlighted, with a word diff."""

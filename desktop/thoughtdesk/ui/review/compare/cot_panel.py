@@ -1,0 +1,243 @@
+"""One CoT of the compare view: a plain-text header, statistics, a review note and the text.
+
+Panels are created once and reused from sample to sample (:meth:`CotPanel.show_cot`), because
+building ~five widgets per CoT for 60 CoTs costs more than the whole similarity computation.
+The text document is filled lazily by the compare view (only panels in view are painted at
+once); until then the panel has an estimated height so the scroll area has the right size.
+
+Span marks (span annotations) are drawn on top of the escaped HTML with ``QTextCharFormat``
+through a ``QTextCursor``: a format is not markup, so nothing from the data is ever parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from thoughtdesk.ui.qt import (
+    QColor, QFrame, QLabel, QPalette, QSizePolicy, Qt, QTextCharFormat, QTextCursor, QTextEdit, QVBoxLayout,
+    QWidget, Signal,
+)
+from thoughtdesk.ui.widgets.text_positions import PositionMap
+
+
+@dataclass(frozen=True, slots=True)
+class CotView:
+    """What the compare view shows of one CoT (plain data; the reference has ``model=""``).
+
+    ``text`` is the CoT text, or the reference's list of steps. ``correct`` is ``None`` when
+    unknown (no extracted answer, or the reference). ``key`` is the caller's handle (e.g. the
+    CoT's primary key); the compare view does not interpret it.
+    """
+
+    id: str
+    text: str | Sequence[str]
+    model: str = ""
+    prompt_keys: tuple[str, ...] = ()
+    answer: str = ""
+    correct: bool | None = None
+    is_reference: bool = False
+    title: str = field(default="")
+    key: object = None
+
+    def label(self) -> str:
+        """A short plain-text name: the title, else the model and prompt keys."""
+        if self.title:
+            return self.title
+        if self.is_reference:
+            return "Reference"
+        return " · ".join(p for p in (self.model or "unknown model", " + ".join(self.prompt_keys)) if p)
+
+
+@dataclass(frozen=True, slots=True)
+class SpanMark:
+    """A highlighted range of a CoT's text: Python offsets ``[start, end)``, ``#rrggbb`` colours."""
+
+    start: int
+    end: int
+    background: str
+    foreground: str
+    tooltip: str = ""
+
+
+def numbered_label(index: int, cot: CotView) -> str:
+    """``"3. gpt-4 · kojima-01"``; a titled CoT ("CoT 2" in blind mode) and the reference keep their name."""
+    return cot.label() if cot.title or cot.is_reference else f"{index + 1}. {cot.label()}"
+
+
+def plain(text: str, *, bold: bool = False, name: str = "") -> QLabel:
+    """A word-wrapped label that never interprets its text as markup (the shared helper)."""
+    from thoughtdesk.ui.samples.sample_detail import plain_label
+
+    return plain_label(text, object_name=name, bold=bold)
+
+
+class FittedTextView(QTextEdit):
+    """Read-only rich text from escaped HTML, as tall as its document (the outer area scrolls)."""
+
+    #: The view got the keyboard focus or a mouse press (the review view makes its CoT current).
+    activated = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setAcceptRichText(False)  # pasting/dropping never brings markup in
+        self.setUndoRedoEnabled(False)  # a read-only view needs no undo history (saves time and memory)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._fitted_width = -1
+        self._estimate_chars = 0  # > 0 while the document is empty and the height is an estimate
+
+    def set_safe_html(self, html: str) -> None:
+        """Show HTML built by :mod:`thoughtdesk.ui.widgets.safe_text` (escaped data only)."""
+        self._estimate_chars = 0
+        self.setHtml(html)
+        self._fit()
+
+    def estimate(self, text: str) -> None:
+        """Empty the document and take the height ``text`` will roughly need (no layout work)."""
+        self._estimate_chars = max(1, len(text)) + 40 * text.count("\n")
+        if not self.document().isEmpty():
+            self.document().clear()
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self.viewport().width() != self._fitted_width:  # height changes only follow width
+            self._fit()
+
+    def focusInEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().focusInEvent(event)
+        self.activated.emit()
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.activated.emit()
+        super().mousePressEvent(event)
+
+    def _fit(self) -> None:
+        # Laying out a document is the expensive part of painting a CoT: do it once per change.
+        self._fitted_width = self.viewport().width()
+        width = max(50, self._fitted_width)
+        if self._estimate_chars:
+            metrics = self.fontMetrics()
+            lines = 1 + self._estimate_chars * metrics.averageCharWidth() // width
+            content = lines * metrics.lineSpacing() + 8
+        else:
+            document = self.document()
+            document.setTextWidth(width)
+            content = int(document.size().height())
+        height = content + 2 * self.frameWidth() + 4
+        if height != self.height():
+            self.setFixedHeight(height)
+
+
+class CotPanel(QFrame):
+    """One CoT: a plain-text header, its statistics, a review note and the highlighted text."""
+
+    def __init__(self, index: int, cot: CotView | None = None, steps: int = 0,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.index = index
+        self.cot = cot or CotView(id="", text="")
+        self.positions = PositionMap.of("")
+        self.marks: tuple[SpanMark, ...] = ()
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setProperty("current", False)
+        layout = QVBoxLayout(self)
+        self.title = plain("", bold=True, name="cotTitle")
+        self.stats = plain("", name="cotStats")
+        self.note = plain("", name="cotNote")  # the review's summary; hidden when empty
+        self.note.setVisible(False)
+        self.text_view = FittedTextView(self)
+        for widget in (self.title, self.stats, self.note, self.text_view):
+            layout.addWidget(widget)
+        layout.addStretch(1)
+        if cot is not None:
+            self.show_cot(index, cot, steps)
+
+    def show_cot(self, index: int, cot: CotView, steps: int) -> None:
+        """Show another CoT in this panel (header and statistics; the text is painted later)."""
+        self.index = index
+        self.cot = cot
+        self.setObjectName("referencePanel" if cot.is_reference else "cotPanel")
+        text = cot.text if isinstance(cot.text, str) else "\n".join(cot.text)
+        verdict = {True: "correct", False: "incorrect", None: "not scored"}[cot.correct]
+        stats = f"{len(text)} chars · {len(text.split())} words · {steps} steps"
+        if not cot.is_reference:
+            stats += f" · answer: {cot.answer.strip() or '(none)'} · {verdict}"
+        self.title.setText(numbered_label(index, cot))
+        self.stats.setText(stats)
+        self.marks = ()
+        self.set_note("")
+
+    def set_note(self, text: str) -> None:
+        """A one-line plain-text summary under the statistics (labels, score...); "" hides it."""
+        if text != self.note.text():
+            self.note.setText(text)
+        self.note.setVisible(bool(text))
+
+    def set_current(self, current: bool) -> None:
+        """Mark this panel as the one the keyboard acts on: a thick frame in the highlight colour.
+
+        Done with frame settings and palette roles, not a style sheet: a widget with its own
+        style sheet stops following palette changes (a switch to a dark theme).
+        """
+        if bool(self.property("current")) == current:
+            return
+        self.setProperty("current", current)
+        if current:
+            self.setFrameStyle(QFrame.Shape.Box | QFrame.Shadow.Plain)
+            self.setLineWidth(3)
+            self.setForegroundRole(QPalette.ColorRole.Highlight)  # a Plain frame is drawn in this role
+        else:
+            self.setFrameStyle(QFrame.Shape.StyledPanel | QFrame.Shadow.Plain)
+            self.setLineWidth(1)
+            self.setForegroundRole(QPalette.ColorRole.WindowText)
+
+    def paint(self, html: str, text: str, marks: Sequence[SpanMark] | None = None) -> None:
+        """Show ``html`` (escaped, from safe_text) for ``text`` and draw the span marks on it."""
+        if self.positions.text != text:
+            self.positions = PositionMap.of(text)
+        if marks is not None:
+            self.marks = tuple(marks)
+        self.text_view.set_safe_html(html)
+        self._draw_marks()
+
+    def _draw_marks(self) -> None:
+        if not self.marks:
+            return
+        cursor = QTextCursor(self.text_view.document())
+        cursor.beginEditBlock()  # one layout pass for all marks
+        for mark in self.marks:
+            cursor.setPosition(self.positions.to_document(mark.start))
+            cursor.setPosition(self.positions.to_document(mark.end), QTextCursor.MoveMode.KeepAnchor)
+            char_format = QTextCharFormat()
+            char_format.setBackground(QColor(mark.background))
+            char_format.setForeground(QColor(mark.foreground))
+            char_format.setFontUnderline(True)
+            char_format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+            char_format.setUnderlineColor(QColor(mark.foreground))
+            if mark.tooltip:
+                char_format.setToolTip(mark.tooltip)
+            cursor.mergeCharFormat(char_format)
+        cursor.endEditBlock()
+
+    def selected_range(self) -> tuple[int, int] | None:
+        """The selected text as Python offsets ``(start, end)`` into the CoT text, or ``None``."""
+        cursor = self.text_view.textCursor()
+        if not cursor.hasSelection():
+            return None
+        start, end = self.positions.to_range(cursor.selectionStart(), cursor.selectionEnd())
+        return (start, end) if end > start else None
+
+    def select_range(self, start: int, end: int) -> None:
+        """Select Python offsets ``[start, end)`` of the CoT text (for keyboard use and tests)."""
+        cursor = self.text_view.textCursor()
+        cursor.setPosition(self.positions.to_document(start))
+        cursor.setPosition(self.positions.to_document(end), QTextCursor.MoveMode.KeepAnchor)
+        self.text_view.setTextCursor(cursor)

@@ -1,0 +1,386 @@
+"""The compare view: one sample's reference CoT and generated CoTs side by side, highlighted.
+
+* Columns (one per CoT, all in one scroll area, so they scroll together) or stacked cards.
+* Sentences aligned across CoTs share a background colour; the threshold slider re-groups live
+  (the similarity matrix is computed once per sample, moving the slider only replays merges).
+* A word-diff panel between any two CoTs.
+* Per CoT: model, prompt keys, length, number of steps, extracted answer, correct or not.
+* Filters by model, prompt and correctness (they hide cards; colours do not change).
+
+Speed (issue 6: < 100 ms to show the next sample of 60 CoTs): panels are pooled and reused,
+never rebuilt; only panels in view are painted at once, the others get an estimated height and
+are painted a few at a time when the event loop is idle (or at once when scrolled to).
+
+Untrusted text: every document is built by :mod:`thoughtdesk.ui.widgets.safe_text` from escaped HTML
+only, span marks are character formats (not markup), and every label is plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, Alignment, SimilarityMatrix, word_diff
+from thoughtdesk.ui.review.compare.painting import HighlightPainting
+from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label, plain
+from thoughtdesk.ui.qt import (
+    QComboBox, QEvent, QHBoxLayout, QPalette, QScrollArea, QSlider, QSplitter, Qt, QTextEdit, QTimer,
+    QVBoxLayout, QWidget, Signal,
+)
+from thoughtdesk.ui.widgets.safe_text import diff_side_html
+
+__all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
+
+LayoutMode = Literal["columns", "cards"]
+ALL = "(all)"
+COLUMN_WIDTH = 340
+
+
+def read_only_text(name: str) -> QTextEdit:
+    """A scrolling, read-only text view for escaped HTML; pasting never brings markup in."""
+    view = QTextEdit()
+    view.setObjectName(name)
+    view.setReadOnly(True)
+    view.setAcceptRichText(False)
+    view.setUndoRedoEnabled(False)
+    return view
+
+
+class CompareView(HighlightPainting, QWidget):
+    """Reference and generated CoTs of one sample with similarity highlighting and a word diff."""
+
+    #: The threshold in percent after the slider moved.
+    thresholdChanged = Signal(float)
+    #: The user clicked into (or focused) the panel with this index.
+    currentChanged = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None, threshold: float = DEFAULT_THRESHOLD) -> None:
+        super().__init__(parent)
+        self._cots: list[CotView] = []
+        self._matrix: SimilarityMatrix | None = None
+        self._alignment: Alignment | None = None
+        self._pool: list[CotPanel] = []  # every panel ever made; the first len(_cots) are in use
+        self._stale: set[int] = set()  # panels whose document does not show the current alignment
+        self._current = -1
+        self._mode: LayoutMode = "columns"
+        self._theme = ""
+        # Coalesce slider moves: a drag emits many values, only the last one is painted.
+        self._regroup_timer = QTimer(self, singleShot=True, interval=0)
+        self._regroup_timer.timeout.connect(self._apply_threshold)
+        self._idle_timer = QTimer(self, singleShot=True, interval=0)
+        self._idle_timer.timeout.connect(self._paint_some_stale)
+
+        self.mode_box = QComboBox(objectName="layoutMode")
+        self.mode_box.addItems(["Columns", "Cards"])
+        self.mode_box.currentIndexChanged.connect(lambda i: self.set_layout_mode("columns" if i == 0 else "cards"))
+        self.slider = QSlider(Qt.Orientation.Horizontal, objectName="thresholdSlider")
+        self.slider.setRange(1, 100)
+        self.slider.setValue(round(threshold))
+        self.slider.setToolTip("Sentences at least this similar (percent of shared words) share a colour")
+        self.slider.valueChanged.connect(self._on_slider)
+        self.threshold_label = plain("", name="thresholdLabel")
+        self.groups_label = plain("", name="groupsLabel")
+        self.model_filter, self.prompt_filter, self.correct_filter = QComboBox(), QComboBox(), QComboBox()
+        self.model_filter.setObjectName("modelFilter")
+        self.prompt_filter.setObjectName("promptFilter")
+        self.correct_filter.setObjectName("correctFilter")
+        self.correct_filter.addItems([ALL, "correct", "incorrect"])
+        for box in (self.model_filter, self.prompt_filter, self.correct_filter):
+            box.currentIndexChanged.connect(self._apply_filters)
+        self.model_label, self.prompt_label = plain("Model"), plain("Prompt")
+
+        bar = QHBoxLayout()
+        for widget in (plain("Layout"), self.mode_box, plain("Similarity"), self.slider, self.threshold_label,
+                       self.groups_label, self.model_label, self.model_filter, self.prompt_label,
+                       self.prompt_filter, plain("Answer"), self.correct_filter):
+            bar.addWidget(widget)
+        bar.setStretchFactor(self.slider, 2)
+
+        self.scroll = QScrollArea(objectName="compareScroll")
+        self.scroll.setWidgetResizable(True)
+        self._container = QWidget(objectName="compareContainer")
+        self._container_layout: QHBoxLayout | QVBoxLayout = QHBoxLayout(self._container)
+        self._container_layout.addStretch(1)
+        self.scroll.setWidget(self._container)
+        # Panels out of view are painted when they scroll into view (if idle time has not yet).
+        self.scroll.horizontalScrollBar().valueChanged.connect(self._paint_stale_in_view)
+        self.scroll.verticalScrollBar().valueChanged.connect(self._paint_stale_in_view)
+
+        self.diff_first, self.diff_second = QComboBox(objectName="diffFirstChoice"), QComboBox(objectName="diffSecondChoice")
+        for box in (self.diff_first, self.diff_second):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(22)
+            box.currentIndexChanged.connect(self._update_diff)
+        self.diff_summary = plain("", name="diffSummary")
+        self.diff_summary.setWordWrap(False)  # "−32 words, +126 words" on one line
+        self.diff_a, self.diff_b = read_only_text("diffFirst"), read_only_text("diffSecond")
+        diff_sides = QSplitter(Qt.Orientation.Horizontal)
+        diff_sides.addWidget(self.diff_a)
+        diff_sides.addWidget(self.diff_b)
+        diff_box = QWidget()
+        diff_layout = QVBoxLayout(diff_box)
+        diff_bar = QHBoxLayout()
+        for widget in (plain("Word diff"), self.diff_first, plain("→"), self.diff_second, self.diff_summary):
+            diff_bar.addWidget(widget)
+        diff_bar.addStretch(1)
+        diff_layout.setContentsMargins(0, 0, 0, 0)
+        diff_layout.addLayout(diff_bar)
+        diff_layout.addWidget(diff_sides, 1)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(diff_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([3000, 1000])  # proportions: the CoTs get three quarters
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.splitter)
+        self._update_threshold_label()
+
+    # ---- public API -------------------------------------------------------------------------
+
+    @property
+    def threshold(self) -> float:
+        """The similarity threshold in percent."""
+        return float(self.slider.value())
+
+    @property
+    def alignment(self) -> Alignment | None:
+        """The current sentence groups (``None`` before :meth:`set_cots`)."""
+        return self._alignment
+
+    @property
+    def panels(self) -> list[CotPanel]:
+        """The panels of the current sample, in CoT order."""
+        return self._pool[: len(self._cots)]
+
+    @property
+    def cots(self) -> list[CotView]:
+        return list(self._cots)
+
+    def theme(self) -> str:
+        """``"dark"`` when the text background is dark, else ``"light"``."""
+        return "dark" if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else "light"
+
+    def set_cots(self, cots: Sequence[CotView], matrix: SimilarityMatrix | None = None) -> None:
+        """Show a new sample's CoTs (reference first, if any); computes the similarity once.
+
+        ``matrix``: the similarity of exactly these CoTs, computed ahead (e.g. in a worker while
+        the reviewer read the previous sample); ignored unless its texts match. Panels in view
+        are painted before this returns; the rest follow when the event loop is idle (at most
+        :data:`IDLE_BUDGET_MS` per step) or as soon as they are scrolled to.
+        """
+        self._cots = list(cots)
+        texts = tuple(c.text if isinstance(c.text, str) else "\n".join(c.text) for c in self._cots)
+        if matrix is None or matrix.texts != texts:
+            matrix = SimilarityMatrix.compute([c.text for c in self._cots])
+        self._matrix = matrix
+        self._alignment = self._matrix.groups(self.threshold)
+        self._theme = self.theme()
+        self._container.setUpdatesEnabled(False)  # one repaint at the end, not one per panel
+        while len(self._pool) < len(self._cots):
+            self._add_panel()
+        for index, cot in enumerate(self._cots):
+            panel = self._pool[index]
+            panel.show_cot(index, cot, len(self._matrix.sentences[index]))
+            panel.set_current(False)
+            panel.text_view.estimate(self._alignment.texts[index])
+        for panel in self._pool[len(self._cots):]:
+            panel.setVisible(False)
+        self._current = -1
+        self._stale = set(range(len(self._cots)))
+        self._fill_filter(self.model_filter, sorted({c.model for c in self._cots if c.model}))
+        self._fill_filter(self.prompt_filter, sorted({k for c in self._cots for k in c.prompt_keys}))
+        for box in (self.diff_first, self.diff_second):
+            box.blockSignals(True)
+            box.clear()
+            box.addItems([numbered_label(i, c) for i, c in enumerate(self._cots)])
+            if box is self.diff_second and len(self._cots) > 1:
+                box.setCurrentIndex(1)
+            box.blockSignals(False)
+        self._apply_filters(paint=False)
+        self._settle_geometry()
+        self.scroll.horizontalScrollBar().setValue(0)
+        self.scroll.verticalScrollBar().setValue(0)
+        self._paint_highlights(only_in_view=True)
+        self._container.setUpdatesEnabled(True)
+        self._update_diff()
+
+    def set_threshold(self, percent: float) -> None:
+        """Move the slider (and re-group at once)."""
+        self.slider.setValue(round(percent))
+        self._apply_threshold()
+
+    def set_layout_mode(self, mode: LayoutMode) -> None:
+        """``"columns"``: CoTs side by side; ``"cards"``: CoTs stacked."""
+        if mode not in ("columns", "cards"):
+            raise ValueError(f"layout mode is 'columns' or 'cards', got {mode!r}")
+        if mode == self._mode:
+            return
+        self._mode = mode
+        self.mode_box.blockSignals(True)
+        self.mode_box.setCurrentIndex(0 if mode == "columns" else 1)
+        self.mode_box.blockSignals(False)
+        self._rebuild_container()
+
+    def layout_mode(self) -> LayoutMode:
+        return self._mode
+
+    def set_filters(self, model: str | None = None, prompt: str | None = None, correct: bool | None = None) -> None:
+        """Show only CoTs of this model / with this prompt key / with this verdict (None: any)."""
+        for box, value in ((self.model_filter, model), (self.prompt_filter, prompt)):
+            box.blockSignals(True)
+            box.setCurrentText(value or ALL)
+            box.blockSignals(False)
+        self.correct_filter.blockSignals(True)
+        self.correct_filter.setCurrentIndex({None: 0, True: 1, False: 2}[correct])
+        self.correct_filter.blockSignals(False)
+        self._apply_filters()
+
+    def set_identity_filters_visible(self, visible: bool) -> None:
+        """Show or hide the model and prompt filters (blind review hides them)."""
+        for widget in (self.model_label, self.model_filter, self.prompt_label, self.prompt_filter):
+            widget.setVisible(visible)
+
+    def show_diff(self, first: int, second: int) -> None:
+        """Word diff of CoT ``first`` (deletions) against CoT ``second`` (insertions)."""
+        self.diff_first.setCurrentIndex(first)
+        self.diff_second.setCurrentIndex(second)
+        self._update_diff()
+
+    def current_index(self) -> int:
+        """Index of the current panel (the one the keyboard acts on), -1 if none."""
+        return self._current
+
+    def set_current(self, index: int, *, scroll: bool = True) -> None:
+        """Make panel ``index`` current: framed, scrolled into view and painted."""
+        if not 0 <= index < len(self._cots):
+            return
+        if 0 <= self._current < len(self._cots) and self._current != index:
+            self._pool[self._current].set_current(False)
+        self._current = index
+        panel = self._pool[index]
+        panel.set_current(True)
+        if index in self._stale:
+            self._paint([index])
+        if scroll:
+            self.scroll.ensureWidgetVisible(panel, 8, 8)
+
+    def visible_indices(self) -> list[int]:
+        """Indices of the panels the filters let through, in order."""
+        return [i for i in range(len(self._cots)) if not self._pool[i].isHidden()]
+
+    def set_note(self, index: int, text: str) -> None:
+        """A plain-text summary line on panel ``index`` (labels, score...)."""
+        if 0 <= index < len(self._cots):
+            self._pool[index].set_note(text)
+
+    def set_marks(self, index: int, marks: Sequence[SpanMark]) -> None:
+        """Span marks of panel ``index``; an already painted panel is repainted at once (~1 ms)."""
+        if not 0 <= index < len(self._cots):
+            return
+        panel = self._pool[index]
+        if tuple(marks) == panel.marks:
+            return
+        panel.marks = tuple(marks)
+        if index not in self._stale:
+            self._paint([index])
+
+    def paint_all(self) -> None:
+        """Paint every stale panel now (tests, screenshots, printing)."""
+        self._idle_timer.stop()
+        self._paint(sorted(self._stale))
+
+    # ---- internals --------------------------------------------------------------------------
+
+    def _add_panel(self) -> CotPanel:
+        panel = CotPanel(len(self._pool), parent=self._container)
+        panel.text_view.activated.connect(lambda p=panel: self._panel_activated(p))
+        self._place(panel)
+        self._pool.append(panel)
+        return panel
+
+    def _place(self, panel: CotPanel) -> None:
+        layout = self._container_layout
+        position = layout.count() - 1  # before the trailing stretch
+        if self._mode == "columns":
+            panel.setFixedWidth(COLUMN_WIDTH)
+            layout.insertWidget(position, panel, 0, Qt.AlignmentFlag.AlignTop)
+        else:
+            panel.setMinimumWidth(0)
+            panel.setMaximumWidth(16_777_215)
+            layout.insertWidget(position, panel)
+
+    def _panel_activated(self, panel: CotPanel) -> None:
+        if panel.index < len(self._cots) and panel is self._pool[panel.index]:
+            self.set_current(panel.index, scroll=False)
+            self.currentChanged.emit(panel.index)
+
+    def _rebuild_container(self) -> None:
+        container = QWidget(objectName="compareContainer")
+        self._container_layout = QHBoxLayout(container) if self._mode == "columns" else QVBoxLayout(container)
+        self._container_layout.addStretch(1)
+        self._container = container
+        for panel in self._pool:
+            hidden = panel.isHidden()
+            panel.setParent(container)
+            self._place(panel)
+            panel.setVisible(not hidden)
+        old = self.scroll.takeWidget()
+        self.scroll.setWidget(container)
+        if old is not None:
+            old.deleteLater()
+        self._settle_geometry()
+        self._paint_stale_in_view()
+        self._schedule_idle()
+
+    def _settle_geometry(self) -> None:
+        """Lay the panels out now (not at the next event), so "in view" is known."""
+        self._container_layout.activate()
+        wanted = self.scroll.viewport().size().expandedTo(self._container.minimumSizeHint())
+        if wanted != self._container.size():
+            self._container.resize(wanted)
+
+    def _fill_filter(self, box: QComboBox, values: list[str]) -> None:
+        box.blockSignals(True)
+        box.clear()
+        box.addItems([ALL, *values])
+        box.blockSignals(False)
+
+    def _apply_filters(self, _index: int = 0, paint: bool = True) -> None:
+        model, prompt = self.model_filter.currentText(), self.prompt_filter.currentText()
+        verdict = {0: None, 1: True, 2: False}[max(0, self.correct_filter.currentIndex())]
+        for panel in self.panels:
+            cot = panel.cot
+            visible = cot.is_reference or (
+                (model in ("", ALL) or cot.model == model)
+                and (prompt in ("", ALL) or prompt in cot.prompt_keys)
+                and (verdict is None or cot.correct is verdict)
+            )
+            if panel.isHidden() == visible:
+                panel.setVisible(visible)
+        if paint:
+            self._settle_geometry()
+            self._paint_stale_in_view()
+            self._schedule_idle()
+
+    def _update_diff(self, _index: int = 0) -> None:
+        first, second = self.diff_first.currentIndex(), self.diff_second.currentIndex()
+        if self._alignment is None or min(first, second) < 0:
+            return
+        ops = word_diff(self._alignment.texts[first], self._alignment.texts[second])
+        theme = self._theme or self.theme()
+        self.diff_a.setHtml(diff_side_html(ops, "a", theme))
+        self.diff_b.setHtml(diff_side_html(ops, "b", theme))
+        removed = sum(len(op.text.split()) for op in ops if op.kind == "delete")
+        added = sum(len(op.text.split()) for op in ops if op.kind == "insert")
+        self.diff_summary.setText(f"−{removed} words, +{added} words")
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._alignment is not None and self.theme() != self._theme:
+            self._theme = self.theme()  # colours depend on the theme: repaint everything
+            self._paint_highlights(only_in_view=True)
+            self._update_diff()

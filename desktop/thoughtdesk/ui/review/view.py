@@ -1,0 +1,410 @@
+"""The Review tab: compare a sample's CoTs and annotate them from the keyboard.
+
+Left the compare view (similarity highlighting, word diff, filters), right the annotation panel
+for the current CoT. Every change is a core ``AnnotationOp`` pushed on a ``QUndoStack``
+(:mod:`thoughtdesk.ui.review.commands`), written at once with the reviewer's name and the time.
+Samples come from the main window's sample list (the Samples tab's filters and order) or from a
+review queue; blind mode hides model and prompt and shows CoTs in the reviewer's own order.
+
+``install(window)`` (:mod:`thoughtdesk.ui.review.controller`) adds the tab and the Review menu.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from thoughtdesk.core.library.reader import StoredSample, load_sample
+from thoughtdesk.core.review import (
+    AnnotationStore, CotReview, LabelSet, ReviewQueue, StoredAnnotation, blind_labels,
+    blind_order, label_set, label_sets, mark_done, review_from, set_position,
+)
+from thoughtdesk.core.library.records import model_name
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
+from thoughtdesk.ui.review.compare.view import CompareView, CotView, SpanMark
+from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.review.label_colours import mark_colours
+from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.ui.qt import (
+    QEvent, QHBoxLayout, QPlainTextEdit, QSettings, QSplitter, Qt, QTimer, QUndoStack, QVBoxLayout, QWidget, Signal,
+)
+from thoughtdesk.ui.review.dialogs import CommentDialog
+from thoughtdesk.ui.review.edits import ReviewEditsMixin, others_text, review_summary, reviewer_name
+from thoughtdesk.ui.review.keys import ReviewKeys
+from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
+
+LABEL_SET_SETTING = "review/labelSet"
+BLIND_SETTING = "review/blind"
+#: Milliseconds between the last edit and telling the rest of the window (counts, tree).
+NOTIFY_DELAY_MS = 800
+
+
+class ReviewView(ReviewEditsMixin, QWidget):
+    """The Review tab's widget. Call :meth:`set_library`, then :meth:`show_sample` or a queue."""
+
+    #: A plain-text status message for the status bar.
+    message = Signal(str)
+    #: Annotations were written (debounced by the installer into notify_data_changed).
+    annotationsChanged = Signal()
+    #: The sample shown changed (primary key).
+    sampleShown = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("reviewView")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.library: Library | None = None
+        self.store: AnnotationStore | None = None
+        self.author = reviewer_name()
+        self.label_set: LabelSet | None = None
+        self.stored: StoredSample | None = None
+        self.cot_pks: list[int | None] = []  # per compare-view panel; None for the reference
+        self.notes: dict[int, list[StoredAnnotation]] = {}
+        self.reviews: dict[int, CotReview] = {}
+        self.blind = bool(QSettings().value(BLIND_SETTING, False, type=bool))
+        self.queue: ReviewQueue | None = None
+        self.queue_index = 0
+        #: ``(sample_pk or None, step) -> sample_pk or None``: the Samples tab's list (set by install).
+        self.sample_neighbour: Callable[[int | None, int], int | None] = lambda _pk, _step: None
+        self._pending: Callable[[], None] | None = None  # work deferred until the tab is shown
+        self.comment_dialog: CommentDialog | None = None
+        self.undo_stack = QUndoStack(self)
+        self.prefetch = SimilarityPrefetch(self)
+
+        self.status = plain("", name="reviewStatus")
+        self.progress = plain("", bold=True, name="queueProgress")
+        self.question = QPlainTextEdit(objectName="reviewQuestion")
+        self.question.setReadOnly(True)
+        self.question.setMaximumHeight(96)
+        self.compare = CompareView()
+        self.compare.currentChanged.connect(self._current_changed)
+        self.panel = AnnotationPanel()
+        self.panel.labelToggled.connect(lambda key: self.toggle_label_key(key))
+        self.panel.spanRemoveRequested.connect(self._remove_span)
+        self.panel.commentRequested.connect(self.edit_comment)
+        self.panel.preferredToggled.connect(self.set_preferred)
+        self.panel.qualityChosen.connect(self.set_quality)
+        self.panel.labelSetChosen.connect(self.choose_label_set)
+
+        top = QHBoxLayout()
+        top.addWidget(self.progress)
+        top.addWidget(self.status, 1)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.question)
+        left_layout.addWidget(self.compare, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.panel)
+        self.splitter.setStretchFactor(0, 4)
+        self.splitter.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.splitter, 1)
+
+        self.keys = ReviewKeys(
+            self,
+            letters={Qt.Key.Key_J: lambda: self.move_cot(+1), Qt.Key.Key_K: lambda: self.move_cot(-1),
+                     Qt.Key.Key_N: lambda: self.move_sample(+1), Qt.Key.Key_P: lambda: self.move_sample(-1),
+                     Qt.Key.Key_C: self.edit_comment, Qt.Key.Key_S: self.toggle_preferred},
+            on_digit=self.toggle_label_digit,
+            on_alt_digit=lambda d: self.set_quality(d or None),
+            chords={"Ctrl+Z": self.undo_stack.undo, "Ctrl+Shift+Z": self.undo_stack.redo,
+                    "Ctrl+Y": self.undo_stack.redo},
+        )
+        self.keys.install()
+        self._notify_timer = QTimer(self, singleShot=True, interval=NOTIFY_DELAY_MS)
+        self._notify_timer.timeout.connect(self.annotationsChanged)
+        self.compare.set_identity_filters_visible(not self.blind)
+        self._update_progress()
+
+    # ---- library, label sets, author ---------------------------------------------------------
+
+    def set_library(self, library: Library) -> None:
+        """Review ``library`` (clears the undo history and any queue)."""
+        self.library = library
+        self.store = AnnotationStore(library, self.author)
+        self.undo_stack.clear()
+        self.queue = None
+        self.stored = None
+        self.reload_label_sets(str(QSettings().value(LABEL_SET_SETTING, "") or ""))
+        self._update_progress()
+
+    def reload_label_sets(self, wanted: str | None = None) -> None:
+        """Read the label sets again (after the editor saved or deleted one) and use ``wanted``,
+        else the set in use if it still exists, else the first."""
+        if self.library is None:
+            return
+        sets = label_sets(self.library)
+        current = self.label_set.name if self.label_set is not None else None
+        chosen = (next((s for s in sets if s.name == wanted), None)
+                  or next((s for s in sets if s.name == current), None) or (sets[0] if sets else None))
+        if chosen is not None:
+            self.panel.set_label_sets([s.name for s in sets], chosen.name)
+            if wanted is not None and chosen.name == wanted:
+                QSettings().setValue(LABEL_SET_SETTING, chosen.name)
+            self._use_label_set(chosen)
+
+    def set_author(self, name: str) -> None:
+        """Annotate as ``name`` from now on (saved in the settings)."""
+        name = name.strip()
+        if not name:
+            return
+        open_settings().setValue(USER_NAME, name)
+        self.sync_author()
+
+    def sync_author(self) -> None:
+        """Annotate as the user's name from the settings (after Settings changed it)."""
+        name = reviewer_name()
+        if name == self.author:
+            return
+        self.author = name
+        if self.library is not None:
+            self.store = AnnotationStore(self.library, name)
+            self.reload()
+        self._update_progress()
+
+    def choose_label_set(self, name: str) -> None:
+        """Use the label set called ``name`` (remembered in the settings)."""
+        if self.library is None:
+            return
+        try:
+            chosen = label_set(self.library, name)
+        except KeyError:
+            self.message.emit(f"No label set called {name!r}")
+            return
+        QSettings().setValue(LABEL_SET_SETTING, name)
+        self._use_label_set(chosen)
+
+    def _use_label_set(self, chosen: LabelSet) -> None:
+        self.label_set = chosen
+        self.panel.set_label_set(chosen)
+        self._refresh_all_cots()
+
+    def label_names(self) -> dict[str, str]:
+        return {label.key: label.name for label in self.label_set.labels} if self.label_set else {}
+
+    # ---- showing samples ---------------------------------------------------------------------
+
+    def show_sample(self, sample_pk: int | None) -> None:
+        """Show one sample's reference and generated CoTs with this reviewer's annotations."""
+        if self.library is None or self.store is None or sample_pk is None:
+            return
+        stored = load_sample(self.library, sample_pk)
+        if stored is None:
+            self.message.emit(f"Sample {sample_pk} is no longer in the library")
+            return
+        self.stored = stored
+        views, self.cot_pks = self._views(stored)
+        self.notes = self.store.sample_annotations(sample_pk)
+        self.question.setPlainText(self._question_text(stored))
+        self.compare.set_cots(views, self.prefetch.take(views))
+        self._refresh_all_cots(from_notes=True)
+        first = next((i for i, pk in enumerate(self.cot_pks) if pk is not None), 0 if views else -1)
+        self.compare.set_current(first)
+        self._show_current()
+        self._update_progress()
+        self.sampleShown.emit(sample_pk)
+        self.prefetch.schedule()
+
+    def next_sample_key(self) -> int | None:
+        """The sample ``n`` would show (for computing its similarity ahead)."""
+        if self.queue is not None:
+            following = self.queue_index + 1
+            return self.queue.sample_pks[following] if following < self.queue.total else None
+        return self.sample_neighbour(self.stored.pk, +1) if self.stored is not None else None
+
+    def _views(self, stored: StoredSample) -> tuple[list[CotView], list[int | None]]:
+        """What the compare view shows of a sample, in display order, and the CoT keys."""
+        sample = stored.sample
+        pairs = list(zip(stored.cot_pks, sample.generated_cot))
+        names: dict[int, str] = {}
+        if self.blind:
+            order = blind_order([pk for pk, _ in pairs], self.author, stored.pk)
+            by_pk = dict(pairs)
+            pairs = [(pk, by_pk[pk]) for pk in order]
+            names = blind_labels(order)
+        views: list[CotView] = []
+        cot_pks: list[int | None] = []
+        if sample.cot:
+            views.append(CotView(id="reference", text=[str(step) for step in sample.cot], is_reference=True))
+            cot_pks.append(None)
+        for cot_pk, cot in pairs:
+            answer = cot.answers[0] if cot.answers else None
+            views.append(CotView(
+                id=str(cot_pk), text=cot.cot or "", key=cot_pk,
+                model="" if self.blind else model_name(cot.model),
+                prompt_keys=() if self.blind else tuple(k for k in (cot.instruction, cot.cot_trigger) if k),
+                answer=(answer.answer or "") if answer else "",
+                correct=answer.correct_answer if answer else None,
+                title=names.get(cot_pk, ""),
+            ))
+            cot_pks.append(cot_pk)
+        return views, cot_pks
+
+    def reload(self) -> None:
+        """Show the current sample again (after an import, a name change, blind mode...)."""
+        if self.stored is not None:
+            current = self.current_cot_pk()
+            self.show_sample(self.stored.pk)
+            if current in self.cot_pks:
+                self.compare.set_current(self.cot_pks.index(current))
+                self._show_current()
+
+    def set_blind(self, blind: bool) -> None:
+        """Blind mode: no model or prompt shown, CoTs in this reviewer's own shuffled order."""
+        self.blind = blind
+        QSettings().setValue(BLIND_SETTING, blind)
+        self.compare.set_identity_filters_visible(not blind)
+        if blind:
+            self.compare.set_filters(correct=None)
+        self.reload()
+
+    @staticmethod
+    def _question_text(stored: StoredSample) -> str:
+        sample = stored.sample
+        lines = [f"{stored.dataset} / {stored.split} / {sample.id}", sample.question or ""]
+        if sample.choices:
+            lines.append("Choices: " + " · ".join(str(c) for c in sample.choices))
+        lines.append("Gold answer: " + ("; ".join(str(a) for a in sample.answer or []) or "(none)"))
+        return "\n".join(lines)
+
+    # ---- the current CoT ---------------------------------------------------------------------
+
+    def current_cot_pk(self) -> int | None:
+        index = self.compare.current_index()
+        return self.cot_pks[index] if 0 <= index < len(self.cot_pks) else None
+
+    def move_cot(self, step: int) -> None:
+        """Next (+1) or previous (-1) generated CoT the filters show (j / k)."""
+        candidates = [i for i in self.compare.visible_indices() if self.cot_pks[i] is not None]
+        if not candidates:
+            return
+        current = self.compare.current_index()
+        later = [i for i in candidates if (i > current if step > 0 else i < current)]
+        target = (later[0] if step > 0 else later[-1]) if later else current
+        if target != current:
+            self.compare.set_current(target)
+            self._show_current()
+
+    def _current_changed(self, _index: int) -> None:
+        self._show_current()
+
+    def _show_current(self) -> None:
+        index = self.compare.current_index()
+        cot_pk = self.current_cot_pk()
+        if cot_pk is None:
+            self.panel.show_review(None, "The reference CoT is not annotated here" if index >= 0 else "No CoT")
+            return
+        title = self.compare.panels[index].title.text()
+        self.panel.show_review(self.reviews.get(cot_pk), f"Annotating {title}",
+                               others_text(self.notes.get(cot_pk, []), self.author))
+
+    def _refresh_all_cots(self, from_notes: bool = False) -> None:
+        """Every CoT's note and span marks: ``from_notes`` builds the reviews from the sample's
+        annotations just read (no query per CoT); otherwise the reviews are current and only
+        the label set or the theme changed."""
+        if self.store is None:
+            return
+        if from_notes:
+            self.reviews = {pk: review_from(pk, self.author, self.notes.get(pk, []))
+                            for pk in self.cot_pks if pk is not None}
+        for index, cot_pk in enumerate(self.cot_pks):
+            if cot_pk is not None:
+                self._show_review(index, cot_pk, self.reviews.get(cot_pk) or self.store.review(cot_pk))
+
+    def _refresh_cot(self, index: int, cot_pk: int) -> None:
+        """Re-read one CoT's review after an edit and show it."""
+        self._show_review(index, cot_pk, self.store.review(cot_pk))
+
+    def _show_review(self, index: int, cot_pk: int, review: CotReview) -> None:
+        self.reviews[cot_pk] = review
+        names = self.label_names()
+        self.compare.set_note(index, review_summary(review, names))
+        colours = {label.key: label.colour for label in self.label_set.labels} if self.label_set else {}
+        theme = self.compare.theme()
+        marks = []
+        for key, span in review.spans:
+            background, foreground = mark_colours(colours.get(key, "#999999"), theme)
+            marks.append(SpanMark(span.start, span.end, background, foreground, names.get(key, key)))
+        self.compare.set_marks(index, marks)
+
+    # ---- samples and queues -----------------------------------------------------------------
+
+    def move_sample(self, step: int) -> None:
+        """Next (+1) or previous (-1) sample: of the queue, else of the Samples tab's list (n / p)."""
+        if self.queue is not None:
+            if step > 0 and self.stored is not None and self.stored.pk in self.queue.sample_pks:
+                mark_done(self.library, self.queue.id, self.stored.pk)  # moving on = reviewed
+                self.queue.done.add(self.stored.pk)
+            target = self.queue_index + step
+            if not 0 <= target < self.queue.total:
+                self._update_progress()
+                self.message.emit("End of the queue" if step > 0 else "Start of the queue")
+                return
+            self.go_to_queue_index(target)
+            return
+        target = self.sample_neighbour(self.stored.pk if self.stored is not None else None, step)
+        if target is None:
+            self.message.emit("No next sample" if step > 0 else "No previous sample")
+        else:
+            self.show_sample(target)
+
+    def start_queue(self, queue: ReviewQueue) -> None:
+        """Work through ``queue`` from where it was left (the controller turns blind mode on for
+        a blind queue, through its menu action, so the check mark and the setting agree)."""
+        self.queue = queue
+        self.queue_index = queue.resume_index()
+        self._update_progress()
+        self.when_shown(lambda: self.go_to_queue_index(self.queue_index))
+
+    def leave_queue(self) -> None:
+        self.queue = None
+        self._update_progress()
+
+    def go_to_queue_index(self, index: int) -> None:
+        if self.queue is None or not self.queue.sample_pks:
+            return
+        self.queue_index = max(0, min(index, self.queue.total - 1))
+        self.queue.position = self.queue_index
+        set_position(self.library, self.queue.id, self.queue_index)
+        self.show_sample(self.queue.sample_pks[self.queue_index])
+
+    def when_shown(self, action: Callable[[], None]) -> None:
+        """Run ``action`` now if the tab is shown, else when it is (the latest action wins)."""
+        if self.isVisible():
+            self._pending = None
+            action()
+        else:
+            self._pending = action
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._pending is not None:
+            action, self._pending = self._pending, None
+            action()
+        self.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.cot_pks:
+            self._refresh_all_cots()  # span mark colours depend on the theme
+
+    def _update_progress(self) -> None:
+        if self.queue is None:
+            self.progress.setText("")
+            self.progress.setVisible(False)
+        else:
+            self.progress.setVisible(True)
+            self.progress.setText(f"Queue “{self.queue.name}”: sample {self.queue_index + 1} of "
+                                  f"{self.queue.total} · {self.queue.progress_text}")
+        mode = "blind review" if self.blind else "open review"
+        self.status.setText(f"Reviewer: {self.author} · {mode}")
+
+
+def install(window):
+    """Add the Review tab (Ctrl+2) and the Review menu (see :mod:`thoughtdesk.ui.review.controller`)."""
+    from thoughtdesk.ui.review.controller import install as install_review  # it imports this module
+
+    return install_review(window)

@@ -1,0 +1,165 @@
+"""The right-hand pane: one sample with its choices, context, reference CoT and generated CoTs.
+
+All text from datasets and models goes into widgets set to plain text (``Qt.PlainText``), so
+markup such as ``<img src=x>`` or ``<a href=...>`` is shown literally and never interpreted.
+"""
+
+from __future__ import annotations
+
+import string
+
+from thoughtdesk.core.library.reader import StoredSample
+from thoughtdesk.core.library.records import GeneratedCot, model_name
+from thoughtdesk.ui.qt import (
+    QFrame, QLabel, QPlainTextEdit, QScrollArea, QSizePolicy, Qt, QToolButton, QVBoxLayout, QWidget,
+)
+
+
+def plain_label(text: str, *, object_name: str = "", selectable: bool = True, bold: bool = False) -> QLabel:
+    """A word-wrapped label that never interprets its text as markup."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    label.setWordWrap(True)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if object_name:
+        label.setObjectName(object_name)
+    if bold:
+        font = label.font()
+        font.setBold(True)
+        label.setFont(font)
+    return label
+
+
+def heading(text: str) -> QLabel:
+    label = plain_label(text, selectable=False, bold=True)
+    label.setObjectName("heading")
+    return label
+
+
+def letters(n: int) -> list[str]:
+    return [string.ascii_uppercase[i] if i < 26 else str(i + 1) for i in range(n)]
+
+
+class CotCard(QFrame):
+    """One generated CoT: model, prompt fragments, the CoT text, extracted answer and verdict."""
+
+    def __init__(self, cot: GeneratedCot, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("cotCard")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        layout = QVBoxLayout(self)
+        name = model_name(cot.model) or "unknown model"
+        service = f" via {cot.api_service}" if cot.api_service else ""
+        layout.addWidget(plain_label(f"{name}{service}", object_name="cotModel", bold=True))
+        keys = [k for k in (cot.instruction, cot.cot_trigger) if k]
+        extraction = [a.answer_extraction for a in cot.answers if a.answer_extraction]
+        fragments = "prompt: " + (" + ".join(keys) if keys else "(no instruction or trigger)")
+        if extraction:
+            fragments += "; extraction: " + ", ".join(dict.fromkeys(extraction))
+        layout.addWidget(plain_label(fragments, object_name="cotFragments", selectable=False))
+        layout.addWidget(plain_label(cot.cot or "(empty CoT)", object_name="cotText"))
+        for answer in cot.answers:
+            verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
+            text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
+            label = plain_label(text, object_name="cotAnswer", bold=True)
+            if answer.correct_answer is not None:
+                label.setProperty("correct", answer.correct_answer)
+            layout.addWidget(label)
+        if cot.annotations:
+            notes = "; ".join(
+                f"{a.key}: {a.value if isinstance(a.value, str) else str(a.value).lower()}"
+                f" ({a.author})" if a.author else f"{a.key}: {a.value}"
+                for a in cot.annotations
+            )
+            layout.addWidget(plain_label("Annotations: " + notes, object_name="cotAnnotations"))
+
+
+class SampleDetail(QScrollArea):
+    """Shows one :class:`StoredSample`; empty until :meth:`show_sample` is called."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.current: StoredSample | None = None
+        self._placeholder()
+
+    def _placeholder(self) -> None:
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.addWidget(plain_label("Select a sample to see its question, reference CoT and generated CoTs.", selectable=False))
+        layout.addStretch(1)
+        self.setWidget(body)
+
+    def clear(self) -> None:
+        self.current = None
+        self._placeholder()
+
+    def show_sample(self, stored: StoredSample | None) -> None:
+        if stored is None:
+            self.clear()
+            return
+        self.current = stored
+        s = stored.sample
+        body = QWidget()
+        body.setObjectName("sampleDetail")
+        layout = QVBoxLayout(body)
+        layout.addWidget(plain_label(f"{stored.dataset} / {stored.split} / {s.id}  ·  {s.type}", object_name="sampleHeader", selectable=True))
+        layout.addWidget(heading("Question"))
+        layout.addWidget(plain_label(s.question or "", object_name="question"))
+
+        gold = {str(a) for a in (s.answer or [])}
+        if s.choices:
+            layout.addWidget(heading("Choices"))
+            for letter, choice in zip(letters(len(s.choices)), s.choices):
+                is_gold = str(choice) in gold or letter in gold
+                mark = "✓ " if is_gold else "   "
+                label = plain_label(f"{mark}{letter}) {choice}", object_name="choice", bold=is_gold)
+                label.setProperty("gold", is_gold)
+                layout.addWidget(label)
+        layout.addWidget(plain_label("Gold answer: " + ("; ".join(str(a) for a in s.answer or []) or "(none)"), object_name="gold", bold=True))
+
+        if s.context:
+            toggle = QToolButton()
+            toggle.setObjectName("contextToggle")
+            toggle.setText("Context")
+            toggle.setCheckable(True)
+            toggle.setChecked(len(s.context) < 600)
+            toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            toggle.setArrowType(Qt.ArrowType.DownArrow if toggle.isChecked() else Qt.ArrowType.RightArrow)
+            context = QPlainTextEdit()
+            context.setObjectName("context")
+            context.setReadOnly(True)
+            context.setPlainText(s.context)
+            context.setMaximumHeight(180)
+            context.setVisible(toggle.isChecked())
+
+            def flip(checked: bool, c=context, t=toggle) -> None:
+                c.setVisible(checked)
+                t.setArrowType(Qt.ArrowType.DownArrow if checked else Qt.ArrowType.RightArrow)
+
+            toggle.toggled.connect(flip)
+            layout.addWidget(toggle)
+            layout.addWidget(context)
+
+        steps = [str(step) for step in (s.cot or [])]
+        layout.addWidget(heading(f"Reference CoT ({len(steps)} steps)"))
+        if steps:
+            for n, step in enumerate(steps, start=1):
+                layout.addWidget(plain_label(f"{n}. {step}", object_name="referenceStep"))
+        else:
+            layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", selectable=False))
+
+        layout.addWidget(heading(f"Generated CoTs ({len(s.generated_cot)})"))
+        for cot in s.generated_cot:
+            layout.addWidget(CotCard(cot))
+        layout.addStretch(1)
+        self.setWidget(body)
+
+    def texts(self) -> list[str]:
+        """Every text shown (for tests and accessibility checks)."""
+        widget = self.widget()
+        return [label.text() for label in widget.findChildren(QLabel)] if widget else []

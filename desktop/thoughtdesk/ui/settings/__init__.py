@@ -1,0 +1,1 @@
+"""Edit > Settings, the first-run wizard, and the QSettings keys."""

@@ -1,0 +1,148 @@
+"""The application's settings, kept with QSettings; each option declared once.
+
+Keys other modules may read (through the functions below, not raw strings where possible):
+
+=================================  ======  ==============================================
+key                                type    meaning
+=================================  ======  ==============================================
+``user/name``                      str     the user's name: the author of annotations
+``library/path``                   str     the library file opened at start ("" = default)
+``network/offline``                bool    offline mode (no connection but to this machine)
+``local/model_path``               str     the GGUF file of the local model ("" = none)
+``providers/openai/enabled``       bool    offer the OpenAI-compatible provider
+``providers/openai/base_url``      str     its base URL (ends in ``/v1``)
+``providers/anthropic/enabled``    bool    offer Anthropic
+``providers/anthropic/base_url``   str     Anthropic's API address
+``firstRun/done``                  bool    the first-run wizard was completed
+=================================  ======  ==============================================
+
+API keys are never settings: they live in the OS keyring (:mod:`thoughtdesk.core.settings.secrets`).
+Saving also mirrors offline mode into ``core.json`` (:mod:`thoughtdesk.core.settings.config`) for the CLI.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass, fields
+from typing import Any
+
+from thoughtdesk.core.settings import config as core_config
+from thoughtdesk.core.settings import network
+from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
+from thoughtdesk.ui.qt import QSettings
+
+NO_WIZARD_ENV = "THOUGHTDESK_NO_WIZARD"
+#: The QSettings organisation and application (as ``make_application`` names the app).
+ORGANIZATION = APPLICATION = "ThoughtDesk"
+DEFAULT_OPENAI_BASE_URL = DEFAULT_BASE_URLS["openai"]
+DEFAULT_ANTHROPIC_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
+
+USER_NAME = "user/name"
+LIBRARY_PATH = "library/path"
+OFFLINE = "network/offline"
+LOCAL_MODEL_PATH = "local/model_path"
+OPENAI_ENABLED = "providers/openai/enabled"
+OPENAI_BASE_URL = "providers/openai/base_url"
+ANTHROPIC_ENABLED = "providers/anthropic/enabled"
+ANTHROPIC_BASE_URL = "providers/anthropic/base_url"
+FIRST_RUN_DONE = "firstRun/done"
+
+
+def default_user_name() -> str:
+    """The login name, used until the user gives their name."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "user"
+
+
+@dataclass(slots=True)
+class AppSettings:
+    """Every setting the wizard and the Settings dialog edit (keys: see the module docstring)."""
+
+    user_name: str = ""
+    library_path: str = ""
+    offline: bool = False
+    local_model_path: str = ""
+    openai_enabled: bool = False
+    openai_base_url: str = DEFAULT_OPENAI_BASE_URL
+    anthropic_enabled: bool = False
+    anthropic_base_url: str = DEFAULT_ANTHROPIC_BASE_URL
+
+
+#: dataclass field -> QSettings key
+_KEYS: dict[str, str] = {
+    "user_name": USER_NAME, "library_path": LIBRARY_PATH, "offline": OFFLINE,
+    "local_model_path": LOCAL_MODEL_PATH, "openai_enabled": OPENAI_ENABLED,
+    "openai_base_url": OPENAI_BASE_URL, "anthropic_enabled": ANTHROPIC_ENABLED,
+    "anthropic_base_url": ANTHROPIC_BASE_URL,
+}
+
+
+def open_settings() -> QSettings:
+    """The user's settings store, named explicitly so it is the same before a QApplication exists."""
+    return QSettings(ORGANIZATION, APPLICATION)
+
+
+def _read(store: QSettings, key: str, default: Any) -> Any:
+    # QSettings' INI backend returns strings; type= converts "true"/"false" and numbers back.
+    value = store.value(key, default, type=type(default))
+    return default if value is None else value
+
+
+def load_settings(store: QSettings | None = None) -> AppSettings:
+    """The saved settings (defaults for anything never saved; the user name defaults to the login)."""
+    store = store or open_settings()
+    defaults = AppSettings()
+    values = {f.name: _read(store, _KEYS[f.name], getattr(defaults, f.name)) for f in fields(AppSettings)}
+    settings = AppSettings(**values)
+    if not settings.user_name.strip():
+        settings.user_name = default_user_name()
+    return settings
+
+
+def save_settings(settings: AppSettings, store: QSettings | None = None) -> None:
+    """Save every setting, mirror offline mode for the CLI and apply it to this process now."""
+    store = store or open_settings()
+    for name, key in _KEYS.items():
+        value = getattr(settings, name)
+        store.setValue(key, value.strip() if isinstance(value, str) else value)
+    store.sync()
+    mirrored = core_config.load_config()
+    mirrored.offline = settings.offline
+    core_config.save_config(mirrored)
+    if network.offline_override() is None:  # --offline or the environment, when set, stay in charge
+        network.set_offline(settings.offline)
+
+
+def user_name(store: QSettings | None = None) -> str:
+    """The annotation author: the name given in the first-run wizard or Settings, else the login."""
+    name = str(_read(store or open_settings(), USER_NAME, "")).strip()
+    return name or default_user_name()
+
+
+def first_run_done(store: QSettings | None = None) -> bool:
+    return bool(_read(store or open_settings(), FIRST_RUN_DONE, False))
+
+
+def mark_first_run_done(store: QSettings | None = None) -> None:
+    store = store or open_settings()
+    store.setValue(FIRST_RUN_DONE, True)
+    store.sync()
+
+
+def wizard_wanted(store: QSettings | None = None) -> bool:
+    """True on a first start: no ``firstRun/done`` yet and ``THOUGHTDESK_NO_WIZARD`` is not 1."""
+    if os.environ.get(NO_WIZARD_ENV, "").strip() in ("1", "true", "yes"):
+        return False
+    return not first_run_done(store)
+
+
+def apply_startup_settings(store: QSettings | None = None) -> AppSettings:
+    """At start: offline mode (env > saved), the key file fallback if agreed; returns the settings."""
+    settings = load_settings(store)
+    forced = network.offline_override()
+    network.set_offline(settings.offline if forced is None else forced)
+    core_config.use_key_file_if_allowed()
+    return settings

@@ -1,0 +1,1 @@
+"""Shared widgets and helpers that belong to no feature."""

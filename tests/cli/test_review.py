@@ -1,0 +1,47 @@
+"""``thoughtdesk annotations export|import`` and ``thoughtdesk agreement``, as real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from thoughtdesk.core.review import AnnotationStore
+
+from tests.core.review.conftest import COLLECTION, cot_pks, open_library
+
+
+def run(library, *args):
+    cmd = [sys.executable, "-m", "thoughtdesk", "--library", str(library), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_export_import_and_agreement_commands(tmp_path):
+    source, target = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    lib = open_library(source)
+    for author, verdicts in (("ann", [True, True, False]), ("bob", [True, False, False])):
+        store = AnnotationStore(lib, author)
+        for cot, verdict in zip(cot_pks(lib, "mq-1"), verdicts, strict=True):
+            store.toggle_label(cot, "Incorrect reasoning")
+            if not verdict:
+                store.toggle_label(cot, "Incorrect reasoning")
+    lib.close()
+    open_library(target).close()
+
+    out = run(source, "annotations", "export", tmp_path / "all.json")
+    assert out.returncode == 0, out.stderr
+    assert "6 annotation(s) written" in out.stdout
+    out = run(target, "annotations", "import", tmp_path / "all.json")
+    assert out.returncode == 0, out.stderr
+    assert "6 added" in out.stdout
+    # ann T T F, bob T F F: p_o = 2/3, p_e = (2/3)(1/3) + (1/3)(2/3) = 4/9,
+    # kappa = (2/3 - 4/9) / (5/9) = 2/5.
+    out = run(target, "agreement", COLLECTION, "--json")
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)
+    assert row["label"] == "Incorrect reasoning" and row["n_items"] == 3
+    assert abs(row["cohen_kappa"] - 0.4) < 1e-9
+
+    (tmp_path / "bad.json").write_text("[1]")
+    out = run(target, "annotations", "import", tmp_path / "bad.json")
+    assert out.returncode == 1 and "unknown annotation format" in out.stdout

@@ -1,0 +1,127 @@
+"""The library file: creation, WAL, migrations from older schemas, refusing foreign or newer files."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+import pytest
+
+from thoughtdesk.core.library import migrations
+from thoughtdesk.core.errors import LibraryError
+from thoughtdesk.core.importing.importer import import_thoughtsource
+from thoughtdesk.core.paths import default_library_path, resolve_library_path
+from thoughtdesk.core.library.store import Library
+
+from tests.helpers.paths import FIXTURES
+
+
+def file_hash(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_new_library_uses_wal_and_current_schema(tmp_path):
+    path = tmp_path / "sub" / "lib.thoughtdesk"
+    with Library.open(path) as lib:
+        assert lib.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert lib.schema_version == migrations.current_version()
+        applied = [r[0] for r in lib.conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+        assert applied == [name for name, _ in migrations.MIGRATIONS]
+    assert path.exists()
+
+
+def test_database_made_by_older_schema_is_migrated_with_data_kept(tmp_path):
+    path = tmp_path / "old.thoughtdesk"
+    # Build the file the way the first release did: only migration 001, then data.
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
+    conn.execute("BEGIN")
+    migrations.m001_initial(conn)
+    conn.execute("INSERT INTO _migrations VALUES ('m001_initial', 'then')")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("COMMIT")
+    conn.execute("INSERT INTO collection (id, name, created) VALUES (1, 'old', '2025-01-01')")
+    conn.execute(
+        "INSERT INTO sample (id, collection_id, dataset, split, position, sample_id, question, choices, cot, answer, feedback)"
+        " VALUES (1, 1, 'gsm8k', 'test', 0, 's1', 'What is 1+1?', '[]', '[]', '[\"2\"]', '[]')"
+    )
+    conn.close()
+
+    with Library.open(path) as lib:
+        assert lib.schema_version == migrations.current_version()
+        columns = {r[1] for r in lib.conn.execute("PRAGMA table_info(answer)")}
+        assert {"td_outcome", "td_method", "td_span_start"} <= columns
+        assert lib.conn.execute("SELECT question FROM sample").fetchone()[0] == "What is 1+1?"
+        assert [c.name for c in lib.collections()] == ["old"]
+
+
+def test_failed_migration_is_rolled_back(tmp_path, monkeypatch):
+    def broken(conn):
+        conn.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, ("m999_broken", broken)])
+    with pytest.raises(RuntimeError):
+        Library.open(tmp_path / "lib.thoughtdesk")
+    conn = sqlite3.connect(tmp_path / "lib.thoughtdesk")
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in tables and "sample" in tables
+
+
+def test_file_that_is_not_sqlite_is_refused_and_untouched(tmp_path):
+    path = tmp_path / "notes.thoughtdesk"
+    path.write_text("these are my notes, not a database\n")
+    before = file_hash(path)
+    with pytest.raises(LibraryError, match="not a ThoughtDesk library.*not an SQLite database.*left untouched"):
+        Library.open(path)
+    assert file_hash(path) == before
+    assert not (tmp_path / "notes.thoughtdesk-wal").exists()
+
+
+def test_other_sqlite_database_is_refused(tmp_path):
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE invoices (x)")
+    conn.commit()
+    conn.close()
+    before = file_hash(path)
+    with pytest.raises(LibraryError, match="SQLite database but not a ThoughtDesk library"):
+        Library.open(path)
+    assert file_hash(path) == before
+
+
+def test_newer_schema_is_refused_and_untouched(tmp_path):
+    path = tmp_path / "new.thoughtdesk"
+    with Library.open(path) as lib:
+        import_thoughtsource(lib, FIXTURES / "thoughtsource" / "edge_cases.json", collection="c")
+        lib.conn.execute("INSERT INTO _migrations VALUES ('m050_from_the_future', 'later')")
+        lib.conn.execute("PRAGMA user_version = 50")
+        lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = file_hash(path)
+    with pytest.raises(LibraryError, match=r"newer ThoughtDesk \(schema version 50; this version reads up to \d+\).*left untouched"):
+        Library.open(path)
+    assert file_hash(path) == before
+
+
+def test_library_location_precedence(tmp_path, monkeypatch):
+    monkeypatch.delenv("THOUGHTDESK_LIBRARY", raising=False)
+    default = default_library_path()
+    assert default.name == "library.thoughtdesk" and "ThoughtDesk" in str(default)
+    monkeypatch.setenv("THOUGHTDESK_LIBRARY", str(tmp_path / "env.thoughtdesk"))
+    assert resolve_library_path(None) == tmp_path / "env.thoughtdesk"
+    assert resolve_library_path(str(tmp_path / "cli.thoughtdesk")) == tmp_path / "cli.thoughtdesk"
+
+
+def test_collections_create_rename_delete(tmp_path):
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        import_thoughtsource(lib, FIXTURES / "thoughtsource" / "edge_cases.json", collection="a")
+        cid = lib.require_collection("a")
+        with pytest.raises(LibraryError, match="already exists"):
+            lib.create_collection("a")
+        lib.rename_collection(cid, "b")
+        assert lib.unique_collection_name("b") == "b (2)"
+        lib.delete_collection(cid)
+        for table in ("sample", "generated_cot", "answer", "annotation", "sample_fts"):
+            assert lib.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+        with pytest.raises(LibraryError, match="no collection named 'b'"):
+            lib.require_collection("b")

@@ -1,0 +1,98 @@
+"""The main window's extension points that other views use (tabs, menus, signals, open_sample)."""
+
+from __future__ import annotations
+
+from thoughtdesk.ui.qt import QLabel, QMenu
+
+from tests.ui.app.test_main_window import window  # noqa: F401 - the fixture
+
+
+def test_add_tab_and_shortcut_switch(window, qtbot):  # noqa: F811
+    extra = QLabel("extra view")
+    index = window.add_tab(extra, "Extra", "Ctrl+9")
+    assert window.tabs.tabText(index) == "Extra"
+    assert window.tabs.currentIndex() == 0
+    window.show_tab(extra)
+    assert window.tabs.currentWidget() is extra
+
+
+def test_menu_is_created_once_before_help(window):  # noqa: F811
+    menu = window.menu("&Tools")
+    assert window.menu("&Tools") is menu
+    titles = [a.text() for a in window.menuBar().actions()]
+    assert titles.index("&Tools") == titles.index("&Help") - 1
+    assert isinstance(menu, QMenu)
+
+
+def test_open_sample_switches_collection_and_clears_filters(window, qtbot):  # noqa: F811
+    lib = window.library
+    pk = lib.conn.execute("SELECT id FROM sample ORDER BY id DESC LIMIT 1").fetchone()[0]
+    window.search.setText("zzzz-no-such-text")
+    window._apply_filter()
+    assert window.model.rowCount() == 0
+    with qtbot.waitSignal(window.sample_selected, timeout=5000, check_params_cb=lambda key: key == pk):
+        assert window.open_sample(pk)
+    assert window.current_sample_key() == pk
+    assert window.search.text() == ""
+    assert window.open_sample(10**9) is False
+
+
+def test_data_changed_after_notify(window, qtbot):  # noqa: F811
+    with qtbot.waitSignal(window.data_changed, timeout=2000):
+        window.notify_data_changed()
+
+
+def _tree_names(window):  # noqa: F811
+    root = window.tree.model_.invisibleRootItem()
+    return {root.child(r, 0).text(): int(root.child(r, 1).text()) for r in range(root.rowCount())}
+
+
+def test_notify_refreshes_in_the_background_and_keeps_the_selected_sample(window, qtbot):  # noqa: F811
+    from thoughtdesk.core.importing.importer import import_thoughtsource
+    from thoughtdesk.core.library.store import Library
+
+    from tests.ui.app.test_main_window import EDGE
+
+    with Library.open(window.library.path) as other:
+        import_thoughtsource(other, EDGE, collection="first")
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
+    assert window.tree.select_collection("first")
+    assert window.model.rowCount() > 3
+    window.table.selectRow(3)
+    chosen = window.current_sample_key()
+    node = window.tree.current_node()
+    shown = window.detail.widget()
+
+    with Library.open(window.library.path) as other:
+        import_thoughtsource(other, EDGE, collection="second")
+    assert "second" not in _tree_names(window)
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
+        window.notify_data_changed()  # folded into one more refresh
+    names = _tree_names(window)
+    assert names["second"] == names["first"] > 3
+    assert window.tree.current_node() == node
+    assert window.current_sample_key() == chosen  # not back to row 0
+    assert window.table.currentIndex().row() == 3
+    assert window.detail.widget() is shown  # the sample did not change: not rebuilt
+
+
+def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot):  # noqa: F811
+    import gc
+
+    from shiboken6 import isValid
+
+    from thoughtdesk.ui.qt import QCoreApplication
+    from thoughtdesk.ui.app.tasks import Task, running_tasks
+
+    tasks = [Task(lambda ctx: sum(range(1000))) for _ in range(5)]
+    for task in tasks:
+        task.signals.succeeded.connect(lambda _r, t=task: t)  # a cycle through the slot
+        task.start()
+        assert task.signals.parent() is QCoreApplication.instance()
+    signals = [t.signals for t in tasks]
+    qtbot.waitUntil(lambda: running_tasks() == 0, timeout=10000)
+    del tasks
+    gc.collect()
+    qtbot.waitUntil(lambda: not any(isValid(s) for s in signals), timeout=5000)

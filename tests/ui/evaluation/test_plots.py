@@ -1,0 +1,130 @@
+"""Result plots render offscreen, export PNG/SVG of the right size and CSV with the data."""
+
+from __future__ import annotations
+
+import csv
+import random
+
+import pytest
+from PySide6.QtGui import QImage
+
+from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table
+from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot, pareto_front
+
+
+@pytest.fixture
+def answers():
+    rng = random.Random(4)
+    rows = []
+    for dataset in ("medqa", "<b>pubmedqa</b>"):  # markup in a name must stay text
+        for model in ("gpt-4", "llama"):
+            for condition in ("zero-shot", "kojima-01"):
+                for q in range(30):
+                    rows.append(ScoredAnswer(dataset, "test", model, condition, f"{dataset}-{q}",
+                                             rng.choice(["correct", "incorrect", "unextractable"]),
+                                             tokens=rng.randrange(50, 400), cost=0.002))
+    return rows
+
+
+def _check_exports(widget, tmp_path, width=800):
+    png = widget.export_png(tmp_path / "plot.png", width=width)
+    image = QImage(str(png))
+    assert png.stat().st_size > 1000 and image.width() == width and image.height() > 50
+    svg = widget.export_svg(tmp_path / "plot.svg")
+    text = svg.read_text(encoding="utf-8")
+    assert "<svg" in text and len(text) > 1000
+
+
+def test_accuracy_plot(qtbot, tmp_path, answers):
+    widget = AccuracyPlot()
+    qtbot.addWidget(widget)
+    widget.resize(900, 400)
+    rows = accuracy_table(answers)
+    widget.set_rows(rows)
+    _check_exports(widget, tmp_path)
+    with open(widget.export_csv(tmp_path / "rows.csv"), encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == len(rows) == 8
+    assert float(table[0]["accuracy"]) == pytest.approx(rows[0].accuracy)
+    titles = [item.titleLabel.text for item in widget.layout_widget.ci.items if hasattr(item, "titleLabel")]
+    assert any("&lt;b&gt;" in t for t in titles)
+
+
+def test_pareto(qtbot, tmp_path, answers):
+    assert pareto_front([(10, 0.5), (5, 0.4), (20, 0.45), (30, 0.9)]) == [(5, 0.4), (10, 0.5), (30, 0.9)]
+    widget = ParetoPlot()
+    qtbot.addWidget(widget)
+    widget.resize(600, 400)
+    widget.set_rows(accuracy_table(answers))
+    _check_exports(widget, tmp_path, width=640)
+
+
+def test_correctness_map_click_emits_sample(qtbot, tmp_path, answers):
+    widget = CorrectnessMap()
+    qtbot.addWidget(widget)
+    widget.resize(600, 600)
+    widget.set_answers(answers)
+    assert widget.matrix.shape == (60, 4)
+    assert widget.sample_at(0.5, 3.5) == widget.sample_ids[3]
+
+    class Event:
+        def __init__(self, x, y):
+            from PySide6.QtCore import QPointF
+            self._pos = QPointF(x, y)
+
+        def pos(self):
+            return self._pos
+
+        def accept(self):
+            pass
+
+    with qtbot.waitSignal(widget.sample_clicked, timeout=1000) as blocker:
+        widget._clicked(Event(1.2, 5.7))
+    assert blocker.args == [widget.sample_ids[5]]
+    _check_exports(widget, tmp_path, width=500)
+    with open(widget.export_csv(tmp_path / "map.csv"), encoding="utf-8") as handle:
+        lines = list(csv.reader(handle))
+    assert len(lines) == 61 and len(lines[0]) == 5
+
+
+def test_bar_labels_name_only_what_differs():
+    from types import SimpleNamespace as Row
+
+    from thoughtdesk.ui.evaluation.plots import short_labels, varying_parts
+
+    one_model = [Row(model="gpt", condition=f"- / {t} / kojima-A-E") for t in ("-", "kojima-01", "zhou-01")]
+    assert short_labels(one_model) == ["none", "kojima-01", "zhou-01"]
+    assert varying_parts(one_model) == "trigger"
+    two_models = [Row(model=m, condition="- / kojima-01 / x") for m in ("gpt", "llama")]
+    assert varying_parts(two_models) == "model"
+    assert short_labels(two_models) == ["gpt", "llama"]
+    assert short_labels([Row(model="gpt", condition="a / b / c")]) == ["a / b / c"]
+
+
+def test_correctness_map_keeps_missing_apart_from_unextractable(qtbot, tmp_path):
+    widget = CorrectnessMap()
+    qtbot.addWidget(widget)
+    widget.set_answers([ScoredAnswer("d", "test", "m", "a", "q1", "correct"),
+                        ScoredAnswer("d", "test", "m", "a", "q2", "unextractable"),
+                        ScoredAnswer("d", "test", "m", "b", "q1", "incorrect")])  # b has no q2
+    widget.image.render()
+    colour = lambda x, y: widget.image.qimage.pixelColor(x, y).getRgb()[:3]  # noqa: E731 (x = condition)
+    assert colour(0, 0) == (85, 168, 104) and colour(1, 0) == (196, 78, 82)  # correct, incorrect
+    assert colour(0, 1) == (170, 170, 170)  # unextractable: grey
+    assert colour(1, 1) not in {(170, 170, 170), (85, 168, 104), (196, 78, 82)}  # no answer
+    with open(widget.export_csv(tmp_path / "map.csv"), encoding="utf-8") as handle:
+        assert list(csv.reader(handle))[2] == ["q2", "unextractable", ""]
+
+
+def test_accuracy_whiskers_are_the_wilson_interval(qtbot, answers):
+    import pyqtgraph as pg
+
+    widget = AccuracyPlot()
+    qtbot.addWidget(widget)
+    rows = accuracy_table(answers)
+    widget.set_rows(rows)
+    whiskers = [item for plot in widget.layout_widget.ci.items if hasattr(plot, "titleLabel")
+                for item in plot.items if isinstance(item, pg.ErrorBarItem)]
+    drawn = sorted((round(float(y - b), 9), round(float(y + t), 9))
+                   for item in whiskers for y, t, b in zip(item.opts["y"], item.opts["top"], item.opts["bottom"]))
+    assert drawn == sorted((round(r.wilson_low, 9), round(r.wilson_high, 9)) for r in rows)

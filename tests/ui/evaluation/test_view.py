@@ -1,0 +1,179 @@
+"""The Results tab, driven offscreen with a real library file: data, live update from another
+connection, correctness-map click, re-score button, pairwise comparison, exports."""
+
+from __future__ import annotations
+
+import gc
+import json
+
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QImage
+from scipy.stats import binomtest
+
+from thoughtdesk.core.evaluation.evaluate import evaluate
+from thoughtdesk.core.importing.importer import import_thoughtsource
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.app.startup import open_library_for_gui
+from thoughtdesk.ui.app.main_window import MainWindow
+from thoughtdesk.ui.evaluation.view import ResultsView
+
+from tests.helpers.expected_results import FIXTURES
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    lib = open_library_for_gui(tmp_path / "lib.thoughtdesk")  # a new library gets the Demo collection
+    win = MainWindow(lib)
+    qtbot.addWidget(win)
+    win.resize(1300, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    view = win.installed["thoughtdesk.ui.evaluation.view"]
+    qtbot.waitUntil(view.is_idle, timeout=30000)
+    win.close()
+    # Free the plot widgets while Qt is alive: pyqtgraph items collected at interpreter exit crash.
+    win.deleteLater()
+    qtbot.wait(10)
+    gc.collect()
+
+
+def results(window, qtbot) -> ResultsView:
+    view = window.installed["thoughtdesk.ui.evaluation.view"]
+    qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is view
+    qtbot.waitUntil(lambda: view.snapshot is not None and view.is_idle(), timeout=30000)
+    return view
+
+
+def test_results_tab_renders_the_collection(window, qtbot):
+    view = results(window, qtbot)
+    expected = evaluate(window.library, "Demo", comparisons=False)
+    assert view.collection_combo.currentText() == "Demo"
+    assert view.table_model.rowCount() == len(expected.rows) > 0
+    shown = {view.table_model.rows[i].key: view.table_model.rows[i].accuracy for i in range(len(expected.rows))}
+    assert shown == {r.key: r.accuracy for r in expected.rows}
+    first = view.proxy.index(0, 5).data()
+    assert first.endswith("%")
+    view.table.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # accuracy, sorted by value not text
+    values = [view.proxy.index(i, 5).data(Qt.ItemDataRole.UserRole + 1) for i in range(view.proxy.rowCount())]
+    assert values == sorted(values, reverse=True)
+    assert "stored in the imported file" in view.status.text()
+    panels = [i for i in view.accuracy_plot.layout_widget.ci.items if hasattr(i, "titleLabel")]
+    assert len(panels) == len({(r.dataset, r.split) for r in expected.rows})
+    assert view.pareto_note.text().startswith("No token counts stored")
+    assert view.correctness_map.sample_ids  # one dataset split's questions
+
+
+def test_follows_the_tree_selection(window, qtbot):
+    view = results(window, qtbot)
+    with Library.open(window.library.path) as other:
+        import_thoughtsource(other, FIXTURES / "bad_input.json", collection="bad")
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
+    window.tree.select_collection("bad")
+    qtbot.waitUntil(lambda: view.snapshot is not None and view.snapshot.collection == "bad" and view.is_idle(),
+                    timeout=30000)
+    assert view.collection_combo.currentText() == "bad"
+    assert sum(r.n for r in view.table_model.rows) == 7
+
+
+def test_live_update_when_another_connection_writes_answers(window, qtbot):
+    view = results(window, qtbot)
+    before = sum(r.n for r in view.table_model.rows)
+    with Library.open(window.library.path) as other:  # e.g. a generation run or the CLI
+        import_thoughtsource(other, FIXTURES / "bad_input.json", collection="Demo")
+    # no data_changed signal: only the data_version poll can notice
+    qtbot.waitUntil(lambda: sum(r.n for r in view.table_model.rows) == before + 7, timeout=15000)
+    with Library.open(window.library.path) as other:
+        other.conn.execute("UPDATE answer SET td_outcome = 'incorrect'")
+    qtbot.waitUntil(lambda: all(r.correct == 0 for r in view.table_model.rows) and view.is_idle(), timeout=15000)
+    assert "ThoughtDesk" in view.status.text()
+
+
+def _click_cell(qtbot, view, column: int, row: int) -> None:
+    plot = view.correctness_map
+    scene_point = plot.image.mapToScene(QPointF(column + 0.5, row + 0.5))
+    view_point = plot.layout_widget.mapFromScene(scene_point)
+    qtbot.mouseClick(plot.layout_widget.viewport(), Qt.MouseButton.LeftButton, pos=view_point)
+
+
+def test_correctness_map_click_opens_the_sample(window, qtbot):
+    view = results(window, qtbot)
+    view.plots.setCurrentIndex(2)
+    qtbot.wait(50)
+    label = view.correctness_map.sample_ids[1]
+    pk = view.snapshot.result.sample_pks[label]
+    with qtbot.waitSignal(window.sample_selected, timeout=5000, check_params_cb=lambda key: key == pk):
+        _click_cell(qtbot, view, 0, 1)
+    assert window.tabs.currentIndex() == 0
+    assert window.current_sample_key() == pk
+    sample_id = label.split("/", 2)[2]
+    assert window.detail.current.sample.id == sample_id
+
+
+def test_rescore_button_runs_in_background_and_redraws(window, qtbot):
+    view = results(window, qtbot)
+    assert view.rescore_current() is not None  # a small collection may finish before we could wait
+    qtbot.waitUntil(lambda: view.snapshot.result.source == "thoughtdesk" and view.is_idle(), timeout=30000)
+    scored = window.library.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0]
+    assert scored == view.snapshot.result.scored_by_thoughtdesk == 33
+    # Restore imported: ThoughtDesk's verdicts are cleared and the file's correctness is back.
+    view.restore_button.click()
+    qtbot.waitUntil(lambda: view.snapshot.result.source != "thoughtdesk" and view.is_idle(), timeout=30000)
+    left = window.library.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0]
+    assert left == 0 and view.snapshot.result.scored_by_thoughtdesk == 0
+    assert "restored to the imported correctness" in window.statusBar().currentMessage()
+
+
+def test_pairwise_comparison_of_two_chosen_conditions(window, qtbot, shared):
+    path = shared("thoughtsource", "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json")
+    with Library.open(window.library.path) as other:
+        import_thoughtsource(other, path, collection="ts")
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
+    window.tree.select_collection("ts")
+    view = results(window, qtbot)
+    qtbot.waitUntil(lambda: view.snapshot.collection == "ts" and view.is_idle(), timeout=30000)
+    keys = [r.key for r in view.snapshot.result.rows if r.dataset == "med_qa"]
+    view.plots.setCurrentIndex(3)
+    view.compare.choose(keys[0], keys[2])
+    qtbot.waitUntil(lambda: view.compare.last_comparison is not None
+                    and (view.compare.last_comparison.condition_a, view.compare.last_comparison.condition_b)
+                    == (keys[0][3], keys[2][3]), timeout=30000)
+    c = view.compare.last_comparison
+    expected = binomtest(c.only_a, c.only_a + c.only_b, 0.5).pvalue
+    assert c.n == 67 and c.p_value == pytest.approx(expected)
+    assert f"McNemar exact p = {c.p_value:.4g}" in view.compare.result_label.text()
+    assert c.difference_low <= c.difference <= c.difference_high
+
+
+@pytest.mark.parametrize("tab", [0, 1, 2])
+def test_plot_exports_are_non_empty(window, qtbot, tmp_path, tab):
+    view = results(window, qtbot)
+    view.plots.setCurrentIndex(tab)
+    qtbot.wait(50)
+    png = view.export_current("png", tmp_path / "plot.png")
+    image = QImage(str(png))
+    assert png.stat().st_size > 1000 and image.width() == 1200 and image.height() > 100
+    svg = view.export_current("svg", tmp_path / "plot.svg").read_text(encoding="utf-8")
+    assert "<svg" in svg and len(svg) > 1000
+    lines = view.export_current("csv", tmp_path / "plot.csv").read_text(encoding="utf-8").splitlines()
+    assert len(lines) > 1 and "," in lines[0]
+
+
+def test_names_from_data_stay_plain_text(window, qtbot, tmp_path):
+    data = json.loads((FIXTURES / "bad_input.json").read_text(encoding="utf-8"))
+    data = {"<b>bold</b>": data["bad_cases"]}
+    path = tmp_path / "markup.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with Library.open(window.library.path) as other:
+        import_thoughtsource(other, path, collection="<i>markup</i>")
+    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
+        window.notify_data_changed()
+    window.tree.select_collection("<i>markup</i>")
+    view = results(window, qtbot)
+    qtbot.waitUntil(lambda: view.snapshot.collection == "<i>markup</i>" and view.is_idle(), timeout=30000)
+    assert view.proxy.index(0, 0).data() == "<b>bold</b>"
+    assert view.status.textFormat() == Qt.TextFormat.PlainText

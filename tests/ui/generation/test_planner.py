@@ -1,0 +1,152 @@
+"""The run planner: counts, token and cost estimates, the exact prompt preview, sample sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
+from thoughtdesk.ui.qt import QPlainTextEdit
+from thoughtdesk.ui.generation.planner import RunPlannerDialog
+
+from tests.ui.generation.conftest import COLLECTION
+
+ISSUE_PROMPT = ("Answer the following question through step-by-step reasoning.\n\nQuestion\nA) choice A\n"
+                "B) choice B\nC) choice C\nD) choice D\n\nAnswer: Let's think step by step.")
+BRACES_PROMPT = ("Answer the following question through step-by-step reasoning.\n\nWhich set {x | x > 2} "
+                 "contains <b>3</b>? Use {braces} literally.\nA) {3}\nB) <i>none</i>\n\n"
+                 "Answer: Let's think step by step.")
+
+
+def open_planner(generation, qtbot) -> RunPlannerDialog:
+    planner = generation.open_planner()
+    planner.collection.setCurrentText(COLLECTION)
+    planner.dataset.setCurrentIndex(planner.dataset.findData("lab_quiz"))
+    planner.split.setCurrentIndex(planner.split.findData("test"))
+    return planner
+
+
+def wait_plan(qtbot, planner: RunPlannerDialog, total: int | None = None):
+    def ready() -> bool:
+        if planner._timer.isActive() or planner._tasks:
+            return False
+        assert planner.plan is not None, planner.error
+        return total is None or planner.plan.total == total
+    qtbot.waitUntil(ready, timeout=10000)
+    return planner.plan
+
+
+def add_model(planner: RunPlannerDialog, base_url: str = "http://127.0.0.1:9/v1", model: str = "test-model") -> None:
+    form = planner.models.form
+    form.provider.setCurrentIndex(form.provider.findData("openai"))
+    form.model_name.setText(model)
+    form.base_url.setText(base_url)
+    assert planner.models.add_from_form() is not None, planner.models.error.text()
+
+
+def test_counts_samples_x_triggers_x_models_x_n(generation, qtbot):
+    planner = open_planner(generation, qtbot)
+    qtbot.waitUntil(lambda: "Add at least one model" in planner.summary.text(), timeout=5000)
+    assert not planner.start_button.isEnabled()
+    add_model(planner)
+    planner.mode.setCurrentIndex(planner.mode.findData("one-step"))
+    planner.set_checked("cot_trigger", ["kojima-01", "zhou-01"])
+    planner.n.setValue(2)
+    plan = wait_plan(qtbot, planner, 12)  # 3 samples x 2 triggers x 1 model x n=2
+    assert plan.n_samples == 3 and plan.n_extraction_requests == 0
+    assert "12 requests" in planner.summary.text()
+    assert "Estimated tokens" in planner.summary.text()
+    assert planner.start_button.isEnabled()
+
+    planner.mode.setCurrentIndex(planner.mode.findData("two-step"))
+    planner.set_checked("answer_extraction", ["kojima-01"])
+    plan = wait_plan(qtbot, planner, 24)  # each CoT request gets its extraction request
+    assert plan.n_cot_requests == plan.n_extraction_requests == 12
+    planner.set_checked("answer_extraction", ["kojima-01", "kojima-A-D"])
+    plan = wait_plan(qtbot, planner, 48)  # an extraction fragment is a prompt variant too
+    assert len(plan.variants) == 4
+    planner.limit.setValue(1)  # one sample per split
+    plan = wait_plan(qtbot, planner)
+    assert plan.n_samples == 1
+
+
+def test_cost_uses_the_editable_price_table(generation, qtbot):
+    planner = open_planner(generation, qtbot)
+    add_model(planner, base_url="https://api.example.org/v1", model="my-hosted-model")
+    plan = wait_plan(qtbot, planner)
+    assert plan.estimated_cost is None and "no price for openai:my-hosted-model" in planner.summary.text()
+    editor = planner.price_editor
+    editor.add_row()
+    row = editor.grid.rowCount() - 1
+    editor.grid.item(row, 1).setText("my-hosted-model")
+    editor.grid.item(row, 2).setText("1000000")  # $1 per prompt token: easy to check
+    plan = wait_plan(qtbot, planner)
+    assert plan.estimated_cost is not None and plan.estimated_cost >= plan.estimated_prompt_tokens
+    assert generation.price_path.exists()  # the edit was saved for the next planner
+
+
+def test_preview_shows_exact_thoughtsource_prompt_with_braces_and_markup_literal(generation, qtbot):
+    planner = open_planner(generation, qtbot)
+    add_model(planner)
+    planner.set_checked("instruction", ["qa-01"])
+    planner.set_checked("cot_trigger", ["kojima-01"])
+    wait_plan(qtbot, planner)
+    assert isinstance(planner.preview, QPlainTextEdit) and planner.preview.isReadOnly()
+    text = planner.preview.toPlainText()
+    assert ISSUE_PROMPT in text
+    assert BRACES_PROMPT in text
+    assert "<the CoT the model generates>\nTherefore, the answer is" in text
+    # Nothing was interpreted as markup: the document's text is the prompt's text.
+    assert "<b>3</b>" in planner.preview.document().toPlainText()
+
+
+def test_main_window_filter_and_selection_as_sample_source(window, generation, qtbot):
+    window.tree.select_collection(COLLECTION)
+    window.search.setText("braces")
+    window._apply_filter()
+    assert window.model.rowCount() == 1
+    planner = open_planner(generation, qtbot)
+    add_model(planner)
+    planner.source.setCurrentIndex(planner.source.findData("filter"))
+    plan = wait_plan(qtbot, planner)
+    assert [s.sample_id for s in plan.samples] == ["lab_2"]
+    planner.source.setCurrentIndex(planner.source.findData("selection"))
+    plan = wait_plan(qtbot, planner)
+    assert [s.pk for s in plan.samples] == [window.current_sample_key()]
+
+
+def test_local_model_form_checks_the_gguf_file(generation, qtbot, tmp_path):
+    planner = open_planner(generation, qtbot)
+    form = planner.models.form
+    form.provider.setCurrentIndex(form.provider.findData("llamacpp"))
+    not_gguf = tmp_path / "model.gguf"
+    not_gguf.write_bytes(b"PK\x03\x04 a zip, not a model")
+    form.gguf_path.setText(str(not_gguf))
+    assert planner.models.add_from_form() is None
+    assert "llamacpp" in planner.models.error.text() and "not a GGUF" in planner.models.error.text()
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF" + b"\0" * 16)
+    form.gguf_path.setText(str(gguf))
+    form.n_ctx.setValue(4096)
+    form.n_threads.setValue(2)
+    form.template.setCurrentIndex(1)  # raw completion
+    spec = planner.models.add_from_form()
+    assert spec == ModelSpec(provider="llamacpp", model=str(gguf), chat=False, n_ctx=4096, n_threads=2,
+                             n_gpu_layers=0, temperature=0.0, max_tokens=256, extraction_max_tokens=32,
+                             seed=None, timeout=120.0)
+    plan = wait_plan(qtbot, planner)
+    assert plan.estimated_cost == 0.0  # local models cost nothing
+
+    # A completion template wraps raw prompts; it is kept in the spec and shown again on edit.
+    assert form.completion_template.isEnabled()
+    form.completion_template.setPlainText("<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n")
+    wrapped = form.spec()
+    assert wrapped.completion_template.startswith("<start_of_turn>user\n{prompt}")
+    assert wrapped.backend_id() != spec.backend_id()  # stored answers of the plain prompt are not reused
+    form.completion_template.setPlainText("no placeholder here")
+    with pytest.raises(RunSpecError, match="must contain {prompt}"):
+        form.spec()
+    form.set_spec(wrapped)
+    assert form.completion_template.toPlainText() == wrapped.completion_template
+    form.template.setCurrentIndex(0)  # the GGUF's chat template: no wrapping
+    assert not form.completion_template.isEnabled()
+    assert form.spec().completion_template == "{prompt}"

@@ -1,0 +1,352 @@
+"""The dataset import dialog driving real imports into a real library (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import json
+import random
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QDialog
+
+from thoughtdesk.core.datasets import SourceFile, get_dataset
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.app.startup import open_library_for_gui
+from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
+from thoughtdesk.ui.app.main_window import MainWindow
+
+from tests.core.importing.test_import_skip import BAD_MEDMCQA, library_digest
+from tests.helpers.paths import FIXTURES
+
+DATASETS = FIXTURES / "datasets"
+GSM8K = DATASETS / "gsm8k"
+SHOTS = Path("/tmp/thoughtdesk-import-shots")
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    lib = open_library_for_gui(tmp_path / "lib.thoughtdesk")
+    win = MainWindow(lib)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.close()
+
+
+def wait_import(qtbot, window, task):
+    """Wait until the window's import task is done and its result handler has run.
+
+    Not ``waitSignal(task.signals.finished)``: a small import can finish in the worker before
+    the wait connects, and the signal would be missed.
+    """
+    qtbot.waitUntil(lambda: task not in window.tasks, timeout=60000)
+    qtbot.wait(50)
+
+
+def shot(widget, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    assert widget.grab().save(str(SHOTS / f"{name}.png"))
+
+
+def test_detects_dataset_and_shows_metadata_as_plain_text(qtbot, tmp_path):
+    dialog = DatasetImportDialog([], path=GSM8K)
+    qtbot.addWidget(dialog)
+    assert dialog.dataset == "gsm8k" and "Detected: gsm8k" in dialog.detected.text()
+    text = dialog.metadata.toPlainText()
+    info = get_dataset("gsm8k")
+    for part in (info.description, info.citation, info.licence, info.homepage, info.answer_type):
+        assert part in text
+    assert sorted(dialog.split_boxes) == ["test", "train"]
+    assert dialog.target.collection_name == "gsm8k"
+    # The user overrides the detected dataset: metadata and splits follow.
+    dialog.select_dataset("svamp")
+    assert get_dataset("svamp").description in dialog.metadata.toPlainText()
+    assert "no SVAMP files found" in dialog.files_label.text()
+    assert "Detected: gsm8k" in dialog.detected.text()
+    dialog.select_dataset("gsm8k")
+    assert dialog.files_label.text() == "Files: train.jsonl (train), test.jsonl (test)"
+    dialog.resize(760, 760)
+    shot(dialog, "dataset_import_dialog")
+
+
+def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch):
+    def configure(dialog: DatasetImportDialog):
+        dialog.set_path(GSM8K)
+        dialog.set_splits(["test"])
+        dialog.some_radio.setChecked(True)
+        dialog.limit_spin.setValue(2)
+        dialog.random_radio.setChecked(True)
+        dialog.seed_spin.setValue(5)
+        dialog.target.collection.setEditText("math")
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(DatasetImportDialog, "exec", configure)
+    entry = next(a for a in window.action_import.menu().actions() if a.text().startswith("Dataset from"))
+    entry.trigger()
+    qtbot.waitUntil(lambda: window.last_report is not None, timeout=60000)
+    assert window.last_report.inserted == 2
+    test_ids = [json.loads(line)["question"] for line in (GSM8K / "test.jsonl").read_text().splitlines()]
+    chosen = sorted(random.Random(5).sample(range(len(test_ids)), 2))
+    stored = window.library.conn.execute(
+        "SELECT question, split FROM sample WHERE collection_id = ? ORDER BY position",
+        (window.library.collection_id("math"),)).fetchall()
+    assert [q for q, _ in stored] == [test_ids[i] for i in chosen]
+    assert {split for _, split in stored} == {"test"}
+    assert window.tree.current_node().collection == "math"
+
+
+def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
+    folder = shared("gsm8k")
+    dialog = DatasetImportDialog([], path=folder)
+    qtbot.addWidget(dialog)
+    dialog.set_splits(["test"])
+    dialog.some_radio.setChecked(True)
+    dialog.limit_spin.setValue(25)
+    request = dialog.request()
+    assert request.splits == ["test"] and request.limit == 25 and request.seed is None
+    wait_import(qtbot, window, window.import_request(request))
+    assert window.last_report.inserted == 25
+    first = [json.loads(line)["question"] for line in (folder / "test.jsonl").read_text().splitlines()[:25]]
+    cid = window.library.collection_id("gsm8k")
+    assert [r[0] for r in window.library.conn.execute(
+        "SELECT question FROM sample WHERE collection_id = ? ORDER BY position", (cid,))] == first
+
+
+def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
+    dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
+    qtbot.addWidget(dialog)
+    assert dialog.dataset == "medmc_qa"
+    dialog.target.on_error.setCurrentIndex(dialog.target.on_error.findData("skip"))
+    dialog.target.collection.setEditText("med")
+    wait_import(qtbot, window, window.import_request(dialog.request()))
+    report = window.last_report
+    assert report.inserted == 3 and len(report.bad_records) == 2
+    assert report.report_path.parent == window.library.path.parent
+    assert report.report_path.name.startswith("lib.import-")
+    saved = report.report_path.read_text(encoding="utf-8")
+    assert f"{BAD_MEDMCQA}\t2\t" in saved and f"{BAD_MEDMCQA}\t4\t" in saved
+    shown = window.report_dialog
+    qtbot.waitUntil(shown.isVisible, timeout=5000)
+    assert shown.text.toPlainText() == saved
+    assert "2 bad record(s) skipped" in shown.findChild(type(dialog.detected), "reportSummary").text()
+    shot(shown, "import_report_dialog")
+    shown.close()
+
+
+def test_abort_mode_names_file_and_line_and_leaves_library_unchanged(window, qtbot):
+    before = library_digest(window.library.path)
+    dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
+    qtbot.addWidget(dialog)
+    assert dialog.target.on_error.currentData() == "abort"
+    wait_import(qtbot, window, window.import_request(dialog.request()))
+    assert window.last_report is None
+    assert f"{BAD_MEDMCQA}, line 2" in window.last_message.text()
+    assert library_digest(window.library.path) == before
+
+
+def test_incomplete_dialog_says_what_is_missing(qtbot):
+    dialog = DatasetImportDialog([])
+    qtbot.addWidget(dialog)
+    dialog.try_accept()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert "Choose a file or folder" in dialog.error_label.text()
+    dialog.set_path(GSM8K)
+    dialog.set_splits([])
+    dialog.try_accept()
+    assert "Tick at least one split" in dialog.error_label.text()
+
+
+def test_routing_by_file_content():
+    assert classify_import_file(DATASETS.parent / "thoughtsource" / "edge_cases.json") == "thoughtsource"
+    assert classify_import_file(GSM8K / "test.jsonl") == "dataset"
+    assert classify_import_file(BAD_MEDMCQA.parent.parent / "quiz.csv") == "table"
+
+
+# Downloads ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def file_server(tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _local_gsm8k(base: str, names: list[str]):
+    sources = []
+    for name in names:
+        data = (GSM8K / name).read_bytes() if (GSM8K / name).exists() else b""
+        sources.append(SourceFile(f"{base}/gsm8k/{name}", name, len(data) or None,
+                                  hashlib.sha256(data).hexdigest() if data else None))
+    return replace(get_dataset("gsm8k"), sources=tuple(sources))
+
+
+def test_download_then_import(window, qtbot, file_server, tmp_path):
+    root, base = file_server
+    (root / "gsm8k").mkdir()
+    for name in ("test.jsonl", "train.jsonl"):
+        (root / "gsm8k" / name).write_bytes((GSM8K / name).read_bytes())
+    info = _local_gsm8k(base, ["test.jsonl", "train.jsonl"])
+    cache = tmp_path / "cache"
+    dialog = DatasetImportDialog([], download=True, datasets=[info], cache_dir=cache)
+    qtbot.addWidget(dialog)
+    assert dialog.download_radio.isChecked() and not dialog.path_edit.isEnabled()
+    with qtbot.waitSignal(dialog.download.finished_ok, timeout=30000):
+        dialog.download.download_button.click()
+    qtbot.waitUntil(lambda: dialog.download.task is None, timeout=5000)
+    assert Path(dialog.path_edit.text()) == cache / "gsm8k"
+    assert (cache / "gsm8k" / "test.jsonl").read_bytes() == (GSM8K / "test.jsonl").read_bytes()
+    assert dialog.download.bar.value() == dialog.download.bar.maximum()
+    assert sorted(dialog.split_boxes) == ["test", "train"]
+    dialog.resize(760, 760)
+    shot(dialog, "download_dialog")
+    wait_import(qtbot, window, window.import_request(dialog.request()))
+    assert window.last_report.inserted == 5
+
+
+def test_download_404_names_the_url_and_how_to_load_by_hand(qtbot, file_server, tmp_path):
+    _, base = file_server
+    info = _local_gsm8k(base, ["missing.jsonl"])
+    dialog = DatasetImportDialog([], download=True, datasets=[info], cache_dir=tmp_path / "cache")
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.download.failed_with, timeout=30000) as failed:
+        dialog.download.download_button.click()
+    message = failed.args[0]
+    assert f"{base}/gsm8k/missing.jsonl" in message and "HTTP 404" in message and "by hand" in message
+    assert dialog.download.status.text() == message
+    assert not (tmp_path / "cache" / "gsm8k" / "missing.jsonl").exists()
+    assert dialog.path_edit.text() == ""
+    qtbot.waitUntil(lambda: dialog.download.download_button.isEnabled(), timeout=5000)
+    dialog.resize(760, 760)
+    shot(dialog, "download_404")
+
+
+def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
+    menu = window.action_import.menu()
+    assert window.action_import.shortcut().toString() == "Ctrl+I"
+    texts = [a.text() for a in menu.actions()]
+    assert [t.split()[0] for t in texts] == ["ThoughtSource", "Dataset", "Table", "Download"]
+    opened: list[DatasetImportDialog] = []
+
+    def capture(dialog):
+        opened.append(dialog)
+        return QDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(DatasetImportDialog, "exec", capture)
+    menu.actions()[3].trigger()
+    assert opened and opened[0].download_radio.isChecked()
+    assert window.last_report is None  # rejected: nothing imported
+    shot(menu, "import_menu")
+
+
+class _SlowServer(http.server.ThreadingHTTPServer):
+    """Serves one 2 MB file slowly (64 KiB every 50 ms) and records every request."""
+
+    daemon_threads = True
+    payload = bytes(range(256)) * 8192
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _SlowHandler)
+        self.requests: list[str] = []
+
+
+class _SlowHandler(http.server.BaseHTTPRequestHandler):
+    server: _SlowServer
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        import time
+        self.server.requests.append(self.path)
+        data = self.server.payload
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for start in range(0, len(data), 1 << 16):
+                self.wfile.write(data[start:start + (1 << 16)])
+                self.wfile.flush()
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client cancelled
+
+
+@pytest.fixture
+def slow_server():
+    server = _SlowServer()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _slow_info(server: _SlowServer):
+    data = _SlowServer.payload
+    url = f"http://127.0.0.1:{server.server_address[1]}/gsm8k/test.jsonl"
+    return replace(get_dataset("gsm8k"), sources=(
+        SourceFile(url, "test.jsonl", len(data), hashlib.sha256(data).hexdigest()),))
+
+
+def test_no_download_until_the_user_clicks(qtbot, slow_server, tmp_path):
+    info = _slow_info(slow_server)
+    other = replace(get_dataset("svamp"), sources=info.sources)
+    dialog = DatasetImportDialog([], download=True, datasets=[info, other],
+                                 cache_dir=tmp_path / "cache")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.select_dataset("svamp")
+    dialog.select_dataset("gsm8k")
+    dialog.local_radio.setChecked(True)
+    dialog.download_radio.setChecked(True)
+    qtbot.wait(300)
+    assert slow_server.requests == [] and not (tmp_path / "cache").exists()
+
+
+def test_cancel_a_download_in_the_dialog(qtbot, slow_server, tmp_path):
+    dialog = DatasetImportDialog([], download=True, datasets=[_slow_info(slow_server)],
+                                 cache_dir=tmp_path / "cache")
+    qtbot.addWidget(dialog)
+    panel = dialog.download
+    panel.download_button.click()
+    assert panel.cancel_button.isEnabled() and not panel.download_button.isEnabled()
+    qtbot.waitUntil(lambda: panel.bar.maximum() > 1 and panel.bar.value() > 0, timeout=10000)
+    assert "MiB" in panel.bar.text()  # progress shown in the bar as it grows
+    with qtbot.waitSignal(panel.failed_with, timeout=10000) as failed:
+        panel.cancel_button.click()
+    assert "cancelled" in failed.args[0] and "resume" in failed.args[0]
+    qtbot.waitUntil(lambda: panel.task is None, timeout=5000)
+    folder = tmp_path / "cache" / "gsm8k"
+    assert not (folder / "test.jsonl").exists()  # nothing that looks complete
+    part = folder / "test.jsonl.part"
+    assert part.exists() and 0 < part.stat().st_size < len(_SlowServer.payload)
+    assert dialog.path_edit.text() == "" and panel.download_button.isEnabled()
+
+
+def test_cancelled_dataset_import_in_the_window_changes_nothing(window, qtbot, shared):
+    before = library_digest(window.library.path)
+    dialog = DatasetImportDialog([], path=shared("medmcqa"))
+    qtbot.addWidget(dialog)
+    assert dialog.dataset == "medmc_qa"
+    task = window.import_request(dialog.request())
+    from PySide6.QtWidgets import QPushButton
+    window.progress.findChild(QPushButton).click()  # the progress dialog's Cancel button
+    wait_import(qtbot, window, task)
+    assert window.last_report is None and window.library.collection_id("medmc_qa") is None
+    assert "cancelled" in window.statusBar().currentMessage()
+    assert library_digest(window.library.path) == before

@@ -1,0 +1,89 @@
+"""Shared set-up of the Review tab tests: a real library file with the review fixture, the real
+main window offscreen, keys sent as a user types them, and reads through a second connection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from thoughtdesk.core.importing.importer import import_thoughtsource
+from thoughtdesk.core.review import AnnotationStore, CotReview
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.app.main_window import MainWindow
+from thoughtdesk.ui.qt import QSettings
+
+from tests.helpers.paths import FIXTURES
+from tests.helpers.paths import ROOT
+
+ROOT_DIR = ROOT
+COLLECTION_FILE = FIXTURES / "review_ui" / "review_collection.json"
+COLLECTION = "Review"
+REVIEWER = "alice"
+
+
+def make_library(path: Path) -> Path:
+    """A library file holding the review fixture as collection "Review"."""
+    with Library.open(path) as library:
+        import_thoughtsource(library, COLLECTION_FILE, collection=COLLECTION)
+    return path
+
+
+def reset_settings(name: str = REVIEWER) -> None:
+    # QSettings' file location is fixed at first use in a process: clear what these tests set.
+    settings = QSettings()
+    settings.remove("review")
+    from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+
+    open_settings().setValue(USER_NAME, name)  # where Settings and the first-run wizard keep it
+
+
+class Session:
+    """A main window on a library file, with its Review tab shown."""
+
+    def __init__(self, qtbot, path: Path) -> None:
+        self.qtbot = qtbot
+        self.path = path
+        self.window = MainWindow(Library.open(path))
+        qtbot.addWidget(self.window)
+        self.window.resize(1500, 900)
+        self.window.show()
+        qtbot.waitExposed(self.window)
+        self.window.activateWindow()  # window shortcuts (Ctrl+2) need the active window
+        qtbot.waitUntil(self.window.isActiveWindow, timeout=5000)
+        self.controller = self.window.installed["thoughtdesk.ui.review.view"]
+        self.view = self.controller.view
+        QTest.keyClick(self.window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # the tab's shortcut
+        assert self.window.tabs.currentWidget() is self.view
+        qtbot.waitUntil(lambda: self.view.stored is not None, timeout=5000)
+
+    def key(self, key: Qt.Key, modifier: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
+        """Type a key where the keyboard focus is (the review view when nothing inside has it)."""
+        focus = QApplication.focusWidget()
+        target = focus if focus is not None and (focus is self.view or self.view.isAncestorOf(focus)) else self.view
+        QTest.keyClick(target, key, modifier)
+
+    def review(self, cot_pk: int, author: str = REVIEWER) -> CotReview:
+        """What is stored, read through a second connection (so it was committed)."""
+        with Library.open(self.path) as library:
+            return AnnotationStore(library, author).review(cot_pk)
+
+    def close(self) -> None:
+        self.window.close()
+        self.window.library.close()
+
+
+@pytest.fixture
+def library_path(tmp_path) -> Path:
+    reset_settings()
+    return make_library(tmp_path / "review.thoughtdesk")
+
+
+@pytest.fixture
+def session(qtbot, library_path):
+    opened = Session(qtbot, library_path)
+    yield opened
+    opened.close()

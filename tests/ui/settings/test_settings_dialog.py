@@ -1,0 +1,142 @@
+"""The Settings dialog, its menu items, the About dialog and the window icon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from thoughtdesk.core.settings import network, secrets
+from thoughtdesk.ui.app.startup import open_library_for_gui
+from thoughtdesk.ui.app.main_window import MainWindow
+from thoughtdesk.ui.qt import QDesktopServices, QKeySequence, QMenu, QObject, Slot
+from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
+from thoughtdesk.ui.settings.controller import SettingsDialog
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    win = MainWindow(open_library_for_gui(tmp_path / "lib.thoughtdesk"))
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+def test_settings_round_trip(qtbot, tmp_path):
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF....")
+    save_settings(AppSettings(user_name="Grace", library_path=str(tmp_path / "a.thoughtdesk"),
+                              local_model_path=str(model), openai_enabled=True,
+                              openai_base_url="http://127.0.0.1:9/v1"))
+    dialog = SettingsDialog()
+    qtbot.addWidget(dialog)
+    assert dialog.identity.name.text() == "Grace"
+    assert dialog.model.file.isChecked() and dialog.model.path.text() == str(model)
+    assert dialog.providers.openai.enabled.isChecked()
+    dialog.identity.name.setText("Grace Hopper")
+    dialog.offline.offline.setChecked(True)
+    dialog.model.none.setChecked(True)
+    qtbot.keyClicks(dialog.providers.anthropic.key, "  anthropic-secret-42  ")
+    dialog.accept()
+    assert dialog.result() == 1
+    saved = load_settings()
+    assert (saved.user_name, saved.offline, saved.local_model_path) == ("Grace Hopper", True, "")
+    assert saved.anthropic_enabled and secrets.get_api_key("anthropic") == "anthropic-secret-42"
+    assert network.is_offline()
+    again = SettingsDialog()
+    qtbot.addWidget(again)
+    assert again.identity.name.text() == "Grace Hopper" and again.offline.offline.isChecked()
+    assert again.providers.anthropic.key.text() == ""  # keys are never shown again
+    assert again.providers.anthropic.key.placeholderText() == "stored: ••••t-42"
+
+
+def test_invalid_model_keeps_the_dialog_open(qtbot, tmp_path):
+    dialog = SettingsDialog()
+    qtbot.addWidget(dialog)
+    dialog.model.file.setChecked(True)
+    dialog.model.path.setText(str(tmp_path / "missing.gguf"))
+    dialog.accept()
+    assert dialog.result() == 0 and dialog.tabs.currentWidget() is dialog.model
+    assert "does not exist" in dialog.model.status.text()
+
+
+def test_menu_items_icon_and_offline_indicator(qtbot, window):
+    installed = window.installed["thoughtdesk.ui.settings.controller"]
+    edit = window.menuBar().findChild(QMenu, "menu_Edit")
+    assert edit is not None and installed.action_settings in edit.actions()
+    assert installed.action_settings.shortcut() == QKeySequence("Ctrl+,")
+    assert installed.action_logs in window.help_menu.actions()
+    assert not window.windowIcon().isNull()
+    installed.action_settings.trigger()
+    dialog = installed.dialog
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.offline.offline.setChecked(True)
+    dialog.accept()
+    assert installed.offline_label.text() == "Offline"
+
+
+class _UrlCatcher(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls = []
+
+    @Slot("QUrl")
+    def open(self, url) -> None:
+        self.urls.append(url)
+
+
+def test_open_log_folder_opens_the_log_dir(window, tmp_path):
+    catcher = _UrlCatcher()
+    QDesktopServices.setUrlHandler("file", catcher, "open")
+    try:
+        window.installed["thoughtdesk.ui.settings.controller"].action_logs.trigger()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert [Path(u.toLocalFile()) for u in catcher.urls] == [tmp_path / "logs"]
+
+
+def test_about_dialog_lists_versions_and_licences(qtbot, window):
+    window.action_about.trigger()
+    about = window.installed["thoughtdesk.ui.settings.controller"].about
+    qtbot.waitUntil(about.isVisible)
+    text = about.text()
+    for expected in ("ThoughtDesk 0.1.0", "Qt 6.", "PySide6 6.", "Python 3.",
+                     "PySide6-Essentials", "LGPL-3.0", "llama-cpp-python", "pyqtgraph", "msgspec",
+                     "httpx", "BSD-3-Clause", "gsm8k", "CC BY-NC 4.0",
+                     "AI2 Mercury Dataset licence"):
+        assert expected in text, expected
+    assert about.body.isReadOnly()
+    about.resize(760, 560)
+    about.grab().save("/tmp/thoughtdesk-screens/about.png")
+
+
+def test_edit_menu_comes_right_after_file(window):
+    menus = [a.text() for a in window.menuBar().actions()]
+    assert menus[:2] == ["&File", "&Edit"] and menus[-1] == "&Help"
+
+
+class _LockedKeyring(secrets.MemoryKeyring):
+    """A keyring that exists but refuses to store (a locked GNOME Keyring, a denied Keychain)."""
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        import keyring.errors
+
+        raise keyring.errors.KeyringLocked("the collection is locked")
+
+
+def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
+    secrets.use_keyring(_LockedKeyring())
+    installed = window.installed["thoughtdesk.ui.settings.controller"]
+    installed.action_settings.trigger()
+    dialog = installed.dialog
+    qtbot.keyClicks(dialog.providers.openai.key, "sk-refused-by-keyring-5555")
+    dialog.accept()  # raised SecretStoreError out of accept() before
+    assert dialog.result() == 1
+    assert dialog.failed_messages() == [
+        "the openai key was NOT stored: cannot store the API key of openai in the system keyring "
+        "(KeyringLocked); unlock the keyring, or install one (GNOME Keyring, KWallet, macOS Keychain, "
+        "Windows Credential Manager)"]
+    box = window.last_message
+    assert box.objectName() == "errorBox" and "the openai key was NOT stored" in box.text()
+    assert "sk-refused-by-keyring-5555" not in box.text()
+    assert load_settings().openai_enabled  # the rest of the settings was saved
