@@ -45,8 +45,9 @@ def run_direct(llama, max_tokens: int) -> tuple[int, float]:
     return tokens, time.perf_counter() - started
 
 
-async def run_ours(backend: LlamaCppBackend, max_tokens: int, stream: bool,
-                   watch_loop: bool = False) -> tuple[int, float, float]:
+async def run_ours(
+    backend: LlamaCppBackend, max_tokens: int, stream: bool, watch_loop: bool = False
+) -> tuple[int, float, float]:
     """Tokens, seconds, and (with ``watch_loop``) the event loop's longest gap between 5 ms
     ticks in seconds. Throughput runs leave the ticker off: on a 2-core machine its wake-ups
     would compete with llama.cpp's threads and be counted against the backend."""
@@ -68,7 +69,8 @@ async def run_ours(backend: LlamaCppBackend, max_tokens: int, stream: bool,
     for prompt in PROMPTS:
         response = await backend.complete(
             Request(model="local", prompt=prompt, max_tokens=max_tokens, temperature=0.0, seed=1),
-            on_token=(lambda index, piece: pieces.append(piece)) if stream else None)
+            on_token=(lambda index, piece: pieces.append(piece)) if stream else None,
+        )
         tokens += response.completion_tokens or 0
     elapsed = time.perf_counter() - started
     done.set()
@@ -94,7 +96,7 @@ async def main(rounds: int, max_tokens: int, threads: int) -> None:
     for round_number in range(rounds):
         # Interleaved, and in a rotating order, so that changing machine load (other processes)
         # affects every path alike.
-        for name in order[round_number % 3:] + order[:round_number % 3]:
+        for name in order[round_number % 3 :] + order[: round_number % 3]:
             if name == "direct":
                 tokens, seconds = run_direct(direct, max_tokens)
             else:
@@ -105,8 +107,10 @@ async def main(rounds: int, max_tokens: int, threads: int) -> None:
         stalls.append((await run_ours(backend, max_tokens, stream, watch_loop=True))[2])
     await backend.aclose()
     base = statistics.median(rates["direct"])
-    print(f"\nllama.cpp in-process, {path.name}, n_ctx=512, threads={threads}, "
-          f"{len(PROMPTS)} prompts x {max_tokens} max tokens, {rounds} rounds (median)")
+    print(
+        f"\nllama.cpp in-process, {path.name}, n_ctx=512, threads={threads}, "
+        f"{len(PROMPTS)} prompts x {max_tokens} max tokens, {rounds} rounds (median)"
+    )
     print(f"{'path':<14}{'tokens/round':>14}{'tokens/s':>12}{'ratio':>8}")
     for name, values in rates.items():
         rate = statistics.median(values)

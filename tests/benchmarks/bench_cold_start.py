@@ -81,15 +81,24 @@ def time_to_shown(command: list[str], env: dict[str, str]) -> tuple[float, float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--what-if-lazy-scipy", action="store_true",
-                        help="also time the installed app with scipy.stats imported lazily")
+    parser.add_argument(
+        "--what-if-lazy-scipy", action="store_true", help="also time the installed app with scipy.stats imported lazily"
+    )
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="td-coldstart-"))
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
-               XDG_DATA_HOME=str(home / "data"), XDG_CACHE_HOME=str(home / "cache"),
-               XDG_STATE_HOME=str(home / "state"), THOUGHTDESK_NO_WIZARD="1",
-               THOUGHTDESK_QUIT_WHEN_SHOWN="1", THOUGHTDESK_LIBRARY=str(home / "bench.thoughtdesk"),
-               THOUGHTDESK_LOG_DIR=str(home / "logs"))
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        XDG_STATE_HOME=str(home / "state"),
+        THOUGHTDESK_NO_WIZARD="1",
+        THOUGHTDESK_QUIT_WHEN_SHOWN="1",
+        THOUGHTDESK_LIBRARY=str(home / "bench.thoughtdesk"),
+        THOUGHTDESK_LOG_DIR=str(home / "logs"),
+    )
     env.pop("THOUGHTDESK_TESTING", None)
     variants = [("baseline: bare PySide6 window", [sys.executable, "-c", BASELINE])]
     variants.append(("installed: python -m thoughtdesk", [sys.executable, "-m", "thoughtdesk"]))

@@ -19,8 +19,7 @@ import msgspec
 
 from thoughtdesk.core.datasets import load_dataset
 
-SOURCE = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "medmcqa" / \
-    "MedMCQA_test.json"
+SOURCE = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "medmcqa" / "MedMCQA_test.json"
 
 
 def _replicate(target: Path, count: int) -> None:

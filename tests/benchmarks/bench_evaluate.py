@@ -29,9 +29,9 @@ from bench_scoring import CONDITIONS, synthetic_answers  # noqa: E402
 
 from thoughtdesk.core.evaluation.answers import extract_answer  # noqa: E402
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate  # noqa: E402
-from thoughtdesk.core.importing.importer import import_records  # noqa: E402
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table  # noqa: E402
 from thoughtdesk.core.evaluation.rescoring import rescore  # noqa: E402
+from thoughtdesk.core.importing.importer import import_records  # noqa: E402
 from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample, model_repr  # noqa: E402
 from thoughtdesk.core.library.store import Library  # noqa: E402
 
@@ -44,17 +44,26 @@ def build_library(path: Path, total: int) -> list[tuple]:
     answers = synthetic_answers(total)
     records = []
     for q in range(0, len(answers), CONDITIONS):
-        group = answers[q:q + CONDITIONS]
+        group = answers[q : q + CONDITIONS]
         kind, _, _, choices, gold = group[0]
         cots = [
-            GeneratedCot(id=f"c{q + i}", cot=cot, cot_trigger=TRIGGERS[i // len(MODELS) % len(TRIGGERS)],
-                         model=model_repr(MODELS[i % len(MODELS)], temperature=0),
-                         answers=[Answer(id=f"a{q + i}", answer_extraction="kojima", answer=output,
-                                         correct_answer=None)])
+            GeneratedCot(
+                id=f"c{q + i}",
+                cot=cot,
+                cot_trigger=TRIGGERS[i // len(MODELS) % len(TRIGGERS)],
+                model=model_repr(MODELS[i % len(MODELS)], temperature=0),
+                answers=[Answer(id=f"a{q + i}", answer_extraction="kojima", answer=output, correct_answer=None)],
+            )
             for i, (_, output, cot, _, _) in enumerate(group)
         ]
-        sample = Sample(id=f"q{q // CONDITIONS}", question=f"Question {q}", type=kind, choices=choices,
-                        answer=gold, generated_cot=cots)
+        sample = Sample(
+            id=f"q{q // CONDITIONS}",
+            question=f"Question {q}",
+            type=kind,
+            choices=choices,
+            answer=gold,
+            generated_cot=cots,
+        )
         records.append(("synthetic", "test", sample, ""))
     with Library.open(path) as lib:
         import_records(lib, records, collection="bench")
@@ -80,10 +89,20 @@ def bench_rescore(path: Path, answers: list[tuple]) -> dict[str, float]:
 
 def synthetic_result(conditions: int, questions: int) -> EvaluationResult:
     rng = random.Random(3)
-    answers = [ScoredAnswer(f"ds{c % 4}", "test", f"model{c % 5}", f"cond{c}", f"ds{c % 4}/test/q{q}",
-                            rng.choice(["correct", "correct", "incorrect", "unextractable"]),
-                            tokens=rng.randrange(50, 500), cost=0.001)
-               for c in range(conditions) for q in range(questions)]
+    answers = [
+        ScoredAnswer(
+            f"ds{c % 4}",
+            "test",
+            f"model{c % 5}",
+            f"cond{c}",
+            f"ds{c % 4}/test/q{q}",
+            rng.choice(["correct", "correct", "incorrect", "unextractable"]),
+            tokens=rng.randrange(50, 500),
+            cost=0.001,
+        )
+        for c in range(conditions)
+        for q in range(questions)
+    ]
     pks = {sid: i for i, sid in enumerate(dict.fromkeys(a.sample_id for a in answers))}
     return EvaluationResult("bench", [], [], answers, pks, {})
 
@@ -92,8 +111,8 @@ def bench_redraw(conditions: int, questions: int = 100, repeats: int = 5) -> tup
     """(first draw, live redraw, table alone, grouping baseline) in seconds; the live redraw (same
     dataset splits, panels reused) is the mean over ``repeats``, the first draw builds the panels."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from thoughtdesk.ui.app.startup import make_application
     from thoughtdesk.ui.app.main_window import MainWindow
+    from thoughtdesk.ui.app.startup import make_application
     from thoughtdesk.ui.evaluation.view import Snapshot
 
     app = make_application()
@@ -150,15 +169,21 @@ def main(argv: list[str]) -> int:
             return _redraw_report(args.conditions)
         start = time.perf_counter()
         answers = build_library(path, args.answers)
-        print(f"{len(answers):,} stored answers (library built in {time.perf_counter() - start:.1f} s, not timed below)")
+        print(
+            f"{len(answers):,} stored answers (library built in {time.perf_counter() - start:.1f} s, not timed below)"
+        )
         f = bench_rescore(path, answers)
     n = len(answers)
     print(f"{'what':<52}{'seconds':>9}{'answers/s':>12}{'vs baseline':>13}")
     print(f"{'baseline: extract_answer in memory':<52}{f['baseline']:>9.2f}{n / f['baseline']:>12,.0f}{1:>12.2f}x")
-    print(f"{'rescore (read, extract, write td_*, counters)':<52}{f['rescore']:>9.2f}{n / f['rescore']:>12,.0f}"
-          f"{f['rescore'] / f['baseline']:>12.2f}x")
-    print(f"{'evaluate without re-score (' + str(f['rows']) + ' rows)':<52}{f['evaluate']:>9.2f}"
-          f"{n / f['evaluate']:>12,.0f}")
+    print(
+        f"{'rescore (read, extract, write td_*, counters)':<52}{f['rescore']:>9.2f}{n / f['rescore']:>12,.0f}"
+        f"{f['rescore'] / f['baseline']:>12.2f}x"
+    )
+    print(
+        f"{'evaluate without re-score (' + str(f['rows']) + ' rows)':<52}{f['evaluate']:>9.2f}"
+        f"{n / f['evaluate']:>12,.0f}"
+    )
     return _redraw_report(args.conditions)
 
 
@@ -166,9 +191,11 @@ def _redraw_report(conditions: int) -> int:
     first, redraw, table, baseline = bench_redraw(conditions)
     verdict = "OK" if redraw < 0.2 else "SLOWER THAN TARGET"
     print(f"{conditions} conditions x 100 questions ({conditions * 100:,} answers):")
-    print(f"  grouping-only baseline {baseline * 1000:.1f} ms; accuracy table {table * 1000:.1f} ms "
-          f"({table / baseline:.1f}x); table + Results tab redraw {redraw * 1000:.1f} ms "
-          f"({redraw / baseline:.1f}x) -> target 200 ms: {verdict}")
+    print(
+        f"  grouping-only baseline {baseline * 1000:.1f} ms; accuracy table {table * 1000:.1f} ms "
+        f"({table / baseline:.1f}x); table + Results tab redraw {redraw * 1000:.1f} ms "
+        f"({redraw / baseline:.1f}x) -> target 200 ms: {verdict}"
+    )
     print(f"  first draw of the tab (builds the plot panels; once per collection): {first * 1000:.1f} ms")
     return 0
 

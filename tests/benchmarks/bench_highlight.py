@@ -46,15 +46,19 @@ def sentence_pool() -> tuple[list[str], str]:
         data = json.loads(SHARED_FILE.read_text(encoding="utf-8"))
         pool = [
             sentence
-            for splits in data.values() for samples in splits.values() for sample in samples
+            for splits in data.values()
+            for samples in splits.values()
+            for sample in samples
             for cot in sample["generated_cot"]
             for sentence in re.split(r"(?<=[.!?])\s+", cot["cot"] or "")
             if 30 <= len(sentence) <= 200 and sentence.endswith(".")
         ]
         return pool, "real ThoughtSource sentences"
     rng = random.Random(7)
-    words = ("patient fever cough dose heart kidney liver answer likely because therefore option "
-             "treatment infection pressure blood test result chronic acute symptom").split()
+    words = (
+        "patient fever cough dose heart kidney liver answer likely because therefore option "
+        "treatment infection pressure blood test result chronic acute symptom"
+    ).split()
     return [" ".join(rng.choices(words, k=rng.randint(8, 20))).capitalize() + "." for _ in range(400)], "synthetic"
 
 
@@ -76,7 +80,9 @@ def build_sample(seed: int = 1) -> tuple[list[str], str]:
 
     cots = []
     for _ in range(N_COTS):
-        sentences = [paraphrase(rng.choice(ideas)) if rng.random() < 0.6 else rng.choice(pool) for _ in range(N_SENTENCES)]
+        sentences = [
+            paraphrase(rng.choice(ideas)) if rng.random() < 0.6 else rng.choice(pool) for _ in range(N_SENTENCES)
+        ]
         cots.append(" ".join(sentences))
     return cots, source
 
@@ -117,7 +123,9 @@ def main() -> None:
     rows.append(("  of which split + matrix", *p50_p95(compute_only), ""))
 
     # Slider: a fresh matrix per run, then 20 slider positions sweeping down and up.
-    slider_positions = [DEFAULT_THRESHOLD + d for d in (5, 10, 15, 20, 15, 10, 5, 0, -5, -10, -15, -20, -10, 0, 10, 20, 30, 35, 25, 0)]
+    slider_positions = [
+        DEFAULT_THRESHOLD + d for d in (5, 10, 15, 20, 15, 10, 5, 0, -5, -10, -15, -20, -10, 0, 10, 20, 30, 35, 25, 0)
+    ]
     rethreshold: list[float] = []  # positions at or above the lowest one seen: replay only
     extending: list[float] = []  # a new lowest position: the greedy pass continues
     for _ in range(max(3, args.repeats // 3)):
@@ -146,8 +154,12 @@ def main() -> None:
 
     # Baselines, same sample, same run.
     token_set = timings(
-        lambda: process.cdist([utils.default_process(s) for s in flat], [utils.default_process(s) for s in flat],
-                              scorer=fuzz.token_set_ratio, workers=1),
+        lambda: process.cdist(
+            [utils.default_process(s) for s in flat],
+            [utils.default_process(s) for s in flat],
+            scorer=fuzz.token_set_ratio,
+            workers=1,
+        ),
         max(3, args.repeats // 10),
     )
     rows.append(("baseline: cdist char token_set_ratio", *p50_p95(token_set), "all pairs"))
@@ -165,8 +177,10 @@ def main() -> None:
         rows.extend(widget_rows(cots, args.repeats))
 
     reference = statistics.median(highlight)
-    print(f"\nSample: {len(cots)} CoTs, {n_sentences} sentences ({n_sentences / len(cots):.1f} per CoT), "
-          f"{len(cross_pairs)} cross-CoT pairs, {source}; {len(alignment.groups)} groups at {DEFAULT_THRESHOLD:.0f}.")
+    print(
+        f"\nSample: {len(cots)} CoTs, {n_sentences} sentences ({n_sentences / len(cots):.1f} per CoT), "
+        f"{len(cross_pairs)} cross-CoT pairs, {source}; {len(alignment.groups)} groups at {DEFAULT_THRESHOLD:.0f}."
+    )
     print(f"Repeats: {args.repeats}.  Ratio = p50 / p50 of the highlight computation.\n")
     print(f"{'step':46} {'p50 ms':>9} {'p95 ms':>9} {'ratio':>8}  note")
     print("-" * 90)
@@ -187,7 +201,7 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
     import os
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication, QWidget, QHBoxLayout
+    from PySide6.QtWidgets import QApplication, QHBoxLayout, QWidget
 
     from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView
     from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
@@ -195,8 +209,17 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
     app = QApplication.instance() or QApplication([])
     samples = [cots, build_sample(2)[0], build_sample(3)[0]]
     views = [
-        [CotView(id=str(i), text=t, model=f"model-{i % 3}", prompt_keys=(f"prompt-{i % 2}",), answer="B",
-                 correct=i % 2 == 0) for i, t in enumerate(sample)]
+        [
+            CotView(
+                id=str(i),
+                text=t,
+                model=f"model-{i % 3}",
+                prompt_keys=(f"prompt-{i % 2}",),
+                answer="B",
+                correct=i % 2 == 0,
+            )
+            for i, t in enumerate(sample)
+        ]
         for sample in samples
     ]
     widget = CompareView()
@@ -231,7 +254,8 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
 
     def naive_rebuild() -> None:
         matrix_alignment = __import__("thoughtdesk.core.review.compare.similarity", fromlist=["x"]).align_sentences(
-            samples[next(turn) % len(samples)])
+            samples[next(turn) % len(samples)]
+        )
         container = QWidget()
         layout = QHBoxLayout(container)
         colours = group_colours(12, "light")
@@ -239,8 +263,15 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
             panel = CotPanel(index, cot, len(matrix_alignment.sentences[index]))
             panel.setFixedWidth(340)
             layout.addWidget(panel)
-            panel.paint(highlighted_cot_html(matrix_alignment.texts[index], matrix_alignment.sentences[index],
-                                             matrix_alignment.group_of[index], colours), matrix_alignment.texts[index])
+            panel.paint(
+                highlighted_cot_html(
+                    matrix_alignment.texts[index],
+                    matrix_alignment.sentences[index],
+                    matrix_alignment.group_of[index],
+                    colours,
+                ),
+                matrix_alignment.texts[index],
+            )
         widget.scroll.setWidget(container)  # replaces (and deletes) the pooled container
         widget.repaint()
         widget.scroll.takeWidget().deleteLater()

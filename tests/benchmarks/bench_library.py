@@ -51,24 +51,41 @@ def generate(path: Path, n: int, seed: int = 7) -> None:
         for i in range(n):
             choices = [sentence(rng, 3) for _ in range(4)]
             sample = {
-                "id": f"s{i:07d}", "ref_id": "", "question": " ".join(sentence(rng, 12) for _ in range(3)),
-                "type": "multiplechoice", "choices": choices, "context": "",
-                "cot": [sentence(rng, 14) for _ in range(3)], "answer": [choices[i % 4]],
-                "generated_cot": [{
-                    "id": f"c{i}", "fragments_version": "0.01", "instruction": None,
-                    "cot_trigger": "kojima-01",
-                    "cot_trigger_template": "{instruction}\n\n{question}\n{answer_choices}\n\n{cot_trigger}",
-                    "prompt_text": "", "cot": " ".join(sentence(rng, 15) for _ in range(6)),
-                    "answers": [{
-                        "id": f"a{i}", "answer_extraction": "kojima-A-D",
-                        "answer_extraction_template": "{instruction}\n\n{question}\n{answer_choices}\n\n{cot_trigger}{cot}\n{answer_extraction}",
-                        "answer_extraction_text": "", "answer": f" {'ABCD'[i % 4]}.",
-                        "correct_answer": i % 3 != 0,
-                    }],
-                    "author": "bench", "date": "2026/01/01 00:00:00", "api_service": "openai_chat",
-                    "model": "{'name': 'gpt-4', 'temperature': 0, 'max_tokens': 512}", "comment": "",
-                    "annotations": [],
-                }],
+                "id": f"s{i:07d}",
+                "ref_id": "",
+                "question": " ".join(sentence(rng, 12) for _ in range(3)),
+                "type": "multiplechoice",
+                "choices": choices,
+                "context": "",
+                "cot": [sentence(rng, 14) for _ in range(3)],
+                "answer": [choices[i % 4]],
+                "generated_cot": [
+                    {
+                        "id": f"c{i}",
+                        "fragments_version": "0.01",
+                        "instruction": None,
+                        "cot_trigger": "kojima-01",
+                        "cot_trigger_template": "{instruction}\n\n{question}\n{answer_choices}\n\n{cot_trigger}",
+                        "prompt_text": "",
+                        "cot": " ".join(sentence(rng, 15) for _ in range(6)),
+                        "answers": [
+                            {
+                                "id": f"a{i}",
+                                "answer_extraction": "kojima-A-D",
+                                "answer_extraction_template": "{instruction}\n\n{question}\n{answer_choices}\n\n{cot_trigger}{cot}\n{answer_extraction}",
+                                "answer_extraction_text": "",
+                                "answer": f" {'ABCD'[i % 4]}.",
+                                "correct_answer": i % 3 != 0,
+                            }
+                        ],
+                        "author": "bench",
+                        "date": "2026/01/01 00:00:00",
+                        "api_service": "openai_chat",
+                        "model": "{'name': 'gpt-4', 'temperature': 0, 'max_tokens': 512}",
+                        "comment": "",
+                        "annotations": [],
+                    }
+                ],
                 "feedback": [],
             }
             out.write(("," if i else "") + json.dumps(sample))
@@ -114,9 +131,10 @@ def child(code: str, *args: str) -> list[float]:
 def first_rows_painted(library: Path) -> float:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEvent, QObject
+
     from thoughtdesk.core.library.store import Library
-    from thoughtdesk.ui.app.startup import make_application
     from thoughtdesk.ui.app.main_window import MainWindow
+    from thoughtdesk.ui.app.startup import make_application
 
     app = make_application()
     lib = Library.open(library)
@@ -194,7 +212,12 @@ def main() -> None:
     rows = [
         ("import: baseline json.load + executemany", f"{b_time:.2f} s", "1.00", ""),
         ("import: ThoughtDesk", f"{td_time:.2f} s", f"{td_time / b_time:.2f}", "<= 2.5"),
-        ("peak RSS: ThoughtDesk import (whole process)", f"{td_rss / 1e6:.0f} MB", f"{td_rss / size:.2f} x file", "< 3 x file"),
+        (
+            "peak RSS: ThoughtDesk import (whole process)",
+            f"{td_rss / 1e6:.0f} MB",
+            f"{td_rss / size:.2f} x file",
+            "< 3 x file",
+        ),
         ("peak RSS growth during import (minus start-up)", f"{growth / 1e6:.0f} MB", f"{growth / size:.2f} x file", ""),
         ("peak RSS: baseline", f"{b_rss / 1e6:.0f} MB", f"{b_rss / size:.2f} x file", ""),
         ("first rows painted after selecting the collection", f"{paint * 1000:.0f} ms", "", "< 500 ms"),

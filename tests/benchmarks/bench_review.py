@@ -37,16 +37,31 @@ def write_collection(path: Path) -> str:
     samples, source = [], ""
     for number in range(N_SAMPLES):
         cots, source = build_sample(seed=number + 1)
-        samples.append({
-            "id": f"bench_{number}", "question": f"Benchmark question {number}?", "type": "multiplechoice",
-            "choices": ["A", "B", "C", "D"], "answer": ["B"], "cot": [cots[0][:200]], "context": "",
-            "generated_cot": [
-                {"id": f"c{number}-{i}", "cot": text, "model": repr({"name": f"model-{i % 3}"}),
-                 "cot_trigger": f"prompt-{i % 2}", "instruction": None, "annotations": [],
-                 "answers": [{"id": f"a{number}-{i}", "answer": "B" if i % 2 else "C", "correct_answer": i % 2 == 1}]}
-                for i, text in enumerate(cots)
-            ],
-        })
+        samples.append(
+            {
+                "id": f"bench_{number}",
+                "question": f"Benchmark question {number}?",
+                "type": "multiplechoice",
+                "choices": ["A", "B", "C", "D"],
+                "answer": ["B"],
+                "cot": [cots[0][:200]],
+                "context": "",
+                "generated_cot": [
+                    {
+                        "id": f"c{number}-{i}",
+                        "cot": text,
+                        "model": repr({"name": f"model-{i % 3}"}),
+                        "cot_trigger": f"prompt-{i % 2}",
+                        "instruction": None,
+                        "annotations": [],
+                        "answers": [
+                            {"id": f"a{number}-{i}", "answer": "B" if i % 2 else "C", "correct_answer": i % 2 == 1}
+                        ],
+                    }
+                    for i, text in enumerate(cots)
+                ],
+            }
+        )
     path.write_text(json.dumps({"med_qa": {"test": samples}}), encoding="utf-8")
     return source
 
@@ -63,10 +78,15 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     from thoughtdesk.core.importing.importer import import_thoughtsource
-    from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, SimilarityMatrix, align_sentences, group_colours
     from thoughtdesk.core.library.store import Library
-    from thoughtdesk.ui.review.compare.cot_panel import CotPanel
+    from thoughtdesk.core.review.compare.similarity import (
+        DEFAULT_THRESHOLD,
+        SimilarityMatrix,
+        align_sentences,
+        group_colours,
+    )
     from thoughtdesk.ui.qt import QHBoxLayout, QWidget
+    from thoughtdesk.ui.review.compare.cot_panel import CotPanel
     from thoughtdesk.ui.review.view import ReviewView
     from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
 
@@ -75,8 +95,10 @@ def main() -> None:
     library = Library.open(workdir / "bench.thoughtdesk")
     import_thoughtsource(library, workdir / "bench.json", collection="Bench")
     pks = [r[0] for r in library.conn.execute("SELECT id FROM sample ORDER BY id")]
-    texts = [r[0] for r in library.conn.execute(
-        "SELECT cot FROM generated_cot WHERE sample_pk = ? ORDER BY position", (pks[0],))]
+    texts = [
+        r[0]
+        for r in library.conn.execute("SELECT cot FROM generated_cot WHERE sample_pk = ? ORDER BY position", (pks[0],))
+    ]
 
     view = ReviewView()
     view.set_library(library)
@@ -133,8 +155,9 @@ def main() -> None:
         view.repaint()  # upper bound: repaint the whole tab, every visible panel included
 
     rows.append(("label toggle: write + Qt's repaint", *p50_p95(timings(toggle_label, args.repeats)), "target < 16 ms"))
-    rows.append(("label toggle: write + full tab repaint", *p50_p95(timings(toggle_label_full, args.repeats)),
-                 "upper bound"))
+    rows.append(
+        ("label toggle: write + full tab repaint", *p50_p95(timings(toggle_label_full, args.repeats)), "upper bound")
+    )
 
     panel = view.compare.panels[view.compare.current_index()]
 
@@ -160,16 +183,25 @@ def main() -> None:
             built = CotPanel(index, cot, len(alignment.sentences[index]))
             built.setFixedWidth(340)
             layout.addWidget(built)
-            built.paint(highlighted_cot_html(alignment.texts[index], alignment.sentences[index],
-                                             alignment.group_of[index], colours), alignment.texts[index])
+            built.paint(
+                highlighted_cot_html(
+                    alignment.texts[index], alignment.sentences[index], alignment.group_of[index], colours
+                ),
+                alignment.texts[index],
+            )
         container.resize(340 * 60, 900)
         container.show()
         container.repaint()
         container.deleteLater()
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
-    rows.append(("baseline: rebuild 60 panels, paint all", *p50_p95(timings(rebuild_baseline, max(3, args.repeats // 4))),
-                 "first compare view"))
+    rows.append(
+        (
+            "baseline: rebuild 60 panels, paint all",
+            *p50_p95(timings(rebuild_baseline, max(3, args.repeats // 4))),
+            "first compare view",
+        )
+    )
 
     view.prefetch.wait()
     view.undo_stack.clear()
@@ -185,8 +217,12 @@ def main() -> None:
     print("-" * 92)
     for name, p50, p95, note in rows:
         print(f"{name:48} {p50:9.2f} {p95:9.2f} {p50 / reference:8.2f}  {note}")
-    verdicts = [("highlight p50", rows[0][1], 50.0), ("next sample p50", rows[1][1], 100.0),
-                ("next sample (cold) p50", rows[2][1], 100.0), ("label toggle p50", rows[4][1], 16.0)]
+    verdicts = [
+        ("highlight p50", rows[0][1], 50.0),
+        ("next sample p50", rows[1][1], 100.0),
+        ("next sample (cold) p50", rows[2][1], 100.0),
+        ("label toggle p50", rows[4][1], 16.0),
+    ]
     print()
     for name, value, target in verdicts:
         print(f"{name} {value:.1f} ms vs target {target:.0f} ms: {'PASS' if value < target else 'FAIL'}")

@@ -20,11 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "desktop"))
 
 from thoughtdesk.core.importing.importer import import_records  # noqa: E402
-from thoughtdesk.core.review import (  # noqa: E402
-    AnnotationStore, export_annotations, import_annotations,
-)
 from thoughtdesk.core.library.records import GeneratedCot, Sample  # noqa: E402
 from thoughtdesk.core.library.store import Library  # noqa: E402
+from thoughtdesk.core.review import (  # noqa: E402
+    AnnotationStore,
+    export_annotations,
+    import_annotations,
+)
 
 SENTENCE = "The patient presents with chest pain and the ECG shows ST elevation in leads II. "
 
@@ -74,8 +76,7 @@ def main() -> None:
             ("toggle_label, whole CoT", timed(lambda: store.toggle_label(target, "Too verbose"), args.rounds)),
             ("toggle_label, span", timed(lambda: store.toggle_label(target, "Too verbose", span), args.rounds)),
             ("review(cot) read back", timed(lambda: store.review(target), args.rounds)),
-            ("sample_annotations(sample of 60)", timed(
-                lambda: store.sample_annotations(1), args.rounds)),
+            ("sample_annotations(sample of 60)", timed(lambda: store.sample_annotations(1), args.rounds)),
         ]
         exported = Path(folder) / "bench.json"
         n = export_annotations(lib, "bench", exported)

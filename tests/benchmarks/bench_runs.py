@@ -31,24 +31,47 @@ from pathlib import Path
 import httpx
 
 from thoughtdesk.core.generation.prompts import PromptMode
-from thoughtdesk.core.generation.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, execute_run, plan_run
+from thoughtdesk.core.generation.runs import (
+    ModelSpec,
+    RunLimits,
+    RunSpec,
+    SampleSelection,
+    create_run,
+    execute_run,
+    plan_run,
+)
 from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.writer import OnDuplicate, SampleWriter
 
 DELAY = 0.2
-ANSWER = json.dumps({
-    "id": "bench", "object": "chat.completion", "model": "bench",
-    "choices": [{"index": 0, "finish_reason": "stop",
-                 "message": {"role": "assistant", "content": "Step one. Step two. The answer is 42."}}],
-    "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-}).encode()
+ANSWER = json.dumps(
+    {
+        "id": "bench",
+        "object": "chat.completion",
+        "model": "bench",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Step one. Step two. The answer is 42."},
+            }
+        ],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+    }
+).encode()
 
 
 # --- the server (runs in its own process so it does not share the client's GIL) -------------
 
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rate_429: float,
-                  rng: random.Random, counts: dict[str, int]) -> None:
+
+async def _handle(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    rate_429: float,
+    rng: random.Random,
+    counts: dict[str, int],
+) -> None:
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -65,8 +88,10 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ra
             else:
                 counts["200"] += 1
                 body, status = ANSWER, b"200 OK"
-            writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            writer.write(
+                b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            )
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
@@ -77,8 +102,9 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, ra
 async def _serve(port: int, rate_429: float) -> None:
     rng = random.Random(4)
     counts = {"200": 0, "429": 0}
-    server = await asyncio.start_server(lambda r, w: _handle(r, w, rate_429, rng, counts),
-                                        "127.0.0.1", port, backlog=512)
+    server = await asyncio.start_server(
+        lambda r, w: _handle(r, w, rate_429, rng, counts), "127.0.0.1", port, backlog=512
+    )
     async with server:
         await server.serve_forever()
 
@@ -99,6 +125,7 @@ def start_server(rate_429: float = 0.0) -> tuple[subprocess.Popen, str]:
 
 # --- the client side ---------------------------------------------------------------------------
 
+
 def make_library(folder: Path, count: int) -> Path:
     path = folder / "bench.thoughtdesk"
     with Library.open(path) as lib:
@@ -106,8 +133,11 @@ def make_library(folder: Path, count: int) -> Path:
             cid = lib.create_collection("bench")
             writer = SampleWriter(lib, cid, OnDuplicate.FAIL)
             for i in range(count):
-                writer.add("bench", "test", Sample(id=f"q{i}", question=f"What is {i} + 42 - {i}?",
-                                                   type="number", answer=["42"]))
+                writer.add(
+                    "bench",
+                    "test",
+                    Sample(id=f"q{i}", question=f"What is {i} + 42 - {i}?", type="number", answer=["42"]),
+                )
             writer.close("bench")
         lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return path
@@ -118,8 +148,10 @@ def thoughtsource_loop(base_url: str, requests: int) -> float:
     started = time.perf_counter()
     with httpx.Client(trust_env=False) as client:
         for i in range(requests):
-            client.post(f"{base_url}/chat/completions", json={
-                "model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]}).raise_for_status()
+            client.post(
+                f"{base_url}/chat/completions",
+                json={"model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]},
+            ).raise_for_status()
             time.sleep(1.0)
     return time.perf_counter() - started
 
@@ -127,11 +159,15 @@ def thoughtsource_loop(base_url: str, requests: int) -> float:
 async def _raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
     gate = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(trust_env=False, limits=httpx.Limits(max_connections=100)) as client:
+
         async def one(i: int) -> None:
             async with gate:
-                response = await client.post(f"{base_url}/chat/completions", json={
-                    "model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]})
+                response = await client.post(
+                    f"{base_url}/chat/completions",
+                    json={"model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]},
+                )
                 response.raise_for_status()
+
         started = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(requests)))
         return time.perf_counter() - started
@@ -142,15 +178,17 @@ def raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
     return asyncio.run(_raw_httpx(base_url, requests, concurrency))
 
 
-def thoughtdesk_run(template: Path, folder: Path, base_url: str, requests: int,
-                    concurrency: int) -> tuple[float, Path]:
+def thoughtdesk_run(template: Path, folder: Path, base_url: str, requests: int, concurrency: int) -> tuple[float, Path]:
     """Seconds to plan, store and execute ``requests`` one-step requests on a fresh copy."""
     path = folder / f"run-c{concurrency}-{requests}-{time.monotonic_ns()}.thoughtdesk"
     shutil.copy(template, path)
     started = time.perf_counter()
-    spec = RunSpec(samples=SampleSelection("bench", limit=requests),
-                   models=(ModelSpec("openai", "bench", base_url=base_url, max_tokens=32),),
-                   cot_triggers=("kojima-01",), mode=PromptMode.ONE_STEP)
+    spec = RunSpec(
+        samples=SampleSelection("bench", limit=requests),
+        models=(ModelSpec("openai", "bench", base_url=base_url, max_tokens=32),),
+        cot_triggers=("kojima-01",),
+        mode=PromptMode.ONE_STEP,
+    )
     with Library.open(path) as lib:
         run_id = create_run(lib, plan_run(lib, spec))
     final = execute_run(path, run_id, limits=RunLimits(concurrency=concurrency, max_attempts=10))
@@ -162,8 +200,10 @@ def thoughtdesk_run(template: Path, folder: Path, base_url: str, requests: int,
 def stored_once(path: Path, requests: int) -> tuple[int, int]:
     """(samples with exactly one CoT, CoTs in total)."""
     with Library.open(path) as lib:
-        once = lib.conn.execute("SELECT count(*) FROM sample WHERE n_cots = 1 AND "
-                                "(SELECT count(*) FROM generated_cot c WHERE c.sample_pk = sample.id) = 1").fetchone()[0]
+        once = lib.conn.execute(
+            "SELECT count(*) FROM sample WHERE n_cots = 1 AND "
+            "(SELECT count(*) FROM generated_cot c WHERE c.sample_pk = sample.id) = 1"
+        ).fetchone()[0]
         total = lib.conn.execute("SELECT count(*) FROM generated_cot").fetchone()[0]
     return once, total
 
@@ -198,8 +238,14 @@ def main() -> None:
             rows.append((f"ThoughtDesk concurrency {concurrency}", seconds, ideal / seconds, note))
             if concurrency >= 32:
                 bare = raw_httpx(url, n, concurrency)
-                rows.append((f"  bare httpx, no storage, concurrency {concurrency}", bare, ideal / bare,
-                             "baseline: this machine's ceiling in this run"))
+                rows.append(
+                    (
+                        f"  bare httpx, no storage, concurrency {concurrency}",
+                        bare,
+                        ideal / bare,
+                        "baseline: this machine's ceiling in this run",
+                    )
+                )
     finally:
         server.terminate()
         server.wait()
@@ -207,8 +253,14 @@ def main() -> None:
     try:
         seconds, path = thoughtdesk_run(template, folder, url, n, 32)
         once, total = stored_once(path, n)
-        rows.append(("ThoughtDesk c=32, 10% 429 (Retry-After 1)", seconds, n * DELAY / 32 / seconds,
-                     f"{once}/{n} samples with exactly one CoT, {total} CoTs stored"))
+        rows.append(
+            (
+                "ThoughtDesk c=32, 10% 429 (Retry-After 1)",
+                seconds,
+                n * DELAY / 32 / seconds,
+                f"{once}/{n} samples with exactly one CoT, {total} CoTs stored",
+            )
+        )
         assert once == n and total == n
     finally:
         server.terminate()

@@ -30,9 +30,9 @@ os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring, nothing of the use
 for name in ("DATA", "CONFIG", "CACHE", "STATE"):
     os.environ[f"XDG_{name}_HOME"] = str(TMP / name.lower())
 
-from thoughtdesk.core.settings.config import store_api_key  # noqa: E402
 from thoughtdesk.core.generation.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, plan_run  # noqa: E402
 from thoughtdesk.core.library.store import Library  # noqa: E402
+from thoughtdesk.core.settings.config import store_api_key  # noqa: E402
 from thoughtdesk.ui.app.startup import make_application, open_library_for_gui  # noqa: E402
 from thoughtdesk.ui.qt import QApplication, QElapsedTimer, QTimer  # noqa: E402
 
@@ -63,8 +63,12 @@ class StallProbe:
     def stop(self) -> dict[str, float]:
         self.timer.stop()
         stalls = [max(0.0, gap - PROBE_MS) for gap in self.gaps[1:]] or [0.0]
-        return {"ticks": len(self.gaps), "max": max(stalls), "p99": statistics.quantiles(stalls, n=100)[98]
-                if len(stalls) >= 100 else max(stalls), "mean": statistics.fmean(stalls)}
+        return {
+            "ticks": len(self.gaps),
+            "max": max(stalls),
+            "p99": statistics.quantiles(stalls, n=100)[98] if len(stalls) >= 100 else max(stalls),
+            "mean": statistics.fmean(stalls),
+        }
 
 
 def model_path() -> Path:
@@ -84,12 +88,19 @@ def spin(seconds: float, until=None) -> bool:
     return False
 
 
-def run_and_probe(window, generation, model: ModelSpec, args, probe: StallProbe,
-                  runs_tab_shown: bool) -> tuple[dict, float, int]:
+def run_and_probe(
+    window, generation, model: ModelSpec, args, probe: StallProbe, runs_tab_shown: bool
+) -> tuple[dict, float, int]:
     with Library.open(window.library.path) as lib:
-        spec = RunSpec(samples=SampleSelection("Demo", limit=args.samples), models=(model,),
-                       instructions=("qa-01",), cot_triggers=("kojima-01",), answer_extractions=("kojima-01",),
-                       n=args.n, force=True)
+        spec = RunSpec(
+            samples=SampleSelection("Demo", limit=args.samples),
+            models=(model,),
+            instructions=("qa-01",),
+            cot_triggers=("kojima-01",),
+            answer_extractions=("kojima-01",),
+            n=args.n,
+            force=True,
+        )
         run_id = create_run(lib, plan_run(lib, spec))
     panel = generation.runs_panel
     ended: list[int] = []
@@ -164,12 +175,18 @@ def main() -> int:
     rows.append(("idle window (baseline)", baseline, 3.0, 0))
 
     gguf = model_path()
-    local = ModelSpec("llamacpp", str(gguf), chat=False, n_ctx=1024, n_threads=args.threads,
-                      max_tokens=args.max_tokens, extraction_max_tokens=8)
+    local = ModelSpec(
+        "llamacpp",
+        str(gguf),
+        chat=False,
+        n_ctx=1024,
+        n_threads=args.threads,
+        max_tokens=args.max_tokens,
+        extraction_max_tokens=8,
+    )
     for shown in (True, False):
         figures, elapsed, done = run_and_probe(window, generation, local, args, probe, shown)
-        rows.append((f"local llama.cpp in-process, {'Runs' if shown else 'Samples'} tab shown",
-                     figures, elapsed, done))
+        rows.append((f"local llama.cpp in-process, {'Runs' if shown else 'Samples'} tab shown", figures, elapsed, done))
 
     if not args.skip_server:
         from tests.helpers.servers import LlamaServer
@@ -179,34 +196,52 @@ def main() -> int:
         try:
             server.wait_ready()
             store_api_key("openai", key, server.base_url)
-            remote = ModelSpec("openai", "gemma-test", base_url=server.base_url, endpoint="completions",
-                               chat=False, max_tokens=args.max_tokens, extraction_max_tokens=8)
+            remote = ModelSpec(
+                "openai",
+                "gemma-test",
+                base_url=server.base_url,
+                endpoint="completions",
+                chat=False,
+                max_tokens=args.max_tokens,
+                extraction_max_tokens=8,
+            )
             for shown in (True, False):
                 figures, elapsed, done = run_and_probe(window, generation, remote, args, probe, shown)
-                rows.append((f"llama.cpp server on 127.0.0.1, {'Runs' if shown else 'Samples'} tab shown",
-                             figures, elapsed, done))
+                rows.append(
+                    (
+                        f"llama.cpp server on 127.0.0.1, {'Runs' if shown else 'Samples'} tab shown",
+                        figures,
+                        elapsed,
+                        done,
+                    )
+                )
         finally:
             server.stop()
     window.close()
 
-    print(f"\nGUI event-loop stalls while a run executes (probe every {PROBE_MS} ms; "
-          f"{os.cpu_count()} CPU cores)")
+    print(f"\nGUI event-loop stalls while a run executes (probe every {PROBE_MS} ms; {os.cpu_count()} CPU cores)")
     header = f"{'scenario':50} {'seconds':>8} {'done':>5} {'ticks':>6} {'max ms':>8} {'p99 ms':>8} {'mean ms':>8} {'max/baseline':>13}"
     print(header)
     print("-" * len(header))
     for name, fig, seconds, done in rows:
         ratio = fig["max"] / baseline["max"] if baseline["max"] > 0 else float("inf")
-        print(f"{name:50} {seconds:8.1f} {done:5d} {fig['ticks']:6d} {fig['max']:8.1f} {fig['p99']:8.1f} "
-              f"{fig['mean']:8.2f} {ratio:13.1f}")
+        print(
+            f"{name:50} {seconds:8.1f} {done:5d} {fig['ticks']:6d} {fig['max']:8.1f} {fig['p99']:8.1f} "
+            f"{fig['mean']:8.2f} {ratio:13.1f}"
+        )
     runs_tab = max(fig["max"] for name, fig, _, _ in rows[1:] if "Runs tab" in name)
     samples_tab = max(fig["max"] for name, fig, _, _ in rows[1:] if "Samples tab" in name)
-    print(f"\nLongest stall with the Runs tab shown: {runs_tab:.1f} ms (target < 100 ms): "
-          f"{'OK' if runs_tab < 100 else 'MISSED'}")
-    print(f"Longest stall with the Samples tab shown: {samples_tab:.1f} ms; the main window's "
-          f"notify_data_changed() took at most {max(refresh_ms, default=0):.1f} ms "
-          f"(median {statistics.median(refresh_ms) if refresh_ms else 0:.1f} ms over {len(refresh_ms)} calls); "
-          f"swapping the refreshed tree and table in took at most {max(swap_ms, default=0):.1f} ms "
-          f"(median {statistics.median(swap_ms) if swap_ms else 0:.1f} ms over {len(swap_ms)} swaps)")
+    print(
+        f"\nLongest stall with the Runs tab shown: {runs_tab:.1f} ms (target < 100 ms): "
+        f"{'OK' if runs_tab < 100 else 'MISSED'}"
+    )
+    print(
+        f"Longest stall with the Samples tab shown: {samples_tab:.1f} ms; the main window's "
+        f"notify_data_changed() took at most {max(refresh_ms, default=0):.1f} ms "
+        f"(median {statistics.median(refresh_ms) if refresh_ms else 0:.1f} ms over {len(refresh_ms)} calls); "
+        f"swapping the refreshed tree and table in took at most {max(swap_ms, default=0):.1f} ms "
+        f"(median {statistics.median(swap_ms) if swap_ms else 0:.1f} ms over {len(swap_ms)} swaps)"
+    )
     worst = max(runs_tab, samples_tab)
     del app
     return 0 if worst < 100 else 1

@@ -23,20 +23,37 @@ import time
 from thoughtdesk.core.evaluation.answers import extract_answer
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table
 
-WORDS = ("sadness anxiety inspiration discomfort insights floor door hallway porch garden river "
-         "bank school market library hospital kitchen office park bridge tower museum farm city "
-         "mountain ocean desert forest island village").split()
+WORDS = (
+    "sadness anxiety inspiration discomfort insights floor door hallway porch garden river "
+    "bank school market library hospital kitchen office park bridge tower museum farm city "
+    "mountain ocean desert forest island village"
+).split()
 CONDITIONS = 20
-MC_OUTPUTS = ["{L}", "({L})", "{L}) {T}.", "**{L}**", "Option {L}", "The answer is {L}.", "{T}",
-              "{L} or {M}", "", "none of the above.", "It is not {U}; it is {T}."]
-MC_COTS = ["Let's think step by step. {U} does not fit. The person felt it, so the answer is ({L}) {T}.",
-           "First, consider {U}. It is unlikely. Then {T} fits best.\nAnswer: {L}",
-           "(A) {U}: no. ({L}) {T}: yes, that fits the description."]
+MC_OUTPUTS = [
+    "{L}",
+    "({L})",
+    "{L}) {T}.",
+    "**{L}**",
+    "Option {L}",
+    "The answer is {L}.",
+    "{T}",
+    "{L} or {M}",
+    "",
+    "none of the above.",
+    "It is not {U}; it is {T}.",
+]
+MC_COTS = [
+    "Let's think step by step. {U} does not fit. The person felt it, so the answer is ({L}) {T}.",
+    "First, consider {U}. It is unlikely. Then {T} fits best.\nAnswer: {L}",
+    "(A) {U}: no. ({L}) {T}: yes, that fits the description.",
+]
 BOOL_OUTPUTS = ["Yes.", "No.", "yes", "False", "B) False.", "", "N/A", "Yes, because the bell has no effect."]
 NUM_OUTPUTS = ["{n}", "${n}.00", "{n} apples", "1,{n:03d}", "", "{n} or {m}", "The answer is {n}."]
-NUM_COTS = ["She has {a} apples and buys {b} more, so {a} + {b} = {n}.\n#### {n}",
-            "He pays ${a} and then ${b}. In total that is \\boxed{{{n}}} dollars.",
-            "{a} plus {b} gives {n} marbles"]
+NUM_COTS = [
+    "She has {a} apples and buys {b} more, so {a} + {b} = {n}.\n#### {n}",
+    "He pays ${a} and then ${b}. In total that is \\boxed{{{n}}} dollars.",
+    "{a} plus {b} gives {n} marbles",
+]
 
 
 def synthetic_answers(total: int, seed: int = 1) -> list[tuple[str, str, str, list[str], list[str]]]:
@@ -50,25 +67,47 @@ def synthetic_answers(total: int, seed: int = 1) -> list[tuple[str, str, str, li
             for _ in range(CONDITIONS):
                 pick, other = rng.randrange(5), rng.randrange(5)
                 fill = dict(L="ABCDE"[pick], M="ABCDE"[other], T=choices[pick], U=choices[other])
-                answers.append((kind, rng.choice(MC_OUTPUTS).format(**fill), rng.choice(MC_COTS).format(**fill),
-                                choices, [choices[gold]]))
+                answers.append(
+                    (
+                        kind,
+                        rng.choice(MC_OUTPUTS).format(**fill),
+                        rng.choice(MC_COTS).format(**fill),
+                        choices,
+                        [choices[gold]],
+                    )
+                )
         elif kind == "bool":
             gold = rng.choice(["True", "False"])
             for _ in range(CONDITIONS):
-                answers.append((kind, rng.choice(BOOL_OUTPUTS), "It weighs 3,580 pounds, so yes, it balances.",
-                                ["True", "False"], [gold]))
+                answers.append(
+                    (
+                        kind,
+                        rng.choice(BOOL_OUTPUTS),
+                        "It weighs 3,580 pounds, so yes, it balances.",
+                        ["True", "False"],
+                        [gold],
+                    )
+                )
         elif kind == "number":
             a, b = rng.randrange(1, 500), rng.randrange(1, 500)
             for _ in range(CONDITIONS):
                 n = a + b + rng.choice([0, 0, 0, 1, -1])
-                answers.append((kind, rng.choice(NUM_OUTPUTS).format(n=n, m=n + 1),
-                                rng.choice(NUM_COTS).format(a=a, b=b, n=n), [], [str(a + b)]))
+                answers.append(
+                    (
+                        kind,
+                        rng.choice(NUM_OUTPUTS).format(n=n, m=n + 1),
+                        rng.choice(NUM_COTS).format(a=a, b=b, n=n),
+                        [],
+                        [str(a + b)],
+                    )
+                )
         else:
             gold = " ".join(rng.sample(WORDS, 2))
             for _ in range(CONDITIONS):
                 guess = rng.choice([gold, gold.title(), "the " + gold, " ".join(rng.sample(WORDS, 2))])
-                answers.append((kind, rng.choice([guess, ""]), f"It was built long ago. The answer is {guess}.",
-                                [], [gold]))
+                answers.append(
+                    (kind, rng.choice([guess, ""]), f"It was built long ago. The answer is {guess}.", [], [gold])
+                )
     return answers[:total]
 
 
@@ -91,10 +130,19 @@ def bench_scoring(answers) -> dict[str, float]:
 def bench_table(conditions: int = 200, questions: int = 500, repeats: int = 5) -> tuple[float, float, int]:
     rng = random.Random(2)
     rows = [
-        ScoredAnswer(f"ds{c % 4}", "test", f"model{c % 5}", f"cond{c}", f"q{q}",
-                     rng.choice(["correct", "correct", "incorrect", "unextractable"]),
-                     tokens=rng.randrange(50, 500), cost=0.001, sample_index=0)
-        for c in range(conditions) for q in range(questions)
+        ScoredAnswer(
+            f"ds{c % 4}",
+            "test",
+            f"model{c % 5}",
+            f"cond{c}",
+            f"q{q}",
+            rng.choice(["correct", "correct", "incorrect", "unextractable"]),
+            tokens=rng.randrange(50, 500),
+            cost=0.001,
+            sample_index=0,
+        )
+        for c in range(conditions)
+        for q in range(questions)
     ]
     start = time.perf_counter()
     for _ in range(repeats):
@@ -127,15 +175,21 @@ def main(argv: list[str]) -> int:
     n = len(answers)
     print(f"{n:,} synthetic answers (built in {built:.1f} s, not timed below)")
     print(f"{'what':<40}{'seconds':>10}{'answers/s':>14}{'vs baseline':>13}")
-    print(f"{'baseline: one re.search per answer':<40}{figures['baseline']:>10.2f}{n / figures['baseline']:>14,.0f}{1:>12.1f}x")
-    print(f"{'extract_answer (mixed types)':<40}{figures['scoring']:>10.2f}{n / figures['scoring']:>14,.0f}"
-          f"{figures['scoring'] / figures['baseline']:>12.1f}x")
+    print(
+        f"{'baseline: one re.search per answer':<40}{figures['baseline']:>10.2f}{n / figures['baseline']:>14,.0f}{1:>12.1f}x"
+    )
+    print(
+        f"{'extract_answer (mixed types)':<40}{figures['scoring']:>10.2f}{n / figures['scoring']:>14,.0f}"
+        f"{figures['scoring'] / figures['baseline']:>12.1f}x"
+    )
     print("outcomes:", {k[2:]: v for k, v in figures.items() if k.startswith("n_")})
     verdict = "OK" if figures["scoring"] < 30 * n / 1_000_000 else "SLOWER THAN TARGET"
     print(f"target: 1,000,000 answers under 30 s -> {verdict}")
     elapsed, baseline, rows = bench_table()
-    print(f"{'accuracy_table, 200 conditions':<40}{elapsed * 1000:>9.1f} ms  ({rows:,} answers; "
-          f"grouping-only baseline {baseline * 1000:.1f} ms, {elapsed / baseline:.1f}x)")
+    print(
+        f"{'accuracy_table, 200 conditions':<40}{elapsed * 1000:>9.1f} ms  ({rows:,} answers; "
+        f"grouping-only baseline {baseline * 1000:.1f} ms, {elapsed / baseline:.1f}x)"
+    )
     try:
         redraw = bench_plots()
     except ImportError as error:  # Qt missing: the scoring figures above still stand
@@ -156,9 +210,19 @@ def bench_plots(conditions: int = 200, questions: int = 100) -> float:
 
     app = QApplication.instance() or QApplication([])
     rng = random.Random(3)
-    answers = [ScoredAnswer(f"ds{c % 4}", "test", f"model{c % 5}", f"cond{c}", f"q{q}",
-                            rng.choice(["correct", "incorrect", "unextractable"]), tokens=rng.randrange(50, 500))
-               for c in range(conditions) for q in range(questions)]
+    answers = [
+        ScoredAnswer(
+            f"ds{c % 4}",
+            "test",
+            f"model{c % 5}",
+            f"cond{c}",
+            f"q{q}",
+            rng.choice(["correct", "incorrect", "unextractable"]),
+            tokens=rng.randrange(50, 500),
+        )
+        for c in range(conditions)
+        for q in range(questions)
+    ]
     widgets = [AccuracyPlot(), ParetoPlot(), CorrectnessMap()]
     for widget in widgets:
         widget.resize(1200, 700)

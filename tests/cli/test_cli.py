@@ -8,9 +8,8 @@ import sys
 
 import pytest
 
-from thoughtdesk import __version__
-
 from tests.helpers.paths import FIXTURES
+from thoughtdesk import __version__
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
@@ -43,7 +42,12 @@ def test_import_stats_collections_export_round_trip(tmp_path):
     assert result.returncode == 0
     splits = {(s["dataset"], s["split"]): s for s in json.loads(result.stdout)["splits"]}
     assert splits[("med_qa", "test")] == {
-        "dataset": "med_qa", "split": "test", "samples": 2, "generated_cots": 2, "answers": 2, "annotations": 4,
+        "dataset": "med_qa",
+        "split": "test",
+        "samples": 2,
+        "generated_cots": 2,
+        "answers": 2,
+        "annotations": 4,
     }
     assert splits[("gsm8k", "train")]["generated_cots"] == 1
 
@@ -126,17 +130,54 @@ def test_datasets_catalogue_json():
 
 def test_import_dataset_with_limit_seed_and_no_duplicates(tmp_path):
     lib = tmp_path / "lib.thoughtdesk"
-    result = run("import", DATASETS / "gsm8k", "--dataset", "gsm8k", "--split", "test", "--limit", "2",
-                 "--seed", "5", "--collection", "math", library=lib)
+    result = run(
+        "import",
+        DATASETS / "gsm8k",
+        "--dataset",
+        "gsm8k",
+        "--split",
+        "test",
+        "--limit",
+        "2",
+        "--seed",
+        "5",
+        "--collection",
+        "math",
+        library=lib,
+    )
     assert result.returncode == 0, result.stderr
     assert "2 sample(s) imported into 'math'" in result.stdout
     stats = json.loads(run("stats", "math", "--json", library=lib).stdout)["splits"]
     assert [(s["dataset"], s["split"], s["samples"]) for s in stats] == [("gsm8k", "test", 2)]
-    again = run("import", DATASETS / "gsm8k", "--dataset", "gsm8k", "--split", "test", "--limit", "2",
-                "--seed", "5", "--collection", "math", library=lib)
+    again = run(
+        "import",
+        DATASETS / "gsm8k",
+        "--dataset",
+        "gsm8k",
+        "--split",
+        "test",
+        "--limit",
+        "2",
+        "--seed",
+        "5",
+        "--collection",
+        "math",
+        library=lib,
+    )
     assert again.returncode == 1 and "already exist" in again.stderr
-    skip = run("import", DATASETS / "gsm8k", "--dataset", "gsm8k", "--split", "test", "--collection", "math",
-               "--on-duplicate", "skip", library=lib)
+    skip = run(
+        "import",
+        DATASETS / "gsm8k",
+        "--dataset",
+        "gsm8k",
+        "--split",
+        "test",
+        "--collection",
+        "math",
+        "--on-duplicate",
+        "skip",
+        library=lib,
+    )
     assert skip.returncode == 0 and "2 duplicate(s) skipped" in skip.stdout
 
 
@@ -148,8 +189,15 @@ def test_import_unknown_dataset_lists_the_known_ones(tmp_path):
 def test_generic_import_with_a_mapping(tmp_path):
     table = tmp_path / "items.csv"
     table.write_text("problem,label\nWhat is 2+2?,4\nWhat is 3+3?,6\n")
-    result = run("import", table, "--map", "question=problem,answer=label", "--collection", "g",
-                 library=tmp_path / "lib.thoughtdesk")
+    result = run(
+        "import",
+        table,
+        "--map",
+        "question=problem,answer=label",
+        "--collection",
+        "g",
+        library=tmp_path / "lib.thoughtdesk",
+    )
     assert result.returncode == 0, result.stderr
     assert "2 sample(s) imported into 'g'" in result.stdout
 
@@ -187,6 +235,7 @@ def test_thoughtsource_file_refuses_subset_options_before_creating_a_library(tmp
     library = tmp_path / "lib.thoughtdesk"
     result = run("import", EDGE, "--limit", "3", "--seed", "1", library=library)
     assert result.returncode == 1
-    assert result.stderr.strip().endswith("--limit, --seed need --dataset or --map; a ThoughtSource "
-                                          "collection file is imported whole")
+    assert result.stderr.strip().endswith(
+        "--limit, --seed need --dataset or --map; a ThoughtSource collection file is imported whole"
+    )
     assert not library.exists()

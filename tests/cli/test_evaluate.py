@@ -12,9 +12,8 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
-from thoughtdesk.cli.main import main
-
 from tests.helpers.expected_results import DEMO, FIXTURES, TS67, file_answers, first_correct, groups
+from thoughtdesk.cli.main import main
 
 
 def run(capsys, *argv):
@@ -91,7 +90,7 @@ def test_rescore_json_csv_markdown_and_text_agree(capsys, library):
     code, out, _ = run(capsys, "--library", library, "evaluate", "Demo", "--resamples", "500")
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("dataset"))
-    block = lines[start:start + 1 + len(data["rows"])]
+    block = lines[start : start + 1 + len(data["rows"])]
     column = block[0].index("accuracy")  # columns are aligned: accuracy ends at the same place
     end = column + len("accuracy")
     assert all(line[end - 1] == "%" for line in block[1:])

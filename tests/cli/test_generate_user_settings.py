@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from tests.helpers.servers import FakeModelServer
 from tests.helpers.libraries import DEMO
+from tests.helpers.servers import FakeModelServer
 from thoughtdesk.cli.main import main
 from thoughtdesk.core.generation.backends import ModelPrice, PriceTable
 from thoughtdesk.core.generation.fragment_store import FragmentStore
-from thoughtdesk.core.paths import CONFIG_DIR_ENV
 from thoughtdesk.core.generation.prompts import Fragment
 from thoughtdesk.core.generation.runs import api_key_for
-from thoughtdesk.core.settings.secrets import MemoryKeyring, set_api_key, use_keyring
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.paths import CONFIG_DIR_ENV
+from thoughtdesk.core.settings.secrets import MemoryKeyring, set_api_key, use_keyring
 
 
 @pytest.fixture
@@ -31,8 +31,21 @@ def test_generate_uses_fragments_added_in_the_app(library_path, config_dir, caps
     fragments = store.load()
     fragments.add(Fragment("lab-own", "cot_trigger", "Answer: Our own {careful} trigger."))
     store.save(fragments)  # what the fragment editor does
-    code = main(["--library", str(library_path), "generate", DEMO, "--model", "openai:gpt-4o-mini",
-                 "--dataset", "gsm8k", "--trigger", "lab-own", "--plan-only"])
+    code = main(
+        [
+            "--library",
+            str(library_path),
+            "generate",
+            DEMO,
+            "--model",
+            "openai:gpt-4o-mini",
+            "--dataset",
+            "gsm8k",
+            "--trigger",
+            "lab-own",
+            "--plan-only",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "Answer: Our own {careful} trigger." in out
@@ -42,28 +55,55 @@ def test_generate_and_resume_use_the_edited_price_table(library_path, config_dir
     config_dir.mkdir(parents=True)
     PriceTable([ModelPrice("local", "priced", 1000.0, 2000.0)]).save(config_dir / "prices.json")
     with FakeModelServer() as server:
-        code = main(["--library", str(library_path), "generate", DEMO, "--model", "openai:priced",
-                     "--base-url", server.base_url, "--dataset", "gsm8k", "--trigger", "kojima-01",
-                     "--one-step"])
+        code = main(
+            [
+                "--library",
+                str(library_path),
+                "generate",
+                DEMO,
+                "--model",
+                "openai:priced",
+                "--base-url",
+                server.base_url,
+                "--dataset",
+                "gsm8k",
+                "--trigger",
+                "kojima-01",
+                "--one-step",
+            ]
+        )
         _, err = capsys.readouterr()
     assert code == 0, err
     with Library.open(library_path) as lib:
         rows = lib.conn.execute("SELECT prompt_tokens, completion_tokens, cost FROM request").fetchall()
-        extra = json.loads(lib.conn.execute("SELECT extra FROM generated_cot WHERE cot_id LIKE 'td-%'")
-                           .fetchone()[0])["thoughtdesk"]
+        extra = json.loads(lib.conn.execute("SELECT extra FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()[0])[
+            "thoughtdesk"
+        ]
     assert len(rows) == 5
     for prompt_tokens, completion_tokens, cost in rows:
         assert cost == pytest.approx((prompt_tokens * 1000.0 + completion_tokens * 2000.0) / 1e6)
-    assert extra["cost"] == pytest.approx((extra["prompt_tokens"] * 1000.0
-                                           + extra["completion_tokens"] * 2000.0) / 1e6)
+    assert extra["cost"] == pytest.approx((extra["prompt_tokens"] * 1000.0 + extra["completion_tokens"] * 2000.0) / 1e6)
     assert "cost at most $" in err and "cost at most $0.0000" not in err
 
 
 def test_unreadable_price_table_is_named_and_defaults_are_used(library_path, config_dir, capsys):
     config_dir.mkdir(parents=True)
     (config_dir / "prices.json").write_text('{"prices": [', encoding="utf-8")
-    code = main(["--library", str(library_path), "generate", DEMO, "--model", "openai:gpt-4o-mini",
-                 "--dataset", "gsm8k", "--trigger", "kojima-01", "--plan-only"])
+    code = main(
+        [
+            "--library",
+            str(library_path),
+            "generate",
+            DEMO,
+            "--model",
+            "openai:gpt-4o-mini",
+            "--dataset",
+            "gsm8k",
+            "--trigger",
+            "kojima-01",
+            "--plan-only",
+        ]
+    )
     _, err = capsys.readouterr()
     assert code == 0
     assert "prices.json" in err and "using the default prices" in err
@@ -112,9 +152,23 @@ def test_a_model_without_a_price_has_an_unknown_cost_not_zero(library_path, conf
     config_dir.mkdir(parents=True)
     PriceTable([]).save(config_dir / "prices.json")  # a table that prices nothing
     with FakeModelServer() as server:
-        code = main(["--library", str(library_path), "generate", DEMO, "--model", "openai:unlisted",
-                     "--base-url", server.base_url, "--dataset", "gsm8k", "--trigger", "kojima-01",
-                     "--one-step"])
+        code = main(
+            [
+                "--library",
+                str(library_path),
+                "generate",
+                DEMO,
+                "--model",
+                "openai:unlisted",
+                "--base-url",
+                server.base_url,
+                "--dataset",
+                "gsm8k",
+                "--trigger",
+                "kojima-01",
+                "--one-step",
+            ]
+        )
         out, err = capsys.readouterr()
     assert code == 0, err
     assert "cost unknown (no price for openai:unlisted)" in out

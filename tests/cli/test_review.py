@@ -6,9 +6,8 @@ import json
 import subprocess
 import sys
 
-from thoughtdesk.core.review import AnnotationStore
-
 from tests.core.review.conftest import COLLECTION, cot_pks, open_library
+from thoughtdesk.core.review import AnnotationStore
 
 
 def run(library, *args):

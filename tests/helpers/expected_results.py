@@ -12,8 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thoughtdesk.core.evaluation.answers import extract_answer
 from tests.helpers.paths import ROOT
+from thoughtdesk.core.evaluation.answers import extract_answer
 
 DEMO = ROOT / "desktop" / "thoughtdesk" / "resources" / "demo_collection.json"
 FIXTURES = ROOT / "tests" / "fixtures" / "results"
@@ -63,18 +63,34 @@ def file_answers(path: Path, *, rescored: bool) -> list[FileAnswer]:
                         condition = " / ".join(p if p else "-" for p in parts)
                         letter = None
                         if rescored:
-                            e = extract_answer(sample.get("type", ""), extraction_output=answer.get("answer"),
-                                               cot=cot.get("cot"), choices=sample.get("choices") or [],
-                                               gold=sample.get("answer") or [])
+                            e = extract_answer(
+                                sample.get("type", ""),
+                                extraction_output=answer.get("answer"),
+                                cot=cot.get("cot"),
+                                choices=sample.get("choices") or [],
+                                gold=sample.get("answer") or [],
+                            )
                             outcome, letter, value = e.outcome, e.letter, e.correct
                         else:
                             stored = answer.get("correct_answer")
                             outcome = None if stored is None else ("correct" if stored else "incorrect")
                             value = stored
                         usage = cot.get("thoughtdesk") or {}
-                        out.append(FileAnswer(dataset, split, model_of(cot.get("model")), condition, sample["id"],
-                                              outcome, letter, value, index, usage.get("completion_tokens"),
-                                              usage.get("cost")))
+                        out.append(
+                            FileAnswer(
+                                dataset,
+                                split,
+                                model_of(cot.get("model")),
+                                condition,
+                                sample["id"],
+                                outcome,
+                                letter,
+                                value,
+                                index,
+                                usage.get("completion_tokens"),
+                                usage.get("cost"),
+                            )
+                        )
     return out
 
 

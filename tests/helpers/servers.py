@@ -82,8 +82,7 @@ class FakeModelServer:
                     payload = json.loads(raw)
                 except ValueError:
                     payload = None
-                record = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()},
-                                  payload, time.monotonic())
+                record = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, payload, time.monotonic())
                 with server._lock:
                     server.requests.append(record)
                     server.in_flight += 1
@@ -129,11 +128,17 @@ class FakeModelServer:
             time.sleep(reply.delay)
         anthropic = record.path.endswith("/messages")
         if scripted is None or (reply.status == 200 and reply.body is None):
-            reply = self._normal(record, anthropic) if scripted is None else \
-                Reply(reply.status, self._normal(record, anthropic).body, reply.headers, 0, reply.drop_after)
+            reply = (
+                self._normal(record, anthropic)
+                if scripted is None
+                else Reply(reply.status, self._normal(record, anthropic).body, reply.headers, 0, reply.drop_after)
+            )
         body = reply.body
-        data = (json.dumps(body) if isinstance(body, (dict, list)) else body or "").encode() \
-            if not isinstance(body, bytes) else body
+        data = (
+            (json.dumps(body) if isinstance(body, (dict, list)) else body or "").encode()
+            if not isinstance(body, bytes)
+            else body
+        )
         handler.send_response(reply.status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
@@ -150,8 +155,7 @@ class FakeModelServer:
 
     def _normal(self, record: Recorded, anthropic: bool) -> Reply:
         headers = record.headers
-        given = headers.get("x-api-key") if anthropic else \
-            headers.get("authorization", "").removeprefix("Bearer ")
+        given = headers.get("x-api-key") if anthropic else headers.get("authorization", "").removeprefix("Bearer ")
         payload = record.json if isinstance(record.json, dict) else {}
         model = payload.get("model", "")
         if self.api_key is not None and given != self.api_key:
@@ -162,12 +166,19 @@ class FakeModelServer:
             if headers.get("anthropic-version") is None:
                 return Reply(400, _error(True, "invalid_request_error", "anthropic-version missing"))
             last = payload["messages"][-1]["content"]
-            return Reply(200, {
-                "id": "msg_test", "type": "message", "role": "assistant", "model": model,
-                "content": [{"type": "text", "text": f"echo: {last}"}],
-                "stop_reason": "end_turn", "stop_sequence": None,
-                "usage": {"input_tokens": len(last.split()), "output_tokens": 2 + len(last.split())},
-            })
+            return Reply(
+                200,
+                {
+                    "id": "msg_test",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [{"type": "text", "text": f"echo: {last}"}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": len(last.split()), "output_tokens": 2 + len(last.split())},
+                },
+            )
         chat = record.path.endswith("/chat/completions")
         text_in = payload["messages"][-1]["content"] if chat else payload.get("prompt", "")
         choices = []
@@ -177,12 +188,20 @@ class FakeModelServer:
             choice.update({"message": {"role": "assistant", "content": text}} if chat else {"text": text})
             choices.append(choice)
         choices.reverse()  # clients must order by index, not by position
-        return Reply(200, {
-            "id": "cmpl-test", "object": "chat.completion" if chat else "text_completion",
-            "model": model, "choices": choices,
-            "usage": {"prompt_tokens": len(text_in.split()), "completion_tokens": 3 * len(choices),
-                      "total_tokens": len(text_in.split()) + 3 * len(choices)},
-        })
+        return Reply(
+            200,
+            {
+                "id": "cmpl-test",
+                "object": "chat.completion" if chat else "text_completion",
+                "model": model,
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": len(text_in.split()),
+                    "completion_tokens": 3 * len(choices),
+                    "total_tokens": len(text_in.split()) + 3 * len(choices),
+                },
+            },
+        )
 
 
 def _error(anthropic: bool, kind: str, message: str) -> dict[str, Any]:
@@ -194,14 +213,37 @@ def _error(anthropic: bool, kind: str, message: str) -> dict[str, Any]:
 class LlamaServer:
     """llama-cpp-python's OpenAI-compatible server in a subprocess, on a free 127.0.0.1 port."""
 
-    def __init__(self, model_path: Path, log_path: Path, *, n_ctx: int = 512,
-                 api_key: str | None = None, model_alias: str = "gemma-test") -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        log_path: Path,
+        *,
+        n_ctx: int = 512,
+        api_key: str | None = None,
+        model_alias: str = "gemma-test",
+    ) -> None:
         self.port = free_port()
         self.model_alias = model_alias
         self.log_path = log_path
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
-                   "--model_alias", model_alias, "--host", "127.0.0.1", "--port", str(self.port),
-                   "--n_ctx", str(n_ctx), "--n_threads", "2", "--verbose", "False"]
+        command = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--model_alias",
+            model_alias,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(n_ctx),
+            "--n_threads",
+            "2",
+            "--verbose",
+            "False",
+        ]
         if api_key:
             command += ["--api_key", api_key]
         self._log = log_path.open("wb")

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import configparser
 import tomllib
-from pathlib import Path
 
-from thoughtdesk.core.paths import resource_path
 from tests.helpers.paths import ROOT
-
+from thoughtdesk.core.paths import resource_path
 
 
 def test_desktop_entry_is_complete_and_points_at_the_installed_command() -> None:

@@ -22,15 +22,21 @@ def frozen() -> Path:
 
 
 def test_frozen_self_test(frozen, tmp_path):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
     model = MODEL_CACHE / "gemma-3-270m-q4_k_m.gguf"
     if model.exists():
         env["THOUGHTDESK_SELFTEST_MODEL"] = str(model)
     else:
         env.pop("THOUGHTDESK_SELFTEST_MODEL", None)
-    run = subprocess.run([str(frozen), "--self-test"], capture_output=True, text=True, timeout=300,
-                         env=env, cwd=tmp_path)
+    run = subprocess.run(
+        [str(frozen), "--self-test"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "(frozen)" in run.stdout and "self-test passed" in run.stdout
     assert "[  ok   ] main window:" in run.stdout
@@ -41,8 +47,9 @@ def test_frozen_self_test(frozen, tmp_path):
 def test_frozen_cli_and_version(frozen, tmp_path):
     run = subprocess.run([str(frozen), "--version"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.strip().startswith("thoughtdesk ")
-    run = subprocess.run([str(frozen), "datasets"], capture_output=True, text=True, timeout=60,
-                         env=dict(os.environ, HOME=str(tmp_path)))
+    run = subprocess.run(
+        [str(frozen), "datasets"], capture_output=True, text=True, timeout=60, env=dict(os.environ, HOME=str(tmp_path))
+    )
     assert run.returncode == 0 and "gsm8k" in run.stdout
 
 

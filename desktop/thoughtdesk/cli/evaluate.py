@@ -17,24 +17,36 @@ from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "evaluate", help="accuracy of a collection by dataset, split, model and prompt condition",
+        "evaluate",
+        help="accuracy of a collection by dataset, split, model and prompt condition",
         description="Accuracy with Wilson 95 % intervals, share not extractable, majority vote, and "
         "McNemar / bootstrap comparisons of conditions on the same questions.",
     )
     p.add_argument("collection", help="the collection's name")
     scoring = p.add_mutually_exclusive_group()
-    scoring.add_argument("--rescore", action="store_true",
-                         help="re-score every answer with ThoughtDesk first (updates the library; the "
-                         "imported correctness is kept and can be restored with --restore-original)")
-    scoring.add_argument("--restore-original", action="store_true",
-                         help="undo re-scoring first: put back the correctness the imported file "
-                         "came with and clear ThoughtDesk's verdicts")
+    scoring.add_argument(
+        "--rescore",
+        action="store_true",
+        help="re-score every answer with ThoughtDesk first (updates the library; the "
+        "imported correctness is kept and can be restored with --restore-original)",
+    )
+    scoring.add_argument(
+        "--restore-original",
+        action="store_true",
+        help="undo re-scoring first: put back the correctness the imported file "
+        "came with and clear ThoughtDesk's verdicts",
+    )
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print JSON (proportions 0..1)")
     form.add_argument("--csv", action="store_true", help="print the accuracy table as CSV")
     form.add_argument("--markdown", action="store_true", help="print Markdown tables")
-    p.add_argument("--resamples", type=int, default=9999, metavar="N",
-                   help="bootstrap resamples for the difference intervals (default: 9999)")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=9999,
+        metavar="N",
+        help="bootstrap resamples for the difference intervals (default: 9999)",
+    )
     p.add_argument("--no-comparisons", action="store_true", help="skip the pairwise comparisons")
     p.set_defaults(func=cmd_evaluate)
 
@@ -48,13 +60,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             from thoughtdesk.core.evaluation.rescoring import restore_original_scoring
 
             restored = restore_original_scoring(lib, args.collection)
-            print(f"{restored} answer(s) of {args.collection!r} restored to the imported correctness",
-                  file=sys.stderr)
+            print(f"{restored} answer(s) of {args.collection!r} restored to the imported correctness", file=sys.stderr)
         bar = ProgressLine("re-scoring") if args.rescore else None
         try:
-            result = evaluate(lib, args.collection, rescore=args.rescore, progress=bar,
-                              comparisons=not (args.no_comparisons or args.csv),
-                              n_resamples=max(1, args.resamples))
+            result = evaluate(
+                lib,
+                args.collection,
+                rescore=args.rescore,
+                progress=bar,
+                comparisons=not (args.no_comparisons or args.csv),
+                n_resamples=max(1, args.resamples),
+            )
         finally:
             if bar is not None:
                 bar.finish()

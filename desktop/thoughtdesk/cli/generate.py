@@ -8,9 +8,9 @@ import json
 import sys
 
 from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, open_library
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
-from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.fragment_store import FragmentStore
 from thoughtdesk.core.generation.prompts import FragmentLibrary, PromptMode
 from thoughtdesk.core.generation.runs import (
@@ -51,9 +51,13 @@ def user_prices() -> PriceTable:
 
 
 def _limits(args: argparse.Namespace) -> RunLimits:
-    return RunLimits(concurrency=args.concurrency, requests_per_minute=args.rpm,
-                     tokens_per_minute=args.tpm, max_attempts=args.max_attempts,
-                     initial_wait=args.retry_wait)
+    return RunLimits(
+        concurrency=args.concurrency,
+        requests_per_minute=args.rpm,
+        tokens_per_minute=args.tpm,
+        max_attempts=args.max_attempts,
+        initial_wait=args.retry_wait,
+    )
 
 
 def _progress(run_id: int) -> tuple[ProgressLine, object]:
@@ -62,7 +66,7 @@ def _progress(run_id: int) -> tuple[ProgressLine, object]:
     def report(progress: RunProgress) -> None:
         eta = f" ETA {progress.eta:.0f}s" if progress.eta is not None else ""
         cost = f" ${progress.cost:.4f}" if progress.cost else ""
-        bar.label = (f"run {run_id}: {progress.failed} failed, {progress.tokens} tokens{cost}{eta}")
+        bar.label = f"run {run_id}: {progress.failed} failed, {progress.tokens} tokens{cost}{eta}"
         bar(progress.done + progress.failed, progress.total)
 
     return bar, report
@@ -82,20 +86,32 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
     bar, report = _progress(run_id)
     prices = getattr(args, "prices", None) or user_prices()
     try:
-        final = resume_run(open_library_path(args), run_id, limits=_limits(args), progress=report,
-                           force=True if getattr(args, "force", False) else None, prices=prices)
+        final = resume_run(
+            open_library_path(args),
+            run_id,
+            limits=_limits(args),
+            progress=report,
+            force=True if getattr(args, "force", False) else None,
+            prices=prices,
+        )
     except BackendError as error:
         bar.finish()
-        raise ThoughtDeskError(f"{error} (run {run_id} stopped and is kept; fix this, then "
-                               f"`thoughtdesk resume {run_id}`)") from None
+        raise ThoughtDeskError(
+            f"{error} (run {run_id} stopped and is kept; fix this, then `thoughtdesk resume {run_id}`)"
+        ) from None
     bar.finish()
-    print(f"run {run_id}: {final.status}; {final.done} done ({final.cached} from the store), "
-          f"{final.failed} failed of {final.total}; {final.prompt_tokens} prompt + "
-          f"{final.completion_tokens} completion tokens; cost {_cost_text(args, run_id, final.cost, prices)}; "
-          f"{final.elapsed:.1f} s")
+    print(
+        f"run {run_id}: {final.status}; {final.done} done ({final.cached} from the store), "
+        f"{final.failed} failed of {final.total}; {final.prompt_tokens} prompt + "
+        f"{final.completion_tokens} completion tokens; cost {_cost_text(args, run_id, final.cost, prices)}; "
+        f"{final.elapsed:.1f} s"
+    )
     if final.status != "done":
-        print(f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "
-              f"`thoughtdesk resume {run_id}` sends the missing requests", file=sys.stderr)
+        print(
+            f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "
+            f"`thoughtdesk resume {run_id}` sends the missing requests",
+            file=sys.stderr,
+        )
         return EXIT_FAIL
     return EXIT_OK
 
@@ -106,8 +122,13 @@ def open_library_path(args: argparse.Namespace):
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    options = {"temperature": args.temperature, "max_tokens": args.max_tokens,
-               "timeout": args.timeout, "chat": args.chat, "seed": args.model_seed}
+    options = {
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+        "chat": args.chat,
+        "seed": args.model_seed,
+    }
     if args.base_url:
         options["base_url"] = args.base_url
     if args.endpoint:
@@ -117,12 +138,22 @@ def cmd_generate(args: argparse.Namespace) -> int:
     models = tuple(ModelSpec.parse(text, **options) for text in args.model)
     few_shot = FewShotSpec(args.few_shot, args.few_shot_split) if args.few_shot else None
     spec = RunSpec(
-        samples=SampleSelection(args.collection, datasets=tuple(args.dataset or ()),
-                                splits=tuple(args.split or ()), limit=args.limit, seed=args.seed),
-        models=models, instructions=tuple(args.instruction or (None,)),
-        cot_triggers=tuple(args.trigger or (None,)), answer_extractions=tuple(args.extraction or (None,)),
-        mode=PromptMode.ONE_STEP if args.one_step else PromptMode.TWO_STEP, n=args.n,
-        few_shot=few_shot, force=args.force, name=args.name or "",
+        samples=SampleSelection(
+            args.collection,
+            datasets=tuple(args.dataset or ()),
+            splits=tuple(args.split or ()),
+            limit=args.limit,
+            seed=args.seed,
+        ),
+        models=models,
+        instructions=tuple(args.instruction or (None,)),
+        cot_triggers=tuple(args.trigger or (None,)),
+        answer_extractions=tuple(args.extraction or (None,)),
+        mode=PromptMode.ONE_STEP if args.one_step else PromptMode.TWO_STEP,
+        n=args.n,
+        few_shot=few_shot,
+        force=args.force,
+        name=args.name or "",
     )
     with open_library(args) as lib:
         args.prices = user_prices()  # read once: planning and execution price alike
@@ -146,8 +177,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return EXIT_OK
     for run in runs:
         error = f"  ({run.last_error})" if run.last_error else ""
-        print(f"{run.id}\t{run.status}\t{run.done}/{run.total} done, {run.failed} failed\t"
-              f"{', '.join(run.models)}\t{run.name}{error}")
+        print(
+            f"{run.id}\t{run.status}\t{run.done}/{run.total} done, {run.failed} failed\t"
+            f"{', '.join(run.models)}\t{run.name}{error}"
+        )
     return EXIT_OK
 
 
@@ -158,27 +191,42 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _execution_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--concurrency", type=int, default=8, metavar="C",
-                   help="requests in flight per provider (default 8)")
+    p.add_argument(
+        "--concurrency", type=int, default=8, metavar="C", help="requests in flight per provider (default 8)"
+    )
     p.add_argument("--rpm", type=float, metavar="R", help="at most R requests per minute")
     p.add_argument("--tpm", type=float, metavar="T", help="at most T tokens per minute")
-    p.add_argument("--max-attempts", type=int, default=6, metavar="A",
-                   help="tries per request, retries included (default 6)")
-    p.add_argument("--retry-wait", type=float, default=1.0, metavar="S",
-                   help="seconds before the first retry, doubling after (default 1)")
+    p.add_argument(
+        "--max-attempts", type=int, default=6, metavar="A", help="tries per request, retries included (default 6)"
+    )
+    p.add_argument(
+        "--retry-wait",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds before the first retry, doubling after (default 1)",
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="generate CoTs for a collection with one or more models")
     p.add_argument("collection", help="the collection's name")
-    p.add_argument("--model", action="append", required=True, metavar="PROVIDER:MODEL",
-                   help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable); API keys "
-                   "come from the system keyring, else from OPENAI_API_KEY / ANTHROPIC_API_KEY")
-    p.add_argument("--instruction", action="append", metavar="KEY",
-                   help="instruction fragment (repeatable); built-in keys and those added in the app")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable); API keys "
+        "come from the system keyring, else from OPENAI_API_KEY / ANTHROPIC_API_KEY",
+    )
+    p.add_argument(
+        "--instruction",
+        action="append",
+        metavar="KEY",
+        help="instruction fragment (repeatable); built-in keys and those added in the app",
+    )
     p.add_argument("--trigger", action="append", metavar="KEY", help="CoT trigger fragment (repeatable)")
-    p.add_argument("--extraction", action="append", metavar="KEY",
-                   help="answer-extraction fragment (repeatable)")
+    p.add_argument("--extraction", action="append", metavar="KEY", help="answer-extraction fragment (repeatable)")
     p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N samples per dataset split")
@@ -186,12 +234,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n", type=int, default=1, metavar="K", help="samples per prompt (self-consistency)")
     p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible or Anthropic server address")
     p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint (default chat)")
-    p.add_argument("--chat", action="store_true", help="send prompts as chat messages "
-                   "(llamacpp: use the GGUF's chat template)")
-    p.add_argument("--completion-template", metavar="TEXT",
-                   help="llamacpp without --chat: wrap each prompt, {prompt} marking where it goes "
-                   "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
-                   "<start_of_turn>model\\n'")
+    p.add_argument(
+        "--chat", action="store_true", help="send prompts as chat messages (llamacpp: use the GGUF's chat template)"
+    )
+    p.add_argument(
+        "--completion-template",
+        metavar="TEXT",
+        help="llamacpp without --chat: wrap each prompt, {prompt} marking where it goes "
+        "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
+        "<start_of_turn>model\\n'",
+    )
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=256, metavar="M", help="tokens per CoT (default 256)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per call")

@@ -11,8 +11,8 @@ from thoughtdesk.core.errors import ThoughtDeskError
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from thoughtdesk.core.importing.report import save_import_report
     from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
+    from thoughtdesk.core.importing.report import save_import_report
 
     mapping = None
     if args.save_mapping is not None and not args.save_mapping.strip():
@@ -25,19 +25,30 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
     if not (args.dataset or mapping):  # a ThoughtSource collection file: checked before the library opens
         if args.on_error != "abort":
-            raise ThoughtDeskError("--on-error skip needs --dataset or --map; a ThoughtSource "
-                                   "collection file is imported whole or not at all")
+            raise ThoughtDeskError(
+                "--on-error skip needs --dataset or --map; a ThoughtSource "
+                "collection file is imported whole or not at all"
+            )
         chosen = [f"--{name}" for name in ("split", "limit", "seed") if getattr(args, name) is not None]
         if chosen:
-            raise ThoughtDeskError(f"{', '.join(chosen)} need --dataset or --map; a ThoughtSource "
-                                   "collection file is imported whole")
+            raise ThoughtDeskError(
+                f"{', '.join(chosen)} need --dataset or --map; a ThoughtSource collection file is imported whole"
+            )
     with open_library(args) as lib:
         bar = ProgressLine("importing")
         if args.dataset or mapping:
             report = import_dataset(
-                lib, args.path, dataset=args.dataset, mapping=mapping, collection=args.collection,
-                splits=args.split, limit=args.limit, seed=args.seed, on_duplicate=args.on_duplicate,
-                on_error=args.on_error, progress=bar,
+                lib,
+                args.path,
+                dataset=args.dataset,
+                mapping=mapping,
+                collection=args.collection,
+                splits=args.split,
+                limit=args.limit,
+                seed=args.seed,
+                on_duplicate=args.on_duplicate,
+                on_error=args.on_error,
+                progress=bar,
             )
         else:
             report = import_thoughtsource(
@@ -88,8 +99,9 @@ def _download(info, cache: str | None) -> int:
         paths = download_dataset(info, cache_dir, progress=lambda done, total: bar(done, total or 0))
     except KeyboardInterrupt:
         bar.finish()
-        raise ThoughtDeskError(f"download of {info.name} interrupted; run the same command again "
-                               "to resume it") from None
+        raise ThoughtDeskError(
+            f"download of {info.name} interrupted; run the same command again to resume it"
+        ) from None
     bar.finish()
     folder = dataset_cache_dir(info, cache_dir)
     print(f"{len(paths)} file(s) of {info.name} in {folder}")
@@ -110,11 +122,13 @@ def cmd_collections(args: argparse.Namespace) -> int:
     with open_library(args) as lib:
         collections = lib.collections()
     if args.json:
-        print(json.dumps(
-            [{"name": c.name, "samples": c.samples, "created": c.created, "source": c.source}
-             for c in collections],
-            indent=2, ensure_ascii=False,
-        ))
+        print(
+            json.dumps(
+                [{"name": c.name, "samples": c.samples, "created": c.created, "source": c.source} for c in collections],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         for c in collections:
             print(f"{c.name}\t{c.samples} samples\tcreated {c.created}")
@@ -126,8 +140,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
         cid = lib.require_collection(args.collection)
         stats = lib.split_stats(cid)
     rows = [
-        {"dataset": s.dataset, "split": s.split, "samples": s.samples,
-         "generated_cots": s.generated_cots, "answers": s.answers, "annotations": s.annotations}
+        {
+            "dataset": s.dataset,
+            "split": s.split,
+            "samples": s.samples,
+            "generated_cots": s.generated_cots,
+            "answers": s.answers,
+            "annotations": s.annotations,
+        }
         for s in stats
     ]
     if args.json:
@@ -139,43 +159,70 @@ def cmd_stats(args: argparse.Namespace) -> int:
     table.append(total)
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     for row in table:
-        print("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        print(
+            "  ".join(
+                cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False))
+            )
+        )
     return EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add import, datasets, export, collections and stats."""
-    p = sub.add_parser("import", help="import a ThoughtSource collection JSON file, a dataset's "
-                       "original files (--dataset) or any table (--map)")
+    p = sub.add_parser(
+        "import",
+        help="import a ThoughtSource collection JSON file, a dataset's original files (--dataset) or any table (--map)",
+    )
     p.add_argument("path", help="the file to import")
     p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
     p.add_argument(
-        "--on-duplicate", choices=["fail", "skip", "replace"], default="fail",
+        "--on-duplicate",
+        choices=["fail", "skip", "replace"],
+        default="fail",
         help="what to do with samples already in the collection (default: fail)",
     )
-    p.add_argument("--dataset", metavar="NAME",
-                   help="read PATH as this dataset's original files (see `thoughtdesk datasets`)")
-    p.add_argument("--map", metavar="FIELD=COLUMN,...",
-                   help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label, "
-                   "or the name of a saved mapping")
-    p.add_argument("--save-mapping", metavar="NAME",
-                   help="after the import, save the --map mapping under NAME (shared with the GUI)")
+    p.add_argument(
+        "--dataset", metavar="NAME", help="read PATH as this dataset's original files (see `thoughtdesk datasets`)"
+    )
+    p.add_argument(
+        "--map",
+        metavar="FIELD=COLUMN,...",
+        help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label, or the name of a saved mapping",
+    )
+    p.add_argument(
+        "--save-mapping",
+        metavar="NAME",
+        help="after the import, save the --map mapping under NAME (shared with the GUI)",
+    )
     p.add_argument("--split", action="append", metavar="S", help="only these splits (repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N samples per split")
-    p.add_argument("--seed", type=int, metavar="K",
-                   help="with --limit: a random sample drawn with this seed instead of the first N")
-    p.add_argument("--on-error", choices=["abort", "skip"], default="abort",
-                   help="bad records: abort (the default; nothing is stored) or skip them and "
-                   "write a report next to the library")
+    p.add_argument(
+        "--seed",
+        type=int,
+        metavar="K",
+        help="with --limit: a random sample drawn with this seed instead of the first N",
+    )
+    p.add_argument(
+        "--on-error",
+        choices=["abort", "skip"],
+        default="abort",
+        help="bad records: abort (the default; nothing is stored) or skip them and write a report next to the library",
+    )
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("datasets", help="list the dataset catalogue (or one dataset's metadata)")
-    p.add_argument("name", nargs="?", help="show this dataset's description, citation, licence, "
-                   "homepage, source URLs and answer type")
+    p.add_argument(
+        "name",
+        nargs="?",
+        help="show this dataset's description, citation, licence, homepage, source URLs and answer type",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--download", action="store_true",
-                   help="fetch the dataset's files from its source URLs into the cache (resumes a "
-                   "partial download; files already there and verified are reused)")
+    p.add_argument(
+        "--download",
+        action="store_true",
+        help="fetch the dataset's files from its source URLs into the cache (resumes a "
+        "partial download; files already there and verified are reused)",
+    )
     p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
     p.set_defaults(func=cmd_datasets)
 

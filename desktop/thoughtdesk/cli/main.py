@@ -17,7 +17,6 @@ from thoughtdesk.cli.common import EXIT_FAIL
 from thoughtdesk.core.errors import ThoughtDeskError
 
 
-
 def cmd_gui(args: argparse.Namespace) -> int:
     from thoughtdesk.ui.app.startup import run_gui
 
@@ -31,12 +30,20 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a command, the desktop application starts.",
     )
     parser.add_argument("--version", action="version", version=f"thoughtdesk {__version__}")
-    parser.add_argument("--self-test", action="store_true",
-                        help="check this installation (offscreen: library, import, window, local model) and exit")
-    parser.add_argument("--offline", action="store_true", default=None,
-                        help="offline mode for this run: no connection except to this machine")
     parser.add_argument(
-        "--library", metavar="PATH",
+        "--self-test",
+        action="store_true",
+        help="check this installation (offscreen: library, import, window, local model) and exit",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        default=None,
+        help="offline mode for this run: no connection except to this machine",
+    )
+    parser.add_argument(
+        "--library",
+        metavar="PATH",
         help="the library file to use (default: $THOUGHTDESK_LIBRARY, else the user data folder)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

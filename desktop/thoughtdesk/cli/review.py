@@ -21,22 +21,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--author", help="only this author's annotations (default: everyone's)")
     exp.add_argument("--collection", help="only this collection")
     exp.set_defaults(func=cmd_export)
-    imp = actions.add_parser(
-        "import", help="merge a thoughtdesk-annotations or ThoughtSource collection file")
+    imp = actions.add_parser("import", help="merge a thoughtdesk-annotations or ThoughtSource collection file")
     imp.add_argument("path", help="the file to read")
     imp.add_argument("--collection", help="match samples of this collection only")
-    imp.add_argument("--strict", action="store_true",
-                     help="merge nothing unless every annotation matches the library")
+    imp.add_argument("--strict", action="store_true", help="merge nothing unless every annotation matches the library")
     imp.add_argument("--dry-run", action="store_true", help="report only; change nothing")
-    imp.add_argument("--show-unmatched", type=int, default=10, metavar="N",
-                     help="list up to N unmatched annotations (default: 10)")
+    imp.add_argument(
+        "--show-unmatched", type=int, default=10, metavar="N", help="list up to N unmatched annotations (default: 10)"
+    )
     imp.set_defaults(func=cmd_import)
     agr = sub.add_parser("agreement", help="agreement between reviewers per label")
     agr.add_argument("collection", help="the collection's name")
-    agr.add_argument("--label", action="append", dest="labels", metavar="KEY",
-                     help="a label key (repeatable; default: every label used)")
-    agr.add_argument("--author", action="append", dest="authors", metavar="NAME",
-                     help="a reviewer (repeatable; default: everyone who annotated)")
+    agr.add_argument(
+        "--label",
+        action="append",
+        dest="labels",
+        metavar="KEY",
+        help="a label key (repeatable; default: every label used)",
+    )
+    agr.add_argument(
+        "--author",
+        action="append",
+        dest="authors",
+        metavar="NAME",
+        help="a reviewer (repeatable; default: everyone who annotated)",
+    )
     agr.add_argument("--json", action="store_true", help="print JSON")
     agr.set_defaults(func=cmd_agreement)
 
@@ -54,8 +63,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     from thoughtdesk.core.review import import_annotations
 
     with open_library(args, create=False) as lib:
-        report = import_annotations(lib, args.path, collection=args.collection,
-                                    strict=args.strict, dry_run=args.dry_run)
+        report = import_annotations(
+            lib, args.path, collection=args.collection, strict=args.strict, dry_run=args.dry_run
+        )
     print(report.summary)
     for item in report.unmatched[: max(0, args.show_unmatched)]:
         print(f"  not matched: {item.where}: {item.reason}")
@@ -74,16 +84,27 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     with open_library(args, create=False) as lib:
         rows = agreement_table(lib, args.collection, args.labels, args.authors)
     if args.json:
-        payload = [{"label": r.label, "n_items": r.n_items, "n_complete": r.n_complete,
-                    "raters": list(r.raters), "cohen_kappa": r.cohen, "fleiss_kappa": r.fleiss,
-                    "krippendorff_alpha": r.alpha, "percent_agreement": r.percent_agreement}
-                   for r in rows]
+        payload = [
+            {
+                "label": r.label,
+                "n_items": r.n_items,
+                "n_complete": r.n_complete,
+                "raters": list(r.raters),
+                "cohen_kappa": r.cohen,
+                "fleiss_kappa": r.fleiss,
+                "krippendorff_alpha": r.alpha,
+                "percent_agreement": r.percent_agreement,
+            }
+            for r in rows
+        ]
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
     width = max([len("label")] + [len(r.label) for r in rows])
     print(f"{'label':<{width}}  items  raters  cohen   fleiss  alpha   agree%")
     for r in rows:
         agree = "n/a" if r.percent_agreement is None else f"{r.percent_agreement:.1f}"
-        print(f"{r.label:<{width}}  {r.n_items:>5}  {len(r.raters):>6}  {_fmt(r.cohen):<6}  "
-              f"{_fmt(r.fleiss):<6}  {_fmt(r.alpha):<6}  {agree}")
+        print(
+            f"{r.label:<{width}}  {r.n_items:>5}  {len(r.raters):>6}  {_fmt(r.cohen):<6}  "
+            f"{_fmt(r.fleiss):<6}  {_fmt(r.alpha):<6}  {agree}"
+        )
     return EXIT_OK

@@ -28,7 +28,7 @@ def _csv_first(path: Path, header: bool = True) -> list[str] | dict:
     with open(path, encoding="utf-8", newline="") as handle:
         rows = csv.reader(handle)
         first = next(rows)
-        return dict(zip(first, next(rows))) if header else first
+        return dict(zip(first, next(rows), strict=False)) if header else first
 
 
 def _num(value) -> str:
@@ -41,37 +41,64 @@ def gsm8k(folder: Path):
     raw = _jsonl_first(folder / "test.jsonl")
     lines = raw["answer"].split("\n")
     cot = [re.sub(r"<<.*?>>", "", line).strip() for line in lines[:-1]]
-    return "test", dict(id="gsm8k_test_0", question=raw["question"], type="number",
-                        answer=[_num(lines[-1].replace("####", "").strip())], cot=cot, choices=[])
+    return "test", dict(
+        id="gsm8k_test_0",
+        question=raw["question"],
+        type="number",
+        answer=[_num(lines[-1].replace("####", "").strip())],
+        cot=cot,
+        choices=[],
+    )
 
 
 def svamp(folder: Path):
     raw = _json_first(folder / "SVAMP.json")
-    return "train", dict(id=raw["ID"], type="number", answer=[_num(raw["Answer"])],
-                         question_contains=[raw["Body"], raw["Question"][1:]], cot_min=2)
+    return "train", dict(
+        id=raw["ID"],
+        type="number",
+        answer=[_num(raw["Answer"])],
+        question_contains=[raw["Body"], raw["Question"][1:]],
+        cot_min=2,
+    )
 
 
 def asdiv(folder: Path):
     problem = ElementTree.parse(folder / "ASDiv.xml").getroot().find("ProblemSet/Problem")
     answer = problem.find("Answer").text.split(" (")[0]
-    return "train", dict(id=problem.get("ID"), type="number", answer=[answer],
-                         question=f"{problem.find('Body').text} {problem.find('Question').text}",
-                         cot_min=1)
+    return "train", dict(
+        id=problem.get("ID"),
+        type="number",
+        answer=[answer],
+        question=f"{problem.find('Body').text} {problem.find('Question').text}",
+        cot_min=1,
+    )
 
 
 def mawps(folder: Path):
     row = _csv_first(next(folder.rglob("train.csv")))
     numbers = row["Numbers"].split()
     question_numbers = [_num(n) for n in numbers]
-    return "train", dict(id="mawps_train_0", type="number", answer=[_num(row["Answer"])],
-                         question_contains=question_numbers, no_text="number0", cot_min=1)
+    return "train", dict(
+        id="mawps_train_0",
+        type="number",
+        answer=[_num(row["Answer"])],
+        question_contains=question_numbers,
+        no_text="number0",
+        cot_min=1,
+    )
 
 
 def _math_json(name: str, file: str, split: str = "test"):
     def expect(folder: Path):
         raw = _json_first(folder / file)
-        return split, dict(id=str(raw["iIndex"]), type="number", question=raw["sQuestion"].strip(),
-                           answer=[_num(raw["lSolutions"][0])], cot_min=1)
+        return split, dict(
+            id=str(raw["iIndex"]),
+            type="number",
+            question=raw["sQuestion"].strip(),
+            answer=[_num(raw["lSolutions"][0])],
+            cot_min=1,
+        )
+
     return expect
 
 
@@ -79,62 +106,103 @@ def aqua(folder: Path):
     raw = _jsonl_first(folder / "test.json")
     choices = [option[2:] for option in raw["options"]]
     answer = choices["ABCDE".index(raw["correct"])]
-    return "test", dict(id="aqua_test_0", type="multiplechoice", question=raw["question"],
-                        choices=[c.strip() for c in choices], answer=[answer.strip()],
-                        cot=[line.strip() for line in raw["rationale"].split("\n") if line.strip()])
+    return "test", dict(
+        id="aqua_test_0",
+        type="multiplechoice",
+        question=raw["question"],
+        choices=[c.strip() for c in choices],
+        answer=[answer.strip()],
+        cot=[line.strip() for line in raw["rationale"].split("\n") if line.strip()],
+    )
 
 
 def commonsense_qa(folder: Path):
     raw = _jsonl_first(folder / "dev_rand_split.jsonl")
     choices = [choice["text"] for choice in raw["question"]["choices"]]
     labels = [choice["label"] for choice in raw["question"]["choices"]]
-    return "validation", dict(id=raw["id"], type="multiplechoice", question=raw["question"]["stem"],
-                              choices=choices, answer=[choices[labels.index(raw["answerKey"])]])
+    return "validation", dict(
+        id=raw["id"],
+        type="multiplechoice",
+        question=raw["question"]["stem"],
+        choices=choices,
+        answer=[choices[labels.index(raw["answerKey"])]],
+    )
 
 
 def strategy_qa(folder: Path):
     raw = _json_first(folder / "dev.json")
-    return "validation", dict(id=raw["qid"], type="bool", question=raw["question"],
-                              answer=[str(raw["answer"])], cot=raw["facts"],
-                              extra={"decomposition": raw["decomposition"]})
+    return "validation", dict(
+        id=raw["qid"],
+        type="bool",
+        question=raw["question"],
+        answer=[str(raw["answer"])],
+        cot=raw["facts"],
+        extra={"decomposition": raw["decomposition"]},
+    )
 
 
 def qed(folder: Path):
     raw = _jsonl_first(folder / "qed-dev.jsonlines")
     sentence = raw["annotation"]["selected_sentence"]["string"].split(" ")[0]
-    return "validation", dict(id=str(raw["example_id"]), type="collection",
-                              answer=[spans[0]["string"] for spans in raw["original_nq_answers"]],
-                              cot_contains=sentence, context_contains=raw["title_text"], cot_min=2)
+    return "validation", dict(
+        id=str(raw["example_id"]),
+        type="collection",
+        answer=[spans[0]["string"] for spans in raw["original_nq_answers"]],
+        cot_contains=sentence,
+        context_contains=raw["title_text"],
+        cot_min=2,
+    )
 
 
 def pubmed_qa(folder: Path):
     pmid, raw = _json_first(folder / "ori_pqal.json")
     truth = json.loads((folder / "test_ground_truth.json").read_text())
     return ("test" if pmid in truth else "train"), dict(
-        id=pmid, type="multiplechoice", question=raw["QUESTION"], choices=["yes", "no", "maybe"],
-        answer=[raw["final_decision"]], context="\n".join(raw["CONTEXTS"]),
-        cot_contains=raw["LONG_ANSWER"][:40])
+        id=pmid,
+        type="multiplechoice",
+        question=raw["QUESTION"],
+        choices=["yes", "no", "maybe"],
+        answer=[raw["final_decision"]],
+        context="\n".join(raw["CONTEXTS"]),
+        cot_contains=raw["LONG_ANSWER"][:40],
+    )
 
 
 def med_qa(folder: Path):
     raw = _jsonl_first(folder / "phrases_no_exclude_test.jsonl")
-    return "test", dict(id="med_qa_test_0", type="multiplechoice", question=raw["question"],
-                        choices=[raw["options"][k] for k in "ABCD"], answer=[raw["answer"]])
+    return "test", dict(
+        id="med_qa_test_0",
+        type="multiplechoice",
+        question=raw["question"],
+        choices=[raw["options"][k] for k in "ABCD"],
+        answer=[raw["answer"]],
+    )
 
 
 def medmc_qa(folder: Path):
     raw = _jsonl_first(folder / "MedMCQA_test.json")
     choices = [raw[k] for k in ("opa", "opb", "opc", "opd")]
-    return "validation", dict(id=raw["id"], type="multiplechoice", question=raw["question"],
-                              choices=choices, answer=[choices[raw["cop"] - 1]],
-                              cot=[raw["exp"]] if raw["exp"] else [])
+    return "validation", dict(
+        id=raw["id"],
+        type="multiplechoice",
+        question=raw["question"],
+        choices=choices,
+        answer=[choices[raw["cop"] - 1]],
+        cot=[raw["exp"]] if raw["exp"] else [],
+    )
 
 
 def _mmlu(subject: str):
     def expect(folder: Path):
         row = _csv_first(folder / f"{subject}_test.csv", header=False)
-        return "test", dict(id=f"mmlu_{subject}_test_0", type="multiplechoice", question=row[0],
-                            choices=row[1:5], answer=[row[1 + "ABCD".index(row[5])]])
+        return "test", dict(
+            id=f"mmlu_{subject}_test_0",
+            type="multiplechoice",
+            question=row[0],
+            choices=row[1:5],
+            answer=[row[1 + "ABCD".index(row[5])]],
+        )
+
     return expect
 
 
@@ -142,16 +210,26 @@ def open_book_qa(folder: Path):
     raw = _jsonl_first(next(folder.rglob("test_complete.jsonl")))
     choices = [choice["text"] for choice in raw["question"]["choices"]]
     labels = [choice["label"] for choice in raw["question"]["choices"]]
-    return "test", dict(id=raw["id"], type="multiplechoice", question=raw["question"]["stem"],
-                        choices=choices, answer=[choices[labels.index(raw["answerKey"])]],
-                        cot=[raw["fact1"]])
+    return "test", dict(
+        id=raw["id"],
+        type="multiplechoice",
+        question=raw["question"]["stem"],
+        choices=choices,
+        answer=[choices[labels.index(raw["answerKey"])]],
+        cot=[raw["fact1"]],
+    )
 
 
 def entailment_bank(folder: Path):
     raw = _jsonl_first(next(folder.rglob("task_1/dev.jsonl")))
-    return "validation", dict(id=raw["id"], type="text", question=raw["question"],
-                              answer=[raw["answer"]], cot_min=2,
-                              cot_contains=raw["meta"]["triples"]["sent1"][:20])
+    return "validation", dict(
+        id=raw["id"],
+        type="text",
+        question=raw["question"],
+        answer=[raw["answer"]],
+        cot_min=2,
+        cot_contains=raw["meta"]["triples"]["sent1"][:20],
+    )
 
 
 #: dataset -> (folder name under shared/ or fixtures/, expectation function)
@@ -172,9 +250,17 @@ EXPECTATIONS = {
     "medmc_qa": ("medmcqa", medmc_qa),
     "open_book_qa": ("openbookqa", open_book_qa),
     "entailment_bank": ("entailmentbank", entailment_bank),
-    **{f"mmlu_{s}": ("mmlu_medical", _mmlu(s)) for s in (
-        "anatomy", "clinical_knowledge", "college_biology", "college_medicine",
-        "medical_genetics", "professional_medicine")},
+    **{
+        f"mmlu_{s}": ("mmlu_medical", _mmlu(s))
+        for s in (
+            "anatomy",
+            "clinical_knowledge",
+            "college_biology",
+            "college_medicine",
+            "medical_genetics",
+            "professional_medicine",
+        )
+    },
 }
 
 #: Samples per split in the shared real files (counts from MANIFEST.md).
@@ -205,7 +291,19 @@ REAL_COUNTS = {
 
 #: Datasets whose every labelled sample must carry a reference CoT (min share of samples).
 COT_SHARE = {
-    "gsm8k": 1.0, "svamp": 1.0, "asdiv": 1.0, "mawps": 1.0, "multiarith": 1.0, "addsub": 1.0,
-    "singleeq": 1.0, "aqua": 1.0, "strategy_qa": 1.0, "pubmed_qa": 1.0, "open_book_qa": 1.0,
-    "entailment_bank": 1.0, "qed": 0.75, "medmc_qa": 0.5, "commonsense_qa": 0.25,
+    "gsm8k": 1.0,
+    "svamp": 1.0,
+    "asdiv": 1.0,
+    "mawps": 1.0,
+    "multiarith": 1.0,
+    "addsub": 1.0,
+    "singleeq": 1.0,
+    "aqua": 1.0,
+    "strategy_qa": 1.0,
+    "pubmed_qa": 1.0,
+    "open_book_qa": 1.0,
+    "entailment_bank": 1.0,
+    "qed": 0.75,
+    "medmc_qa": 0.5,
+    "commonsense_qa": 0.25,
 }

@@ -13,12 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.datasets import (
-    SourceFile, dataset_cache_dir, download_dataset, get_dataset, load_dataset,
+    SourceFile,
+    dataset_cache_dir,
+    download_dataset,
+    get_dataset,
+    load_dataset,
 )
 from thoughtdesk.core.datasets.archives import UNPACKED_MARKER, unpack_zip
 from thoughtdesk.core.errors import DataFileError
-from tests.helpers.paths import FIXTURES
 
 WORLDTREE = FIXTURES / "datasets" / "worldtree"
 ZIP_NAME = "WorldtreeExplanationCorpusV2.1_Feb2020.zip"
@@ -29,8 +33,7 @@ def _worldtree_zip(target: Path) -> Path:
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as bundle:
         for file in sorted(WORLDTREE.rglob("*")):
             if file.is_file():
-                bundle.write(file, "WorldtreeExplanationCorpusV2.1_Feb2020/" +
-                             file.relative_to(WORLDTREE).as_posix())
+                bundle.write(file, "WorldtreeExplanationCorpusV2.1_Feb2020/" + file.relative_to(WORLDTREE).as_posix())
     return target
 
 
@@ -44,8 +47,7 @@ def file_server(tmp_path):
         def log_message(self, *args) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(Quiet, directory=str(root)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield root, f"http://127.0.0.1:{server.server_address[1]}"
@@ -57,8 +59,10 @@ def test_worldtree_zip_downloaded_unpacked_and_loaded(file_server, tmp_path):
     root, base = file_server
     archive = _worldtree_zip(root / ZIP_NAME)
     data = archive.read_bytes()
-    info = replace(get_dataset("worldtree"), sources=(
-        SourceFile(f"{base}/{ZIP_NAME}", ZIP_NAME, len(data), hashlib.sha256(data).hexdigest()),))
+    info = replace(
+        get_dataset("worldtree"),
+        sources=(SourceFile(f"{base}/{ZIP_NAME}", ZIP_NAME, len(data), hashlib.sha256(data).hexdigest()),),
+    )
     cache = tmp_path / "cache"
     download_dataset(info, cache)
     folder = dataset_cache_dir(info, cache)
@@ -71,8 +75,7 @@ def test_worldtree_zip_downloaded_unpacked_and_loaded(file_server, tmp_path):
     assert all(cot for *_, cot in from_download)  # facts resolved from the unpacked tablestore
 
 
-@pytest.mark.parametrize("name", ["../evil.txt", "/abs/evil.txt", "a/../../evil.txt",
-                                  "C:/evil.txt", "..\\evil.txt"])
+@pytest.mark.parametrize("name", ["../evil.txt", "/abs/evil.txt", "a/../../evil.txt", "C:/evil.txt", "..\\evil.txt"])
 def test_path_traversal_is_refused_and_nothing_written(tmp_path, name):
     archive = tmp_path / "x" / "bad.zip"
     archive.parent.mkdir()

@@ -118,13 +118,12 @@ def test_broken_json_array_is_a_file_error_with_line(dataset_fixtures, tmp_path)
     path.write_text(text.replace('"Type"', '"Type" "broken"', 1))
     with pytest.raises(DataFileError) as caught:
         list(load_dataset("svamp", path, on_error="skip", errors=[]))
-    assert caught.value.line == text[:text.index('"Type"')].count("\n") + 1
+    assert caught.value.line == text[: text.index('"Type"')].count("\n") + 1
 
 
 def test_malformed_xml(dataset_fixtures, tmp_path):
     path = _copy(dataset_fixtures, tmp_path, "asdiv/ASDiv.xml")
-    path.write_text(path.read_text(encoding="utf-8").replace("</Body>", "</Bod>", 1),
-                    encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").replace("</Body>", "</Bod>", 1), encoding="utf-8")
     with pytest.raises(DataFileError, match="malformed XML") as caught:
         list(load_dataset("asdiv", path))
     assert caught.value.line is not None

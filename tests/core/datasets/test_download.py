@@ -73,14 +73,22 @@ def server():
     srv.server_close()
 
 
-def _info(server: _Server, path: str = "/data/test.jsonl", sha: str | None = None,
-          size: int | None = len(PAYLOAD)) -> DatasetInfo:
+def _info(
+    server: _Server, path: str = "/data/test.jsonl", sha: str | None = None, size: int | None = len(PAYLOAD)
+) -> DatasetInfo:
     url = f"http://127.0.0.1:{server.server_address[1]}{path}"
     return DatasetInfo(
-        name="demo", title="Demo", description="", citation="", licence="", homepage="",
-        answer_type="text", file_format="bytes", splits=("test",), file_patterns=(),
-        sources=(SourceFile(url, "sub/test.jsonl", size,
-                            sha or hashlib.sha256(PAYLOAD).hexdigest(), "test"),),
+        name="demo",
+        title="Demo",
+        description="",
+        citation="",
+        licence="",
+        homepage="",
+        answer_type="text",
+        file_format="bytes",
+        splits=("test",),
+        file_patterns=(),
+        sources=(SourceFile(url, "sub/test.jsonl", size, sha or hashlib.sha256(PAYLOAD).hexdigest(), "test"),),
     )
 
 
@@ -95,7 +103,7 @@ def test_download_success_progress_and_cache_reuse(server, tmp_path):
     assert paths == [tmp_path / "demo" / "sub" / "test.jsonl"]
     assert paths[0].read_bytes() == PAYLOAD
     assert seen[-1] == (len(PAYLOAD), len(PAYLOAD))
-    assert all(b[0] >= a[0] for a, b in zip(seen, seen[1:]))
+    assert all(b[0] >= a[0] for a, b in zip(seen, seen[1:], strict=False))
     requests_before = len(server.requests)
     assert download_dataset(_info(server), tmp_path) == paths
     assert len(server.requests) == requests_before  # verified file reused, no request
@@ -156,13 +164,23 @@ def test_cancel_keeps_only_part_file(server, tmp_path):
 def test_offline_names_url(tmp_path):
     # A port nobody listens on: connection refused, reported as offline with the URL.
     import socket
+
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     info = DatasetInfo(
-        name="demo", title="Demo", description="", citation="", licence="", homepage="",
-        answer_type="text", file_format="bytes", splits=("test",), file_patterns=(),
-        sources=(SourceFile(f"http://127.0.0.1:{port}/x.jsonl", "x.jsonl", 3, None),))
+        name="demo",
+        title="Demo",
+        description="",
+        citation="",
+        licence="",
+        homepage="",
+        answer_type="text",
+        file_format="bytes",
+        splits=("test",),
+        file_patterns=(),
+        sources=(SourceFile(f"http://127.0.0.1:{port}/x.jsonl", "x.jsonl", 3, None),),
+    )
     with pytest.raises(DownloadError, match=f"127.0.0.1:{port}/x.jsonl.*no connection"):
         download_dataset(info, tmp_path)
     assert not (tmp_path / "demo" / "x.jsonl").exists()
@@ -180,6 +198,7 @@ def test_stale_unverified_file_is_replaced(server, tmp_path):
 def test_catalogue_sources_match_shared_files(shared):
     # The catalogue's sizes/checksums are those of the (byte-identical) shared copies.
     from thoughtdesk.core.datasets import get_dataset
+
     gsm8k = get_dataset("gsm8k")
     for source in gsm8k.sources:
         data = shared("gsm8k", source.path).read_bytes()
@@ -189,6 +208,7 @@ def test_catalogue_sources_match_shared_files(shared):
 
 def test_all_catalogue_checksums_match_shared_files(shared):
     from thoughtdesk.core.datasets import catalogue
+
     root = shared("gsm8k").parent
     by_name: dict[str, list[Path]] = {}
     for file in root.rglob("*"):
@@ -199,11 +219,11 @@ def test_all_catalogue_checksums_match_shared_files(shared):
         for source in info.sources:
             if source.sha256 is None:
                 continue
-            candidates = [f for f in by_name.get(Path(source.path).name, [])
-                          if f.stat().st_size == source.size]
+            candidates = [f for f in by_name.get(Path(source.path).name, []) if f.stat().st_size == source.size]
             assert candidates, f"{info.name}: {source.path} not in shared"
-            assert any(hashlib.sha256(f.read_bytes()).hexdigest() == source.sha256
-                       for f in candidates), f"{info.name}: {source.path} checksum"
+            assert any(hashlib.sha256(f.read_bytes()).hexdigest() == source.sha256 for f in candidates), (
+                f"{info.name}: {source.path} checksum"
+            )
             assert source.url.startswith("https://")
             checked += 1
     assert checked >= 30
@@ -212,6 +232,7 @@ def test_all_catalogue_checksums_match_shared_files(shared):
 @pytest.fixture
 def offline_mode():
     from thoughtdesk.core.settings import network
+
     network.set_offline(True)
     yield
     network.set_offline(False)
@@ -219,13 +240,22 @@ def offline_mode():
 
 def test_offline_mode_names_the_missing_url_and_how_to_load_by_hand(tmp_path, offline_mode):
     from thoughtdesk.core.settings.network import OfflineError
-    first = SourceFile("https://example.org/data/a.jsonl", "a.jsonl", 3,
-                       hashlib.sha256(b"abc").hexdigest())
+
+    first = SourceFile("https://example.org/data/a.jsonl", "a.jsonl", 3, hashlib.sha256(b"abc").hexdigest())
     second = SourceFile("https://example.org/data/b.jsonl", "b.jsonl", 3, None)
     info = DatasetInfo(
-        name="demo", title="Demo", description="", citation="", licence="", homepage="",
-        answer_type="text", file_format="bytes", splits=("test",), file_patterns=(),
-        sources=(first, second))
+        name="demo",
+        title="Demo",
+        description="",
+        citation="",
+        licence="",
+        homepage="",
+        answer_type="text",
+        file_format="bytes",
+        splits=("test",),
+        file_patterns=(),
+        sources=(first, second),
+    )
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo" / "a.jsonl").write_bytes(b"abc")  # cached and verified: not needed
     with pytest.raises(OfflineError) as caught:
@@ -251,8 +281,16 @@ def _zip_info(server: _Server) -> DatasetInfo:
     """A zip source with no published size or checksum (as WorldTree's)."""
     url = f"http://127.0.0.1:{server.server_address[1]}/data/bundle.zip"
     return DatasetInfo(
-        name="demo", title="Demo", description="", citation="", licence="", homepage="",
-        answer_type="text", file_format="bytes", splits=("test",), file_patterns=(),
+        name="demo",
+        title="Demo",
+        description="",
+        citation="",
+        licence="",
+        homepage="",
+        answer_type="text",
+        file_format="bytes",
+        splits=("test",),
+        file_patterns=(),
         sources=(SourceFile(url, "bundle.zip", None, None, "test"),),
     )
 
@@ -272,7 +310,7 @@ def test_a_corrupt_zip_without_checksum_is_removed_and_named(server, tmp_path, d
         bad = good[: len(good) // 2]
     else:  # a byte changed inside the compressed member: only its CRC-32 can tell
         middle = len(good) // 3
-        bad = good[:middle] + bytes([good[middle] ^ 0xFF]) + good[middle + 1:]
+        bad = good[:middle] + bytes([good[middle] ^ 0xFF]) + good[middle + 1 :]
     server.files["/data/bundle.zip"] = bad
     with pytest.raises(DownloadError) as caught:
         download_dataset(_zip_info(server), tmp_path)

@@ -25,9 +25,9 @@ def test_parse_mapping_and_json_round_trip():
 
 def test_csv_with_choice_columns_and_letter_answers(tmp_path):
     path = tmp_path / "quiz.csv"
-    path.write_text("q,a,b,c,gold,why\n"
-                    "\"2+2, please\",3,4,5,B,Two and two. Make four.\n"
-                    "Sky colour?,blue,green,red,blue,\n")
+    path.write_text(
+        'q,a,b,c,gold,why\n"2+2, please",3,4,5,B,Two and two. Make four.\nSky colour?,blue,green,red,blue,\n'
+    )
     mapping = parse_mapping("question=q,choices=a|b|c,answer=gold,cot=why,type=multiplechoice")
     loaded = list(load_generic(path, mapping))
     assert [s.answer for _, s in loaded] == [["4"], ["blue"]]
@@ -39,26 +39,35 @@ def test_csv_with_choice_columns_and_letter_answers(tmp_path):
 
 def test_json_object_of_records_and_nested_keys(tmp_path):
     path = tmp_path / "data.json"
-    path.write_text(json.dumps({
-        "k1": {"q": {"text": "Is it?"}, "gold": "yes", "opts": ["yes", "no"], "part": "test"},
-        "k2": {"q": {"text": "Or not?"}, "gold": "no", "opts": ["yes", "no"], "part": "dev"},
-    }, indent=1))
-    mapping = ColumnMapping(question="q.text", answer="gold", choices=["opts"],
-                            answer_type="multiplechoice", id="id", split="part")
+    path.write_text(
+        json.dumps(
+            {
+                "k1": {"q": {"text": "Is it?"}, "gold": "yes", "opts": ["yes", "no"], "part": "test"},
+                "k2": {"q": {"text": "Or not?"}, "gold": "no", "opts": ["yes", "no"], "part": "dev"},
+            },
+            indent=1,
+        )
+    )
+    mapping = ColumnMapping(
+        question="q.text", answer="gold", choices=["opts"], answer_type="multiplechoice", id="id", split="part"
+    )
     loaded = list(load_generic(path, mapping))
     assert [(split, s.id, s.choices, s.answer) for split, s in loaded] == [
-        ("test", "k1", ["yes", "no"], ["yes"]), ("dev", "k2", ["yes", "no"], ["no"])]
+        ("test", "k1", ["yes", "no"], ["yes"]),
+        ("dev", "k2", ["yes", "no"], ["no"]),
+    ]
     assert [s.id for _, s in load_generic(path, mapping, splits=["dev"])] == ["k2"]
 
 
 def test_jsonl_errors_name_file_line_field(tmp_path):
     path = tmp_path / "items.jsonl"
-    path.write_text('{"q": "a", "ans": "x", "ch": ["x", "y"]}\n'
-                    '{"q": "b", "ch": ["x", "y"]}\n'
-                    '{"q": "c", "ans": "z", "ch": ["x", "y"]}\n'
-                    '{"q": "d", "ans": \n')
-    mapping = ColumnMapping(question="q", answer="ans", choices=["ch"],
-                            answer_type="multiplechoice")
+    path.write_text(
+        '{"q": "a", "ans": "x", "ch": ["x", "y"]}\n'
+        '{"q": "b", "ch": ["x", "y"]}\n'
+        '{"q": "c", "ans": "z", "ch": ["x", "y"]}\n'
+        '{"q": "d", "ans": \n'
+    )
+    mapping = ColumnMapping(question="q", answer="ans", choices=["ch"], answer_type="multiplechoice")
     with pytest.raises(DataFileError) as caught:
         list(load_generic(path, mapping))
     assert caught.value.line == 2 and "field ans" in str(caught.value)
@@ -91,10 +100,11 @@ def test_unsupported_file(tmp_path):
 @pytest.mark.shared
 def test_generic_medmcqa_matches_dedicated_loader(shared):
     from thoughtdesk.core.datasets import load_dataset
+
     path = shared("medmcqa", "MedMCQA_test.json")
-    mapping = parse_mapping("question=question,choices=opa|opb|opc|opd,answer=cop,id=id,"
-                            "type=multiplechoice,answer_format=index1")
+    mapping = parse_mapping(
+        "question=question,choices=opa|opb|opc|opd,answer=cop,id=id,type=multiplechoice,answer_format=index1"
+    )
     generic = [s for _, s in load_generic(path, mapping)]
     dedicated = [s for _, s in load_dataset("medmc_qa", path)]
-    assert [(s.id, s.answer, s.choices) for s in generic] == \
-        [(s.id, s.answer, s.choices) for s in dedicated]
+    assert [(s.id, s.answer, s.choices) for s in generic] == [(s.id, s.answer, s.choices) for s in dedicated]

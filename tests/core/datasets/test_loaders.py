@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from tests.core.datasets.dataset_expectations import COT_SHARE, EXPECTATIONS, REAL_COUNTS
 from thoughtdesk.core.datasets import catalogue, detect_dataset, get_dataset, load_dataset
 from thoughtdesk.core.library.records import ANSWER_TYPES, Sample
-
-from tests.core.datasets.dataset_expectations import COT_SHARE, EXPECTATIONS, REAL_COUNTS
 
 
 def _check_sample(sample: Sample, expected: dict) -> None:
@@ -80,11 +78,9 @@ def test_reimport_gives_identical_ids(dataset_fixtures):
 
 
 def test_splits_filter(dataset_fixtures):
-    splits = {split for split, _ in load_dataset("gsm8k", dataset_fixtures / "gsm8k",
-                                                splits=["train"])}
+    splits = {split for split, _ in load_dataset("gsm8k", dataset_fixtures / "gsm8k", splits=["train"])}
     assert splits == {"train"}
-    pubmed = Counter(split for split, _ in load_dataset("pubmed_qa", dataset_fixtures / "pubmedqa",
-                                                       splits=["test"]))
+    pubmed = Counter(split for split, _ in load_dataset("pubmed_qa", dataset_fixtures / "pubmedqa", splits=["test"]))
     assert set(pubmed) == {"test"} and pubmed["test"] == 2
 
 
@@ -99,11 +95,17 @@ def test_worldtree_fixture_resolves_facts_and_inline_choices(dataset_fixtures):
     samples = {sample.id: sample for split, sample in loaded if split == "validation"}
     first = samples["TD_SC_0001"]
     assert first.question == "Which causes day and night on Earth?"
-    assert first.choices == ["Earth orbiting the Sun", "Earth rotating on its axis",
-                             "the Moon orbiting Earth", "the Sun rotating"]
+    assert first.choices == [
+        "Earth orbiting the Sun",
+        "Earth rotating on its axis",
+        "the Moon orbiting Earth",
+        "the Sun rotating",
+    ]
     assert first.answer == ["Earth rotating on its axis"]
-    assert first.cot == ["The earth rotating on its axis causes the cycle of day and night.",
-                         "The earth is a kind of planet."]
+    assert first.cot == [
+        "The earth rotating on its axis causes the cycle of day and night.",
+        "The earth is a kind of planet.",
+    ]
     # '(solid ; object)' synsets keep their first word; numbered choices work too.
     assert samples["TD_SC_0002"].cot[1] == "An ice cube is a kind of solid."
     assert samples["TD_SC_0002"].question.startswith('A student puts an "ice cube"')
@@ -113,9 +115,12 @@ def test_worldtree_fixture_resolves_facts_and_inline_choices(dataset_fixtures):
 def test_worldtree_facts_option_json(dataset_fixtures, tmp_path):
     facts = tmp_path / "facts.json"
     facts.write_text('{"aaaa-0003-0000-0001": "green plants need sunlight"}')
-    loaded = dict((s.id, s) for _, s in load_dataset(
-        "worldtree", dataset_fixtures / "worldtree" / "questions" / "questions.dev.tsv",
-        facts=facts))
+    loaded = dict(
+        (s.id, s)
+        for _, s in load_dataset(
+            "worldtree", dataset_fixtures / "worldtree" / "questions" / "questions.dev.tsv", facts=facts
+        )
+    )
     assert loaded["TD_SC_0003"].cot == ["Green plants need sunlight."]
     assert loaded["TD_SC_0001"].cot == []
 
@@ -123,31 +128,34 @@ def test_worldtree_facts_option_json(dataset_fixtures, tmp_path):
 @pytest.mark.shared
 def test_worldtree_facts_from_entailmentbank_json(shared, dataset_fixtures):
     facts = shared("entailmentbank", "supporting_data", "worldtree_corpus_sentences_extended.json")
-    loaded = list(load_dataset("worldtree", dataset_fixtures / "worldtree" / "questions",
-                               facts=facts))
+    loaded = list(load_dataset("worldtree", dataset_fixtures / "worldtree" / "questions", facts=facts))
     assert len(loaded) == 4  # the fixture's invented UIDs are not in the real corpus
     assert all(sample.cot == [] for _, sample in loaded)
 
 
 def test_commonsense_qa_uses_ecqa_beside(dataset_fixtures):
-    loaded = {s.id: s for _, s in load_dataset("commonsense_qa",
-                                               dataset_fixtures / "commonsense_qa")}
+    loaded = {s.id: s for _, s in load_dataset("commonsense_qa", dataset_fixtures / "commonsense_qa")}
     with_cot = [s for s in loaded.values() if s.cot]
     assert len(with_cot) == 1
     assert all(step[0].isupper() for step in with_cot[0].cot)
-    test = [s for split, s in load_dataset("commonsense_qa", dataset_fixtures / "commonsense_qa",
-                                           splits=["test"])]
+    test = [s for split, s in load_dataset("commonsense_qa", dataset_fixtures / "commonsense_qa", splits=["test"])]
     assert test and all(s.answer == [] for s in test)
 
 
 @pytest.mark.shared
 def test_commonsense_qa_ecqa_matches_thoughtsource(shared):
     import json
-    ts = json.loads(shared("thoughtsource", "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None"
-                                           "-kojima-01-zhou-01.json").read_text())
+
+    ts = json.loads(
+        shared(
+            "thoughtsource", "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+        ).read_text()
+    )
     reference = {item["id"]: item for item in ts["commonsense_qa"]["validation"]}
-    ours = {s.id: s for _, s in load_dataset("commonsense_qa", shared("commonsense_qa"),
-                                             splits=["validation"], ecqa=shared("ecqa"))}
+    ours = {
+        s.id: s
+        for _, s in load_dataset("commonsense_qa", shared("commonsense_qa"), splits=["validation"], ecqa=shared("ecqa"))
+    }
     matched = [ours[i] for i in reference if i in ours]
     assert len(matched) == len(reference)
     for sample in matched:
@@ -156,8 +164,12 @@ def test_commonsense_qa_ecqa_matches_thoughtsource(shared):
     # Only the ECQA test/val CSVs are shared (the train CSV is absent): ids found there must
     # carry the same explanation as ThoughtSource's.
     import csv
-    ecqa_ids = {row["q_no"] for name in ("cqa_data_test.csv", "cqa_data_val.csv")
-                for row in csv.DictReader(open(shared("ecqa", name), newline="", encoding="utf-8"))}
+
+    ecqa_ids = {
+        row["q_no"]
+        for name in ("cqa_data_test.csv", "cqa_data_val.csv")
+        for row in csv.DictReader(open(shared("ecqa", name), newline="", encoding="utf-8"))
+    }
     covered = [sample for sample in matched if sample.id in ecqa_ids]
     assert len(covered) >= 10
     for sample in covered:
@@ -170,8 +182,12 @@ def test_commonsense_qa_ecqa_matches_thoughtsource(shared):
 @pytest.mark.shared
 def test_medmc_qa_matches_thoughtsource_validation(shared):
     import json
-    ts = json.loads(shared("thoughtsource", "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None"
-                                           "-kojima-01-zhou-01.json").read_text())
+
+    ts = json.loads(
+        shared(
+            "thoughtsource", "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+        ).read_text()
+    )
     reference = {item["id"]: item for item in ts["medmc_qa"]["validation"]}
     ours = {s.id: s for _, s in load_dataset("medmc_qa", shared("medmcqa"))}
     assert set(reference) <= set(ours)
@@ -182,10 +198,8 @@ def test_medmc_qa_matches_thoughtsource_validation(shared):
 
 @pytest.mark.shared
 def test_entailment_bank_resolves_intermediate_conclusions(shared):
-    samples = [s for _, s in load_dataset("entailment_bank", shared("entailmentbank"),
-                                          splits=["validation"])]
-    assert all(not any(token in step for step in s.cot for token in ("sent1", "int1", "->"))
-               for s in samples)
+    samples = [s for _, s in load_dataset("entailment_bank", shared("entailmentbank"), splits=["validation"])]
+    assert all(not any(token in step for step in s.cot for token in ("sent1", "int1", "->")) for s in samples)
     multi = samples[1]  # 'sent2 & sent4 -> int1: a star is a source of light; ...'
     assert "Therefore, a star is a source of light." in multi.cot
     assert multi.cot[-1].startswith("Therefore, as the distance of the star to earth decreases")

@@ -7,13 +7,12 @@ import json
 
 import pytest
 
+from tests.helpers.expected_results import DEMO, FIXTURES, TS67, file_answers, groups
 from thoughtdesk.core.errors import Cancelled
 from thoughtdesk.core.evaluation.evaluate import evaluate
-from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.evaluation.rescoring import rescore, restore_original_scoring
+from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
-
-from tests.helpers.expected_results import DEMO, FIXTURES, TS67, file_answers, groups
 
 
 @pytest.fixture
@@ -28,7 +27,9 @@ def _answers(lib, collection="Demo"):
         "SELECT a.id, s.id, a.td_outcome, a.td_value, a.td_method, a.td_span_source, a.td_span_start, "
         "a.td_span_end, a.td_reason, a.correct_answer, a.extra, a.original_scoring, s.type "
         "FROM answer a JOIN generated_cot g ON g.id = a.cot_pk JOIN sample s ON s.id = g.sample_pk "
-        "JOIN collection c ON c.id = s.collection_id WHERE c.name = ? ORDER BY a.id", (collection,)).fetchall()
+        "JOIN collection c ON c.id = s.collection_id WHERE c.name = ? ORDER BY a.id",
+        (collection,),
+    ).fetchall()
 
 
 def test_rescore_writes_td_columns_counters_and_keeps_originals(lib):
@@ -38,7 +39,7 @@ def test_rescore_writes_td_columns_counters_and_keeps_originals(lib):
     expected = file_answers(DEMO, rescored=True)
     rows = _answers(lib)
     assert report.answers == len(rows) == len(expected) > 0
-    for row, exp in zip(rows, expected):  # stored order is file order
+    for row, exp in zip(rows, expected, strict=False):  # stored order is file order
         (_, _, outcome, value, method, source, start, end, reason, correct, extra, original, kind) = row
         assert outcome == exp.outcome
         assert correct == (None if exp.correct_value is None else int(exp.correct_value))
@@ -73,9 +74,13 @@ def test_restore_puts_imported_values_back(lib):
 def test_bad_input_is_not_extractable_and_does_not_stop_the_evaluation(lib):
     import_thoughtsource(lib, FIXTURES / "bad_input.json", collection="bad")
     result = evaluate(lib, "bad", rescore=True)
-    by_sample = {r[0]: r for r in lib.conn.execute(
-        "SELECT s.sample_id, a.td_outcome, a.td_reason, a.correct_answer FROM answer a "
-        "JOIN generated_cot g ON g.id = a.cot_pk JOIN sample s ON s.id = g.sample_pk")}
+    by_sample = {
+        r[0]: r
+        for r in lib.conn.execute(
+            "SELECT s.sample_id, a.td_outcome, a.td_reason, a.correct_answer FROM answer a "
+            "JOIN generated_cot g ON g.id = a.cot_pk JOIN sample s ON s.id = g.sample_pk"
+        )
+    }
     assert "not among the choices" in by_sample["gold_not_in_choices"][2]
     assert "empty" in by_sample["empty_cot"][2]
     assert "overflows" in by_sample["overflow"][2]
@@ -98,7 +103,8 @@ def test_without_rescore_stored_correctness_is_used(lib, shared):
     expected = groups(file_answers(path, rescored=False))
     assert result.source == "file" and result.scored_by_thoughtdesk == 0
     assert {r.key: (r.n, r.correct, r.unextractable) for r in result.rows} == {
-        k: (g.n, g.correct, 0) for k, g in expected.items()}
+        k: (g.n, g.correct, 0) for k, g in expected.items()
+    }
     # nothing was written by evaluating
     assert lib.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0] == 0
 

@@ -16,16 +16,22 @@ def frag_dir(fixtures_dir: Path) -> Path:
     return fixtures_dir / "generation"
 
 
-@pytest.mark.parametrize(("kind", "key", "text"), [
-    ("instruction", "qa-01", "Answer the following question through step-by-step reasoning."),
-    ("cot_trigger", "kojima-01", "Answer: Let's think step by step."),
-    ("cot_trigger", "zhou-01",
-     "Answer: Let's work this out in a step by step way to be sure we have the right answer."),
-    ("cot_trigger", "lievin-01", "Answer: Let's derive the differential diagnosis step by step."),
-    ("answer_extraction", "kojima-01", "Therefore, the answer is"),
-    ("answer_extraction", "kojima-A-D", "Therefore, among A through D, the answer is"),
-    ("answer_extraction", "kojima-A-E", "Therefore, among A through E, the answer is"),
-])
+@pytest.mark.parametrize(
+    ("kind", "key", "text"),
+    [
+        ("instruction", "qa-01", "Answer the following question through step-by-step reasoning."),
+        ("cot_trigger", "kojima-01", "Answer: Let's think step by step."),
+        (
+            "cot_trigger",
+            "zhou-01",
+            "Answer: Let's work this out in a step by step way to be sure we have the right answer.",
+        ),
+        ("cot_trigger", "lievin-01", "Answer: Let's derive the differential diagnosis step by step."),
+        ("answer_extraction", "kojima-01", "Therefore, the answer is"),
+        ("answer_extraction", "kojima-A-D", "Therefore, among A through D, the answer is"),
+        ("answer_extraction", "kojima-A-E", "Therefore, among A through E, the answer is"),
+    ],
+)
 def test_defaults_know_thoughtsource_keys(kind: str, key: str, text: str) -> None:
     assert FragmentLibrary.defaults().text(kind, key) == text  # type: ignore[arg-type]
 
@@ -69,8 +75,7 @@ def test_add_edit_duplicate_delete_and_save_round_trip(tmp_path: Path) -> None:
     library.add(Fragment("mine", "answer_extraction", "So:"))  # same key, other kind: fine
     copy = library.duplicate("cot_trigger", "mine")
     assert copy.key == "mine-copy" and library.duplicate("cot_trigger", "mine").key == "mine-copy-2"
-    edited = library.edit("cot_trigger", "mine-copy", text="Answer: Quickly.", new_key="fast",
-                          citation="Me 2025")
+    edited = library.edit("cot_trigger", "mine-copy", text="Answer: Quickly.", new_key="fast", citation="Me 2025")
     assert (edited.key, edited.text, edited.citation) == ("fast", "Answer: Quickly.", "Me 2025")
     assert [f.key for f in library.of_kind("cot_trigger")] == ["mine", "fast", "mine-copy-2"]
     library.delete("cot_trigger", "mine-copy-2")

@@ -9,11 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from thoughtdesk.core.importing.importer import import_thoughtsource
-from thoughtdesk.core.paths import resource_path
-from thoughtdesk.core.library.store import Library
 from tests.helpers.paths import ROOT
-
+from thoughtdesk.core.importing.importer import import_thoughtsource
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.paths import resource_path
 
 # Killed with SIGKILL from inside the progress callback, after 1,000 of 3,000 samples were written
 # to the open transaction: no Python clean-up, no rollback call, as with a power cut.
@@ -42,9 +41,13 @@ def _big_collection(path: Path, count: int) -> None:
 
 def _snapshot(path: Path) -> dict:
     with sqlite3.connect(path) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE '%fts%' ORDER BY name")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+                "AND name NOT LIKE '%fts%' ORDER BY name"
+            )
+        ]
         return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
 
 
@@ -56,8 +59,13 @@ def test_killed_import_leaves_the_pre_import_library(tmp_path):
     big = tmp_path / "big.json"
     _big_collection(big, 3000)
 
-    run = subprocess.run([sys.executable, "-c", CRASHING_IMPORT, str(library), str(big)],
-                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-c", CRASHING_IMPORT, str(library), str(big)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert run.returncode == -9, run.stdout + run.stderr  # really killed, mid-import
     assert "crashing at 1000/3000" in run.stdout
 

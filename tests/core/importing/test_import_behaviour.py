@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.core.importing.test_import_skip import QUIZ, library_digest, run_cli
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.datasets import load_dataset
 from thoughtdesk.core.errors import Cancelled, DuplicateSamplesError
 from thoughtdesk.core.importing.importer import import_dataset
 from thoughtdesk.core.importing.mappings import SavedMappings, mappings_file
 from thoughtdesk.core.library.store import Library
-
-from tests.core.importing.test_import_skip import QUIZ, library_digest, run_cli
-from tests.helpers.paths import FIXTURES
 
 GSM8K = FIXTURES / "datasets" / "gsm8k"
 QUIZ_MAP = "question=problem,answer=label,choices=opt_a|opt_b|opt_c,type=multiplechoice"
@@ -24,11 +22,13 @@ QUIZ_MAP = "question=problem,answer=label,choices=opt_a|opt_b|opt_c,type=multipl
 
 def _ids(library: Library, collection: str) -> list[tuple[str, str, str]]:
     cid = library.collection_id(collection)
-    return sorted(library.conn.execute(
-        "SELECT dataset, split, sample_id FROM sample WHERE collection_id = ?", (cid,)).fetchall())
+    return sorted(
+        library.conn.execute("SELECT dataset, split, sample_id FROM sample WHERE collection_id = ?", (cid,)).fetchall()
+    )
 
 
 # Re-import ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("source", ["dataset", "mapping"])
 def test_reimport_into_the_same_collection_never_duplicates(tmp_path, source):
@@ -64,6 +64,7 @@ def test_a_seeded_subset_then_the_whole_split_adds_only_the_rest(tmp_path, share
 
 # Cancel and random N -------------------------------------------------------------------------
 
+
 def test_cancelled_dataset_import_stores_nothing(tmp_path, shared):
     library_path = tmp_path / "lib.thoughtdesk"
     with Library.open(library_path) as lib:
@@ -83,16 +84,20 @@ def test_cancelled_dataset_import_stores_nothing(tmp_path, shared):
 
 def test_random_n_with_a_seed_is_repeatable_and_not_the_first_n(tmp_path, shared):
     folder = shared("medmcqa")
-    in_file = [json.loads(line)["id"] for line in
-               (folder / "MedMCQA_test.json").read_text(encoding="utf-8").splitlines()]
+    in_file = [
+        json.loads(line)["id"] for line in (folder / "MedMCQA_test.json").read_text(encoding="utf-8").splitlines()
+    ]
 
     def imported(collection: str, **options) -> list[str]:
         with Library.open(tmp_path / "lib.thoughtdesk") as lib:
-            report = import_dataset(lib, folder, dataset="medmc_qa", collection=collection,
-                                    limit=20, **options)
+            report = import_dataset(lib, folder, dataset="medmc_qa", collection=collection, limit=20, **options)
             cid = lib.collection_id(collection)
-            ids = [r[0] for r in lib.conn.execute(
-                "SELECT sample_id FROM sample WHERE collection_id = ? ORDER BY position", (cid,))]
+            ids = [
+                r[0]
+                for r in lib.conn.execute(
+                    "SELECT sample_id FROM sample WHERE collection_id = ? ORDER BY position", (cid,)
+                )
+            ]
         assert report.inserted == len(ids) == 20
         return ids
 
@@ -109,27 +114,40 @@ def test_random_n_with_a_seed_is_repeatable_and_not_the_first_n(tmp_path, shared
 
 # Mappings through the CLI --------------------------------------------------------------------
 
+
 def test_cli_saves_a_mapping_and_reuses_it_by_name(tmp_path):
     library = tmp_path / "lib.thoughtdesk"
-    saved = run_cli("import", QUIZ, "--map", QUIZ_MAP + ",id=qid", "--on-error", "skip",
-                    "--collection", "a", "--save-mapping", "quiz", library=library)
+    saved = run_cli(
+        "import",
+        QUIZ,
+        "--map",
+        QUIZ_MAP + ",id=qid",
+        "--on-error",
+        "skip",
+        "--collection",
+        "a",
+        "--save-mapping",
+        "quiz",
+        library=library,
+    )
     assert saved.returncode == 0, saved.stderr
     assert "mapping saved as 'quiz'" in saved.stdout
     assert SavedMappings(mappings_file()).get("quiz").id == "qid"  # the GUI's store
-    reused = run_cli("import", QUIZ, "--map", "quiz", "--on-error", "skip", "--collection", "b",
-                     library=library)
+    reused = run_cli("import", QUIZ, "--map", "quiz", "--on-error", "skip", "--collection", "b", library=library)
     assert reused.returncode == 0, reused.stderr
     with Library.open(library) as lib:
-        assert [row[2] for row in _ids(lib, "a")] == [row[2] for row in _ids(lib, "b")] \
-            == ["q1", "q2", "q4"]
+        assert [row[2] for row in _ids(lib, "a")] == [row[2] for row in _ids(lib, "b")] == ["q1", "q2", "q4"]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("nosuch", "no saved mapping named 'nosuch'"),
-    ("question=problem,colour=red", "unknown mapping field 'colour'"),
-    ("question=problem,type=essay", "answer type 'essay' is not one of"),
-    ("answer=label", "the mapping needs question=COLUMN"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("nosuch", "no saved mapping named 'nosuch'"),
+        ("question=problem,colour=red", "unknown mapping field 'colour'"),
+        ("question=problem,type=essay", "answer type 'essay' is not one of"),
+        ("answer=label", "the mapping needs question=COLUMN"),
+    ],
+)
 def test_cli_bad_mapping_is_one_line_and_changes_nothing(tmp_path, text, expected):
     library = tmp_path / "lib.thoughtdesk"
     result = run_cli("import", QUIZ, "--map", text, library=library)
@@ -146,9 +164,17 @@ _LAST_VALUE = re.compile(r"get (-?[\d.]+)(?: with remainder (\d+))?\.$")
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("name, folder", [("svamp", "svamp"), ("mawps", "mawps"),
-                                          ("multiarith", "multiarith"), ("addsub", "addsub"),
-                                          ("singleeq", "singleeq"), ("asdiv", "asdiv")])
+@pytest.mark.parametrize(
+    "name, folder",
+    [
+        ("svamp", "svamp"),
+        ("mawps", "mawps"),
+        ("multiarith", "multiarith"),
+        ("addsub", "addsub"),
+        ("singleeq", "singleeq"),
+        ("asdiv", "asdiv"),
+    ],
+)
 def test_equation_steps_work_out_the_answer(shared, name, folder):
     """The steps made from each equation end in the dataset's own answer (the few misses are
     records whose equation and answer disagree in the original file)."""
@@ -178,8 +204,12 @@ def test_asdiv_division_with_remainder_reads_as_such(shared):
     assert samples["nluds-0491"].cot == ["We divide 47 by 6 and get 7 with remainder 5."]
     with_remainder = [s for s in samples.values() if any("remainder" in step for step in s.cot)]
     assert len(with_remainder) >= 150
-    assert not any(re.search(r"divide \d+ by \d+ and get \d+\.\d+\.$", step)
-                   for s in with_remainder for step in s.cot if "remainder" in step)
+    assert not any(
+        re.search(r"divide \d+ by \d+ and get \d+\.\d+\.$", step)
+        for s in with_remainder
+        for step in s.cot
+        if "remainder" in step
+    )
 
 
 @pytest.mark.shared
@@ -188,20 +218,18 @@ def test_qed_cot_is_the_sentence_plus_one_sentence_per_equality(shared):
         return re.sub(r"\W+", "", text.lower())
 
     folder = shared("qed")
-    records = [json.loads(line) for line in
-               (folder / "qed-dev.jsonlines").read_text(encoding="utf-8").splitlines()]
+    records = [json.loads(line) for line in (folder / "qed-dev.jsonlines").read_text(encoding="utf-8").splitlines()]
     samples = {s.id: s for _, s in load_dataset("qed", folder)}
     checked = 0
     for record in records:
         sample = samples[str(record["example_id"])]
         annotation = record["annotation"]
         selected = (annotation.get("selected_sentence") or {}).get("string", "").strip()
-        equalities = [e for e in annotation.get("referential_equalities") or []
-                      if e["sentence_reference"]["string"]]
+        equalities = [e for e in annotation.get("referential_equalities") or [] if e["sentence_reference"]["string"]]
         assert len(sample.cot) == bool(selected) + len(equalities), sample.id
         if selected:
             assert norm(selected) in norm(sample.cot[0])
-        for step, equality in zip(sample.cot[bool(selected):], equalities):
+        for step, equality in zip(sample.cot[bool(selected) :], equalities, strict=False):
             assert norm(equality["question_reference"]["string"]) in norm(step)
             assert norm(equality["sentence_reference"]["string"]) in norm(step)
             assert step.endswith(".") and "refer" in step
@@ -211,9 +239,11 @@ def test_qed_cot_is_the_sentence_plus_one_sentence_per_equality(shared):
 
 # Metadata ------------------------------------------------------------------------------------
 
+
 def test_every_dataset_has_its_metadata():
     from thoughtdesk.core.datasets import catalogue
     from thoughtdesk.core.library.records import ANSWER_TYPES
+
     for info in catalogue():
         for field in ("title", "description", "citation", "licence", "homepage", "file_format"):
             assert getattr(info, field).strip(), (info.name, field)
@@ -226,11 +256,18 @@ def test_every_dataset_has_its_metadata():
 @pytest.mark.parametrize("name", ["medmc_qa", "commonsense_qa"])
 def test_cli_shows_one_datasets_metadata(tmp_path, name):
     from thoughtdesk.core.datasets import get_dataset
+
     info = get_dataset(name)
     result = run_cli("datasets", name, library=tmp_path / "lib.thoughtdesk")
     assert result.returncode == 0, result.stderr
-    for part in (info.description, info.citation, info.licence, info.homepage,
-                 f"Answer type: {info.answer_type}", *(s.url for s in info.sources)):
+    for part in (
+        info.description,
+        info.citation,
+        info.licence,
+        info.homepage,
+        f"Answer type: {info.answer_type}",
+        *(s.url for s in info.sources),
+    ):
         assert part in result.stdout
     as_json = json.loads(run_cli("datasets", name, "--json", library=tmp_path / "l").stdout)
     assert as_json["name"] == name and as_json["sources"][0]["url"] == info.sources[0].url

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.importing.report import report_text, save_import_report
-from thoughtdesk.core.importing.importer import import_dataset
-from thoughtdesk.core.library.store import Library
 from tests.helpers.paths import FIXTURES
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.importing.importer import import_dataset
+from thoughtdesk.core.importing.report import report_text, save_import_report
+from thoughtdesk.core.library.store import Library
 
 IMPORT_FIXTURES = FIXTURES / "import_dialogs"
 BAD_MEDMCQA = IMPORT_FIXTURES / "medmcqa_bad" / "dev.json"  # lines 2 (malformed) and 4 (no cop) are bad
@@ -25,8 +25,7 @@ def library_digest(path: Path) -> str:
     """A digest of every row of every table: equal digests mean nothing was written."""
     digest = hashlib.sha256()
     with Library.open(path) as lib:
-        tables = [r[0] for r in lib.conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        tables = [r[0] for r in lib.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         for table in tables:
             digest.update(table.encode())
             # Sorted in Python: some tables are WITHOUT ROWID.
@@ -67,14 +66,18 @@ def test_skip_stores_good_records_and_lists_bad_ones(tmp_path):
 def test_report_file_next_to_the_library(tmp_path):
     path = tmp_path / "work" / "my lib.thoughtdesk"
     with Library.open(path) as lib:
-        report = import_dataset(lib, QUIZ, mapping="question=problem,answer=label,"
-                                "choices=opt_a|opt_b|opt_c,type=multiplechoice", on_error="skip")
+        report = import_dataset(
+            lib,
+            QUIZ,
+            mapping="question=problem,answer=label,choices=opt_a|opt_b|opt_c,type=multiplechoice",
+            on_error="skip",
+        )
     saved = save_import_report(path, report, QUIZ)
     assert saved is not None and saved.parent == path.parent
     assert re.fullmatch(r"my lib\.import-\d{8}-\d{6}\.txt", saved.name)
     lines = saved.read_text(encoding="utf-8").splitlines()
     assert f"Source: {QUIZ}" in lines and "Bad records skipped: 1" in lines
-    bad = [line.split("\t") for line in lines[lines.index("file\tline\treason") + 1:]]
+    bad = [line.split("\t") for line in lines[lines.index("file\tline\treason") + 1 :]]
     assert len(bad) == 1 and bad[0][0] == str(QUIZ) and bad[0][1] == "4"
     assert "'Z' is not among the choices" in bad[0][2]
     # A second report in the same second does not overwrite the first.
@@ -85,8 +88,7 @@ def test_report_file_next_to_the_library(tmp_path):
 def test_no_report_without_bad_records(tmp_path):
     path = tmp_path / "lib.thoughtdesk"
     with Library.open(path) as lib:
-        report = import_dataset(lib, IMPORT_FIXTURES.parent / "datasets" / "gsm8k", dataset="gsm8k",
-                                on_error="skip")
+        report = import_dataset(lib, IMPORT_FIXTURES.parent / "datasets" / "gsm8k", dataset="gsm8k", on_error="skip")
     assert save_import_report(path, report, "x") is None
     assert not list(tmp_path.glob("*.txt"))
     assert "Bad records skipped: 0" in report_text(report, "x")
@@ -94,8 +96,12 @@ def test_no_report_without_bad_records(tmp_path):
 
 def test_cli_on_error_abort_is_the_default(tmp_path):
     library = tmp_path / "lib.thoughtdesk"
-    assert run_cli("import", IMPORT_FIXTURES.parent / "datasets" / "gsm8k", "--dataset", "gsm8k",
-                   library=library).returncode == 0
+    assert (
+        run_cli(
+            "import", IMPORT_FIXTURES.parent / "datasets" / "gsm8k", "--dataset", "gsm8k", library=library
+        ).returncode
+        == 0
+    )
     before = library_digest(library)
     result = run_cli("import", BAD_MEDMCQA, "--dataset", "medmc_qa", library=library)
     assert result.returncode == 1
@@ -106,8 +112,7 @@ def test_cli_on_error_abort_is_the_default(tmp_path):
 
 def test_cli_on_error_skip_prints_the_report_path(tmp_path):
     library = tmp_path / "lib.thoughtdesk"
-    result = run_cli("import", BAD_MEDMCQA, "--dataset", "medmc_qa", "--on-error", "skip",
-                     library=library)
+    result = run_cli("import", BAD_MEDMCQA, "--dataset", "medmc_qa", "--on-error", "skip", library=library)
     assert result.returncode == 0, result.stderr
     assert "3 sample(s) imported" in result.stdout
     match = re.search(r"2 bad record\(s\) skipped; report: (.+\.txt)$", result.stdout.strip())

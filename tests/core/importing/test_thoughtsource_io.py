@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import FIXTURES, SHARED
 from thoughtdesk.core.errors import DataFileError, DuplicateSamplesError
 from thoughtdesk.core.importing.importer import export_thoughtsource, import_thoughtsource
 from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.library.store import Library
-
-from tests.helpers.paths import FIXTURES, SHARED
 
 TS_DIR = SHARED / "thoughtsource"
 SHARED_FILES = sorted(TS_DIR.glob("*.json")) if TS_DIR.exists() else []
@@ -22,8 +21,12 @@ SHARED_FILES = sorted(TS_DIR.glob("*.json")) if TS_DIR.exists() else []
 def library_digest(lib: Library) -> str:
     """A digest of every row of every table: equal digests mean nothing was changed."""
     h = hashlib.sha256()
-    tables = [r[0] for r in lib.conn.execute(
-        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sample_fts_%' ORDER BY name")]
+    tables = [
+        r[0]
+        for r in lib.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sample_fts_%' ORDER BY name"
+        )
+    ]
     for table in tables:
         for row in lib.conn.execute(f"SELECT * FROM {table} ORDER BY rowid"):
             h.update(repr(row).encode())
@@ -38,7 +41,7 @@ def lib(tmp_path):
 
 
 def roundtrip(lib: Library, path: Path, tmp_path: Path) -> tuple[object, object]:
-    report = import_thoughtsource(lib, path, collection="rt")
+    import_thoughtsource(lib, path, collection="rt")
     out = tmp_path / "out.json"
     export_thoughtsource(lib, "rt", out)
     return json.loads(path.read_text(encoding="utf-8")), json.loads(out.read_text(encoding="utf-8"))
@@ -93,12 +96,12 @@ def test_full_text_search_over_question_reference_and_generated(lib):
         keys = sample_keys(lib, SampleFilter(collection_id=cid, search=text))
         return sorted(load_sample(lib, k).sample.id for k in keys)
 
-    assert ids("hepatic") == ["mq-1"]            # reference CoT
-    assert ids("insulin always") == ["mq-1"]     # generated CoT
-    assert ids("unicode") == ["mq-2"]           # question, diacritics folded
+    assert ids("hepatic") == ["mq-1"]  # reference CoT
+    assert ids("insulin always") == ["mq-1"]  # generated CoT
+    assert ids("unicode") == ["mq-2"]  # question, diacritics folded
     assert ids("plus") == ["g-1"]
-    assert ids('"broken query (') == []          # odd input is text, not FTS syntax
-    assert ids("Metf") == ["mq-1"]               # the last word is a prefix
+    assert ids('"broken query (') == []  # odd input is text, not FTS syntax
+    assert ids("Metf") == ["mq-1"]  # the last word is a prefix
 
 
 def test_import_failing_late_leaves_library_exactly_as_it_was(lib):
@@ -118,19 +121,30 @@ def test_import_failing_late_leaves_library_exactly_as_it_was(lib):
     [
         ('{"a": {"b": [1,}}', "line 1, column 16: invalid JSON"),
         ('{\n  "a": {\n    "b": [\n      {"id": "x"\n', "line 5, column 1: invalid JSON"),
-        ('[1, 2]', "is not a ThoughtSource collection"),
+        ("[1, 2]", "is not a ThoughtSource collection"),
         ('{"a": {"b": {}}}', "dataset a, split b: the split must be a list of samples, not an object"),
         ('{"a": {"b": [{"id": "x"}]}}', "dataset a, split b, sample index 0, field question: is missing"),
         ('{"a": {"b": [{"id": "x", "question": 3}]}}', "sample index 0, field question: must be text, not a number"),
-        ('{"a": {"b": [{"id": "x", "question": "q", "generated_cot": {}}]}}', "field generated_cot: must be a list, not an object"),
-        ('{"a": {"b": [{"id": "x", "question": "q", "generated_cot": [{"answers": 5}]}]}}',
-         "sample index 0, generated_cot 0, field answers: must be a list"),
-        ('{"a": {"b": [{"id": "x", "question": "q", "generated_cot": [{"answers": [{"correct_answer": "yes"}]}]}]}}',
-         "generated_cot 0, answer 0, field correct_answer: must be true, false or null"),
-        ('{"a": {"b": [{"id": "x", "question": "q", "generated_cot": [{"annotations": [{"value": "t"}]}]}]}}',
-         "generated_cot 0, annotation 0, field key: is missing"),
-        ('{"a": {"b": [{"id": "x", "question": "q"}, {"id": "x", "question": "r"}]}}',
-         "sample index 1: sample id 'x' occurs twice in a/b"),
+        (
+            '{"a": {"b": [{"id": "x", "question": "q", "generated_cot": {}}]}}',
+            "field generated_cot: must be a list, not an object",
+        ),
+        (
+            '{"a": {"b": [{"id": "x", "question": "q", "generated_cot": [{"answers": 5}]}]}}',
+            "sample index 0, generated_cot 0, field answers: must be a list",
+        ),
+        (
+            '{"a": {"b": [{"id": "x", "question": "q", "generated_cot": [{"answers": [{"correct_answer": "yes"}]}]}]}}',
+            "generated_cot 0, answer 0, field correct_answer: must be true, false or null",
+        ),
+        (
+            '{"a": {"b": [{"id": "x", "question": "q", "generated_cot": [{"annotations": [{"value": "t"}]}]}]}}',
+            "generated_cot 0, annotation 0, field key: is missing",
+        ),
+        (
+            '{"a": {"b": [{"id": "x", "question": "q"}, {"id": "x", "question": "r"}]}}',
+            "sample index 1: sample id 'x' occurs twice in a/b",
+        ),
     ],
 )
 def test_bad_input_names_the_place_and_changes_nothing(lib, tmp_path, content, expected):
@@ -178,7 +192,7 @@ def test_cancel_rolls_back(lib):
     from thoughtdesk.core.library.records import Sample
 
     before = library_digest(lib)
-    records = ((f"d", "s", Sample(id=str(i), question=f"q{i}"), "") for i in range(2000))
+    records = (("d", "s", Sample(id=str(i), question=f"q{i}"), "") for i in range(2000))
     with pytest.raises(Cancelled):
         import_records(lib, records, collection="x", cancel=lambda: True)
     assert library_digest(lib) == before

@@ -7,13 +7,12 @@ import sqlite3
 
 import pytest
 
-from thoughtdesk.core.library import migrations
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.importing.importer import import_thoughtsource
-from thoughtdesk.core.paths import default_library_path, resolve_library_path
+from thoughtdesk.core.library import migrations
 from thoughtdesk.core.library.store import Library
-
-from tests.helpers.paths import FIXTURES
+from thoughtdesk.core.paths import default_library_path, resolve_library_path
 
 
 def file_hash(path) -> str:
@@ -98,7 +97,9 @@ def test_newer_schema_is_refused_and_untouched(tmp_path):
         lib.conn.execute("PRAGMA user_version = 50")
         lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = file_hash(path)
-    with pytest.raises(LibraryError, match=r"newer ThoughtDesk \(schema version 50; this version reads up to \d+\).*left untouched"):
+    with pytest.raises(
+        LibraryError, match=r"newer ThoughtDesk \(schema version 50; this version reads up to \d+\).*left untouched"
+    ):
         Library.open(path)
     assert file_hash(path) == before
 

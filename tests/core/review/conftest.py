@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
-from tests.helpers.paths import FIXTURES
 
 FIXTURE = FIXTURES / "review" / "review_collection.json"
 COLLECTION = "review"
@@ -26,9 +26,12 @@ def open_library(path: Path) -> Library:
 def table_digest(lib: Library) -> str:
     """SHA-256 over every row of every ordinary table, to prove a failed merge changed nothing."""
     digest = hashlib.sha256()
-    tables = [r[0] for r in lib.conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' "
-        "ORDER BY name")]
+    tables = [
+        r[0]
+        for r in lib.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+        )
+    ]
     for table in tables:
         digest.update(table.encode())
         # Sorted in Python: FTS shadow tables are WITHOUT ROWID, so there is no common order key.
@@ -39,9 +42,14 @@ def table_digest(lib: Library) -> str:
 
 def cot_pks(lib: Library, sample_id: str) -> list[int]:
     """Keys of a fixture sample's generated CoTs, in stored order."""
-    return [r[0] for r in lib.conn.execute(
-        "SELECT c.id FROM generated_cot c JOIN sample s ON c.sample_pk = s.id "
-        "WHERE s.sample_id = ? ORDER BY c.position", (sample_id,))]
+    return [
+        r[0]
+        for r in lib.conn.execute(
+            "SELECT c.id FROM generated_cot c JOIN sample s ON c.sample_pk = s.id "
+            "WHERE s.sample_id = ? ORDER BY c.position",
+            (sample_id,),
+        )
+    ]
 
 
 def sample_pk(lib: Library, sample_id: str) -> int:
@@ -49,8 +57,7 @@ def sample_pk(lib: Library, sample_id: str) -> int:
 
 
 def n_annotations(lib: Library, sample_id: str) -> int:
-    return lib.conn.execute("SELECT n_annotations FROM sample WHERE sample_id = ?",
-                            (sample_id,)).fetchone()[0]
+    return lib.conn.execute("SELECT n_annotations FROM sample WHERE sample_id = ?", (sample_id,)).fetchone()[0]
 
 
 @pytest.fixture

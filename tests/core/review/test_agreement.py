@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtdesk.core.review import AnnotationStore, agreement_table
-
 from tests.core.review.conftest import COLLECTION, cot_pks
+from thoughtdesk.core.review import AnnotationStore, agreement_table
 
 L, V = "Incorrect reasoning", "Too verbose"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from thoughtdesk.core.library.records import Annotation, GeneratedCot
 from thoughtdesk.core.review.agreement_stats import (
     LabelRating,
     agreement_table,
@@ -14,7 +15,6 @@ from thoughtdesk.core.review.agreement_stats import (
     percent_agreement,
     ratings_from_cots,
 )
-from thoughtdesk.core.library.records import Annotation, GeneratedCot
 
 T, F = True, False
 
@@ -82,7 +82,7 @@ def test_percent_agreement_three_raters_by_hand() -> None:
 def records(matrix, raters=("ann", "bob", "cy"), label="Incorrect reasoning"):
     return [
         LabelRating(rater, f"cot-{item}", label, value)
-        for rater, row in zip(raters, matrix)
+        for rater, row in zip(raters, matrix, strict=False)
         for item, value in enumerate(row)
         if value is not None
     ]
@@ -119,8 +119,13 @@ def test_agreement_table_two_raters_and_label_order() -> None:
 
 
 def test_later_record_replaces_earlier_and_tuples_are_accepted() -> None:
-    data = [("ann", "x", "L", True), ("bob", "x", "L", True), ("ann", "y", "L", True),
-            ("bob", "y", "L", False), ("ann", "y", "L", False)]  # ann changes her mind on y
+    data = [
+        ("ann", "x", "L", True),
+        ("bob", "x", "L", True),
+        ("ann", "y", "L", True),
+        ("bob", "y", "L", False),
+        ("ann", "y", "L", False),
+    ]  # ann changes her mind on y
     (row,) = agreement_table(data)
     assert row.percent_agreement == 100.0
 
@@ -148,7 +153,9 @@ def test_ratings_from_thoughtsource_annotations() -> None:
     }
     strict = ratings_from_cots(cots, absent_is_false=False)
     assert {(r.author, r.item_id, r.label) for r in strict} == {
-        ("Rob", "c1", "Incorrect reasoning"), ("Rob", "c2", "Too verbose"), ("Ana", "c2", "Too verbose"),
+        ("Rob", "c1", "Incorrect reasoning"),
+        ("Rob", "c2", "Too verbose"),
+        ("Ana", "c2", "Too verbose"),
     }
 
 
@@ -159,7 +166,10 @@ def test_shared_thoughtsource_file_gives_single_rater_rows(shared) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     cots = [
         GeneratedCot(id=g["id"], annotations=[Annotation(a["key"], a["value"], a["author"]) for a in g["annotations"]])
-        for splits in data.values() for samples in splits.values() for s in samples for g in s["generated_cot"]
+        for splits in data.values()
+        for samples in splits.values()
+        for s in samples
+        for g in s["generated_cot"]
     ]
     rows = agreement_table(ratings_from_cots(cots))
     assert {r.label for r in rows} >= {"Incorrect reasoning", "Too verbose"}
@@ -205,7 +215,7 @@ def test_matches_statsmodels_and_krippendorff(seed: int) -> None:
     both = [i for i in range(len(matrix[0])) if matrix[0][i] is not None and matrix[1][i] is not None]
     first, second = [matrix[0][i] for i in both], [matrix[1][i] for i in both]
     contingency = np.zeros((categories, categories))
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=False):
         contingency[a, b] += 1
     expected_cohen = inter_rater.cohens_kappa(contingency, return_results=False)
     assert cohen_kappa(first, second) == pytest.approx(expected_cohen, abs=1e-9)

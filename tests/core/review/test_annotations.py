@@ -7,14 +7,21 @@ import re
 
 import pytest
 
-from thoughtdesk.core.importing.importer import export_thoughtsource, import_thoughtsource
-from thoughtdesk.core.review import (
-    CLINICAL_SET, DEFAULT_SET, AnnotationStore, Label, LabelSet, OperationLog, delete_label_set,
-    label_set, label_sets, save_label_set,
-)
-from thoughtdesk.core.library.store import Library
-
 from tests.core.review.conftest import COLLECTION, cot_pks, n_annotations, open_library
+from thoughtdesk.core.importing.importer import export_thoughtsource, import_thoughtsource
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review import (
+    CLINICAL_SET,
+    DEFAULT_SET,
+    AnnotationStore,
+    Label,
+    LabelSet,
+    OperationLog,
+    delete_label_set,
+    label_set,
+    label_sets,
+    save_label_set,
+)
 
 
 def test_toggle_whole_cot_label_with_undo_and_redo(lib):
@@ -94,8 +101,11 @@ def test_n_annotations_counter_follows_every_change(lib):
     store = AnnotationStore(lib, "ann")
     first, second, _ = cot_pks(lib, "mq-1")
     assert n_annotations(lib, "mq-1") == 0
-    ops = [store.toggle_label(first, "Incorrect reasoning"), store.set_comment(second, "why?"),
-           store.toggle_label(second, "Too verbose", store.span(second, 0, 10))]
+    ops = [
+        store.toggle_label(first, "Incorrect reasoning"),
+        store.set_comment(second, "why?"),
+        store.toggle_label(second, "Too verbose", store.span(second, 0, 10)),
+    ]
     assert n_annotations(lib, "mq-1") == 3
     store.toggle_label(first, "Incorrect reasoning")  # true -> false: same row
     assert n_annotations(lib, "mq-1") == 3
@@ -156,12 +166,20 @@ def test_label_sets_seeded_and_user_sets(lib):
     assert names[:2] == [DEFAULT_SET, CLINICAL_SET]
     default = label_set(lib)
     assert [lb.key for lb in default.labels] == [
-        "Incorrect reasoning", "Insufficient knowledge", "Incorrect reading comprehension",
-        "Too verbose"]
+        "Incorrect reasoning",
+        "Insufficient knowledge",
+        "Incorrect reading comprehension",
+        "Too verbose",
+    ]
     assert default.by_shortcut(4).key == "Too verbose" and default.by_shortcut(9) is None
     clinical = [lb.key for lb in label_set(lib, CLINICAL_SET).labels]
-    assert {"Unsafe recommendation", "Hallucinated fact", "Outdated guideline",
-            "Missed contraindication", "Wrong dosage"} <= set(clinical)
+    assert {
+        "Unsafe recommendation",
+        "Hallucinated fact",
+        "Outdated guideline",
+        "Missed contraindication",
+        "Wrong dosage",
+    } <= set(clinical)
 
     mine = LabelSet("Mine", (Label("Wrong unit", "Wrong unit", "#123456", 1),))
     save_label_set(lib, mine)

@@ -5,20 +5,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.core.review.conftest import cot_pks, n_annotations, open_library, table_digest
 from thoughtdesk.core.importing.importer import import_thoughtsource
-from thoughtdesk.core.review import (
-    FORMAT_NAME, AnnotationStore, cot_content_hash, export_annotations, import_annotations,
-)
 from thoughtdesk.core.library.store import Library
-
-from tests.core.review.conftest import COLLECTION, cot_pks, n_annotations, open_library, table_digest
+from thoughtdesk.core.review import (
+    FORMAT_NAME,
+    AnnotationStore,
+    cot_content_hash,
+    export_annotations,
+    import_annotations,
+)
 
 
 def _annotate_ann(lib) -> None:
     ann = AnnotationStore(lib, "ann")
     ann.toggle_label(cot_pks(lib, "mq-1")[1], "Incorrect reasoning")
-    ann.toggle_label(cot_pks(lib, "mq-2")[1], "Unsafe recommendation",
-                     ann.span(cot_pks(lib, "mq-2")[1], 0, 5))
+    ann.toggle_label(cot_pks(lib, "mq-2")[1], "Unsafe recommendation", ann.span(cot_pks(lib, "mq-2")[1], 0, 5))
     ann.set_comment(cot_pks(lib, "mq-2")[2], "vague")
     ann.set_quality(cot_pks(lib, "mq-3")[0], 5)
 
@@ -31,9 +33,12 @@ def _annotate_bob(lib) -> None:
 
 
 def _slots(lib) -> set[tuple]:
-    return set(lib.conn.execute(
-        "SELECT s.sample_id, c.cot_id, a.author, a.key, a.value, a.extra FROM annotation a "
-        "JOIN generated_cot c ON a.cot_pk = c.id JOIN sample s ON c.sample_pk = s.id"))
+    return set(
+        lib.conn.execute(
+            "SELECT s.sample_id, c.cot_id, a.author, a.key, a.value, a.extra FROM annotation a "
+            "JOIN generated_cot c ON a.cot_pk = c.id JOIN sample s ON c.sample_pk = s.id"
+        )
+    )
 
 
 def test_two_reviewers_merge_without_collision(tmp_path):
@@ -46,9 +51,14 @@ def test_two_reviewers_merge_without_collision(tmp_path):
     assert document["format"] == FORMAT_NAME and document["author"] == "ann"
     first = document["annotations"][0]
     assert (first["dataset"], first["split"], first["sample_id"], first["cot_id"]) == (
-        "med_qa", "test", "mq-1", "cot-1")
-    assert first["cot_hash"] == cot_content_hash(lib_a.conn.execute(
-        "SELECT cot FROM generated_cot WHERE cot_id = 'cot-1'").fetchone()[0])
+        "med_qa",
+        "test",
+        "mq-1",
+        "cot-1",
+    )
+    assert first["cot_hash"] == cot_content_hash(
+        lib_a.conn.execute("SELECT cot FROM generated_cot WHERE cot_id = 'cot-1'").fetchone()[0]
+    )
 
     lib_c = open_library(tmp_path / "c.sqlite")
     report_a = import_annotations(lib_c, tmp_path / "ann.json")
@@ -102,10 +112,8 @@ def test_changed_cot_text_and_unknown_samples_are_reported(tmp_path):
         conn.execute("DELETE FROM sample WHERE sample_id = 'mq-3'")
     report = import_annotations(lib_c, tmp_path / "ann.json")
     assert report.ok and report.added == 2
-    assert report.reasons() == {"CoT text differs from the library's": 1,
-                                "sample not in the library": 1}
-    assert "sample mq-3" in next(u.where for u in report.unmatched
-                                 if u.reason == "sample not in the library")
+    assert report.reasons() == {"CoT text differs from the library's": 1, "sample not in the library": 1}
+    assert "sample mq-3" in next(u.where for u in report.unmatched if u.reason == "sample not in the library")
     assert "2 not matched" in report.summary
     lib_a.close()
     lib_c.close()
@@ -160,8 +168,10 @@ def test_a_merge_failing_half_way_rolls_back_everything(lib, tmp_path):
     (tmp_path / "bob.json").write_text(json.dumps(document))
     # A real SQLite trigger makes the last insert fail after three rows were written.
     with lib.transaction() as conn:
-        conn.execute("CREATE TRIGGER no_poison BEFORE INSERT ON annotation WHEN NEW.key = 'poison' "
-                     "BEGIN SELECT RAISE(ABORT, 'poisoned record'); END")
+        conn.execute(
+            "CREATE TRIGGER no_poison BEFORE INSERT ON annotation WHEN NEW.key = 'poison' "
+            "BEGIN SELECT RAISE(ABORT, 'poisoned record'); END"
+        )
     digest = table_digest(lib)
     report = import_annotations(lib, tmp_path / "bob.json")
     assert not report.ok and "poisoned record" in report.error and "rolled back" in report.error
@@ -196,10 +206,12 @@ def test_thoughtsource_annotator_files_import_with_counts(shared, tmp_path):
     for name in ("annotated_set.json", "cs_davinci_annotated.json"):
         path = shared("thoughtsource", name)
         import_thoughtsource(lib, path, collection=name)
-        stored = lib.conn.execute("SELECT count(*) FROM annotation a JOIN generated_cot c ON "
-                                  "a.cot_pk = c.id JOIN sample s ON c.sample_pk = s.id JOIN "
-                                  "collection k ON s.collection_id = k.id WHERE k.name = ?",
-                                  (name,)).fetchone()[0]
+        stored = lib.conn.execute(
+            "SELECT count(*) FROM annotation a JOIN generated_cot c ON "
+            "a.cot_pk = c.id JOIN sample s ON c.sample_pk = s.id JOIN "
+            "collection k ON s.collection_id = k.id WHERE k.name = ?",
+            (name,),
+        ).fetchone()[0]
         notes, cots, samples, authors = _thoughtsource_counts(path)
         # The annotations came in with the collection: merging the file again adds nothing.
         report = import_annotations(lib, path, collection=name)
@@ -215,8 +227,8 @@ def test_thoughtsource_annotator_files_import_with_counts(shared, tmp_path):
         assert (report.matched_cots, report.matched_samples) == (cots, samples)
         assert set(report.authors) == authors
         total = lib.conn.execute(
-            "SELECT sum(n_annotations) FROM sample WHERE collection_id = ?",
-            (lib.require_collection(name),)).fetchone()[0]
+            "SELECT sum(n_annotations) FROM sample WHERE collection_id = ?", (lib.require_collection(name),)
+        ).fetchone()[0]
         assert total == notes
     # Both files hold the same 11 commonsense samples: without a collection they are ambiguous.
     ambiguous = import_annotations(lib, shared("thoughtsource", "annotated_set.json"))

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtdesk.core.review import (
-    AnnotationStore, QueueFilter, blind_cots, blind_labels, blind_order, create_queue, draw_samples,
-    list_queues, load_queue, mark_done, set_position,
-)
-from thoughtdesk.core.library.store import Library
-
 from tests.core.review.conftest import COLLECTION, cot_pks, open_library, sample_pk
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review import (
+    AnnotationStore,
+    QueueFilter,
+    blind_cots,
+    blind_labels,
+    blind_order,
+    create_queue,
+    draw_samples,
+    list_queues,
+    load_queue,
+    mark_done,
+    set_position,
+)
 
 
 def _sample_ids(lib, pks):
-    return [lib.conn.execute("SELECT sample_id FROM sample WHERE id = ?", (pk,)).fetchone()[0]
-            for pk in pks]
+    return [lib.conn.execute("SELECT sample_id FROM sample WHERE id = ?", (pk,)).fetchone()[0] for pk in pks]
 
 
 def test_queue_draw_is_deterministic_and_follows_the_filter(lib, tmp_path):
@@ -98,7 +105,6 @@ def test_blind_cots_hide_model_and_prompt(lib):
     assert [c.cot_pk for c in shown] == blind_order(cot_pks(lib, "mq-1"), "ann", pk)
     assert sorted(c.cot_pk for c in shown) == sorted(cot_pks(lib, "mq-1"))
     for cot in shown:
-        assert set(vars(cot) if hasattr(cot, "__dict__") else cot.__dataclass_fields__) == {
-            "cot_pk", "label", "text"}
+        assert set(vars(cot) if hasattr(cot, "__dict__") else cot.__dataclass_fields__) == {"cot_pk", "label", "text"}
         assert "gpt-4" not in cot.label and "llama" not in cot.label
     assert blind_labels([9, 4]) == {9: "CoT 1", 4: "CoT 2"}

@@ -10,20 +10,26 @@ import threading
 
 import pytest
 
-from thoughtdesk.core.settings import network
-from thoughtdesk.core.generation.backends import AnthropicBackend, OpenAICompatBackend, Request
 from thoughtdesk.core.datasets import get_dataset
 from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile
 from thoughtdesk.core.datasets.download import download_dataset
+from thoughtdesk.core.generation.backends import AnthropicBackend, OpenAICompatBackend, Request
 from thoughtdesk.core.importing.importer import export_thoughtsource, import_thoughtsource
-from thoughtdesk.core.settings.network import OfflineError
-from thoughtdesk.core.paths import resource_path
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.paths import resource_path
+from thoughtdesk.core.settings import network
+from thoughtdesk.core.settings.network import OfflineError
 
 # A second, independent audit hook that records every socket event of the process while a test
 # watches, allowed or not, so a test sees what the guard saw and also what it let through.
-_SOCKET_EVENTS = ("socket.connect", "socket.getaddrinfo", "socket.sendto", "socket.sendmsg",
-                  "socket.gethostbyname", "socket.gethostbyname_ex")
+_SOCKET_EVENTS = (
+    "socket.connect",
+    "socket.getaddrinfo",
+    "socket.sendto",
+    "socket.sendmsg",
+    "socket.gethostbyname",
+    "socket.gethostbyname_ex",
+)
 _watch = threading.Event()
 _seen: list[tuple[str, object]] = []
 
@@ -72,8 +78,12 @@ def test_offline_workflow_touches_only_this_machine(gguf_model, tmp_path, socket
         report = import_thoughtsource(lib, resource_path("demo_collection.json"), collection="Demo")
         assert report.inserted == 16
         model = ModelSpec.parse(f"llamacpp:{gguf_model}", max_tokens=8, n_ctx=512, seed=3)
-        spec = RunSpec(samples=SampleSelection("Demo", datasets=("gsm8k",), limit=2), models=(model,),
-                       cot_triggers=("kojima-01",), mode=PromptMode.ONE_STEP)
+        spec = RunSpec(
+            samples=SampleSelection("Demo", datasets=("gsm8k",), limit=2),
+            models=(model,),
+            cot_triggers=("kojima-01",),
+            mode=PromptMode.ONE_STEP,
+        )
         run_id = create_run(lib, plan_run(lib, spec))
     final = execute_run(path, run_id)
     assert final.status == "done" and final.done == 2 and final.completion_tokens > 0
@@ -101,7 +111,8 @@ def test_download_is_refused_before_any_connection(tmp_path, socket_events):
     with pytest.raises(OfflineError) as raised:
         download_dataset(info, tmp_path / "cache")
     assert str(raised.value).startswith(
-        f"offline mode is on: the download of dataset gsm8k needs the network ({info.sources[0].url})")
+        f"offline mode is on: the download of dataset gsm8k needs the network ({info.sources[0].url})"
+    )
     assert socket_events == []
     assert not (tmp_path / "cache" / "gsm8k").exists()
 
@@ -127,8 +138,19 @@ def test_download_from_this_machine_still_works_offline(tmp_path, socket_events)
     try:
         network.set_offline(True)
         url = f"http://127.0.0.1:{server.server_address[1]}/data.jsonl"
-        info = DatasetInfo("local_set", "Local", "", "", "MIT", "", "number", "jsonl", ("test",), (),
-                           sources=(SourceFile(url, "data.jsonl", len(payload), hashlib.sha256(payload).hexdigest()),))
+        info = DatasetInfo(
+            "local_set",
+            "Local",
+            "",
+            "",
+            "MIT",
+            "",
+            "number",
+            "jsonl",
+            ("test",),
+            (),
+            sources=(SourceFile(url, "data.jsonl", len(payload), hashlib.sha256(payload).hexdigest()),),
+        )
         [path] = download_dataset(info, tmp_path / "cache")
         assert path.read_bytes() == payload
     finally:
@@ -137,10 +159,13 @@ def test_download_from_this_machine_still_works_offline(tmp_path, socket_events)
     assert _non_loopback(socket_events) == []
 
 
-@pytest.mark.parametrize("make,provider", [
-    (lambda: OpenAICompatBackend("https://api.openai.com/v1", "sk-offline-test"), "openai"),
-    (lambda: AnthropicBackend("ak-offline-test"), "anthropic"),
-])
+@pytest.mark.parametrize(
+    "make,provider",
+    [
+        (lambda: OpenAICompatBackend("https://api.openai.com/v1", "sk-offline-test"), "openai"),
+        (lambda: AnthropicBackend("ak-offline-test"), "anthropic"),
+    ],
+)
 def test_api_call_is_refused_before_any_connection(make, provider, socket_events):
     network.set_offline(True)
     refused_before = len(network.refused_attempts)
@@ -175,11 +200,23 @@ def test_guard_blocks_raw_sockets_to_other_machines_and_allows_loopback():
         socket.create_connection(server.getsockname(), timeout=5).close()
 
 
-@pytest.mark.parametrize("host,loopback", [
-    ("localhost", True), ("127.0.0.1", True), ("127.8.9.1", True), ("::1", True), ("[::1]", True),
-    ("::ffff:127.0.0.1", True), (None, True), ("api.openai.com", False), ("10.0.0.1", False),
-    ("0.0.0.0", False), ("localhost.evil.com", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "host,loopback",
+    [
+        ("localhost", True),
+        ("127.0.0.1", True),
+        ("127.8.9.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("::ffff:127.0.0.1", True),
+        (None, True),
+        ("api.openai.com", False),
+        ("10.0.0.1", False),
+        ("0.0.0.0", False),
+        ("localhost.evil.com", False),
+        ("", False),
+    ],
+)
 def test_loopback_detection(host, loopback):
     assert network.is_loopback_host(host) is loopback
 

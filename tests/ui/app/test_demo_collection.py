@@ -8,29 +8,43 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.helpers.paths import ROOT
 
-DEMO_PATH = (
-    ROOT / "desktop" / "thoughtdesk" / "resources" / "demo_collection.json"
-)
+DEMO_PATH = ROOT / "desktop" / "thoughtdesk" / "resources" / "demo_collection.json"
 
-SAMPLE_KEYS = {"id", "ref_id", "question", "type", "choices", "context", "cot", "answer",
-               "generated_cot", "feedback"}
-GENERATED_COT_KEYS = {"id", "fragments_version", "instruction", "cot_trigger", "cot_trigger_template",
-                      "prompt_text", "cot", "answers", "author", "date", "api_service", "model",
-                      "comment", "annotations"}
-ANSWER_KEYS = {"id", "answer_extraction", "answer_extraction_template", "answer_extraction_text",
-               "answer", "correct_answer"}
+SAMPLE_KEYS = {"id", "ref_id", "question", "type", "choices", "context", "cot", "answer", "generated_cot", "feedback"}
+GENERATED_COT_KEYS = {
+    "id",
+    "fragments_version",
+    "instruction",
+    "cot_trigger",
+    "cot_trigger_template",
+    "prompt_text",
+    "cot",
+    "answers",
+    "author",
+    "date",
+    "api_service",
+    "model",
+    "comment",
+    "annotations",
+}
+ANSWER_KEYS = {
+    "id",
+    "answer_extraction",
+    "answer_extraction_template",
+    "answer_extraction_text",
+    "answer",
+    "correct_answer",
+}
 ANNOTATION_KEYS = {"author", "date", "key", "value"}
 # Which demo datasets belong to which domain the demo is meant to show.
-DOMAIN_OF_DATASET = {"gsm8k": "math", "med_qa": "medicine", "pubmed_qa": "medicine",
-                     "commonsense_qa": "common sense"}
-FLAG_LABELS = {"Incorrect reasoning", "Insufficient knowledge", "Incorrect reading comprehension",
-               "Too verbose"}
+DOMAIN_OF_DATASET = {"gsm8k": "math", "med_qa": "medicine", "pubmed_qa": "medicine", "commonsense_qa": "common sense"}
+FLAG_LABELS = {"Incorrect reasoning", "Insufficient knowledge", "Incorrect reading comprehension", "Too verbose"}
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +54,12 @@ def demo() -> dict[str, Any]:
 
 
 def _samples(demo: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(dataset, split, sample)
-            for dataset, splits in demo.items()
-            for split, samples in splits.items()
-            for sample in samples]
+    return [
+        (dataset, split, sample)
+        for dataset, splits in demo.items()
+        for split, samples in splits.items()
+        for sample in samples
+    ]
 
 
 def _generated(demo: dict[str, Any]) -> list[dict[str, Any]]:

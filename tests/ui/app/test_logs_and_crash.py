@@ -81,8 +81,7 @@ def test_keys_from_the_environment_are_redacted(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "env-openai-plain-4411")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "env-anthropic-plain-7722")
     logs.setup_logging()
-    logging.getLogger("thoughtdesk.test").warning("keys %s and %s", "env-openai-plain-4411",
-                                                  "env-anthropic-plain-7722")
+    logging.getLogger("thoughtdesk.test").warning("keys %s and %s", "env-openai-plain-4411", "env-anthropic-plain-7722")
     text = _log_text(tmp_path)
     assert "env-openai-plain-4411" not in text and "env-anthropic-plain-7722" not in text
     assert "keys [redacted] and [redacted]" in text

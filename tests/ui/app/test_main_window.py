@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel
 
-from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.startup import open_library_for_gui
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.ui.app.dialogs import ImportDialog
 from thoughtdesk.ui.app.main_window import MainWindow
-
-from tests.helpers.paths import FIXTURES
+from thoughtdesk.ui.app.startup import open_library_for_gui
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
@@ -45,20 +42,23 @@ def test_window_opens_on_a_new_library_with_the_demo(window):
 
 
 def test_selecting_a_row_shows_its_details(window, qtbot):
-    row = next(r for r in range(window.model.rowCount()) if window.model.sample_row(r).type == "multiplechoice"
-               and window.model.sample_row(r).dataset == "med_qa")
+    row = next(
+        r
+        for r in range(window.model.rowCount())
+        if window.model.sample_row(r).type == "multiplechoice" and window.model.sample_row(r).dataset == "med_qa"
+    )
     window.table.selectRow(row)
     stored = window.detail.current
     sample = stored.sample
     texts = window.detail.texts()
     assert sample.question in texts
     gold = sample.answer[0]
-    gold_labels = [l for l in window.detail.findChildren(QLabel, "choice") if l.property("gold")]
+    gold_labels = [label for label in window.detail.findChildren(QLabel, "choice") if label.property("gold")]
     assert len(gold_labels) == 1 and gold in gold_labels[0].text() and gold_labels[0].text().startswith("✓")
     assert len(window.detail.findChildren(QLabel, "referenceStep")) == len(sample.cot)
     cards = window.detail.findChildren(QLabel, "cotModel")
     assert len(cards) == len(sample.generated_cot) >= 2
-    answers = [l.text() for l in window.detail.findChildren(QLabel, "cotAnswer")]
+    answers = [label.text() for label in window.detail.findChildren(QLabel, "cotAnswer")]
     assert any("correct" in a for a in answers)
 
 
@@ -68,8 +68,8 @@ def test_search_narrows_the_table(window, qtbot):
     assert window.search.hasFocus()
     qtbot.keyClicks(window.search, "thyroid")
     qtbot.waitUntil(lambda: window.model.rowCount() < total, timeout=3000)
-    for row in range(window.model.rowCount()):
-        stored = window.detail.current
+    for _row in range(window.model.rowCount()):
+        pass
     assert 1 <= window.model.rowCount() < total
     window.search.clear()
     qtbot.waitUntil(lambda: window.model.rowCount() == total, timeout=3000)
@@ -83,6 +83,7 @@ def test_filters_narrow_the_table(window, qtbot):
     assert all(window.model.sample_row(r).type == "number" for r in range(n_number))
     window.type_filter.setCurrentIndex(0)
     from thoughtdesk.core.library.queries import Correctness
+
     window.correct_filter.setCurrentIndex(window.correct_filter.findData(Correctness.HAS_INCORRECT.value))
     rows = [window.model.sample_row(r) for r in range(window.model.rowCount())]
     assert rows and all(r.n_correct < r.n_answers for r in rows)
@@ -130,7 +131,7 @@ def test_import_error_is_shown_and_library_unchanged(window, qtbot, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"x": {"y": [{"id": "1"}]}}')
     before = [c.name for c in window.library.collections()]
-    task = window.import_file(bad)
+    window.import_file(bad)
     qtbot.waitUntil(lambda: window.last_message is not None, timeout=30000)
     assert "sample index 0, field question: is missing" in window.last_message.text()
     assert window.last_message.textFormat() == Qt.TextFormat.PlainText
@@ -149,12 +150,12 @@ def test_cancelled_import_changes_nothing(window, qtbot, tmp_path):
 
 
 def test_markup_in_data_is_shown_literally(window, qtbot):
-    task = window.import_file(EDGE)
+    window.import_file(EDGE)
     qtbot.waitUntil(lambda: window.last_report is not None, timeout=30000)
     row = next(r for r in range(window.model.rowCount()) if window.model.sample_row(r).sample_id == "mq-1")
     window.table.selectRow(row)
     labels = window.detail.findChildren(QLabel)
-    assert all(l.textFormat() == Qt.TextFormat.PlainText for l in labels)
+    assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels)
     texts = window.detail.texts()
     assert any("<img src=x> & <b>bold</b>" in t for t in texts)
     assert any('<a href="file:///etc/passwd">link</a>' in t for t in texts)

@@ -16,7 +16,6 @@ import pytest
 
 from tests.helpers.paths import ROOT
 
-
 # The wizard's exec() is replaced so the child does not wait for a person: it prints that the
 # wizard was shown and returns "cancelled", as a user closing it would.
 DRIVER = """
@@ -38,15 +37,22 @@ raise SystemExit(app.run_gui(None if sys.argv[1] == "-" else sys.argv[1]))
 
 
 def _run_gui(tmp_path: Path, *args: str, no_wizard: bool = False) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
-               XDG_DATA_HOME=str(tmp_path / "data"), QT_QPA_PLATFORM="offscreen",
-               THOUGHTDESK_QUIT_WHEN_SHOWN="1", THOUGHTDESK_LOG_DIR=str(tmp_path / "logs"),
-               THOUGHTDESK_CONFIG_DIR=str(tmp_path / "config" / "ThoughtDesk"))
+    env = dict(
+        os.environ,
+        HOME=str(tmp_path / "home"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        QT_QPA_PLATFORM="offscreen",
+        THOUGHTDESK_QUIT_WHEN_SHOWN="1",
+        THOUGHTDESK_LOG_DIR=str(tmp_path / "logs"),
+        THOUGHTDESK_CONFIG_DIR=str(tmp_path / "config" / "ThoughtDesk"),
+    )
     env.pop("THOUGHTDESK_NO_WIZARD", None)
     if no_wizard:
         env["THOUGHTDESK_NO_WIZARD"] = "1"
-    return subprocess.run([sys.executable, "-c", DRIVER, *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-c", DRIVER, *args], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT
+    )
 
 
 def test_first_start_shows_the_wizard_before_the_window(tmp_path):

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.models import MODEL_CACHE
-from tests.helpers.paths import ROOT
 
 STEPS = ("environment", "library", "import", "main window", "local model", "answer extraction", "export")
 
@@ -22,8 +21,13 @@ def _command() -> list[str]:
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
-               XDG_DATA_HOME=str(tmp_path / "data"), QT_QPA_PLATFORM="offscreen")
+    env = dict(
+        os.environ,
+        HOME=str(tmp_path / "home"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        QT_QPA_PLATFORM="offscreen",
+    )
     env.pop("THOUGHTDESK_SELFTEST_MODEL", None)
     env.update(extra)
     return env
@@ -33,8 +37,14 @@ def test_self_test_passes_with_the_local_model(tmp_path):
     model = MODEL_CACHE / "gemma-3-270m-q4_k_m.gguf"
     if not model.exists():
         pytest.skip(f"the test model is not assembled at {model} (run tests/generation first)")
-    run = subprocess.run([*_command(), "--self-test"], capture_output=True, text=True, timeout=300,
-                         env=_env(tmp_path, THOUGHTDESK_SELFTEST_MODEL=str(model)), cwd=tmp_path)
+    run = subprocess.run(
+        [*_command(), "--self-test"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(tmp_path, THOUGHTDESK_SELFTEST_MODEL=str(model)),
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     for step in STEPS:
@@ -46,8 +56,9 @@ def test_self_test_passes_with_the_local_model(tmp_path):
 
 def test_self_test_without_a_model_skips_generation(tmp_path, monkeypatch):
     env = _env(tmp_path, THOUGHTDESK_SELFTEST_MODEL=str(tmp_path / "missing.gguf"))
-    run = subprocess.run([*_command(), "--self-test"], capture_output=True, text=True, timeout=300,
-                         env=env, cwd=tmp_path)
+    run = subprocess.run(
+        [*_command(), "--self-test"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
     # A model that is named but missing is a failure, said plainly; the other steps still run.
     assert run.returncode == 1
     assert "[FAILED ] local model: ModelFileError: llamacpp: model file" in run.stdout

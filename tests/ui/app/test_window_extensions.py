@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from thoughtdesk.ui.qt import QLabel, QMenu
-
 from tests.ui.app.test_main_window import window  # noqa: F401 - the fixture
+from thoughtdesk.ui.qt import QLabel, QMenu
 
 
 def test_add_tab_and_shortcut_switch(window, qtbot):  # noqa: F811
@@ -48,10 +47,9 @@ def _tree_names(window):  # noqa: F811
 
 
 def test_notify_refreshes_in_the_background_and_keeps_the_selected_sample(window, qtbot):  # noqa: F811
+    from tests.ui.app.test_main_window import EDGE
     from thoughtdesk.core.importing.importer import import_thoughtsource
     from thoughtdesk.core.library.store import Library
-
-    from tests.ui.app.test_main_window import EDGE
 
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, EDGE, collection="first")
@@ -83,8 +81,8 @@ def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot
 
     from shiboken6 import isValid
 
-    from thoughtdesk.ui.qt import QCoreApplication
     from thoughtdesk.ui.app.tasks import Task, running_tasks
+    from thoughtdesk.ui.qt import QCoreApplication
 
     tasks = [Task(lambda ctx: sum(range(1000))) for _ in range(5)]
     for task in tasks:

@@ -10,17 +10,23 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
 from tests.helpers.paths import ROOT
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-TS67 = ROOT.parent / "shared" / "datasets" / "thoughtsource" / \
-    "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+TS67 = (
+    ROOT.parent
+    / "shared"
+    / "datasets"
+    / "thoughtsource"
+    / "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+)
 
 
 def main(argv: list[str]) -> int:
-    from thoughtdesk.core.importing.importer import import_thoughtsource
     from thoughtdesk.core.evaluation.rescoring import rescore
+    from thoughtdesk.core.importing.importer import import_thoughtsource
     from thoughtdesk.ui.app.startup import make_application, open_library_for_gui
 
     out = Path(argv[0]) if argv else ROOT / "docs" / "screenshots" / "results.png"

@@ -20,9 +20,18 @@ def answers():
         for model in ("gpt-4", "llama"):
             for condition in ("zero-shot", "kojima-01"):
                 for q in range(30):
-                    rows.append(ScoredAnswer(dataset, "test", model, condition, f"{dataset}-{q}",
-                                             rng.choice(["correct", "incorrect", "unextractable"]),
-                                             tokens=rng.randrange(50, 400), cost=0.002))
+                    rows.append(
+                        ScoredAnswer(
+                            dataset,
+                            "test",
+                            model,
+                            condition,
+                            f"{dataset}-{q}",
+                            rng.choice(["correct", "incorrect", "unextractable"]),
+                            tokens=rng.randrange(50, 400),
+                            cost=0.002,
+                        )
+                    )
     return rows
 
 
@@ -70,6 +79,7 @@ def test_correctness_map_click_emits_sample(qtbot, tmp_path, answers):
     class Event:
         def __init__(self, x, y):
             from PySide6.QtCore import QPointF
+
             self._pos = QPointF(x, y)
 
         def pos(self):
@@ -104,9 +114,13 @@ def test_bar_labels_name_only_what_differs():
 def test_correctness_map_keeps_missing_apart_from_unextractable(qtbot, tmp_path):
     widget = CorrectnessMap()
     qtbot.addWidget(widget)
-    widget.set_answers([ScoredAnswer("d", "test", "m", "a", "q1", "correct"),
-                        ScoredAnswer("d", "test", "m", "a", "q2", "unextractable"),
-                        ScoredAnswer("d", "test", "m", "b", "q1", "incorrect")])  # b has no q2
+    widget.set_answers(
+        [
+            ScoredAnswer("d", "test", "m", "a", "q1", "correct"),
+            ScoredAnswer("d", "test", "m", "a", "q2", "unextractable"),
+            ScoredAnswer("d", "test", "m", "b", "q1", "incorrect"),
+        ]
+    )  # b has no q2
     widget.image.render()
     colour = lambda x, y: widget.image.qimage.pixelColor(x, y).getRgb()[:3]  # noqa: E731 (x = condition)
     assert colour(0, 0) == (85, 168, 104) and colour(1, 0) == (196, 78, 82)  # correct, incorrect
@@ -123,8 +137,16 @@ def test_accuracy_whiskers_are_the_wilson_interval(qtbot, answers):
     qtbot.addWidget(widget)
     rows = accuracy_table(answers)
     widget.set_rows(rows)
-    whiskers = [item for plot in widget.layout_widget.ci.items if hasattr(plot, "titleLabel")
-                for item in plot.items if isinstance(item, pg.ErrorBarItem)]
-    drawn = sorted((round(float(y - b), 9), round(float(y + t), 9))
-                   for item in whiskers for y, t, b in zip(item.opts["y"], item.opts["top"], item.opts["bottom"]))
+    whiskers = [
+        item
+        for plot in widget.layout_widget.ci.items
+        if hasattr(plot, "titleLabel")
+        for item in plot.items
+        if isinstance(item, pg.ErrorBarItem)
+    ]
+    drawn = sorted(
+        (round(float(y - b), 9), round(float(y + t), 9))
+        for item in whiskers
+        for y, t, b in zip(item.opts["y"], item.opts["top"], item.opts["bottom"], strict=False)
+    )
     assert drawn == sorted((round(r.wilson_low, 9), round(r.wilson_high, 9)) for r in rows)

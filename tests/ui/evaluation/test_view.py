@@ -11,14 +11,13 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
 from scipy.stats import binomtest
 
+from tests.helpers.expected_results import FIXTURES
 from thoughtdesk.core.evaluation.evaluate import evaluate
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.app.main_window import MainWindow
+from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.evaluation.view import ResultsView
-
-from tests.helpers.expected_results import FIXTURES
 
 
 @pytest.fixture
@@ -73,8 +72,9 @@ def test_follows_the_tree_selection(window, qtbot):
     with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
         window.notify_data_changed()
     window.tree.select_collection("bad")
-    qtbot.waitUntil(lambda: view.snapshot is not None and view.snapshot.collection == "bad" and view.is_idle(),
-                    timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.snapshot is not None and view.snapshot.collection == "bad" and view.is_idle(), timeout=30000
+    )
     assert view.collection_combo.currentText() == "bad"
     assert sum(r.n for r in view.table_model.rows) == 7
 
@@ -139,9 +139,14 @@ def test_pairwise_comparison_of_two_chosen_conditions(window, qtbot, shared):
     keys = [r.key for r in view.snapshot.result.rows if r.dataset == "med_qa"]
     view.plots.setCurrentIndex(3)
     view.compare.choose(keys[0], keys[2])
-    qtbot.waitUntil(lambda: view.compare.last_comparison is not None
-                    and (view.compare.last_comparison.condition_a, view.compare.last_comparison.condition_b)
-                    == (keys[0][3], keys[2][3]), timeout=30000)
+    qtbot.waitUntil(
+        lambda: (
+            view.compare.last_comparison is not None
+            and (view.compare.last_comparison.condition_a, view.compare.last_comparison.condition_b)
+            == (keys[0][3], keys[2][3])
+        ),
+        timeout=30000,
+    )
     c = view.compare.last_comparison
     expected = binomtest(c.only_a, c.only_a + c.only_b, 0.5).pvalue
     assert c.n == 67 and c.p_value == pytest.approx(expected)

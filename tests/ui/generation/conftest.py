@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.models import SERVER_KEY  # noqa: F401 - re-exported for the tests here
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
-from tests.helpers.paths import FIXTURES
 
 GEN_UI = FIXTURES / "generation_ui"
 COLLECTION = "Lab quiz"

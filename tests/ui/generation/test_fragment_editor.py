@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.generation.fragment_store import FragmentStore, default_user_fragments_path
 from thoughtdesk.core.generation.fragments import FragmentLibrary
 from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
 from thoughtdesk.ui.qt import Qt
-from tests.helpers.paths import FIXTURES
 
 GEN_UI = FIXTURES / "generation_ui"
 

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
-from thoughtdesk.ui.qt import QPlainTextEdit
-from thoughtdesk.ui.generation.planner import RunPlannerDialog
-
 from tests.ui.generation.conftest import COLLECTION
+from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
+from thoughtdesk.ui.generation.planner import RunPlannerDialog
+from thoughtdesk.ui.qt import QPlainTextEdit
 
-ISSUE_PROMPT = ("Answer the following question through step-by-step reasoning.\n\nQuestion\nA) choice A\n"
-                "B) choice B\nC) choice C\nD) choice D\n\nAnswer: Let's think step by step.")
-BRACES_PROMPT = ("Answer the following question through step-by-step reasoning.\n\nWhich set {x | x > 2} "
-                 "contains <b>3</b>? Use {braces} literally.\nA) {3}\nB) <i>none</i>\n\n"
-                 "Answer: Let's think step by step.")
+ISSUE_PROMPT = (
+    "Answer the following question through step-by-step reasoning.\n\nQuestion\nA) choice A\n"
+    "B) choice B\nC) choice C\nD) choice D\n\nAnswer: Let's think step by step."
+)
+BRACES_PROMPT = (
+    "Answer the following question through step-by-step reasoning.\n\nWhich set {x | x > 2} "
+    "contains <b>3</b>? Use {braces} literally.\nA) {3}\nB) <i>none</i>\n\n"
+    "Answer: Let's think step by step."
+)
 
 
 def open_planner(generation, qtbot) -> RunPlannerDialog:
@@ -31,6 +34,7 @@ def wait_plan(qtbot, planner: RunPlannerDialog, total: int | None = None):
             return False
         assert planner.plan is not None, planner.error
         return total is None or planner.plan.total == total
+
     qtbot.waitUntil(ready, timeout=10000)
     return planner.plan
 
@@ -130,9 +134,19 @@ def test_local_model_form_checks_the_gguf_file(generation, qtbot, tmp_path):
     form.n_threads.setValue(2)
     form.template.setCurrentIndex(1)  # raw completion
     spec = planner.models.add_from_form()
-    assert spec == ModelSpec(provider="llamacpp", model=str(gguf), chat=False, n_ctx=4096, n_threads=2,
-                             n_gpu_layers=0, temperature=0.0, max_tokens=256, extraction_max_tokens=32,
-                             seed=None, timeout=120.0)
+    assert spec == ModelSpec(
+        provider="llamacpp",
+        model=str(gguf),
+        chat=False,
+        n_ctx=4096,
+        n_threads=2,
+        n_gpu_layers=0,
+        temperature=0.0,
+        max_tokens=256,
+        extraction_max_tokens=32,
+        seed=None,
+        timeout=120.0,
+    )
     plan = wait_plan(qtbot, planner)
     assert plan.estimated_cost == 0.0  # local models cost nothing
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtdesk.core.settings.config import store_api_key
-from thoughtdesk.core.generation.runs import run_info
-from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.generation.run_table import RUN_COLUMNS
 from tests.helpers.servers import free_port
-
 from tests.ui.generation.conftest import SERVER_KEY
 from tests.ui.generation.test_planner import add_model, open_planner, wait_plan
+from thoughtdesk.core.generation.runs import run_info
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings.config import store_api_key
+from thoughtdesk.ui.generation.run_table import RUN_COLUMNS
 
 
-def start_from_planner(generation, qtbot, base_url: str, *, n: int = 1, attempts: int = 6,
-                       concurrency: int = 2, max_tokens: int = 16) -> int:
+def start_from_planner(
+    generation, qtbot, base_url: str, *, n: int = 1, attempts: int = 6, concurrency: int = 2, max_tokens: int = 16
+) -> int:
     planner = open_planner(generation, qtbot)
     planner.models.form.max_tokens.setValue(max_tokens)
     planner.models.form.extraction_max_tokens.setValue(4)
@@ -54,8 +54,9 @@ def test_run_from_planner_completes_and_shows_in_runs_panel(window, generation, 
     assert changes, "other views were told that CoTs arrived"
     with Library.open(window.library.path) as lib:
         assert run_info(lib, run_id).done == 6
-        cots = lib.conn.execute("SELECT count(*) FROM generated_cot c JOIN sample s ON s.id = c.sample_pk "
-                                "WHERE s.dataset = 'lab_quiz'").fetchone()[0]
+        cots = lib.conn.execute(
+            "SELECT count(*) FROM generated_cot c JOIN sample s ON s.id = c.sample_pk WHERE s.dataset = 'lab_quiz'"
+        ).fetchone()[0]
     assert cots == 3
 
 
@@ -138,12 +139,15 @@ def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
 
 def _core_run(window, model) -> int:
     """A run of the test split created through the core API (as the CLI would)."""
+    from tests.ui.generation.conftest import COLLECTION
     from thoughtdesk.core.generation.runs import RunSpec, SampleSelection, create_run, plan_run
 
-    from tests.ui.generation.conftest import COLLECTION
-
-    spec = RunSpec(samples=SampleSelection(COLLECTION, splits=("test",)), models=(model,),
-                   cot_triggers=("kojima-01",), answer_extractions=("kojima-A-D",))
+    spec = RunSpec(
+        samples=SampleSelection(COLLECTION, splits=("test",)),
+        models=(model,),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-A-D",),
+    )
     with Library.open(window.library.path) as lib:
         return create_run(lib, plan_run(lib, spec))
 
@@ -153,8 +157,7 @@ def _start_and_fail(panel, qtbot, run_id: int) -> str:
         panel.start_run(run_id)
     qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "failed", timeout=10000)
     panel.select_run(run_id)
-    qtbot.waitUntil(lambda: "Start / Resume" in panel.message.text() or "resume" in panel.message.text(),
-                    timeout=10000)
+    qtbot.waitUntil(lambda: "Start / Resume" in panel.message.text() or "resume" in panel.message.text(), timeout=10000)
     assert panel.start_button.isEnabled() and not panel.cancel_button.isEnabled()
     return panel.message.text()
 
@@ -197,16 +200,19 @@ def test_bad_input_messages_name_the_provider_and_the_run_stays_resumable(window
 @pytest.mark.slow
 def test_local_model_streams_its_text_into_the_runs_panel(window, generation, qtbot, gguf_model):
     pytest.importorskip("llama_cpp")
+    from tests.ui.generation.conftest import COLLECTION
     from thoughtdesk.core.generation.prompts import PromptMode
     from thoughtdesk.core.generation.runs import ModelSpec, RunSpec, SampleSelection, create_run, plan_run
-
-    from tests.ui.generation.conftest import COLLECTION
 
     panel = generation.runs_panel
     window.show_tab(panel)
     model = ModelSpec("llamacpp", str(gguf_model), max_tokens=24, n_ctx=512, seed=5)
-    spec = RunSpec(samples=SampleSelection(COLLECTION, splits=("test",), limit=1), models=(model,),
-                   cot_triggers=("kojima-01",), mode=PromptMode.ONE_STEP)
+    spec = RunSpec(
+        samples=SampleSelection(COLLECTION, splits=("test",), limit=1),
+        models=(model,),
+        cot_triggers=("kojima-01",),
+        mode=PromptMode.ONE_STEP,
+    )
     with Library.open(window.library.path) as lib:
         run_id = create_run(lib, plan_run(lib, spec))
     pieces: list[str] = []

@@ -14,14 +14,12 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from thoughtdesk.core.datasets import SourceFile, get_dataset
-from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.startup import open_library_for_gui
-from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
-from thoughtdesk.ui.app.main_window import MainWindow
-
 from tests.core.importing.test_import_skip import BAD_MEDMCQA, library_digest
 from tests.helpers.paths import FIXTURES
+from thoughtdesk.core.datasets import SourceFile, get_dataset
+from thoughtdesk.ui.app.main_window import MainWindow
+from thoughtdesk.ui.app.startup import open_library_for_gui
+from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
 
 DATASETS = FIXTURES / "datasets"
 GSM8K = DATASETS / "gsm8k"
@@ -95,7 +93,8 @@ def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch
     chosen = sorted(random.Random(5).sample(range(len(test_ids)), 2))
     stored = window.library.conn.execute(
         "SELECT question, split FROM sample WHERE collection_id = ? ORDER BY position",
-        (window.library.collection_id("math"),)).fetchall()
+        (window.library.collection_id("math"),),
+    ).fetchall()
     assert [q for q, _ in stored] == [test_ids[i] for i in chosen]
     assert {split for _, split in stored} == {"test"}
     assert window.tree.current_node().collection == "math"
@@ -114,8 +113,12 @@ def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
     assert window.last_report.inserted == 25
     first = [json.loads(line)["question"] for line in (folder / "test.jsonl").read_text().splitlines()[:25]]
     cid = window.library.collection_id("gsm8k")
-    assert [r[0] for r in window.library.conn.execute(
-        "SELECT question FROM sample WHERE collection_id = ? ORDER BY position", (cid,))] == first
+    assert [
+        r[0]
+        for r in window.library.conn.execute(
+            "SELECT question FROM sample WHERE collection_id = ? ORDER BY position", (cid,)
+        )
+    ] == first
 
 
 def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
@@ -170,6 +173,7 @@ def test_routing_by_file_content():
 
 # Downloads ----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def file_server(tmp_path):
     root = tmp_path / "served"
@@ -179,8 +183,7 @@ def file_server(tmp_path):
         def log_message(self, *args) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(Quiet, directory=str(root)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield root, f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
@@ -191,8 +194,11 @@ def _local_gsm8k(base: str, names: list[str]):
     sources = []
     for name in names:
         data = (GSM8K / name).read_bytes() if (GSM8K / name).exists() else b""
-        sources.append(SourceFile(f"{base}/gsm8k/{name}", name, len(data) or None,
-                                  hashlib.sha256(data).hexdigest() if data else None))
+        sources.append(
+            SourceFile(
+                f"{base}/gsm8k/{name}", name, len(data) or None, hashlib.sha256(data).hexdigest() if data else None
+            )
+        )
     return replace(get_dataset("gsm8k"), sources=tuple(sources))
 
 
@@ -273,6 +279,7 @@ class _SlowHandler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         import time
+
         self.server.requests.append(self.path)
         data = self.server.payload
         self.send_response(200)
@@ -280,7 +287,7 @@ class _SlowHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for start in range(0, len(data), 1 << 16):
-                self.wfile.write(data[start:start + (1 << 16)])
+                self.wfile.write(data[start : start + (1 << 16)])
                 self.wfile.flush()
                 time.sleep(0.05)
         except (BrokenPipeError, ConnectionResetError):
@@ -299,15 +306,15 @@ def slow_server():
 def _slow_info(server: _SlowServer):
     data = _SlowServer.payload
     url = f"http://127.0.0.1:{server.server_address[1]}/gsm8k/test.jsonl"
-    return replace(get_dataset("gsm8k"), sources=(
-        SourceFile(url, "test.jsonl", len(data), hashlib.sha256(data).hexdigest()),))
+    return replace(
+        get_dataset("gsm8k"), sources=(SourceFile(url, "test.jsonl", len(data), hashlib.sha256(data).hexdigest()),)
+    )
 
 
 def test_no_download_until_the_user_clicks(qtbot, slow_server, tmp_path):
     info = _slow_info(slow_server)
     other = replace(get_dataset("svamp"), sources=info.sources)
-    dialog = DatasetImportDialog([], download=True, datasets=[info, other],
-                                 cache_dir=tmp_path / "cache")
+    dialog = DatasetImportDialog([], download=True, datasets=[info, other], cache_dir=tmp_path / "cache")
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.select_dataset("svamp")
@@ -319,8 +326,7 @@ def test_no_download_until_the_user_clicks(qtbot, slow_server, tmp_path):
 
 
 def test_cancel_a_download_in_the_dialog(qtbot, slow_server, tmp_path):
-    dialog = DatasetImportDialog([], download=True, datasets=[_slow_info(slow_server)],
-                                 cache_dir=tmp_path / "cache")
+    dialog = DatasetImportDialog([], download=True, datasets=[_slow_info(slow_server)], cache_dir=tmp_path / "cache")
     qtbot.addWidget(dialog)
     panel = dialog.download
     panel.download_button.click()
@@ -345,6 +351,7 @@ def test_cancelled_dataset_import_in_the_window_changes_nothing(window, qtbot, s
     assert dialog.dataset == "medmc_qa"
     task = window.import_request(dialog.request())
     from PySide6.QtWidgets import QPushButton
+
     window.progress.findChild(QPushButton).click()  # the progress dialog's Cancel button
     wait_import(qtbot, window, task)
     assert window.last_report is None and window.library.collection_id("medmc_qa") is None

@@ -6,15 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import FIXTURES
+from tests.ui.importing.test_dataset_dialog import shot, wait_import
 from thoughtdesk.core.datasets import ColumnMapping
 from thoughtdesk.core.datasets.mapping_preview import preview_mapping
 from thoughtdesk.core.importing.mappings import SavedMappings, mappings_file
-from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.app.main_window import MainWindow
+from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.importing.mapping_dialog import PREVIEW_HEADERS, MappingDialog
-
-from tests.ui.importing.test_dataset_dialog import shot, wait_import
-from tests.helpers.paths import FIXTURES
 
 QUIZ = FIXTURES / "import_dialogs" / "quiz.csv"
 COL = {name: index for index, name in enumerate(PREVIEW_HEADERS)}
@@ -68,13 +67,13 @@ def test_markup_in_cells_is_plain_text(dialog):
     assert row[COL["question"]] == "<b>Bold</b> & <i>tags</i> stay literal?"
     # QTableWidgetItem has no rich-text mode; the label showing status is plain text too.
     from PySide6.QtCore import Qt
+
     assert dialog.status.textFormat() == Qt.TextFormat.PlainText
 
 
 def test_preview_updates_live_after_a_change(dialog, qtbot):
     dialog.set_field("answer", None)
-    qtbot.waitUntil(lambda: dialog.preview_texts() and dialog.preview_texts()[0][COL["answer"]] == "",
-                    timeout=3000)
+    qtbot.waitUntil(lambda: dialog.preview_texts() and dialog.preview_texts()[0][COL["answer"]] == "", timeout=3000)
     dialog.set_field("answer", "label")
     qtbot.waitUntil(lambda: dialog.preview_texts()[0][COL["answer"]] == "A", timeout=3000)
 
@@ -113,6 +112,7 @@ def test_broken_store_is_reported_with_file_and_line(tmp_path, qtbot):
 
 def test_preview_of_unreadable_file_raises(tmp_path):
     from thoughtdesk.core.errors import DataFileError
+
     with pytest.raises(DataFileError, match="no such file"):
         preview_mapping(tmp_path / "none.csv", ColumnMapping(question="q"))
 
@@ -129,9 +129,13 @@ def test_mapping_dialog_imports_through_the_window(qtbot, tmp_path):
     wait_import(qtbot, window, window.import_request(request))
     assert window.last_report.inserted == 3 and [e.line for e in window.last_report.bad_records] == [4]
     rows = window.library.conn.execute(
-        "SELECT sample_id, answer, type FROM sample WHERE dataset = 'quiz' ORDER BY position").fetchall()
-    assert rows == [("q1", '["blue"]', "multiplechoice"), ("q2", '["whale"]', "multiplechoice"),
-                    ("q4", '["eight"]', "multiplechoice")]
+        "SELECT sample_id, answer, type FROM sample WHERE dataset = 'quiz' ORDER BY position"
+    ).fetchall()
+    assert rows == [
+        ("q1", '["blue"]', "multiplechoice"),
+        ("q2", '["whale"]', "multiplechoice"),
+        ("q4", '["eight"]', "multiplechoice"),
+    ]
     window.report_dialog.close()
     window.close()
 
@@ -149,4 +153,7 @@ def test_a_mapping_change_re_maps_the_rows_read_once(qtbot, tmp_path):
     copy.unlink()  # the file is not read again for a new preview
     widget.set_field("answer", None)
     qtbot.waitUntil(lambda: widget.preview_texts() and widget.preview_texts()[0][COL["answer"]] == "", timeout=3000)
-    assert len(widget.preview_texts()) == len(first) and widget.preview_texts()[0][COL["question"]] == first[0][COL["question"]]
+    assert (
+        len(widget.preview_texts()) == len(first)
+        and widget.preview_texts()[0][COL["question"]] == first[0][COL["question"]]
+    )

@@ -10,14 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from tests.helpers.paths import FIXTURES, ROOT
 from thoughtdesk.core.importing.importer import import_thoughtsource
-from thoughtdesk.core.review import AnnotationStore, CotReview
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review import AnnotationStore, CotReview
 from thoughtdesk.ui.app.main_window import MainWindow
 from thoughtdesk.ui.qt import QSettings
-
-from tests.helpers.paths import FIXTURES
-from tests.helpers.paths import ROOT
 
 ROOT_DIR = ROOT
 COLLECTION_FILE = FIXTURES / "review_ui" / "review_collection.json"

@@ -12,14 +12,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
 from tests.helpers.paths import ROOT
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring
 os.environ["THOUGHTDESK_NO_WIZARD"] = "1"
 
-TS = ROOT.parent / "shared" / "datasets" / "thoughtsource" / \
-    "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+TS = (
+    ROOT.parent
+    / "shared"
+    / "datasets"
+    / "thoughtsource"
+    / "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
+)
 COLLECTION = "ThoughtSource 67 (gpt-3.5-turbo)"
 
 
@@ -34,7 +40,8 @@ def pick_sample(library) -> int:
     """A MedQA question where the three CoTs disagree (some correct, some not), not too long."""
     row = library.conn.execute(
         "SELECT id FROM sample WHERE dataset = 'med_qa' AND n_cots = 3 AND n_incorrect BETWEEN 1 AND 2 "
-        "AND length(question) BETWEEN 200 AND 420 ORDER BY position LIMIT 1").fetchone()
+        "AND length(question) BETWEEN 200 AND 420 ORDER BY position LIMIT 1"
+    ).fetchone()
     return row[0]
 
 
@@ -68,8 +75,12 @@ def main() -> int:
         print(f"{TS} is missing", file=sys.stderr)
         return 1
     home = Path(tempfile.mkdtemp(prefix="td-review-shots-"))
-    for name, value in (("HOME", home), ("XDG_CONFIG_HOME", home / "config"),
-                        ("THOUGHTDESK_CONFIG_DIR", home / "config" / "td"), ("THOUGHTDESK_LOG_DIR", home / "logs")):
+    for name, value in (
+        ("HOME", home),
+        ("XDG_CONFIG_HOME", home / "config"),
+        ("THOUGHTDESK_CONFIG_DIR", home / "config" / "td"),
+        ("THOUGHTDESK_LOG_DIR", home / "logs"),
+    ):
         os.environ[name] = str(value)
     sys.path.insert(0, str(ROOT / "desktop"))
     from PySide6.QtCore import Qt
@@ -84,11 +95,10 @@ def main() -> int:
         QSettings.setPath(settings_format, QSettings.Scope.UserScope, str(home / "qsettings"))
     app = make_application()
     from thoughtdesk.ui.app.main_window import MainWindow
-    from thoughtdesk.ui.settings.options import AppSettings, save_settings
     from thoughtdesk.ui.settings.controller import SettingsDialog
+    from thoughtdesk.ui.settings.options import AppSettings, save_settings
 
-    save_settings(AppSettings(user_name="Dr Ada Lovelace", openai_enabled=True,
-                              local_model_path=""))
+    save_settings(AppSettings(user_name="Dr Ada Lovelace", openai_enabled=True, local_model_path=""))
     library = Library.open(home / "library.thoughtdesk")
     import_thoughtsource(library, TS, collection=COLLECTION)
     sample_pk = pick_sample(library)

@@ -7,10 +7,9 @@ import json
 
 from PySide6.QtCore import Qt
 
-from thoughtdesk.core.review import AnnotationStore, agreement_table, export_annotations
-from thoughtdesk.core.library.store import Library
-
 from tests.ui.review.conftest import COLLECTION, REVIEWER, make_library
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review import AnnotationStore, agreement_table, export_annotations
 
 HOSTILE = ["<b>abnormal</b>", "<img src=x>", '<a href="file:///etc/passwd">this</a>', "&amp;"]
 COMMENT = 'See <img src=x> and <a href="file:///etc/passwd">this</a> &amp; <b>that</b>'
@@ -49,8 +48,12 @@ def test_import_shows_the_report_and_keeps_both_reviewers(session, tmp_path, qtb
     cot_pk = view.current_cot_pk()
     session.key(Qt.Key.Key_1)  # alice: Incorrect reasoning on the first CoT
     with Library.open(session.path) as library:
-        cot_ids = [r[0] for r in library.conn.execute(
-            "SELECT cot_id FROM generated_cot WHERE sample_pk = ? ORDER BY position", (view.stored.pk,))]
+        cot_ids = [
+            r[0]
+            for r in library.conn.execute(
+                "SELECT cot_id FROM generated_cot WHERE sample_pk = ? ORDER BY position", (view.stored.pk,)
+            )
+        ]
     path = colleague_file(tmp_path, cot_ids[:2])
     session.controller.import_file(path)
     qtbot.waitUntil(lambda: session.controller.last_report is not None, timeout=10000)

@@ -9,7 +9,11 @@ from PySide6.QtCore import Qt
 from tests.ui.review.conftest import REVIEWER
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-CTRL, SHIFT, ALT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier, Qt.KeyboardModifier.AltModifier
+CTRL, SHIFT, ALT = (
+    Qt.KeyboardModifier.ControlModifier,
+    Qt.KeyboardModifier.ShiftModifier,
+    Qt.KeyboardModifier.AltModifier,
+)
 
 
 def stored_rows(session, cot_pk: int) -> list[tuple]:
@@ -17,7 +21,8 @@ def stored_rows(session, cot_pk: int) -> list[tuple]:
 
     with Library.open(session.path) as library:
         return library.conn.execute(
-            "SELECT author, date, key, value FROM annotation WHERE cot_pk = ? ORDER BY id", (cot_pk,)).fetchall()
+            "SELECT author, date, key, value FROM annotation WHERE cot_pk = ? ORDER BY id", (cot_pk,)
+        ).fetchall()
 
 
 def test_keyboard_only_session_with_undo_and_redo(session, qtbot) -> None:

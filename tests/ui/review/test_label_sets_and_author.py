@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from thoughtdesk.core.review import label_set, label_sets
+from tests.ui.review.conftest import REVIEWER, Session
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review import label_set, label_sets
 from thoughtdesk.ui.review.label_set_editor import COLOUR_COLUMN, KEY_COLUMN, NAME_COLUMN, LabelSetEditor
 from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
-
-from tests.ui.review.conftest import REVIEWER, Session
 
 
 def _menu_action(session, text: str):
@@ -125,7 +124,12 @@ def test_label_sets_survive_a_restart(qtbot, library_path) -> None:
     try:
         assert second.view.label_set.name == "Clinical (my copy)"  # remembered in the settings
         names = [lb.name for lb in second.view.label_set.labels]
-        assert names == ["Hallucinated fact", "Outdated guideline", "Missed contraindication",
-                         "Incorrect reasoning", "Wrong dosage"]
+        assert names == [
+            "Hallucinated fact",
+            "Outdated guideline",
+            "Missed contraindication",
+            "Incorrect reasoning",
+            "Wrong dosage",
+        ]
     finally:
         second.close()

@@ -5,10 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit
 
-from thoughtdesk.core.review import QueueFilter, blind_order
-from thoughtdesk.core.library.store import Library
-
 from tests.ui.review.conftest import COLLECTION, REVIEWER, Session
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review import QueueFilter, blind_order
 
 MODELS = ("gpt-4", "gpt-3.5-turbo", "llama-3-8b")
 
@@ -92,8 +91,9 @@ def test_blind_mode_hides_models_and_uses_the_reviewers_order(session) -> None:
 
 def test_queue_progress_and_resume_after_restart(qtbot, library_path) -> None:
     first = Session(qtbot, library_path)
-    queue = first.controller.create_queue("MedQA errors", COLLECTION, QueueFilter(dataset="med_qa", has_incorrect=True),
-                                          size=3, seed=11)
+    queue = first.controller.create_queue(
+        "MedQA errors", COLLECTION, QueueFilter(dataset="med_qa", has_incorrect=True), size=3, seed=11
+    )
     view = first.view
     with Library.open(library_path) as library:
         rows = dict(library.conn.execute("SELECT id, dataset FROM sample").fetchall())

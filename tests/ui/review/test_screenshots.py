@@ -16,16 +16,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+from tests.ui.review.conftest import ROOT_DIR, Session
 from thoughtdesk.core.review.compare.colours import contrast_ratio
 
-from tests.ui.review.conftest import ROOT_DIR, Session
-
 DARK = {
-    QPalette.ColorRole.Window: "#2b2b2b", QPalette.ColorRole.WindowText: "#f0f0f0",
-    QPalette.ColorRole.Base: "#1e1e1e", QPalette.ColorRole.AlternateBase: "#2b2b2b",
-    QPalette.ColorRole.Text: "#f0f0f0", QPalette.ColorRole.Button: "#353535",
-    QPalette.ColorRole.ButtonText: "#f0f0f0", QPalette.ColorRole.Highlight: "#3d7bd9",
-    QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.PlaceholderText: "#a0a0a0",
+    QPalette.ColorRole.Window: "#2b2b2b",
+    QPalette.ColorRole.WindowText: "#f0f0f0",
+    QPalette.ColorRole.Base: "#1e1e1e",
+    QPalette.ColorRole.AlternateBase: "#2b2b2b",
+    QPalette.ColorRole.Text: "#f0f0f0",
+    QPalette.ColorRole.Button: "#353535",
+    QPalette.ColorRole.ButtonText: "#f0f0f0",
+    QPalette.ColorRole.Highlight: "#3d7bd9",
+    QPalette.ColorRole.HighlightedText: "#ffffff",
+    QPalette.ColorRole.PlaceholderText: "#a0a0a0",
 }
 
 
@@ -57,8 +61,9 @@ def span_fragments(text_view) -> list[tuple[str, str, str]]:
             fragment = iterator.fragment()
             char_format = fragment.charFormat()
             if char_format.background().style() != Qt.BrushStyle.NoBrush:
-                found.append((fragment.text(), char_format.background().color().name(),
-                              char_format.foreground().color().name()))
+                found.append(
+                    (fragment.text(), char_format.background().color().name(), char_format.foreground().color().name())
+                )
             iterator += 1
         block = block.next()
     return found
@@ -92,7 +97,9 @@ def shoot(session, qtbot, theme: str) -> None:
     for text, background, foreground in fragments:
         if foreground == "#000000" and theme == "dark":
             raise AssertionError(f"black text on the dark theme: {text!r}")
-        assert contrast_ratio(background, foreground if foreground != "#000000" or theme == "light" else "#ffffff") >= 4.5
+        assert (
+            contrast_ratio(background, foreground if foreground != "#000000" or theme == "light" else "#ffffff") >= 4.5
+        )
     name = "review.png" if theme == "light" else "review-dark.png"
     target = Path("/tmp") / name
     assert window.grab().save(str(target))

@@ -1,11 +1,11 @@
-""""Test connection": success, a refused key and a refused port, against real 127.0.0.1 sockets."""
+""" "Test connection": success, a refused key and a refused port, against real 127.0.0.1 sockets."""
 
 from __future__ import annotations
 
-from thoughtdesk.core.settings import network
 from thoughtdesk.core.generation.backends.connection_check import check_anthropic, check_openai_compatible
-from thoughtdesk.ui.settings.provider_forms import ProvidersForm
+from thoughtdesk.core.settings import network
 from thoughtdesk.ui.settings.options import AppSettings
+from thoughtdesk.ui.settings.provider_forms import ProvidersForm
 
 
 def _form(qtbot, base_url: str) -> ProvidersForm:
@@ -27,8 +27,7 @@ def test_success_is_reported_without_blocking_the_gui(qtbot, models_server):
         assert panel.result.text() == "Testing…"
     result = blocker.args[0]
     assert result.ok and result.models == ("local-model-a", "local-model-b")
-    assert panel.result.text().startswith("Connected to OpenAI-compatible server at "
-                                          f"{models_server}/models (HTTP 200)")
+    assert panel.result.text().startswith(f"Connected to OpenAI-compatible server at {models_server}/models (HTTP 200)")
     qtbot.waitUntil(panel.test_button.isEnabled)
 
 
@@ -39,8 +38,9 @@ def test_wrong_key_is_reported_with_the_servers_words(qtbot, models_server):
     with qtbot.waitSignal(panel.tested, timeout=10000) as blocker:
         panel.test_connection()
     assert not blocker.args[0].ok
-    assert panel.result.text() == (f"Failed: the API key was refused by {models_server}/models "
-                                   "(HTTP 401): Incorrect API key provided")
+    assert panel.result.text() == (
+        f"Failed: the API key was refused by {models_server}/models (HTTP 401): Incorrect API key provided"
+    )
 
 
 def test_refused_port_gives_the_exact_failure(qtbot, refused_port):
@@ -78,8 +78,10 @@ def test_offline_mode_refuses_a_remote_test_but_not_a_loopback_one(models_server
     before = len(network.refused_attempts)
     remote = check_openai_compatible("https://api.openai.com/v1", "sk-x")
     assert not remote.ok
-    assert remote.message.startswith("offline mode is on: testing the connection to "
-                                     "OpenAI-compatible server needs the network (https://api.openai.com/v1/models)")
+    assert remote.message.startswith(
+        "offline mode is on: testing the connection to "
+        "OpenAI-compatible server needs the network (https://api.openai.com/v1/models)"
+    )
     assert len(network.refused_attempts) == before  # said so instead of trying
     assert check_openai_compatible(models_server, "sk-local-test-key-123").ok
 

@@ -10,10 +10,10 @@ import pytest
 
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
-from thoughtdesk.ui.settings import forms as settings_forms
-from thoughtdesk.ui.settings.provider_forms import ProvidersForm
 from thoughtdesk.ui.qt import QApplication, QMessageBox, QTimer
+from thoughtdesk.ui.settings import forms as settings_forms
 from thoughtdesk.ui.settings.options import AppSettings
+from thoughtdesk.ui.settings.provider_forms import ProvidersForm
 
 
 @pytest.fixture
@@ -23,6 +23,7 @@ def no_keyring():
 
 def _answer_consent(button: QMessageBox.StandardButton, seen: list[str]) -> None:
     """Click ``button`` in the real consent box once it is open (it runs a modal loop)."""
+
     def click() -> None:
         box = QApplication.activeModalWidget()
         if not isinstance(box, QMessageBox):

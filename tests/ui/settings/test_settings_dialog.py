@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from thoughtdesk.core.settings import network, secrets
-from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.app.main_window import MainWindow
+from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.qt import QDesktopServices, QKeySequence, QMenu, QObject, Slot
-from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
 from thoughtdesk.ui.settings.controller import SettingsDialog
+from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
 
 
 @pytest.fixture
@@ -25,9 +25,15 @@ def window(qtbot, tmp_path):
 def test_settings_round_trip(qtbot, tmp_path):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF....")
-    save_settings(AppSettings(user_name="Grace", library_path=str(tmp_path / "a.thoughtdesk"),
-                              local_model_path=str(model), openai_enabled=True,
-                              openai_base_url="http://127.0.0.1:9/v1"))
+    save_settings(
+        AppSettings(
+            user_name="Grace",
+            library_path=str(tmp_path / "a.thoughtdesk"),
+            local_model_path=str(model),
+            openai_enabled=True,
+            openai_base_url="http://127.0.0.1:9/v1",
+        )
+    )
     dialog = SettingsDialog()
     qtbot.addWidget(dialog)
     assert dialog.identity.name.text() == "Grace"
@@ -100,10 +106,22 @@ def test_about_dialog_lists_versions_and_licences(qtbot, window):
     about = window.installed["thoughtdesk.ui.settings.controller"].about
     qtbot.waitUntil(about.isVisible)
     text = about.text()
-    for expected in ("ThoughtDesk 0.1.0", "Qt 6.", "PySide6 6.", "Python 3.",
-                     "PySide6-Essentials", "LGPL-3.0", "llama-cpp-python", "pyqtgraph", "msgspec",
-                     "httpx", "BSD-3-Clause", "gsm8k", "CC BY-NC 4.0",
-                     "AI2 Mercury Dataset licence"):
+    for expected in (
+        "ThoughtDesk 0.1.0",
+        "Qt 6.",
+        "PySide6 6.",
+        "Python 3.",
+        "PySide6-Essentials",
+        "LGPL-3.0",
+        "llama-cpp-python",
+        "pyqtgraph",
+        "msgspec",
+        "httpx",
+        "BSD-3-Clause",
+        "gsm8k",
+        "CC BY-NC 4.0",
+        "AI2 Mercury Dataset licence",
+    ):
         assert expected in text, expected
     assert about.body.isReadOnly()
     about.resize(760, 560)
@@ -135,7 +153,8 @@ def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
     assert dialog.failed_messages() == [
         "the openai key was NOT stored: cannot store the API key of openai in the system keyring "
         "(KeyringLocked); unlock the keyring, or install one (GNOME Keyring, KWallet, macOS Keychain, "
-        "Windows Credential Manager)"]
+        "Windows Credential Manager)"
+    ]
     box = window.last_message
     assert box.objectName() == "errorBox" and "the openai key was NOT stored" in box.text()
     assert "sk-refused-by-keyring-5555" not in box.text()

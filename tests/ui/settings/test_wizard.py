@@ -8,9 +8,9 @@ import pytest
 
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import network, secrets
+from thoughtdesk.ui.qt import QSettings, QWizard
 from thoughtdesk.ui.settings import options as app_settings
 from thoughtdesk.ui.settings.first_run import FirstRunWizard
-from thoughtdesk.ui.qt import QSettings, QWizard
 
 SCREENSHOTS = Path("/tmp/thoughtdesk-screens")
 

@@ -19,10 +19,10 @@ HOSTILE = [
     "<b>bold</b>",
     "&amp;",
     "<script>alert(1)</script>",
-    "<span style=\"background:red\">x</span>",
+    '<span style="background:red">x</span>',
 ]
 HOSTILE_COT = (
-    "Look at <img src=x> first. Then open <a href=\"file:///etc/passwd\">this</a>. "
+    'Look at <img src=x> first. Then open <a href="file:///etc/passwd">this</a>. '
     "It is <b>bold</b> &amp; safe.\nNext line   with  spaces."
 )
 
@@ -80,7 +80,7 @@ def test_highlighted_cot_shows_hostile_text_literally_in_qt(qapp) -> None:
 
 def test_word_diff_html_shows_hostile_text_literally_in_qt(qapp) -> None:
     a = "Safe <b>text</b> and &amp; here."
-    b = "Safe <img src=x> text and <a href=\"file:///etc/passwd\">x</a> here."
+    b = 'Safe <img src=x> text and <a href="file:///etc/passwd">x</a> here.'
     ops = word_diff(a, b)
     for side, expected in (("a", a), ("b", b)):
         html = diff_side_html(ops, side)

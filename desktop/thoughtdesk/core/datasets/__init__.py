@@ -17,7 +17,20 @@ from thoughtdesk.core.datasets.generic import ColumnMapping, MappingError, load_
 from thoughtdesk.core.datasets.loading import dataset_files, detect_dataset, load_dataset
 
 __all__ = [
-    "DatasetInfo", "SourceFile", "UnknownDatasetError", "catalogue", "get_dataset",
-    "dataset_files", "detect_dataset", "load_dataset", "DownloadError", "dataset_cache_dir",
-    "download_dataset", "ColumnMapping", "MappingError", "load_generic", "parse_mapping", "preview",
+    "DatasetInfo",
+    "SourceFile",
+    "UnknownDatasetError",
+    "catalogue",
+    "get_dataset",
+    "dataset_files",
+    "detect_dataset",
+    "load_dataset",
+    "DownloadError",
+    "dataset_cache_dir",
+    "download_dataset",
+    "ColumnMapping",
+    "MappingError",
+    "load_generic",
+    "parse_mapping",
+    "preview",
 ]

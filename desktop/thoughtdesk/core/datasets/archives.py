@@ -33,19 +33,20 @@ def _safe_member_path(archive: Path, info: zipfile.ZipInfo) -> PurePosixPath:
         or any(part == ".." for part in relative.parts)
     )
     if unsafe:
-        raise DataFileError(archive, f"unsafe path in the archive: {info.filename!r}",
-                            hint="the archive was not unpacked")
+        raise DataFileError(
+            archive, f"unsafe path in the archive: {info.filename!r}", hint="the archive was not unpacked"
+        )
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
-        raise DataFileError(archive, f"the archive holds a symbolic link: {info.filename!r}",
-                            hint="the archive was not unpacked")
+        raise DataFileError(
+            archive, f"the archive holds a symbolic link: {info.filename!r}", hint="the archive was not unpacked"
+        )
     return relative
 
 
 def unpacked_folder(archive: Path) -> Path:
     """Where :func:`unpack_zip` puts the contents of ``archive`` (its name without ``.zip``)."""
-    return archive.with_name(archive.name[: -len(archive.suffix)] if archive.suffix else
-                             archive.name + ".d")
+    return archive.with_name(archive.name[: -len(archive.suffix)] if archive.suffix else archive.name + ".d")
 
 
 def unpack_zip(archive: str | os.PathLike[str], target: Path | None = None) -> Path:
@@ -68,12 +69,13 @@ def unpack_zip(archive: str | os.PathLike[str], target: Path | None = None) -> P
         members = bundle.infolist()
         paths = [_safe_member_path(archive, info) for info in members]
         if sum(info.file_size for info in members) > MAX_UNPACKED_BYTES:
-            raise DataFileError(archive, "the archive unpacks to more than "
-                                f"{MAX_UNPACKED_BYTES // 1024**3} GiB", hint="not unpacked")
+            raise DataFileError(
+                archive, f"the archive unpacks to more than {MAX_UNPACKED_BYTES // 1024**3} GiB", hint="not unpacked"
+            )
         shutil.rmtree(staging, ignore_errors=True)
         try:
             staging.mkdir(parents=True)
-            for info, relative in zip(members, paths):
+            for info, relative in zip(members, paths, strict=False):
                 destination = staging.joinpath(*relative.parts)
                 if info.is_dir():
                     destination.mkdir(parents=True, exist_ok=True)
@@ -85,8 +87,11 @@ def unpack_zip(archive: str | os.PathLike[str], target: Path | None = None) -> P
                     while block := source.read(1 << 20):
                         budget -= len(block)
                         if budget < 0:
-                            raise DataFileError(archive, f"member {info.filename!r} is larger "
-                                                "than the archive says", hint="not unpacked")
+                            raise DataFileError(
+                                archive,
+                                f"member {info.filename!r} is larger than the archive says",
+                                hint="not unpacked",
+                            )
                         sink.write(block)
             (staging / UNPACKED_MARKER).write_text(archive.name, encoding="utf-8")
             if folder.exists():

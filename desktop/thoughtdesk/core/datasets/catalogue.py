@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from thoughtdesk.core.errors import ThoughtDeskError
 
 if TYPE_CHECKING:
-    from thoughtdesk.core.library.records import Sample
     from thoughtdesk.core.datasets.loading import FileProbe, LoadContext
+    from thoughtdesk.core.library.records import Sample
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +61,15 @@ class DatasetInfo:
 
     def describe(self) -> str:
         """All of the metadata as plain text, one item a line (the UI and ``datasets NAME``)."""
-        parts = [f"{self.title} ({self.name})", "", self.description, "",
-                 f"Answer type: {self.answer_type}", f"Licence: {self.licence}",
-                 f"Homepage: {self.homepage}"]
+        parts = [
+            f"{self.title} ({self.name})",
+            "",
+            self.description,
+            "",
+            f"Answer type: {self.answer_type}",
+            f"Licence: {self.licence}",
+            f"Homepage: {self.homepage}",
+        ]
         if self.reference_cot:
             parts.append(f"Reference CoTs: {self.reference_cot}")
         parts.append(f"Splits: {', '.join(self.splits)}")
@@ -162,7 +168,8 @@ class UnknownDatasetError(ThoughtDeskError, KeyError):
 GITHUB_RAW = "https://raw.githubusercontent.com"
 
 
-def github_file(repo: str, commit: str, path_in_repo: str, local: str, size: int, sha256: str,
-                split: str | None = None) -> SourceFile:
+def github_file(
+    repo: str, commit: str, path_in_repo: str, local: str, size: int, sha256: str, split: str | None = None
+) -> SourceFile:
     """A :class:`SourceFile` served by raw.githubusercontent.com at a pinned commit."""
     return SourceFile(f"{GITHUB_RAW}/{repo}/{commit}/{path_in_repo}", local, size, sha256, split)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.datasets import commonsense_info as info
 from thoughtdesk.core.datasets.catalogue import register
 from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import capitalise_first, split_sentences, untokenize
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
 
 # --- commonsense_qa + ECQA -------------------------------------------------------------------
 
@@ -27,8 +27,12 @@ def _ecqa_files(option: Path | None, dataset_file: Path, root: Path) -> list[Pat
         folders = [option]
     else:
         base = root if root.is_dir() else root.parent
-        folders = [base / "ecqa", base.parent / "ecqa", dataset_file.parent / "ecqa",
-                   dataset_file.parent.parent / "ecqa"]
+        folders = [
+            base / "ecqa",
+            base.parent / "ecqa",
+            dataset_file.parent / "ecqa",
+            dataset_file.parent.parent / "ecqa",
+        ]
     files: list[Path] = []
     for folder in folders:
         if folder.is_dir():
@@ -40,8 +44,7 @@ def _ecqa_files(option: Path | None, dataset_file: Path, root: Path) -> list[Pat
 
 def _explanation_steps(text: str) -> list[str]:
     # ECQA's free-flow explanation (taskB), one step per sentence, as ThoughtSource does.
-    return [capitalise_first(sentence)
-            for sentence in split_sentences(text, lowercase_starts=True)]
+    return [capitalise_first(sentence) for sentence in split_sentences(text, lowercase_starts=True)]
 
 
 def _load_ecqa(files: list[Path]) -> dict[str, list[str]]:
@@ -49,7 +52,7 @@ def _load_ecqa(files: list[Path]) -> dict[str, list[str]]:
     explanations: dict[str, list[str]] = {}
     for path in files:
         if path.suffix == ".jsonl":
-            for line, record in iter_jsonl(path):
+            for _line, record in iter_jsonl(path):
                 if isinstance(record, DataFileError):
                     raise record
                 if has_keys(record, "id", "explanation"):
@@ -58,10 +61,11 @@ def _load_ecqa(files: list[Path]) -> dict[str, list[str]]:
         rows = iter_csv(path)
         _, header = next(rows, (1, []))
         if "q_no" not in header or "taskB" not in header:
-            raise DataFileError(path, "not an ECQA file", line=1,
-                                hint="expected CSV columns q_no, ..., taskA_pos, taskA_neg, taskB")
+            raise DataFileError(
+                path, "not an ECQA file", line=1, hint="expected CSV columns q_no, ..., taskA_pos, taskA_neg, taskB"
+            )
         id_column, text_column = header.index("q_no"), header.index("taskB")
-        for line, row in rows:
+        for _line, row in rows:
             if isinstance(row, DataFileError):
                 raise row
             explanations[row[id_column]] = _explanation_steps(row[text_column])
@@ -92,19 +96,29 @@ def _read_csqa(path: Path, split: str, context: LoadContext) -> Iterator[tuple[s
         else:
             check_answer(key, labels, "answerKey")
             answer = [choices[labels.index(key)]]
-        return Sample(id=sample_id, question=stem, type="multiplechoice", choices=choices,
-                      answer=answer, cot=list(ecqa.get(sample_id, ())))
+        return Sample(
+            id=sample_id,
+            question=stem,
+            type="multiplechoice",
+            choices=choices,
+            answer=answer,
+            cot=list(ecqa.get(sample_id, ())),
+        )
 
     yield from context.convert(path, split, iter_jsonl(path), convert)
 
 
 def _sniff_csqa(probe: FileProbe) -> bool:
     record = probe.jsonl_first
-    return has_keys(record, "id", "question") and isinstance(record["question"], dict) and \
-        "question_concept" in record["question"]
+    return (
+        has_keys(record, "id", "question")
+        and isinstance(record["question"], dict)
+        and "question_concept" in record["question"]
+    )
 
 
 # --- strategy_qa -----------------------------------------------------------------------------
+
 
 def _strategy_sample(record: dict, split: str) -> Sample:
     sample_id = need(record, "qid")
@@ -122,14 +136,20 @@ def _strategy_sample(record: dict, split: str) -> Sample:
     extra = {}
     if record.get("decomposition"):
         extra["decomposition"] = list(record["decomposition"])
-    return Sample(id=sample_id, question=question, type="bool", choices=["True", "False"],
-                  answer=answer, cot=[str(fact) for fact in facts], extra=extra)
+    return Sample(
+        id=sample_id,
+        question=question,
+        type="bool",
+        choices=["True", "False"],
+        answer=answer,
+        cot=[str(fact) for fact in facts],
+        extra=extra,
+    )
 
 
 def _read_strategy(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
     items = ((line, value) for line, _, value in iter_json_container(path))
-    yield from context.convert(path, split, items,
-                               lambda record, index: _strategy_sample(record, split))
+    yield from context.convert(path, split, items, lambda record, index: _strategy_sample(record, split))
 
 
 def _sniff_strategy(probe: FileProbe) -> bool:
@@ -137,6 +157,7 @@ def _sniff_strategy(probe: FileProbe) -> bool:
 
 
 # --- qed -------------------------------------------------------------------------------------
+
 
 def _qed_cot(annotation: dict) -> list[str]:
     if annotation.get("explanation_type") != "single_sentence":
@@ -152,11 +173,15 @@ def _qed_cot(annotation: dict) -> list[str]:
         if not in_sentence:
             continue  # an implicit reference has no words in the sentence to point at
         if bridge is False or bridge is None:
-            cot.append(f'The noun phrase "{in_sentence}" in the sentence and the noun phrase '
-                       f'"{in_question}" in the question refer to the same thing.')
+            cot.append(
+                f'The noun phrase "{in_sentence}" in the sentence and the noun phrase '
+                f'"{in_question}" in the question refer to the same thing.'
+            )
         else:
-            cot.append(f'The noun phrase "{in_sentence}" in the sentence refers to '
-                       f'"{in_sentence} {bridge} {in_question}" in the question.')
+            cot.append(
+                f'The noun phrase "{in_sentence}" in the sentence refers to '
+                f'"{in_sentence} {bridge} {in_question}" in the question.'
+            )
     return [untokenize(step) for step in cot]
 
 
@@ -171,15 +196,14 @@ def _qed_sample(record: dict) -> Sample:
     answer = [spans[0]["string"] for spans in answers if spans and isinstance(spans[0], dict)]
     if not answer:
         raise RecordError("original_nq_answers", "missing answer")
-    context = f"Title: {untokenize(record.get('title_text', ''))} " \
-              f"Text: {untokenize(need(record, 'paragraph_text'))}"
-    return Sample(id=sample_id, question=question, type="collection", answer=answer,
-                  cot=_qed_cot(annotation), context=context)
+    context = f"Title: {untokenize(record.get('title_text', ''))} Text: {untokenize(need(record, 'paragraph_text'))}"
+    return Sample(
+        id=sample_id, question=question, type="collection", answer=answer, cot=_qed_cot(annotation), context=context
+    )
 
 
 def _read_qed(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
-    yield from context.convert(path, split, iter_jsonl(path),
-                               lambda record, index: _qed_sample(record))
+    yield from context.convert(path, split, iter_jsonl(path), lambda record, index: _qed_sample(record))
 
 
 def _sniff_qed(probe: FileProbe) -> bool:

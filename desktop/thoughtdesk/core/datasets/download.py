@@ -15,18 +15,20 @@ from pathlib import Path
 
 import httpx
 
-from thoughtdesk.core.errors import Cancelled, DataFileError, ThoughtDeskError
-from thoughtdesk.core.settings.network import OfflineError, require_network
 from thoughtdesk.core.datasets.archives import unpack_zip
 from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile
+from thoughtdesk.core.errors import Cancelled, DataFileError, ThoughtDeskError
+from thoughtdesk.core.settings.network import OfflineError, require_network
 
 _CHUNK = 1 << 16
 _TIMEOUT = httpx.Timeout(30.0, connect=15.0)
 
 
 def _by_hand(url: str, target: Path) -> str:
-    return (f"To load the file by hand, download {url} in a browser, save it as {target} "
-            "(or anywhere) and load that file or its folder")
+    return (
+        f"To load the file by hand, download {url} in a browser, save it as {target} "
+        "(or anywhere) and load that file or its folder"
+    )
 
 
 class DownloadError(ThoughtDeskError):
@@ -121,7 +123,7 @@ def download_dataset(
     finally:
         if own_client:
             http.close()
-    for source, path in zip(info.sources, paths):
+    for source, path in zip(info.sources, paths, strict=False):
         if path.suffix.lower() == ".zip":
             # WorldTree comes as a zip: unpack it beside the archive so load_dataset finds
             # the files inside (unpack_zip checks member paths and is a no-op when done).
@@ -132,8 +134,11 @@ def download_dataset(
                 unpack_zip(path)
             except DataFileError as error:
                 path.unlink(missing_ok=True)
-                raise DownloadError(source.url, f"the archive is corrupt or incomplete ({error.message}); "
-                                    "it was removed, download it again", path) from None
+                raise DownloadError(
+                    source.url,
+                    f"the archive is corrupt or incomplete ({error.message}); it was removed, download it again",
+                    path,
+                ) from None
     return paths
 
 
@@ -177,8 +182,11 @@ def _download_file(
         except (httpx.TransportError, httpx.StreamError) as error:
             if attempt == 0 and part.exists() and part.stat().st_size > 0:
                 continue  # connection cut: resume once from what we have
-            reason = "no connection (offline?)" if isinstance(error, httpx.ConnectError) \
+            reason = (
+                "no connection (offline?)"
+                if isinstance(error, httpx.ConnectError)
                 else f"connection error ({type(error).__name__}: {error})"
+            )
             raise DownloadError(source.url, reason, target) from None
         break
     size = part.stat().st_size if part.exists() else 0
@@ -188,6 +196,5 @@ def _download_file(
         digest = _sha256(part)
         if digest != source.sha256:
             part.unlink()  # corrupt: a resume would only build on bad bytes
-            raise DownloadError(source.url, f"checksum mismatch (sha256 {digest}, expected "
-                                f"{source.sha256})", target)
+            raise DownloadError(source.url, f"checksum mismatch (sha256 {digest}, expected {source.sha256})", target)
     os.replace(part, target)

@@ -15,11 +15,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
-from thoughtdesk.core.library.records import ANSWER_TYPES, Sample
 from thoughtdesk.core.datasets.loading import LoadContext, RecordError
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import format_number, split_sentences
+from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
+from thoughtdesk.core.library.records import ANSWER_TYPES, Sample
+
 
 class MappingError(ThoughtDeskError, ValueError):
     """A column mapping that cannot be used (a bad ``--map`` text or an unknown saved name)."""
@@ -59,8 +60,7 @@ class ColumnMapping:
         if self.answer_type not in ANSWER_TYPES:
             raise ValueError(f"answer type {self.answer_type!r} is not one of {', '.join(ANSWER_TYPES)}")
         if self.answer_format not in _ANSWER_FORMATS:
-            raise ValueError(f"answer format {self.answer_format!r} is not one of "
-                             f"{', '.join(_ANSWER_FORMATS)}")
+            raise ValueError(f"answer format {self.answer_format!r} is not one of {', '.join(_ANSWER_FORMATS)}")
         if not self.question:
             raise ValueError("the mapping needs a question column")
 
@@ -95,12 +95,13 @@ def parse_mapping(text: str) -> ColumnMapping:
             key = "answer_type"
         if key == "choices":
             values[key] = [column.strip() for column in value.split("|") if column.strip()]
-        elif key in _FIELDS or key in ("answer_type", "default_split", "choices_separator",
-                                        "answer_format"):
+        elif key in _FIELDS or key in ("answer_type", "default_split", "choices_separator", "answer_format"):
             values[key] = value
         else:
-            raise MappingError(f"unknown mapping field {key!r}; known: {', '.join(_FIELDS)}, "
-                               "answer_type, answer_format, default_split, choices_separator")
+            raise MappingError(
+                f"unknown mapping field {key!r}; known: {', '.join(_FIELDS)}, "
+                "answer_type, answer_format, default_split, choices_separator"
+            )
     if "question" not in values:
         raise MappingError("the mapping needs question=COLUMN")
     try:
@@ -129,8 +130,7 @@ def _file_kind(path: Path) -> str:
             except json.JSONDecodeError:
                 return "json"
         return "json"
-    raise DataFileError(path, f"unsupported file type {suffix or '(none)'}",
-                        hint="use JSON, JSON Lines, CSV or TSV")
+    raise DataFileError(path, f"unsupported file type {suffix or '(none)'}", hint="use JSON, JSON Lines, CSV or TSV")
 
 
 def _records(path: Path) -> Iterator[tuple[int, Any]]:
@@ -150,7 +150,7 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
         except StopIteration:
             return
         for line, row in rows:
-            yield line, row if isinstance(row, DataFileError) else dict(zip(header, row))
+            yield line, row if isinstance(row, DataFileError) else dict(zip(header, row, strict=False))
 
 
 def head_records(path: str | Path, n: int) -> list[tuple[int | None, Any]]:
@@ -169,7 +169,7 @@ def preview(path: str | Path, n: int = 5, records=None) -> tuple[list[str], list
     :func:`head_records`), for a live mapping preview."""
     columns: list[str] = []
     rows: list[dict[str, Any]] = []
-    for _, record in (records if records is not None else _records(Path(path))):
+    for _, record in records if records is not None else _records(Path(path)):
         if isinstance(record, DataFileError):
             continue
         if not isinstance(record, dict):
@@ -203,8 +203,13 @@ def _get(record: dict, column: str) -> Any:
 def _text(value: Any) -> str:
     if isinstance(value, float):
         return format_number(value)
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False) \
-        if isinstance(value, (dict, list)) else str(value)
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False)
+        if isinstance(value, (dict, list))
+        else str(value)
+    )
 
 
 def _as_list(value: Any, separator: str) -> list[Any]:
@@ -227,7 +232,7 @@ def _resolve_answer(raw: Any, choices: list[str], answer_format: str) -> str:
     text = _text(raw).strip()
     if not choices:
         return text
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(choices)]
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[: len(choices)]
     if answer_format in ("auto", "text") and text in choices:
         return text
     if answer_format in ("auto", "letter") and len(text) == 1 and text.upper() in letters:
@@ -256,9 +261,10 @@ def _sample(record: Any, index: int, mapping: ColumnMapping, stem: str) -> tuple
     question = _text(value(mapping.question, "question", True))
     if len(mapping.choices) == 1:
         raw_choices = value(mapping.choices[0], "choices", True)
-        choices = [_text(choice["text"]) if isinstance(choice, dict) and "text" in choice
-                   else _text(choice)
-                   for choice in _as_list(raw_choices, mapping.choices_separator)]
+        choices = [
+            _text(choice["text"]) if isinstance(choice, dict) and "text" in choice else _text(choice)
+            for choice in _as_list(raw_choices, mapping.choices_separator)
+        ]
     else:
         choices = [_text(value(column, "choice", True)) for column in mapping.choices]
     answer: list[Any] = []
@@ -273,19 +279,28 @@ def _sample(record: Any, index: int, mapping: ColumnMapping, stem: str) -> tuple
         else:
             answer = [_resolve_answer(raw, choices, mapping.answer_format)]
         if mapping.answer_type == "multiplechoice" and not choices:
-            raise RecordError(mapping.choices[0] if mapping.choices else "choices",
-                              "a multiple-choice sample needs choices")
+            raise RecordError(
+                mapping.choices[0] if mapping.choices else "choices", "a multiple-choice sample needs choices"
+            )
     raw_cot = value(mapping.cot, "cot")
-    cot = [] if raw_cot is None else (
-        [_text(step) for step in raw_cot] if isinstance(raw_cot, list)
-        else split_sentences(_text(raw_cot)))
+    cot = (
+        []
+        if raw_cot is None
+        else ([_text(step) for step in raw_cot] if isinstance(raw_cot, list) else split_sentences(_text(raw_cot)))
+    )
     context = value(mapping.context, "context")
     own_id = value(mapping.id, "id", mapping.id is not None)
     sample_id = _text(own_id) if own_id is not None else _derived_id(stem, index, question)
     split = value(mapping.split, "split")
     return (_text(split) if split is not None else mapping.default_split), Sample(
-        id=sample_id, question=question, type=mapping.answer_type, choices=choices,
-        answer=answer, cot=cot, context=_text(context) if context is not None else "")
+        id=sample_id,
+        question=question,
+        type=mapping.answer_type,
+        choices=choices,
+        answer=answer,
+        cot=cot,
+        context=_text(context) if context is not None else "",
+    )
 
 
 def _derived_id(stem: str, index: int, question: str) -> str:

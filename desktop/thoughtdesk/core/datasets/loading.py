@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.datasets.catalogue import DatasetLoader, loader_for, loaders
 from thoughtdesk.core.datasets.readers import first_json_item, first_jsonl_record, first_line, load_json
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
 
 _MAX_DEPTH = 5
 _MAX_FILES = 5000
@@ -232,7 +232,8 @@ def dataset_files(name: str, path: str | Path) -> list[tuple[str, Path]]:
     if not best:
         patterns = ", ".join(pattern for pattern, _ in loader.info.file_patterns)
         raise DataFileError(
-            root, f"no {loader.info.title} files found in this folder",
+            root,
+            f"no {loader.info.title} files found in this folder",
             hint=f"expected files named {patterns}; format: {loader.info.file_format}",
         )
     order = {split: index for index, split in enumerate(loader.info.splits)}

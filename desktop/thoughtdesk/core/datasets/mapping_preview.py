@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.datasets.generic import ColumnMapping, _records, _sample
 from thoughtdesk.core.datasets.loading import RecordError
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,14 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
 from pathlib import Path
 
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.datasets import math_word_info as info
 from thoughtdesk.core.datasets.catalogue import register
 from thoughtdesk.core.datasets.equations import equation_steps, expression_steps, prefix_to_infix
 from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, has_keys, need
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import format_number, untokenize
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
 
 _CALCULATOR = re.compile(r"<<[^>]*>>")
 
@@ -29,6 +29,7 @@ def derived_id(dataset: str, split: str, index: int) -> str:
 
 
 # --- gsm8k -----------------------------------------------------------------------------------
+
 
 def _gsm8k_sample(record: dict, index: int, split: str) -> Sample:
     question = need(record, "question")
@@ -44,22 +45,31 @@ def _gsm8k_sample(record: dict, index: int, split: str) -> Sample:
         if " ** " in line:  # socratic variant: "sub-question ** step"
             line = line.split(" ** ", 1)[1]
         cot.append(_CALCULATOR.sub("", line).strip())
-    return Sample(id=derived_id("gsm8k", split, index), question=question, type="number",
-                  answer=[final], cot=[line for line in cot if line])
+    return Sample(
+        id=derived_id("gsm8k", split, index),
+        question=question,
+        type="number",
+        answer=[final],
+        cot=[line for line in cot if line],
+    )
 
 
 def _read_gsm8k(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
-    yield from context.convert(path, split, iter_jsonl(path),
-                               lambda record, index: _gsm8k_sample(record, index, split))
+    yield from context.convert(path, split, iter_jsonl(path), lambda record, index: _gsm8k_sample(record, index, split))
 
 
 def _sniff_gsm8k(probe: FileProbe) -> bool:
     record = probe.jsonl_first
-    return has_keys(record, "question", "answer") and len(record) == 2 and \
-        isinstance(record["answer"], str) and "####" in record["answer"]
+    return (
+        has_keys(record, "question", "answer")
+        and len(record) == 2
+        and isinstance(record["answer"], str)
+        and "####" in record["answer"]
+    )
 
 
 # --- svamp -----------------------------------------------------------------------------------
+
 
 def _svamp_sample(record: dict) -> Sample:
     body = need(record, "Body").strip()
@@ -72,8 +82,7 @@ def _svamp_sample(record: dict) -> Sample:
     if kind:
         cot = [f"To get to the correct answer we have to perform {kind}."] + cot
     text = f"{body} {question}" if body.endswith((".", "?", "!")) else f"{body}, {question[:1].lower()}{question[1:]}"
-    return Sample(id=str(need(record, "ID")), question=text, type="number",
-                  answer=[format_number(answer)], cot=cot)
+    return Sample(id=str(need(record, "ID")), question=text, type="number", answer=[format_number(answer)], cot=cot)
 
 
 def _read_svamp(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
@@ -126,8 +135,9 @@ def _read_asdiv(path: Path, split: str, context: LoadContext) -> Iterator[tuple[
         raise DataFileError(path, f"malformed XML: {error}", line=line, column=column + 1) from None
     problems = root.findall("ProblemSet/Problem")
     if root.tag != "Machine-Reading-Corpus-File" or not problems:
-        raise DataFileError(path, "not an ASDiv corpus file",
-                            hint="expected <Machine-Reading-Corpus-File><ProblemSet><Problem>")
+        raise DataFileError(
+            path, "not an ASDiv corpus file", hint="expected <Machine-Reading-Corpus-File><ProblemSet><Problem>"
+        )
 
     def convert(problem: ElementTree.Element, index: int) -> Sample:
         fields = {child.tag: (child.text or "").strip() for child in problem}
@@ -140,8 +150,10 @@ def _read_asdiv(path: Path, split: str, context: LoadContext) -> Iterator[tuple[
         match = _ANSWER_WITH_UNIT.match(fields["Answer"])
         answer = format_number(match.group(1)) if match else fields["Answer"]
         return Sample(
-            id=problem_id, question=f"{fields['Body']} {fields['Question']}",
-            type="number" if match else "text", answer=[answer],
+            id=problem_id,
+            question=f"{fields['Body']} {fields['Question']}",
+            type="number" if match else "text",
+            answer=[answer],
             cot=_asdiv_steps(fields.get("Formula", "")),
         )
 
@@ -156,7 +168,7 @@ def _read_asdiv(path: Path, split: str, context: LoadContext) -> Iterator[tuple[
             line += raw.count(b"\n", previous, start)
             previous = start
             lines[position] = line
-    yield from context.convert(path, split, zip(lines, problems), convert)
+    yield from context.convert(path, split, zip(lines, problems, strict=False), convert)
 
 
 def _sniff_asdiv(probe: FileProbe) -> bool:
@@ -188,11 +200,9 @@ def _read_mawps(path: Path, split: str, context: LoadContext) -> Iterator[tuple[
     def convert(row: list[str], index: int) -> Sample:
         numbers = row[column["Numbers"]].split()
         values = {f"number{i}": format_number(value) for i, value in enumerate(numbers)}
-        question = re.sub(r"number\d+", lambda m: values.get(m.group(), m.group()),
-                          row[column["Question"]])
+        question = re.sub(r"number\d+", lambda m: values.get(m.group(), m.group()), row[column["Question"]])
         try:
-            infix = prefix_to_infix([values.get(token, token)
-                                     for token in row[column["Equation"]].split()])
+            infix = prefix_to_infix([values.get(token, token) for token in row[column["Equation"]].split()])
         except ValueError as error:
             raise RecordError("Equation", str(error)) from None
         if re.search(r"number\d+", infix):
@@ -201,19 +211,23 @@ def _read_mawps(path: Path, split: str, context: LoadContext) -> Iterator[tuple[
         answer = row[column["Answer"]].strip()
         if not answer:
             raise RecordError("Answer", "missing answer")
-        return Sample(id=derived_id("mawps", split, index), question=untokenize(question),
-                      type="number", answer=[format_number(answer)],
-                      cot=steps[0] if steps else [f"We compute {infix}."])
+        return Sample(
+            id=derived_id("mawps", split, index),
+            question=untokenize(question),
+            type="number",
+            answer=[format_number(answer)],
+            cot=steps[0] if steps else [f"We compute {infix}."],
+        )
 
     yield from context.convert(path, split, rows, convert)
 
 
 def _sniff_mawps(probe: FileProbe) -> bool:
-    return probe.name.lower().endswith(".csv") and all(
-        name in probe.csv_first() for name in _MAWPS_COLUMNS)
+    return probe.name.lower().endswith(".csv") and all(name in probe.csv_first() for name in _MAWPS_COLUMNS)
 
 
 # --- multiarith / addsub / singleeq (MAWPS-style JSON arrays) ---------------------------------
+
 
 def _mawps_json_reader(name: str):
     def convert(record: dict, index: int) -> Sample:
@@ -225,8 +239,13 @@ def _mawps_json_reader(name: str):
         answer = format_number(solutions[0])
         cot = [step for equation in equations for step in equation_steps(str(equation), answer)]
         own_id = record.get("iIndex")
-        return Sample(id=str(own_id) if own_id is not None else derived_id(name, "test", index),
-                      question=question, type="number", answer=[answer], cot=cot)
+        return Sample(
+            id=str(own_id) if own_id is not None else derived_id(name, "test", index),
+            question=question,
+            type="number",
+            answer=[answer],
+            cot=cot,
+        )
 
     def read(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
         items = ((line, value) for line, _, value in iter_json_container(path))
@@ -241,8 +260,11 @@ def _sniff_multiarith(probe: FileProbe) -> bool:
 
 def _sniff_addsub(probe: FileProbe) -> bool:
     record = probe.json_first
-    return has_keys(record, "sQuestion", "lEquations", "lSolutions", "iIndex") and \
-        "lAlignments" not in record and "templateNumber" not in record
+    return (
+        has_keys(record, "sQuestion", "lEquations", "lSolutions", "iIndex")
+        and "lAlignments" not in record
+        and "templateNumber" not in record
+    )
 
 
 def _sniff_singleeq(probe: FileProbe) -> bool:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.datasets import medical_info as info
 from thoughtdesk.core.datasets.catalogue import register
 from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
 from thoughtdesk.core.datasets.math_word import derived_id
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl, load_json
 from thoughtdesk.core.datasets.text import split_sentences
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
 
 # --- pubmed_qa -------------------------------------------------------------------------------
 
@@ -39,10 +39,16 @@ def _read_pubmed(path: Path, split: str, context: LoadContext) -> Iterator[tuple
         decision = need(record, "final_decision")
         check_answer(decision, _PUBMED_CHOICES, "final_decision")
         contexts = need(record, "CONTEXTS", list)
-        return Sample(id=pmid, ref_id=pmid, question=question, type="multiplechoice",
-                      choices=list(_PUBMED_CHOICES), answer=[decision],
-                      context="\n".join(str(text) for text in contexts),
-                      cot=split_sentences(record.get("LONG_ANSWER")))
+        return Sample(
+            id=pmid,
+            ref_id=pmid,
+            question=question,
+            type="multiplechoice",
+            choices=list(_PUBMED_CHOICES),
+            answer=[decision],
+            context="\n".join(str(text) for text in contexts),
+            cot=split_sentences(record.get("LONG_ANSWER")),
+        )
 
     items = ((line, (str(key), value)) for line, key, value in iter_json_container(path))
     for _, sample in context.convert(path, split, items, convert):
@@ -58,6 +64,7 @@ def _sniff_pubmed(probe: FileProbe) -> bool:
 
 # --- med_qa ----------------------------------------------------------------------------------
 
+
 def _medqa_sample(record: dict, index: int, split: str) -> Sample:
     question = need(record, "question")
     options = need(record, "options", dict)
@@ -70,13 +77,17 @@ def _medqa_sample(record: dict, index: int, split: str) -> Sample:
     stated = record.get("answer")
     if isinstance(stated, str) and stated.strip() != answer.strip():
         raise RecordError("answer", f"answer text {stated!r} differs from option {letter}: {answer!r}")
-    return Sample(id=derived_id("med_qa", split, index), question=question,
-                  type="multiplechoice", choices=choices, answer=[answer])
+    return Sample(
+        id=derived_id("med_qa", split, index),
+        question=question,
+        type="multiplechoice",
+        choices=choices,
+        answer=[answer],
+    )
 
 
 def _read_medqa(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
-    yield from context.convert(path, split, iter_jsonl(path),
-                               lambda record, index: _medqa_sample(record, index, split))
+    yield from context.convert(path, split, iter_jsonl(path), lambda record, index: _medqa_sample(record, index, split))
 
 
 def _sniff_medqa(probe: FileProbe) -> bool:
@@ -100,7 +111,7 @@ def _medmc_sample(record: dict, split: str) -> Sample:
         raise RecordError(error.args[0], f"missing field {error.args[0]!r}") from None
     if not isinstance(question, str):
         raise RecordError("question", "field 'question' should be text")
-    for name, choice in zip(_MEDMC_OPTIONS, choices):
+    for name, choice in zip(_MEDMC_OPTIONS, choices, strict=False):
         if not isinstance(choice, str):
             raise RecordError(name, f"field {name!r} should be text")
     cop = record.get("cop")
@@ -114,13 +125,18 @@ def _medmc_sample(record: dict, split: str) -> Sample:
             raise RecordError("cop", f"answer index {cop!r} is not 1-4 (cop is 1-based)")
         answer = [choices[cop - 1]]
     explanation = record.get("exp")
-    return Sample(id=str(sample_id), question=question, type="multiplechoice", choices=choices,
-                  answer=answer, cot=[explanation] if explanation else [])
+    return Sample(
+        id=str(sample_id),
+        question=question,
+        type="multiplechoice",
+        choices=choices,
+        answer=answer,
+        cot=[explanation] if explanation else [],
+    )
 
 
 def _read_medmc(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
-    yield from context.convert(path, split, iter_jsonl(path),
-                               lambda record, index: _medmc_sample(record, split))
+    yield from context.convert(path, split, iter_jsonl(path), lambda record, index: _medmc_sample(record, split))
 
 
 def _sniff_medmc(probe: FileProbe) -> bool:
@@ -128,6 +144,7 @@ def _sniff_medmc(probe: FileProbe) -> bool:
 
 
 # --- MMLU medical subjects (headerless CSV: question, A, B, C, D, answer letter) --------------
+
 
 def _mmlu_reader(name: str):
     def read(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
@@ -137,11 +154,14 @@ def _mmlu_reader(name: str):
             if not letter:
                 raise RecordError("answer (column 6)", "missing answer")
             if letter not in "ABCD" or len(letter) != 1:
-                raise RecordError("answer (column 6)",
-                                  f"answer {letter!r} is not among the choices A-D")
-            return Sample(id=derived_id(name, split, index), question=question,
-                          type="multiplechoice", choices=choices,
-                          answer=[choices["ABCD".index(letter)]])
+                raise RecordError("answer (column 6)", f"answer {letter!r} is not among the choices A-D")
+            return Sample(
+                id=derived_id(name, split, index),
+                question=question,
+                type="multiplechoice",
+                choices=choices,
+                answer=[choices["ABCD".index(letter)]],
+            )
 
         yield from context.convert(path, split, iter_csv(path, header=False, columns=6), convert)
 

@@ -46,9 +46,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             try:
                 yield number, _json_decode(raw)
             except msgspec.DecodeError as error:
-                yield number, JsonLineError(
-                    path, f"malformed JSON: {_msgspec_message(error)}", line=number
-                )
+                yield number, JsonLineError(path, f"malformed JSON: {_msgspec_message(error)}", line=number)
 
 
 def first_jsonl_record(path: Path) -> Any:
@@ -92,8 +90,7 @@ def _skip_space(text: str, pos: int) -> int:
 
 def _json_error(path: Path, text: str, error: json.JSONDecodeError | None, pos: int, msg: str):
     if error is not None:
-        return DataFileError(path, f"malformed JSON: {error.msg}", line=error.lineno,
-                             column=error.colno)
+        return DataFileError(path, f"malformed JSON: {error.msg}", line=error.lineno, column=error.colno)
     line = text.count("\n", 0, pos) + 1
     column = pos - (text.rfind("\n", 0, pos) + 1) + 1
     return DataFileError(path, msg, line=line, column=column)
@@ -121,11 +118,11 @@ def iter_json_container(path: Path) -> Iterator[tuple[int, str | int, Any]]:
         try:
             key: str | int = index
             if is_object:
-                if text[pos:pos + 1] != '"':
+                if text[pos : pos + 1] != '"':
                     raise _json_error(path, text, None, pos, "expected a member name")
                 key, pos = _DECODER.raw_decode(text, pos)
                 pos = _skip_space(text, pos)
-                if text[pos:pos + 1] != ":":
+                if text[pos : pos + 1] != ":":
                     raise _json_error(path, text, None, pos, "expected ':' after a member name")
                 pos = _skip_space(text, pos + 1)
             start = pos
@@ -151,8 +148,7 @@ def load_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise DataFileError(path, f"malformed JSON: {error.msg}", line=error.lineno,
-                            column=error.colno) from None
+        raise DataFileError(path, f"malformed JSON: {error.msg}", line=error.lineno, column=error.colno) from None
 
 
 def first_json_item(path: Path, limit: int = 1 << 18) -> Any:
@@ -181,7 +177,7 @@ def first_json_item(path: Path, limit: int = 1 << 18) -> Any:
             if is_object:
                 key, pos = _DECODER.raw_decode(text, pos)
                 pos = _skip_space(text, pos)
-                if text[pos:pos + 1] != ":":
+                if text[pos : pos + 1] != ":":
                     return None
                 pos = _skip_space(text, pos + 1)
                 value, _ = _DECODER.raw_decode(text, pos)
@@ -228,16 +224,13 @@ def iter_csv(
                     continue
                 first = False
                 if expected is not None and len(row) != expected:
-                    yield start, DataFileError(
-                        path, f"expected {expected} columns, found {len(row)}", line=start
-                    )
+                    yield start, DataFileError(path, f"expected {expected} columns, found {len(row)}", line=start)
                     continue
                 yield start, row
         except csv.Error as error:
             raise DataFileError(path, f"malformed CSV: {error}", line=previous_end + 1) from None
         except UnicodeDecodeError as error:
-            raise DataFileError(path, f"not UTF-8 text (byte {error.start})",
-                                line=previous_end + 1) from None
+            raise DataFileError(path, f"not UTF-8 text (byte {error.start})", line=previous_end + 1) from None
 
 
 def first_line(path: Path, limit: int = 65536) -> str:

@@ -7,14 +7,14 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.datasets import science_info as info
 from thoughtdesk.core.datasets.catalogue import register
 from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
 from thoughtdesk.core.datasets.math_word import derived_id
 from thoughtdesk.core.datasets.readers import iter_csv, iter_jsonl, load_json
 from thoughtdesk.core.datasets.text import as_sentence, untokenize
+from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.library.records import Sample
 
 # --- aqua ------------------------------------------------------------------------------------
 
@@ -35,13 +35,18 @@ def _aqua_sample(record: dict, index: int, split: str) -> Sample:
     check_answer(correct, labels, "correct")
     rationale = record.get("rationale") or ""
     cot = [line.strip() for line in rationale.splitlines() if line.strip()]
-    return Sample(id=derived_id("aqua", split, index), question=question, type="multiplechoice",
-                  choices=choices, answer=[choices[labels.index(correct)]], cot=cot)
+    return Sample(
+        id=derived_id("aqua", split, index),
+        question=question,
+        type="multiplechoice",
+        choices=choices,
+        answer=[choices[labels.index(correct)]],
+        cot=cot,
+    )
 
 
 def _read_aqua(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
-    yield from context.convert(path, split, iter_jsonl(path),
-                               lambda record, index: _aqua_sample(record, index, split))
+    yield from context.convert(path, split, iter_jsonl(path), lambda record, index: _aqua_sample(record, index, split))
 
 
 def _sniff_aqua(probe: FileProbe) -> bool:
@@ -49,6 +54,7 @@ def _sniff_aqua(probe: FileProbe) -> bool:
 
 
 # --- open_book_qa ----------------------------------------------------------------------------
+
 
 def _obqa_facts(path: Path) -> dict[str, str]:
     """id -> fact1 from the matching Additional/*_complete.jsonl when ``path`` is a Main file."""
@@ -76,17 +82,26 @@ def _read_obqa(path: Path, split: str, context: LoadContext) -> Iterator[tuple[s
         key = need(record, "answerKey")
         check_answer(key, labels, "answerKey")
         fact = record.get("fact1") or facts.get(sample_id)
-        return Sample(id=sample_id, question=stem, type="multiplechoice", choices=choices,
-                      answer=[choices[labels.index(key)]], cot=[fact] if fact else [])
+        return Sample(
+            id=sample_id,
+            question=stem,
+            type="multiplechoice",
+            choices=choices,
+            answer=[choices[labels.index(key)]],
+            cot=[fact] if fact else [],
+        )
 
     yield from context.convert(path, split, iter_jsonl(path), convert)
 
 
 def _sniff_obqa(probe: FileProbe) -> bool:
     record = probe.jsonl_first
-    return has_keys(record, "id", "question", "answerKey") and \
-        isinstance(record["question"], dict) and "question_concept" not in record["question"] \
+    return (
+        has_keys(record, "id", "question", "answerKey")
+        and isinstance(record["question"], dict)
+        and "question_concept" not in record["question"]
         and "stem" in record["question"]
+    )
 
 
 # --- entailment_bank -------------------------------------------------------------------------
@@ -127,8 +142,13 @@ def _entailment_cot(record: dict) -> list[str]:
 
 def _read_entailment(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
     def convert(record: dict, index: int) -> Sample:
-        return Sample(id=need(record, "id"), question=need(record, "question"), type="text",
-                      answer=[need(record, "answer")], cot=_entailment_cot(record))
+        return Sample(
+            id=need(record, "id"),
+            question=need(record, "question"),
+            type="text",
+            answer=[need(record, "answer")],
+            cot=_entailment_cot(record),
+        )
 
     yield from context.convert(path, split, iter_jsonl(path), convert)
 
@@ -175,9 +195,11 @@ def _worldtree_facts(option: Path | None, path: Path, root: Path) -> dict[str, s
         for candidate in (folder / "tablestore" / "v2.1" / "tables", folder / "tables"):
             if candidate.is_dir():
                 return _tablestore_facts(candidate)
-        for name in ("worldtree_corpus_sentences_extended.json",
-                     "entailmentbank/supporting_data/worldtree_corpus_sentences_extended.json",
-                     "supporting_data/worldtree_corpus_sentences_extended.json"):
+        for name in (
+            "worldtree_corpus_sentences_extended.json",
+            "entailmentbank/supporting_data/worldtree_corpus_sentences_extended.json",
+            "supporting_data/worldtree_corpus_sentences_extended.json",
+        ):
             if (folder / name).is_file():
                 return _worldtree_facts(folder / name, path, root)
     return {}
@@ -208,8 +230,14 @@ def _read_worldtree(path: Path, split: str, context: LoadContext) -> Iterator[tu
             uid = token.split("|", 1)[0]
             if uid in facts:
                 cot.append(as_sentence(re.sub(r"\((.*?) ; .*?\)", r"\1", facts[uid])))
-        return Sample(id=row[column["QuestionID"]], question=question, type="multiplechoice",
-                      choices=choices, answer=[choices[labels.index(key)]], cot=cot)
+        return Sample(
+            id=row[column["QuestionID"]],
+            question=question,
+            type="multiplechoice",
+            choices=choices,
+            answer=[choices[labels.index(key)]],
+            cot=cot,
+        )
 
     yield from context.convert(path, split, rows, convert)
 

@@ -28,16 +28,28 @@ AQUA = DatasetInfo(
     licence="Apache-2.0",
     homepage="https://github.com/deepmind/AQuA",
     answer_type="multiplechoice",
-    file_format="JSON Lines (despite .json) with {question, options ['A)..'..'E)..'], "
-                "rationale, correct}",
+    file_format="JSON Lines (despite .json) with {question, options ['A)..'..'E)..'], rationale, correct}",
     splits=("train", "validation", "test"),
     file_patterns=(("train.json", "train"), ("dev.json", "validation"), ("test.json", "test")),
     sources=(
-        github_file("deepmind/AQuA", _AQUA_COMMIT, "dev.json", "dev.json", 132008,
-                    "4a52301d8a49ae0b286f8e697f9c5da1b109b247b825b47b4c6de34312dceec5",
-                    "validation"),
-        github_file("deepmind/AQuA", _AQUA_COMMIT, "test.json", "test.json", 130192,
-                    "de41581881ef95c5588c44ddc701c77fd480839241dd422a0d181262af24520c", "test"),
+        github_file(
+            "deepmind/AQuA",
+            _AQUA_COMMIT,
+            "dev.json",
+            "dev.json",
+            132008,
+            "4a52301d8a49ae0b286f8e697f9c5da1b109b247b825b47b4c6de34312dceec5",
+            "validation",
+        ),
+        github_file(
+            "deepmind/AQuA",
+            _AQUA_COMMIT,
+            "test.json",
+            "test.json",
+            130192,
+            "de41581881ef95c5588c44ddc701c77fd480839241dd422a0d181262af24520c",
+            "test",
+        ),
     ),
     reference_cot="the rationale, one line per step",
     family="science",
@@ -62,27 +74,44 @@ OPEN_BOOK_QA = DatasetInfo(
     homepage="https://allenai.org/data/open-book-qa",
     answer_type="multiplechoice",
     file_format="JSON Lines with {id, question:{stem, choices:[{text, label}]}, answerKey} "
-                "(Additional/*_complete.jsonl adds fact1)",
+    "(Additional/*_complete.jsonl adds fact1)",
     splits=("train", "validation", "test"),
-    file_patterns=(("train_complete.jsonl", "train"), ("dev_complete.jsonl", "validation"),
-                   ("test_complete.jsonl", "test"), ("Main/train.jsonl", "train"),
-                   ("Main/dev.jsonl", "validation"), ("Main/test.jsonl", "test")),
+    file_patterns=(
+        ("train_complete.jsonl", "train"),
+        ("dev_complete.jsonl", "validation"),
+        ("test_complete.jsonl", "test"),
+        ("Main/train.jsonl", "train"),
+        ("Main/dev.jsonl", "validation"),
+        ("Main/test.jsonl", "test"),
+    ),
     sources=tuple(
-        github_file("katulevskiy/NLP-OpenBookQA", _OBQA_COMMIT, f"{_OBQA_DIR}/{path}",
-                    f"Data/{path}", size, sha256, split)
+        github_file(
+            "katulevskiy/NLP-OpenBookQA", _OBQA_COMMIT, f"{_OBQA_DIR}/{path}", f"Data/{path}", size, sha256, split
+        )
         for path, size, sha256, split in (
-            ("Additional/train_complete.jsonl", 2205622,
-             "804c5117c096a047e3e826627efd472902e6717e51f5deb1ab831a6465f6098f", "train"),
-            ("Additional/dev_complete.jsonl", 228416,
-             "aa697e2c1ea4cd4ce7bbf1c64dc3385940a1399448a00a9d62a78b85109f627d", "validation"),
-            ("Additional/test_complete.jsonl", 223201,
-             "2a5566ba69bb7196e3b24aa26fcfeea717272dfad6527aebd5e3a6fc0a121ace", "test"),
+            (
+                "Additional/train_complete.jsonl",
+                2205622,
+                "804c5117c096a047e3e826627efd472902e6717e51f5deb1ab831a6465f6098f",
+                "train",
+            ),
+            (
+                "Additional/dev_complete.jsonl",
+                228416,
+                "aa697e2c1ea4cd4ce7bbf1c64dc3385940a1399448a00a9d62a78b85109f627d",
+                "validation",
+            ),
+            (
+                "Additional/test_complete.jsonl",
+                223201,
+                "2a5566ba69bb7196e3b24aa26fcfeea717272dfad6527aebd5e3a6fc0a121ace",
+                "test",
+            ),
         )
     ),
     reference_cot="the core science fact (fact1) from the *_complete.jsonl files",
     family="science",
-    notes="Main/*.jsonl load too; fact1 is then taken from ../Additional/<split>_complete.jsonl "
-          "when present.",
+    notes="Main/*.jsonl load too; fact1 is then taken from ../Additional/<split>_complete.jsonl when present.",
 )
 
 ENTAILMENT_BANK = DatasetInfo(
@@ -104,25 +133,35 @@ ENTAILMENT_BANK = DatasetInfo(
     homepage="https://allenai.org/data/entailmentbank",
     answer_type="text",
     file_format="JSON Lines with {id, context, question, answer, hypothesis, proof "
-                "('sent1 & sent2 -> int1: ..; ...'), meta{triples, intermediate_conclusions}}",
+    "('sent1 & sent2 -> int1: ..; ...'), meta{triples, intermediate_conclusions}}",
     splits=("train", "validation", "test"),
-    file_patterns=(("task_1/train.jsonl", "train"), ("task_1/dev.jsonl", "validation"),
-                   ("task_1/test.jsonl", "test"), ("train.jsonl", "train"),
-                   ("dev.jsonl", "validation"), ("test.jsonl", "test")),
+    file_patterns=(
+        ("task_1/train.jsonl", "train"),
+        ("task_1/dev.jsonl", "validation"),
+        ("task_1/test.jsonl", "test"),
+        ("train.jsonl", "train"),
+        ("dev.jsonl", "validation"),
+        ("test.jsonl", "test"),
+    ),
     sources=tuple(
-        github_file("allenai/entailment_bank", _EB_COMMIT, f"{_EB_DIR}/dataset/task_1/{name}",
-                    f"dataset/task_1/{name}", size, sha256, split)
+        github_file(
+            "allenai/entailment_bank",
+            _EB_COMMIT,
+            f"{_EB_DIR}/dataset/task_1/{name}",
+            f"dataset/task_1/{name}",
+            size,
+            sha256,
+            split,
+        )
         for name, size, sha256, split in (
-            ("dev.jsonl", 970998,
-             "a9779787851fcdf2cdd5841520deda73474ebc4915e562225744807b5d8d1f5d", "validation"),
-            ("test.jsonl", 1827479,
-             "ae02515bf620f2cc865a4c6ed60adba595aba575e3ab471ecd27d65e6ff9c52f", "test"),
+            ("dev.jsonl", 970998, "a9779787851fcdf2cdd5841520deda73474ebc4915e562225744807b5d8d1f5d", "validation"),
+            ("test.jsonl", 1827479, "ae02515bf620f2cc865a4c6ed60adba595aba575e3ab471ecd27d65e6ff9c52f", "test"),
         )
     ),
     reference_cot="the proof steps as sentences, intermediate conclusions resolved to text",
     family="science",
     notes="A folder loads task_1 (gold facts only), as ThoughtSource does; give a task_2 or "
-          "task_3 file to load that task.",
+    "task_3 file to load that task.",
 )
 
 WORLDTREE = DatasetInfo(
@@ -144,21 +183,26 @@ WORLDTREE = DatasetInfo(
     homepage="http://cognitiveai.org/explanationbank/",
     answer_type="multiplechoice",
     file_format="TSV (no quoting) with header QuestionID, originalQuestionID, totalPossiblePoint, "
-                "AnswerKey, ..., explanation ('UID|ROLE ...'), question (choices inline as "
-                "'(A) .. (B) ..'), flags, arcset",
+    "AnswerKey, ..., explanation ('UID|ROLE ...'), question (choices inline as "
+    "'(A) .. (B) ..'), flags, arcset",
     splits=("train", "validation", "test"),
-    file_patterns=(("questions.train.tsv", "train"), ("questions.dev.tsv", "validation"),
-                   ("questions.test.tsv", "test")),
+    file_patterns=(
+        ("questions.train.tsv", "train"),
+        ("questions.dev.tsv", "validation"),
+        ("questions.test.tsv", "test"),
+    ),
     sources=(
-        SourceFile("http://www.cognitiveai.org/dist/WorldtreeExplanationCorpusV2.1_Feb2020.zip",
-                   "WorldtreeExplanationCorpusV2.1_Feb2020.zip"),
+        SourceFile(
+            "http://www.cognitiveai.org/dist/WorldtreeExplanationCorpusV2.1_Feb2020.zip",
+            "WorldtreeExplanationCorpusV2.1_Feb2020.zip",
+        ),
     ),
     reference_cot="the explanation's facts, resolved from the tablestore",
     family="science",
     notes="Facts are resolved from the tablestore (tablestore/v2.1/tables/*.tsv) or "
-          "EntailmentBank's worldtree_corpus_sentences_extended.json found beside the "
-          "questions, or from the facts= option. The download is a zip that ThoughtDesk "
-          "unpacks (checking every member's CRC-32, as no checksum is published); a zip "
-          "fetched by hand can be loaded as it is or unpacked.",
+    "EntailmentBank's worldtree_corpus_sentences_extended.json found beside the "
+    "questions, or from the facts= option. The download is a zip that ThoughtDesk "
+    "unpacks (checking every member's CRC-32, as no checksum is published); a zip "
+    "fetched by hand can be loaded as it is or unpacked.",
     options={"facts": "tablestore tables folder or JSON UID -> fact sentence"},
 )

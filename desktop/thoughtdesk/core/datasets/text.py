@@ -35,9 +35,38 @@ def format_number(value: float | int | str) -> str:
 
 # Abbreviations after which a full stop does not end a sentence (common in medical text).
 _ABBREVIATIONS = (
-    "e.g", "i.e", "vs", "viz", "etc", "Dr", "Mr", "Mrs", "Ms", "Prof", "Fig", "fig", "Ans",
-    "ans", "No", "no", "approx", "Approx", "Ref", "ref", "St", "Inc", "Ltd", "Jr", "Sr",
-    "mg", "ml", "Vol", "vol", "pp", "ed", "Ed",
+    "e.g",
+    "i.e",
+    "vs",
+    "viz",
+    "etc",
+    "Dr",
+    "Mr",
+    "Mrs",
+    "Ms",
+    "Prof",
+    "Fig",
+    "fig",
+    "Ans",
+    "ans",
+    "No",
+    "no",
+    "approx",
+    "Approx",
+    "Ref",
+    "ref",
+    "St",
+    "Inc",
+    "Ltd",
+    "Jr",
+    "Sr",
+    "mg",
+    "ml",
+    "Vol",
+    "vol",
+    "pp",
+    "ed",
+    "Ed",
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _SENTENCE_END_ANY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Za-z0-9])")
@@ -60,12 +89,12 @@ def split_sentences(text: str | None, *, lowercase_starts: bool = False) -> list
             continue
         start = 0
         for match in boundary.finditer(paragraph):
-            before = paragraph[start:match.start()].rstrip("\"')]")
+            before = paragraph[start : match.start()].rstrip("\"')]")
             word = before.rsplit(None, 1)[-1] if before.split() else ""
             stem = word.rstrip(".!?")
             if stem in _ABBREVIATIONS or re.fullmatch(r"[A-Za-z]", stem):
                 continue
-            piece = paragraph[start:match.start()].strip()
+            piece = paragraph[start : match.start()].strip()
             if piece:
                 sentences.append(piece)
             start = match.end()

@@ -19,7 +19,14 @@ import msgspec
 
 from thoughtdesk.core.errors import DataFileError, line_column
 from thoughtdesk.core.library.records import (
-    ANNOTATION_KEYS, ANSWER_KEYS, COT_KEYS, SAMPLE_KEYS, Annotation, Answer, GeneratedCot, Sample,
+    ANNOTATION_KEYS,
+    ANSWER_KEYS,
+    COT_KEYS,
+    SAMPLE_KEYS,
+    Annotation,
+    Answer,
+    GeneratedCot,
+    Sample,
 )
 
 _BYTE = re.compile(r"\(byte (\d+)\)")
@@ -54,8 +61,7 @@ class ThoughtSourceFile:
         except msgspec.ValidationError:  # (a subclass of DecodeError: caught first)
             raise DataFileError(
                 self.path,
-                "is not a ThoughtSource collection: expected an object "
-                "{dataset: {split: [sample, ...]}}",
+                "is not a ThoughtSource collection: expected an object {dataset: {split: [sample, ...]}}",
             ) from None
         except msgspec.DecodeError as error:
             raise self._syntax_error(error) from None
@@ -160,29 +166,57 @@ _STRICT_DECODER = msgspec.json.Decoder(_StrictSample)
 def _from_strict(s: _StrictSample) -> Sample:
     cots = [
         GeneratedCot(
-            id=c.id, cot=c.cot, fragments_version=c.fragments_version, instruction=c.instruction,
-            cot_trigger=c.cot_trigger, cot_trigger_template=c.cot_trigger_template,
+            id=c.id,
+            cot=c.cot,
+            fragments_version=c.fragments_version,
+            instruction=c.instruction,
+            cot_trigger=c.cot_trigger,
+            cot_trigger_template=c.cot_trigger_template,
             prompt_text=c.prompt_text,
             answers=[
-                Answer(a.id, a.answer_extraction, a.answer_extraction_template,
-                       a.answer_extraction_text, a.answer, a.correct_answer)
+                Answer(
+                    a.id,
+                    a.answer_extraction,
+                    a.answer_extraction_template,
+                    a.answer_extraction_text,
+                    a.answer,
+                    a.correct_answer,
+                )
                 for a in c.answers
             ],
-            author=c.author, date=c.date, api_service=c.api_service, model=c.model,
+            author=c.author,
+            date=c.date,
+            api_service=c.api_service,
+            model=c.model,
             comment=c.comment,
             annotations=[Annotation(n.key, n.value, n.author, n.date) for n in c.annotations],
         )
         for c in s.generated_cot
     ]
     return Sample(
-        id=s.id, question=s.question, type=s.type, choices=s.choices, answer=s.answer, cot=s.cot,
-        context=s.context, ref_id=s.ref_id, generated_cot=cots, feedback=s.feedback,
+        id=s.id,
+        question=s.question,
+        type=s.type,
+        choices=s.choices,
+        answer=s.answer,
+        cot=s.cot,
+        context=s.context,
+        ref_id=s.ref_id,
+        generated_cot=cots,
+        feedback=s.feedback,
     )
 
 
 def _json_kind(python_type: str) -> str:
-    return {"dict": "an object", "list": "a list", "str": "a string", "int": "a number",
-            "float": "a number", "bool": "a boolean", "NoneType": "null"}.get(python_type, python_type)
+    return {
+        "dict": "an object",
+        "list": "a list",
+        "str": "a string",
+        "int": "a number",
+        "float": "a number",
+        "bool": "a boolean",
+        "NoneType": "null",
+    }.get(python_type, python_type)
 
 
 class _Fields:
@@ -234,9 +268,7 @@ def sample_from_json(obj: Any, path: Path | None, where: str) -> Sample:
     raw_cots = f.records("generated_cot")
     if obj.get("generated_cot", []) is None:
         raise f.error("generated_cot", "must be a list, not null")
-    cots = [
-        _cot_from_json(c, path, f"{where}, generated_cot {i}") for i, c in enumerate(raw_cots)
-    ]
+    cots = [_cot_from_json(c, path, f"{where}, generated_cot {i}") for i, c in enumerate(raw_cots)]
     return Sample(
         id=f.text("id", required=True),
         question=f.text("question", required=True),
@@ -261,28 +293,50 @@ def _cot_from_json(obj: Any, path: Path | None, where: str) -> GeneratedCot:
         correct = a.get("correct_answer")
         if correct is not None and not isinstance(correct, bool):
             raise fa.error("correct_answer", "must be true, false or null")
-        answers.append(Answer(
-            id=fa.text("id"), answer_extraction=fa.text("answer_extraction"),
-            answer_extraction_template=fa.text("answer_extraction_template"),
-            answer_extraction_text=fa.text("answer_extraction_text"), answer=fa.text("answer"),
-            correct_answer=correct, extra=fa.extra, missing=fa.missing,
-        ))
+        answers.append(
+            Answer(
+                id=fa.text("id"),
+                answer_extraction=fa.text("answer_extraction"),
+                answer_extraction_template=fa.text("answer_extraction_template"),
+                answer_extraction_text=fa.text("answer_extraction_text"),
+                answer=fa.text("answer"),
+                correct_answer=correct,
+                extra=fa.extra,
+                missing=fa.missing,
+            )
+        )
     annotations = []
     for i, n in enumerate(f.records("annotations")):
         fn = _Fields(n, ANNOTATION_KEYS, path, f"{where}, annotation {i}", "an annotation")
-        annotations.append(Annotation(
-            key=fn.text("key", required=True), value=n.get("value"), author=fn.text("author"),
-            date=fn.text("date"), extra=fn.extra, missing=fn.missing,
-        ))
+        annotations.append(
+            Annotation(
+                key=fn.text("key", required=True),
+                value=n.get("value"),
+                author=fn.text("author"),
+                date=fn.text("date"),
+                extra=fn.extra,
+                missing=fn.missing,
+            )
+        )
     if "answers" in obj and obj["answers"] is None or "annotations" in obj and obj["annotations"] is None:
         raise f.error("answers" if obj.get("answers", []) is None else "annotations", "must be a list, not null")
     return GeneratedCot(
-        id=f.text("id"), cot=f.text("cot"), fragments_version=f.text("fragments_version"),
-        instruction=f.text("instruction", None), cot_trigger=f.text("cot_trigger", None),
-        cot_trigger_template=f.text("cot_trigger_template"), prompt_text=f.text("prompt_text"),
-        answers=answers, author=f.text("author"), date=f.text("date"),
-        api_service=f.text("api_service"), model=f.text("model"), comment=f.text("comment"),
-        annotations=annotations, extra=f.extra, missing=f.missing,
+        id=f.text("id"),
+        cot=f.text("cot"),
+        fragments_version=f.text("fragments_version"),
+        instruction=f.text("instruction", None),
+        cot_trigger=f.text("cot_trigger", None),
+        cot_trigger_template=f.text("cot_trigger_template"),
+        prompt_text=f.text("prompt_text"),
+        answers=answers,
+        author=f.text("author"),
+        date=f.text("date"),
+        api_service=f.text("api_service"),
+        model=f.text("model"),
+        comment=f.text("comment"),
+        annotations=annotations,
+        extra=f.extra,
+        missing=f.missing,
     )
 
 
@@ -300,30 +354,62 @@ def sample_to_json(s: Sample) -> dict[str, Any]:
     cots = []
     for c in s.generated_cot:
         answers = [
-            _known(a, ANSWER_KEYS, {
-                "id": a.id, "answer_extraction": a.answer_extraction,
-                "answer_extraction_template": a.answer_extraction_template,
-                "answer_extraction_text": a.answer_extraction_text, "answer": a.answer,
-                "correct_answer": a.correct_answer,
-            })
+            _known(
+                a,
+                ANSWER_KEYS,
+                {
+                    "id": a.id,
+                    "answer_extraction": a.answer_extraction,
+                    "answer_extraction_template": a.answer_extraction_template,
+                    "answer_extraction_text": a.answer_extraction_text,
+                    "answer": a.answer,
+                    "correct_answer": a.correct_answer,
+                },
+            )
             for a in c.answers
         ]
         annotations = [
             _known(n, ANNOTATION_KEYS, {"author": n.author, "date": n.date, "key": n.key, "value": n.value})
             for n in c.annotations
         ]
-        cots.append(_known(c, COT_KEYS, {
-            "id": c.id, "fragments_version": c.fragments_version, "instruction": c.instruction,
-            "cot_trigger": c.cot_trigger, "cot_trigger_template": c.cot_trigger_template,
-            "prompt_text": c.prompt_text, "cot": c.cot, "answers": answers, "author": c.author,
-            "date": c.date, "api_service": c.api_service, "model": c.model, "comment": c.comment,
-            "annotations": annotations,
-        }))
-    return _known(s, SAMPLE_KEYS, {
-        "id": s.id, "ref_id": s.ref_id, "question": s.question, "type": s.type,
-        "choices": s.choices, "context": s.context, "cot": s.cot, "answer": s.answer,
-        "generated_cot": cots, "feedback": s.feedback,
-    })
+        cots.append(
+            _known(
+                c,
+                COT_KEYS,
+                {
+                    "id": c.id,
+                    "fragments_version": c.fragments_version,
+                    "instruction": c.instruction,
+                    "cot_trigger": c.cot_trigger,
+                    "cot_trigger_template": c.cot_trigger_template,
+                    "prompt_text": c.prompt_text,
+                    "cot": c.cot,
+                    "answers": answers,
+                    "author": c.author,
+                    "date": c.date,
+                    "api_service": c.api_service,
+                    "model": c.model,
+                    "comment": c.comment,
+                    "annotations": annotations,
+                },
+            )
+        )
+    return _known(
+        s,
+        SAMPLE_KEYS,
+        {
+            "id": s.id,
+            "ref_id": s.ref_id,
+            "question": s.question,
+            "type": s.type,
+            "choices": s.choices,
+            "context": s.context,
+            "cot": s.cot,
+            "answer": s.answer,
+            "generated_cot": cots,
+            "feedback": s.feedback,
+        },
+    )
 
 
 def write_collection(

@@ -31,7 +31,8 @@ from thoughtdesk.core.evaluation.metrics import (
     bootstrap_difference,
     mcnemar_exact,
 )
-from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore as rescore_collection
+from thoughtdesk.core.evaluation.rescoring import RescoreReport
+from thoughtdesk.core.evaluation.rescoring import rescore as rescore_collection
 from thoughtdesk.core.library.store import Library
 
 Key = tuple[str, str, str, str]  # dataset, split, model, condition (AccuracyRow.key)
@@ -127,14 +128,18 @@ def _usage_expressions(lib: Library) -> tuple[str, str]:
     g_extra = "CASE WHEN g.extra IS NOT NULL AND json_valid(g.extra) THEN json_extract(g.extra, '{}') END"
     a_extra = "CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra) THEN json_extract(a.extra, '{}') END"
     tokens = [f"g.{c}" for c in ("completion_tokens", "output_tokens") if c in columns]
-    tokens += [g_extra.format(p) for p in ("$.thoughtdesk.completion_tokens", "$.usage.completion_tokens",
-                                           "$.completion_tokens", "$.tokens")]
+    tokens += [
+        g_extra.format(p)
+        for p in ("$.thoughtdesk.completion_tokens", "$.usage.completion_tokens", "$.completion_tokens", "$.tokens")
+    ]
     cot_cost = [f"g.{c}" for c in ("cost_usd", "cost") if c in columns]
     cot_cost += [g_extra.format(p) for p in ("$.thoughtdesk.cost", "$.cost_usd", "$.cost")]
     cot_cost_sql = f"coalesce({', '.join(cot_cost)})"
     answer_cost_sql = a_extra.format("$.thoughtdesk.cost")
-    cost = (f"CASE WHEN {cot_cost_sql} IS NULL AND {answer_cost_sql} IS NULL THEN NULL "
-            f"ELSE coalesce({cot_cost_sql}, 0) + coalesce({answer_cost_sql}, 0) END")
+    cost = (
+        f"CASE WHEN {cot_cost_sql} IS NULL AND {answer_cost_sql} IS NULL THEN NULL "
+        f"ELSE coalesce({cot_cost_sql}, 0) + coalesce({answer_cost_sql}, 0) END"
+    )
     return f"coalesce({', '.join(tokens)})", cost
 
 
@@ -166,8 +171,24 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
     conditions: dict[tuple, str] = {}
     index_of: dict[tuple[int, str, str], int] = {}
     chars: dict[Key, list[int]] = {}
-    for (pk, dataset, split, sid, model_name, model, instruction, trigger, extraction, td_outcome,
-         td_value, stored, tokens, cost, cot_chars, from_choices) in cursor:
+    for (
+        pk,
+        dataset,
+        split,
+        sid,
+        model_name,
+        model,
+        instruction,
+        trigger,
+        extraction,
+        td_outcome,
+        td_value,
+        stored,
+        tokens,
+        cost,
+        cot_chars,
+        from_choices,
+    ) in cursor:
         if td_outcome is not None:
             outcome, value = td_outcome, td_value
             result.scored_by_thoughtdesk += 1
@@ -191,11 +212,20 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         repeat = index_of.get(slot, 0)
         index_of[slot] = repeat + 1
         token_count = _number(tokens)
-        answers.append(ScoredAnswer(
-            dataset, split, model, condition, label, outcome,
-            tokens=None if token_count is None else int(token_count), cost=_number(cost),
-            sample_index=repeat, value=value,
-        ))
+        answers.append(
+            ScoredAnswer(
+                dataset,
+                split,
+                model,
+                condition,
+                label,
+                outcome,
+                tokens=None if token_count is None else int(token_count),
+                cost=_number(cost),
+                sample_index=repeat,
+                value=value,
+            )
+        )
         key = (dataset, split, model, condition)
         bucket = chars.get(key)
         if bucket is None:
@@ -235,8 +265,21 @@ def compare_conditions(
     difference, low, high = bootstrap_difference(a_ok, b_ok, n_resamples=n_resamples, seed=seed)
     n = len(ids)
     return Comparison(
-        a[0], a[1], a[2], a[3], b[2], b[3], n, sum(a_ok) / n, sum(b_ok) / n, test.only_a, test.only_b,
-        test.p_value, difference, low, high,
+        a[0],
+        a[1],
+        a[2],
+        a[3],
+        b[2],
+        b[3],
+        n,
+        sum(a_ok) / n,
+        sum(b_ok) / n,
+        test.only_a,
+        test.only_b,
+        test.p_value,
+        difference,
+        low,
+        high,
     )
 
 

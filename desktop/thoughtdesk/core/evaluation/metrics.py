@@ -149,9 +149,17 @@ def _row(key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence
     if several:
         majority = sum(majority_vote_correct(samples) for samples in by_question.values()) / len(by_question)
     return AccuracyRow(
-        *key, n=n, correct=correct, incorrect=outcomes["incorrect"], unextractable=outcomes["unextractable"],
-        accuracy=correct / n, wilson_low=low, wilson_high=high, share_unextractable=outcomes["unextractable"] / n,
-        questions=len(by_question), majority_accuracy=majority,
+        *key,
+        n=n,
+        correct=correct,
+        incorrect=outcomes["incorrect"],
+        unextractable=outcomes["unextractable"],
+        accuracy=correct / n,
+        wilson_low=low,
+        wilson_high=high,
+        share_unextractable=outcomes["unextractable"] / n,
+        questions=len(by_question),
+        majority_accuracy=majority,
         mean_tokens=_mean([float(a.tokens) for a in answers if a.tokens is not None]),
         mean_cost=_mean([float(a.cost) for a in answers if a.cost is not None]),
     )
@@ -194,8 +202,8 @@ def mcnemar_exact(a_correct: Sequence[bool], b_correct: Sequence[bool]) -> McNem
     """
     if len(a_correct) != len(b_correct):
         raise ValueError(f"paired lists differ in length: {len(a_correct)} and {len(b_correct)}")
-    only_a = sum(1 for a, b in zip(a_correct, b_correct) if a and not b)
-    only_b = sum(1 for a, b in zip(a_correct, b_correct) if b and not a)
+    only_a = sum(1 for a, b in zip(a_correct, b_correct, strict=False) if a and not b)
+    only_b = sum(1 for a, b in zip(a_correct, b_correct, strict=False) if b and not a)
     discordant = only_a + only_b
     p_value = 1.0 if discordant == 0 else float(_stats().binomtest(only_a, discordant, 0.5).pvalue)
     return McNemarResult(min(1.0, p_value), only_a, only_b, len(a_correct))
@@ -224,8 +232,14 @@ def bootstrap_difference(
     if x.size < 2 or np.all(x - y == x[0] - y[0]):
         return (diff, diff, diff)
     result = _stats().bootstrap(
-        (x, y), lambda u, v, axis=-1: u.mean(axis=axis) - v.mean(axis=axis), paired=True, vectorized=True,
-        n_resamples=n_resamples, confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed),
+        (x, y),
+        lambda u, v, axis=-1: u.mean(axis=axis) - v.mean(axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
     )
     return (diff, float(result.confidence_interval.low), float(result.confidence_interval.high))
 

@@ -16,9 +16,22 @@ from thoughtdesk.core.evaluation.evaluate import EvaluationResult
 from thoughtdesk.core.evaluation.metrics import AccuracyRow
 
 ROW_FIELDS = (
-    "dataset", "split", "model", "condition", "n", "correct", "incorrect", "unextractable",
-    "accuracy", "wilson_low", "wilson_high", "share_unextractable", "questions",
-    "majority_accuracy", "mean_tokens", "mean_cost",
+    "dataset",
+    "split",
+    "model",
+    "condition",
+    "n",
+    "correct",
+    "incorrect",
+    "unextractable",
+    "accuracy",
+    "wilson_low",
+    "wilson_high",
+    "share_unextractable",
+    "questions",
+    "majority_accuracy",
+    "mean_tokens",
+    "mean_cost",
 )
 _SOURCE_TEXT = {
     "thoughtdesk": "ThoughtDesk's scoring",
@@ -39,9 +52,15 @@ def to_json_dict(result: EvaluationResult) -> dict[str, Any]:
             "scored_from_file": result.scored_from_file,
             "unscored": result.unscored,
         },
-        "rescore": None if report is None else {
-            "answers": report.answers, "correct": report.correct, "incorrect": report.incorrect,
-            "unextractable": report.unextractable, "changed": report.changed, "reasons": report.reasons,
+        "rescore": None
+        if report is None
+        else {
+            "answers": report.answers,
+            "correct": report.correct,
+            "incorrect": report.incorrect,
+            "unextractable": report.unextractable,
+            "changed": report.changed,
+            "reasons": report.reasons,
         },
         "rows": [{f: getattr(row, f) for f in ROW_FIELDS} for row in result.rows],
         "comparisons": [asdict(c) for c in result.comparisons],
@@ -69,34 +88,78 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 def _row_cells(row: AccuracyRow) -> list[str]:
     return [
-        row.dataset, row.split, row.model, row.condition, str(row.n), _pct(row.accuracy),
-        f"{100 * row.wilson_low:.1f}-{100 * row.wilson_high:.1f}", _pct(row.share_unextractable),
-        _pct(row.majority_accuracy), _num(row.mean_tokens), _num(row.mean_cost, 4),
+        row.dataset,
+        row.split,
+        row.model,
+        row.condition,
+        str(row.n),
+        _pct(row.accuracy),
+        f"{100 * row.wilson_low:.1f}-{100 * row.wilson_high:.1f}",
+        _pct(row.share_unextractable),
+        _pct(row.majority_accuracy),
+        _num(row.mean_tokens),
+        _num(row.mean_cost, 4),
     ]
 
 
-ROW_HEADERS = ["dataset", "split", "model", "condition", "n", "accuracy", "95% CI (Wilson)",
-               "not extractable", "majority vote", "mean tokens", "mean cost $"]
-COMPARISON_HEADERS = ["dataset", "split", "A", "B", "n", "acc A", "acc B", "only A", "only B",
-                      "McNemar p", "A - B (95% CI)"]
+ROW_HEADERS = [
+    "dataset",
+    "split",
+    "model",
+    "condition",
+    "n",
+    "accuracy",
+    "95% CI (Wilson)",
+    "not extractable",
+    "majority vote",
+    "mean tokens",
+    "mean cost $",
+]
+COMPARISON_HEADERS = [
+    "dataset",
+    "split",
+    "A",
+    "B",
+    "n",
+    "acc A",
+    "acc B",
+    "only A",
+    "only B",
+    "McNemar p",
+    "A - B (95% CI)",
+]
 
 
 def _comparison_cells(result: EvaluationResult) -> list[list[str]]:
     return [
-        [c.dataset, c.split, f"{c.model_a}: {c.condition_a}", f"{c.model_b}: {c.condition_b}", str(c.n),
-         _pct(c.accuracy_a), _pct(c.accuracy_b), str(c.only_a), str(c.only_b), f"{c.p_value:.4g}",
-         f"{100 * c.difference:+.1f} ({100 * c.difference_low:+.1f} to {100 * c.difference_high:+.1f}) pp"]
+        [
+            c.dataset,
+            c.split,
+            f"{c.model_a}: {c.condition_a}",
+            f"{c.model_b}: {c.condition_b}",
+            str(c.n),
+            _pct(c.accuracy_a),
+            _pct(c.accuracy_b),
+            str(c.only_a),
+            str(c.only_b),
+            f"{c.p_value:.4g}",
+            f"{100 * c.difference:+.1f} ({100 * c.difference_low:+.1f} to {100 * c.difference_high:+.1f}) pp",
+        ]
         for c in result.comparisons
     ]
 
 
 def _header_lines(result: EvaluationResult) -> list[str]:
     scored = result.scored_by_thoughtdesk + result.scored_from_file
-    lines = [f"Collection {result.collection!r}: {scored:,} scored answer(s); correctness from "
-             f"{_SOURCE_TEXT[result.source]}."]
+    lines = [
+        f"Collection {result.collection!r}: {scored:,} scored answer(s); correctness from "
+        f"{_SOURCE_TEXT[result.source]}."
+    ]
     if result.unscored:
-        lines.append(f"{result.unscored:,} answer(s) have no stored correctness and are left out; "
-                     "run with --rescore to score them.")
+        lines.append(
+            f"{result.unscored:,} answer(s) have no stored correctness and are left out; "
+            "run with --rescore to score them."
+        )
     if result.rescore_report is not None:
         lines.append(result.rescore_report.summary + ".")
     return lines
@@ -104,9 +167,13 @@ def _header_lines(result: EvaluationResult) -> list[str]:
 
 def _aligned(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    return ["  ".join(cell.rjust(w) if i in right else cell.ljust(w)
-                      for i, (cell, w) in enumerate(zip(line, widths))).rstrip()
-            for line in [headers, *rows]]
+    return [
+        "  ".join(
+            cell.rjust(w) if i in right else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(line, widths, strict=False))
+        ).rstrip()
+        for line in [headers, *rows]
+    ]
 
 
 def to_text(result: EvaluationResult) -> str:
@@ -117,8 +184,9 @@ def to_text(result: EvaluationResult) -> str:
         lines += ["", "Pairwise comparisons on the same questions (first sample; not extractable counts as wrong):"]
         lines += _aligned(COMPARISON_HEADERS, _comparison_cells(result), right=set(range(4, 11)))
     for dataset, split in result.comparisons_skipped:
-        lines.append(f"{dataset}/{split}: too many conditions to compare every pair; compare chosen pairs "
-                     "in the Results view.")
+        lines.append(
+            f"{dataset}/{split}: too many conditions to compare every pair; compare chosen pairs in the Results view."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -127,8 +195,7 @@ def _md_cell(text: str) -> str:
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |",
-             "|" + "|".join("---" for _ in headers) + "|"]
+    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return lines
 

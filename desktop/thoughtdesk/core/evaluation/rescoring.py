@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from thoughtdesk.core.evaluation.answers import extract_answer
 from thoughtdesk.core.errors import Cancelled
+from thoughtdesk.core.evaluation.answers import extract_answer
 from thoughtdesk.core.library.store import Library
 
 Progress = Callable[[int, int], None]
@@ -60,9 +60,11 @@ class RescoreReport:
 
     @property
     def summary(self) -> str:
-        return (f"{self.answers} answer(s) of {self.collection!r} re-scored: {self.correct} correct, "
-                f"{self.incorrect} incorrect, {self.unextractable} not extractable; "
-                f"{self.changed} changed correctness")
+        return (
+            f"{self.answers} answer(s) of {self.collection!r} re-scored: {self.correct} correct, "
+            f"{self.incorrect} incorrect, {self.unextractable} not extractable; "
+            f"{self.changed} changed correctness"
+        )
 
 
 def _json_list(text: str | None) -> list:
@@ -206,11 +208,21 @@ def _score_batch(conn, cid: int, low: int, high: int, report: RescoreReport) -> 
             new_extra_json = _encode(extra).decode("utf-8")
         value = result.value
         span = result.span
-        answer_updates.append((
-            outcome, None if value is None else str(value), result.method or None, result.source,
-            span[0] if span else None, span[1] if span else None, result.reason or None, new_correct,
-            new_extra_json, _encode(original).decode("utf-8"), answer_pk,
-        ))
+        answer_updates.append(
+            (
+                outcome,
+                None if value is None else str(value),
+                result.method or None,
+                result.source,
+                span[0] if span else None,
+                span[1] if span else None,
+                result.reason or None,
+                new_correct,
+                new_extra_json,
+                _encode(original).decode("utf-8"),
+                answer_pk,
+            )
+        )
     report.samples += len(counts)
     sample_updates = [(c[0], c[1], c[2], pk) for pk, c in counts.items()]
     return answer_updates, sample_updates
@@ -234,8 +246,13 @@ def restore_original_scoring(lib: Library, collection: str) -> int:
         else:
             extra.pop("answer_from_choices", None)
         stored = original.get("correct_answer")
-        updates.append((None if stored is None else int(bool(stored)),
-                        _encode(extra).decode("utf-8") if extra else None, answer_pk))
+        updates.append(
+            (
+                None if stored is None else int(bool(stored)),
+                _encode(extra).decode("utf-8") if extra else None,
+                answer_pk,
+            )
+        )
     with lib.transaction() as tx:
         tx.executemany(
             "UPDATE answer SET correct_answer = ?, extra = ?, original_scoring = NULL, td_outcome = NULL, "

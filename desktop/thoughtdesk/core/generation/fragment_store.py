@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.generation.fragments import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -134,13 +133,17 @@ def _read_overlay(path: Path) -> tuple[list[Fragment], list[tuple[str, str]]]:
     document = json.loads(path.read_text(encoding="utf-8"))
     hidden_entries = document.get("hidden_builtin", [])
     if not isinstance(hidden_entries, list):
-        raise DataFileError(path, "'hidden_builtin' must be a list of {\"kind\", \"key\"}")
+        raise DataFileError(path, '\'hidden_builtin\' must be a list of {"kind", "key"}')
     hidden: list[tuple[str, str]] = []
     for index, entry in enumerate(hidden_entries, 1):
-        if (not isinstance(entry, dict) or entry.get("kind") not in FRAGMENT_KINDS
-                or not isinstance(entry.get("key"), str)):
-            raise DataFileError(path, "expected {\"kind\", \"key\"} with a known kind",
-                                where=f"hidden_builtin entry {index}")
+        if (
+            not isinstance(entry, dict)
+            or entry.get("kind") not in FRAGMENT_KINDS
+            or not isinstance(entry.get("key"), str)
+        ):
+            raise DataFileError(
+                path, 'expected {"kind", "key"} with a known kind', where=f"hidden_builtin entry {index}"
+            )
         hidden.append((entry["kind"], entry["key"]))
     return changed, hidden
 

@@ -17,8 +17,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
-from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
+from thoughtdesk.core.files import write_json_atomically
 
 FragmentKind = Literal["instruction", "cot_trigger", "answer_extraction"]
 FRAGMENT_KINDS: tuple[FragmentKind, ...] = ("instruction", "cot_trigger", "answer_extraction")
@@ -102,9 +102,7 @@ class FragmentLibrary:
         library.import_file(path)
         return library
 
-    def import_file(
-        self, path: str | Path, *, on_conflict: Literal["keep", "replace"] = "keep"
-    ) -> ImportReport:
+    def import_file(self, path: str | Path, *, on_conflict: Literal["keep", "replace"] = "keep") -> ImportReport:
         """Merge the fragments of a ThoughtDesk or ThoughtSource JSON file into this library.
 
         A key already present with the same text is left alone; with a different text it is
@@ -256,9 +254,7 @@ def _read_fragments_file(path: Path) -> Iterator[Fragment]:
     try:
         document = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise DataFileError(
-            path, f"not valid JSON: {error.msg}", line=error.lineno, column=error.colno
-        ) from None
+        raise DataFileError(path, f"not valid JSON: {error.msg}", line=error.lineno, column=error.colno) from None
     if not isinstance(document, dict):
         raise DataFileError(path, "expected a JSON object of fragments", line=1)
     if document.get("format") == FORMAT_NAME or "fragments" in document:
@@ -278,8 +274,11 @@ def _line_of(raw: str, needle: str) -> int | None:
 def _read_thoughtdesk(path: Path, raw: str, document: Mapping[str, Any]) -> Iterator[Fragment]:
     version = document.get("format_version", FORMAT_VERSION)
     if isinstance(version, int) and version > FORMAT_VERSION:
-        raise DataFileError(path, f"fragments format version {version} is newer than this ThoughtDesk",
-                            hint="update ThoughtDesk to read it")
+        raise DataFileError(
+            path,
+            f"fragments format version {version} is newer than this ThoughtDesk",
+            hint="update ThoughtDesk to read it",
+        )
     items = document.get("fragments")
     if not isinstance(items, list):
         raise DataFileError(path, "'fragments' must be a list", line=_line_of(raw, "fragments"))
@@ -291,16 +290,20 @@ def _read_thoughtdesk(path: Path, raw: str, document: Mapping[str, Any]) -> Iter
         line = _line_of(raw, key) if isinstance(key, str) else None
         for name, value in (("key", key), ("kind", kind), ("text", text)):
             if not isinstance(value, str) or not value.strip():
-                raise DataFileError(path, f"field {name!r} must be a non-empty string",
-                                    line=line, where=where)
+                raise DataFileError(path, f"field {name!r} must be a non-empty string", line=line, where=where)
         if kind not in FRAGMENT_KINDS:
-            raise DataFileError(path, f"unknown kind {kind!r} (use {', '.join(FRAGMENT_KINDS)})",
-                                line=line, where=f"{where} ({key})")
+            raise DataFileError(
+                path, f"unknown kind {kind!r} (use {', '.join(FRAGMENT_KINDS)})", line=line, where=f"{where} ({key})"
+            )
         citation = item.get("citation")
-        yield Fragment(key=key, kind=kind, text=text,
-                       citation=citation if isinstance(citation, str) else None,
-                       source=str(item.get("source") or f"import:{path.name}"),
-                       note=item.get("note") if isinstance(item.get("note"), str) else None)
+        yield Fragment(
+            key=key,
+            kind=kind,
+            text=text,
+            citation=citation if isinstance(citation, str) else None,
+            source=str(item.get("source") or f"import:{path.name}"),
+            note=item.get("note") if isinstance(item.get("note"), str) else None,
+        )
 
 
 def _read_thoughtsource(path: Path, raw: str, document: Mapping[str, Any]) -> Iterator[Fragment]:
@@ -312,16 +315,20 @@ def _read_thoughtsource(path: Path, raw: str, document: Mapping[str, Any]) -> It
             found = True
             entries = document[section]
             if not isinstance(entries, dict):
-                raise DataFileError(path, f"section {section!r} must map keys to texts",
-                                    line=_line_of(raw, section))
+                raise DataFileError(path, f"section {section!r} must map keys to texts", line=_line_of(raw, section))
             for key, text in entries.items():
                 if not isinstance(text, str) or not text.strip():
-                    raise DataFileError(path, "fragment text must be a non-empty string",
-                                        line=_line_of(raw, key), where=f"{section}, key {key}")
+                    raise DataFileError(
+                        path,
+                        "fragment text must be a non-empty string",
+                        line=_line_of(raw, key),
+                        where=f"{section}, key {key}",
+                    )
                 yield Fragment(key=key, kind=kind, text=text, source=f"import:{path.name}")
     if not found:
         raise DataFileError(
-            path, "no fragments found",
+            path,
+            "no fragments found",
             hint="expected ThoughtDesk's {'fragments': [...]} or ThoughtSource's "
-                 "'instructions', 'cot_triggers' and 'answer_extractions' sections",
+            "'instructions', 'cot_triggers' and 'answer_extractions' sections",
         )

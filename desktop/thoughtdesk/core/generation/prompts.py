@@ -36,15 +36,34 @@ from thoughtdesk.core.generation.fragments import (  # re-exported: callers impo
 )
 
 __all__ = [
-    "FRAGMENT_KINDS", "Fragment", "FragmentError", "FragmentKind", "FragmentLibrary",
-    "ImportReport", "TEMPLATE_VARIABLES", "TemplateError", "PromptTemplate", "Exemplar",
-    "PromptMode", "PromptVariant", "DEFAULT_COT_TEMPLATE", "DEFAULT_EXTRACTION_TEMPLATE",
-    "CONTEXT_COT_TEMPLATE", "CONTEXT_EXTRACTION_TEMPLATE", "format_answer_choices",
-    "render_cot_prompt", "render_extraction_prompt",
+    "FRAGMENT_KINDS",
+    "Fragment",
+    "FragmentError",
+    "FragmentKind",
+    "FragmentLibrary",
+    "ImportReport",
+    "TEMPLATE_VARIABLES",
+    "TemplateError",
+    "PromptTemplate",
+    "Exemplar",
+    "PromptMode",
+    "PromptVariant",
+    "DEFAULT_COT_TEMPLATE",
+    "DEFAULT_EXTRACTION_TEMPLATE",
+    "CONTEXT_COT_TEMPLATE",
+    "CONTEXT_EXTRACTION_TEMPLATE",
+    "format_answer_choices",
+    "render_cot_prompt",
+    "render_extraction_prompt",
 ]
 
 TEMPLATE_VARIABLES = (
-    "instruction", "question", "answer_choices", "context", "cot_trigger", "cot",
+    "instruction",
+    "question",
+    "answer_choices",
+    "context",
+    "cot_trigger",
+    "cot",
     "answer_extraction",
 )
 Collapse = Literal["thoughtsource", "paragraphs"]
@@ -67,7 +86,7 @@ def _parse_line(text: str, template: str) -> tuple[_Part, ...]:
     position = 0
     for match in _TOKEN.finditer(text):
         if match.start() > position:
-            parts.append(_Part(literal=text[position:match.start()]))
+            parts.append(_Part(literal=text[position : match.start()]))
         token = match.group(0)
         if token in ("{{", "}}"):
             parts.append(_Part(literal=token[0]))
@@ -81,9 +100,7 @@ def _parse_line(text: str, template: str) -> tuple[_Part, ...]:
                 )
             parts.append(_Part(variable=name))
         else:
-            raise TemplateError(
-                f"unmatched {token!r} in template {template!r} (write {token * 2} for a literal brace)"
-            )
+            raise TemplateError(f"unmatched {token!r} in template {template!r} (write {token * 2} for a literal brace)")
         position = match.end()
     if position < len(text):
         parts.append(_Part(literal=text[position:]))
@@ -96,16 +113,13 @@ class PromptTemplate:
 
     text: str
     collapse: Collapse = "thoughtsource"
-    _blocks: tuple[tuple[tuple[_Part, ...], ...], ...] = field(
-        init=False, repr=False, compare=False, default=()
-    )
+    _blocks: tuple[tuple[tuple[_Part, ...], ...], ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
         if self.collapse not in ("thoughtsource", "paragraphs"):
             raise TemplateError(f"unknown collapse rule {self.collapse!r}")
         blocks = tuple(
-            tuple(_parse_line(line, self.text) for line in block.split("\n"))
-            for block in self.text.split("\n\n")
+            tuple(_parse_line(line, self.text) for line in block.split("\n")) for block in self.text.split("\n\n")
         )
         object.__setattr__(self, "_blocks", blocks)
 
@@ -129,8 +143,7 @@ class PromptTemplate:
         if self.collapse == "thoughtsource":
             # Rebuild the original separators: lines inside a block by "\n", blocks by "\n\n".
             text = "\n\n".join(
-                "\n".join("".join(value(part) for part in line) for line in block)
-                for block in self._blocks
+                "\n".join("".join(value(part) for part in line) for line in block) for block in self._blocks
             )
             return text.lstrip()
         kept_blocks: list[str] = []
@@ -158,8 +171,7 @@ CONTEXT_COT_TEMPLATE = PromptTemplate(
     "{instruction}\n\n{context}\n\n{question}\n{answer_choices}\n\n{cot_trigger}", "paragraphs"
 )
 CONTEXT_EXTRACTION_TEMPLATE = PromptTemplate(
-    "{instruction}\n\n{context}\n\n{question}\n{answer_choices}\n\n{cot_trigger}{cot}\n"
-    "{answer_extraction}",
+    "{instruction}\n\n{context}\n\n{question}\n{answer_choices}\n\n{cot_trigger}{cot}\n{answer_extraction}",
     "paragraphs",
 )
 
@@ -184,13 +196,22 @@ class Exemplar:
     context: str | None = None
 
 
-def _values(question: str, instruction: str | None, answer_choices: Sequence[Any],
-            context: str | None, cot_trigger: str | None, cot: str | None = None,
-            answer_extraction: str | None = None) -> dict[str, str | None]:
+def _values(
+    question: str,
+    instruction: str | None,
+    answer_choices: Sequence[Any],
+    context: str | None,
+    cot_trigger: str | None,
+    cot: str | None = None,
+    answer_extraction: str | None = None,
+) -> dict[str, str | None]:
     return {
-        "instruction": instruction, "question": question,
+        "instruction": instruction,
+        "question": question,
         "answer_choices": format_answer_choices(answer_choices) if answer_choices else None,
-        "context": context, "cot_trigger": cot_trigger, "cot": cot,
+        "context": context,
+        "cot_trigger": cot_trigger,
+        "cot": cot,
         "answer_extraction": answer_extraction,
     }
 
@@ -203,8 +224,12 @@ def _template_for(template: PromptTemplate | None, context: str | None, extracti
     return DEFAULT_EXTRACTION_TEMPLATE if extraction else DEFAULT_COT_TEMPLATE
 
 
-def _render_exemplars(exemplars: Sequence[Exemplar], template: PromptTemplate | None,
-                      cot_trigger: str | None, answer_extraction: str | None) -> str:
+def _render_exemplars(
+    exemplars: Sequence[Exemplar],
+    template: PromptTemplate | None,
+    cot_trigger: str | None,
+    answer_extraction: str | None,
+) -> str:
     """Each exemplar as its CoT prompt (no instruction), its CoT, and its extracted answer."""
     blocks = []
     for exemplar in exemplars:
@@ -296,50 +321,74 @@ class PromptVariant:
     extraction_template: PromptTemplate | None = None
 
     @classmethod
-    def from_keys(cls, library: FragmentLibrary, *, instruction: str | None = None,
-                  cot_trigger: str | None = None, answer_extraction: str | None = None,
-                  mode: PromptMode = PromptMode.TWO_STEP,
-                  cot_template: PromptTemplate | None = None,
-                  extraction_template: PromptTemplate | None = None) -> PromptVariant:
+    def from_keys(
+        cls,
+        library: FragmentLibrary,
+        *,
+        instruction: str | None = None,
+        cot_trigger: str | None = None,
+        answer_extraction: str | None = None,
+        mode: PromptMode = PromptMode.TWO_STEP,
+        cot_template: PromptTemplate | None = None,
+        extraction_template: PromptTemplate | None = None,
+    ) -> PromptVariant:
         """Look the keys up in ``library`` (FragmentError for unknown keys)."""
         return cls(
             instruction=library.get("instruction", instruction) if instruction else None,
             cot_trigger=library.get("cot_trigger", cot_trigger) if cot_trigger else None,
-            answer_extraction=(library.get("answer_extraction", answer_extraction)
-                               if answer_extraction else None),
-            mode=mode, cot_template=cot_template, extraction_template=extraction_template,
+            answer_extraction=(library.get("answer_extraction", answer_extraction) if answer_extraction else None),
+            mode=mode,
+            cot_template=cot_template,
+            extraction_template=extraction_template,
         )
 
-    def cot_prompt(self, question: str, answer_choices: Sequence[Any] = (), context: str | None = None,
-                   exemplars: Sequence[Exemplar] = ()) -> str:
+    def cot_prompt(
+        self,
+        question: str,
+        answer_choices: Sequence[Any] = (),
+        context: str | None = None,
+        exemplars: Sequence[Exemplar] = (),
+    ) -> str:
         """The CoT request's prompt for one question."""
         return render_cot_prompt(
-            question=question, answer_choices=answer_choices, context=context,
+            question=question,
+            answer_choices=answer_choices,
+            context=context,
             instruction=self.instruction.text if self.instruction else None,
             cot_trigger=self.cot_trigger.text if self.cot_trigger else None,
-            template=self.cot_template, exemplars=exemplars,
+            template=self.cot_template,
+            exemplars=exemplars,
             exemplar_extraction=self.answer_extraction.text if self.answer_extraction else None,
         )
 
-    def extraction_prompt(self, question: str, cot: str, answer_choices: Sequence[Any] = (),
-                          context: str | None = None, exemplars: Sequence[Exemplar] = ()) -> str | None:
+    def extraction_prompt(
+        self,
+        question: str,
+        cot: str,
+        answer_choices: Sequence[Any] = (),
+        context: str | None = None,
+        exemplars: Sequence[Exemplar] = (),
+    ) -> str | None:
         """The extraction request's prompt, or None in one-step mode or without an extraction."""
         if self.mode is PromptMode.ONE_STEP or self.answer_extraction is None:
             return None
         return render_extraction_prompt(
-            question=question, cot=cot, answer_choices=answer_choices, context=context,
+            question=question,
+            cot=cot,
+            answer_choices=answer_choices,
+            context=context,
             instruction=self.instruction.text if self.instruction else None,
             cot_trigger=self.cot_trigger.text if self.cot_trigger else None,
             answer_extraction=self.answer_extraction.text,
-            template=self.extraction_template, exemplars=exemplars,
+            template=self.extraction_template,
+            exemplars=exemplars,
         )
 
     def provenance(self) -> dict[str, Any]:
         """Keys, texts and templates of this variant, as JSON-ready values to store with a CoT."""
 
         def fragment(value: Fragment | None) -> dict[str, Any] | None:
-            return None if value is None else {"key": value.key, "text": value.text,
-                                               "citation": value.citation}
+            return None if value is None else {"key": value.key, "text": value.text, "citation": value.citation}
 
         def template(value: PromptTemplate | None, extraction: bool) -> dict[str, Any]:
             if value is not None:
@@ -348,8 +397,13 @@ class PromptVariant:
             # with a context; both are recorded so the stored prompt can be explained.
             default = DEFAULT_EXTRACTION_TEMPLATE if extraction else DEFAULT_COT_TEMPLATE
             context = CONTEXT_EXTRACTION_TEMPLATE if extraction else CONTEXT_COT_TEMPLATE
-            return {"text": default.text, "collapse": default.collapse, "auto": True,
-                    "context_text": context.text, "context_collapse": context.collapse}
+            return {
+                "text": default.text,
+                "collapse": default.collapse,
+                "auto": True,
+                "context_text": context.text,
+                "context_collapse": context.collapse,
+            }
 
         return {
             "mode": self.mode.value,

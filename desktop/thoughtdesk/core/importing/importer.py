@@ -109,8 +109,15 @@ def import_thoughtsource(
     name = collection or path.stem
     records = ((r.dataset, r.split, r.sample, r.where) for r in source.records())
     return import_records(
-        library, records, collection=name, on_duplicate=on_duplicate, total=len(source),
-        progress=progress, cancel=cancel, source=str(path), path=path,
+        library,
+        records,
+        collection=name,
+        on_duplicate=on_duplicate,
+        total=len(source),
+        progress=progress,
+        cancel=cancel,
+        source=str(path),
+        path=path,
     )
 
 
@@ -129,8 +136,9 @@ def _limited(items: list[Sample], limit: int | None, seed: int | None) -> list[S
 ON_ERROR_CHOICES = ("abort", "skip")
 
 
-def _selected(stream: Iterable[tuple[str, Sample]], name: str, limit: int | None,
-              seed: int | None) -> Iterator[tuple[str, str, Sample, str]]:
+def _selected(
+    stream: Iterable[tuple[str, Sample]], name: str, limit: int | None, seed: int | None
+) -> Iterator[tuple[str, str, Sample, str]]:
     """``(dataset, split, sample, where)`` records, ``limit`` per split (first N or seeded)."""
     if limit is None:
         # Streamed: no per-split lists, so a 200,000-record file is never held twice.
@@ -152,7 +160,7 @@ def import_dataset(
     path: str | os.PathLike[str],
     *,
     dataset: str | None = None,
-    mapping: "str | ColumnMapping | None" = None,
+    mapping: str | ColumnMapping | None = None,
     collection: str | None = None,
     splits: list[str] | None = None,
     limit: int | None = None,
@@ -192,9 +200,15 @@ def import_dataset(
         name = dataset
         stream = load_dataset(dataset, path, splits=splits, on_error=policy, errors=errors)
     report = import_records(
-        library, _selected(stream, name, limit, seed), collection=collection or name,
-        on_duplicate=on_duplicate, total=None, progress=progress, cancel=cancel,
-        source=str(path), path=path,
+        library,
+        _selected(stream, name, limit, seed),
+        collection=collection or name,
+        on_duplicate=on_duplicate,
+        total=None,
+        progress=progress,
+        cancel=cancel,
+        source=str(path),
+        path=path,
     )
     report.bad_records = errors
     return report

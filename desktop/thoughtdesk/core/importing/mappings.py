@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
-from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.datasets.generic import ColumnMapping, MappingError, parse_mapping
 from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.paths import user_config_dir
 
 
@@ -33,8 +32,12 @@ class SavedMappings:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
-            raise DataFileError(self.path, f"malformed JSON: {error.msg}", line=error.lineno,
-                                hint="fix or delete the file to reset the saved mappings") from None
+            raise DataFileError(
+                self.path,
+                f"malformed JSON: {error.msg}",
+                line=error.lineno,
+                hint="fix or delete the file to reset the saved mappings",
+            ) from None
         if not isinstance(data, dict):
             raise DataFileError(self.path, "expected a JSON object of saved mappings")
         return data
@@ -80,5 +83,7 @@ def resolve_mapping(text: str, store: SavedMappings | None = None) -> ColumnMapp
         return store.get(name)
     except KeyError:
         known = ", ".join(store.names()) or "none yet"
-        raise MappingError(f"no saved mapping named {name!r}: give field=column,... or the name "
-                           f"of a saved mapping ({known}; kept in {store.path})") from None
+        raise MappingError(
+            f"no saved mapping named {name!r}: give field=column,... or the name "
+            f"of a saved mapping ({known}; kept in {store.path})"
+        ) from None

@@ -53,8 +53,9 @@ def report_path_for(library_path: str | Path, when: datetime) -> Path:
     return candidate
 
 
-def save_import_report(library_path: str | Path, report: ImportReport, source: str | Path,
-                       when: datetime | None = None) -> Path | None:
+def save_import_report(
+    library_path: str | Path, report: ImportReport, source: str | Path, when: datetime | None = None
+) -> Path | None:
     """Write the report beside the library when records were skipped; set and return its path.
 
     Returns ``None`` (and writes nothing) when the import skipped no bad record.

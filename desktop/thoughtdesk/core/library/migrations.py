@@ -287,9 +287,7 @@ def current_version() -> int:
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations the file lacks, each in its own transaction; return their names."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)"
-    )
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
     applied = []
     for index, (name, fn) in enumerate(MIGRATIONS, start=1):
@@ -298,9 +296,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             fn(conn)
-            conn.execute(
-                "INSERT INTO _migrations (name, applied) VALUES (?, datetime('now'))", (name,)
-            )
+            conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, datetime('now'))", (name,))
             conn.execute(f"PRAGMA user_version = {index}")
             conn.execute("COMMIT")
         except BaseException:

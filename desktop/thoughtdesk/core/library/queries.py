@@ -11,12 +11,12 @@ import json
 import re
 from array import array
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from thoughtdesk.core.library.store import Library
 
 
-class Correctness(str, Enum):
+class Correctness(StrEnum):
     ANY = "any"
     HAS_CORRECT = "correct"
     HAS_INCORRECT = "incorrect"

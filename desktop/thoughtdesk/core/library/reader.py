@@ -11,7 +11,9 @@ from thoughtdesk.core.library.store import Library
 
 CHUNK = 1000
 
-_SAMPLE_COLS = "id, dataset, split, sample_id, ref_id, question, type, choices, context, cot, answer, feedback, extra, missing"
+_SAMPLE_COLS = (
+    "id, dataset, split, sample_id, ref_id, question, type, choices, context, cot, answer, feedback, extra, missing"
+)
 _COT_COLS = (
     "id, sample_pk, cot_id, fragments_version, instruction, cot_trigger, cot_trigger_template, "
     "prompt_text, cot, author, date, api_service, model, comment, extra, missing"
@@ -59,9 +61,20 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
     cots: dict[int, GeneratedCot] = {}
     for r in cot_rows:
         cot = GeneratedCot(
-            id=r[2], fragments_version=r[3], instruction=r[4], cot_trigger=r[5],
-            cot_trigger_template=r[6], prompt_text=r[7], cot=r[8], author=r[9], date=r[10],
-            api_service=r[11], model=r[12], comment=r[13], extra=_extra(r[14]), missing=_missing(r[15]),
+            id=r[2],
+            fragments_version=r[3],
+            instruction=r[4],
+            cot_trigger=r[5],
+            cot_trigger_template=r[6],
+            prompt_text=r[7],
+            cot=r[8],
+            author=r[9],
+            date=r[10],
+            api_service=r[11],
+            model=r[12],
+            comment=r[13],
+            extra=_extra(r[14]),
+            missing=_missing(r[15]),
         )
         cots[r[0]] = cot
         cots_by_sample[r[1]].append((r[0], cot))
@@ -71,27 +84,48 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
             f"SELECT {_ANSWER_COLS} FROM answer WHERE cot_pk IN ({cot_marks}) ORDER BY cot_pk, position",
             list(cots),
         ):
-            cots[r[0]].answers.append(Answer(
-                id=r[1], answer_extraction=r[2], answer_extraction_template=r[3],
-                answer_extraction_text=r[4], answer=r[5],
-                correct_answer=None if r[6] is None else bool(r[6]),
-                extra=_extra(r[7]), missing=_missing(r[8]),
-            ))
+            cots[r[0]].answers.append(
+                Answer(
+                    id=r[1],
+                    answer_extraction=r[2],
+                    answer_extraction_template=r[3],
+                    answer_extraction_text=r[4],
+                    answer=r[5],
+                    correct_answer=None if r[6] is None else bool(r[6]),
+                    extra=_extra(r[7]),
+                    missing=_missing(r[8]),
+                )
+            )
         for r in lib.conn.execute(
             f"SELECT {_ANNOTATION_COLS} FROM annotation WHERE cot_pk IN ({cot_marks}) ORDER BY cot_pk, position",
             list(cots),
         ):
-            cots[r[0]].annotations.append(Annotation(
-                key=r[3], value=json.loads(r[4]) if r[5] else r[4], author=r[1], date=r[2],
-                extra=_extra(r[6]), missing=_missing(r[7]),
-            ))
+            cots[r[0]].annotations.append(
+                Annotation(
+                    key=r[3],
+                    value=json.loads(r[4]) if r[5] else r[4],
+                    author=r[1],
+                    date=r[2],
+                    extra=_extra(r[6]),
+                    missing=_missing(r[7]),
+                )
+            )
     out = []
     for r in rows:
         pairs = cots_by_sample[r[0]]
         sample = Sample(
-            id=r[3], ref_id=r[4], question=r[5], type=r[6], choices=_loads(r[7]), context=r[8],
-            cot=_loads(r[9]), answer=_loads(r[10]), feedback=_loads(r[11]),
-            generated_cot=[c for _, c in pairs], extra=_extra(r[12]), missing=_missing(r[13]),
+            id=r[3],
+            ref_id=r[4],
+            question=r[5],
+            type=r[6],
+            choices=_loads(r[7]),
+            context=r[8],
+            cot=_loads(r[9]),
+            answer=_loads(r[10]),
+            feedback=_loads(r[11]),
+            generated_cot=[c for _, c in pairs],
+            extra=_extra(r[12]),
+            missing=_missing(r[13]),
         )
         out.append(StoredSample(r[0], r[1], r[2], sample, [pk for pk, _ in pairs]))
     return out

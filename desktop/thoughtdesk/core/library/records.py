@@ -13,8 +13,8 @@ the source did not have), so an export writes back exactly what was read.
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 #: The answer types ThoughtSource uses.
@@ -22,17 +22,40 @@ ANSWER_TYPES = ("multiplechoice", "bool", "number", "text", "collection")
 
 #: Known keys, in ThoughtSource's order. Export writes known keys in this order, then extras.
 SAMPLE_KEYS = (
-    "id", "ref_id", "question", "type", "choices", "context", "cot", "answer",
-    "generated_cot", "feedback",
+    "id",
+    "ref_id",
+    "question",
+    "type",
+    "choices",
+    "context",
+    "cot",
+    "answer",
+    "generated_cot",
+    "feedback",
 )
 COT_KEYS = (
-    "id", "fragments_version", "instruction", "cot_trigger", "cot_trigger_template",
-    "prompt_text", "cot", "answers", "author", "date", "api_service", "model", "comment",
+    "id",
+    "fragments_version",
+    "instruction",
+    "cot_trigger",
+    "cot_trigger_template",
+    "prompt_text",
+    "cot",
+    "answers",
+    "author",
+    "date",
+    "api_service",
+    "model",
+    "comment",
     "annotations",
 )
 ANSWER_KEYS = (
-    "id", "answer_extraction", "answer_extraction_template", "answer_extraction_text",
-    "answer", "correct_answer",
+    "id",
+    "answer_extraction",
+    "answer_extraction_template",
+    "answer_extraction_text",
+    "answer",
+    "correct_answer",
 )
 ANNOTATION_KEYS = ("author", "date", "key", "value")
 

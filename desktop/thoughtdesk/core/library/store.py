@@ -10,11 +10,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from thoughtdesk.core.library import migrations
 from thoughtdesk.core.errors import LibraryError
+from thoughtdesk.core.library import migrations
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -42,9 +42,7 @@ def _check_before_opening(path: Path) -> None:
         if "_migrations" in tables:
             applied = {row[0] for row in probe.execute("SELECT name FROM _migrations")}
     except sqlite3.DatabaseError as error:
-        raise LibraryError(
-            f"{path} is not a readable SQLite database ({error}); it was left untouched."
-        ) from None
+        raise LibraryError(f"{path} is not a readable SQLite database ({error}); it was left untouched.") from None
     finally:
         probe.close()
     known = {name for name, _ in migrations.MIGRATIONS}
@@ -55,9 +53,7 @@ def _check_before_opening(path: Path) -> None:
             "Update ThoughtDesk to open it."
         )
     if tables and "_migrations" not in tables:
-        raise LibraryError(
-            f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched."
-        )
+        raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
 
 
 class Library:
@@ -68,7 +64,7 @@ class Library:
         self.conn = conn
 
     @classmethod
-    def open(cls, path: str | Path, *, create: bool = True) -> "Library":
+    def open(cls, path: str | Path, *, create: bool = True) -> Library:
         """Open (and migrate) the library at ``path``; create it if ``create`` and it is absent.
 
         Raises :class:`LibraryError` for a file that is not a library or is from a newer schema.
@@ -95,7 +91,7 @@ class Library:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "Library":
+    def __enter__(self) -> Library:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -124,9 +120,7 @@ class Library:
                       (SELECT count(*) FROM sample s WHERE s.collection_id = c.id)
                FROM collection c ORDER BY c.name COLLATE NOCASE"""
         ).fetchall()
-        return [
-            CollectionInfo(id=r[0], name=r[1], created=r[2], source=r[3], samples=r[4]) for r in rows
-        ]
+        return [CollectionInfo(id=r[0], name=r[1], created=r[2], source=r[3], samples=r[4]) for r in rows]
 
     def collection_id(self, name: str) -> int | None:
         row = self.conn.execute("SELECT id FROM collection WHERE name = ?", (name,)).fetchone()
@@ -147,7 +141,7 @@ class Library:
             raise LibraryError("a collection needs a name")
         if self.collection_id(name) is not None:
             raise LibraryError(f"a collection named {name!r} already exists in {self.path}")
-        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        created = datetime.now(UTC).isoformat(timespec="seconds")
         cur = self.conn.execute(
             "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)", (name, created, source)
         )

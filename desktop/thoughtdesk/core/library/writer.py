@@ -7,10 +7,11 @@ primary keys itself and sends rows in batches with ``executemany``, which is wha
 
 from __future__ import annotations
 
-import msgspec
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
+
+import msgspec
 
 from thoughtdesk.core.errors import DataFileError, DuplicateSamplesError
 from thoughtdesk.core.library.records import GeneratedCot, Sample, model_name
@@ -39,7 +40,7 @@ def _insert(table: str, columns: str) -> str:
     return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
 
 
-class OnDuplicate(str, Enum):
+class OnDuplicate(StrEnum):
     """What an import does with a sample whose (dataset, split, id) is already stored."""
 
     FAIL = "fail"
@@ -88,9 +89,7 @@ class SampleWriter:
         self._seen: set[tuple[str, str, str]] = set()
         self._positions: dict[tuple[str, str], int] = {}
         self._existing = bool(
-            self.conn.execute(
-                "SELECT 1 FROM sample WHERE collection_id = ? LIMIT 1", (collection_id,)
-            ).fetchone()
+            self.conn.execute("SELECT 1 FROM sample WHERE collection_id = ? LIMIT 1", (collection_id,)).fetchone()
         )
         self._next_sample = self._next_id("sample")
         self._next_cot = self._next_id("generated_cot")
@@ -124,9 +123,7 @@ class SampleWriter:
         """Queue one sample. ``where``/``path`` name it in errors (e.g. a duplicate id)."""
         key = (dataset, split, sample.id)
         if key in self._seen:
-            raise DataFileError(
-                path, f"sample id {sample.id!r} occurs twice in {dataset}/{split}", where=where
-            )
+            raise DataFileError(path, f"sample id {sample.id!r} occurs twice in {dataset}/{split}", where=where)
         self._seen.add(key)
         position = None
         if self._existing:
@@ -163,19 +160,44 @@ class SampleWriter:
         for cot_position, cot in enumerate(s.generated_cot):
             cot_pk = self._next_cot
             self._next_cot += 1
-            self._cots.append((
-                cot_pk, pk, cot_position, cot.id, cot.fragments_version, cot.instruction,
-                cot.cot_trigger, cot.cot_trigger_template, cot.prompt_text, cot.cot, cot.author,
-                cot.date, cot.api_service, cot.model, model_name(cot.model), cot.comment,
-                _opt_json(cot.extra), _opt_json(cot.missing),
-            ))
+            self._cots.append(
+                (
+                    cot_pk,
+                    pk,
+                    cot_position,
+                    cot.id,
+                    cot.fragments_version,
+                    cot.instruction,
+                    cot.cot_trigger,
+                    cot.cot_trigger_template,
+                    cot.prompt_text,
+                    cot.cot,
+                    cot.author,
+                    cot.date,
+                    cot.api_service,
+                    cot.model,
+                    model_name(cot.model),
+                    cot.comment,
+                    _opt_json(cot.extra),
+                    _opt_json(cot.missing),
+                )
+            )
             for a_position, a in enumerate(cot.answers):
-                self._answers.append((
-                    self._next_answer, cot_pk, a_position, a.id, a.answer_extraction,
-                    a.answer_extraction_template, a.answer_extraction_text, a.answer,
-                    None if a.correct_answer is None else int(a.correct_answer),
-                    _opt_json(a.extra), _opt_json(a.missing),
-                ))
+                self._answers.append(
+                    (
+                        self._next_answer,
+                        cot_pk,
+                        a_position,
+                        a.id,
+                        a.answer_extraction,
+                        a.answer_extraction_template,
+                        a.answer_extraction_text,
+                        a.answer,
+                        None if a.correct_answer is None else int(a.correct_answer),
+                        _opt_json(a.extra),
+                        _opt_json(a.missing),
+                    )
+                )
                 self._next_answer += 1
                 n_answers += 1
                 if a.correct_answer is True:
@@ -184,19 +206,47 @@ class SampleWriter:
                     n_incorrect += 1
             for n_position, n in enumerate(cot.annotations):
                 is_json = not isinstance(n.value, str)
-                self._annotations.append((
-                    self._next_annotation, cot_pk, n_position, n.author, n.date, n.key,
-                    _json(n.value) if is_json else n.value, int(is_json),
-                    _opt_json(n.extra), _opt_json(n.missing),
-                ))
+                self._annotations.append(
+                    (
+                        self._next_annotation,
+                        cot_pk,
+                        n_position,
+                        n.author,
+                        n.date,
+                        n.key,
+                        _json(n.value) if is_json else n.value,
+                        int(is_json),
+                        _opt_json(n.extra),
+                        _opt_json(n.missing),
+                    )
+                )
                 self._next_annotation += 1
                 n_annotations += 1
-        self._samples.append((
-            pk, self.collection_id, dataset, split, position, s.id, s.ref_id, s.question, s.type,
-            _json(s.choices), s.context, _json(s.cot), _json(s.answer), _json(s.feedback),
-            _opt_json(s.extra), _opt_json(s.missing), len(s.generated_cot), n_answers, n_correct,
-            n_incorrect, n_annotations,
-        ))
+        self._samples.append(
+            (
+                pk,
+                self.collection_id,
+                dataset,
+                split,
+                position,
+                s.id,
+                s.ref_id,
+                s.question,
+                s.type,
+                _json(s.choices),
+                s.context,
+                _json(s.cot),
+                _json(s.answer),
+                _json(s.feedback),
+                _opt_json(s.extra),
+                _opt_json(s.missing),
+                len(s.generated_cot),
+                n_answers,
+                n_correct,
+                n_incorrect,
+                n_annotations,
+            )
+        )
         cot_list = s.cot if isinstance(s.cot, list) else []
         self._fts.append((pk, s.question or "", reference_fts_text(cot_list), cot_fts_text(s.generated_cot)))
 

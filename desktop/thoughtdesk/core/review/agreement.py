@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from thoughtdesk.core.review.agreement_stats import AgreementRow, LabelRating, agreement_table as _table
-from thoughtdesk.core.review.types import LABEL_ON, NON_LABEL_KEYS
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review.agreement_stats import AgreementRow, LabelRating
+from thoughtdesk.core.review.agreement_stats import agreement_table as _table
+from thoughtdesk.core.review.types import LABEL_ON, NON_LABEL_KEYS
 
 
-def agreement_table(library: Library, collection: str, labels: Sequence[str] | None = None,
-                    authors: Sequence[str] | None = None) -> list[AgreementRow]:
+def agreement_table(
+    library: Library, collection: str, labels: Sequence[str] | None = None, authors: Sequence[str] | None = None
+) -> list[AgreementRow]:
     """Cohen's kappa (exactly two authors), Fleiss' kappa and Krippendorff's alpha (two or more)
     and the number of items, per label, between ``authors`` (default: everyone who annotated).
 
@@ -30,7 +32,8 @@ def agreement_table(library: Library, collection: str, labels: Sequence[str] | N
         """SELECT a.cot_pk, coalesce(a.author, ''), a.key, a.value, a.value_is_json
            FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id
            JOIN sample s ON c.sample_pk = s.id WHERE s.collection_id = ?""",
-        (collection_id,)).fetchall()
+        (collection_id,),
+    ).fetchall()
     wanted_authors = set(authors) if authors is not None else None
     reviewed: dict[int, set[str]] = {}
     true_labels: set[tuple[str, int, str]] = set()

@@ -178,9 +178,7 @@ def agreement_table(
     latest: dict[str, dict[tuple[str, str], Hashable]] = {}
     for record in annotations:
         author, item_id, label, value = (
-            (record.author, record.item_id, record.label, record.value)
-            if isinstance(record, LabelRating)
-            else record
+            (record.author, record.item_id, record.label, record.value) if isinstance(record, LabelRating) else record
         )
         if value is None:
             continue
@@ -210,7 +208,9 @@ def _row(label: str, raters: tuple[str, ...], items: list[str], matrix: list[lis
         fleiss = fleiss_kappa(counts)
     alpha = krippendorff_alpha_nominal(matrix) if len(raters) >= 2 else None
     agreement = percent_agreement(matrix) if len(raters) >= 2 else None
-    return AgreementRow(label, n_items, len(complete) if len(raters) >= 2 else 0, raters, cohen, fleiss, alpha, agreement)
+    return AgreementRow(
+        label, n_items, len(complete) if len(raters) >= 2 else 0, raters, cohen, fleiss, alpha, agreement
+    )
 
 
 def label_value(value: Any) -> bool | None:

@@ -14,19 +14,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.types import (
-    COMMENT_KEY, LABEL_OFF, LABEL_ON, PREFERRED_KEY, QUALITY_KEY, AnnotationOp, CotReview, Span,
+    COMMENT_KEY,
+    LABEL_OFF,
+    LABEL_ON,
+    PREFERRED_KEY,
+    QUALITY_KEY,
+    AnnotationOp,
+    CotReview,
+    Span,
     StoredAnnotation,
 )
-from thoughtdesk.core.library.store import Library
 
 
 def utc_now() -> str:
     """The current UTC time as ISO 8601 with a ``Z`` (``2024-05-01T09:30:12Z``), seconds."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def decode_value(value: str | None, is_json: int) -> Any:
@@ -52,8 +59,13 @@ def span_from_extra(extra: str | None) -> Span | None:
 def row_to_annotation(row: tuple) -> StoredAnnotation:
     """(id, cot_pk, author, date, key, value, value_is_json, extra) -> StoredAnnotation."""
     return StoredAnnotation(
-        pk=row[0], cot_pk=row[1], author=row[2] or "", date=row[3] or "", key=row[4] or "",
-        value=decode_value(row[5], row[6]), span=span_from_extra(row[7]),
+        pk=row[0],
+        cot_pk=row[1],
+        author=row[2] or "",
+        date=row[3] or "",
+        key=row[4] or "",
+        value=decode_value(row[5], row[6]),
+        span=span_from_extra(row[7]),
     )
 
 
@@ -87,8 +99,7 @@ def refresh_sample_counter(conn, cot_pk: int) -> None:
     )
 
 
-def write_slot(conn, cot_pk: int, author: str, key: str, span: Span | None, value: Any,
-               date: str) -> None:
+def write_slot(conn, cot_pk: int, author: str, key: str, span: Span | None, value: Any, date: str) -> None:
     """Set one slot to ``value`` (``None`` deletes it) inside the caller's transaction.
 
     A slot that holds several rows (files from ThoughtSource's annotator can repeat a key) keeps
@@ -138,8 +149,7 @@ class AnnotationStore:
 
     def annotations(self, cot_pk: int, *, author: str | None = None) -> list[StoredAnnotation]:
         """Every annotation of one generated CoT (all authors unless ``author``), stored order."""
-        rows = self.library.conn.execute(_SELECT + " WHERE cot_pk = ? ORDER BY position, id",
-                                         (cot_pk,)).fetchall()
+        rows = self.library.conn.execute(_SELECT + " WHERE cot_pk = ? ORDER BY position, id", (cot_pk,)).fetchall()
         found = [row_to_annotation(r) for r in rows]
         return [a for a in found if author is None or a.author == author]
 
@@ -147,13 +157,15 @@ class AnnotationStore:
         """Annotations of every generated CoT of a sample: cot_pk -> list (CoTs without any too)."""
         conn = self.library.conn
         out: dict[int, list[StoredAnnotation]] = {
-            r[0]: [] for r in conn.execute(
-                "SELECT id FROM generated_cot WHERE sample_pk = ? ORDER BY position", (sample_pk,))
+            r[0]: []
+            for r in conn.execute("SELECT id FROM generated_cot WHERE sample_pk = ? ORDER BY position", (sample_pk,))
         }
         rows = conn.execute(
             "SELECT a.id, a.cot_pk, a.author, a.date, a.key, a.value, a.value_is_json, a.extra "
             "FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id WHERE c.sample_pk = ? "
-            "ORDER BY a.cot_pk, a.position, a.id", (sample_pk,)).fetchall()
+            "ORDER BY a.cot_pk, a.position, a.id",
+            (sample_pk,),
+        ).fetchall()
         for row in rows:
             out.setdefault(row[1], []).append(row_to_annotation(row))
         return out
@@ -163,8 +175,7 @@ class AnnotationStore:
         who = author or self.author
         return review_from(cot_pk, who, self.annotations(cot_pk, author=who))
 
-    def slot_value(self, cot_pk: int, key: str, span: Span | None = None,
-                   author: str | None = None) -> Any:
+    def slot_value(self, cot_pk: int, key: str, span: Span | None = None, author: str | None = None) -> Any:
         """The current value of one slot, or ``None`` when it is empty."""
         rows = slot_rows(self.library.conn, cot_pk, author or self.author, key, span)
         return decode_value(rows[-1][5], rows[-1][6]) if rows else None
@@ -172,8 +183,7 @@ class AnnotationStore:
     # Planning (no writes) -----------------------------------------------------------------
 
     def _cot_text(self, cot_pk: int) -> str:
-        row = self.library.conn.execute("SELECT cot FROM generated_cot WHERE id = ?",
-                                        (cot_pk,)).fetchone()
+        row = self.library.conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()
         if row is None:
             raise KeyError(f"no generated CoT with key {cot_pk} in {self.library.path}")
         return row[0] or ""
@@ -199,28 +209,40 @@ class AnnotationStore:
         else:
             after = LABEL_OFF if (before is True or before == LABEL_ON) else LABEL_ON
         where = f" on '{span.text[:30]}'" if span is not None else ""
-        return AnnotationOp(cot_pk, self.author, label, before, after, span,
-                            f"Toggle {label}{where}")
+        return AnnotationOp(cot_pk, self.author, label, before, after, span, f"Toggle {label}{where}")
 
     def plan_set_comment(self, cot_pk: int, text: str) -> AnnotationOp:
         """The op that sets the comment (empty or blank text removes it)."""
         after = text if text.strip() else None
-        return AnnotationOp(cot_pk, self.author, COMMENT_KEY,
-                            self.slot_value(cot_pk, COMMENT_KEY), after, None, "Edit comment")
+        return AnnotationOp(
+            cot_pk, self.author, COMMENT_KEY, self.slot_value(cot_pk, COMMENT_KEY), after, None, "Edit comment"
+        )
 
     def plan_set_preferred(self, cot_pk: int, preferred: bool) -> AnnotationOp:
         """The op that sets or clears the "preferred" mark (stored as JSON ``true``)."""
-        return AnnotationOp(cot_pk, self.author, PREFERRED_KEY,
-                            self.slot_value(cot_pk, PREFERRED_KEY), True if preferred else None,
-                            None, "Mark preferred" if preferred else "Unmark preferred")
+        return AnnotationOp(
+            cot_pk,
+            self.author,
+            PREFERRED_KEY,
+            self.slot_value(cot_pk, PREFERRED_KEY),
+            True if preferred else None,
+            None,
+            "Mark preferred" if preferred else "Unmark preferred",
+        )
 
     def plan_set_quality(self, cot_pk: int, score: int | None) -> AnnotationOp:
         """The op that sets the 1-5 quality score (``None`` clears it)."""
         if score is not None and (isinstance(score, bool) or score not in (1, 2, 3, 4, 5)):
             raise ValueError(f"a quality score is 1 to 5, not {score!r}")
-        return AnnotationOp(cot_pk, self.author, QUALITY_KEY,
-                            self.slot_value(cot_pk, QUALITY_KEY), score, None,
-                            f"Quality {score}" if score is not None else "Clear quality")
+        return AnnotationOp(
+            cot_pk,
+            self.author,
+            QUALITY_KEY,
+            self.slot_value(cot_pk, QUALITY_KEY),
+            score,
+            None,
+            f"Quality {score}" if score is not None else "Clear quality",
+        )
 
     # Writing -------------------------------------------------------------------------------
 

@@ -19,14 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
+from thoughtdesk.core.files import write_json_atomically
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.annotations import (
-    decode_value, refresh_sample_counter, slot_rows, span_from_extra, utc_now, write_slot,
+    decode_value,
+    refresh_sample_counter,
+    slot_rows,
+    span_from_extra,
+    utc_now,
+    write_slot,
 )
 from thoughtdesk.core.review.report import MergeReport, Unmatched
 from thoughtdesk.core.review.types import Span
-from thoughtdesk.core.library.store import Library
 
 FORMAT_NAME = "thoughtdesk-annotations"
 FORMAT_VERSION = 1
@@ -37,8 +42,9 @@ def cot_content_hash(text: str | None) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
 
 
-def export_annotations(library: Library, author: str | None, path: str | os.PathLike[str], *,
-                       collection: str | None = None) -> int:
+def export_annotations(
+    library: Library, author: str | None, path: str | os.PathLike[str], *, collection: str | None = None
+) -> int:
     """Write ``author``'s annotations (everyone's if ``None``; one collection if given) to
     ``path`` in the ThoughtDesk exchange format; return the number of annotations written.
 
@@ -58,7 +64,8 @@ def export_annotations(library: Library, author: str | None, path: str | os.Path
             FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id
             JOIN sample s ON c.sample_pk = s.id JOIN collection k ON s.collection_id = k.id
             {where} ORDER BY k.name, s.dataset, s.split, s.position, c.position, a.position, a.id""",
-        params).fetchall()
+        params,
+    ).fetchall()
     hashes: dict[str, str] = {}
     records = []
     for r in rows:
@@ -66,14 +73,29 @@ def export_annotations(library: Library, author: str | None, path: str | os.Path
         if text not in hashes:
             hashes[text] = cot_content_hash(text)
         span = span_from_extra(r[12])
-        records.append({
-            "collection": r[0], "dataset": r[1], "split": r[2], "sample_id": r[3],
-            "cot_id": r[4] or "", "cot_position": r[5], "cot_hash": hashes[text],
-            "author": r[7] or "", "date": r[8] or "", "key": r[9], "value": decode_value(r[10], r[11]),
-            "span": span.to_json() if span is not None else None,
-        })
-    document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "exported": utc_now(),
-                "author": author, "annotations": records}
+        records.append(
+            {
+                "collection": r[0],
+                "dataset": r[1],
+                "split": r[2],
+                "sample_id": r[3],
+                "cot_id": r[4] or "",
+                "cot_position": r[5],
+                "cot_hash": hashes[text],
+                "author": r[7] or "",
+                "date": r[8] or "",
+                "key": r[9],
+                "value": decode_value(r[10], r[11]),
+                "span": span.to_json() if span is not None else None,
+            }
+        )
+    document = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "exported": utc_now(),
+        "author": author,
+        "annotations": records,
+    }
     write_json_atomically(path, document, indent=1)
     return len(records)
 
@@ -112,8 +134,7 @@ def _read_json(path: Path) -> Any:
     except UnicodeDecodeError:
         raise DataFileError(path, "is not UTF-8 text") from None
     except json.JSONDecodeError as error:
-        raise DataFileError(path, f"invalid JSON: {error.msg}", line=error.lineno,
-                            column=error.colno) from None
+        raise DataFileError(path, f"invalid JSON: {error.msg}", line=error.lineno, column=error.colno) from None
 
 
 def _text(obj: dict, key: str) -> str:
@@ -126,8 +147,11 @@ def _text(obj: dict, key: str) -> str:
 def _exchange_records(path: Path, document: dict) -> list[_Incoming]:
     version = document.get("version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise DataFileError(path, f"{FORMAT_NAME} version {version!r} is not one this ThoughtDesk "
-                            f"reads (up to {FORMAT_VERSION}); update ThoughtDesk")
+        raise DataFileError(
+            path,
+            f"{FORMAT_NAME} version {version!r} is not one this ThoughtDesk "
+            f"reads (up to {FORMAT_VERSION}); update ThoughtDesk",
+        )
     items = document.get("annotations")
     if not isinstance(items, list):
         raise DataFileError(path, "field 'annotations' must be a list", where="top level")
@@ -135,12 +159,15 @@ def _exchange_records(path: Path, document: dict) -> list[_Incoming]:
     for index, obj in enumerate(items):
         where = f"annotation {index}"
         if not isinstance(obj, dict):
-            out.append(_Incoming(where, None, "", "", "", "", None, None, "", "", "", None, None,
-                                 "bad record: not an object"))
+            out.append(
+                _Incoming(where, None, "", "", "", "", None, None, "", "", "", None, None, "bad record: not an object")
+            )
             continue
-        where = (f"annotation {index} (dataset {_text(obj, 'dataset')}, split {_text(obj, 'split')}, "
-                 f"sample {_text(obj, 'sample_id')}, CoT {_text(obj, 'cot_id') or obj.get('cot_position')}, "
-                 f"key {_text(obj, 'key')!r})")
+        where = (
+            f"annotation {index} (dataset {_text(obj, 'dataset')}, split {_text(obj, 'split')}, "
+            f"sample {_text(obj, 'sample_id')}, CoT {_text(obj, 'cot_id') or obj.get('cot_position')}, "
+            f"key {_text(obj, 'key')!r})"
+        )
         span = Span.from_json(obj.get("span"))
         position = obj.get("cot_position")
         problem = None
@@ -150,12 +177,24 @@ def _exchange_records(path: Path, document: dict) -> list[_Incoming]:
             problem = "bad record: value is missing or null"
         elif obj.get("span") is not None and span is None:
             problem = "bad record: span must be {start, end, text} with integer offsets"
-        out.append(_Incoming(
-            where, _text(obj, "collection") or None, _text(obj, "dataset"), _text(obj, "split"),
-            _text(obj, "sample_id"), _text(obj, "cot_id"),
-            position if isinstance(position, int) and not isinstance(position, bool) else None,
-            _text(obj, "cot_hash") or None, _text(obj, "author"), _text(obj, "date"),
-            _text(obj, "key"), obj.get("value"), span, problem))
+        out.append(
+            _Incoming(
+                where,
+                _text(obj, "collection") or None,
+                _text(obj, "dataset"),
+                _text(obj, "split"),
+                _text(obj, "sample_id"),
+                _text(obj, "cot_id"),
+                position if isinstance(position, int) and not isinstance(position, bool) else None,
+                _text(obj, "cot_hash") or None,
+                _text(obj, "author"),
+                _text(obj, "date"),
+                _text(obj, "key"),
+                obj.get("value"),
+                span,
+                problem,
+            )
+        )
     return out
 
 
@@ -166,15 +205,31 @@ def _thoughtsource_records(path: Path) -> list[_Incoming]:
     for record in ThoughtSourceFile(path).records():
         for position, cot in enumerate(record.sample.generated_cot):
             for note in cot.annotations:
-                where = (f"dataset {record.dataset}, split {record.split}, sample "
-                         f"{record.sample.id}, CoT {cot.id or position}, key {note.key!r}")
+                where = (
+                    f"dataset {record.dataset}, split {record.split}, sample "
+                    f"{record.sample.id}, CoT {cot.id or position}, key {note.key!r}"
+                )
                 span = Span.from_json(note.extra.get("span")) if note.extra else None
-                out.append(_Incoming(
-                    where, None, record.dataset, record.split, record.sample.id, cot.id or "",
-                    position, cot_content_hash(cot.cot), note.author or "", note.date or "",
-                    note.key or "", note.value, span,
-                    None if note.key and note.value is not None
-                    else "bad record: annotation without a key or value"))
+                out.append(
+                    _Incoming(
+                        where,
+                        None,
+                        record.dataset,
+                        record.split,
+                        record.sample.id,
+                        cot.id or "",
+                        position,
+                        cot_content_hash(cot.cot),
+                        note.author or "",
+                        note.date or "",
+                        note.key or "",
+                        note.value,
+                        span,
+                        None
+                        if note.key and note.value is not None
+                        else "bad record: annotation without a key or value",
+                    )
+                )
     return out
 
 
@@ -182,18 +237,32 @@ def _read(path: Path) -> tuple[str, list[_Incoming]]:
     document = _read_json(path)
     if isinstance(document, dict) and "format" in document:
         if document.get("format") != FORMAT_NAME:
-            raise DataFileError(path, f"unknown annotation format {document.get('format')!r}; "
-                                f"expected {FORMAT_NAME!r} or a ThoughtSource collection")
+            raise DataFileError(
+                path,
+                f"unknown annotation format {document.get('format')!r}; "
+                f"expected {FORMAT_NAME!r} or a ThoughtSource collection",
+            )
         return "thoughtdesk", _exchange_records(path, document)
-    looks_like_ts = isinstance(document, dict) and document and all(
-        isinstance(splits, dict) and all(isinstance(v, list) for v in splits.values())
-        for splits in document.values())
+    looks_like_ts = (
+        isinstance(document, dict)
+        and document
+        and all(
+            isinstance(splits, dict) and all(isinstance(v, list) for v in splits.values())
+            for splits in document.values()
+        )
+    )
     if not looks_like_ts:
-        shape = (f"an object with keys {', '.join(list(document)[:5])}"
-                 if isinstance(document, dict) else f"a JSON {type(document).__name__}")
-        raise DataFileError(path, f"unknown annotation format ({shape}); expected a "
-                            f"{FORMAT_NAME} file or a ThoughtSource collection "
-                            "{dataset: {split: [sample]}}")
+        shape = (
+            f"an object with keys {', '.join(list(document)[:5])}"
+            if isinstance(document, dict)
+            else f"a JSON {type(document).__name__}"
+        )
+        raise DataFileError(
+            path,
+            f"unknown annotation format ({shape}); expected a "
+            f"{FORMAT_NAME} file or a ThoughtSource collection "
+            "{dataset: {split: [sample]}}",
+        )
     return "thoughtsource", _thoughtsource_records(path)
 
 
@@ -217,9 +286,14 @@ class _Matcher:
         key = (tuple(scope), rec.dataset, rec.split, rec.sample_id)
         if key not in self.samples:
             marks = ",".join("?" * len(scope)) or "NULL"
-            self.samples[key] = [r[0] for r in self.conn.execute(
-                f"SELECT id FROM sample WHERE collection_id IN ({marks}) AND dataset = ? "
-                "AND split = ? AND sample_id = ?", (*scope, rec.dataset, rec.split, rec.sample_id))]
+            self.samples[key] = [
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT id FROM sample WHERE collection_id IN ({marks}) AND dataset = ? "
+                    "AND split = ? AND sample_id = ?",
+                    (*scope, rec.dataset, rec.split, rec.sample_id),
+                )
+            ]
         return self.samples[key]
 
     def match(self, rec: _Incoming) -> tuple[int, int] | str:
@@ -235,7 +309,9 @@ class _Matcher:
         if sample_pk not in self.cots:
             self.cots[sample_pk] = self.conn.execute(
                 "SELECT id, coalesce(cot_id, ''), position, coalesce(cot, '') FROM generated_cot "
-                "WHERE sample_pk = ? ORDER BY position", (sample_pk,)).fetchall()
+                "WHERE sample_pk = ? ORDER BY position",
+                (sample_pk,),
+            ).fetchall()
         cots = self.cots[sample_pk]
         if rec.cot_id:
             found = [c for c in cots if c[1] == rec.cot_id]
@@ -249,7 +325,7 @@ class _Matcher:
         if rec.span is not None:
             if not 0 <= rec.span.start < rec.span.end <= len(text):
                 return "span outside the CoT text"
-            if rec.span.text and text[rec.span.start:rec.span.end] != rec.span.text:
+            if rec.span.text and text[rec.span.start : rec.span.end] != rec.span.text:
                 return "span text differs from the CoT text"
         return sample_pk, cot_pk
 
@@ -259,9 +335,14 @@ def _date_key(date: str) -> str:
     return date.replace("/", "-").replace(" ", "T")
 
 
-def import_annotations(library: Library, path: str | os.PathLike[str], *,
-                       collection: str | None = None, strict: bool = False,
-                       dry_run: bool = False) -> MergeReport:
+def import_annotations(
+    library: Library,
+    path: str | os.PathLike[str],
+    *,
+    collection: str | None = None,
+    strict: bool = False,
+    dry_run: bool = False,
+) -> MergeReport:
     """Merge a ThoughtDesk exchange file or a ThoughtSource collection file with annotations.
 
     ``collection``: only match samples of this collection (default: the collection named in
@@ -287,9 +368,11 @@ def import_annotations(library: Library, path: str | os.PathLike[str], *,
         else:
             matched.append((rec, *result))
     if strict and report.unmatched:
-        report.error = (f"{len(report.unmatched)} of {report.records} annotation(s) match nothing "
-                        f"in the library and strict mode is on; first: {report.unmatched[0].where}: "
-                        f"{report.unmatched[0].reason}")
+        report.error = (
+            f"{len(report.unmatched)} of {report.records} annotation(s) match nothing "
+            f"in the library and strict mode is on; first: {report.unmatched[0].where}: "
+            f"{report.unmatched[0].reason}"
+        )
         return report
     report.matched_samples = len({sample_pk for _, sample_pk, _ in matched})
     report.matched_cots = len({cot_pk for _, _, cot_pk in matched})

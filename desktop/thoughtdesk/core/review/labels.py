@@ -6,8 +6,8 @@ default) and a clinical set. Users add their own; built-in sets can be copied bu
 
 from __future__ import annotations
 
-from thoughtdesk.core.review.types import Label, LabelSet
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review.types import Label, LabelSet
 
 DEFAULT_SET = "ThoughtSource"
 CLINICAL_SET = "Clinical"
@@ -15,20 +15,28 @@ CLINICAL_SET = "Clinical"
 #: Colours are mid-tone so the GUI can lighten them for the light theme and darken them for
 #: the dark one (core/colours.py) and still tell them apart.
 BUILTIN_SETS: tuple[LabelSet, ...] = (
-    LabelSet(DEFAULT_SET, (
-        Label("Incorrect reasoning", "Incorrect reasoning", "#d9534f", 1),
-        Label("Insufficient knowledge", "Insufficient knowledge", "#f0ad4e", 2),
-        Label("Incorrect reading comprehension", "Incorrect reading comprehension", "#5bc0de", 3),
-        Label("Too verbose", "Too verbose", "#9b59b6", 4),
-    ), builtin=True),
-    LabelSet(CLINICAL_SET, (
-        Label("Unsafe recommendation", "Unsafe recommendation", "#d9534f", 1),
-        Label("Hallucinated fact", "Hallucinated fact", "#e67e22", 2),
-        Label("Outdated guideline", "Outdated guideline", "#f1c40f", 3),
-        Label("Missed contraindication", "Missed contraindication", "#16a085", 4),
-        Label("Wrong dosage", "Wrong dosage", "#2980b9", 5),
-        Label("Incorrect reasoning", "Incorrect reasoning", "#8e44ad", 6),
-    ), builtin=True),
+    LabelSet(
+        DEFAULT_SET,
+        (
+            Label("Incorrect reasoning", "Incorrect reasoning", "#d9534f", 1),
+            Label("Insufficient knowledge", "Insufficient knowledge", "#f0ad4e", 2),
+            Label("Incorrect reading comprehension", "Incorrect reading comprehension", "#5bc0de", 3),
+            Label("Too verbose", "Too verbose", "#9b59b6", 4),
+        ),
+        builtin=True,
+    ),
+    LabelSet(
+        CLINICAL_SET,
+        (
+            Label("Unsafe recommendation", "Unsafe recommendation", "#d9534f", 1),
+            Label("Hallucinated fact", "Hallucinated fact", "#e67e22", 2),
+            Label("Outdated guideline", "Outdated guideline", "#f1c40f", 3),
+            Label("Missed contraindication", "Missed contraindication", "#16a085", 4),
+            Label("Wrong dosage", "Wrong dosage", "#2980b9", 5),
+            Label("Incorrect reasoning", "Incorrect reasoning", "#8e44ad", 6),
+        ),
+        builtin=True,
+    ),
 )
 
 
@@ -41,12 +49,10 @@ def seed_builtin_sets(conn) -> None:
 
 
 def _insert(conn, label_set: LabelSet, *, builtin: bool) -> int:
-    cur = conn.execute("INSERT INTO label_set (name, builtin) VALUES (?, ?)",
-                       (label_set.name, int(builtin)))
+    cur = conn.execute("INSERT INTO label_set (name, builtin) VALUES (?, ?)", (label_set.name, int(builtin)))
     set_id = int(cur.lastrowid)
     conn.executemany(
-        "INSERT INTO label_set_label (set_id, ordinal, key, name, colour, shortcut) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO label_set_label (set_id, ordinal, key, name, colour, shortcut) VALUES (?, ?, ?, ?, ?, ?)",
         [(set_id, i, lb.key, lb.name, lb.colour, lb.shortcut) for i, lb in enumerate(label_set.labels)],
     )
     return set_id
@@ -74,9 +80,10 @@ def label_sets(library: Library) -> list[LabelSet]:
     out = []
     for set_id, name, builtin in sets:
         labels = tuple(
-            Label(r[0], r[1], r[2], r[3]) for r in conn.execute(
-                "SELECT key, name, colour, shortcut FROM label_set_label WHERE set_id = ? "
-                "ORDER BY ordinal", (set_id,))
+            Label(r[0], r[1], r[2], r[3])
+            for r in conn.execute(
+                "SELECT key, name, colour, shortcut FROM label_set_label WHERE set_id = ? ORDER BY ordinal", (set_id,)
+            )
         )
         out.append(LabelSet(name, labels, bool(builtin), set_id))
     return out
@@ -95,12 +102,10 @@ def save_label_set(library: Library, label_set: LabelSet) -> LabelSet:
     """Create or replace a user label set by name; built-in sets cannot be replaced."""
     _validate(label_set)
     with library.transaction() as conn:
-        row = conn.execute("SELECT id, builtin FROM label_set WHERE name = ?",
-                           (label_set.name,)).fetchone()
+        row = conn.execute("SELECT id, builtin FROM label_set WHERE name = ?", (label_set.name,)).fetchone()
         if row is not None:
             if row[1]:
-                raise ValueError(f"{label_set.name!r} is a built-in label set; save a copy "
-                                 "under another name")
+                raise ValueError(f"{label_set.name!r} is a built-in label set; save a copy under another name")
             conn.execute("DELETE FROM label_set WHERE id = ?", (row[0],))
         set_id = _insert(conn, label_set, builtin=False)
     return LabelSet(label_set.name, label_set.labels, False, set_id)

@@ -12,8 +12,8 @@ import json
 import random
 from dataclasses import asdict, dataclass, field
 
-from thoughtdesk.core.review.annotations import utc_now
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review.annotations import utc_now
 
 
 @dataclass(frozen=True)
@@ -95,17 +95,17 @@ def _candidates(library: Library, collection_id: int, spec: QueueFilter) -> list
     if spec.not_annotated_by is not None:
         clauses.append(
             "NOT EXISTS (SELECT 1 FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id "
-            "WHERE c.sample_pk = s.id AND a.author = ?)")
+            "WHERE c.sample_pk = s.id AND a.author = ?)"
+        )
         params.append(spec.not_annotated_by)
     # Stored order, not row keys: the same file imported into another library draws the same.
     rows = library.conn.execute(
-        f"SELECT s.id FROM sample s WHERE {' AND '.join(clauses)} "
-        "ORDER BY s.dataset, s.split, s.position", params).fetchall()
+        f"SELECT s.id FROM sample s WHERE {' AND '.join(clauses)} ORDER BY s.dataset, s.split, s.position", params
+    ).fetchall()
     return [r[0] for r in rows]
 
 
-def draw_samples(library: Library, collection_id: int, spec: QueueFilter, size: int | None,
-                 seed: int) -> list[int]:
+def draw_samples(library: Library, collection_id: int, spec: QueueFilter, size: int | None, seed: int) -> list[int]:
     """The sample keys a queue with these settings holds, in review order (no writes).
 
     ``size`` ``None`` or larger than the matches takes them all (shuffled by ``seed``).
@@ -115,9 +115,16 @@ def draw_samples(library: Library, collection_id: int, spec: QueueFilter, size: 
     return random.Random(seed).sample(candidates, count)
 
 
-def create_queue(library: Library, name: str, collection: str, spec: QueueFilter | None = None,
-                 size: int | None = 50, seed: int = 0, reviewer: str = "",
-                 blind: bool = False) -> ReviewQueue:
+def create_queue(
+    library: Library,
+    name: str,
+    collection: str,
+    spec: QueueFilter | None = None,
+    size: int | None = 50,
+    seed: int = 0,
+    reviewer: str = "",
+    blind: bool = False,
+) -> ReviewQueue:
     """Draw and store a queue over ``collection`` (by name); ``ValueError`` if the name is taken
     or no sample matches. ``size`` in samples; ``seed`` any int."""
     name = name.strip()
@@ -129,17 +136,18 @@ def create_queue(library: Library, name: str, collection: str, spec: QueueFilter
         raise ValueError(f"a review queue named {name!r} already exists")
     pks = draw_samples(library, collection_id, spec, size, seed)
     if not pks:
-        raise ValueError(f"no sample of collection {collection!r} matches the queue's filter "
-                         f"({_describe(spec)})")
+        raise ValueError(f"no sample of collection {collection!r} matches the queue's filter ({_describe(spec)})")
     with library.transaction() as conn:
         cur = conn.execute(
             "INSERT INTO review_queue (name, collection_id, spec, seed, reviewer, blind, created) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (name, collection_id, json.dumps(asdict(spec)), seed, reviewer, int(blind), utc_now()))
+            (name, collection_id, json.dumps(asdict(spec)), seed, reviewer, int(blind), utc_now()),
+        )
         queue_id = int(cur.lastrowid)
         conn.executemany(
             "INSERT INTO review_queue_item (queue_id, ordinal, sample_pk) VALUES (?, ?, ?)",
-            [(queue_id, i, pk) for i, pk in enumerate(pks)])
+            [(queue_id, i, pk) for i, pk in enumerate(pks)],
+        )
     return load_queue(library, queue_id)
 
 
@@ -153,16 +161,27 @@ def load_queue(library: Library, queue: int | str) -> ReviewQueue:
     column = "id" if isinstance(queue, int) else "name"
     row = library.conn.execute(
         "SELECT id, name, collection_id, reviewer, seed, spec, blind, created, position "
-        f"FROM review_queue WHERE {column} = ?", (queue,)).fetchone()
+        f"FROM review_queue WHERE {column} = ?",
+        (queue,),
+    ).fetchone()
     if row is None:
         raise KeyError(f"no review queue {queue!r}")
     items = library.conn.execute(
-        "SELECT sample_pk, done FROM review_queue_item WHERE queue_id = ? ORDER BY ordinal",
-        (row[0],)).fetchall()
+        "SELECT sample_pk, done FROM review_queue_item WHERE queue_id = ? ORDER BY ordinal", (row[0],)
+    ).fetchall()
     return ReviewQueue(
-        id=row[0], name=row[1], collection_id=row[2], reviewer=row[3], seed=row[4],
-        filter=QueueFilter(**json.loads(row[5])), blind=bool(row[6]), created=row[7],
-        position=row[8], sample_pks=[r[0] for r in items], done={r[0] for r in items if r[1]})
+        id=row[0],
+        name=row[1],
+        collection_id=row[2],
+        reviewer=row[3],
+        seed=row[4],
+        filter=QueueFilter(**json.loads(row[5])),
+        blind=bool(row[6]),
+        created=row[7],
+        position=row[8],
+        sample_pks=[r[0] for r in items],
+        done={r[0] for r in items if r[1]},
+    )
 
 
 def list_queues(library: Library, collection_id: int | None = None) -> list[ReviewQueue]:
@@ -186,7 +205,8 @@ def mark_done(library: Library, queue_id: int, sample_pk: int, done: bool = True
     with library.transaction() as conn:
         cur = conn.execute(
             "UPDATE review_queue_item SET done = ?, done_at = ? WHERE queue_id = ? AND sample_pk = ?",
-            (int(done), utc_now() if done else None, queue_id, sample_pk))
+            (int(done), utc_now() if done else None, queue_id, sample_pk),
+        )
         if cur.rowcount == 0:
             raise KeyError(f"sample {sample_pk} is not in review queue {queue_id}")
 
@@ -229,8 +249,7 @@ class BlindCot:
 
 def blind_cots(library: Library, sample_pk: int, reviewer: str) -> list[BlindCot]:
     """The sample's generated CoTs in ``reviewer``'s blind order, with anonymous names only."""
-    rows = library.conn.execute(
-        "SELECT id, cot FROM generated_cot WHERE sample_pk = ?", (sample_pk,)).fetchall()
+    rows = library.conn.execute("SELECT id, cot FROM generated_cot WHERE sample_pk = ?", (sample_pk,)).fetchall()
     texts = {pk: text or "" for pk, text in rows}
     order = blind_order(list(texts), reviewer, sample_pk)
     names = blind_labels(order)

@@ -67,10 +67,12 @@ class MergeReport:
         if self.error is not None:
             return f"{self.path}: nothing imported: {self.error}"
         verb = "would merge" if self.dry_run else "merged"
-        text = (f"{self.path} ({self.format} format): {verb} {self.merged} of {self.records} "
-                f"annotation(s) on {self.matched_cots} CoT(s) of {self.matched_samples} sample(s): "
-                f"{self.added} added, {self.updated} updated, {self.unchanged} already present, "
-                f"{self.kept} kept (stored one newer)")
+        text = (
+            f"{self.path} ({self.format} format): {verb} {self.merged} of {self.records} "
+            f"annotation(s) on {self.matched_cots} CoT(s) of {self.matched_samples} sample(s): "
+            f"{self.added} added, {self.updated} updated, {self.unchanged} already present, "
+            f"{self.kept} kept (stored one newer)"
+        )
         if self.unmatched:
             why = "; ".join(f"{n} {reason}" for reason, n in self.reasons().items())
             text += f"; {len(self.unmatched)} not matched ({why})"

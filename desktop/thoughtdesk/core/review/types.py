@@ -64,7 +64,7 @@ class Span:
         return {"start": self.start, "end": self.end, "text": self.text}
 
     @classmethod
-    def from_json(cls, obj: Any) -> "Span | None":
+    def from_json(cls, obj: Any) -> Span | None:
         if not isinstance(obj, dict):
             return None
         start, end = obj.get("start"), obj.get("end")
@@ -115,9 +115,10 @@ class AnnotationOp:
     span: Span | None = None
     description: str = ""
 
-    def inverse(self) -> "AnnotationOp":
-        return AnnotationOp(self.cot_pk, self.author, self.key, self.after, self.before,
-                            self.span, "Undo " + self.description)
+    def inverse(self) -> AnnotationOp:
+        return AnnotationOp(
+            self.cot_pk, self.author, self.key, self.after, self.before, self.span, "Undo " + self.description
+        )
 
 
 @dataclass(slots=True)
@@ -138,5 +139,4 @@ class CotReview:
 
     @property
     def touched(self) -> bool:
-        return bool(self.labels or self.spans or self.comment or self.preferred
-                    or self.quality is not None)
+        return bool(self.labels or self.spans or self.comment or self.preferred or self.quality is not None)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from urllib.parse import urlsplit
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import keyring
 import keyring.backend
@@ -23,8 +23,9 @@ import keyring.backends.null
 import keyring.errors
 
 from thoughtdesk.core.files import write_text_atomically
-from thoughtdesk.core.settings import secrets
 from thoughtdesk.core.paths import user_config_dir
+from thoughtdesk.core.settings import secrets
+
 CONFIG_FILENAME = "core.json"
 KEY_FILENAME = "api-keys.json"
 

@@ -33,8 +33,12 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # OpenAI-style keys (sk-..., sk-proj-..., sk-ant-...): the prefix stays to show what it was.
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), "sk-" + REDACTED),
     (re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=\-]+", re.IGNORECASE), r"\1" + REDACTED),
-    (re.compile(r"""(\b(?:x-api-key|api[_-]?key|authorization)["']?\s*[:=]\s*["']?)(?!Bearer\s)[^\s"',;}]+""",
-                re.IGNORECASE), r"\1" + REDACTED),
+    (
+        re.compile(
+            r"""(\b(?:x-api-key|api[_-]?key|authorization)["']?\s*[:=]\s*["']?)(?!Bearer\s)[^\s"',;}]+""", re.IGNORECASE
+        ),
+        r"\1" + REDACTED,
+    ),
 )
 
 #: Environment variables that may hold API keys (``core.runs.providers`` reads them when the
@@ -161,8 +165,7 @@ def setup_logging(level: int = logging.INFO) -> Path:
     if _handler is not None:
         root.removeHandler(_handler)
         _handler.close()
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES,
-                                                   backupCount=BACKUP_COUNT, encoding="utf-8")
+    handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8")
     handler.setFormatter(logging.Formatter(_FORMAT))
     handler.addFilter(RedactingFilter())
     root.addHandler(handler)
@@ -175,8 +178,7 @@ def setup_logging(level: int = logging.INFO) -> Path:
     for noisy in ("httpcore", "hpack", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     threading.excepthook = _log_thread_exception
-    logging.getLogger("thoughtdesk").info("log started (pid %d, python %s)", os.getpid(),
-                                          sys.version.split()[0])
+    logging.getLogger("thoughtdesk").info("log started (pid %d, python %s)", os.getpid(), sys.version.split()[0])
     return path
 
 
@@ -191,5 +193,7 @@ def stop_logging() -> None:
 
 def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
     logging.getLogger("thoughtdesk").error(
-        "unhandled exception in thread %s", getattr(args.thread, "name", "?"),
-        exc_info=(args.exc_type, args.exc_value, args.exc_traceback))  # type: ignore[arg-type]
+        "unhandled exception in thread %s",
+        getattr(args.thread, "name", "?"),
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+    )  # type: ignore[arg-type]

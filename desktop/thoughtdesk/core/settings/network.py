@@ -34,10 +34,17 @@ log = logging.getLogger(__name__)
 OFFLINE_ENV = "THOUGHTDESK_OFFLINE"
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
-_GUARDED_EVENTS = frozenset({
-    "socket.connect", "socket.getaddrinfo", "socket.sendto", "socket.sendmsg",
-    "socket.gethostbyname", "socket.gethostbyname_ex", "socket.gethostbyaddr",
-})
+_GUARDED_EVENTS = frozenset(
+    {
+        "socket.connect",
+        "socket.getaddrinfo",
+        "socket.sendto",
+        "socket.sendmsg",
+        "socket.gethostbyname",
+        "socket.gethostbyname_ex",
+        "socket.gethostbyaddr",
+    }
+)
 
 
 class OfflineError(ThoughtDeskError):

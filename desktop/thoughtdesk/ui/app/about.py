@@ -9,11 +9,18 @@ import platform
 from importlib.metadata import PackageNotFoundError, version
 
 from thoughtdesk import __version__
-from thoughtdesk.ui.qt import (
-    QDialog, QDialogButtonBox, QIcon, QLabel, QPlainTextEdit, Qt, QVBoxLayout,
-    QWidget, qVersion,
-)
 from thoughtdesk.core.paths import resource_path
+from thoughtdesk.ui.qt import (
+    QDialog,
+    QDialogButtonBox,
+    QIcon,
+    QLabel,
+    QPlainTextEdit,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+    qVersion,
+)
 
 #: (distribution name, what it does here, licence) of the libraries shipped with the app.
 BUNDLED_LIBRARIES: tuple[tuple[str, str, str], ...] = (
@@ -67,8 +74,7 @@ def about_report() -> str:
         "replace with your own build (see https://www.qt.io/licensing and https://doc.qt.io/qtforpython/).",
         "ThoughtSource collection format and prompt fragments: OpenBioLink/ThoughtSource (MIT).",
         "",
-        "Datasets (each keeps its own licence; ThoughtDesk downloads them from their sources only "
-        "when asked)",
+        "Datasets (each keeps its own licence; ThoughtDesk downloads them from their sources only when asked)",
         "--------",
     ]
     lines += dataset_licence_lines()

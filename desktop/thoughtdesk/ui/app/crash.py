@@ -45,8 +45,9 @@ def handle_exception(kind: type[BaseException], error: BaseException, tb: Traceb
     if QApplication.instance() is None:
         traceback.print_exception(kind, error, tb)
         return
-    box = QMessageBox(QMessageBox.Icon.Critical, "ThoughtDesk: unexpected error", crash_message(error),
-                      QMessageBox.StandardButton.Ok)
+    box = QMessageBox(
+        QMessageBox.Icon.Critical, "ThoughtDesk: unexpected error", crash_message(error), QMessageBox.StandardButton.Ok
+    )
     box.setObjectName("crashDialog")
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -7,8 +7,16 @@ from pathlib import Path
 
 from thoughtdesk import __version__
 from thoughtdesk.ui.qt import (
-    QButtonGroup, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QRadioButton, Qt,
-    QVBoxLayout, QWidget,
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QRadioButton,
+    Qt,
+    QVBoxLayout,
+    QWidget,
 )
 
 SHORTCUTS = [
@@ -38,8 +46,9 @@ SHORTCUTS = [
 class ImportDialog(QDialog):
     """Where an import goes and what happens to samples that are already there."""
 
-    def __init__(self, path: Path, collections: list[str], parent: QWidget | None = None,
-                 default: str | None = None) -> None:
+    def __init__(
+        self, path: Path, collections: list[str], parent: QWidget | None = None, default: str | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Import")
         self.setObjectName("importDialog")
@@ -59,9 +68,11 @@ class ImportDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(QLabel("Samples that are already in the collection:"))
         self.duplicates = QButtonGroup(self)
-        for value, text in (("skip", "Skip them (keep what is stored)"),
-                            ("replace", "Replace them with the file's version"),
-                            ("fail", "Stop and change nothing")):
+        for value, text in (
+            ("skip", "Skip them (keep what is stored)"),
+            ("replace", "Replace them with the file's version"),
+            ("fail", "Stop and change nothing"),
+        ):
             button = QRadioButton(text)
             button.setObjectName(f"dup_{value}")
             button.setProperty("value", value)

@@ -11,18 +11,38 @@ from thoughtdesk.core.library.queries import Correctness, SampleFilter, sample_k
 from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.library.records import ANSWER_TYPES
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.samples.collection_tree import CollectionTree, TreeNode
 from thoughtdesk.ui.app.dialogs import about_text, shortcuts_text
-from thoughtdesk.ui.importing.actions import ImportExportMixin
-from thoughtdesk.ui.qt import (
-    QAbstractItemView, QAction, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QKeySequence,
-    QLabel, QLineEdit, QMainWindow, QMenu, QMessageBox, QProgressDialog, QSettings, QShortcut,
-    QSplitter, Qt, QTableView, QTabWidget, QTimer, QVBoxLayout, QWidget, Signal,
-)
-from thoughtdesk.ui.samples.sample_detail import SampleDetail
-from thoughtdesk.ui.samples.sample_model import SampleTableModel
 from thoughtdesk.ui.app.owned_tasks import start_owned_task
 from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.importing.actions import ImportExportMixin
+from thoughtdesk.ui.qt import (
+    QAbstractItemView,
+    QAction,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QKeySequence,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressDialog,
+    QSettings,
+    QShortcut,
+    QSplitter,
+    Qt,
+    QTableView,
+    QTabWidget,
+    QTimer,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from thoughtdesk.ui.samples.collection_tree import CollectionTree, TreeNode
+from thoughtdesk.ui.samples.sample_detail import SampleDetail
+from thoughtdesk.ui.samples.sample_model import SampleTableModel
 
 STYLE = """
 QFrame#cotCard { border: 1px solid palette(mid); border-radius: 6px; padding: 4px; }
@@ -108,11 +128,19 @@ class MainWindow(ImportExportMixin, QMainWindow):
         for t in ANSWER_TYPES:
             self.type_filter.addItem(t, t)
         self.cots_filter = QComboBox(objectName="cotsFilter")
-        for label, value in (("With or without CoTs", None), ("Has generated CoTs", True), ("No generated CoTs", False)):
+        for label, value in (
+            ("With or without CoTs", None),
+            ("Has generated CoTs", True),
+            ("No generated CoTs", False),
+        ):
             self.cots_filter.addItem(label, value)
         self.correct_filter = QComboBox(objectName="correctFilter")
-        for label, value in (("Any correctness", Correctness.ANY), ("Has a correct answer", Correctness.HAS_CORRECT),
-                             ("Has an incorrect answer", Correctness.HAS_INCORRECT), ("Not scored", Correctness.UNSCORED)):
+        for label, value in (
+            ("Any correctness", Correctness.ANY),
+            ("Has a correct answer", Correctness.HAS_CORRECT),
+            ("Has an incorrect answer", Correctness.HAS_INCORRECT),
+            ("Not scored", Correctness.UNSCORED),
+        ):
             self.correct_filter.addItem(label, value.value)
         for combo in (self.type_filter, self.cots_filter, self.correct_filter):
             combo.currentIndexChanged.connect(lambda _: self._apply_filter())
@@ -163,7 +191,9 @@ class MainWindow(ImportExportMixin, QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.setObjectName("menu_File")
         self.action_new = self._action(file_menu, "&New library…", "Ctrl+Shift+N", self.new_library_dialog)
-        self.action_open = self._action(file_menu, "&Open library…", QKeySequence.StandardKey.Open, self.open_library_dialog)
+        self.action_open = self._action(
+            file_menu, "&Open library…", QKeySequence.StandardKey.Open, self.open_library_dialog
+        )
         file_menu.addSeparator()
         self.action_import = self._action(file_menu, "&Import…", "Ctrl+I", self.import_dialog)
         self.action_export = self._action(file_menu, "&Export collection…", "Ctrl+E", self.export_dialog)
@@ -298,8 +328,8 @@ class MainWindow(ImportExportMixin, QMainWindow):
         row = self.model.row_of(pk)
         if row is None and self.library is not None:
             found = self.library.conn.execute(
-                "SELECT c.name FROM sample s JOIN collection c ON c.id = s.collection_id WHERE s.id = ?",
-                (pk,)).fetchone()
+                "SELECT c.name FROM sample s JOIN collection c ON c.id = s.collection_id WHERE s.id = ?", (pk,)
+            ).fetchone()
             if found is None:
                 return False
             self.search.clear()
@@ -355,8 +385,12 @@ class MainWindow(ImportExportMixin, QMainWindow):
         return True
 
     def new_library_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "New library", str(Path.home() / "library.thoughtdesk"),
-                                              "ThoughtDesk libraries (*.thoughtdesk);;All files (*)")
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            "New library",
+            str(Path.home() / "library.thoughtdesk"),
+            "ThoughtDesk libraries (*.thoughtdesk);;All files (*)",
+        )
         if path:
             if Path(path).exists():
                 self.show_error("New library", f"{path} already exists; use File > Open library to open it.")
@@ -364,8 +398,9 @@ class MainWindow(ImportExportMixin, QMainWindow):
             self.open_library(Path(path))
 
     def open_library_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open library", str(Path.home()),
-                                              "ThoughtDesk libraries (*.thoughtdesk *.sqlite *.db);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open library", str(Path.home()), "ThoughtDesk libraries (*.thoughtdesk *.sqlite *.db);;All files (*)"
+        )
         if path:
             self.open_library(Path(path))
 

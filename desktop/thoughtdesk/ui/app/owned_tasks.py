@@ -12,13 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from thoughtdesk.ui.qt import QObject
 from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.qt import QObject
 
 
-def start_owned_task(owner: QObject, running: set[Task], work: Callable[[], Any],
-                     on_success: Callable[[Any], None],
-                     on_failure: Callable[[BaseException], None] | None = None) -> Task:
+def start_owned_task(
+    owner: QObject,
+    running: set[Task],
+    work: Callable[[], Any],
+    on_success: Callable[[Any], None],
+    on_failure: Callable[[BaseException], None] | None = None,
+) -> Task:
     """Run ``work()`` in the thread pool; its result or exception is delivered on the GUI thread.
 
     ``running`` holds the task until it finished (the caller can count or wait on it).

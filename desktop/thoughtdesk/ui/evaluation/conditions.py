@@ -93,8 +93,11 @@ class ComparePanel(QWidget):
             return
         paired = self.paired
         self.result_label.setText("Comparing…")
-        self._start_task(lambda: (a, b, compare_conditions(paired, a, b)), self._compare_done,
-                         lambda error: self.result_label.setText(f"Could not compare: {error}"))
+        self._start_task(
+            lambda: (a, b, compare_conditions(paired, a, b)),
+            self._compare_done,
+            lambda error: self.result_label.setText(f"Could not compare: {error}"),
+        )
 
     def _compare_done(self, outcome) -> None:  # noqa: ANN001
         a, b, comparison = outcome
@@ -102,8 +105,10 @@ class ComparePanel(QWidget):
             return  # the choice changed meanwhile; its own comparison is on the way
         self.last_comparison = comparison
         if comparison is None:
-            self.result_label.setText("These two conditions share no question (different datasets or "
-                                      "samples), so they cannot be compared pairwise.")
+            self.result_label.setText(
+                "These two conditions share no question (different datasets or "
+                "samples), so they cannot be compared pairwise."
+            )
             return
         c = comparison
         self.result_label.setText(

@@ -42,8 +42,9 @@ class LiveAccuracyPlot(AccuracyPlot):
         colours = {m: _MODEL_COLOURS[i % len(_MODEL_COLOURS)] for i, m in enumerate(models)}
         for (dataset, split), plot in self._panels.items():
             plot.clear()
-            panel = sorted((r for r in self.rows if (r.dataset, r.split) == (dataset, split)),
-                           key=lambda r: (r.model, r.condition))
+            panel = sorted(
+                (r for r in self.rows if (r.dataset, r.split) == (dataset, split)), key=lambda r: (r.model, r.condition)
+            )
             xs = np.arange(len(panel), dtype=float)
             for model in models:
                 mask = np.array([r.model == model for r in panel], dtype=bool)
@@ -54,17 +55,24 @@ class LiveAccuracyPlot(AccuracyPlot):
                 # No ``name``: a named item would be re-added to the legend on every redraw.
                 bars = pg.BarGraphItem(x=xs[mask], height=accuracy, width=0.7, brush=colours[model])
                 plot.addItem(bars)
-                plot.addItem(pg.ErrorBarItem(
-                    x=xs[mask], y=accuracy, top=np.array([r.wilson_high for r in chosen]) - accuracy,
-                    bottom=accuracy - np.array([r.wilson_low for r in chosen]), beam=0.2))
+                plot.addItem(
+                    pg.ErrorBarItem(
+                        x=xs[mask],
+                        y=accuracy,
+                        top=np.array([r.wilson_high for r in chosen]) - accuracy,
+                        bottom=accuracy - np.array([r.wilson_low for r in chosen]),
+                        beam=0.2,
+                    )
+                )
             label_bars(plot, panel, with_ticks=len(panel) <= MAX_LABELLED_BARS)
             plot.setXRange(-0.6, max(len(panel) - 0.4, 0.6), padding=0)
         if self._legend is not None and models != self._legend_models:
             self._legend.clear()
             self._legend_models = models
             for model in models:  # a sample of each model's colour; it stays valid across redraws
-                self._legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush=colours[model]),
-                                     html.escape(model))
+                self._legend.addItem(
+                    pg.BarGraphItem(x=[0], height=[0], width=1, brush=colours[model]), html.escape(model)
+                )
 
     def _build_panels(self, datasets: list[tuple[str, str]]) -> None:
         self.layout_widget.clear()
@@ -79,5 +87,4 @@ class LiveAccuracyPlot(AccuracyPlot):
             plot.setMouseEnabled(x=False, y=False)
             self._panels[(dataset, split)] = plot
             if self._legend is None:
-                self._legend = plot.addLegend(offset=(-10, 10), labelTextColor="#333333",
-                                              brush=(255, 255, 255, 220))
+                self._legend = plot.addLegend(offset=(-10, 10), labelTextColor="#333333", brush=(255, 255, 255, 220))

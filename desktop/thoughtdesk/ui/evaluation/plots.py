@@ -24,9 +24,24 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from thoughtdesk.core.evaluation.metrics import AccuracyRow, ScoredAnswer
 
 _MODEL_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
-_ROW_FIELDS = ("dataset", "split", "model", "condition", "n", "correct", "incorrect", "unextractable",
-               "accuracy", "wilson_low", "wilson_high", "share_unextractable", "questions",
-               "majority_accuracy", "mean_tokens", "mean_cost")
+_ROW_FIELDS = (
+    "dataset",
+    "split",
+    "model",
+    "condition",
+    "n",
+    "correct",
+    "incorrect",
+    "unextractable",
+    "accuracy",
+    "wilson_low",
+    "wilson_high",
+    "share_unextractable",
+    "questions",
+    "majority_accuracy",
+    "mean_tokens",
+    "mean_cost",
+)
 
 
 class _ExportablePlot(QWidget):
@@ -93,7 +108,7 @@ def short_labels(rows) -> list[str]:
     varying = [i for i in range(width) if len({p[i] for p in parts}) > 1]
     several_models = len({r.model for r in rows}) > 1
     labels = []
-    for row, p in zip(rows, parts):
+    for row, p in zip(rows, parts, strict=False):
         bits = ([row.model] if several_models else []) + [_part_name(p[i], i, width) for i in varying]
         labels.append(" / ".join(bits) or row.condition or row.model)
     return labels
@@ -158,8 +173,9 @@ class AccuracyPlot(_ExportablePlot):
             plot.setTitle(html.escape(f"{dataset} / {split}"))
             plot.setYRange(0, 1)
             plot.setLabel("left", "accuracy (Wilson 95 %)")
-            panel = sorted((r for r in self.rows if (r.dataset, r.split) == (dataset, split)),
-                           key=lambda r: (r.model, r.condition))
+            panel = sorted(
+                (r for r in self.rows if (r.dataset, r.split) == (dataset, split)), key=lambda r: (r.model, r.condition)
+            )
             xs = np.arange(len(panel), dtype=float)
             for model_index, model in enumerate(models):
                 mask = [r.model == model for r in panel]
@@ -168,10 +184,20 @@ class AccuracyPlot(_ExportablePlot):
                 sel = [r for r in panel if r.model == model]
                 x = xs[np.array(mask)]
                 acc = np.array([r.accuracy for r in sel])
-                plot.addItem(pg.BarGraphItem(x=x, height=acc, width=0.7,
-                                             brush=_MODEL_COLOURS[model_index % len(_MODEL_COLOURS)], name=model))
-                plot.addItem(pg.ErrorBarItem(x=x, y=acc, top=np.array([r.wilson_high for r in sel]) - acc,
-                                             bottom=acc - np.array([r.wilson_low for r in sel]), beam=0.2))
+                plot.addItem(
+                    pg.BarGraphItem(
+                        x=x, height=acc, width=0.7, brush=_MODEL_COLOURS[model_index % len(_MODEL_COLOURS)], name=model
+                    )
+                )
+                plot.addItem(
+                    pg.ErrorBarItem(
+                        x=x,
+                        y=acc,
+                        top=np.array([r.wilson_high for r in sel]) - acc,
+                        bottom=acc - np.array([r.wilson_low for r in sel]),
+                        beam=0.2,
+                    )
+                )
             label_bars(plot, panel)
 
     def export_csv(self, path: str | Path) -> Path:
@@ -210,7 +236,9 @@ class ParetoPlot(_ExportablePlot):
             return
         self.plot.addItem(pg.ScatterPlotItem([p[0] for p in points], [p[1] for p in points], size=8, brush="#4C72B0"))
         front = pareto_front(points)  # type: ignore[arg-type]
-        self.plot.addItem(pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2)))
+        self.plot.addItem(
+            pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2))
+        )
 
     def export_csv(self, path: str | Path) -> Path:
         return _write_rows_csv(path, self.rows)
@@ -231,8 +259,9 @@ class CorrectnessMap(_ExportablePlot):
         super().__init__(parent)
         self.plot = self.layout_widget.addPlot()
         self.image = pg.ImageItem()
-        self.image.setLookupTable(np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104], [255, 255, 255]],
-                                           dtype=np.ubyte))
+        self.image.setLookupTable(
+            np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104], [255, 255, 255]], dtype=np.ubyte)
+        )
         self.plot.addItem(self.image)
         self.plot.invertY(True)
         self.sample_ids: list[str] = []
@@ -250,8 +279,7 @@ class CorrectnessMap(_ExportablePlot):
         for a in sorted(answers, key=lambda a: -a.sample_index):
             self.matrix[rows[a.sample_id], cols[f"{a.model}:{a.condition}"]] = self._CODES[a.outcome]
         # ImageItem's first axis is x: columns are conditions
-        self.image.setImage(np.nan_to_num(self.matrix.T, nan=self.MISSING), levels=(0, self.MISSING),
-                            autoLevels=False)
+        self.image.setImage(np.nan_to_num(self.matrix.T, nan=self.MISSING), levels=(0, self.MISSING), autoLevels=False)
         self.plot.getAxis("bottom").setTicks([[(j + 0.5, c) for j, c in enumerate(self.conditions)]])
 
     def sample_at(self, x: float, y: float) -> str | None:

@@ -30,22 +30,53 @@ COLUMNS: tuple[Column, ...] = (
     Column("Dataset", lambda r: r.dataset, lambda r: r.dataset.lower()),
     Column("Split", lambda r: r.split, lambda r: r.split.lower()),
     Column("Model", lambda r: r.model, lambda r: r.model.lower()),
-    Column("Condition", lambda r: r.condition, lambda r: r.condition.lower(),
-           tip="instruction / CoT trigger / answer extraction"),
+    Column(
+        "Condition",
+        lambda r: r.condition,
+        lambda r: r.condition.lower(),
+        tip="instruction / CoT trigger / answer extraction",
+    ),
     Column("n", lambda r: f"{r.n:,}", lambda r: r.n, True, "answers (all samples of all questions)"),
-    Column("Accuracy", lambda r: _pct(r.accuracy), lambda r: r.accuracy, True,
-           "correct / n; not extractable answers count in n"),
-    Column("95% CI", lambda r: f"{100 * r.wilson_low:.1f}–{100 * r.wilson_high:.1f}", lambda r: r.wilson_low, True,
-           "Wilson score interval, percent"),
-    Column("Not extractable", lambda r: _pct(r.share_unextractable), lambda r: r.share_unextractable, True,
-           "answers that could not be read or were ambiguous (e.g. 'A or C')"),
-    Column("Majority vote", lambda r: _pct(r.majority_accuracy),
-           lambda r: -1.0 if r.majority_accuracy is None else r.majority_accuracy, True,
-           "self-consistency: accuracy of the majority answer per question"),
-    Column("Mean tokens", lambda r: "" if r.mean_tokens is None else f"{r.mean_tokens:,.0f}",
-           lambda r: -1.0 if r.mean_tokens is None else r.mean_tokens, True),
-    Column("Mean cost $", lambda r: "" if r.mean_cost is None else f"{r.mean_cost:.4f}",
-           lambda r: -1.0 if r.mean_cost is None else r.mean_cost, True),
+    Column(
+        "Accuracy",
+        lambda r: _pct(r.accuracy),
+        lambda r: r.accuracy,
+        True,
+        "correct / n; not extractable answers count in n",
+    ),
+    Column(
+        "95% CI",
+        lambda r: f"{100 * r.wilson_low:.1f}–{100 * r.wilson_high:.1f}",
+        lambda r: r.wilson_low,
+        True,
+        "Wilson score interval, percent",
+    ),
+    Column(
+        "Not extractable",
+        lambda r: _pct(r.share_unextractable),
+        lambda r: r.share_unextractable,
+        True,
+        "answers that could not be read or were ambiguous (e.g. 'A or C')",
+    ),
+    Column(
+        "Majority vote",
+        lambda r: _pct(r.majority_accuracy),
+        lambda r: -1.0 if r.majority_accuracy is None else r.majority_accuracy,
+        True,
+        "self-consistency: accuracy of the majority answer per question",
+    ),
+    Column(
+        "Mean tokens",
+        lambda r: "" if r.mean_tokens is None else f"{r.mean_tokens:,.0f}",
+        lambda r: -1.0 if r.mean_tokens is None else r.mean_tokens,
+        True,
+    ),
+    Column(
+        "Mean cost $",
+        lambda r: "" if r.mean_cost is None else f"{r.mean_cost:.4f}",
+        lambda r: -1.0 if r.mean_cost is None else r.mean_cost,
+        True,
+    ),
 )
 
 
@@ -80,8 +111,10 @@ class AccuracyTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.correct} correct, {row.incorrect} incorrect, {row.unextractable} not extractable; " \
-                   f"{row.questions} question(s)"
+            return (
+                f"{row.correct} correct, {row.incorrect} incorrect, {row.unextractable} not extractable; "
+                f"{row.questions} question(s)"
+            )
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -18,16 +18,29 @@ from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcome
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
 from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.qt import (
-    QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
-    QSortFilterProxyModel, QSplitter, Qt, QTableView, QTabWidget, QTimer, QVBoxLayout, QWidget,
-)
+from thoughtdesk.ui.app.owned_tasks import start_owned_task
+from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.live_plot import LiveAccuracyPlot
 from thoughtdesk.ui.evaluation.plots import CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
-from thoughtdesk.ui.app.owned_tasks import start_owned_task
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.qt import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSortFilterProxyModel,
+    QSplitter,
+    Qt,
+    QTableView,
+    QTabWidget,
+    QTimer,
+    QVBoxLayout,
+    QWidget,
+)
 
 POLL_MS = 2000
 DEBOUNCE_MS = 250
@@ -128,8 +141,12 @@ class ResultsView(QWidget):
         pareto_page = self._page(self.pareto_plot, QLabel("x axis:"), self.pareto_axis, self.pareto_note)
         self.map_split = QComboBox(objectName="mapSplit")
         self.map_split.currentIndexChanged.connect(lambda _: self._draw_map())
-        map_page = self._page(self.correctness_map, QLabel("Questions of:"), self.map_split,
-                              QLabel("green correct · red incorrect · grey not extractable; click opens the sample"))
+        map_page = self._page(
+            self.correctness_map,
+            QLabel("Questions of:"),
+            self.map_split,
+            QLabel("green correct · red incorrect · grey not extractable; click opens the sample"),
+        )
         self.plots = QTabWidget(objectName="resultsPlots")
         self.plots.addTab(self.accuracy_plot, "Accuracy")
         self.plots.addTab(pareto_page, "Accuracy vs tokens")
@@ -283,10 +300,15 @@ class ResultsView(QWidget):
             self.status.setText("No collection selected." if not self.collection_combo.currentText() else "")
             return
         scored = result.scored_by_thoughtdesk + result.scored_from_file
-        text = f"{scored:,} scored answer(s) in {len(rows)} condition row(s); correctness: " + {
-            "thoughtdesk": "ThoughtDesk", "file": "stored in the imported file",
-            "mixed": "ThoughtDesk where re-scored, else stored", "none": "none scored",
-        }[result.source]
+        text = (
+            f"{scored:,} scored answer(s) in {len(rows)} condition row(s); correctness: "
+            + {
+                "thoughtdesk": "ThoughtDesk",
+                "file": "stored in the imported file",
+                "mixed": "ThoughtDesk where re-scored, else stored",
+                "none": "none scored",
+            }[result.source]
+        )
         if result.unscored:
             text += f"; {result.unscored:,} answer(s) without stored correctness (Re-score to score them)"
         self.status.setText(text)
@@ -309,8 +331,9 @@ class ResultsView(QWidget):
         result = self.snapshot.result
         if self.pareto_axis.currentData() or any(r.mean_tokens is not None for r in result.rows):
             return result.rows, ""
-        estimated = [replace(r, mean_tokens=result.mean_cot_chars.get(r.key, 0.0) / CHARS_PER_TOKEN)
-                     for r in result.rows]
+        estimated = [
+            replace(r, mean_tokens=result.mean_cot_chars.get(r.key, 0.0) / CHARS_PER_TOKEN) for r in result.rows
+        ]
         return estimated, "No token counts stored: estimated as CoT characters / 4."
 
     def _draw_pareto(self) -> None:
@@ -382,7 +405,8 @@ class ResultsView(QWidget):
 
         def done(restored: int) -> None:
             self.window_.statusBar().showMessage(
-                f"{restored:,} answer(s) of {collection} restored to the imported correctness", 15000)
+                f"{restored:,} answer(s) of {collection} restored to the imported correctness", 15000
+            )
             self.window_.notify_data_changed()
 
         return self.window_.run_task(f"Restoring the imported scoring of {collection}…", work, done)
@@ -399,7 +423,9 @@ class ResultsView(QWidget):
 
     def export_dialog(self, kind: str) -> None:
         if self.current_plot() is None:
-            self.window_.show_error("Export", "Choose a plot tab first (Accuracy, Accuracy vs tokens or Correctness map).")
+            self.window_.show_error(
+                "Export", "Choose a plot tab first (Accuracy, Accuracy vs tokens or Correctness map)."
+            )
             return
         name = self.plots.tabText(self.plots.currentIndex()).lower().replace(" ", "_")
         filters = {"png": "PNG images (*.png)", "svg": "SVG images (*.svg)", "csv": "CSV files (*.csv)"}

@@ -5,13 +5,13 @@ and the Runs tab (Ctrl+4). Installed through ``INSTALLERS`` in :mod:`thoughtdesk
 from __future__ import annotations
 
 from thoughtdesk.core.generation.backends import PriceTable
+from thoughtdesk.core.generation.backends.pricing import default_price_path, load_price_table
 from thoughtdesk.core.generation.fragment_store import FragmentStore
 from thoughtdesk.core.generation.runs import RunLimits
 from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
-from thoughtdesk.core.generation.backends.pricing import default_price_path, load_price_table
-from thoughtdesk.ui.qt import QEvent, QObject, Qt
 from thoughtdesk.ui.generation.planner import RunPlannerDialog
 from thoughtdesk.ui.generation.runs_panel import RunsPanel
+from thoughtdesk.ui.qt import QEvent, QObject, Qt
 
 
 class GenerationUI(QObject):
@@ -61,9 +61,14 @@ class GenerationUI(QObject):
         prices, problem = load_price_table(self.price_path)
         selected = window.current_sample_key()
         self.planner = RunPlannerDialog(
-            window.library.path, self.fragments, prices, price_path=self.price_path,
-            main_filter=window.current_filter(), selected_pks=(selected,) if selected is not None else (),
-            parent=window)
+            window.library.path,
+            self.fragments,
+            prices,
+            price_path=self.price_path,
+            main_filter=window.current_filter(),
+            selected_pks=(selected,) if selected is not None else (),
+            parent=window,
+        )
         if problem:
             self.planner.price_editor.message.setText(problem)
         self.planner.run_created.connect(self._run_created)

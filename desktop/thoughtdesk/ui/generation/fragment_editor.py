@@ -15,10 +15,30 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.fragment_store import FragmentStore, replace_contents
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, Fragment, FragmentKind, FragmentLibrary, ImportReport
 from thoughtdesk.ui.qt import (
-    QAbstractItemView, QAbstractTableModel, QEvent, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView,
-    QKeySequence, QLabel, QLineEdit, QMessageBox, QModelIndex, QObject, QPlainTextEdit,
-    QPushButton, QSplitter, Qt, QTableView, QTabWidget, QUndoCommand, QUndoStack,
-    QVBoxLayout, QWidget, Signal,
+    QAbstractItemView,
+    QAbstractTableModel,
+    QEvent,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QKeySequence,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QModelIndex,
+    QObject,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    Qt,
+    QTableView,
+    QTabWidget,
+    QUndoCommand,
+    QUndoStack,
+    QVBoxLayout,
+    QWidget,
+    Signal,
 )
 
 KIND_TITLES: dict[str, str] = {
@@ -59,8 +79,7 @@ class FragmentTableModel(QAbstractTableModel):
             return None
         fragment = self.rows[index.row()]
         # Item views draw DisplayRole as plain text; line breaks are shown as a visible mark.
-        values = (fragment.key, fragment.text.replace("\n", " ⏎ "), fragment.citation or "",
-                  fragment.source)
+        values = (fragment.key, fragment.text.replace("\n", " ⏎ "), fragment.citation or "", fragment.source)
         return values[index.column()]
 
     def row_of(self, key: str) -> int | None:
@@ -70,8 +89,15 @@ class FragmentTableModel(QAbstractTableModel):
 class SnapshotCommand(QUndoCommand):
     """One change to the library, undone and redone by swapping whole snapshots."""
 
-    def __init__(self, editor: FragmentEditor, text: str, before: list[Fragment], after: list[Fragment],
-                 select_before: tuple[str, str] | None, select_after: tuple[str, str] | None) -> None:
+    def __init__(
+        self,
+        editor: FragmentEditor,
+        text: str,
+        before: list[Fragment],
+        after: list[Fragment],
+        select_before: tuple[str, str] | None,
+        select_after: tuple[str, str] | None,
+    ) -> None:
         super().__init__(text)
         self.editor = editor
         self.before, self.after = before, after
@@ -89,8 +115,9 @@ class FragmentEditor(QWidget):
 
     fragments_changed = Signal()
 
-    def __init__(self, library: FragmentLibrary, store: FragmentStore | None = None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, library: FragmentLibrary, store: FragmentStore | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("fragmentEditor")
         self.setWindowTitle("Prompt fragments")
@@ -101,8 +128,11 @@ class FragmentEditor(QWidget):
         self._build()
         self._show_current()
         if store is not None and store.unreadable is not None:
-            self._report(f"Your saved fragments could not be read ({store.unreadable}); showing the "
-                         "built-in ones. The file is kept aside at your next change.", error=True)
+            self._report(
+                f"Your saved fragments could not be read ({store.unreadable}); showing the "
+                "built-in ones. The file is kept aside at your next change.",
+                error=True,
+            )
 
     # Layout ---------------------------------------------------------------------------------
 
@@ -150,14 +180,34 @@ class FragmentEditor(QWidget):
 
         buttons = QHBoxLayout()
         self.add_button = self._button(buttons, "&New", "newFragment", self.add_new, "Add a fragment of this kind")
-        self.duplicate_button = self._button(buttons, "&Duplicate", "duplicateFragment", self.duplicate_current,
-                                             "Copy the selected fragment under a new key")
-        self.delete_button = self._button(buttons, "De&lete", "deleteFragment", self.delete_current,
-                                          "Delete the selected fragment (Undo brings it back)")
-        self.import_button = self._button(buttons, "&Import fragments.json…", "importFragments", self.import_dialog,
-                                          "Add the fragments of a ThoughtSource or ThoughtDesk fragments file")
-        self.restore_button = self._button(buttons, "Restore built-in", "restoreBuiltin", self.restore_builtin,
-                                           "Bring back built-in fragments you deleted")
+        self.duplicate_button = self._button(
+            buttons,
+            "&Duplicate",
+            "duplicateFragment",
+            self.duplicate_current,
+            "Copy the selected fragment under a new key",
+        )
+        self.delete_button = self._button(
+            buttons,
+            "De&lete",
+            "deleteFragment",
+            self.delete_current,
+            "Delete the selected fragment (Undo brings it back)",
+        )
+        self.import_button = self._button(
+            buttons,
+            "&Import fragments.json…",
+            "importFragments",
+            self.import_dialog,
+            "Add the fragments of a ThoughtSource or ThoughtDesk fragments file",
+        )
+        self.restore_button = self._button(
+            buttons,
+            "Restore built-in",
+            "restoreBuiltin",
+            self.restore_builtin,
+            "Bring back built-in fragments you deleted",
+        )
         buttons.addStretch(1)
         self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -189,8 +239,11 @@ class FragmentEditor(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
         # Ctrl+Return applies from inside the form; an event filter, because the text editor
         # would otherwise take the key as a line break.
-        if (event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
             self.apply_edits()
             return True
         return super().eventFilter(watched, event)
@@ -227,8 +280,15 @@ class FragmentEditor(QWidget):
 
     def _show_current(self) -> None:
         fragment = self.current_fragment()
-        for widget in (self.key_edit, self.text_edit, self.citation_edit, self.note_edit, self.apply_button,
-                       self.duplicate_button, self.delete_button):
+        for widget in (
+            self.key_edit,
+            self.text_edit,
+            self.citation_edit,
+            self.note_edit,
+            self.apply_button,
+            self.duplicate_button,
+            self.delete_button,
+        ):
             widget.setEnabled(fragment is not None)
         self.key_edit.setText(fragment.key if fragment else "")
         self.text_edit.setPlainText(fragment.text if fragment else "")
@@ -280,9 +340,11 @@ class FragmentEditor(QWidget):
         try:
             self.store.save(self.library)
         except OSError as error:
-            self._report(f"Could not save your fragments to {self.store.path}: {error}. "
-                         "Check that the folder is writable; your changes are kept while the app is open.",
-                         error=True)
+            self._report(
+                f"Could not save your fragments to {self.store.path}: {error}. "
+                "Check that the folder is writable; your changes are kept while the app is open.",
+                error=True,
+            )
 
     def _report(self, text: str, *, error: bool = False) -> None:
         self.last_error = text if error else ""
@@ -367,7 +429,11 @@ class FragmentEditor(QWidget):
         if not report:
             return None
         result = report[0]
-        parts = [f"{len(result.added)} added", f"{len(result.replaced)} replaced", f"{result.unchanged} already present"]
+        parts = [
+            f"{len(result.added)} added",
+            f"{len(result.replaced)} replaced",
+            f"{result.unchanged} already present",
+        ]
         if result.conflicts:
             keys = ", ".join(f"{f.key} ({KIND_TITLES[f.kind].lower()[:-1]})" for f in result.conflicts[:6])
             parts.append(f"{len(result.conflicts)} kept as they were because your text differs: {keys}")
@@ -375,16 +441,19 @@ class FragmentEditor(QWidget):
         return result
 
     def import_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import prompt fragments", str(Path.home()),
-                                              "Fragments (*.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import prompt fragments", str(Path.home()), "Fragments (*.json);;All files (*)"
+        )
         if not path:
             return
         result = self.import_file(path)
         if result is None or not result.conflicts:
             return
         answer = QMessageBox.question(
-            self, "Fragments with the same key",
+            self,
+            "Fragments with the same key",
             f"{len(result.conflicts)} fragment(s) in {Path(path).name} have keys you already use with "
-            "another text. Replace your texts with the imported ones? (Undo reverts it.)")
+            "another text. Replace your texts with the imported ones? (Undo reverts it.)",
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.import_file(path, replace_conflicts=True)

@@ -15,8 +15,22 @@ from thoughtdesk.core.generation.backends.base import BackendError
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
 from thoughtdesk.ui.qt import (
-    QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
-    QListWidget, QListWidgetItem, QPushButton, QSpinBox, QStackedWidget, Qt, QVBoxLayout, QWidget,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QStackedWidget,
+    Qt,
+    QVBoxLayout,
+    QWidget,
     Signal,
 )
 
@@ -39,8 +53,9 @@ class ModelForm(QWidget):
             self.provider.addItem(label, value)
         self.model_name = QLineEdit(DEFAULT_MODELS["openai"], objectName="modelName")
         self.base_url = QLineEdit(DEFAULT_BASE_URLS["openai"], objectName="modelBaseUrl")
-        self.base_url.setToolTip("e.g. http://127.0.0.1:8080/v1 for a llama.cpp server, "
-                                 "http://localhost:11434/v1 for Ollama")
+        self.base_url.setToolTip(
+            "e.g. http://127.0.0.1:8080/v1 for a llama.cpp server, http://localhost:11434/v1 for Ollama"
+        )
         self.endpoint = QComboBox(objectName="modelEndpoint")
         self.endpoint.addItem("Chat Completions", "chat")
         self.endpoint.addItem("Completions (raw prompt)", "completions")
@@ -61,13 +76,17 @@ class ModelForm(QWidget):
         self.template.addItem("The GGUF's chat template", True)
         self.template.addItem("Raw completion (prompt as it is, or wrapped below)", False)
         self.completion_template = QPlainTextEdit(objectName="completionTemplate")
-        self.completion_template.setPlaceholderText("{prompt}   (e.g. <start_of_turn>user\n{prompt}<end_of_turn>\n"
-                                                    "<start_of_turn>model\n)")
-        self.completion_template.setToolTip("How each prompt is wrapped for a raw completion: {prompt} "
-                                            "marks where the prompt goes. Empty: the prompt as it is.")
+        self.completion_template.setPlaceholderText(
+            "{prompt}   (e.g. <start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n)"
+        )
+        self.completion_template.setToolTip(
+            "How each prompt is wrapped for a raw completion: {prompt} "
+            "marks where the prompt goes. Empty: the prompt as it is."
+        )
         self.completion_template.setFixedHeight(self.completion_template.fontMetrics().lineSpacing() * 4)
         self.template.currentIndexChanged.connect(
-            lambda _i: self.completion_template.setEnabled(not self.template.currentData()))
+            lambda _i: self.completion_template.setEnabled(not self.template.currentData())
+        )
         self.completion_template.setEnabled(False)
 
         self.temperature = QDoubleSpinBox(objectName="temperature", minimum=0.0, maximum=2.0, singleStep=0.1)
@@ -123,8 +142,9 @@ class ModelForm(QWidget):
             self.model_name.setText(DEFAULT_MODELS[provider])
 
     def choose_gguf(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model file", str(Path.home()),
-                                              "GGUF models (*.gguf);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Choose a GGUF model file", str(Path.home()), "GGUF models (*.gguf);;All files (*)"
+        )
         if path:
             self.gguf_path.setText(path)
 
@@ -142,7 +162,8 @@ class ModelForm(QWidget):
         self.n_gpu_layers.setValue(spec.n_gpu_layers)
         self.template.setCurrentIndex(0 if spec.chat else 1)
         self.completion_template.setPlainText(
-            "" if spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else spec.completion_template)
+            "" if spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else spec.completion_template
+        )
         self.temperature.setValue(spec.temperature)
         self.max_tokens.setValue(spec.max_tokens)
         self.extraction_max_tokens.setValue(spec.extraction_max_tokens)
@@ -152,27 +173,39 @@ class ModelForm(QWidget):
     def spec(self) -> ModelSpec:
         """The model described by the form; RunSpecError or ModelFileError saying what to fix."""
         provider = self.provider.currentData()
-        common = dict(temperature=self.temperature.value(), max_tokens=self.max_tokens.value(),
-                      extraction_max_tokens=self.extraction_max_tokens.value(),
-                      seed=None if self.seed.value() < 0 else self.seed.value(),
-                      timeout=self.timeout.value())
+        common = dict(
+            temperature=self.temperature.value(),
+            max_tokens=self.max_tokens.value(),
+            extraction_max_tokens=self.extraction_max_tokens.value(),
+            seed=None if self.seed.value() < 0 else self.seed.value(),
+            timeout=self.timeout.value(),
+        )
         if provider == "llamacpp":
             path = self.gguf_path.text().strip()
             if not path:
                 raise RunSpecError("llamacpp: choose a .gguf model file")
             check_gguf_file(path)  # a missing or non-GGUF file is named now, not mid-run
-            return ModelSpec(provider="llamacpp", model=str(Path(path).expanduser()),
-                             chat=bool(self.template.currentData()), n_ctx=self.n_ctx.value(),
-                             n_threads=self.n_threads.value() or None,
-                             n_gpu_layers=self.n_gpu_layers.value(),
-                             completion_template=self._completion_template(), **common)
+            return ModelSpec(
+                provider="llamacpp",
+                model=str(Path(path).expanduser()),
+                chat=bool(self.template.currentData()),
+                n_ctx=self.n_ctx.value(),
+                n_threads=self.n_threads.value() or None,
+                n_gpu_layers=self.n_gpu_layers.value(),
+                completion_template=self._completion_template(),
+                **common,
+            )
         url = self.base_url.text().strip() or None
         if url is not None and not url.startswith(("http://", "https://")):
             raise RunSpecError(f"{provider}: the base URL must start with http:// or https:// (got {url!r})")
-        return ModelSpec(provider=provider, model=self.model_name.text().strip(), base_url=url,
-                         endpoint=self.endpoint.currentData() if provider == "openai" else "chat",
-                         chat=provider != "openai" or self.endpoint.currentData() == "chat", **common)
-
+        return ModelSpec(
+            provider=provider,
+            model=self.model_name.text().strip(),
+            base_url=url,
+            endpoint=self.endpoint.currentData() if provider == "openai" else "chat",
+            chat=provider != "openai" or self.endpoint.currentData() == "chat",
+            **common,
+        )
 
     def _completion_template(self) -> str:
         text = self.completion_template.toPlainText()
@@ -182,9 +215,11 @@ class ModelForm(QWidget):
 def describe(spec: ModelSpec) -> str:
     """One line for the list: provider, model, where, and the main parameters."""
     if spec.provider == "llamacpp":
-        where = (f"ctx {spec.n_ctx}, threads {spec.n_threads or 'auto'}, GPU layers {spec.n_gpu_layers}, "
-                 f"{'chat template' if spec.chat else 'raw completion'}"
-                 f"{'' if spec.chat or spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else ' (wrapped)'}")
+        where = (
+            f"ctx {spec.n_ctx}, threads {spec.n_threads or 'auto'}, GPU layers {spec.n_gpu_layers}, "
+            f"{'chat template' if spec.chat else 'raw completion'}"
+            f"{'' if spec.chat or spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else ' (wrapped)'}"
+        )
     else:
         where = f"{spec.base_url or 'default URL'}, {spec.endpoint}"
     seed = "" if spec.seed is None else f", seed {spec.seed}"

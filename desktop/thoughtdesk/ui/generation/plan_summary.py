@@ -9,8 +9,8 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.generation.runs import RunPlan, SampleSelection
+from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library
 
 SourceKind = Literal["collection", "filter", "selection"]
@@ -38,17 +38,24 @@ class SampleSource:
 
     def selection(self, lib: Library) -> SampleSelection:
         if self.kind == "collection":
-            return SampleSelection(self.collection, datasets=(self.dataset,) if self.dataset else (),
-                                   splits=(self.split,) if self.split else (), limit=self.limit,
-                                   seed=self.seed)
-        keys = list(sample_keys(lib, self.main_filter)) if self.kind == "filter" and self.main_filter \
+            return SampleSelection(
+                self.collection,
+                datasets=(self.dataset,) if self.dataset else (),
+                splits=(self.split,) if self.split else (),
+                limit=self.limit,
+                seed=self.seed,
+            )
+        keys = (
+            list(sample_keys(lib, self.main_filter))
+            if self.kind == "filter" and self.main_filter
             else list(self.sample_pks)
+        )
         if self.limit is not None and len(keys) > self.limit:
             if self.seed is not None:
                 chosen = set(random.Random(self.seed).sample(keys, self.limit))
                 keys = [k for k in keys if k in chosen]
             else:
-                keys = keys[:self.limit]
+                keys = keys[: self.limit]
         return SampleSelection(self.collection, sample_pks=tuple(keys))
 
 
@@ -58,8 +65,10 @@ def format_previews(plan: RunPlan) -> str:
     chat_models = {m.label for m in plan.spec.models if m.chat}
     for preview in plan.previews(PREVIEW_PAIRS):
         how = "one user chat message" if preview.model in chat_models else "raw prompt"
-        header = (f"──── {preview.step.upper()} · {preview.sample_label} · {preview.model} · "
-                  f"{preview.variant} · sent as {how} ────")
+        header = (
+            f"──── {preview.step.upper()} · {preview.sample_label} · {preview.model} · "
+            f"{preview.variant} · sent as {how} ────"
+        )
         blocks.append(f"{header}\n{preview.prompt}")
     return "\n\n".join(blocks)
 
@@ -67,18 +76,15 @@ def format_previews(plan: RunPlan) -> str:
 def describe_plan(plan: RunPlan) -> str:
     """The counts, tokens and cost of a plan for people (USD, tokens estimated at ~4 chars)."""
     lines = [
-        f"{plan.total:,} requests: {plan.n_cot_requests:,} CoT + {plan.n_extraction_requests:,} "
-        f"answer extraction",
+        f"{plan.total:,} requests: {plan.n_cot_requests:,} CoT + {plan.n_extraction_requests:,} answer extraction",
         f"{plan.n_samples:,} samples × {len(plan.variants)} prompt variants × "
         f"{len(plan.spec.models)} models × n={plan.spec.n}",
         f"Estimated tokens: {plan.estimated_prompt_tokens:,} prompt + at most "
         f"{plan.estimated_completion_tokens:,} completion",
     ]
     if plan.estimated_cost is None:
-        lines.append("Cost: unknown — no price for " + ", ".join(plan.unpriced_models)
-                     + " (add it in the Prices tab)")
+        lines.append("Cost: unknown — no price for " + ", ".join(plan.unpriced_models) + " (add it in the Prices tab)")
     else:
-        by_model = ", ".join(f"{label} ${cost:.4f}" for label, cost in plan.cost_by_model.items()
-                             if cost is not None)
+        by_model = ", ".join(f"{label} ${cost:.4f}" for label, cost in plan.cost_by_model.items() if cost is not None)
         lines.append(f"Estimated cost: at most ${plan.estimated_cost:.4f} ({by_model})")
     return "\n".join(lines)

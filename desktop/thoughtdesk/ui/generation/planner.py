@@ -11,27 +11,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
-from thoughtdesk.core.library.queries import SampleFilter
 from thoughtdesk.core.generation.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
+from thoughtdesk.core.library.queries import SampleFilter
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.app.owned_tasks import start_owned_task
+from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.generation.model_form import ModelList
+from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
 from thoughtdesk.ui.generation.price_editor import PriceEditor
 from thoughtdesk.ui.qt import (
-    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-    QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QSpinBox, QSplitter, Qt, QTabWidget,
-    QTimer, QVBoxLayout, QWidget, Signal,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QSpinBox,
+    QSplitter,
+    Qt,
+    QTabWidget,
+    QTimer,
+    QVBoxLayout,
+    QWidget,
+    Signal,
 )
-from thoughtdesk.ui.app.owned_tasks import start_owned_task
-from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
-from thoughtdesk.ui.app.tasks import Task
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
-LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers",
-               "answer_extraction": "Answer extractions"}
+LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
 #: Ticked when the planner opens (ThoughtSource's usual zero-shot CoT set), if present.
 DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_extraction": "kojima-01"}
 
@@ -44,9 +60,17 @@ class RunPlannerDialog(QDialog):
     plan_failed = Signal(str)
     run_created = Signal(int, object)
 
-    def __init__(self, library_path: Path, fragments: FragmentLibrary, prices: PriceTable, *,
-                 price_path: Path | None = None, main_filter: SampleFilter | None = None,
-                 selected_pks: tuple[int, ...] = (), parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        library_path: Path,
+        fragments: FragmentLibrary,
+        prices: PriceTable,
+        *,
+        price_path: Path | None = None,
+        main_filter: SampleFilter | None = None,
+        selected_pks: tuple[int, ...] = (),
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("runPlanner")
         self.setWindowTitle("Plan a run")
@@ -196,8 +220,9 @@ class RunPlannerDialog(QDialog):
             ticked = set(self.checked(kind)) if widget.count() else {DEFAULT_TICKS[kind]}
             widget.blockSignals(True)
             widget.clear()
-            for key, label in [(None, "(none)")] + [(f.key, f"{f.key} — {f.text}")
-                                                   for f in self.fragments.of_kind(kind)]:
+            for key, label in [(None, "(none)")] + [
+                (f.key, f"{f.key} — {f.text}") for f in self.fragments.of_kind(kind)
+            ]:
                 item = QListWidgetItem(label.replace("\n", " ⏎ "))
                 item.setData(KEY_ROLE, key)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
@@ -209,8 +234,11 @@ class RunPlannerDialog(QDialog):
 
     def checked(self, kind: str) -> list[str | None]:
         widget = self.lists[kind]
-        return [widget.item(row).data(KEY_ROLE) for row in range(widget.count())
-                if widget.item(row).checkState() == Qt.CheckState.Checked]
+        return [
+            widget.item(row).data(KEY_ROLE)
+            for row in range(widget.count())
+            if widget.item(row).checkState() == Qt.CheckState.Checked
+        ]
 
     def set_checked(self, kind: str, keys: list[str | None]) -> None:
         """Tick exactly ``keys`` (None = the "(none)" entry) in one fragment list."""
@@ -233,8 +261,9 @@ class RunPlannerDialog(QDialog):
         self.split.clear()
         self.split.addItem("All splits", None)
         dataset = self.dataset.currentData()
-        for split in dict.fromkeys(s for d, s in self._collections.get(self.collection.currentText(), [])
-                                   if dataset is None or d == dataset):
+        for split in dict.fromkeys(
+            s for d, s in self._collections.get(self.collection.currentText(), []) if dataset is None or d == dataset
+        ):
             self.split.addItem(split, split)
         self.split.blockSignals(False)
         self.schedule_replan()
@@ -264,13 +293,25 @@ class RunPlannerDialog(QDialog):
         limit = self.limit.value() or None
         seed = None if self.sample_seed.value() < 0 else self.sample_seed.value()
         if kind == "filter":
-            return SampleSource("filter", self._filter_collection or "", main_filter=self.main_filter,
-                                limit=limit, seed=seed)
+            return SampleSource(
+                "filter", self._filter_collection or "", main_filter=self.main_filter, limit=limit, seed=seed
+            )
         if kind == "selection":
-            return SampleSource("selection", self._filter_collection or self.collection.currentText(),
-                                sample_pks=self.selected_pks, limit=limit, seed=seed)
-        return SampleSource("collection", self.collection.currentText(), self.dataset.currentData(),
-                            self.split.currentData(), limit=limit, seed=seed)
+            return SampleSource(
+                "selection",
+                self._filter_collection or self.collection.currentText(),
+                sample_pks=self.selected_pks,
+                limit=limit,
+                seed=seed,
+            )
+        return SampleSource(
+            "collection",
+            self.collection.currentText(),
+            self.dataset.currentData(),
+            self.split.currentData(),
+            limit=limit,
+            seed=seed,
+        )
 
     def spec_parts(self) -> dict:
         """Everything of the RunSpec except the samples (resolved in the worker)."""
@@ -282,11 +323,18 @@ class RunPlannerDialog(QDialog):
             if not keys:
                 raise ThoughtDeskError(f"Tick at least one entry under {LIST_TITLES[kind]} ((none) counts).")
         few = self.few_shot_k.value()
-        return dict(models=models, instructions=lists["instruction"], cot_triggers=lists["cot_trigger"],
-                    answer_extractions=lists["answer_extraction"], mode=PromptMode(self.mode.currentData()),
-                    n=self.n.value(), name=self.run_name.text().strip(),
-                    few_shot=FewShotSpec(few, self.few_shot_split.text().strip() or "train",
-                                         self.few_shot_seed.value()) if few else None)
+        return dict(
+            models=models,
+            instructions=lists["instruction"],
+            cot_triggers=lists["cot_trigger"],
+            answer_extractions=lists["answer_extraction"],
+            mode=PromptMode(self.mode.currentData()),
+            n=self.n.value(),
+            name=self.run_name.text().strip(),
+            few_shot=FewShotSpec(few, self.few_shot_split.text().strip() or "train", self.few_shot_seed.value())
+            if few
+            else None,
+        )
 
     def schedule_replan(self) -> None:
         if hasattr(self, "_timer"):
@@ -313,8 +361,13 @@ class RunPlannerDialog(QDialog):
                 return plan_run(lib, spec, fragments=fragments, prices=prices)
 
         self.summary.setText("Planning…")
-        return start_owned_task(self, self._tasks, work, lambda plan: self._planned(generation, plan),
-                                lambda error: self._failed(generation, error))
+        return start_owned_task(
+            self,
+            self._tasks,
+            work,
+            lambda plan: self._planned(generation, plan),
+            lambda error: self._failed(generation, error),
+        )
 
     def _planned(self, generation: int, plan: RunPlan) -> None:
         if generation != self._generation:
@@ -359,5 +412,4 @@ class RunPlannerDialog(QDialog):
             self.run_created.emit(run_id, limits)
             self.accept()
 
-        return start_owned_task(self, self._tasks, work, created,
-                                lambda error: self._failed(self._generation, error))
+        return start_owned_task(self, self._tasks, work, created, lambda error: self._failed(self._generation, error))

@@ -11,8 +11,17 @@ from pathlib import Path
 
 from thoughtdesk.core.generation.backends import ModelPrice, PriceTable
 from thoughtdesk.ui.qt import (
-    QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, Qt, QTableWidget,
-    QTableWidgetItem, QVBoxLayout, QWidget, Signal,
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    Qt,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+    Signal,
 )
 
 PRICE_COLUMNS = ("Provider", "Model (glob)", "Input $/M tokens", "Output $/M tokens", "Note")
@@ -61,8 +70,13 @@ class PriceEditor(QWidget):
     def _append(self, price: ModelPrice) -> None:
         row = self.grid.rowCount()
         self.grid.insertRow(row)
-        values = (price.provider, price.model, f"{price.input_per_million:g}",
-                  f"{price.output_per_million:g}", price.note)
+        values = (
+            price.provider,
+            price.model,
+            f"{price.input_per_million:g}",
+            f"{price.output_per_million:g}",
+            price.note,
+        )
         for column, value in enumerate(values):
             item = QTableWidgetItem(value)
             if column in (2, 3):
@@ -73,8 +87,10 @@ class PriceEditor(QWidget):
         """The table as edited; rows that do not parse are left out (and reported)."""
         prices, problems = [], []
         for row in range(self.grid.rowCount()):
-            cells = [(self.grid.item(row, c).text().strip() if self.grid.item(row, c) else "")
-                     for c in range(len(PRICE_COLUMNS))]
+            cells = [
+                (self.grid.item(row, c).text().strip() if self.grid.item(row, c) else "")
+                for c in range(len(PRICE_COLUMNS))
+            ]
             if not cells[0] or not cells[1]:
                 problems.append(f"row {row + 1}: a provider and a model (or pattern) are needed")
                 continue

@@ -6,8 +6,14 @@ from collections.abc import Callable
 
 from thoughtdesk.core.generation.runs import RunInfo, RunProgress
 from thoughtdesk.ui.qt import (
-    QAbstractTableModel, QApplication, QModelIndex, QObject, QStyle, QStyledItemDelegate,
-    QStyleOptionProgressBar, Qt,
+    QAbstractTableModel,
+    QApplication,
+    QModelIndex,
+    QObject,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionProgressBar,
+    Qt,
 )
 
 RUN_COLUMNS = ("Run", "Status", "Progress", "Done", "Failed", "Remaining", "Tokens", "Cost", "ETA", "Models")
@@ -86,12 +92,28 @@ class RunTableModel(QAbstractTableModel):
         run = self.runs[row]
         live = self.live.get(run.id)
         if live is None:
-            return {"status": run.status, "total": run.total, "done": run.done, "failed": run.failed,
-                    "remaining": run.pending, "tokens": run.prompt_tokens + run.completion_tokens,
-                    "cost": run.cost, "eta": None, "in_flight": 0}
-        return {"status": live.status, "total": live.total, "done": live.done, "failed": live.failed,
-                "remaining": live.remaining, "tokens": live.tokens, "cost": live.cost,
-                "eta": live.eta if live.status == "running" else None, "in_flight": live.in_flight}
+            return {
+                "status": run.status,
+                "total": run.total,
+                "done": run.done,
+                "failed": run.failed,
+                "remaining": run.pending,
+                "tokens": run.prompt_tokens + run.completion_tokens,
+                "cost": run.cost,
+                "eta": None,
+                "in_flight": 0,
+            }
+        return {
+            "status": live.status,
+            "total": live.total,
+            "done": live.done,
+            "failed": live.failed,
+            "remaining": live.remaining,
+            "tokens": live.tokens,
+            "cost": live.cost,
+            "eta": live.eta if live.status == "running" else None,
+            "in_flight": live.in_flight,
+        }
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():

@@ -17,7 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from thoughtdesk.core.generation.backends import Backend, BackendError, PriceTable, Request, Response, TokenCallback
-from thoughtdesk.core.generation.runs import RunControl, RunLimits, RunProgress, build_backend, execute_run_async, run_spec
+from thoughtdesk.core.generation.runs import (
+    RunControl,
+    RunLimits,
+    RunProgress,
+    build_backend,
+    execute_run_async,
+    run_spec,
+)
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.qt import QObject, QThread, Signal
 
@@ -36,8 +43,7 @@ class StreamingTap(Backend):
         return self.inner.label
 
     async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
-        prompt = request.prompt if request.prompt is not None else "\n".join(
-            m.content for m in request.chat_messages())
+        prompt = request.prompt if request.prompt is not None else "\n".join(m.content for m in request.chat_messages())
         self._on_start(prompt)
 
         def forward(index: int, piece: str) -> None:
@@ -66,9 +72,16 @@ class RunWorker(QThread):
     token = Signal(str)
     ended = Signal(object, str)
 
-    def __init__(self, library_path: Path, run_id: int, *, limits: RunLimits | None = None,
-                 prices: PriceTable | None = None, stream_local: bool = True,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        library_path: Path,
+        run_id: int,
+        *,
+        limits: RunLimits | None = None,
+        prices: PriceTable | None = None,
+        stream_local: bool = True,
+        parent: QObject | None = None,
+    ) -> None:
         # A parent makes Qt own the thread object: it is destroyed on the GUI thread, never by
         # Python's cycle collector running on some worker thread.
         super().__init__(parent)
@@ -101,9 +114,15 @@ class RunWorker(QThread):
     async def _main(self) -> RunProgress:
         taps = self._taps()
         try:
-            return await execute_run_async(self.library_path, self.run_id, backends=taps or None,
-                                           limits=self.limits, progress=self.progress.emit,
-                                           control=self.control, prices=self.prices)
+            return await execute_run_async(
+                self.library_path,
+                self.run_id,
+                backends=taps or None,
+                limits=self.limits,
+                progress=self.progress.emit,
+                control=self.control,
+                prices=self.prices,
+            )
         finally:
             for backend in taps.values():
                 await backend.aclose()

@@ -15,14 +15,27 @@ from pathlib import Path
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import RequestRow, RunInfo, RunLimits, RunProgress, list_runs, run_requests
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.qt import (
-    QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter, Qt,
-    QTableView, QTableWidget, QTableWidgetItem, QTimer, QVBoxLayout, QWidget, Signal,
-)
-from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
-from thoughtdesk.ui.generation.run_worker import RunWorker
 from thoughtdesk.ui.app.owned_tasks import start_owned_task
 from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
+from thoughtdesk.ui.generation.run_worker import RunWorker
+from thoughtdesk.ui.qt import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    Qt,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QTimer,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
@@ -36,8 +49,14 @@ class RunsPanel(QWidget):
     run_ended = Signal(int)
     runs_loaded = Signal()
 
-    def __init__(self, library_path: Path | None = None, *, prices: Callable[[], PriceTable] | None = None,
-                 on_data_changed: Callable[[], None] | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        library_path: Path | None = None,
+        *,
+        prices: Callable[[], PriceTable] | None = None,
+        on_data_changed: Callable[[], None] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("runsPanel")
         self.library_path = library_path
@@ -81,12 +100,23 @@ class RunsPanel(QWidget):
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
 
         buttons = QHBoxLayout()
-        self.start_button = self._button(buttons, "&Start / Resume", "resumeRun", self.resume_selected,
-                                         "Send the requests of the selected run that have no result yet")
-        self.pause_button = self._button(buttons, "&Pause", "pauseRun", self.pause_selected,
-                                         "Stop sending new requests; those in flight finish and are stored")
-        self.cancel_button = self._button(buttons, "&Cancel", "cancelRun", self.cancel_selected,
-                                          "Stop the run; it can be resumed later")
+        self.start_button = self._button(
+            buttons,
+            "&Start / Resume",
+            "resumeRun",
+            self.resume_selected,
+            "Send the requests of the selected run that have no result yet",
+        )
+        self.pause_button = self._button(
+            buttons,
+            "&Pause",
+            "pauseRun",
+            self.pause_selected,
+            "Stop sending new requests; those in flight finish and are stored",
+        )
+        self.cancel_button = self._button(
+            buttons, "&Cancel", "cancelRun", self.cancel_selected, "Stop the run; it can be resumed later"
+        )
         self._button(buttons, "Refresh", "refreshRuns", self.reload, "Read the runs from the library again")
         buttons.addStretch(1)
         self.message = QLabel(objectName="runMessage")
@@ -129,9 +159,12 @@ class RunsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.message)
-        self.empty_hint = QLabel("No runs in this library yet. Generate > Plan a run… (Ctrl+G) chooses "
-                                 "samples, prompt fragments and models; the run then shows here with "
-                                 "its progress, and failed requests below.", objectName="runsEmptyHint")
+        self.empty_hint = QLabel(
+            "No runs in this library yet. Generate > Plan a run… (Ctrl+G) chooses "
+            "samples, prompt fragments and models; the run then shows here with "
+            "its progress, and failed requests below.",
+            objectName="runsEmptyHint",
+        )
         self.empty_hint.setWordWrap(True)
         self.empty_hint.setTextFormat(Qt.TextFormat.PlainText)
         self.empty_hint.setStyleSheet("color: palette(mid); padding: 6px 0;")
@@ -163,8 +196,9 @@ class RunsPanel(QWidget):
             self.reload()
 
     def _background(self, work: Callable[[], object], done: Callable[[object], None]) -> Task:
-        return start_owned_task(self, self._tasks, work, done,
-                                lambda error: self.message.setText(f"Could not read the runs: {error}"))
+        return start_owned_task(
+            self, self._tasks, work, done, lambda error: self.message.setText(f"Could not read the runs: {error}")
+        )
 
     def reload(self, then: Callable[[], None] | None = None) -> Task | None:
         """Read the run list again (in a worker); ``runs_loaded`` when it is shown, then ``then()``.
@@ -229,8 +263,7 @@ class RunsPanel(QWidget):
         worker = self.workers.get(run_id) if run_id is not None else None
         status = self.model.status(run_id) if run_id is not None else None
         running = worker is not None and worker.isRunning()
-        self.start_button.setEnabled(run_id is not None and (not running or worker.control.paused)
-                                     and status != "done")
+        self.start_button.setEnabled(run_id is not None and (not running or worker.control.paused) and status != "done")
         self.pause_button.setEnabled(running and not worker.control.paused)
         self.cancel_button.setEnabled(running)
 
@@ -266,8 +299,9 @@ class RunsPanel(QWidget):
         existing = self.workers.get(run_id)
         if existing is not None and existing.isRunning():
             return existing
-        worker = RunWorker(self.library_path, run_id, limits=limits,
-                           prices=self.prices() if self.prices else None, parent=self)
+        worker = RunWorker(
+            self.library_path, run_id, limits=limits, prices=self.prices() if self.prices else None, parent=self
+        )
         worker.progress.connect(self._progress)
         worker.request_started.connect(lambda prompt, r=run_id: self._stream_start(r, prompt))
         worker.token.connect(self._stream_token)
@@ -369,8 +403,14 @@ class RunsPanel(QWidget):
             return
         self.failed.setRowCount(len(rows))
         for row, request in enumerate(rows):
-            values = (str(request.id), str(request.sample_pk), request.model, request.step,
-                      str(request.attempts), request.error or "")
+            values = (
+                str(request.id),
+                str(request.sample_pk),
+                request.model,
+                request.step,
+                str(request.attempts),
+                request.error or "",
+            )
             for column, value in enumerate(values):
                 self.failed.setItem(row, column, QTableWidgetItem(value))  # plain text: untrusted
         self.failed.resizeRowsToContents()

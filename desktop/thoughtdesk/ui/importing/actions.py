@@ -10,8 +10,8 @@ from thoughtdesk.core.importing.importer import ImportReport, export_thoughtsour
 from thoughtdesk.core.library.queries import sample_keys
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.dialogs import ImportDialog
-from thoughtdesk.ui.qt import QDialog, QFileDialog
 from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.qt import QDialog, QFileDialog
 
 
 class ImportExportMixin:
@@ -22,9 +22,12 @@ class ImportExportMixin:
     def import_dialog(self) -> None:
         """File > Import > first entry: pick any file; it is routed by what it holds."""
         path, _ = QFileDialog.getOpenFileName(
-            self, "Import a ThoughtSource collection, a dataset file or a table", str(Path.home()),
+            self,
+            "Import a ThoughtSource collection, a dataset file or a table",
+            str(Path.home()),
             "ThoughtSource collections (*.json);;Dataset files and tables (*.json *.jsonl "
-            "*.jsonlines *.ndjson *.csv *.tsv *.xml *.txt);;All files (*)")
+            "*.jsonlines *.ndjson *.csv *.tsv *.xml *.txt);;All files (*)",
+        )
         if path:
             self.import_path(Path(path))
 
@@ -74,16 +77,17 @@ class ImportExportMixin:
         """Run an ``ImportRequest`` (from the import dialogs) in the background."""
         return self.import_file(request.path, request.collection, request.on_duplicate, request=request)
 
-    def import_file(self, path: Path, collection: str | None = None, on_duplicate: str = "fail",
-                    *, request=None) -> Task:
+    def import_file(
+        self, path: Path, collection: str | None = None, on_duplicate: str = "fail", *, request=None
+    ) -> Task:
         """Import in the background with a progress dialog; the tree and table refresh after.
 
         Without ``request`` the file is a ThoughtSource collection; with one (an
         ``ImportRequest``) it is a dataset's original files or a mapped table. Bad records
         skipped by ``request.on_error == "skip"`` are saved in a report beside the library.
         """
-        from thoughtdesk.core.importing.report import save_import_report
         from thoughtdesk.core.importing.importer import import_dataset
+        from thoughtdesk.core.importing.report import save_import_report
 
         library_path = self.library.path
         name = collection or path.stem
@@ -96,14 +100,29 @@ class ImportExportMixin:
         def work(ctx: TaskContext) -> ImportReport:
             with Library.open(library_path) as lib:
                 if request is None or (request.dataset is None and request.mapping is None):
-                    report = import_thoughtsource(lib, path, collection=name, on_duplicate=on_duplicate,
-                                                  progress=ctx.progress, cancel=ctx.cancelled)
+                    report = import_thoughtsource(
+                        lib,
+                        path,
+                        collection=name,
+                        on_duplicate=on_duplicate,
+                        progress=ctx.progress,
+                        cancel=ctx.cancelled,
+                    )
                 else:
                     report = import_dataset(
-                        lib, path, dataset=request.dataset, mapping=request.mapping, collection=name,
-                        splits=request.splits, limit=request.limit, seed=request.seed,
-                        on_duplicate=on_duplicate, on_error=request.on_error,
-                        progress=ctx.progress, cancel=ctx.cancelled)
+                        lib,
+                        path,
+                        dataset=request.dataset,
+                        mapping=request.mapping,
+                        collection=name,
+                        splits=request.splits,
+                        limit=request.limit,
+                        seed=request.seed,
+                        on_duplicate=on_duplicate,
+                        on_error=request.on_error,
+                        progress=ctx.progress,
+                        cancel=ctx.cancelled,
+                    )
                 ctx.progress(0, 0)
                 browse["tree"] = lib.tree_stats()
                 target = replace(shown, collection_id=lib.collection_id(report.collection) or -1)
@@ -126,8 +145,7 @@ class ImportExportMixin:
             from thoughtdesk.core.importing.report import report_text
             from thoughtdesk.ui.importing.widgets import ImportReportDialog
 
-            source = report.report_path.read_text(encoding="utf-8") if report.report_path \
-                else report_text(report, "")
+            source = report.report_path.read_text(encoding="utf-8") if report.report_path else report_text(report, "")
             self.report_dialog = ImportReportDialog(report, source, self)
             self.report_dialog.open()
 
@@ -136,9 +154,12 @@ class ImportExportMixin:
         if node is None:
             self.show_error("Export", "Select a collection to export first.")
             return
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {node.collection}",
-                                              str(Path.home() / f"{node.collection}.json"),
-                                              "ThoughtSource collections (*.json)")
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            f"Export {node.collection}",
+            str(Path.home() / f"{node.collection}.json"),
+            "ThoughtSource collections (*.json)",
+        )
         if path:
             self.export_collection(node.collection, Path(path))
 
@@ -150,5 +171,8 @@ class ImportExportMixin:
                 total = next((c.samples for c in lib.collections() if c.name == collection), 0)
                 return export_thoughtsource(lib, collection, path, progress=lambda n: ctx.progress(n, total))
 
-        return self._run(f"Exporting {collection}…", work,
-                         lambda n: self.statusBar().showMessage(f"{n} sample(s) written to {path}", 10000))
+        return self._run(
+            f"Exporting {collection}…",
+            work,
+            lambda n: self.statusBar().showMessage(f"{n} sample(s) written to {path}", 10000),
+        )

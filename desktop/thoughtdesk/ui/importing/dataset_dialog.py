@@ -12,17 +12,37 @@ from __future__ import annotations
 from pathlib import Path
 
 from thoughtdesk.core.datasets import (
-    DatasetInfo, catalogue, dataset_files, detect_dataset,
+    DatasetInfo,
+    catalogue,
+    dataset_files,
+    detect_dataset,
 )
 from thoughtdesk.core.datasets.readers import first_json_item
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.ui.importing.widgets import (
-    DownloadPanel, ImportRequest, ImportTargetBox, metadata_text, plain_label,
+    DownloadPanel,
+    ImportRequest,
+    ImportTargetBox,
+    metadata_text,
+    plain_label,
 )
 from thoughtdesk.ui.qt import (
-    QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QGroupBox,
-    QHBoxLayout, QLineEdit, QMenu, QPlainTextEdit, QPushButton, QRadioButton, QSpinBox,
-    QVBoxLayout, QWidget,
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
 )
 
 TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv")
@@ -33,8 +53,7 @@ def looks_like_thoughtsource(path: Path) -> bool:
     if not path.is_file() or path.suffix.lower() != ".json":
         return False
     first = first_json_item(path)
-    return isinstance(first, dict) and bool(first) and all(
-        isinstance(value, list) for value in first.values())
+    return isinstance(first, dict) and bool(first) and all(isinstance(value, list) for value in first.values())
 
 
 def classify_import_file(path: Path) -> str:
@@ -56,9 +75,16 @@ def _spin(name: str, minimum: int, maximum: int, value: int) -> QSpinBox:
 class DatasetImportDialog(QDialog):
     """Import a catalogue dataset from local files or a download; see the module docstring."""
 
-    def __init__(self, collections: list[str], parent: QWidget | None = None, *,
-                 path: Path | None = None, download: bool = False,
-                 datasets: list[DatasetInfo] | None = None, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        collections: list[str],
+        parent: QWidget | None = None,
+        *,
+        path: Path | None = None,
+        download: bool = False,
+        datasets: list[DatasetInfo] | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("datasetImportDialog")
         self.setWindowTitle("Import a dataset")
@@ -69,8 +95,7 @@ class DatasetImportDialog(QDialog):
         source_box = QGroupBox("Source")
         source = QVBoxLayout(source_box)
         self.local_radio = QRadioButton("Local file or folder", objectName="localRadio")
-        self.download_radio = QRadioButton("Download from the catalogue (into the cache)",
-                                           objectName="downloadRadio")
+        self.download_radio = QRadioButton("Download from the catalogue (into the cache)", objectName="downloadRadio")
         group = QButtonGroup(self)
         group.addButton(self.local_radio)
         group.addButton(self.download_radio)
@@ -125,8 +150,14 @@ class DatasetImportDialog(QDialog):
                 group.addButton(button)
         self.all_radio.setChecked(True)
         self.first_radio.setChecked(True)
-        for widget in (self.all_radio, self.some_radio, self.limit_spin, self.first_radio,
-                       self.random_radio, self.seed_spin):
+        for widget in (
+            self.all_radio,
+            self.some_radio,
+            self.limit_spin,
+            self.first_radio,
+            self.random_radio,
+            self.seed_spin,
+        ):
             count.addWidget(widget)
         count.addStretch(1)
         layout.addWidget(count_box)
@@ -136,8 +167,7 @@ class DatasetImportDialog(QDialog):
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")
         layout.addWidget(self.error_label)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
-                                   QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
         buttons.accepted.connect(self.try_accept)
         buttons.rejected.connect(self.reject)
@@ -211,8 +241,7 @@ class DatasetImportDialog(QDialog):
         info = self.info
         self.metadata.setPlainText(metadata_text(info) if info else "")
         self.download.set_dataset(info)
-        if info is not None and (not self.target.collection_name or
-                                 self.target.collection_name in self.infos):
+        if info is not None and (not self.target.collection_name or self.target.collection_name in self.infos):
             self.target.set_default_name(info.name)
         self._refresh_splits()
 
@@ -237,8 +266,10 @@ class DatasetImportDialog(QDialog):
         except ThoughtDeskError as error:
             self.files_label.setText(str(error))
             return list(info.splits)
-        self.files_label.setText("Files: " + ", ".join(
-            f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files))
+        self.files_label.setText(
+            "Files: "
+            + ", ".join(f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files)
+        )
         found = [split for split, _ in files]
         if "*" in found:
             return list(info.splits)
@@ -283,7 +314,9 @@ class DatasetImportDialog(QDialog):
             raise ValueError("Name the collection to import into.")
         some = self.some_radio.isChecked()
         return ImportRequest(
-            path=Path(text), collection=self.target.collection_name, dataset=self.dataset,
+            path=Path(text),
+            collection=self.target.collection_name,
+            dataset=self.dataset,
             splits=splits if len(splits) < len(self.split_boxes) else None,
             limit=self.limit_spin.value() if some else None,
             seed=self.seed_spin.value() if some and self.random_radio.isChecked() else None,

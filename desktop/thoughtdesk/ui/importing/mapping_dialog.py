@@ -18,30 +18,65 @@ from thoughtdesk.core.importing.mappings import SavedMappings
 from thoughtdesk.core.library.records import ANSWER_TYPES
 from thoughtdesk.ui.importing.widgets import ImportRequest, ImportTargetBox, plain_label
 from thoughtdesk.ui.qt import (
-    QAbstractItemView, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QGroupBox,
-    QHBoxLayout, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QTimer, QVBoxLayout,
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTimer,
+    QVBoxLayout,
     QWidget,
 )
 
 #: Optional mapping fields, in form order: (attribute, label).
-OPTIONAL_FIELDS = (("answer", "Answer"), ("cot", "Reference CoT"), ("context", "Context"),
-                   ("id", "Id"), ("split", "Split"))
-ANSWER_FORMATS = (("auto", "auto (text, letter or 1-based number)"), ("text", "choice text"),
-                  ("letter", "letter A, B, …"), ("index1", "number, 1-based"),
-                  ("index0", "number, 0-based"))
-PREVIEW_HEADERS = ("line", "split", "id", "question", "choices", "answer", "reference CoT",
-                   "context", "error")
+OPTIONAL_FIELDS = (
+    ("answer", "Answer"),
+    ("cot", "Reference CoT"),
+    ("context", "Context"),
+    ("id", "Id"),
+    ("split", "Split"),
+)
+ANSWER_FORMATS = (
+    ("auto", "auto (text, letter or 1-based number)"),
+    ("text", "choice text"),
+    ("letter", "letter A, B, …"),
+    ("index1", "number, 1-based"),
+    ("index0", "number, 0-based"),
+)
+PREVIEW_HEADERS = ("line", "split", "id", "question", "choices", "answer", "reference CoT", "context", "error")
 #: Preview column widths in pixels (line and split are short; the question needs room).
-PREVIEW_WIDTHS = {"line": 48, "split": 80, "id": 120, "question": 280, "choices": 200,
-                  "answer": 140, "reference CoT": 220, "context": 120}
+PREVIEW_WIDTHS = {
+    "line": 48,
+    "split": 80,
+    "id": 120,
+    "question": 280,
+    "choices": 200,
+    "answer": 140,
+    "reference CoT": 220,
+    "context": 120,
+}
 NONE_TEXT = "(none)"
 
 
 class MappingDialog(QDialog):
     """Map a table file's columns to sample fields, preview, save/load mappings, import."""
 
-    def __init__(self, path: Path, collections: list[str], parent: QWidget | None = None, *,
-                 saved: SavedMappings | None = None, preview_rows: int = 8) -> None:
+    def __init__(
+        self,
+        path: Path,
+        collections: list[str],
+        parent: QWidget | None = None,
+        *,
+        saved: SavedMappings | None = None,
+        preview_rows: int = 8,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("mappingDialog")
         self.setWindowTitle("Import a table with a column mapping")
@@ -60,8 +95,13 @@ class MappingDialog(QDialog):
         self.save_name = QLineEdit(objectName="saveNameEdit")
         self.save_name.setPlaceholderText("name to save this mapping as")
         self.save_button = QPushButton("Save mapping", objectName="saveMappingButton")
-        for widget, stretch in ((plain_label("Saved mappings:", wrap=False), 0), (self.saved_combo, 1),
-                                (self.load_button, 0), (self.save_name, 1), (self.save_button, 0)):
+        for widget, stretch in (
+            (plain_label("Saved mappings:", wrap=False), 0),
+            (self.saved_combo, 1),
+            (self.load_button, 0),
+            (self.save_name, 1),
+            (self.save_button, 0),
+        ):
             saved_row.addWidget(widget, stretch)
         layout.addLayout(saved_row)
 
@@ -113,8 +153,7 @@ class MappingDialog(QDialog):
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")
         layout.addWidget(self.error_label)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
-                                   QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
         buttons.accepted.connect(self.try_accept)
         buttons.rejected.connect(self.reject)
@@ -123,8 +162,7 @@ class MappingDialog(QDialog):
         self._timer = QTimer(self, singleShot=True, interval=120)
         self._timer.timeout.connect(self.refresh_preview)
         self._load_columns()
-        for combo in (self.question, self.choices, self.answer_type, self.answer_format,
-                      *self.optional.values()):
+        for combo in (self.question, self.choices, self.answer_type, self.answer_format, *self.optional.values()):
             combo.currentIndexChanged.connect(lambda _: self._timer.start())
         self.choices.editTextChanged.connect(lambda _: self._timer.start())
         self.load_button.clicked.connect(lambda: self.load_saved(self.saved_combo.currentText()))
@@ -155,11 +193,14 @@ class MappingDialog(QDialog):
     def _guess(self) -> None:
         """Preselect columns whose names say what they are (question, answer, ...)."""
         lowered = {column.lower(): column for column in self.columns}
-        guesses = {"question": ("question", "problem", "stem", "query", "prompt", "text"),
-                   "answer": ("answer", "label", "answerkey", "correct", "target"),
-                   "cot": ("explanation", "rationale", "cot", "exp", "solution"),
-                   "context": ("context", "passage", "paragraph"), "id": ("id", "qid", "uid"),
-                   "split": ("split",)}
+        guesses = {
+            "question": ("question", "problem", "stem", "query", "prompt", "text"),
+            "answer": ("answer", "label", "answerkey", "correct", "target"),
+            "cot": ("explanation", "rationale", "cot", "exp", "solution"),
+            "context": ("context", "passage", "paragraph"),
+            "id": ("id", "qid", "uid"),
+            "split": ("split",),
+        }
         for attribute, names in guesses.items():
             column = next((lowered[name] for name in names if name in lowered), None)
             if column is None:
@@ -224,14 +265,18 @@ class MappingDialog(QDialog):
                 cell.setToolTip(text[:2000])
                 self.table.setItem(row, column, cell)
         bad = sum(1 for item in self.rows if item.error)
-        self.status.setText(f"First {len(self.rows)} record(s) as they would be stored; "
-                            f"{bad} cannot be mapped." if bad else
-                            f"First {len(self.rows)} record(s) as they would be stored.")
+        self.status.setText(
+            f"First {len(self.rows)} record(s) as they would be stored; {bad} cannot be mapped."
+            if bad
+            else f"First {len(self.rows)} record(s) as they would be stored."
+        )
 
     def preview_texts(self) -> list[list[str]]:
         """The preview table's cells (for tests and screen readers)."""
-        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())]
-                for r in range(self.table.rowCount())]
+        return [
+            [self.table.item(r, c).text() for c in range(self.table.columnCount())]
+            for r in range(self.table.rowCount())
+        ]
 
     # Saved mappings -------------------------------------------------------------------------
 
@@ -270,8 +315,10 @@ class MappingDialog(QDialog):
         if not self.target.collection_name:
             raise ValueError("Name the collection to import into.")
         return ImportRequest(
-            path=self.path, collection=self.target.collection_name,
-            dataset=self.dataset_name.text().strip() or self.path.stem, mapping=self.mapping(),
+            path=self.path,
+            collection=self.target.collection_name,
+            dataset=self.dataset_name.text().strip() or self.path.stem,
+            mapping=self.mapping(),
             on_duplicate=self.target.on_duplicate.currentData(),
             on_error=self.target.on_error.currentData(),
         )
@@ -291,13 +338,25 @@ def _cells(item: PreviewRow) -> list[str]:
         return [line, "", "", "", "", "", "", "", item.error or ""]
     s = item.sample
     cot = " ".join(step for step in s.cot if isinstance(step, str)) if isinstance(s.cot, list) else ""
-    return [line, item.split or "", s.id, s.question, " | ".join(s.choices),
-            ", ".join(str(a) for a in s.answer), cot, s.context, ""]
+    return [
+        line,
+        item.split or "",
+        s.id,
+        s.question,
+        " | ".join(s.choices),
+        ", ".join(str(a) for a in s.answer),
+        cot,
+        s.context,
+        "",
+    ]
 
 
 def choose_table_file(parent: QWidget) -> Path | None:
     """A file picker for table files; ``None`` when cancelled."""
     path, _ = QFileDialog.getOpenFileName(
-        parent, "Table to import", str(Path.home()),
-        "Tables (*.json *.jsonl *.jsonlines *.ndjson *.csv *.tsv);;All files (*)")
+        parent,
+        "Table to import",
+        str(Path.home()),
+        "Tables (*.json *.jsonl *.jsonlines *.ndjson *.csv *.tsv);;All files (*)",
+    )
     return Path(path) if path else None

@@ -14,11 +14,22 @@ from thoughtdesk.core.datasets.generic import ColumnMapping
 from thoughtdesk.core.errors import Cancelled
 from thoughtdesk.core.importing.importer import ImportReport
 from thoughtdesk.core.paths import user_cache_dir
-from thoughtdesk.ui.qt import (
-    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit,
-    QProgressBar, QPushButton, Qt, QVBoxLayout, QWidget, Signal,
-)
 from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.qt import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
 
 
 @dataclass
@@ -80,9 +91,11 @@ class ImportTargetBox(QWidget):
         row.addWidget(self.collection_state)
         form.addRow("Into collection:", row)
         self.on_duplicate = QComboBox(objectName="duplicateCombo")
-        for value, text in (("skip", "skip them (keep what is stored)"),
-                            ("replace", "replace them with the file's version"),
-                            ("fail", "stop and change nothing")):
+        for value, text in (
+            ("skip", "skip them (keep what is stored)"),
+            ("replace", "replace them with the file's version"),
+            ("fail", "stop and change nothing"),
+        ):
             self.on_duplicate.addItem(text, value)
         form.addRow("Samples already stored:", self.on_duplicate)
         self.on_error = QComboBox(objectName="errorCombo")
@@ -144,8 +157,11 @@ class DownloadPanel(QWidget):
         self.download_button.setEnabled(info is not None and bool(info.sources) and not busy)
         if info is not None and not busy:
             cached = dataset_cache_dir(info, self.cache_dir)
-            self.status.setText(f"Files go to {cached} (reused when already there)." if info.sources
-                                else "This dataset has no download source; load its files by hand.")
+            self.status.setText(
+                f"Files go to {cached} (reused when already there)."
+                if info.sources
+                else "This dataset has no download source; load its files by hand."
+            )
 
     def start(self) -> Task | None:
         """Download the current dataset's files in the background."""
@@ -182,8 +198,7 @@ class DownloadPanel(QWidget):
         if total_kib:
             self.bar.setRange(0, total_kib)
             self.bar.setValue(min(done_kib, total_kib))
-        self.bar.setFormat(f"{done_kib / 1024:.1f} MiB" + (f" of {total_kib / 1024:.1f} MiB"
-                                                          if total_kib else ""))
+        self.bar.setFormat(f"{done_kib / 1024:.1f} MiB" + (f" of {total_kib / 1024:.1f} MiB" if total_kib else ""))
 
     def _succeeded(self, folder: Path) -> None:
         self.bar.setRange(0, 1)

@@ -9,11 +9,24 @@ texts have their ``&`` doubled (Qt would read a mnemonic), lists and editors are
 from __future__ import annotations
 
 from thoughtdesk.core.review import CotReview, Label, LabelSet, Span
-from thoughtdesk.ui.review.compare.cot_panel import plain
 from thoughtdesk.ui.qt import (
-    QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QKeySequence, QListWidget, QListWidgetItem,
-    QPlainTextEdit, QPushButton, QShortcut, Qt, QToolButton, QVBoxLayout, QWidget, Signal,
+    QCheckBox,
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QKeySequence,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QShortcut,
+    Qt,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+    Signal,
 )
+from thoughtdesk.ui.review.compare.cot_panel import plain
 
 KEY_HELP = (
     "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "

@@ -23,8 +23,14 @@ class AnnotationCommand(QUndoCommand):
     """One annotation change. A change that fails to write is marked obsolete, so the stack
     drops it instead of offering to undo something that never happened."""
 
-    def __init__(self, store: AnnotationStore, op: AnnotationOp, on_change: ChangeCallback,
-                 on_error: ErrorCallback, reveal: RevealCallback | None = None) -> None:
+    def __init__(
+        self,
+        store: AnnotationStore,
+        op: AnnotationOp,
+        on_change: ChangeCallback,
+        on_error: ErrorCallback,
+        reveal: RevealCallback | None = None,
+    ) -> None:
         super().__init__(op.description or f"Change {op.key}")
         self.store = store
         self.op = op

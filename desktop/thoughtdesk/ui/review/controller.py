@@ -11,16 +11,31 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
-    QueueFilter, agreement_table, create_queue, export_annotations, import_annotations, list_queues,
+    QueueFilter,
+    agreement_table,
+    create_queue,
+    export_annotations,
+    import_annotations,
+    list_queues,
     load_queue,
 )
-from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.qt import (
-    QAction, QFileDialog, QInputDialog, QKeySequence, QLineEdit, QObject, QSettings, Qt,
+    QAction,
+    QFileDialog,
+    QInputDialog,
+    QKeySequence,
+    QLineEdit,
+    QObject,
+    QSettings,
+    Qt,
 )
 from thoughtdesk.ui.review.dialogs import (
-    AgreementDialog, QueueDialog, TextReportDialog, merge_report_text,
+    AgreementDialog,
+    QueueDialog,
+    TextReportDialog,
+    merge_report_text,
 )
 from thoughtdesk.ui.review.view import ReviewView
 
@@ -156,8 +171,9 @@ class ReviewController(QObject):
 
     def new_queue_dialog(self) -> QueueDialog:
         node = self.window.tree.current_node()
-        dialog = QueueDialog(self._collections(), node.collection if node else None,
-                             f"Review {date.today().isoformat()}", self.window)
+        dialog = QueueDialog(
+            self._collections(), node.collection if node else None, f"Review {date.today().isoformat()}", self.window
+        )
         dialog.accepted.connect(lambda: self.create_queue_from(dialog))
         self.last_dialog = dialog
         dialog.open()
@@ -165,16 +181,22 @@ class ReviewController(QObject):
 
     def create_queue_from(self, dialog: QueueDialog) -> None:
         request = dialog.request()
-        self.create_queue(request.name, request.collection, QueueFilter(
-            dataset=request.dataset, has_incorrect=request.has_incorrect), request.size, request.seed, request.blind)
+        self.create_queue(
+            request.name,
+            request.collection,
+            QueueFilter(dataset=request.dataset, has_incorrect=request.has_incorrect),
+            request.size,
+            request.seed,
+            request.blind,
+        )
 
-    def create_queue(self, name: str, collection: str, spec: QueueFilter, size: int, seed: int,
-                     blind: bool = False):
+    def create_queue(self, name: str, collection: str, spec: QueueFilter, size: int, seed: int, blind: bool = False):
         """Draw, store and start a queue (shown on the Review tab); errors go to a message box."""
         library = self.window.library
         try:
-            queue = create_queue(library, name, collection, spec, size=size, seed=seed,
-                                 reviewer=self.view.author, blind=blind)
+            queue = create_queue(
+                library, name, collection, spec, size=size, seed=seed, reviewer=self.view.author, blind=blind
+            )
         except (ValueError, KeyError) as error:
             self.window.show_error("New review queue", str(error))
             return None
@@ -217,8 +239,9 @@ class ReviewController(QObject):
     # ---- reviewer name ------------------------------------------------------------------------
 
     def name_dialog(self) -> None:
-        name, ok = QInputDialog.getText(self.window, "Reviewer name", "Your name on annotations:",
-                                        QLineEdit.EchoMode.Normal, self.view.author)
+        name, ok = QInputDialog.getText(
+            self.window, "Reviewer name", "Your name on annotations:", QLineEdit.EchoMode.Normal, self.view.author
+        )
         if ok and name.strip():
             self.view.set_author(name)
             self.view._update_progress()
@@ -245,8 +268,9 @@ class ReviewController(QObject):
 
     def export_dialog(self) -> None:
         suggested = Path.home() / f"annotations-{self.view.author}.json"
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export my annotations", str(suggested),
-                                              "ThoughtDesk annotations (*.json)")
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Export my annotations", str(suggested), "ThoughtDesk annotations (*.json)"
+        )
         if path:
             self.export_file(Path(path))
 
@@ -258,13 +282,19 @@ class ReviewController(QObject):
             with Library.open(library_path) as lib:
                 return export_annotations(lib, author, path)
 
-        return self.window.run_task(f"Exporting annotations to {path.name}…", work,
-                                    lambda n: self.window.statusBar().showMessage(
-                                        f"{n} annotation(s) by {author} written to {path}", 10000))
+        return self.window.run_task(
+            f"Exporting annotations to {path.name}…",
+            work,
+            lambda n: self.window.statusBar().showMessage(f"{n} annotation(s) by {author} written to {path}", 10000),
+        )
 
     def import_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import a colleague's annotations", str(Path.home()),
-                                              "Annotations or ThoughtSource collections (*.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self.window,
+            "Import a colleague's annotations",
+            str(Path.home()),
+            "Annotations or ThoughtSource collections (*.json);;All files (*)",
+        )
         if path:
             self.import_file(Path(path))
 

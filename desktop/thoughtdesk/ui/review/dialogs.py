@@ -10,14 +10,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from thoughtdesk.core.review.agreement_stats import AgreementRow
 from thoughtdesk.core.review import MergeReport
-from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.core.review.agreement_stats import AgreementRow
 from thoughtdesk.ui.qt import (
-    QAbstractItemView, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QEvent, QFormLayout,
-    QHeaderView, QLineEdit, QPlainTextEdit, QSpinBox, Qt, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QEvent,
+    QFormLayout,
+    QHeaderView,
+    QLineEdit,
+    QPlainTextEdit,
+    QSpinBox,
+    Qt,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.review.compare.cot_panel import plain
 
 
 class CommentDialog(QDialog):
@@ -47,9 +60,12 @@ class CommentDialog(QDialog):
         return self.editor.toPlainText()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
-        if (obj is self.editor and event.type() == QEvent.Type.KeyPress
-                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+        if (
+            obj is self.editor
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
             self.accept()
             return True
         return super().eventFilter(obj, event)
@@ -73,8 +89,9 @@ class QueueDialog(QDialog):
 
     ANY = "(any dataset)"
 
-    def __init__(self, collections: dict[str, list[str]], current: str | None, default_name: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, collections: dict[str, list[str]], current: str | None, default_name: str, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("queueDialog")
         self.setWindowTitle("New review queue")
@@ -118,10 +135,13 @@ class QueueDialog(QDialog):
     def request(self) -> QueueRequest:
         dataset = self.dataset.currentText()
         return QueueRequest(
-            name=self.name.text().strip(), collection=self.collection.currentText(),
+            name=self.name.text().strip(),
+            collection=self.collection.currentText(),
             dataset=None if dataset in ("", self.ANY) else dataset,
-            has_incorrect=self.has_incorrect.isChecked(), size=self.size.value(),
-            seed=self.seed.value(), blind=self.blind.isChecked(),
+            has_incorrect=self.has_incorrect.isChecked(),
+            size=self.size.value(),
+            seed=self.seed.value(),
+            blind=self.blind.isChecked(),
         )
 
 
@@ -180,15 +200,24 @@ class AgreementDialog(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         for r, row in enumerate(rows):
-            cells = (row.label, str(row.n_items), ", ".join(row.raters), _number(row.cohen), _number(row.fleiss),
-                     _number(row.alpha), _number(row.percent_agreement, 1))
+            cells = (
+                row.label,
+                str(row.n_items),
+                ", ".join(row.raters),
+                _number(row.cohen),
+                _number(row.fleiss),
+                _number(row.alpha),
+                _number(row.percent_agreement, 1),
+            )
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.resizeColumnsToContents()
-        note = ("Items are generated CoTs; a reviewer rated a CoT when they left any annotation on it, and "
-                "an unset label counts as “no”. Cohen's κ needs exactly two reviewers; “—” means undefined "
-                "(e.g. everyone always said “no”).")
+        note = (
+            "Items are generated CoTs; a reviewer rated a CoT when they left any annotation on it, and "
+            "an unset label counts as “no”. Cohen's κ needs exactly two reviewers; “—” means undefined "
+            "(e.g. everyone always said “no”)."
+        )
         if not rows:
             note = "No labels to compare yet: import a colleague's annotations first (Review ▸ Import)."
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)

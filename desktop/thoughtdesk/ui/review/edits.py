@@ -51,8 +51,7 @@ class ReviewEditsMixin:
     def push(self, op: AnnotationOp) -> None:
         """Apply ``op`` through the undo stack (written at once)."""
         if self.store is not None:
-            self.undo_stack.push(AnnotationCommand(self.store, op, self._after_change, self._failed,
-                                                   self.reveal_cot))
+            self.undo_stack.push(AnnotationCommand(self.store, op, self._after_change, self._failed, self.reveal_cot))
 
     def reveal_cot(self, op: AnnotationOp) -> None:
         """Show the CoT ``op`` changes (its sample first, if another is shown) and make it current.
@@ -61,8 +60,7 @@ class ReviewEditsMixin:
         sample is not shown because the filters hide it is still changed, and said so.
         """
         if op.cot_pk not in self.cot_pks and self.library is not None:
-            row = self.library.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?",
-                                            (op.cot_pk,)).fetchone()
+            row = self.library.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (op.cot_pk,)).fetchone()
             if row is None:
                 return  # the CoT is gone; the write reports it
             if self.queue is not None and row[0] in self.queue.sample_pks:

@@ -13,10 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from thoughtdesk.ui.qt import (
-    QAbstractSpinBox, QApplication, QComboBox, QEvent, QKeySequence, QLineEdit, QObject,
-    QPlainTextEdit, Qt, QTextEdit, QWidget,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QEvent,
+    QKeySequence,
+    QLineEdit,
+    QObject,
+    QPlainTextEdit,
+    Qt,
+    QTextEdit,
+    QWidget,
 )
-
 
 Action = Callable[[], None]
 _DIGITS = {getattr(Qt.Key, f"Key_{d}"): d for d in range(10)}
@@ -42,8 +50,14 @@ class ReviewKeys(QObject):
     Alt+0..5. Install with :meth:`install`; it goes away with the view.
     """
 
-    def __init__(self, view: QWidget, letters: dict[Qt.Key, Action], on_digit: Callable[[int], None],
-                 on_alt_digit: Callable[[int], None], chords: dict[str, Action] | None = None) -> None:
+    def __init__(
+        self,
+        view: QWidget,
+        letters: dict[Qt.Key, Action],
+        on_digit: Callable[[int], None],
+        on_alt_digit: Callable[[int], None],
+        chords: dict[str, Action] | None = None,
+    ) -> None:
         super().__init__(view)
         self.view = view
         self.letters = {int(key): action for key, action in letters.items()}

@@ -14,20 +14,34 @@ from __future__ import annotations
 
 import re
 
-from thoughtdesk.core.review import Label, LabelSet, delete_label_set, label_sets, save_label_set
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.core.review import Label, LabelSet, delete_label_set, label_sets, save_label_set
 from thoughtdesk.ui.qt import (
-    QAbstractItemView, QBrush, QColor, QComboBox, QDialog, QDialogButtonBox, QHBoxLayout,
-    QHeaderView, QLineEdit, QMessageBox, QPushButton, QSizePolicy, Qt, QTableWidget, QTableWidgetItem,
-    QVBoxLayout, QWidget, Signal,
+    QAbstractItemView,
+    QBrush,
+    QColor,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSizePolicy,
+    Qt,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+    Signal,
 )
+from thoughtdesk.ui.review.compare.cot_panel import plain
 
 COLUMNS = ("Label", "Colour", "Key")
 NAME_COLUMN, COLOUR_COLUMN, KEY_COLUMN = range(3)
 #: Colours given to new labels in turn (mid-tones: readable as marks in both themes).
-NEW_LABEL_COLOURS = ("#d9534f", "#f0ad4e", "#5bc0de", "#9b59b6", "#16a085", "#2980b9", "#e67e22",
-                     "#7f8c8d", "#c0392b")
+NEW_LABEL_COLOURS = ("#d9534f", "#f0ad4e", "#5bc0de", "#9b59b6", "#16a085", "#2980b9", "#e67e22", "#7f8c8d", "#c0392b")
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 #: Item data role holding a row's stored label key (None for a label added in this dialog).
 KEY_ROLE = Qt.ItemDataRole.UserRole
@@ -65,10 +79,12 @@ class LabelSetEditor(QDialog):
         header.setSectionResizeMode(KEY_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         self.table.itemChanged.connect(self._item_changed)
         row_buttons = QHBoxLayout()
-        for text, name, slot in (("Add label", "addLabel", self.add_label),
-                                 ("Remove label", "removeLabel", self.remove_label),
-                                 ("Move up", "labelUp", lambda: self.move_label(-1)),
-                                 ("Move down", "labelDown", lambda: self.move_label(+1))):
+        for text, name, slot in (
+            ("Add label", "addLabel", self.add_label),
+            ("Remove label", "removeLabel", self.remove_label),
+            ("Move up", "labelUp", lambda: self.move_label(-1)),
+            ("Move down", "labelDown", lambda: self.move_label(+1)),
+        ):
             button = QPushButton(text, objectName=name)
             button.clicked.connect(slot)
             row_buttons.addWidget(button)
@@ -93,8 +109,7 @@ class LabelSetEditor(QDialog):
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         layout.addLayout(row_buttons)
-        help_text = plain("Colour: #rrggbb, behind span labels. Key: the number 1–9 that toggles "
-                          "the label, or empty.")
+        help_text = plain("Colour: #rrggbb, behind span labels. Key: the number 1–9 that toggles the label, or empty.")
         layout.addWidget(help_text)
         layout.addWidget(self.error)
         for label in (self.note, help_text, self.error):  # extra height goes to the table
@@ -123,8 +138,9 @@ class LabelSetEditor(QDialog):
         self._editing = None if chosen.builtin else chosen.name
         if chosen.builtin:
             self.name.setText(self._free_name(f"{chosen.name} (my copy)"))
-            self.note.setText(f"“{chosen.name}” is built in and cannot be changed: saving makes a "
-                              "copy under the name above.")
+            self.note.setText(
+                f"“{chosen.name}” is built in and cannot be changed: saving makes a copy under the name above."
+            )
         else:
             self.name.setText(chosen.name)
             self.note.setText("")
@@ -185,8 +201,10 @@ class LabelSetEditor(QDialog):
         used = {self.table.item(r, KEY_COLUMN).text().strip() for r in range(self.table.rowCount())}
         free = next((d for d in range(1, 10) if str(d) not in used), None)
         taken = {self.table.item(r, COLOUR_COLUMN).text().strip().lower() for r in range(self.table.rowCount())}
-        colour = next((c for c in NEW_LABEL_COLOURS if c not in taken),
-                      NEW_LABEL_COLOURS[self.table.rowCount() % len(NEW_LABEL_COLOURS)])
+        colour = next(
+            (c for c in NEW_LABEL_COLOURS if c not in taken),
+            NEW_LABEL_COLOURS[self.table.rowCount() % len(NEW_LABEL_COLOURS)],
+        )
         self.table.blockSignals(True)
         row = self._append_row("", colour, free, None)
         self.table.blockSignals(False)
@@ -259,9 +277,13 @@ class LabelSetEditor(QDialog):
         if chosen is None or chosen.builtin:
             return False
         if confirm:
-            box = QMessageBox(QMessageBox.Icon.Question, "Delete label set",
-                              f"Delete the label set “{name}”? Annotations made with it are kept.",
-                              QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+            box = QMessageBox(
+                QMessageBox.Icon.Question,
+                "Delete label set",
+                f"Delete the label set “{name}”? Annotations made with it are kept.",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                self,
+            )
             box.setTextFormat(Qt.TextFormat.PlainText)
             if box.exec() != QMessageBox.StandardButton.Yes:
                 return False

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.review.compare.similarity import SimilarityMatrix
-from thoughtdesk.ui.review.compare.view import CotView
-from thoughtdesk.ui.qt import QObject, QTimer
 from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.qt import QObject, QTimer
+from thoughtdesk.ui.review.compare.view import CotView
 
 #: Matrices kept (the next sample, and a few the reviewer may go back to).
 CACHE_SIZE = 4

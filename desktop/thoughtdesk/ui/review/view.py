@@ -14,24 +14,44 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from thoughtdesk.core.library.reader import StoredSample, load_sample
-from thoughtdesk.core.review import (
-    AnnotationStore, CotReview, LabelSet, ReviewQueue, StoredAnnotation, blind_labels,
-    blind_order, label_set, label_sets, mark_done, review_from, set_position,
-)
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
-from thoughtdesk.ui.review.compare.view import CompareView, CotView, SpanMark
-from thoughtdesk.ui.review.compare.cot_panel import plain
-from thoughtdesk.ui.review.label_colours import mark_colours
-from thoughtdesk.ui.settings.options import USER_NAME, open_settings
-from thoughtdesk.ui.qt import (
-    QEvent, QHBoxLayout, QPlainTextEdit, QSettings, QSplitter, Qt, QTimer, QUndoStack, QVBoxLayout, QWidget, Signal,
+from thoughtdesk.core.review import (
+    AnnotationStore,
+    CotReview,
+    LabelSet,
+    ReviewQueue,
+    StoredAnnotation,
+    blind_labels,
+    blind_order,
+    label_set,
+    label_sets,
+    mark_done,
+    review_from,
+    set_position,
 )
+from thoughtdesk.ui.qt import (
+    QEvent,
+    QHBoxLayout,
+    QPlainTextEdit,
+    QSettings,
+    QSplitter,
+    Qt,
+    QTimer,
+    QUndoStack,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
+from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.review.compare.view import CompareView, CotView, SpanMark
 from thoughtdesk.ui.review.dialogs import CommentDialog
 from thoughtdesk.ui.review.edits import ReviewEditsMixin, others_text, review_summary, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
+from thoughtdesk.ui.review.label_colours import mark_colours
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
+from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 
 LABEL_SET_SETTING = "review/labelSet"
 BLIND_SETTING = "review/blind"
@@ -105,13 +125,21 @@ class ReviewView(ReviewEditsMixin, QWidget):
 
         self.keys = ReviewKeys(
             self,
-            letters={Qt.Key.Key_J: lambda: self.move_cot(+1), Qt.Key.Key_K: lambda: self.move_cot(-1),
-                     Qt.Key.Key_N: lambda: self.move_sample(+1), Qt.Key.Key_P: lambda: self.move_sample(-1),
-                     Qt.Key.Key_C: self.edit_comment, Qt.Key.Key_S: self.toggle_preferred},
+            letters={
+                Qt.Key.Key_J: lambda: self.move_cot(+1),
+                Qt.Key.Key_K: lambda: self.move_cot(-1),
+                Qt.Key.Key_N: lambda: self.move_sample(+1),
+                Qt.Key.Key_P: lambda: self.move_sample(-1),
+                Qt.Key.Key_C: self.edit_comment,
+                Qt.Key.Key_S: self.toggle_preferred,
+            },
             on_digit=self.toggle_label_digit,
             on_alt_digit=lambda d: self.set_quality(d or None),
-            chords={"Ctrl+Z": self.undo_stack.undo, "Ctrl+Shift+Z": self.undo_stack.redo,
-                    "Ctrl+Y": self.undo_stack.redo},
+            chords={
+                "Ctrl+Z": self.undo_stack.undo,
+                "Ctrl+Shift+Z": self.undo_stack.redo,
+                "Ctrl+Y": self.undo_stack.redo,
+            },
         )
         self.keys.install()
         self._notify_timer = QTimer(self, singleShot=True, interval=NOTIFY_DELAY_MS)
@@ -138,8 +166,11 @@ class ReviewView(ReviewEditsMixin, QWidget):
             return
         sets = label_sets(self.library)
         current = self.label_set.name if self.label_set is not None else None
-        chosen = (next((s for s in sets if s.name == wanted), None)
-                  or next((s for s in sets if s.name == current), None) or (sets[0] if sets else None))
+        chosen = (
+            next((s for s in sets if s.name == wanted), None)
+            or next((s for s in sets if s.name == current), None)
+            or (sets[0] if sets else None)
+        )
         if chosen is not None:
             self.panel.set_label_sets([s.name for s in sets], chosen.name)
             if wanted is not None and chosen.name == wanted:
@@ -218,7 +249,7 @@ class ReviewView(ReviewEditsMixin, QWidget):
     def _views(self, stored: StoredSample) -> tuple[list[CotView], list[int | None]]:
         """What the compare view shows of a sample, in display order, and the CoT keys."""
         sample = stored.sample
-        pairs = list(zip(stored.cot_pks, sample.generated_cot))
+        pairs = list(zip(stored.cot_pks, sample.generated_cot, strict=False))
         names: dict[int, str] = {}
         if self.blind:
             order = blind_order([pk for pk, _ in pairs], self.author, stored.pk)
@@ -232,14 +263,18 @@ class ReviewView(ReviewEditsMixin, QWidget):
             cot_pks.append(None)
         for cot_pk, cot in pairs:
             answer = cot.answers[0] if cot.answers else None
-            views.append(CotView(
-                id=str(cot_pk), text=cot.cot or "", key=cot_pk,
-                model="" if self.blind else model_name(cot.model),
-                prompt_keys=() if self.blind else tuple(k for k in (cot.instruction, cot.cot_trigger) if k),
-                answer=(answer.answer or "") if answer else "",
-                correct=answer.correct_answer if answer else None,
-                title=names.get(cot_pk, ""),
-            ))
+            views.append(
+                CotView(
+                    id=str(cot_pk),
+                    text=cot.cot or "",
+                    key=cot_pk,
+                    model="" if self.blind else model_name(cot.model),
+                    prompt_keys=() if self.blind else tuple(k for k in (cot.instruction, cot.cot_trigger) if k),
+                    answer=(answer.answer or "") if answer else "",
+                    correct=answer.correct_answer if answer else None,
+                    title=names.get(cot_pk, ""),
+                )
+            )
             cot_pks.append(cot_pk)
         return views, cot_pks
 
@@ -298,8 +333,9 @@ class ReviewView(ReviewEditsMixin, QWidget):
             self.panel.show_review(None, "The reference CoT is not annotated here" if index >= 0 else "No CoT")
             return
         title = self.compare.panels[index].title.text()
-        self.panel.show_review(self.reviews.get(cot_pk), f"Annotating {title}",
-                               others_text(self.notes.get(cot_pk, []), self.author))
+        self.panel.show_review(
+            self.reviews.get(cot_pk), f"Annotating {title}", others_text(self.notes.get(cot_pk, []), self.author)
+        )
 
     def _refresh_all_cots(self, from_notes: bool = False) -> None:
         """Every CoT's note and span marks: ``from_notes`` builds the reviews from the sample's
@@ -308,8 +344,9 @@ class ReviewView(ReviewEditsMixin, QWidget):
         if self.store is None:
             return
         if from_notes:
-            self.reviews = {pk: review_from(pk, self.author, self.notes.get(pk, []))
-                            for pk in self.cot_pks if pk is not None}
+            self.reviews = {
+                pk: review_from(pk, self.author, self.notes.get(pk, [])) for pk in self.cot_pks if pk is not None
+            }
         for index, cot_pk in enumerate(self.cot_pks):
             if cot_pk is not None:
                 self._show_review(index, cot_pk, self.reviews.get(cot_pk) or self.store.review(cot_pk))
@@ -397,8 +434,10 @@ class ReviewView(ReviewEditsMixin, QWidget):
             self.progress.setVisible(False)
         else:
             self.progress.setVisible(True)
-            self.progress.setText(f"Queue “{self.queue.name}”: sample {self.queue_index + 1} of "
-                                  f"{self.queue.total} · {self.queue.progress_text}")
+            self.progress.setText(
+                f"Queue “{self.queue.name}”: sample {self.queue_index + 1} of "
+                f"{self.queue.total} · {self.queue.progress_text}"
+            )
         mode = "blind review" if self.blind else "open review"
         self.status.setText(f"Reviewer: {self.author} · {mode}")
 

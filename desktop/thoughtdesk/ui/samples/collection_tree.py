@@ -46,7 +46,7 @@ class CollectionTree(QTreeView):
         if library is None:
             return
         root = self.model_.invisibleRootItem()
-        for info, split_stats in (stats if stats is not None else library.tree_stats()):
+        for info, split_stats in stats if stats is not None else library.tree_stats():
             c_item = self._row(root, info.name, info.samples, TreeNode(info.id, info.name))
             datasets: dict[str, tuple[QStandardItem, int]] = {}
             for s in split_stats:
@@ -79,6 +79,7 @@ class CollectionTree(QTreeView):
 
     def select_node(self, node: TreeNode) -> bool:
         """Select the row for ``node`` (matching by collection id, dataset and split)."""
+
         def walk(item: QStandardItem) -> bool:
             for row in range(item.rowCount()):
                 child = item.child(row, 0)

@@ -11,7 +11,15 @@ import string
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import GeneratedCot, model_name
 from thoughtdesk.ui.qt import (
-    QFrame, QLabel, QPlainTextEdit, QScrollArea, QSizePolicy, Qt, QToolButton, QVBoxLayout, QWidget,
+    QFrame,
+    QLabel,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    Qt,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 
@@ -70,8 +78,9 @@ class CotCard(QFrame):
             layout.addWidget(label)
         if cot.annotations:
             notes = "; ".join(
-                f"{a.key}: {a.value if isinstance(a.value, str) else str(a.value).lower()}"
-                f" ({a.author})" if a.author else f"{a.key}: {a.value}"
+                f"{a.key}: {a.value if isinstance(a.value, str) else str(a.value).lower()} ({a.author})"
+                if a.author
+                else f"{a.key}: {a.value}"
                 for a in cot.annotations
             )
             layout.addWidget(plain_label("Annotations: " + notes, object_name="cotAnnotations"))
@@ -90,7 +99,9 @@ class SampleDetail(QScrollArea):
     def _placeholder(self) -> None:
         body = QWidget()
         layout = QVBoxLayout(body)
-        layout.addWidget(plain_label("Select a sample to see its question, reference CoT and generated CoTs.", selectable=False))
+        layout.addWidget(
+            plain_label("Select a sample to see its question, reference CoT and generated CoTs.", selectable=False)
+        )
         layout.addStretch(1)
         self.setWidget(body)
 
@@ -107,20 +118,28 @@ class SampleDetail(QScrollArea):
         body = QWidget()
         body.setObjectName("sampleDetail")
         layout = QVBoxLayout(body)
-        layout.addWidget(plain_label(f"{stored.dataset} / {stored.split} / {s.id}  ·  {s.type}", object_name="sampleHeader", selectable=True))
+        layout.addWidget(
+            plain_label(
+                f"{stored.dataset} / {stored.split} / {s.id}  ·  {s.type}", object_name="sampleHeader", selectable=True
+            )
+        )
         layout.addWidget(heading("Question"))
         layout.addWidget(plain_label(s.question or "", object_name="question"))
 
         gold = {str(a) for a in (s.answer or [])}
         if s.choices:
             layout.addWidget(heading("Choices"))
-            for letter, choice in zip(letters(len(s.choices)), s.choices):
+            for letter, choice in zip(letters(len(s.choices)), s.choices, strict=False):
                 is_gold = str(choice) in gold or letter in gold
                 mark = "✓ " if is_gold else "   "
                 label = plain_label(f"{mark}{letter}) {choice}", object_name="choice", bold=is_gold)
                 label.setProperty("gold", is_gold)
                 layout.addWidget(label)
-        layout.addWidget(plain_label("Gold answer: " + ("; ".join(str(a) for a in s.answer or []) or "(none)"), object_name="gold", bold=True))
+        layout.addWidget(
+            plain_label(
+                "Gold answer: " + ("; ".join(str(a) for a in s.answer or []) or "(none)"), object_name="gold", bold=True
+            )
+        )
 
         if s.context:
             toggle = QToolButton()

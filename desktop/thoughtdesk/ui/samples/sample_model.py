@@ -101,7 +101,7 @@ class SampleTableModel(QAbstractTableModel):
         page = self._pages.get(page_no)
         if page is None:
             start = page_no * PAGE
-            keys = list(self._keys[start:start + PAGE])
+            keys = list(self._keys[start : start + PAGE])
             page = sample_rows(self._library, keys)
             self._pages[page_no] = page
             if len(self._pages) > CACHED_PAGES:

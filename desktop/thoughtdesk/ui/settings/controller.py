@@ -11,7 +11,14 @@ from thoughtdesk.core.settings import network
 from thoughtdesk.core.settings.logs import log_dir
 from thoughtdesk.ui.app.about import AboutDialog, app_icon
 from thoughtdesk.ui.qt import (
-    QDesktopServices, QDialog, QDialogButtonBox, QLabel, QSettings, QTabWidget, QUrl, QVBoxLayout,
+    QDesktopServices,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QSettings,
+    QTabWidget,
+    QUrl,
+    QVBoxLayout,
     QWidget,
 )
 from thoughtdesk.ui.settings.formset import SettingsFormSet
@@ -27,8 +34,13 @@ class SettingsDialog(SettingsFormSet, QDialog):
         self.resize(720, 560)
         self._make_forms(store)
         self.tabs = QTabWidget(objectName="settingsTabs")
-        for form, title in ((self.identity, "You"), (self.library, "Library"), (self.offline, "Network"),
-                            (self.model, "Local model"), (self.providers, "Providers")):
+        for form, title in (
+            (self.identity, "You"),
+            (self.library, "Library"),
+            (self.offline, "Network"),
+            (self.model, "Local model"),
+            (self.providers, "Providers"),
+        ):
             self.tabs.addTab(form, title)
             form.load(self.settings)
         layout = QVBoxLayout(self)

@@ -9,8 +9,8 @@ time. The Settings dialog (Edit > Settings…) edits the same later.
 from __future__ import annotations
 
 from thoughtdesk.ui.qt import QSettings, QVBoxLayout, QWidget, QWizard, QWizardPage
-from thoughtdesk.ui.settings.options import mark_first_run_done
 from thoughtdesk.ui.settings.formset import SettingsFormSet
+from thoughtdesk.ui.settings.options import mark_first_run_done
 
 
 class FormPage(QWizardPage):
@@ -43,12 +43,20 @@ class FirstRunWizard(SettingsFormSet, QWizard):
         self._make_forms(store)
         pages = [
             ("Who are you?", "Your name marks the annotations you make.", self.identity, "pageName"),
-            ("Your library", "Where ThoughtDesk keeps your data (leave empty for the default).",
-             self.library, "pageLibrary"),
+            (
+                "Your library",
+                "Where ThoughtDesk keeps your data (leave empty for the default).",
+                self.library,
+                "pageLibrary",
+            ),
             ("Offline mode", "For machines where nothing may leave the computer.", self.offline, "pageOffline"),
             ("Local model", "A model that runs on this computer (optional).", self.model, "pageModel"),
-            ("Model providers", "Remote APIs (optional; not used while offline mode is on).",
-             self.providers, "pageProviders"),
+            (
+                "Model providers",
+                "Remote APIs (optional; not used while offline mode is on).",
+                self.providers,
+                "pageProviders",
+            ),
         ]
         self.pages: list[FormPage] = []
         for title, subtitle, form, name in pages:

@@ -10,18 +10,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.generation.backends.base import ModelFileError
 from thoughtdesk.core.generation.backends.llamacpp import check_gguf_file
 from thoughtdesk.core.generation.local_model import prepare_test_model, test_model_available, test_model_target
-from thoughtdesk.core.settings.logs import register_secret
 from thoughtdesk.core.paths import default_library_path
+from thoughtdesk.core.settings import config as core_config
+from thoughtdesk.core.settings.logs import register_secret
+from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import (
-    QButtonGroup, QCheckBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
-    QPushButton, QRadioButton, Qt, QVBoxLayout, QWidget,
+    QButtonGroup,
+    QCheckBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QRadioButton,
+    Qt,
+    QVBoxLayout,
+    QWidget,
 )
 from thoughtdesk.ui.settings.options import AppSettings
-from thoughtdesk.ui.app.tasks import Task
 
 
 def _note(text: str = "", name: str | None = None) -> QLabel:
@@ -43,8 +54,12 @@ class IdentityForm(QWidget):
         self.name = QLineEdit(objectName="userName")
         self.name.setPlaceholderText("e.g. Dr Ada Lovelace")
         layout.addRow("Your name:", self.name)
-        layout.addRow(_note("It is stored with every annotation you make, so that several people's "
-                            "judgements can be told apart and compared."))
+        layout.addRow(
+            _note(
+                "It is stored with every annotation you make, so that several people's "
+                "judgements can be told apart and compared."
+            )
+        )
 
     def load(self, settings: AppSettings) -> None:
         self.name.setText(settings.user_name)
@@ -59,8 +74,9 @@ class LibraryForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
-        layout.addWidget(_note("Everything you load, generate and annotate is kept in one library "
-                               "file on this computer."))
+        layout.addWidget(
+            _note("Everything you load, generate and annotate is kept in one library file on this computer.")
+        )
         row = QHBoxLayout()
         self.path = QLineEdit(objectName="libraryPath")
         self.path.setPlaceholderText(str(default_library_path()))
@@ -75,9 +91,13 @@ class LibraryForm(QWidget):
 
     def _browse(self) -> None:
         start = self.path.text() or str(default_library_path())
-        path, _ = QFileDialog.getSaveFileName(self, "Library file", start,
-                                              "ThoughtDesk libraries (*.thoughtdesk);;All files (*)",
-                                              options=QFileDialog.Option.DontConfirmOverwrite)
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            "Library file",
+            start,
+            "ThoughtDesk libraries (*.thoughtdesk);;All files (*)",
+            options=QFileDialog.Option.DontConfirmOverwrite,
+        )
         if path:
             self.path.setText(path)
 
@@ -115,11 +135,14 @@ class OfflineForm(QWidget):
         layout = QVBoxLayout(self)
         self.offline = QCheckBox("Offline mode: nothing leaves this computer", objectName="offlineCheck")
         layout.addWidget(self.offline)
-        layout.addWidget(_note(
-            "While offline mode is on, ThoughtDesk opens no connection to any other computer: "
-            "dataset downloads and remote model providers are refused with a message saying so, "
-            "and a guard inside the program blocks any connection attempt that is not to this "
-            "machine (a model server on 127.0.0.1 still works). Local models work as usual."))
+        layout.addWidget(
+            _note(
+                "While offline mode is on, ThoughtDesk opens no connection to any other computer: "
+                "dataset downloads and remote model providers are refused with a message saying so, "
+                "and a guard inside the program blocks any connection attempt that is not to this "
+                "machine (a model server on 127.0.0.1 still works). Local models work as usual."
+            )
+        )
         layout.addStretch(1)
 
     def load(self, settings: AppSettings) -> None:
@@ -136,12 +159,17 @@ class LocalModelForm(QWidget):
         super().__init__(parent)
         self.task: Task | None = None
         layout = QVBoxLayout(self)
-        layout.addWidget(_note("A local model runs on this computer with llama.cpp: nothing is sent "
-                               "anywhere. It reads GGUF model files."))
+        layout.addWidget(
+            _note(
+                "A local model runs on this computer with llama.cpp: nothing is sent "
+                "anywhere. It reads GGUF model files."
+            )
+        )
         self.group = QButtonGroup(self)
         self.none = QRadioButton("No local model", objectName="modelNone")
-        self.test_model = QRadioButton("The small test model (Gemma 3 270M, 250 MB; for trying things out)",
-                                       objectName="modelTest")
+        self.test_model = QRadioButton(
+            "The small test model (Gemma 3 270M, 250 MB; for trying things out)", objectName="modelTest"
+        )
         self.file = QRadioButton("A GGUF file:", objectName="modelFile")
         for button in (self.none, self.test_model, self.file):
             self.group.addButton(button)
@@ -165,8 +193,9 @@ class LocalModelForm(QWidget):
         self.test_model.toggled.connect(self._test_model_chosen)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "GGUF model file", str(Path.home()),
-                                              "GGUF models (*.gguf);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "GGUF model file", str(Path.home()), "GGUF models (*.gguf);;All files (*)"
+        )
         if path:
             self.path.setText(path)
             self.file.setChecked(True)
@@ -224,13 +253,17 @@ class LocalModelForm(QWidget):
 
 def ask_key_file_consent(parent: QWidget | None, key_file: Path) -> bool:
     """Ask whether API keys may be kept in a private file because there is no keyring."""
-    box = QMessageBox(QMessageBox.Icon.Warning, "No system keyring",
-                      "This computer has no system keyring (such as GNOME Keyring, KWallet, macOS "
-                      "Keychain or Windows Credential Manager), so the API key cannot be stored "
-                      "securely.\n\nThoughtDesk can keep API keys in a file that only your user "
-                      f"account can read:\n{key_file}\nThe file is not encrypted.\n\n"
-                      "Store the key in that file?",
-                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
+    box = QMessageBox(
+        QMessageBox.Icon.Warning,
+        "No system keyring",
+        "This computer has no system keyring (such as GNOME Keyring, KWallet, macOS "
+        "Keychain or Windows Credential Manager), so the API key cannot be stored "
+        "securely.\n\nThoughtDesk can keep API keys in a file that only your user "
+        f"account can read:\n{key_file}\nThe file is not encrypted.\n\n"
+        "Store the key in that file?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        parent,
+    )
     box.setObjectName("keyFileConsent")
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setDefaultButton(QMessageBox.StandardButton.No)
@@ -271,10 +304,14 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
 def keyring_warning() -> str:
     """The warning shown where keys are entered when no keyring exists ("" when one does)."""
     if isinstance(core_config.current_keyring(), core_config.FileKeyring):
-        return (f"No system keyring was found: keys are kept in {core_config.FileKeyring().path}, "
-                "readable only by you, not encrypted (you agreed to this earlier).")
+        return (
+            f"No system keyring was found: keys are kept in {core_config.FileKeyring().path}, "
+            "readable only by you, not encrypted (you agreed to this earlier)."
+        )
     if core_config.keyring_is_usable():
         return ""
-    return (f"No system keyring was found (keyring backend: {core_config.keyring_name()}). Keys "
-            "cannot be stored securely; when you save one, you will be asked whether to keep it "
-            "in a private file instead.")
+    return (
+        f"No system keyring was found (keyring backend: {core_config.keyring_name()}). Keys "
+        "cannot be stored securely; when you save one, you will be asked whether to keep it "
+        "in a private file instead."
+    )

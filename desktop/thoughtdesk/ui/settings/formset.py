@@ -6,10 +6,10 @@ from the stored settings and save them the same way; only the container differs 
 
 from __future__ import annotations
 
-from thoughtdesk.ui.settings.provider_forms import ProvidersForm
 from thoughtdesk.ui.qt import QSettings
-from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
 from thoughtdesk.ui.settings.forms import IdentityForm, LibraryForm, LocalModelForm, OfflineForm
+from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
+from thoughtdesk.ui.settings.provider_forms import ProvidersForm
 
 
 class SettingsFormSet:

@@ -27,9 +27,9 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any
 
+from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import network
-from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
 from thoughtdesk.ui.qt import QSettings
 
 NO_WIZARD_ENV = "THOUGHTDESK_NO_WIZARD"
@@ -73,9 +73,13 @@ class AppSettings:
 
 #: dataclass field -> QSettings key
 _KEYS: dict[str, str] = {
-    "user_name": USER_NAME, "library_path": LIBRARY_PATH, "offline": OFFLINE,
-    "local_model_path": LOCAL_MODEL_PATH, "openai_enabled": OPENAI_ENABLED,
-    "openai_base_url": OPENAI_BASE_URL, "anthropic_enabled": ANTHROPIC_ENABLED,
+    "user_name": USER_NAME,
+    "library_path": LIBRARY_PATH,
+    "offline": OFFLINE,
+    "local_model_path": LOCAL_MODEL_PATH,
+    "openai_enabled": OPENAI_ENABLED,
+    "openai_base_url": OPENAI_BASE_URL,
+    "anthropic_enabled": ANTHROPIC_ENABLED,
     "anthropic_base_url": ANTHROPIC_BASE_URL,
 }
 

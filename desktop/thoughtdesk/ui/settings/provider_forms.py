@@ -9,18 +9,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from thoughtdesk.core.generation.backends.connection_check import (
+    ConnectionResult,
+    check_anthropic,
+    check_openai_compatible,
+)
+from thoughtdesk.core.generation.runs.providers import DEFAULT_BASE_URLS
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
-from thoughtdesk.core.generation.backends.connection_check import ConnectionResult, check_anthropic, check_openai_compatible
 from thoughtdesk.core.settings.logs import register_secret
-from thoughtdesk.core.generation.runs.providers import DEFAULT_BASE_URLS
-from thoughtdesk.ui.qt import (
-    QCheckBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, Qt, QVBoxLayout,
-    QWidget, Signal,
-)
-from thoughtdesk.ui.settings.options import AppSettings
-from thoughtdesk.ui.settings.forms import _note, keyring_warning, save_api_key
 from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.qt import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+    Signal,
+)
+from thoughtdesk.ui.settings.forms import _note, keyring_warning, save_api_key
+from thoughtdesk.ui.settings.options import AppSettings
 
 
 class ProviderPanel(QGroupBox):
@@ -28,8 +40,13 @@ class ProviderPanel(QGroupBox):
 
     tested = Signal(object)  # ConnectionResult, on the GUI thread
 
-    def __init__(self, provider: str, title: str,
-                 check: Callable[[str, str | None], ConnectionResult], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        provider: str,
+        title: str,
+        check: Callable[[str, str | None], ConnectionResult],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(title, parent)
         self.provider = provider
         self._check = check
@@ -111,8 +128,9 @@ class ProviderPanel(QGroupBox):
         if not typed:
             return None
         try:
-            return save_api_key(parent, self.provider, typed,
-                                self.base_url.text().strip() or DEFAULT_BASE_URLS.get(self.provider, ""))
+            return save_api_key(
+                parent, self.provider, typed, self.base_url.text().strip() or DEFAULT_BASE_URLS.get(self.provider, "")
+            )
         except secrets.SecretStoreError as error:  # a locked keyring: say so, do not crash
             return f"the {self.provider} key was NOT stored: {error}"
 
@@ -127,14 +145,16 @@ class ProvidersForm(QWidget):
         self.keyring_note.setStyleSheet("color: #8a5300;")
         layout.addWidget(self.keyring_note)
         self.openai = ProviderPanel(
-            "openai", "OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama, LM Studio…)",
-            lambda url, key: check_openai_compatible(url, key))
-        self.anthropic = ProviderPanel(
-            "anthropic", "Anthropic", lambda url, key: check_anthropic(key, base_url=url))
+            "openai",
+            "OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama, LM Studio…)",
+            lambda url, key: check_openai_compatible(url, key),
+        )
+        self.anthropic = ProviderPanel("anthropic", "Anthropic", lambda url, key: check_anthropic(key, base_url=url))
         layout.addWidget(self.openai)
         layout.addWidget(self.anthropic)
-        layout.addWidget(_note("Keys are kept in the system keyring, never in the library, the "
-                               "settings file, logs or exports."))
+        layout.addWidget(
+            _note("Keys are kept in the system keyring, never in the library, the settings file, logs or exports.")
+        )
         layout.addStretch(1)
         self.saved_messages: list[str] = []
         self.refresh_keyring_note()
@@ -161,4 +181,3 @@ class ProvidersForm(QWidget):
         self.saved_messages = messages
         self.refresh_keyring_note()
         return messages
-

@@ -14,16 +14,46 @@ def mc(output, gold="inspiration", choices=FEELINGS, cot=None):
     return extract_answer("multiplechoice", extraction_output=output, cot=cot, choices=choices, gold=[gold])
 
 
-@pytest.mark.parametrize("output", [
-    "C", "C.", " C", "(C)", "C)", "[C]", "**C**", "**C)**", "**(C) inspiration**", "Option C",
-    "option (C)", "Choice (c) is correct", "C) inspiration", "C. inspiration", "(c)", "c",
-    "The answer is C", "Answer: C", "answer: (C)", "The correct option is C.", "I would go with C.",
-    "inspiration", "Inspiration.", "INSPIRATION", "inspirations", "the inspiration",
-    "It is not anxiety; it is inspiration", "Not anxiety, but inspiration.",
-    "Therefore, among A through E, the answer is (c)", "Therefore, among A through E, the answer is C.",
-    "C is the answer", "C is correct, A is not", "Letter C", "C: inspiration",
-    "The best answer is C) inspiration, since sadness is not implied.",
-])
+@pytest.mark.parametrize(
+    "output",
+    [
+        "C",
+        "C.",
+        " C",
+        "(C)",
+        "C)",
+        "[C]",
+        "**C**",
+        "**C)**",
+        "**(C) inspiration**",
+        "Option C",
+        "option (C)",
+        "Choice (c) is correct",
+        "C) inspiration",
+        "C. inspiration",
+        "(c)",
+        "c",
+        "The answer is C",
+        "Answer: C",
+        "answer: (C)",
+        "The correct option is C.",
+        "I would go with C.",
+        "inspiration",
+        "Inspiration.",
+        "INSPIRATION",
+        "inspirations",
+        "the inspiration",
+        "It is not anxiety; it is inspiration",
+        "Not anxiety, but inspiration.",
+        "Therefore, among A through E, the answer is (c)",
+        "Therefore, among A through E, the answer is C.",
+        "C is the answer",
+        "C is correct, A is not",
+        "Letter C",
+        "C: inspiration",
+        "The best answer is C) inspiration, since sadness is not implied.",
+    ],
+)
 def test_multiple_choice_correct(output):
     result = mc(output)
     assert result.outcome == "correct", result
@@ -31,15 +61,18 @@ def test_multiple_choice_correct(output):
     assert result.value == "C) inspiration"
 
 
-@pytest.mark.parametrize("output,reason", [
-    ("A or C", "ambiguous: A or C"),
-    ("either A or C.", "ambiguous: A or C"),
-    ("A, B, and D.", "ambiguous: A or B or D"),
-    ("A) sadness and C) inspiration.", "ambiguous: A or C"),
-    ("sadness or inspiration", "ambiguous: A or C"),
-    ("none of the above.", "no single answer: 'none of the above'"),
-    ("All of the above", "no single answer: 'All of the above'"),
-])
+@pytest.mark.parametrize(
+    "output,reason",
+    [
+        ("A or C", "ambiguous: A or C"),
+        ("either A or C.", "ambiguous: A or C"),
+        ("A, B, and D.", "ambiguous: A or B or D"),
+        ("A) sadness and C) inspiration.", "ambiguous: A or C"),
+        ("sadness or inspiration", "ambiguous: A or C"),
+        ("none of the above.", "no single answer: 'none of the above'"),
+        ("All of the above", "no single answer: 'All of the above'"),
+    ],
+)
 def test_multiple_choice_ambiguous(output, reason):
     result = mc(output, cot="Therefore, the answer is C.")
     assert result.outcome == "unextractable"
@@ -48,12 +81,15 @@ def test_multiple_choice_ambiguous(output, reason):
     assert result.source == "extraction"
 
 
-@pytest.mark.parametrize("output,letter", [
-    ("A guard is typically there, so the answer is D", "D"),
-    ("D) A Picture Book.", "D"),
-    ("B) trees, because water is everywhere", "B"),
-    ("The answer is vitamin D deficiency", "E"),
-])
+@pytest.mark.parametrize(
+    "output,letter",
+    [
+        ("A guard is typically there, so the answer is D", "D"),
+        ("D) A Picture Book.", "D"),
+        ("B) trees, because water is everywhere", "B"),
+        ("The answer is vitamin D deficiency", "E"),
+    ],
+)
 def test_articles_and_words_are_not_letters(output, letter):
     choices = ["water", "trees", "air", "meals", "vitamin D deficiency"]
     gold = choices["ABCDE".index(letter)]
@@ -91,14 +127,17 @@ def test_gold_case_and_trailing_period_are_ignored():
     assert result.outcome == "correct"
 
 
-@pytest.mark.parametrize("cot,method", [
-    ("Sadness is unlikely. Therefore, the answer is C) inspiration.", "cot:the_answer_is"),
-    ("Let's think.\nAnswer: C", "cot:the_answer_is"),
-    ("We rule out A.\n\nSo the final answer is (C).", "cot:the_answer_is"),
-    ("Thus, \\boxed{C}", "cot:boxed"),
-    ("(A) sadness: no. (B) anxiety: no. (C) inspiration: yes, that fits.", "cot:last_option"),
-    ("Sadness does not fit. Therefore, inspiration.", "cot:therefore"),
-])
+@pytest.mark.parametrize(
+    "cot,method",
+    [
+        ("Sadness is unlikely. Therefore, the answer is C) inspiration.", "cot:the_answer_is"),
+        ("Let's think.\nAnswer: C", "cot:the_answer_is"),
+        ("We rule out A.\n\nSo the final answer is (C).", "cot:the_answer_is"),
+        ("Thus, \\boxed{C}", "cot:boxed"),
+        ("(A) sadness: no. (B) anxiety: no. (C) inspiration: yes, that fits.", "cot:last_option"),
+        ("Sadness does not fit. Therefore, inspiration.", "cot:therefore"),
+    ],
+)
 def test_cot_is_used_when_extraction_output_is_empty(cot, method):
     result = mc("", cot=cot)
     assert (result.outcome, result.method, result.source) == ("correct", method, "cot"), result
@@ -121,34 +160,54 @@ def test_last_cue_in_cot_wins():
 
 def test_pubmedqa_yes_no_maybe_as_three_choices():
     choices = ["yes", "no", "maybe"]
-    for output, label, letter in [("maybe", "maybe", "C"), ("No.", "no", "B"), ("(A) yes", "yes", "A"),
-                                  ("C", "maybe", "C")]:
+    for output, label, letter in [
+        ("maybe", "maybe", "C"),
+        ("No.", "no", "B"),
+        ("(A) yes", "yes", "A"),
+        ("C", "maybe", "C"),
+    ]:
         result = extract_answer("multiplechoice", extraction_output=output, cot=None, choices=choices, gold=["maybe"])
         assert (result.value, result.letter) == (label, letter), (output, result)
         assert result.outcome == ("correct" if label == "maybe" else "incorrect")
 
 
-@pytest.mark.parametrize("output,value", [
-    ("Yes", "yes"), ("yes.", "yes"), ("YES", "yes"), ("True", "yes"), ("true.", "yes"),
-    ("No", "no"), ("no.", "no"), ("False", "no"), ("B) False.", "no"), ("A) True", "yes"),
-    ("Yes, because the bell has no effect on the scale.", "yes"),
-    ("No, there is no evidence.", "no"),
-    ("Therefore, the answer (Yes or No) is NO.", "no"),
-    ("the answer is yes", "yes"), ("It is not true.", "no"), ("It is not false", "yes"),
-])
+@pytest.mark.parametrize(
+    "output,value",
+    [
+        ("Yes", "yes"),
+        ("yes.", "yes"),
+        ("YES", "yes"),
+        ("True", "yes"),
+        ("true.", "yes"),
+        ("No", "no"),
+        ("no.", "no"),
+        ("False", "no"),
+        ("B) False.", "no"),
+        ("A) True", "yes"),
+        ("Yes, because the bell has no effect on the scale.", "yes"),
+        ("No, there is no evidence.", "no"),
+        ("Therefore, the answer (Yes or No) is NO.", "no"),
+        ("the answer is yes", "yes"),
+        ("It is not true.", "no"),
+        ("It is not false", "yes"),
+    ],
+)
 def test_bool(output, value):
     result = extract_answer("bool", extraction_output=output, cot=None, choices=["True", "False"], gold=["True"])
     assert result.value == value, result
     assert result.outcome == ("correct" if value == "yes" else "incorrect")
 
 
-@pytest.mark.parametrize("output,reason_start", [
-    ("Yes or no, hard to say", "ambiguous"),
-    ("N/A", "no single answer"),
-    ("It depends on the exchange rate.", "no single answer"),
-    ("Ja.", "no yes/no answer found"),
-    ("there is no evidence", "no yes/no answer found"),
-])
+@pytest.mark.parametrize(
+    "output,reason_start",
+    [
+        ("Yes or no, hard to say", "ambiguous"),
+        ("N/A", "no single answer"),
+        ("It depends on the exchange rate.", "no single answer"),
+        ("Ja.", "no yes/no answer found"),
+        ("there is no evidence", "no yes/no answer found"),
+    ],
+)
 def test_bool_unextractable(output, reason_start):
     result = extract_answer("bool", extraction_output=output, cot=None, choices=[], gold=["False"])
     assert result.outcome == "unextractable"
@@ -162,13 +221,33 @@ def test_bool_from_cot():
     assert cot[slice(*result.span)] == "yes"
 
 
-@pytest.mark.parametrize("output,gold", [
-    ("18", "18"), ("$18", "18"), ("$18.00", "18"), ("18 dollars.", "18"), ("1,234", "1234"),
-    ("1,234.5", "1234.5"), ("-3", "-3"), ("−3", "-3"), ("3/4", "0.75"), ("0.75", "3/4"),
-    ("1 1/2 cups", "1.5"), ("\\frac{3}{4}", "0.75"), ("25%", "25"), ("25%", "0.25"), ("25", "25%"),
-    ("2.5e3", "2500"), ("The answer is 42.", "42"), ("5 + 3 = 8", "8"), ("eight", "8"),
-    ("18.00001", "18"), ("€ 7,000", "7000"), ("It takes 12 minutes.", "12"),
-])
+@pytest.mark.parametrize(
+    "output,gold",
+    [
+        ("18", "18"),
+        ("$18", "18"),
+        ("$18.00", "18"),
+        ("18 dollars.", "18"),
+        ("1,234", "1234"),
+        ("1,234.5", "1234.5"),
+        ("-3", "-3"),
+        ("−3", "-3"),
+        ("3/4", "0.75"),
+        ("0.75", "3/4"),
+        ("1 1/2 cups", "1.5"),
+        ("\\frac{3}{4}", "0.75"),
+        ("25%", "25"),
+        ("25%", "0.25"),
+        ("25", "25%"),
+        ("2.5e3", "2500"),
+        ("The answer is 42.", "42"),
+        ("5 + 3 = 8", "8"),
+        ("eight", "8"),
+        ("18.00001", "18"),
+        ("€ 7,000", "7000"),
+        ("It takes 12 minutes.", "12"),
+    ],
+)
 def test_number_correct(output, gold):
     result = extract_answer("number", extraction_output=output, cot=None, choices=[], gold=[gold])
     assert result.outcome == "correct", (output, gold, result)
@@ -193,10 +272,15 @@ def test_number_from_cot_markers():
         assert cot[slice(*result.span)] == "8"
 
 
-@pytest.mark.parametrize("output,reason_start", [
-    ("9" * 400, "number overflows"), ("1e999", "number overflows"), ("5 or 6", "ambiguous: 5 or 6"),
-    ("many", "no number found"),
-])
+@pytest.mark.parametrize(
+    "output,reason_start",
+    [
+        ("9" * 400, "number overflows"),
+        ("1e999", "number overflows"),
+        ("5 or 6", "ambiguous: 5 or 6"),
+        ("many", "no number found"),
+    ],
+)
 def test_number_unextractable(output, reason_start):
     result = extract_answer("number", extraction_output=output, cot=None, choices=[], gold=["5"])
     assert result.outcome == "unextractable" and result.reason.startswith(reason_start), result
@@ -207,12 +291,15 @@ def test_gold_that_is_not_a_number():
     assert result.outcome == "unextractable" and "is not a number" in result.reason
 
 
-@pytest.mark.parametrize("output,gold,outcome,f1", [
-    ("The Eiffel Tower", "eiffel tower", "correct", 1.0),
-    ("Eiffel Tower.", "the Eiffel tower", "correct", 1.0),
-    ("the tower in Paris", "Eiffel Tower", "incorrect", 0.4),
-    ("Paris", "Eiffel Tower", "incorrect", 0.0),
-])
+@pytest.mark.parametrize(
+    "output,gold,outcome,f1",
+    [
+        ("The Eiffel Tower", "eiffel tower", "correct", 1.0),
+        ("Eiffel Tower.", "the Eiffel tower", "correct", 1.0),
+        ("the tower in Paris", "Eiffel Tower", "incorrect", 0.4),
+        ("Paris", "Eiffel Tower", "incorrect", 0.0),
+    ],
+)
 def test_free_text(output, gold, outcome, f1):
     result = extract_answer("text", extraction_output=output, cot=None, choices=[], gold=[gold])
     assert result.outcome == outcome
@@ -228,23 +315,45 @@ def test_free_text_from_cot_statement():
 
 def test_collection_any_gold():
     gold = ["Barack Obama", "Obama", "President Obama"]
-    for output, outcome in [("Obama", "correct"), ("president obama.", "correct"),
-                            ("It was Barack Obama, in 2009", "correct"), ("Joe Biden", "incorrect")]:
+    for output, outcome in [
+        ("Obama", "correct"),
+        ("president obama.", "correct"),
+        ("It was Barack Obama, in 2009", "correct"),
+        ("Joe Biden", "incorrect"),
+    ]:
         result = extract_answer("collection", extraction_output=output, cot=None, choices=[], gold=gold)
         assert result.outcome == outcome, (output, result)
 
 
-@pytest.mark.parametrize("kwargs,reason", [
-    (dict(answer_type="multiplechoice", extraction_output="", cot="", choices=FEELINGS, gold=["anxiety"]),
-     "empty CoT and empty extraction output"),
-    (dict(answer_type="multiplechoice", extraction_output=None, cot=None, choices=FEELINGS, gold=["anxiety"]),
-     "empty CoT and empty extraction output"),
-    (dict(answer_type="essay", extraction_output="x", cot="", choices=[], gold=["x"]), "unknown answer type 'essay'"),
-    (dict(answer_type="multiplechoice", extraction_output="C", cot="", choices=[], gold=["x"]),
-     "multiple-choice sample has no choices"),
-    (dict(answer_type="multiplechoice", extraction_output="C", cot="", choices=FEELINGS, gold=[]), "no gold answer"),
-    (dict(answer_type="multiplechoice", extraction_output="C", cot="", choices=FEELINGS, gold=[None]), "no gold answer"),
-])
+@pytest.mark.parametrize(
+    "kwargs,reason",
+    [
+        (
+            dict(answer_type="multiplechoice", extraction_output="", cot="", choices=FEELINGS, gold=["anxiety"]),
+            "empty CoT and empty extraction output",
+        ),
+        (
+            dict(answer_type="multiplechoice", extraction_output=None, cot=None, choices=FEELINGS, gold=["anxiety"]),
+            "empty CoT and empty extraction output",
+        ),
+        (
+            dict(answer_type="essay", extraction_output="x", cot="", choices=[], gold=["x"]),
+            "unknown answer type 'essay'",
+        ),
+        (
+            dict(answer_type="multiplechoice", extraction_output="C", cot="", choices=[], gold=["x"]),
+            "multiple-choice sample has no choices",
+        ),
+        (
+            dict(answer_type="multiplechoice", extraction_output="C", cot="", choices=FEELINGS, gold=[]),
+            "no gold answer",
+        ),
+        (
+            dict(answer_type="multiplechoice", extraction_output="C", cot="", choices=FEELINGS, gold=[None]),
+            "no gold answer",
+        ),
+    ],
+)
 def test_bad_input_is_a_defined_outcome(kwargs, reason):
     answer_type = kwargs.pop("answer_type")
     result = extract_answer(answer_type, **kwargs)

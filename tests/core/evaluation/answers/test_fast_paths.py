@@ -39,7 +39,7 @@ def test_whole_letter_agrees_with_careful_path(text):
     assert isinstance(careful, Found), (text, careful)
     # same option; the span may differ ("C inspiration": letter here, option text there)
     assert careful.value == fast.value, text
-    assert text[fast.start:fast.end].upper() == "ABCDE"[fast.value]
+    assert text[fast.start : fast.end].upper() == "ABCDE"[fast.value]
 
 
 LABEL_OUTPUTS = st.builds(

@@ -6,23 +6,58 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.core.evaluation.answers.ts_agreement import collection_files, rescore_files
 from thoughtdesk.core.evaluation.answers import extract_answer
 from thoughtdesk.core.evaluation.answers.extract import _extract
 from thoughtdesk.core.evaluation.answers.number import DEFAULT_REL_TOL
 
-from tests.core.evaluation.answers.ts_agreement import collection_files, rescore_files
-
 TYPES = st.sampled_from(["multiplechoice", "bool", "number", "text", "collection", "", "essay", "Bool"])
 # Text that looks like answers often enough to reach the deep branches.
-PIECES = st.sampled_from([
-    "A", "(B)", "C)", "**D**", "Option E", "the answer is", "Answer:", " or ", " and ", "not ", "yes",
-    "no", "maybe", "True", "\\boxed{", "}", "####", "$", "1,234", "-", "/", "3/4", "%", "1e999",
-    "9" * 30, ".", "\n", "Therefore, ", "among A through E", "(Yes or No)", "none of the above",
-    "\\frac{1}{0}", "0/0", "¿", "答案是", "ü",
-])
+PIECES = st.sampled_from(
+    [
+        "A",
+        "(B)",
+        "C)",
+        "**D**",
+        "Option E",
+        "the answer is",
+        "Answer:",
+        " or ",
+        " and ",
+        "not ",
+        "yes",
+        "no",
+        "maybe",
+        "True",
+        "\\boxed{",
+        "}",
+        "####",
+        "$",
+        "1,234",
+        "-",
+        "/",
+        "3/4",
+        "%",
+        "1e999",
+        "9" * 30,
+        ".",
+        "\n",
+        "Therefore, ",
+        "among A through E",
+        "(Yes or No)",
+        "none of the above",
+        "\\frac{1}{0}",
+        "0/0",
+        "¿",
+        "答案是",
+        "ü",
+    ]
+)
 ANSWERY = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=12).map("".join)
 ANY_TEXT = st.one_of(st.none(), st.text(), ANSWERY)
-CHOICES = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["yes", "no", "maybe", "(", "a b", "A"])), max_size=30)
+CHOICES = st.lists(
+    st.one_of(st.text(max_size=12), st.sampled_from(["yes", "no", "maybe", "(", "a b", "A"])), max_size=30
+)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -48,8 +83,10 @@ def test_agreement_with_thoughtsource_labels(shared):
     folder = shared("thoughtsource")
     report = rescore_files(collection_files(folder))
     assert report.compared > 1000
-    listing = "\n".join(f"{d.file} {d.sample_id}: {d.extraction_output!r} stored {d.stored} ours {d.ours.outcome}"
-                        for d in report.disagreements)
+    listing = "\n".join(
+        f"{d.file} {d.sample_id}: {d.extraction_output!r} stored {d.stored} ours {d.ours.outcome}"
+        for d in report.disagreements
+    )
     assert report.rate >= 0.97, listing
     # decided answers only (unextractable vs stored False left out): still well above chance
     decided = report.compared - report.unextractable_vs_false

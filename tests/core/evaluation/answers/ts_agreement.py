@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thoughtdesk.core.evaluation.answers import Extraction, extract_answer
 from tests.helpers.paths import SHARED
+from thoughtdesk.core.evaluation.answers import Extraction, extract_answer
 
 DEFAULT_DIR = SHARED / "thoughtsource"
 
@@ -70,7 +70,9 @@ def rescore_files(files: list[Path]) -> AgreementReport:
     return report
 
 
-def _compare(report: AgreementReport, file: str, dataset: str, split: str, sample: dict, cot: dict, answer: dict) -> None:
+def _compare(
+    report: AgreementReport, file: str, dataset: str, split: str, sample: dict, cot: dict, answer: dict
+) -> None:
     stored = answer.get("correct_answer")
     ours = extract_answer(
         sample.get("type", ""),
@@ -90,11 +92,22 @@ def _compare(report: AgreementReport, file: str, dataset: str, split: str, sampl
         if ours.outcome == "unextractable":
             report.unextractable_vs_false += 1
         return
-    report.disagreements.append(Disagreement(
-        file, dataset, split, str(sample.get("id")), str(cot.get("id")), sample.get("type", ""),
-        list(sample.get("choices") or []), list(sample.get("answer") or []), str(answer.get("answer")),
-        str(cot.get("cot") or "")[-300:], stored, ours,
-    ))
+    report.disagreements.append(
+        Disagreement(
+            file,
+            dataset,
+            split,
+            str(sample.get("id")),
+            str(cot.get("id")),
+            sample.get("type", ""),
+            list(sample.get("choices") or []),
+            list(sample.get("answer") or []),
+            str(answer.get("answer")),
+            str(cot.get("cot") or "")[-300:],
+            stored,
+            ours,
+        )
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -106,9 +119,11 @@ def main(argv: list[str]) -> int:
         print(f"    extraction output: {d.extraction_output!r}")
         print(f"    cot tail: {d.cot_tail[-200:]!r}")
         print(f"    stored {d.stored}; ours {d.ours.outcome} {d.ours.value!r} via {d.ours.method} {d.ours.reason}")
-    print(f"compared {report.compared}, agree {report.agree} ({report.rate:.2%}), "
-          f"of which ours unextractable vs stored False: {report.unextractable_vs_false}; "
-          f"disagree {len(report.disagreements)}; not scored by ThoughtSource (null): {report.unscored}")
+    print(
+        f"compared {report.compared}, agree {report.agree} ({report.rate:.2%}), "
+        f"of which ours unextractable vs stored False: {report.unextractable_vs_false}; "
+        f"disagree {len(report.disagreements)}; not scored by ThoughtSource (null): {report.unscored}"
+    )
     for key, value in sorted(report.counts.items(), key=str):
         print(f"    ours {key[0]:>13} / stored {key[1]!s:>5}: {value}")
     return 0

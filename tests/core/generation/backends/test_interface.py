@@ -38,8 +38,16 @@ def test_request_json_and_fingerprint() -> None:
 
 
 def test_response_json_round_trip() -> None:
-    response = Response(provider="p", model="m", texts=["a"], finish_reasons=["stop"],
-                        prompt_tokens=1, completion_tokens=2, latency=0.5, raw_body="{}")
+    response = Response(
+        provider="p",
+        model="m",
+        texts=["a"],
+        finish_reasons=["stop"],
+        prompt_tokens=1,
+        completion_tokens=2,
+        latency=0.5,
+        raw_body="{}",
+    )
     assert json.loads(json.dumps(response.to_json()))["texts"] == ["a"]
 
 
@@ -70,15 +78,42 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
     chat = OpenAICompatBackend("http://127.0.0.1:9/v1", endpoint="chat")
     completions = OpenAICompatBackend("http://127.0.0.1:9/v1", endpoint="completions", native_n=False)
     expected = {
-        chat: dict(chat=True, completion=False, multiple_samples=True, seed=True, logprobs=True,
-                   prompt_logprobs=False, streaming=False),
-        completions: dict(chat=True, completion=True, multiple_samples=False, seed=True, logprobs=True,
-                          prompt_logprobs=True, streaming=False),
-        AnthropicBackend("k"): dict(chat=True, completion=False, multiple_samples=False, seed=False,
-                                    logprobs=False, prompt_logprobs=False, streaming=False),
-        LlamaCppBackend(LlamaCppSettings(gguf)): dict(chat=True, completion=True, multiple_samples=False,
-                                                      seed=True, logprobs=True, prompt_logprobs=True,
-                                                      streaming=True),
+        chat: dict(
+            chat=True,
+            completion=False,
+            multiple_samples=True,
+            seed=True,
+            logprobs=True,
+            prompt_logprobs=False,
+            streaming=False,
+        ),
+        completions: dict(
+            chat=True,
+            completion=True,
+            multiple_samples=False,
+            seed=True,
+            logprobs=True,
+            prompt_logprobs=True,
+            streaming=False,
+        ),
+        AnthropicBackend("k"): dict(
+            chat=True,
+            completion=False,
+            multiple_samples=False,
+            seed=False,
+            logprobs=False,
+            prompt_logprobs=False,
+            streaming=False,
+        ),
+        LlamaCppBackend(LlamaCppSettings(gguf)): dict(
+            chat=True,
+            completion=True,
+            multiple_samples=False,
+            seed=True,
+            logprobs=True,
+            prompt_logprobs=True,
+            streaming=True,
+        ),
     }
     for backend, capabilities in expected.items():
         assert asdict(backend.capabilities) == capabilities, backend

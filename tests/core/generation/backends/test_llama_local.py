@@ -42,8 +42,9 @@ def test_server_completion(llama_server: LlamaServer) -> None:
     async def main():
         backend = _server_backend(llama_server)
         try:
-            return await backend.complete(Request(model=llama_server.model_alias, prompt=PROMPT,
-                                                  max_tokens=8, temperature=0.0))
+            return await backend.complete(
+                Request(model=llama_server.model_alias, prompt=PROMPT, max_tokens=8, temperature=0.0)
+            )
         finally:
             await backend.aclose()
 
@@ -60,17 +61,20 @@ def test_server_chat_and_n_samples_with_seeds(llama_server: LlamaServer) -> None
     async def main():
         backend = _server_backend(llama_server, endpoint="chat")
         try:
-            chat = await backend.complete(Request(
-                model=llama_server.model_alias, max_tokens=8,
-                messages=(ChatMessage("user", "Name a colour."),)))
+            chat = await backend.complete(
+                Request(model=llama_server.model_alias, max_tokens=8, messages=(ChatMessage("user", "Name a colour."),))
+            )
             completions = _server_backend(llama_server)
             # llama.cpp samples a seed identically only from the same cache state: warm it up.
-            await completions.complete(Request(
-                model=llama_server.model_alias, prompt=PROMPT, max_tokens=8, temperature=1.0, seed=7))
-            sampled = await completions.complete(Request(
-                model=llama_server.model_alias, prompt=PROMPT, max_tokens=8, temperature=1.0, n=2, seed=7))
-            again = await completions.complete(Request(
-                model=llama_server.model_alias, prompt=PROMPT, max_tokens=8, temperature=1.0, n=1, seed=7))
+            await completions.complete(
+                Request(model=llama_server.model_alias, prompt=PROMPT, max_tokens=8, temperature=1.0, seed=7)
+            )
+            sampled = await completions.complete(
+                Request(model=llama_server.model_alias, prompt=PROMPT, max_tokens=8, temperature=1.0, n=2, seed=7)
+            )
+            again = await completions.complete(
+                Request(model=llama_server.model_alias, prompt=PROMPT, max_tokens=8, temperature=1.0, n=1, seed=7)
+            )
             await completions.aclose()
             return chat, sampled, again
         finally:
@@ -86,8 +90,9 @@ def test_server_chat_and_n_samples_with_seeds(llama_server: LlamaServer) -> None
 
 def test_server_wrong_key(llama_server: LlamaServer) -> None:
     async def main():
-        backend = ResilientBackend(_server_backend(llama_server, key="wrong-key-31337"),
-                                   retry=RetryPolicy(initial_wait=0.01))
+        backend = ResilientBackend(
+            _server_backend(llama_server, key="wrong-key-31337"), retry=RetryPolicy(initial_wait=0.01)
+        )
         try:
             await backend.complete(Request(model=llama_server.model_alias, prompt="Hi", max_tokens=2))
         finally:
@@ -127,7 +132,8 @@ def test_inprocess_completion_streams_without_blocking_the_loop(local_settings: 
         try:
             streamed = await backend.complete(
                 Request(model="local", prompt=PROMPT, max_tokens=12, seed=3),
-                on_token=lambda index, piece: pieces.append((index, piece)))
+                on_token=lambda index, piece: pieces.append((index, piece)),
+            )
             plain = await backend.complete(Request(model="local", prompt=PROMPT, max_tokens=12, seed=3))
         finally:
             done.set()
@@ -147,14 +153,26 @@ def test_inprocess_completion_streams_without_blocking_the_loop(local_settings: 
 
 def test_inprocess_chat_n_and_template(local_settings: LlamaCppSettings) -> None:
     async def main():
-        backend = LlamaCppBackend(LlamaCppSettings(
-            model_path=local_settings.model_path, n_ctx=512, n_threads=2,
-            completion_template="User: {prompt}\nAssistant:"))
+        backend = LlamaCppBackend(
+            LlamaCppSettings(
+                model_path=local_settings.model_path,
+                n_ctx=512,
+                n_threads=2,
+                completion_template="User: {prompt}\nAssistant:",
+            )
+        )
         try:
-            chat = await backend.complete(Request(model="local", max_tokens=6, n=2, seed=1, temperature=0.9,
-                                                  messages=(ChatMessage("user", "Say {hi}"),)))
-            return chat, backend.uses_gguf_chat_template, backend.prompt_text(
-                Request(model="local", prompt="Say {hi}"))
+            chat = await backend.complete(
+                Request(
+                    model="local",
+                    max_tokens=6,
+                    n=2,
+                    seed=1,
+                    temperature=0.9,
+                    messages=(ChatMessage("user", "Say {hi}"),),
+                )
+            )
+            return chat, backend.uses_gguf_chat_template, backend.prompt_text(Request(model="local", prompt="Say {hi}"))
         finally:
             await backend.aclose()
 
@@ -176,8 +194,7 @@ def test_inprocess_cancel_stops_generation(local_settings: LlamaCppSettings) -> 
         with pytest.raises(asyncio.CancelledError):
             await task
         # The worker is free again soon: the next request completes normally.
-        after = await asyncio.wait_for(
-            backend.complete(Request(model="local", prompt="Hi", max_tokens=2)), timeout=60)
+        after = await asyncio.wait_for(backend.complete(Request(model="local", prompt="Hi", max_tokens=2)), timeout=60)
         await backend.aclose()
         return after
 
@@ -243,8 +260,10 @@ def test_completion_template_reaches_the_model_and_the_provenance(gguf_model: Pa
     template = "<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n"
     spec = ModelSpec("llamacpp", str(gguf_model), completion_template=template)
     backend = build_backend(spec)
-    assert backend.prompt_text(Request(model="m", prompt="What is 2+2?")) == \
-        "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n"
+    assert (
+        backend.prompt_text(Request(model="m", prompt="What is 2+2?"))
+        == "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n"
+    )
     assert spec.params()["completion_template"] == template  # stored with every CoT
     assert ModelSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
     plain = ModelSpec("llamacpp", str(gguf_model))

@@ -43,8 +43,15 @@ async def call(backend, request: Request):
 
 def test_chat_request_and_response(fake_server: FakeModelServer) -> None:
     backend = OpenAICompatBackend(fake_server.base_url, api_key="sk-abc")
-    request = Request(model="m1", messages=(ChatMessage("system", "Be brief."), ChatMessage("user", "Hi there")),
-                      temperature=0.7, max_tokens=12, n=3, seed=5, stop=("\n\n",))
+    request = Request(
+        model="m1",
+        messages=(ChatMessage("system", "Be brief."), ChatMessage("user", "Hi there")),
+        temperature=0.7,
+        max_tokens=12,
+        n=3,
+        seed=5,
+        stop=("\n\n",),
+    )
     response = run(call(backend, request))
     assert response.texts == ["echo 0: Hi there", "echo 1: Hi there", "echo 2: Hi there"]
     assert response.finish_reasons == ["stop"] * 3
@@ -53,9 +60,15 @@ def test_chat_request_and_response(fake_server: FakeModelServer) -> None:
     sent = fake_server.requests[0]
     assert sent.path == "/v1/chat/completions"
     assert sent.headers["authorization"] == "Bearer sk-abc"
-    assert sent.json == {"model": "m1", "temperature": 0.7, "max_tokens": 12, "n": 3, "seed": 5,
-                         "stop": ["\n\n"], "messages": [{"role": "system", "content": "Be brief."},
-                                                        {"role": "user", "content": "Hi there"}]}
+    assert sent.json == {
+        "model": "m1",
+        "temperature": 0.7,
+        "max_tokens": 12,
+        "n": 3,
+        "seed": 5,
+        "stop": ["\n\n"],
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"}],
+    }
 
 
 def test_completions_endpoint_sends_raw_prompt(fake_server: FakeModelServer) -> None:
@@ -83,8 +96,11 @@ def test_emulated_n_makes_seeded_single_calls(fake_server: FakeModelServer) -> N
 
 
 def test_server_ignoring_n_gets_the_rest_fetched(fake_server: FakeModelServer) -> None:
-    one_choice = {"model": "m", "choices": [{"index": 0, "text": "only", "finish_reason": "stop"}],
-                  "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+    one_choice = {
+        "model": "m",
+        "choices": [{"index": 0, "text": "only", "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+    }
     fake_server.script(Reply(body=one_choice))
     backend = OpenAICompatBackend(fake_server.base_url, endpoint="completions")
     response = run(call(backend, Request(model="m", prompt="P", n=2)))
@@ -105,8 +121,11 @@ def test_429_with_retry_after_is_honoured(fake_server: FakeModelServer) -> None:
 def test_503_with_retry_after_is_a_rate_limit(fake_server: FakeModelServer) -> None:
     fake_server.script(Reply(503, "busy", {"Retry-After": "0.3"}))
     errors = []
-    backend = ResilientBackend(OpenAICompatBackend(fake_server.base_url), retry=FAST_RETRY,
-                               on_retry=lambda error, attempt, wait: errors.append((error, wait)))
+    backend = ResilientBackend(
+        OpenAICompatBackend(fake_server.base_url),
+        retry=FAST_RETRY,
+        on_retry=lambda error, attempt, wait: errors.append((error, wait)),
+    )
     assert run(call(backend, Request(model="m", prompt="P"))).attempts == 2
     assert isinstance(errors[0][0], RateLimited) and errors[0][0].retry_after == pytest.approx(0.3)
     assert errors[0][1] >= 0.3
@@ -161,8 +180,7 @@ def test_empty_choices_is_a_bad_response(fake_server: FakeModelServer) -> None:
 
 
 def test_wrong_key_is_an_auth_error_without_the_key(keyed_server: FakeModelServer) -> None:
-    backend = ResilientBackend(OpenAICompatBackend(keyed_server.base_url, api_key="sk-wrong-123456"),
-                               retry=FAST_RETRY)
+    backend = ResilientBackend(OpenAICompatBackend(keyed_server.base_url, api_key="sk-wrong-123456"), retry=FAST_RETRY)
     with pytest.raises(AuthError) as error:
         run(call(backend, Request(model="known-model", prompt="P")))
     message = str(error.value)
@@ -174,15 +192,16 @@ def test_wrong_key_is_an_auth_error_without_the_key(keyed_server: FakeModelServe
 
 def test_unknown_model_is_model_not_found(keyed_server: FakeModelServer) -> None:
     with pytest.raises(ModelNotFound, match="model 'gpt-nope' was not found") as error:
-        run(call(OpenAICompatBackend(keyed_server.base_url, api_key="sk-right"),
-                 Request(model="gpt-nope", prompt="P")))
+        run(call(OpenAICompatBackend(keyed_server.base_url, api_key="sk-right"), Request(model="gpt-nope", prompt="P")))
     assert "check the model name" in str(error.value)
 
 
 def test_server_down_is_reported() -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
-    backend = ResilientBackend(OpenAICompatBackend(url, provider="local"),
-                               retry=RetryPolicy(max_attempts=2, initial_wait=0.01, max_wait=0.01, jitter=0))
+    backend = ResilientBackend(
+        OpenAICompatBackend(url, provider="local"),
+        retry=RetryPolicy(max_attempts=2, initial_wait=0.01, max_wait=0.01, jitter=0),
+    )
     with pytest.raises(ServerDown) as error:
         run(call(backend, Request(model="m", prompt="P")))
     assert str(error.value).startswith(f"local: cannot connect to {url}/chat/completions")
@@ -223,8 +242,7 @@ def test_tokens_per_period_limit_spaces_requests(fake_server: FakeModelServer) -
 
     async def main() -> None:
         backend = ResilientBackend(OpenAICompatBackend(fake_server.base_url), gate=gate)
-        await asyncio.gather(*(backend.complete(Request(model="m", prompt="P", max_tokens=499))
-                               for _ in range(3)))
+        await asyncio.gather(*(backend.complete(Request(model="m", prompt="P", max_tokens=499)) for _ in range(3)))
         await backend.aclose()
 
     run(main())

@@ -10,7 +10,7 @@ import keyring.backends.fail
 import pytest
 
 from tests.helpers.servers import FakeModelServer
-from thoughtdesk.core.settings import secrets
+from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.generation.backends import (
     AuthError,
     ChatMessage,
@@ -21,7 +21,7 @@ from thoughtdesk.core.generation.backends import (
     estimate_request_tokens,
     estimate_tokens,
 )
-from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.settings import secrets
 
 
 @pytest.fixture

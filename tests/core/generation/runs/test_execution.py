@@ -7,8 +7,9 @@ import threading
 
 import pytest
 
-from tests.helpers.servers import FakeModelServer, Reply
 from tests.core.generation.runs.conftest import DEMO
+from tests.helpers.servers import FakeModelServer, Reply
+from thoughtdesk.core.generation.backends import AuthError, ModelNotFound, ModelPrice, PriceTable
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
@@ -23,7 +24,6 @@ from thoughtdesk.core.generation.runs import (
     run_info,
     run_requests,
 )
-from thoughtdesk.core.generation.backends import AuthError, ModelNotFound, ModelPrice, PriceTable
 from thoughtdesk.core.library.store import Library
 
 FAST = RunLimits(concurrency=4, max_attempts=4, initial_wait=0.05)
@@ -35,18 +35,22 @@ def _run(path, spec):
 
 
 def _spec(server: FakeModelServer, **changes) -> RunSpec:
-    options = dict(samples=SampleSelection(DEMO, datasets=("med_qa",)),
-                   models=(ModelSpec("openai", "m", base_url=server.base_url, timeout=2.0),),
-                   instructions=("qa-01",), cot_triggers=("kojima-01",),
-                   answer_extractions=("kojima-A-D",))
+    options = dict(
+        samples=SampleSelection(DEMO, datasets=("med_qa",)),
+        models=(ModelSpec("openai", "m", base_url=server.base_url, timeout=2.0),),
+        instructions=("qa-01",),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-A-D",),
+    )
     options.update(changes)
     return RunSpec(**options)
 
 
 def _cot_rows(path):
     with Library.open(path) as lib:
-        return lib.conn.execute("SELECT cot_id, sample_pk, cot, extra FROM generated_cot "
-                                "WHERE cot_id LIKE 'td-%' ORDER BY id").fetchall()
+        return lib.conn.execute(
+            "SELECT cot_id, sample_pk, cot, extra FROM generated_cot WHERE cot_id LIKE 'td-%' ORDER BY id"
+        ).fetchall()
 
 
 def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_server):
@@ -62,8 +66,11 @@ def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_serv
     extra = json.loads(cots[0][3])["thoughtdesk"]
     assert extra["provider"] == "openai" and extra["model"] == "m"
     assert extra["params"]["temperature"] == 0.0 and extra["params"]["max_tokens"] == 256
-    assert extra["fragments"]["cot_trigger"] == {"key": "kojima-01", "text": "Answer: Let's think step by step.",
-                                                 "citation": extra["fragments"]["cot_trigger"]["citation"]}
+    assert extra["fragments"]["cot_trigger"] == {
+        "key": "kojima-01",
+        "text": "Answer: Let's think step by step.",
+        "citation": extra["fragments"]["cot_trigger"]["citation"],
+    }
     assert extra["prompt"].endswith("Answer: Let's think step by step.")
     assert extra["raw_response"].startswith("{") and extra["latency"] > 0
     assert extra["prompt_tokens"] > 0 and extra["sent_at"] <= extra["finished_at"]
@@ -72,14 +79,20 @@ def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_serv
     assert extra["base_url"] == fake_server.base_url and extra["step"] == "cot" and extra["attempts"] == 1
     assert extra["params"]["seed_used"] is None and extra["fragments"]["instruction"]["key"] == "qa-01"
     assert extra["fragments"]["cot_template"]["text"].startswith("{instruction}")
-    assert final.cost == pytest.approx(sum(
-        (p * 1000.0 + c * 2000.0) / 1e6 for p, c in zip(*[[r[i] for r in _token_rows(library_path, run_id)]
-                                                          for i in (0, 1)])))
+    assert final.cost == pytest.approx(
+        sum(
+            (p * 1000.0 + c * 2000.0) / 1e6
+            for p, c in zip(*[[r[i] for r in _token_rows(library_path, run_id)] for i in (0, 1)], strict=False)
+        )
+    )
     with Library.open(library_path) as lib:
         answers = lib.conn.execute(
             "SELECT a.answer_extraction, a.answer_extraction_text, a.td_outcome, a.answer FROM answer a "
-            "JOIN generated_cot c ON c.id = a.cot_pk WHERE c.cot_id LIKE 'td-%'").fetchall()
-        counters = lib.conn.execute("SELECT sum(n_cots), sum(n_answers) FROM sample WHERE dataset = 'med_qa'").fetchone()
+            "JOIN generated_cot c ON c.id = a.cot_pk WHERE c.cot_id LIKE 'td-%'"
+        ).fetchall()
+        counters = lib.conn.execute(
+            "SELECT sum(n_cots), sum(n_answers) FROM sample WHERE dataset = 'med_qa'"
+        ).fetchone()
         info = run_info(lib, run_id)
     assert len(answers) == 10 and all(a[0] == "kojima-A-D" and a[2] for a in answers)
     # The extraction prompt carried the CoT: the echo server returns it inside the answer.
@@ -90,17 +103,22 @@ def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_serv
 
 def _token_rows(path, run_id):
     with Library.open(path) as lib:
-        return lib.conn.execute("SELECT prompt_tokens, completion_tokens FROM request WHERE run_id = ?",
-                                (run_id,)).fetchall()
+        return lib.conn.execute(
+            "SELECT prompt_tokens, completion_tokens FROM request WHERE run_id = ?", (run_id,)
+        ).fetchall()
 
 
 def test_one_step_scores_the_cot(library_path, fake_server):
-    run_id = _run(library_path, _spec(fake_server, mode=PromptMode.ONE_STEP,
-                                      samples=SampleSelection(DEMO, datasets=("gsm8k",))))
+    run_id = _run(
+        library_path, _spec(fake_server, mode=PromptMode.ONE_STEP, samples=SampleSelection(DEMO, datasets=("gsm8k",)))
+    )
     assert execute_run(library_path, run_id, limits=FAST).done == 5
     with Library.open(library_path) as lib:
-        rows = lib.conn.execute("SELECT r.result_answer_pk, a.td_outcome, a.answer_extraction FROM request r "
-                                "JOIN answer a ON a.id = r.result_answer_pk WHERE r.run_id = ?", (run_id,)).fetchall()
+        rows = lib.conn.execute(
+            "SELECT r.result_answer_pk, a.td_outcome, a.answer_extraction FROM request r "
+            "JOIN answer a ON a.id = r.result_answer_pk WHERE r.run_id = ?",
+            (run_id,),
+        ).fetchall()
     assert len(rows) == 5 and all(r[1] in ("correct", "incorrect", "unextractable") and r[2] is None for r in rows)
 
 
@@ -151,6 +169,7 @@ def test_wrong_key_and_unknown_model_stop_the_run_resumably(library_path):
             info = run_info(lib, run_id)
         assert info.status == "failed" and "API key" in info.last_error and info.done == 0
         from thoughtdesk.core.settings.config import store_api_key
+
         store_api_key("openai", "sk-right", server.base_url)
         assert resume_run(library_path, run_id, limits=FAST).status == "done"
         other = _run(library_path, _spec(server, models=(ModelSpec("openai", "nope", base_url=server.base_url),)))
@@ -173,8 +192,7 @@ def test_pause_and_cancel_between_requests(library_path):
             if p.done >= 10:
                 control.cancel()
 
-        final = execute_run(library_path, run_id, limits=RunLimits(concurrency=1), progress=progress,
-                            control=control)
+        final = execute_run(library_path, run_id, limits=RunLimits(concurrency=1), progress=progress, control=control)
         assert "paused" in statuses and final.status == "cancelled"
         assert 10 <= final.done < 32
         final = resume_run(library_path, run_id, limits=FAST)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.core.generation.runs.conftest import DEMO
 from thoughtdesk.core.generation.backends import PriceTable, estimate_tokens
 from thoughtdesk.core.generation.prompts import FragmentLibrary, PromptMode, render_cot_prompt
 from thoughtdesk.core.generation.runs import (
@@ -20,16 +21,20 @@ from thoughtdesk.core.generation.runs import (
     run_requests,
 )
 from thoughtdesk.core.library.store import Library
-from tests.core.generation.runs.conftest import DEMO
 
 GPT = ModelSpec("openai", "gpt-4o-mini", max_tokens=100, extraction_max_tokens=10)
 LOCAL = ModelSpec("openai", "local-model", base_url="http://127.0.0.1:1/v1")
 
 
 def test_counts_multiply_every_dimension(library_path):
-    spec = RunSpec(samples=SampleSelection(DEMO, datasets=("med_qa", "gsm8k")), models=(GPT, LOCAL),
-                   instructions=("qa-01", "qa-02"), cot_triggers=("kojima-01",),
-                   answer_extractions=("kojima-A-D", "kojima-01"), n=3)
+    spec = RunSpec(
+        samples=SampleSelection(DEMO, datasets=("med_qa", "gsm8k")),
+        models=(GPT, LOCAL),
+        instructions=("qa-01", "qa-02"),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-A-D", "kojima-01"),
+        n=3,
+    )
     with Library.open(library_path) as lib:
         plan = plan_run(lib, spec)
         before = lib.conn.execute("SELECT count(*) FROM generated_cot").fetchone()[0]
@@ -46,24 +51,36 @@ def test_counts_multiply_every_dimension(library_path):
 
 
 def test_one_step_has_no_extraction_requests(library_path):
-    spec = RunSpec(samples=SampleSelection(DEMO), models=(GPT,), cot_triggers=("kojima-01",),
-                   answer_extractions=("kojima-A-D", "kojima-01"), mode=PromptMode.ONE_STEP)
+    spec = RunSpec(
+        samples=SampleSelection(DEMO),
+        models=(GPT,),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-A-D", "kojima-01"),
+        mode=PromptMode.ONE_STEP,
+    )
     with Library.open(library_path) as lib:
         plan = plan_run(lib, spec)
     assert plan.n_extraction_requests == 0 and plan.n_cot_requests == 16
 
 
 def test_preview_is_the_exact_prompt_and_estimates_add_up(library_path):
-    spec = RunSpec(samples=SampleSelection(DEMO, datasets=("med_qa",), limit=2), models=(GPT,),
-                   instructions=("qa-01",), cot_triggers=("kojima-01",), answer_extractions=("kojima-A-D",))
+    spec = RunSpec(
+        samples=SampleSelection(DEMO, datasets=("med_qa",), limit=2),
+        models=(GPT,),
+        instructions=("qa-01",),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-A-D",),
+    )
     fragments = FragmentLibrary.defaults()
     with Library.open(library_path) as lib:
         plan = plan_run(lib, spec)
-        row = lib.conn.execute("SELECT question, choices FROM sample WHERE id = ?",
-                               (plan.samples[0].pk,)).fetchone()
-    expected = render_cot_prompt(question=row[0], answer_choices=json.loads(row[1]),
-                                 instruction=fragments.text("instruction", "qa-01"),
-                                 cot_trigger=fragments.text("cot_trigger", "kojima-01"))
+        row = lib.conn.execute("SELECT question, choices FROM sample WHERE id = ?", (plan.samples[0].pk,)).fetchone()
+    expected = render_cot_prompt(
+        question=row[0],
+        answer_choices=json.loads(row[1]),
+        instruction=fragments.text("instruction", "qa-01"),
+        cot_trigger=fragments.text("cot_trigger", "kojima-01"),
+    )
     previews = plan.previews(1)
     assert [p.step for p in previews] == ["cot", "extraction"]
     assert previews[0].prompt == expected
@@ -73,8 +90,10 @@ def test_preview_is_the_exact_prompt_and_estimates_add_up(library_path):
     assert plan.estimated_prompt_tokens > cot_tokens
     assert plan.estimated_completion_tokens == 2 * 100 + 2 * 10
     price = PriceTable().price_for("openai", "gpt-4o-mini")
-    expected_cost = (plan.estimated_prompt_tokens * price.input_per_million
-                     + plan.estimated_completion_tokens * price.output_per_million) / 1e6
+    expected_cost = (
+        plan.estimated_prompt_tokens * price.input_per_million
+        + plan.estimated_completion_tokens * price.output_per_million
+    ) / 1e6
     assert plan.estimated_cost == pytest.approx(expected_cost)
     assert "4 request(s)" in plan.summary()
 
@@ -88,18 +107,23 @@ def test_unpriced_model_makes_cost_unknown(library_path):
 
 def test_limit_with_seed_is_reproducible_and_differs_from_first(library_path):
     def pks(seed):
-        spec = RunSpec(samples=SampleSelection(DEMO, datasets=("med_qa",), limit=2, seed=seed),
-                       models=(GPT,))
+        spec = RunSpec(samples=SampleSelection(DEMO, datasets=("med_qa",), limit=2, seed=seed), models=(GPT,))
         with Library.open(library_path) as lib:
             return [s.pk for s in plan_run(lib, spec).samples]
+
     assert pks(7) == pks(7)
     assert len({tuple(pks(s)) for s in range(6)}) > 1
 
 
 def test_few_shot_exemplars_come_before_the_question(library_path):
-    spec = RunSpec(samples=SampleSelection(DEMO, datasets=("med_qa",), limit=1), models=(GPT,),
-                   instructions=("qa-01",), cot_triggers=("kojima-01",),
-                   answer_extractions=("kojima-A-D",), few_shot=FewShotSpec(2, split="test", seed=1))
+    spec = RunSpec(
+        samples=SampleSelection(DEMO, datasets=("med_qa",), limit=1),
+        models=(GPT,),
+        instructions=("qa-01",),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-A-D",),
+        few_shot=FewShotSpec(2, split="test", seed=1),
+    )
     with Library.open(library_path) as lib:
         plan = plan_run(lib, spec)
     exemplars = plan.exemplars["med_qa"]
@@ -119,8 +143,13 @@ def test_bad_selection_names_what_is_wrong(library_path):
 
 
 def test_create_run_writes_every_request_before_sending(library_path):
-    spec = RunSpec(samples=SampleSelection(DEMO, datasets=("gsm8k",)), models=(LOCAL,),
-                   cot_triggers=("kojima-01",), answer_extractions=("kojima-numerals",), n=2)
+    spec = RunSpec(
+        samples=SampleSelection(DEMO, datasets=("gsm8k",)),
+        models=(LOCAL,),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-numerals",),
+        n=2,
+    )
     with Library.open(library_path) as lib:
         plan = plan_run(lib, spec)
         run_id = create_run(lib, plan)

@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.helpers.servers import FakeModelServer, Reply
 from tests.core.generation.runs.conftest import DEMO
-from thoughtdesk.core.importing.importer import export_thoughtsource
+from tests.helpers.paths import ROOT
+from tests.helpers.servers import FakeModelServer, Reply
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
     RunLimits,
@@ -23,17 +23,22 @@ from thoughtdesk.core.generation.runs import (
     execute_run,
     plan_run,
 )
+from thoughtdesk.core.importing.importer import export_thoughtsource
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.settings.config import store_api_key
 from thoughtdesk.core.settings.secrets import MemoryKeyring, use_keyring
-from thoughtdesk.core.library.store import Library
-from tests.helpers.paths import ROOT
-
 
 
 def _cli(library: Path, *args: str, **popen) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "desktop"), "NO_PROXY": "127.0.0.1"}
-    return subprocess.Popen([sys.executable, "-m", "thoughtdesk", "--library", str(library), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)
+    return subprocess.Popen(
+        [sys.executable, "-m", "thoughtdesk", "--library", str(library), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        **popen,
+    )
 
 
 def _count(library: Path, sql: str) -> int:
@@ -47,9 +52,25 @@ def _count(library: Path, sql: str) -> int:
 def test_sigkill_mid_run_then_resume_completes_exactly_the_missing(library_path):
     with FakeModelServer() as server:
         server.script(*[Reply(delay=0.3) for _ in range(400)])
-        process = _cli(library_path, "generate", DEMO, "--model", "openai:slow-model", "--base-url",
-                       server.base_url, "--instruction", "qa-01", "--trigger", "kojima-01",
-                       "--extraction", "kojima-A-D", "--n", "3", "--concurrency", "2")
+        process = _cli(
+            library_path,
+            "generate",
+            DEMO,
+            "--model",
+            "openai:slow-model",
+            "--base-url",
+            server.base_url,
+            "--instruction",
+            "qa-01",
+            "--trigger",
+            "kojima-01",
+            "--extraction",
+            "kojima-A-D",
+            "--n",
+            "3",
+            "--concurrency",
+            "2",
+        )
         deadline = time.monotonic() + 60
         done = 0
         while time.monotonic() < deadline and process.poll() is None:
@@ -75,17 +96,17 @@ def test_sigkill_mid_run_then_resume_completes_exactly_the_missing(library_path)
         assert len(server.requests) - sent_before == total - done_at_kill
     checks = {
         "requests without a result": "SELECT count(*) FROM request WHERE status != 'done' OR "
-                                     "(step = 'cot' AND result_cot_pk IS NULL) OR "
-                                     "(step = 'extraction' AND result_answer_pk IS NULL)",
+        "(step = 'cot' AND result_cot_pk IS NULL) OR "
+        "(step = 'extraction' AND result_answer_pk IS NULL)",
         "CoTs stored twice": "SELECT count(*) - count(DISTINCT cot_id) FROM generated_cot",
         "results shared by two requests": "SELECT count(*) - count(DISTINCT result_cot_pk) "
-                                          "FROM request WHERE step = 'cot'",
+        "FROM request WHERE step = 'cot'",
         "CoTs without a request": "SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%' AND "
-                                  "id NOT IN (SELECT result_cot_pk FROM request)",
+        "id NOT IN (SELECT result_cot_pk FROM request)",
         "answers per CoT not 1": "SELECT count(*) FROM (SELECT c.id FROM generated_cot c LEFT JOIN answer a "
-                                 "ON a.cot_pk = c.id WHERE c.cot_id LIKE 'td-%' GROUP BY c.id HAVING count(a.id) != 1)",
+        "ON a.cot_pk = c.id WHERE c.cot_id LIKE 'td-%' GROUP BY c.id HAVING count(a.id) != 1)",
         "counters off": "SELECT count(*) FROM sample s WHERE n_cots != (SELECT count(*) FROM generated_cot c "
-                        "WHERE c.sample_pk = s.id)",
+        "WHERE c.sample_pk = s.id)",
     }
     for what, sql in checks.items():
         assert _count(library_path, sql) == 0, what
@@ -98,8 +119,10 @@ def test_cli_errors_name_the_provider_and_keep_the_run(library_path, tmp_path):
     cases = [
         (["--model", f"llamacpp:{tmp_path / 'missing.gguf'}"], "llamacpp: model file"),
         (["--model", f"llamacpp:{not_gguf}"], "is not a GGUF model file"),
-        (["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--max-attempts", "1"],
-         "openai: cannot connect to http://127.0.0.1:9/v1"),
+        (
+            ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--max-attempts", "1"],
+            "openai: cannot connect to http://127.0.0.1:9/v1",
+        ),
     ]
     for number, (args, message) in enumerate(cases, 1):
         process = _cli(library_path, "generate", DEMO, "--dataset", "gsm8k", "--trigger", "kojima-01", *args)
@@ -119,9 +142,12 @@ def test_api_key_never_reaches_the_library_logs_or_exports(library_path, tmp_pat
         caplog.set_level(logging.DEBUG)
         with FakeModelServer(api_key=secret) as server:
             store_api_key("openai", secret, server.base_url)
-            spec = RunSpec(samples=SampleSelection(DEMO, datasets=("gsm8k",)),
-                           models=(ModelSpec("openai", "m", base_url=server.base_url),),
-                           cot_triggers=("kojima-01",), answer_extractions=("kojima-numerals",))
+            spec = RunSpec(
+                samples=SampleSelection(DEMO, datasets=("gsm8k",)),
+                models=(ModelSpec("openai", "m", base_url=server.base_url),),
+                cot_triggers=("kojima-01",),
+                answer_extractions=("kojima-numerals",),
+            )
             with Library.open(library_path) as lib:
                 run_id = create_run(lib, plan_run(lib, spec))
             final = execute_run(library_path, run_id, limits=RunLimits(concurrency=2))
@@ -132,8 +158,12 @@ def test_api_key_never_reaches_the_library_logs_or_exports(library_path, tmp_pat
             export = tmp_path / "export.json"
             export_thoughtsource(lib, DEMO, export)
             wal = Path(str(library_path) + "-wal")
-            blobs = {"library": library_path.read_bytes(), "wal": wal.read_bytes() if wal.exists() else b"",
-                     "export": export.read_bytes(), "logs": caplog.text.encode()}
+            blobs = {
+                "library": library_path.read_bytes(),
+                "wal": wal.read_bytes() if wal.exists() else b"",
+                "export": export.read_bytes(),
+                "logs": caplog.text.encode(),
+            }
         assert b"td-" in blobs["export"]  # the generated CoTs were exported
         for where, data in blobs.items():
             assert secret.encode() not in data, where

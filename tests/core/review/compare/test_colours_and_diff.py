@@ -66,8 +66,13 @@ def test_word_diff_known_case() -> None:
 def test_word_diff_keeps_whitespace() -> None:
     ops = word_diff("a  b\n\nc", "a b\nc")
     assert [(op.kind, op.text) for op in ops] == [
-        ("equal", "a"), ("delete", "  "), ("insert", " "), ("equal", "b"),
-        ("delete", "\n\n"), ("insert", "\n"), ("equal", "c"),
+        ("equal", "a"),
+        ("delete", "  "),
+        ("insert", " "),
+        ("equal", "b"),
+        ("delete", "\n\n"),
+        ("insert", "\n"),
+        ("equal", "c"),
     ]
 
 

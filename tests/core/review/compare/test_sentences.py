@@ -25,7 +25,7 @@ def texts(text: str) -> list[str]:
         ("Costs approx. three dollars. Next.", ["Costs approx. three dollars.", "Next."]),
         ("Apples, pears, etc. are fruit. Yes.", ["Apples, pears, etc. are fruit.", "Yes."]),
         ("See Fig. 3 and No. 5 here. Then go.", ["See Fig. 3 and No. 5 here.", "Then go."]),
-        ("He said \"Stop.\" Then he left.", ["He said \"Stop.\"", "Then he left."]),
+        ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
         ("Wait... Really?! Yes.", ["Wait...", "Really?!", "Yes."]),
         ("Total is 5. 5 + 3 = 8.", ["Total is 5.", "5 + 3 = 8."]),
         ("1. First step.\n2. Second step.", ["1. First step.", "2. Second step."]),

@@ -17,8 +17,14 @@ def sample_cots(fixtures_dir) -> list[CotView]:
     cots = [CotView(id="reference", text=data["reference"], is_reference=True)]
     for item in data["cots"]:
         cots.append(
-            CotView(id=item["id"], text=item["text"], model=item["model"], prompt_keys=tuple(item["prompt_keys"]),
-                    answer=item["answer"], correct=item["correct"])
+            CotView(
+                id=item["id"],
+                text=item["text"],
+                model=item["model"],
+                prompt_keys=tuple(item["prompt_keys"]),
+                answer=item["answer"],
+                correct=item["correct"],
+            )
         )
     return cots
 

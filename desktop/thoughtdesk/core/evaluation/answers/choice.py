@@ -60,7 +60,10 @@ _LABEL_WORD = re.compile(r"(?<![\w'’-])(yes|no|true|false|maybe)(?![\w'’-])"
 #: or at the very start of the segment.
 _NO_AS_ANSWER = re.compile(r"\s*(?:[,.;:!?)\]\"'*”]|$)")
 _LABEL_ALTERNATIVE = re.compile(r"\s*,?\s*(?:or|and/or|/)\s*(yes|no|true|false|maybe)(?![\w'’-])", re.IGNORECASE)
-_LEAD_IN = re.compile(r"[\s\W]*(?:(?:the|answer|is|would|be|a|an|final|correct|definitely|clearly|probably|likely)\b[\s\W]*)*$", re.IGNORECASE)
+_LEAD_IN = re.compile(
+    r"[\s\W]*(?:(?:the|answer|is|would|be|a|an|final|correct|definitely|clearly|probably|likely)\b[\s\W]*)*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +152,7 @@ def _masked(pos: int, masks: list[tuple[int, int]]) -> bool:
 
 def negated(text: str, start: int, end: int, floor: int) -> bool:
     """Whether the mention ``text[start:end]`` is denied ("not anxiety", "A is incorrect")."""
-    before = text[max(floor, start - 48):start]
+    before = text[max(floor, start - 48) : start]
     if _NEGATED_BEFORE.search(before):
         return True
     return _NEGATED_AFTER.match(text, end, min(len(text), end + 48)) is not None
@@ -225,9 +228,9 @@ def text_mentions(text: str, start: int, end: int, m: ChoiceMatcher) -> list[tup
             pos = lower.find(form, start, end)
             while pos >= 0:
                 stop = pos + len(form)
-                if lower.startswith("es", stop) and not _is_word(lower[stop + 2:stop + 3]):
+                if lower.startswith("es", stop) and not _is_word(lower[stop + 2 : stop + 3]):
                     stop += 2
-                elif lower.startswith("s", stop) and not _is_word(lower[stop + 1:stop + 2]):
+                elif lower.startswith("s", stop) and not _is_word(lower[stop + 1 : stop + 2]):
                     stop += 1
                 before_ok = pos == 0 or not (_is_word(form[0]) and _is_word(lower[pos - 1]))
                 after_ok = stop >= len(lower) or not (_is_word(form[-1]) and _is_word(lower[stop]))
@@ -290,7 +293,9 @@ def last_option(text: str, m: ChoiceMatcher, masks: list[tuple[int, int]]) -> Fo
     return Found(index, "last_option", s, e)
 
 
-_WHOLE_LABEL = re.compile(r"\s*(?:\*\*)?(?:\(?([A-Z])[).:]\s*)?(yes|no|true|false|maybe)(?:\*\*)?[\s.!*]*", re.IGNORECASE)
+_WHOLE_LABEL = re.compile(
+    r"\s*(?:\*\*)?(?:\(?([A-Z])[).:]\s*)?(yes|no|true|false|maybe)(?:\*\*)?[\s.!*]*", re.IGNORECASE
+)
 
 
 def whole_label(text: str, options: list[str]) -> Found | None:
@@ -308,7 +313,7 @@ def whole_label(text: str, options: list[str]) -> Found | None:
 
 
 def label_of(value: object) -> str | None:
-    """"yes"/"no"/"maybe" for a yes/no/true/false/maybe word (any case), else None."""
+    """ "yes"/"no"/"maybe" for a yes/no/true/false/maybe word (any case), else None."""
     return LABELS.get(str(value).strip().rstrip(".").strip().lower())
 
 
@@ -331,7 +336,9 @@ def find_label(text: str, start: int, end: int, masks: list[tuple[int, int]]) ->
         if at_start and not mentions:
             other = _LABEL_ALTERNATIVE.match(text, e, end)
             if other and LABELS[other.group(1).lower()] != label:
-                return NotFound(f"ambiguous: {label} or {LABELS[other.group(1).lower()]}", ambiguous=True, start=s, end=other.end())
+                return NotFound(
+                    f"ambiguous: {label} or {LABELS[other.group(1).lower()]}", ambiguous=True, start=s, end=other.end()
+                )
             return Found(label, "label", s, e)
         mentions.append((label, s, e))
     if not mentions:

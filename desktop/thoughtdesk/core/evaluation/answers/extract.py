@@ -18,8 +18,22 @@ from thoughtdesk.core.evaluation.answers.choice import (
     whole_label,
     whole_letter,
 )
-from thoughtdesk.core.evaluation.answers.number import DEFAULT_REL_TOL, ParsedNumber, find_number, numbers_equal, numbers_in
-from thoughtdesk.core.evaluation.answers.result import CORRECT, INCORRECT, UNEXTRACTABLE, Extraction, Found, NotFound, TextSource
+from thoughtdesk.core.evaluation.answers.number import (
+    DEFAULT_REL_TOL,
+    ParsedNumber,
+    find_number,
+    numbers_equal,
+    numbers_in,
+)
+from thoughtdesk.core.evaluation.answers.result import (
+    CORRECT,
+    INCORRECT,
+    UNEXTRACTABLE,
+    Extraction,
+    Found,
+    NotFound,
+    TextSource,
+)
 from thoughtdesk.core.evaluation.answers.segments import (
     Segment,
     cot_segments,
@@ -55,7 +69,9 @@ def extract_answer(
     try:
         return _extract(answer_type, extraction_output, cot, choices, gold, rel_tol)
     except Exception as error:  # noqa: BLE001 - one odd answer must not stop an evaluation
-        return Extraction(UNEXTRACTABLE, method="error", reason=f"extractor error: {type(error).__name__}: {error}"[:300])
+        return Extraction(
+            UNEXTRACTABLE, method="error", reason=f"extractor error: {type(error).__name__}: {error}"[:300]
+        )
 
 
 def _as_text(value: object) -> str:
@@ -109,7 +125,9 @@ def _is_label_list(options: tuple[str, ...]) -> bool:
     return 2 <= len(options) <= 3 and all(label_of(option) for option in options)
 
 
-def _search(texts: list[tuple[TextSource, str]], finder: Finder, what: str) -> tuple[Found | NotFound, TextSource | None]:
+def _search(
+    texts: list[tuple[TextSource, str]], finder: Finder, what: str
+) -> tuple[Found | NotFound, TextSource | None]:
     """Run ``finder`` on the extraction output, then on the CoT; the first answer wins.
 
     An ambiguous extraction output ("A or C") is final: the model's stated answer is ambiguous
@@ -140,7 +158,9 @@ def _method(source: TextSource, segment: Segment | None, found: Found) -> str:
     return f"cot:{segment.locator}" if segment is not None else f"cot:{found.method}"
 
 
-def _in_segments(text: str, source: TextSource, find: Callable[[str, int, int], Found | NotFound | None]) -> Found | NotFound | None:
+def _in_segments(
+    text: str, source: TextSource, find: Callable[[str, int, int], Found | NotFound | None]
+) -> Found | NotFound | None:
     segments = extraction_segments(text) if source == "extraction" else cot_segments(text)
     for segment in segments:
         result = find(text, segment.start, segment.end)
@@ -295,7 +315,7 @@ def _text_span(text: str, start: int, end: int) -> Found | None:
     span = answer_span(text, start, end)
     if span is None:
         return None
-    return Found(text[span[0]:span[1]], "text", *span)
+    return Found(text[span[0] : span[1]], "text", *span)
 
 
 def _score_text(texts: list[tuple[TextSource, str]], gold: list[str], *, collection: bool) -> Extraction:

@@ -27,11 +27,36 @@ _NUMBER = re.compile(
 _SUBTRACTION = re.compile(r"[\w)]\s?$")
 _ALTERNATIVE = re.compile(r"\s*(?:or|and/or|/)\s*$", re.IGNORECASE)
 _WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "thousand": 1000,
 }
 _NUMBER_WORD = re.compile(r"(?<![\w-])(" + "|".join(_WORDS) + r")(?![\w-])", re.IGNORECASE)
 
@@ -143,13 +168,16 @@ def find_number(text: str, start: int, end: int, *, last: bool = False) -> Found
             if _ALTERNATIVE.search(text, chosen.end, following.start) and following.value != chosen.value:
                 return NotFound(
                     f"ambiguous: {format_number(chosen.value)} or {format_number(following.value)}",
-                    ambiguous=True, start=chosen.start, end=following.end,
+                    ambiguous=True,
+                    start=chosen.start,
+                    end=following.end,
                 )
     return Found(chosen, "number", chosen.start, chosen.end)
 
 
 def numbers_equal(predicted: ParsedNumber, gold: ParsedNumber, rel_tol: float = DEFAULT_REL_TOL) -> bool:
     """Numeric equality with a relative tolerance; "25%" equals 25 and 0.25."""
+
     def close(a: float, b: float) -> bool:
         return math.isclose(a, b, rel_tol=rel_tol, abs_tol=1e-9)
 

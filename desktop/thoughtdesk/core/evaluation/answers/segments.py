@@ -133,7 +133,7 @@ def boxed_segment(text: str) -> Segment | None:
 def hashes_segment(text: str) -> Segment | None:
     """The rest of the line after the last ``####`` (GSM8K's answer marker), or None."""
     last = None
-    for last in _HASHES.finditer(text):
+    for last in _HASHES.finditer(text):  # noqa: B007 - keeps the last match
         pass
     if last is None:
         return None

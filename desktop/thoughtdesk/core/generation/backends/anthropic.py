@@ -30,11 +30,18 @@ class AnthropicBackend(Backend):
     """
 
     provider = "anthropic"
-    capabilities = Capabilities(chat=True, completion=False, multiple_samples=False, seed=False,
-                                logprobs=False, prompt_logprobs=False)
+    capabilities = Capabilities(
+        chat=True, completion=False, multiple_samples=False, seed=False, logprobs=False, prompt_logprobs=False
+    )
 
-    def __init__(self, api_key: str | None, *, base_url: str = "https://api.anthropic.com",
-                 version: str = ANTHROPIC_VERSION, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        api_key: str | None,
+        *,
+        base_url: str = "https://api.anthropic.com",
+        version: str = ANTHROPIC_VERSION,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.version = version
         self._api_key = api_key
@@ -50,8 +57,7 @@ class AnthropicBackend(Backend):
             "model": request.model,
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
-            "messages": [{"role": m.role, "content": m.content}
-                         for m in request.chat_messages() if m.role != "system"],
+            "messages": [{"role": m.role, "content": m.content} for m in request.chat_messages() if m.role != "system"],
         }
         if system:
             payload["system"] = "\n\n".join(system)
@@ -65,7 +71,8 @@ class AnthropicBackend(Backend):
         if len(parts) == 1:
             return parts[0]
         return Response(
-            provider=self.provider, model=parts[0].model,
+            provider=self.provider,
+            model=parts[0].model,
             texts=[part.texts[0] for part in parts],
             finish_reasons=[part.finish_reasons[0] for part in parts],
             prompt_tokens=sum_or_none([part.prompt_tokens for part in parts]),
@@ -79,15 +86,24 @@ class AnthropicBackend(Backend):
         headers = {"content-type": "application/json", "anthropic-version": self.version}
         if self._api_key:
             headers["x-api-key"] = self._api_key
-        result = await post_json(self._client, provider=self.provider, url=url,
-                                 payload=self._payload(request), headers=headers,
-                                 timeout=request.timeout, model=request.model)
+        result = await post_json(
+            self._client,
+            provider=self.provider,
+            url=url,
+            payload=self._payload(request),
+            headers=headers,
+            timeout=request.timeout,
+            model=request.model,
+        )
         data, body = result.data, result.body
         hint = "the raw answer is kept with the failed request"
         if not isinstance(data, dict) or not isinstance(data.get("content"), list):
             raise BadResponse(self.provider, "the answer has no content list", hint=hint, raw_body=body)
-        texts = [block.get("text", "") for block in data["content"]
-                 if isinstance(block, dict) and block.get("type") == "text"]
+        texts = [
+            block.get("text", "")
+            for block in data["content"]
+            if isinstance(block, dict) and block.get("type") == "text"
+        ]
         if not texts:
             raise BadResponse(self.provider, "the answer has no text content", hint=hint, raw_body=body)
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
@@ -98,8 +114,7 @@ class AnthropicBackend(Backend):
             texts=["".join(texts)],
             finish_reasons=[stop_reason if isinstance(stop_reason, str) else None],
             prompt_tokens=usage.get("input_tokens") if isinstance(usage.get("input_tokens"), int) else None,
-            completion_tokens=(usage.get("output_tokens")
-                               if isinstance(usage.get("output_tokens"), int) else None),
+            completion_tokens=(usage.get("output_tokens") if isinstance(usage.get("output_tokens"), int) else None),
             latency=result.latency,
             raw_body=body,
         )

@@ -138,7 +138,7 @@ class Backend(ABC):
         ``on_token`` is called on the event loop's thread with streamed text, where supported.
         """
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional: a backend holding nothing has nothing to release
         """Release connections or the loaded model."""
 
 
@@ -154,9 +154,16 @@ class BackendError(ThoughtDeskError):
 
     retryable: bool = False
 
-    def __init__(self, provider: str, message: str, *, hint: str | None = None,
-                 status: int | None = None, raw_body: str | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        provider: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        status: int | None = None,
+        raw_body: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         self.provider = provider
         # Seconds the server asked us to wait (Retry-After), honoured by the retry policy.
         self.retry_after = retry_after
@@ -234,4 +241,3 @@ def join_raw_bodies(bodies: Sequence[str]) -> str:
 def sum_or_none(values: Sequence[int | None]) -> int | None:
     """Sum of token counts, None if any call did not report one."""
     return None if any(value is None for value in values) else sum(v for v in values if v is not None)
-

@@ -1,4 +1,4 @@
-""""Test connection": one cheap authenticated request to a provider, reported in words.
+""" "Test connection": one cheap authenticated request to a provider, reported in words.
 
 The request lists the provider's models (``GET {base}/models``), which needs a valid key but
 costs nothing. The result says what worked or exactly what failed (refused connection, DNS,
@@ -32,8 +32,9 @@ def check_openai_compatible(base_url: str, api_key: str | None, *, timeout: floa
     return _check("OpenAI-compatible server", base_url.rstrip("/") + "/models", headers, timeout)
 
 
-def check_anthropic(api_key: str | None, *, base_url: str = "https://api.anthropic.com",
-                    timeout: float = 10.0) -> ConnectionResult:
+def check_anthropic(
+    api_key: str | None, *, base_url: str = "https://api.anthropic.com", timeout: float = 10.0
+) -> ConnectionResult:
     """Ask Anthropic's API (or a server at ``base_url`` speaking it) for its models."""
     if not api_key:
         return ConnectionResult(False, "no Anthropic API key: paste the key first")
@@ -64,19 +65,24 @@ def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> Conn
     body = response.text
     if response.is_redirect:
         target = response.headers.get("location", "another address")
-        return ConnectionResult(False, f"{url} redirects to {target}; put the address the API really "
-                                "answers at into Base URL (no key was sent there)")
+        return ConnectionResult(
+            False,
+            f"{url} redirects to {target}; put the address the API really "
+            "answers at into Base URL (no key was sent there)",
+        )
     if response.status_code in (401, 403):
-        return ConnectionResult(False, f"the API key was refused by {url} (HTTP {response.status_code}): "
-                                f"{_error_text(body)}")
+        return ConnectionResult(
+            False, f"the API key was refused by {url} (HTTP {response.status_code}): {_error_text(body)}"
+        )
     if not 200 <= response.status_code < 300:
         return ConnectionResult(False, f"{url} answered HTTP {response.status_code}: {_error_text(body)}")
     try:
         data = response.json()
         models = tuple(str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict))[:20]
     except (ValueError, AttributeError):
-        return ConnectionResult(False, f"{url} answered, but not with JSON: is the base URL the API "
-                                "address (it usually ends in /v1)?")
+        return ConnectionResult(
+            False, f"{url} answered, but not with JSON: is the base URL the API address (it usually ends in /v1)?"
+        )
     shown = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
     detail = f"; models: {shown}" if models else ""
     return ConnectionResult(True, f"connected to {what} at {url} (HTTP {response.status_code}){detail}", models)

@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 
-from thoughtdesk.core.settings.network import require_network
 from thoughtdesk.core.generation.backends.base import (
     AuthError,
     BackendError,
@@ -24,9 +23,16 @@ from thoughtdesk.core.generation.backends.base import (
     ServerError,
     Timeout,
 )
+from thoughtdesk.core.settings.network import require_network
 
-_MODEL_MISSING_WORDS = ("model_not_found", "not_found_error", "does not exist", "unknown model",
-                        "model not found", "no such model")
+_MODEL_MISSING_WORDS = (
+    "model_not_found",
+    "not_found_error",
+    "does not exist",
+    "unknown model",
+    "model not found",
+    "no such model",
+)
 
 
 @dataclass(slots=True)
@@ -87,39 +93,69 @@ def _error_text(body: str) -> str:
     return body.strip()[:200]
 
 
-def error_for_status(provider: str, status: int, body: str, headers: httpx.Headers, *,
-                     url: str, model: str) -> BackendError:
+def error_for_status(
+    provider: str, status: int, body: str, headers: httpx.Headers, *, url: str, model: str
+) -> BackendError:
     """The typed error for a non-2xx answer, worded with what the user can do."""
     detail = _error_text(body)
     retry_after = parse_retry_after(headers)
     said = f" (server said: {detail})" if detail else ""
     common = {"status": status, "raw_body": body, "retry_after": retry_after}
     if status in (401, 403):
-        return AuthError(provider, f"the API key was refused (HTTP {status}){said}",
-                         hint=f"check the {provider} API key in Edit > Settings > Providers "
-                              "(it is kept in the system keyring)", **common)
+        return AuthError(
+            provider,
+            f"the API key was refused (HTTP {status}){said}",
+            hint=f"check the {provider} API key in Edit > Settings > Providers (it is kept in the system keyring)",
+            **common,
+        )
     if status == 429:
-        return RateLimited(provider, f"rate limit reached (HTTP 429){said}",
-                           hint="requests are retried after the wait the server asks for; lower "
-                                "the concurrency or the requests per minute if it persists", **common)
+        return RateLimited(
+            provider,
+            f"rate limit reached (HTTP 429){said}",
+            hint="requests are retried after the wait the server asks for; lower "
+            "the concurrency or the requests per minute if it persists",
+            **common,
+        )
     lowered = body.lower()
     if status == 404 or (status in (400, 422) and any(w in lowered for w in _MODEL_MISSING_WORDS)):
-        return ModelNotFound(provider, f"model {model!r} was not found (HTTP {status}) at {url}{said}",
-                             hint="check the model name, and that the base URL is right "
-                                  "(OpenAI-compatible servers usually end in /v1)", **common)
+        return ModelNotFound(
+            provider,
+            f"model {model!r} was not found (HTTP {status}) at {url}{said}",
+            hint="check the model name, and that the base URL is right (OpenAI-compatible servers usually end in /v1)",
+            **common,
+        )
     if status == 503 and retry_after is not None:
-        return RateLimited(provider, f"the server is busy (HTTP 503){said}",
-                           hint="retried after the wait the server asks for", **common)
+        return RateLimited(
+            provider,
+            f"the server is busy (HTTP 503){said}",
+            hint="retried after the wait the server asks for",
+            **common,
+        )
     if status >= 500:
-        return ServerError(provider, f"server error (HTTP {status}){said}",
-                           hint="retried automatically; if it persists, check the server's logs "
-                                "or the provider's status page", **common)
-    return BadRequest(provider, f"the request was rejected (HTTP {status}){said}",
-                      hint="check the model's parameters (max tokens, n, stop sequences)", **common)
+        return ServerError(
+            provider,
+            f"server error (HTTP {status}){said}",
+            hint="retried automatically; if it persists, check the server's logs or the provider's status page",
+            **common,
+        )
+    return BadRequest(
+        provider,
+        f"the request was rejected (HTTP {status}){said}",
+        hint="check the model's parameters (max tokens, n, stop sequences)",
+        **common,
+    )
 
 
-async def post_json(client: httpx.AsyncClient, *, provider: str, url: str, payload: dict[str, Any],
-                    headers: dict[str, str], timeout: float, model: str) -> HttpResult:
+async def post_json(
+    client: httpx.AsyncClient,
+    *,
+    provider: str,
+    url: str,
+    payload: dict[str, Any],
+    headers: dict[str, str],
+    timeout: float,
+    model: str,
+) -> HttpResult:
     """POST ``payload`` as JSON and return the parsed 2xx answer; raise BackendError otherwise.
 
     ``timeout`` bounds the whole exchange in seconds, including a server that sends its body
@@ -129,35 +165,51 @@ async def post_json(client: httpx.AsyncClient, *, provider: str, url: str, paylo
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            response = await client.post(url, json=payload, headers=headers,
-                                         timeout=httpx.Timeout(timeout))
+            response = await client.post(url, json=payload, headers=headers, timeout=httpx.Timeout(timeout))
             body_bytes = await response.aread()
     except TimeoutError:
-        raise Timeout(provider, f"no complete answer within {timeout:g} s from {url}",
-                      hint="retried automatically; raise the timeout for slow models") from None
+        raise Timeout(
+            provider,
+            f"no complete answer within {timeout:g} s from {url}",
+            hint="retried automatically; raise the timeout for slow models",
+        ) from None
     except httpx.TimeoutException:
-        raise Timeout(provider, f"no complete answer within {timeout:g} s from {url}",
-                      hint="retried automatically; raise the timeout for slow models") from None
+        raise Timeout(
+            provider,
+            f"no complete answer within {timeout:g} s from {url}",
+            hint="retried automatically; raise the timeout for slow models",
+        ) from None
     except httpx.ConnectError as error:
-        raise ServerDown(provider, f"cannot connect to {url} ({error})",
-                         hint="start the server, or check the base URL and the network") from None
+        raise ServerDown(
+            provider,
+            f"cannot connect to {url} ({error})",
+            hint="start the server, or check the base URL and the network",
+        ) from None
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as error:
-        raise ConnectionLost(provider, f"the connection to {url} broke before the answer was "
-                             f"complete ({type(error).__name__}: {error})",
-                             hint="retried automatically") from None
+        raise ConnectionLost(
+            provider,
+            f"the connection to {url} broke before the answer was complete ({type(error).__name__}: {error})",
+            hint="retried automatically",
+        ) from None
     except httpx.HTTPError as error:
-        raise ServerDown(provider, f"request to {url} failed ({type(error).__name__}: {error})",
-                         hint="check the base URL and the network") from None
+        raise ServerDown(
+            provider,
+            f"request to {url} failed ({type(error).__name__}: {error})",
+            hint="check the base URL and the network",
+        ) from None
     latency = time.perf_counter() - started
     body = body_bytes.decode(response.encoding or "utf-8", errors="replace")
     if not 200 <= response.status_code < 300:
-        raise error_for_status(provider, response.status_code, body, response.headers, url=url,
-                               model=model)
+        raise error_for_status(provider, response.status_code, body, response.headers, url=url, model=model)
     try:
         data = json.loads(body)
     except ValueError as error:
-        raise BadResponse(provider, f"the answer from {url} is not valid JSON ({error})",
-                          hint="the raw answer is kept with the failed request; check that the "
-                               "base URL points at the API, not a web page", raw_body=body,
-                          status=response.status_code) from None
+        raise BadResponse(
+            provider,
+            f"the answer from {url} is not valid JSON ({error})",
+            hint="the raw answer is kept with the failed request; check that the "
+            "base URL points at the API, not a web page",
+            raw_body=body,
+            status=response.status_code,
+        ) from None
     return HttpResult(data=data, body=body, latency=latency)

@@ -59,8 +59,7 @@ class LlamaCppSettings:
 def check_gguf_file(path: str | Path) -> Path:
     """The path if it is a readable GGUF file; ModelFileError saying what is wrong otherwise."""
     path = Path(path).expanduser()
-    hint = ("choose an existing .gguf model file; for a stored run, put the file back at this "
-            "path and resume it")
+    hint = "choose an existing .gguf model file; for a stored run, put the file back at this path and resume it"
     if not path.exists():
         raise ModelFileError(PROVIDER, f"model file {path} does not exist", hint=hint)
     if path.is_dir():
@@ -72,7 +71,8 @@ def check_gguf_file(path: str | Path) -> Path:
         raise ModelFileError(PROVIDER, f"cannot read model file {path}: {error}", hint=hint) from None
     if magic != GGUF_MAGIC:
         raise ModelFileError(
-            PROVIDER, f"{path} is not a GGUF model file (it starts with {magic!r}, not b'GGUF')",
+            PROVIDER,
+            f"{path} is not a GGUF model file (it starts with {magic!r}, not b'GGUF')",
             hint="llama.cpp reads .gguf files; download the model's GGUF version or convert it",
         )
     return path
@@ -82,8 +82,15 @@ class LlamaCppBackend(Backend):
     """A GGUF model in this process. The model loads on first use (or :meth:`load`)."""
 
     provider = PROVIDER
-    capabilities = Capabilities(chat=True, completion=True, multiple_samples=False, seed=True,
-                                logprobs=True, prompt_logprobs=True, streaming=True)
+    capabilities = Capabilities(
+        chat=True,
+        completion=True,
+        multiple_samples=False,
+        seed=True,
+        logprobs=True,
+        prompt_logprobs=True,
+        streaming=True,
+    )
 
     def __init__(self, settings: LlamaCppSettings) -> None:
         self.settings = settings
@@ -104,16 +111,27 @@ class LlamaCppBackend(Backend):
         try:
             from llama_cpp import Llama
         except ImportError:
-            raise ModelFileError(PROVIDER, "llama-cpp-python is not installed",
-                                 hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'") from None
+            raise ModelFileError(
+                PROVIDER,
+                "llama-cpp-python is not installed",
+                hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
+            ) from None
         settings = self.settings
         try:
-            return Llama(model_path=str(self.model_path), n_ctx=settings.n_ctx,
-                         n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
-                         seed=settings.seed, verbose=False)
+            return Llama(
+                model_path=str(self.model_path),
+                n_ctx=settings.n_ctx,
+                n_threads=settings.n_threads,
+                n_gpu_layers=settings.n_gpu_layers,
+                seed=settings.seed,
+                verbose=False,
+            )
         except (ValueError, RuntimeError, OSError) as error:
-            raise ModelFileError(PROVIDER, f"llama.cpp could not load {self.model_path}: {error}",
-                                 hint="the file may be damaged or made for a newer llama.cpp") from None
+            raise ModelFileError(
+                PROVIDER,
+                f"llama.cpp could not load {self.model_path}: {error}",
+                hint="the file may be damaged or made for a newer llama.cpp",
+            ) from None
 
     async def load(self) -> None:
         """Load the model on the worker thread (seconds for large models) if not loaded yet."""
@@ -152,53 +170,58 @@ class LlamaCppBackend(Backend):
             cancel = threading.Event()
             emit = None
             if on_token is not None:
+
                 def emit(piece: str, index: int = index) -> None:
                     loop.call_soon_threadsafe(on_token, index, piece)
-            future = loop.run_in_executor(self._executor, self._generate_blocking, request, seed,
-                                          emit, cancel)
+
+            future = loop.run_in_executor(self._executor, self._generate_blocking, request, seed, emit, cancel)
             try:
                 async with asyncio.timeout(request.timeout):
                     results.append(await asyncio.shield(future))
             except TimeoutError:
                 cancel.set()
-                raise Timeout(PROVIDER, f"generation took longer than {request.timeout:g} s",
-                              hint="raise the timeout, lower max tokens, or use a smaller model") from None
+                raise Timeout(
+                    PROVIDER,
+                    f"generation took longer than {request.timeout:g} s",
+                    hint="raise the timeout, lower max tokens, or use a smaller model",
+                ) from None
             except asyncio.CancelledError:
                 cancel.set()  # the worker stops at its next token
                 raise
         if len(results) == 1:
             return results[0]
         return Response(
-            provider=PROVIDER, model=results[0].model,
-            texts=[r.texts[0] for r in results], finish_reasons=[r.finish_reasons[0] for r in results],
+            provider=PROVIDER,
+            model=results[0].model,
+            texts=[r.texts[0] for r in results],
+            finish_reasons=[r.finish_reasons[0] for r in results],
             prompt_tokens=sum_or_none([r.prompt_tokens for r in results]),
             completion_tokens=sum_or_none([r.completion_tokens for r in results]),
             latency=sum(r.latency for r in results),
             raw_body=join_raw_bodies([r.raw_body for r in results]),
         )
 
-    def _generate_blocking(self, request: Request, seed: int | None, emit: Any,
-                           cancel: threading.Event) -> Response:
+    def _generate_blocking(self, request: Request, seed: int | None, emit: Any, cancel: threading.Event) -> Response:
         """One sample on the worker thread."""
         from llama_cpp import StoppingCriteriaList
 
         llama = self._llama
         use_chat = request.is_chat and self.uses_gguf_chat_template
         options: dict[str, Any] = {
-            "max_tokens": request.max_tokens, "temperature": request.temperature,
-            "stop": list(request.stop) or None, "seed": seed,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stop": list(request.stop) or None,
+            "seed": seed,
         }
         started = time.perf_counter()
         try:
             if use_chat:
                 messages = [{"role": m.role, "content": m.content} for m in request.chat_messages()]
                 # The chat API takes no stopping criteria; cancelling is checked between pieces.
-                output = llama.create_chat_completion(messages=messages, stream=emit is not None,
-                                                      **options)
+                output = llama.create_chat_completion(messages=messages, stream=emit is not None, **options)
             else:
                 options["stopping_criteria"] = StoppingCriteriaList([lambda ids, logits: cancel.is_set()])
-                output = llama.create_completion(prompt=self.prompt_text(request),
-                                                 stream=emit is not None, **options)
+                output = llama.create_completion(prompt=self.prompt_text(request), stream=emit is not None, **options)
             if emit is not None:
                 output = _collect_stream(output, emit, cancel, use_chat)
                 if not use_chat:
@@ -207,8 +230,9 @@ class LlamaCppBackend(Backend):
                     output["usage"]["prompt_tokens"] = prompt_tokens
         except ValueError as error:
             # llama.cpp reports a prompt longer than the context this way.
-            raise BadRequest(PROVIDER, f"{error}",
-                             hint="raise the context size (n_ctx) or shorten the prompt") from None
+            raise BadRequest(
+                PROVIDER, f"{error}", hint="raise the context size (n_ctx) or shorten the prompt"
+            ) from None
         latency = time.perf_counter() - started
         body = json.dumps(output, ensure_ascii=False)
         try:
@@ -218,10 +242,14 @@ class LlamaCppBackend(Backend):
             raise BadResponse(PROVIDER, "llama.cpp returned no text", raw_body=body) from None
         usage = output.get("usage") or {}
         return Response(
-            provider=PROVIDER, model=self.model_path.name, texts=[text or ""],
+            provider=PROVIDER,
+            model=self.model_path.name,
+            texts=[text or ""],
             finish_reasons=[choice.get("finish_reason")],
-            prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-            latency=latency, raw_body=body,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            latency=latency,
+            raw_body=body,
         )
 
     async def aclose(self) -> None:
@@ -251,10 +279,16 @@ def _collect_stream(chunks: Any, emit: Any, cancel: threading.Event, chat: bool)
         if cancel.is_set():
             break
     text = "".join(pieces)
-    choice_out: dict[str, Any] = ({"index": 0, "message": {"role": "assistant", "content": text}}
-                                  if chat else {"index": 0, "text": text})
+    choice_out: dict[str, Any] = (
+        {"index": 0, "message": {"role": "assistant", "content": text}} if chat else {"index": 0, "text": text}
+    )
     choice_out["finish_reason"] = finish
     usage = dict(last.get("usage") or {})
     usage.setdefault("completion_tokens", generated)
-    return {"id": last.get("id"), "model": last.get("model"), "object": "streamed",
-            "choices": [choice_out], "usage": usage}
+    return {
+        "id": last.get("id"),
+        "model": last.get("model"),
+        "object": "streamed",
+        "choices": [choice_out],
+        "usage": usage,
+    }

@@ -55,8 +55,12 @@ class OpenAICompatBackend(Backend):
         self._client = client or new_client()
         self._owns_client = client is None
         self.capabilities = Capabilities(
-            chat=True, completion=endpoint == "completions", multiple_samples=native_n,
-            seed=True, logprobs=True, prompt_logprobs=endpoint == "completions",
+            chat=True,
+            completion=endpoint == "completions",
+            multiple_samples=native_n,
+            seed=True,
+            logprobs=True,
+            prompt_logprobs=endpoint == "completions",
         )
 
     def __repr__(self) -> str:  # never show the key
@@ -98,16 +102,22 @@ class OpenAICompatBackend(Backend):
 
     async def _singles(self, request: Request, indexes: range) -> list[Response]:
         """One call per sample index, concurrently, with seed + index when seeded."""
-        singles = [replace(request, n=1, seed=None if request.seed is None else request.seed + index)
-                   for index in indexes]
+        singles = [
+            replace(request, n=1, seed=None if request.seed is None else request.seed + index) for index in indexes
+        ]
         return list(await asyncio.gather(*(self._call(single) for single in singles)))
 
     async def _call(self, request: Request) -> Response:
         chat = request.is_chat or self.endpoint == "chat"
         url = f"{self.base_url}/chat/completions" if chat else f"{self.base_url}/completions"
         result = await post_json(
-            self._client, provider=self.provider, url=url, payload=self._payload(request, chat),
-            headers=self._headers(), timeout=request.timeout, model=request.model,
+            self._client,
+            provider=self.provider,
+            url=url,
+            payload=self._payload(request, chat),
+            headers=self._headers(),
+            timeout=request.timeout,
+            model=request.model,
         )
         texts, reasons = _choices(self.provider, result.data, result.body, chat)
         usage = result.data.get("usage") or {}
@@ -130,7 +140,8 @@ class OpenAICompatBackend(Backend):
 def _merge(parts: list[Response]) -> Response:
     """Several calls' responses as one (raw bodies as a JSON list, latency of the slowest)."""
     return Response(
-        provider=parts[0].provider, model=parts[0].model,
+        provider=parts[0].provider,
+        model=parts[0].model,
         texts=[text for part in parts for text in part.texts],
         finish_reasons=[reason for part in parts for reason in part.finish_reasons],
         prompt_tokens=sum_or_none([part.prompt_tokens for part in parts]),
@@ -150,8 +161,9 @@ def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str]
     if not isinstance(data, dict):
         raise BadResponse(provider, "the answer is not a JSON object", hint=hint, raw_body=body)
     if "error" in data and "choices" not in data:
-        raise BadRequest(provider, f"the server answered with an error: {str(data['error'])[:300]}",
-                         hint=hint, raw_body=body)
+        raise BadRequest(
+            provider, f"the server answered with an error: {str(data['error'])[:300]}", hint=hint, raw_body=body
+        )
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise BadResponse(provider, "the answer has no choices", hint=hint, raw_body=body)

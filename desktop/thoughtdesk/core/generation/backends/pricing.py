@@ -13,9 +13,9 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.generation.backends.base import Request
-from thoughtdesk.core.errors import DataFileError
 
 DEFAULT_PRICES_AS_OF = "2024-12"
 #: Characters per token in English text (OpenAI's rule of thumb); used when no tokenizer is at hand.
@@ -72,8 +72,7 @@ class PriceTable:
         price = self.price_for(provider, model)
         if price is None:
             return None
-        return (prompt_tokens * price.input_per_million
-                + completion_tokens * price.output_per_million) / 1_000_000
+        return (prompt_tokens * price.input_per_million + completion_tokens * price.output_per_million) / 1_000_000
 
     def set(self, price: ModelPrice) -> None:
         """Add or replace the entry for the same provider and model pattern."""
@@ -97,20 +96,22 @@ class PriceTable:
         except FileNotFoundError:
             raise DataFileError(path, "price table not found") from None
         except json.JSONDecodeError as error:
-            raise DataFileError(path, f"not valid JSON: {error.msg}", line=error.lineno,
-                                column=error.colno) from None
+            raise DataFileError(path, f"not valid JSON: {error.msg}", line=error.lineno, column=error.colno) from None
         entries = document.get("prices") if isinstance(document, dict) else None
         if not isinstance(entries, list):
-            raise DataFileError(path, "expected {\"prices\": [...]}")
+            raise DataFileError(path, 'expected {"prices": [...]}')
         prices = []
         for index, entry in enumerate(entries, 1):
             try:
-                prices.append(ModelPrice(
-                    provider=str(entry["provider"]), model=str(entry["model"]),
-                    input_per_million=float(entry["input_per_million"]),
-                    output_per_million=float(entry["output_per_million"]),
-                    note=str(entry.get("note", "")),
-                ))
+                prices.append(
+                    ModelPrice(
+                        provider=str(entry["provider"]),
+                        model=str(entry["model"]),
+                        input_per_million=float(entry["input_per_million"]),
+                        output_per_million=float(entry["output_per_million"]),
+                        note=str(entry.get("note", "")),
+                    )
+                )
             except (KeyError, TypeError, ValueError) as error:
                 raise DataFileError(path, f"bad price entry ({error})", where=f"entry {index}") from None
         return cls(prices)

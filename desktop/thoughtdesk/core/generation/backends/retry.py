@@ -60,10 +60,8 @@ class ProviderGate:
             raise ValueError("concurrency must be at least 1")
         self.limits = limits
         self._semaphore = asyncio.Semaphore(limits.concurrency)
-        self._requests = (AsyncLimiter(limits.requests_per_minute, limits.period)
-                          if limits.requests_per_minute else None)
-        self._tokens = (AsyncLimiter(limits.tokens_per_minute, limits.period)
-                        if limits.tokens_per_minute else None)
+        self._requests = AsyncLimiter(limits.requests_per_minute, limits.period) if limits.requests_per_minute else None
+        self._tokens = AsyncLimiter(limits.tokens_per_minute, limits.period) if limits.tokens_per_minute else None
         self._paused_until = 0.0  # time.monotonic() before which no request starts
 
     def pause(self, seconds: float) -> None:
@@ -89,8 +87,9 @@ class _WaitRetryAfterOrBackoff(wait_base):
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
         # initial * 2^(attempt - 1), at most max_wait, plus up to `jitter` seconds at random.
-        self.backoff = (wait_exponential(multiplier=policy.initial_wait, max=policy.max_wait)
-                        + wait_random(0, policy.jitter))
+        self.backoff = wait_exponential(multiplier=policy.initial_wait, max=policy.max_wait) + wait_random(
+            0, policy.jitter
+        )
 
     def __call__(self, retry_state: RetryCallState) -> float:
         error = retry_state.outcome.exception() if retry_state.outcome else None
@@ -118,9 +117,14 @@ class ResilientBackend(Backend):
     took) or raises the last error once retries are used up or the error is not retryable.
     """
 
-    def __init__(self, inner: Backend, *, retry: RetryPolicy = RetryPolicy(),
-                 gate: ProviderGate | None = None,
-                 on_retry: Callable[[BackendError, int, float], None] | None = None) -> None:
+    def __init__(
+        self,
+        inner: Backend,
+        *,
+        retry: RetryPolicy = RetryPolicy(),
+        gate: ProviderGate | None = None,
+        on_retry: Callable[[BackendError, int, float], None] | None = None,
+    ) -> None:
         self.inner = inner
         self.provider = inner.provider
         self.capabilities = inner.capabilities

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
@@ -19,7 +19,7 @@ from thoughtdesk.core.library.store import Library
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +40,25 @@ def _json(value: Any) -> str:
 
 
 def _score(sample: SampleRef, extraction_output: str | None, cot: str) -> Extraction:
-    return extract_answer(sample.type, extraction_output=extraction_output, cot=cot,
-                          choices=sample.choices, gold=sample.answer)
+    return extract_answer(
+        sample.type, extraction_output=extraction_output, cot=cot, choices=sample.choices, gold=sample.answer
+    )
 
 
-def _insert_answer(conn: sqlite3.Connection, cot_pk: int, answer_id: str, key: str | None,
-                   template: str | None, text: str | None, answer: str, scored: Extraction,
-                   extra: dict[str, Any]) -> int:
-    position = conn.execute("SELECT coalesce(max(position), -1) + 1 FROM answer WHERE cot_pk = ?",
-                            (cot_pk,)).fetchone()[0]
+def _insert_answer(
+    conn: sqlite3.Connection,
+    cot_pk: int,
+    answer_id: str,
+    key: str | None,
+    template: str | None,
+    text: str | None,
+    answer: str,
+    scored: Extraction,
+    extra: dict[str, Any],
+) -> int:
+    position = conn.execute(
+        "SELECT coalesce(max(position), -1) + 1 FROM answer WHERE cot_pk = ?", (cot_pk,)
+    ).fetchone()[0]
     correct = scored.correct
     span = scored.span or (None, None)
     cur = conn.execute(
@@ -56,10 +66,24 @@ def _insert_answer(conn: sqlite3.Connection, cot_pk: int, answer_id: str, key: s
         "answer_extraction_text, answer, correct_answer, extra, td_outcome, td_value, td_method, "
         "td_span_source, td_span_start, td_span_end, td_reason) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (cot_pk, position, answer_id, key, template, text, answer,
-         None if correct is None else int(correct), _json(extra), scored.outcome,
-         None if scored.value is None else str(scored.value), scored.method, scored.source,
-         span[0], span[1], scored.reason or None),
+        (
+            cot_pk,
+            position,
+            answer_id,
+            key,
+            template,
+            text,
+            answer,
+            None if correct is None else int(correct),
+            _json(extra),
+            scored.outcome,
+            None if scored.value is None else str(scored.value),
+            scored.method,
+            scored.source,
+            span[0],
+            span[1],
+            scored.reason or None,
+        ),
     )
     sample_pk = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
     conn.execute(
@@ -70,44 +94,84 @@ def _insert_answer(conn: sqlite3.Connection, cot_pk: int, answer_id: str, key: s
     return int(cur.lastrowid)
 
 
-def _provenance(model: ModelSpec, variant: dict[str, Any], request: dict[str, Any],
-                call: CallRecord, run_id: int) -> dict[str, Any]:
+def _provenance(
+    model: ModelSpec, variant: dict[str, Any], request: dict[str, Any], call: CallRecord, run_id: int
+) -> dict[str, Any]:
     r = call.response
     return {
-        "run_id": run_id, "request_id": request["id"], "fingerprint": request["fingerprint"],
-        "step": request["step"], "provider": model.provider, "model": model.model_name,
-        "base_url": model.base_url, "params": json.loads(request["params"]),
-        "prompt": request["prompt"], "fragments": variant, "sent_at": call.sent_at,
-        "finished_at": call.finished_at, "latency": r.latency, "attempts": r.attempts,
-        "prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
-        "tokens_reported": r.prompt_tokens is not None, "cost": call.cost,
+        "run_id": run_id,
+        "request_id": request["id"],
+        "fingerprint": request["fingerprint"],
+        "step": request["step"],
+        "provider": model.provider,
+        "model": model.model_name,
+        "base_url": model.base_url,
+        "params": json.loads(request["params"]),
+        "prompt": request["prompt"],
+        "fragments": variant,
+        "sent_at": call.sent_at,
+        "finished_at": call.finished_at,
+        "latency": r.latency,
+        "attempts": r.attempts,
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "tokens_reported": r.prompt_tokens is not None,
+        "cost": call.cost,
         "finish_reason": r.finish_reasons[0] if r.finish_reasons else None,
-        "response_model": r.model, "raw_response": r.raw_body,
+        "response_model": r.model,
+        "raw_response": r.raw_body,
     }
 
 
-def _finish_request(conn: sqlite3.Connection, request_id: int, call: CallRecord | None, *,
-                    cot_pk: int | None = None, answer_pk: int | None = None,
-                    cached_from: int | None = None) -> None:
+def _finish_request(
+    conn: sqlite3.Connection,
+    request_id: int,
+    call: CallRecord | None,
+    *,
+    cot_pk: int | None = None,
+    answer_pk: int | None = None,
+    cached_from: int | None = None,
+) -> None:
     if call is None:
         conn.execute(
             "UPDATE request SET status = 'done', error = NULL, error_kind = NULL, finished_at = ?, "
             "latency = 0, prompt_tokens = 0, completion_tokens = 0, cost = 0, result_cot_pk = ?, "
             "result_answer_pk = ?, cached_from = ? WHERE id = ?",
-            (now_iso(), cot_pk, answer_pk, cached_from, request_id))
+            (now_iso(), cot_pk, answer_pk, cached_from, request_id),
+        )
         return
     r = call.response
     conn.execute(
         "UPDATE request SET status = 'done', error = NULL, error_kind = NULL, raw_response = ?, "
         "sent_at = ?, finished_at = ?, latency = ?, prompt_tokens = ?, completion_tokens = ?, "
         "cost = ?, result_cot_pk = ?, result_answer_pk = ?, attempts = attempts - 1 + ? WHERE id = ?",
-        (r.raw_body, call.sent_at, call.finished_at, r.latency, call.prompt_tokens,
-         call.completion_tokens, call.cost, cot_pk, answer_pk, r.attempts, request_id))
+        (
+            r.raw_body,
+            call.sent_at,
+            call.finished_at,
+            r.latency,
+            call.prompt_tokens,
+            call.completion_tokens,
+            call.cost,
+            cot_pk,
+            answer_pk,
+            r.attempts,
+            request_id,
+        ),
+    )
 
 
-def store_cot(lib: Library, *, run_id: int, request: dict[str, Any], sample: SampleRef,
-              model: ModelSpec, variant: dict[str, Any], call: CallRecord,
-              one_step: bool) -> tuple[int, int | None]:
+def store_cot(
+    lib: Library,
+    *,
+    run_id: int,
+    request: dict[str, Any],
+    sample: SampleRef,
+    model: ModelSpec,
+    variant: dict[str, Any],
+    call: CallRecord,
+    one_step: bool,
+) -> tuple[int, int | None]:
     """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys."""
     text = call.response.texts[0]
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id)}
@@ -117,36 +181,74 @@ def store_cot(lib: Library, *, run_id: int, request: dict[str, Any], sample: Sam
     template_text = template.get("context_text") if template.get("auto") and sample.context else template["text"]
     params = json.loads(request["params"])
     with lib.transaction() as conn:
-        position = conn.execute("SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?",
-                                (sample.pk,)).fetchone()[0]
-        cot_pk = int(conn.execute(
-            "INSERT INTO generated_cot (sample_pk, position, cot_id, fragments_version, instruction, "
-            "cot_trigger, cot_trigger_template, prompt_text, cot, author, date, api_service, model, "
-            "model_name, comment, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (sample.pk, position, ident, "thoughtdesk", instruction and instruction["key"],
-             trigger and trigger["key"], template_text, request["prompt"], text, "thoughtdesk",
-             call.finished_at[:19].replace("T", " ").replace("-", "/"), model.provider,
-             model_repr(model.model_name, temperature=params["temperature"],
-                        max_tokens=params["max_tokens"], seed=params["seed_used"]),
-             model.model_name, "", _json(extra)),
-        ).lastrowid)
+        position = conn.execute(
+            "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
+        ).fetchone()[0]
+        cot_pk = int(
+            conn.execute(
+                "INSERT INTO generated_cot (sample_pk, position, cot_id, fragments_version, instruction, "
+                "cot_trigger, cot_trigger_template, prompt_text, cot, author, date, api_service, model, "
+                "model_name, comment, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    sample.pk,
+                    position,
+                    ident,
+                    "thoughtdesk",
+                    instruction and instruction["key"],
+                    trigger and trigger["key"],
+                    template_text,
+                    request["prompt"],
+                    text,
+                    "thoughtdesk",
+                    call.finished_at[:19].replace("T", " ").replace("-", "/"),
+                    model.provider,
+                    model_repr(
+                        model.model_name,
+                        temperature=params["temperature"],
+                        max_tokens=params["max_tokens"],
+                        seed=params["seed_used"],
+                    ),
+                    model.model_name,
+                    "",
+                    _json(extra),
+                ),
+            ).lastrowid
+        )
         conn.execute("UPDATE sample SET n_cots = n_cots + 1 WHERE id = ?", (sample.pk,))
-        conn.execute("UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? "
-                     "WHERE rowid = ?", (text, sample.pk))
+        conn.execute(
+            "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
+            (text, sample.pk),
+        )
         answer_pk = None
         if one_step:
             scored = _score(sample, None, text)
-            answer_pk = _insert_answer(conn, cot_pk, ident, None, None, None,
-                                       "" if scored.value is None else str(scored.value), scored,
-                                       {"thoughtdesk": {"run_id": run_id, "request_id": request["id"],
-                                                        "mode": "one-step"}})
+            answer_pk = _insert_answer(
+                conn,
+                cot_pk,
+                ident,
+                None,
+                None,
+                None,
+                "" if scored.value is None else str(scored.value),
+                scored,
+                {"thoughtdesk": {"run_id": run_id, "request_id": request["id"], "mode": "one-step"}},
+            )
         _finish_request(conn, request["id"], call, cot_pk=cot_pk, answer_pk=answer_pk)
     return cot_pk, answer_pk
 
 
-def store_extraction(lib: Library, *, run_id: int, request: dict[str, Any], sample: SampleRef,
-                     model: ModelSpec, variant: dict[str, Any], call: CallRecord,
-                     cot_pk: int, cot_text: str) -> int:
+def store_extraction(
+    lib: Library,
+    *,
+    run_id: int,
+    request: dict[str, Any],
+    sample: SampleRef,
+    model: ModelSpec,
+    variant: dict[str, Any],
+    call: CallRecord,
+    cot_pk: int,
+    cot_text: str,
+) -> int:
     """Commit the answer an extraction request returned, scored against the gold answer."""
     text = call.response.texts[0]
     extraction = variant["answer_extraction"]
@@ -155,14 +257,24 @@ def store_extraction(lib: Library, *, run_id: int, request: dict[str, Any], samp
     scored = _score(sample, text, cot_text)
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id)}
     with lib.transaction() as conn:
-        answer_pk = _insert_answer(conn, cot_pk, f"td-{run_id}-{request['id']}", extraction["key"],
-                                   template_text, extraction["text"], text, scored, extra)
+        answer_pk = _insert_answer(
+            conn,
+            cot_pk,
+            f"td-{run_id}-{request['id']}",
+            extraction["key"],
+            template_text,
+            extraction["text"],
+            text,
+            scored,
+            extra,
+        )
         _finish_request(conn, request["id"], call, answer_pk=answer_pk, cot_pk=cot_pk)
     return answer_pk
 
 
-def store_cached(lib: Library, *, request: dict[str, Any], source: dict[str, Any],
-                 sample: SampleRef, cot_pk: int | None) -> None:
+def store_cached(
+    lib: Library, *, request: dict[str, Any], source: dict[str, Any], sample: SampleRef, cot_pk: int | None
+) -> None:
     """Answer ``request`` from ``source``, an identical request already done.
 
     The same sample reuses the stored rows (nothing is duplicated); another sample gets a copy
@@ -175,52 +287,62 @@ def store_cached(lib: Library, *, request: dict[str, Any], source: dict[str, Any
             new_cot, new_answer = src_cot, source["result_answer_pk"]
             if src_sample != sample.pk:
                 new_cot, new_answer = _copy_cot(conn, src_cot, source["result_answer_pk"], sample)
-            _finish_request(conn, request["id"], None, cot_pk=new_cot, answer_pk=new_answer,
-                            cached_from=source["id"])
+            _finish_request(conn, request["id"], None, cot_pk=new_cot, answer_pk=new_answer, cached_from=source["id"])
             return
         src_answer = source["result_answer_pk"]
         src_cot = conn.execute("SELECT cot_pk FROM answer WHERE id = ?", (src_answer,)).fetchone()[0]
         answer_pk = src_answer
         if src_cot != cot_pk:
             answer_pk = _copy_answer(conn, src_answer, cot_pk, sample)
-        _finish_request(conn, request["id"], None, cot_pk=cot_pk, answer_pk=answer_pk,
-                        cached_from=source["id"])
+        _finish_request(conn, request["id"], None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source["id"])
 
 
-_COT_COPY = ("cot_id, fragments_version, instruction, cot_trigger, cot_trigger_template, prompt_text, "
-             "cot, author, date, api_service, model, model_name, comment, extra, missing")
+_COT_COPY = (
+    "cot_id, fragments_version, instruction, cot_trigger, cot_trigger_template, prompt_text, "
+    "cot, author, date, api_service, model, model_name, comment, extra, missing"
+)
 
 
-def _copy_cot(conn: sqlite3.Connection, src_cot: int, src_answer: int | None,
-              sample: SampleRef) -> tuple[int, int | None]:
-    position = conn.execute("SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?",
-                            (sample.pk,)).fetchone()[0]
-    cot_pk = int(conn.execute(
-        f"INSERT INTO generated_cot (sample_pk, position, {_COT_COPY}) SELECT ?, ?, {_COT_COPY} "
-        "FROM generated_cot WHERE id = ?", (sample.pk, position, src_cot)).lastrowid)
+def _copy_cot(
+    conn: sqlite3.Connection, src_cot: int, src_answer: int | None, sample: SampleRef
+) -> tuple[int, int | None]:
+    position = conn.execute(
+        "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
+    ).fetchone()[0]
+    cot_pk = int(
+        conn.execute(
+            f"INSERT INTO generated_cot (sample_pk, position, {_COT_COPY}) SELECT ?, ?, {_COT_COPY} "
+            "FROM generated_cot WHERE id = ?",
+            (sample.pk, position, src_cot),
+        ).lastrowid
+    )
     text = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
     conn.execute("UPDATE sample SET n_cots = n_cots + 1 WHERE id = ?", (sample.pk,))
-    conn.execute("UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? "
-                 "WHERE rowid = ?", (text or "", sample.pk))
+    conn.execute(
+        "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
+        (text or "", sample.pk),
+    )
     answer_pk = _copy_answer(conn, src_answer, cot_pk, sample) if src_answer is not None else None
     return cot_pk, answer_pk
 
 
 def _copy_answer(conn: sqlite3.Connection, src_answer: int, cot_pk: int, sample: SampleRef) -> int:
-    row = conn.execute("SELECT answer_id, answer_extraction, answer_extraction_template, "
-                       "answer_extraction_text, answer, extra FROM answer WHERE id = ?",
-                       (src_answer,)).fetchone()
+    row = conn.execute(
+        "SELECT answer_id, answer_extraction, answer_extraction_template, "
+        "answer_extraction_text, answer, extra FROM answer WHERE id = ?",
+        (src_answer,),
+    ).fetchone()
     cot_text = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0] or ""
     # Re-scored: the copy may belong to a sample with another gold answer.
     output = row[4] if row[1] is not None else None
     scored = _score(sample, output, cot_text)
     answer = row[4] if row[1] is not None else ("" if scored.value is None else str(scored.value))
-    return _insert_answer(conn, cot_pk, row[0], row[1], row[2], row[3], answer, scored,
-                          json.loads(row[5]) if row[5] else {})
+    return _insert_answer(
+        conn, cot_pk, row[0], row[1], row[2], row[3], answer, scored, json.loads(row[5]) if row[5] else {}
+    )
 
 
-def store_failure(lib: Library, request_id: int, error: BackendError | str, *, sent_at: str,
-                  attempts: int = 1) -> None:
+def store_failure(lib: Library, request_id: int, error: BackendError | str, *, sent_at: str, attempts: int = 1) -> None:
     """Mark a request failed with the error message and the raw body the server sent."""
     message = str(error)
     kind = error.kind if isinstance(error, BackendError) else "Error"
@@ -229,4 +351,5 @@ def store_failure(lib: Library, request_id: int, error: BackendError | str, *, s
         conn.execute(
             "UPDATE request SET status = 'failed', error = ?, error_kind = ?, raw_response = ?, "
             "sent_at = ?, finished_at = ?, attempts = attempts - 1 + ? WHERE id = ?",
-            (message, kind, raw, sent_at, now_iso(), attempts, request_id))
+            (message, kind, raw, sent_at, now_iso(), attempts, request_id),
+        )

@@ -33,16 +33,6 @@ from thoughtdesk.core.generation.backends import (
     estimate_request_tokens,
 )
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
-from thoughtdesk.core.generation.runs.plan import (
-    SampleRef,
-    _refs,
-    extraction_prompt,
-    fingerprint,
-    model_request,
-)
-from thoughtdesk.core.generation.runs.control import RunControl, _set_status, _Tally
-from thoughtdesk.core.generation.runs.providers import build_backend
-from thoughtdesk.core.generation.runs.read import RunProgress
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
     now_iso,
@@ -51,6 +41,16 @@ from thoughtdesk.core.generation.runs.commit import (
     store_extraction,
     store_failure,
 )
+from thoughtdesk.core.generation.runs.control import RunControl, _set_status, _Tally
+from thoughtdesk.core.generation.runs.plan import (
+    SampleRef,
+    _refs,
+    extraction_prompt,
+    fingerprint,
+    model_request,
+)
+from thoughtdesk.core.generation.runs.providers import build_backend
+from thoughtdesk.core.generation.runs.read import RunProgress
 from thoughtdesk.core.generation.runs.spec import RunLimits, RunSpec
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.store import Library
@@ -65,16 +65,26 @@ _attempts: contextvars.ContextVar[int] = contextvars.ContextVar("attempts", defa
 class _Execution:
     """One execution of a run on one asyncio loop (see :func:`execute_run_async`)."""
 
-    def __init__(self, lib: Library, run_id: int, backends: dict[int, Backend], spec: RunSpec,
-                 document: dict[str, Any], control: RunControl, progress: ProgressCallback | None,
-                 force: bool, prices: PriceTable) -> None:
+    def __init__(
+        self,
+        lib: Library,
+        run_id: int,
+        backends: dict[int, Backend],
+        spec: RunSpec,
+        document: dict[str, Any],
+        control: RunControl,
+        progress: ProgressCallback | None,
+        force: bool,
+        prices: PriceTable,
+    ) -> None:
         self.lib, self.run_id, self.backends, self.spec = lib, run_id, backends, spec
         self.control, self.progress, self.force, self.prices = control, progress, force, prices
         self.variants_json = document["variants"]
         self.variants = [variant_from_provenance(v) for v in self.variants_json]
-        self.exemplars = {d: [Exemplar(e["question"], e["cot"], e["answer"], tuple(e["answer_choices"]),
-                                       e["context"]) for e in ex]
-                          for d, ex in document.get("exemplars", {}).items()}
+        self.exemplars = {
+            d: [Exemplar(e["question"], e["cot"], e["answer"], tuple(e["answer_choices"]), e["context"]) for e in ex]
+            for d, ex in document.get("exemplars", {}).items()
+        }
         self.one_step = spec.mode is PromptMode.ONE_STEP
         self.tally = _Tally(lib, run_id)
         self.queue: asyncio.Queue[int | None] = asyncio.Queue()
@@ -89,7 +99,7 @@ class _Execution:
     def _row(self, request_id: int) -> dict[str, Any]:
         cursor = self.lib.conn.execute("SELECT * FROM request WHERE id = ?", (request_id,))
         names = [d[0] for d in cursor.description]
-        return dict(zip(names, cursor.fetchone()))
+        return dict(zip(names, cursor.fetchone(), strict=False))
 
     def _sample(self, pk: int) -> SampleRef:
         if pk not in self.samples:
@@ -116,12 +126,16 @@ class _Execution:
         conn = self.lib.conn
         with self.lib.transaction():
             # A crash leaves 'sent' rows: they were never answered, so they are sent again.
-            conn.execute("UPDATE request SET status = 'pending' WHERE run_id = ? AND status IN ('sent', 'failed')",
-                         (self.run_id,))
+            conn.execute(
+                "UPDATE request SET status = 'pending' WHERE run_id = ? AND status IN ('sent', 'failed')",
+                (self.run_id,),
+            )
         self.tally = _Tally(self.lib, self.run_id)
         pending = conn.execute(
             "SELECT q.id, q.step, q.prompt, d.status FROM request q LEFT JOIN request d ON d.id = q.depends_on "
-            "WHERE q.run_id = ? AND q.status = 'pending' ORDER BY q.id", (self.run_id,)).fetchall()
+            "WHERE q.run_id = ? AND q.status = 'pending' ORDER BY q.id",
+            (self.run_id,),
+        ).fetchall()
         self.outstanding = len(pending)
         _set_status(self.lib, self.run_id, "running")
         self._report()
@@ -141,10 +155,12 @@ class _Execution:
             return await self._close("failed", str(self.stop_error))
         if self.control.cancelled:
             return await self._close("cancelled")
-        left = conn.execute("SELECT count(*) FROM request WHERE run_id = ? AND status != 'done'",
-                            (self.run_id,)).fetchone()[0]
-        return await self._close("done" if left == 0 else "failed",
-                                 None if left == 0 else f"{left} request(s) failed; resume to retry them")
+        left = conn.execute(
+            "SELECT count(*) FROM request WHERE run_id = ? AND status != 'done'", (self.run_id,)
+        ).fetchone()[0]
+        return await self._close(
+            "done" if left == 0 else "failed", None if left == 0 else f"{left} request(s) failed; resume to retry them"
+        )
 
     async def _close(self, status: str, error: str | None = None) -> RunProgress:
         _set_status(self.lib, self.run_id, status, error)
@@ -185,11 +201,17 @@ class _Execution:
         cot_pk, cot_text = None, None
         if request["step"] == "extraction":
             found = self.lib.conn.execute(
-                "SELECT c.id, c.cot FROM request d JOIN generated_cot c ON c.id = d.result_cot_pk "
-                "WHERE d.id = ?", (request["depends_on"],)).fetchone()
+                "SELECT c.id, c.cot FROM request d JOIN generated_cot c ON c.id = d.result_cot_pk WHERE d.id = ?",
+                (request["depends_on"],),
+            ).fetchone()
             if found is None:
-                store_failure(self.lib, request_id, "its CoT was deleted from the library; "
-                              "plan a new run for this sample", sent_at=now_iso(), attempts=0)
+                store_failure(
+                    self.lib,
+                    request_id,
+                    "its CoT was deleted from the library; plan a new run for this sample",
+                    sent_at=now_iso(),
+                    attempts=0,
+                )
                 self.tally.failed += 1
                 self._after_failed(request)
                 return
@@ -199,8 +221,10 @@ class _Execution:
                 call = model_request(model, prompt or "", "extraction", request["replicate"])
                 request["prompt"], request["fingerprint"] = prompt, fingerprint(model, call, request["replicate"])
                 with self.lib.transaction() as conn:
-                    conn.execute("UPDATE request SET prompt = ?, fingerprint = ? WHERE id = ?",
-                                 (prompt, request["fingerprint"], request_id))
+                    conn.execute(
+                        "UPDATE request SET prompt = ?, fingerprint = ? WHERE id = ?",
+                        (prompt, request["fingerprint"], request_id),
+                    )
         if not self.force and await self._answer_from_store(request, sample, cot_pk):
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -218,13 +242,15 @@ class _Execution:
         cursor = self.lib.conn.execute(
             "SELECT * FROM request WHERE fingerprint = ? AND status = 'done' AND id != ? AND "
             "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL) ORDER BY id LIMIT 1",
-            (request["fingerprint"], request["id"]))
+            (request["fingerprint"], request["id"]),
+        )
         row = cursor.fetchone()
         if row is None:
             return False
-        source = dict(zip([d[0] for d in cursor.description], row))
-        if (request["step"] == "cot" and source["result_cot_pk"] is None) or \
-                (request["step"] == "extraction" and source["result_answer_pk"] is None):
+        source = dict(zip([d[0] for d in cursor.description], row, strict=False))
+        if (request["step"] == "cot" and source["result_cot_pk"] is None) or (
+            request["step"] == "extraction" and source["result_answer_pk"] is None
+        ):
             return False
         store_cached(self.lib, request=request, source=source, sample=sample, cot_pk=cot_pk)
         self.tally.done += 1
@@ -232,22 +258,28 @@ class _Execution:
         self._after_done(request)
         return True
 
-    async def _send(self, request: dict[str, Any], sample: SampleRef, model: Any,
-                    cot_pk: int | None, cot_text: str | None) -> None:
+    async def _send(
+        self, request: dict[str, Any], sample: SampleRef, model: Any, cot_pk: int | None, cot_text: str | None
+    ) -> None:
         backend = self.backends[request["model_index"]]
         call = model_request(model, request["prompt"], request["step"], request["replicate"])
         sent_at = now_iso()
         with self.lib.transaction() as conn:
-            conn.execute("UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 "
-                         "WHERE id = ?", (sent_at, request["id"]))
+            conn.execute(
+                "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ?",
+                (sent_at, request["id"]),
+            )
         self.tally.in_flight += 1
         attempts = _attempts.set(1)
         try:
             response = await backend.complete(call)
             if not response.texts or not response.texts[0].strip():
-                raise BadResponse(backend.provider, "the model returned an empty text",
-                                  hint="the raw answer is kept with the failed request",
-                                  raw_body=response.raw_body)
+                raise BadResponse(
+                    backend.provider,
+                    "the model returned an empty text",
+                    hint="the raw answer is kept with the failed request",
+                    raw_body=response.raw_body,
+                )
         except BackendError as error:
             store_failure(self.lib, request["id"], error, sent_at=sent_at, attempts=_attempts.get())
             self.tally.in_flight -= 1
@@ -262,17 +294,37 @@ class _Execution:
             _attempts.reset(attempts)
         estimated_in, _ = estimate_request_tokens(call)
         prompt_tokens = response.prompt_tokens if response.prompt_tokens is not None else estimated_in
-        completion_tokens = response.completion_tokens if response.completion_tokens is not None else \
-            sum(max(1, len(t) // 4) for t in response.texts)
+        completion_tokens = (
+            response.completion_tokens
+            if response.completion_tokens is not None
+            else sum(max(1, len(t) // 4) for t in response.texts)
+        )
         cost = self.prices.cost(model.price_provider, model.model_name, prompt_tokens, completion_tokens)
         record = CallRecord(response, sent_at, now_iso(), prompt_tokens, completion_tokens, cost)
         variant = self.variants_json[request["variant_index"]]
         if request["step"] == "cot":
-            store_cot(self.lib, run_id=self.run_id, request=request, sample=sample, model=model,
-                      variant=variant, call=record, one_step=self.one_step)
+            store_cot(
+                self.lib,
+                run_id=self.run_id,
+                request=request,
+                sample=sample,
+                model=model,
+                variant=variant,
+                call=record,
+                one_step=self.one_step,
+            )
         else:
-            store_extraction(self.lib, run_id=self.run_id, request=request, sample=sample, model=model,
-                             variant=variant, call=record, cot_pk=cot_pk or 0, cot_text=cot_text or "")
+            store_extraction(
+                self.lib,
+                run_id=self.run_id,
+                request=request,
+                sample=sample,
+                model=model,
+                variant=variant,
+                call=record,
+                cot_pk=cot_pk or 0,
+                cot_text=cot_text or "",
+            )
         self.tally.in_flight -= 1
         self.tally.done += 1
         self.tally.prompt_tokens += prompt_tokens
@@ -284,7 +336,8 @@ class _Execution:
         self.tally.finished_now += 1
         if request["step"] == "cot":
             for (dependent,) in self.lib.conn.execute(
-                    "SELECT id FROM request WHERE depends_on = ? AND status = 'pending'", (request["id"],)):
+                "SELECT id FROM request WHERE depends_on = ? AND status = 'pending'", (request["id"],)
+            ):
                 self.queue.put_nowait(dependent)
         self._report()
         self._finished()
@@ -295,8 +348,8 @@ class _Execution:
         if request["step"] == "cot":
             # Its extraction cannot be sent; it stays pending for a resume.
             waiting = self.lib.conn.execute(
-                "SELECT count(*) FROM request WHERE depends_on = ? AND status = 'pending'",
-                (request["id"],)).fetchone()[0]
+                "SELECT count(*) FROM request WHERE depends_on = ? AND status = 'pending'", (request["id"],)
+            ).fetchone()[0]
         self._report()
         self._finished(1 + waiting)
 
@@ -345,12 +398,25 @@ async def execute_run_async(
             key = spec.models[index].backend_id()
             if key not in gates:
                 concurrency = 1 if spec.models[index].provider == "llamacpp" else limits.concurrency
-                gates[key] = ProviderGate(ProviderLimits(concurrency, limits.requests_per_minute,
-                                                         limits.tokens_per_minute))
-            wrapped[index] = backend if isinstance(backend, ResilientBackend) else \
-                ResilientBackend(backend, retry=retry, gate=gates[key], on_retry=_on_retry)
-        execution = _Execution(lib, run_id, wrapped, spec, document, control, progress,
-                               spec.force if force is None else force, prices or PriceTable())
+                gates[key] = ProviderGate(
+                    ProviderLimits(concurrency, limits.requests_per_minute, limits.tokens_per_minute)
+                )
+            wrapped[index] = (
+                backend
+                if isinstance(backend, ResilientBackend)
+                else ResilientBackend(backend, retry=retry, gate=gates[key], on_retry=_on_retry)
+            )
+        execution = _Execution(
+            lib,
+            run_id,
+            wrapped,
+            spec,
+            document,
+            control,
+            progress,
+            spec.force if force is None else force,
+            prices or PriceTable(),
+        )
         try:
             result = await execution.run(limits.concurrency)
         finally:

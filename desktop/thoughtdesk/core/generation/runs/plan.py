@@ -8,13 +8,13 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
-from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.generation.runs.spec import FewShotSpec, ModelSpec, RunSpec, RunSpecError, SampleSelection
+from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library
 
 EXTRACTION_PLACEHOLDER = "<the CoT the model generates>"
@@ -117,20 +117,26 @@ class RunPlan:
             out.append(PromptPreview(request.sample_label, model, name, "cot", request.prompt or ""))
             if self.spec.mode is PromptMode.TWO_STEP and variant.answer_extraction is not None:
                 sample = samples[request.sample_pk]
-                text = extraction_prompt(variant, sample, " " + EXTRACTION_PLACEHOLDER,
-                                         self.exemplars.get(sample.dataset, []))
+                text = extraction_prompt(
+                    variant, sample, " " + EXTRACTION_PLACEHOLDER, self.exemplars.get(sample.dataset, [])
+                )
                 out.append(PromptPreview(request.sample_label, model, name, "extraction", text or ""))
         return out
 
     def summary(self) -> str:
         """One line: requests, samples, variants, models, tokens and cost."""
-        cost = ("unknown (no price for " + ", ".join(self.unpriced_models) + ")"
-                if self.estimated_cost is None else f"at most ${self.estimated_cost:.4f}")
-        return (f"{self.total} request(s) ({self.n_cot_requests} CoT, {self.n_extraction_requests} "
-                f"extraction) for {self.n_samples} sample(s) x {len(self.variants)} prompt "
-                f"variant(s) x {len(self.spec.models)} model(s) x n={self.spec.n}; about "
-                f"{self.estimated_prompt_tokens} prompt + at most {self.estimated_completion_tokens} "
-                f"completion tokens; cost {cost}")
+        cost = (
+            "unknown (no price for " + ", ".join(self.unpriced_models) + ")"
+            if self.estimated_cost is None
+            else f"at most ${self.estimated_cost:.4f}"
+        )
+        return (
+            f"{self.total} request(s) ({self.n_cot_requests} CoT, {self.n_extraction_requests} "
+            f"extraction) for {self.n_samples} sample(s) x {len(self.variants)} prompt "
+            f"variant(s) x {len(self.spec.models)} model(s) x n={self.spec.n}; about "
+            f"{self.estimated_prompt_tokens} prompt + at most {self.estimated_completion_tokens} "
+            f"completion tokens; cost {cost}"
+        )
 
 
 def variant_name(variant: PromptVariant) -> str:
@@ -143,8 +149,7 @@ def cot_prompt(variant: PromptVariant, sample: SampleRef, exemplars: list[Exempl
     return variant.cot_prompt(sample.question, sample.choices, sample.context, exemplars)
 
 
-def extraction_prompt(variant: PromptVariant, sample: SampleRef, cot: str,
-                      exemplars: list[Exemplar]) -> str | None:
+def extraction_prompt(variant: PromptVariant, sample: SampleRef, cot: str, exemplars: list[Exemplar]) -> str | None:
     return variant.extraction_prompt(sample.question, cot, sample.choices, sample.context, exemplars)
 
 
@@ -153,9 +158,12 @@ def model_request(model: ModelSpec, prompt: str, step: str, replicate: int) -> R
     seed = None if model.seed is None else model.seed + replicate
     extraction = step == "extraction"
     common: dict[str, Any] = {
-        "model": model.model_name, "temperature": 0.0 if extraction else model.temperature,
+        "model": model.model_name,
+        "temperature": 0.0 if extraction else model.temperature,
         "max_tokens": model.extraction_max_tokens if extraction else model.max_tokens,
-        "seed": seed, "stop": model.stop, "timeout": model.timeout,
+        "seed": seed,
+        "stop": model.stop,
+        "timeout": model.timeout,
     }
     if model.chat:
         return Request(messages=(ChatMessage("user", prompt),), **common)
@@ -176,14 +184,22 @@ _SAMPLE_SQL = "SELECT id, dataset, split, sample_id, question, type, choices, co
 def _refs(lib: Library, pks: list[int]) -> list[SampleRef]:
     out: dict[int, SampleRef] = {}
     for start in range(0, len(pks), 500):
-        chunk = pks[start:start + 500]
+        chunk = pks[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for r in lib.conn.execute(f"{_SAMPLE_SQL} WHERE id IN ({marks})", chunk):
             choices = json.loads(r[6]) if r[6] else []
             answer = json.loads(r[8]) if r[8] else []
-            out[r[0]] = SampleRef(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "",
-                                  choices if isinstance(choices, list) else [], r[7],
-                                  answer if isinstance(answer, list) else [answer])
+            out[r[0]] = SampleRef(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4] or "",
+                r[5] or "",
+                choices if isinstance(choices, list) else [],
+                r[7],
+                answer if isinstance(answer, list) else [answer],
+            )
     return [out[pk] for pk in pks if pk in out]
 
 
@@ -192,35 +208,49 @@ def select_samples(lib: Library, selection: SampleSelection) -> list[SampleRef]:
     cid = lib.require_collection(selection.collection)
     if selection.sample_pks:
         pks = list(dict.fromkeys(selection.sample_pks))
-        found = {row[0] for row in lib.conn.execute(
-            f"SELECT id FROM sample WHERE collection_id = ? AND id IN ({','.join('?' * len(pks))})",
-            (cid, *pks))}
+        found = {
+            row[0]
+            for row in lib.conn.execute(
+                f"SELECT id FROM sample WHERE collection_id = ? AND id IN ({','.join('?' * len(pks))})", (cid, *pks)
+            )
+        }
         missing = [pk for pk in pks if pk not in found]
         if missing:
-            raise RunSpecError(f"sample key(s) {missing[:5]} are not in collection "
-                               f"{selection.collection!r}")
+            raise RunSpecError(f"sample key(s) {missing[:5]} are not in collection {selection.collection!r}")
         return _refs(lib, pks)
     splits = lib.splits(cid)
     for name, known in (("dataset", {d for d, _ in splits}), ("split", {s for _, s in splits})):
         wanted = selection.datasets if name == "dataset" else selection.splits
         unknown = [w for w in wanted if w not in known]
         if unknown:
-            raise RunSpecError(f"collection {selection.collection!r} has no {name} "
-                               f"{', '.join(map(repr, unknown))} (it has: {', '.join(sorted(known))})")
+            raise RunSpecError(
+                f"collection {selection.collection!r} has no {name} "
+                f"{', '.join(map(repr, unknown))} (it has: {', '.join(sorted(known))})"
+            )
     pks: list[int] = []
     for dataset, split in splits:
-        if (selection.datasets and dataset not in selection.datasets) or \
-                (selection.splits and split not in selection.splits):
+        if (selection.datasets and dataset not in selection.datasets) or (
+            selection.splits and split not in selection.splits
+        ):
             continue
-        keys = list(sample_keys(lib, SampleFilter(collection_id=cid, dataset=dataset, split=split,
-                                                  search=selection.search,
-                                                  answer_type=selection.answer_type)))
+        keys = list(
+            sample_keys(
+                lib,
+                SampleFilter(
+                    collection_id=cid,
+                    dataset=dataset,
+                    split=split,
+                    search=selection.search,
+                    answer_type=selection.answer_type,
+                ),
+            )
+        )
         if selection.limit is not None and len(keys) > selection.limit:
             if selection.seed is not None:
                 chosen = set(random.Random(selection.seed).sample(keys, selection.limit))
                 keys = [k for k in keys if k in chosen]
             else:
-                keys = keys[:selection.limit]
+                keys = keys[: selection.limit]
         pks.extend(keys)
     if not pks:
         raise RunSpecError(f"no samples of collection {selection.collection!r} match the selection")
@@ -235,21 +265,25 @@ def _exemplars(lib: Library, collection: str, dataset: str, few_shot: FewShotSpe
         (cid, dataset, few_shot.split),
     ).fetchall()
     if len(rows) < few_shot.k:
-        raise RunSpecError(f"few-shot: dataset {dataset}, split {few_shot.split!r} has {len(rows)} "
-                           f"sample(s) with a reference CoT; {few_shot.k} exemplar(s) were asked for")
+        raise RunSpecError(
+            f"few-shot: dataset {dataset}, split {few_shot.split!r} has {len(rows)} "
+            f"sample(s) with a reference CoT; {few_shot.k} exemplar(s) were asked for"
+        )
     rng = random.Random(few_shot.seed)
     chosen = rng.sample(rows, few_shot.k)
     out = []
     for question, choices, context, cot, answer, _pk in chosen:
         steps = json.loads(cot)
         gold = json.loads(answer) if answer else []
-        out.append(Exemplar(
-            question=question or "",
-            cot=" ".join(str(s) for s in steps) if isinstance(steps, list) else str(steps),
-            answer=", ".join(str(a) for a in gold) if isinstance(gold, list) else str(gold),
-            answer_choices=tuple(str(c) for c in (json.loads(choices) if choices else [])),
-            context=context,
-        ))
+        out.append(
+            Exemplar(
+                question=question or "",
+                cot=" ".join(str(s) for s in steps) if isinstance(steps, list) else str(steps),
+                answer=", ".join(str(a) for a in gold) if isinstance(gold, list) else str(gold),
+                answer_choices=tuple(str(c) for c in (json.loads(choices) if choices else [])),
+                context=context,
+            )
+        )
     return out
 
 
@@ -259,14 +293,16 @@ def _exemplars(lib: Library, collection: str, dataset: str, few_shot: FewShotSpe
 def _variants(spec: RunSpec, fragments: FragmentLibrary) -> list[PromptVariant]:
     extractions = spec.answer_extractions if spec.mode is PromptMode.TWO_STEP else spec.answer_extractions[:1]
     return [
-        PromptVariant.from_keys(fragments, instruction=ins, cot_trigger=trig,
-                                answer_extraction=ext, mode=spec.mode)
-        for ins in spec.instructions for trig in spec.cot_triggers for ext in extractions
+        PromptVariant.from_keys(fragments, instruction=ins, cot_trigger=trig, answer_extraction=ext, mode=spec.mode)
+        for ins in spec.instructions
+        for trig in spec.cot_triggers
+        for ext in extractions
     ]
 
 
-def plan_run(lib: Library, spec: RunSpec, *, fragments: FragmentLibrary | None = None,
-             prices: PriceTable | None = None) -> RunPlan:
+def plan_run(
+    lib: Library, spec: RunSpec, *, fragments: FragmentLibrary | None = None, prices: PriceTable | None = None
+) -> RunPlan:
     """Expand ``spec`` into requests with exact prompt texts, counts, token and cost estimates.
 
     Nothing is sent and nothing is written. ``fragments`` defaults to the shipped fragment
@@ -289,32 +325,56 @@ def plan_run(lib: Library, spec: RunSpec, *, fragments: FragmentLibrary | None =
         for variant_index, variant in enumerate(variants):
             prompt = cot_prompt(variant, sample, shots)
             prompt_tokens = estimate_tokens(prompt)
-            extraction_tokens = (estimate_tokens(variant.answer_extraction.text)
-                                 if two_step and variant.answer_extraction else None)
+            extraction_tokens = (
+                estimate_tokens(variant.answer_extraction.text) if two_step and variant.answer_extraction else None
+            )
             for model_index, model in enumerate(spec.models):
                 for replicate in range(spec.n):
                     cot_index = len(requests)
-                    requests.append(PlannedRequest(
-                        cot_index, sample.pk, sample.label, model_index, variant_index, replicate,
-                        "cot", prompt, None, prompt_tokens, model.max_tokens))
+                    requests.append(
+                        PlannedRequest(
+                            cot_index,
+                            sample.pk,
+                            sample.label,
+                            model_index,
+                            variant_index,
+                            replicate,
+                            "cot",
+                            prompt,
+                            None,
+                            prompt_tokens,
+                            model.max_tokens,
+                        )
+                    )
                     tokens_by_model[(model_index, "in")] += prompt_tokens
                     tokens_by_model[(model_index, "out")] += model.max_tokens
                     if extraction_tokens is not None:
                         ext_in = prompt_tokens + model.max_tokens + extraction_tokens
-                        requests.append(PlannedRequest(
-                            len(requests), sample.pk, sample.label, model_index, variant_index,
-                            replicate, "extraction", None, cot_index, ext_in,
-                            model.extraction_max_tokens))
+                        requests.append(
+                            PlannedRequest(
+                                len(requests),
+                                sample.pk,
+                                sample.label,
+                                model_index,
+                                variant_index,
+                                replicate,
+                                "extraction",
+                                None,
+                                cot_index,
+                                ext_in,
+                                model.extraction_max_tokens,
+                            )
+                        )
                         tokens_by_model[(model_index, "in")] += ext_in
                         tokens_by_model[(model_index, "out")] += model.extraction_max_tokens
-    plan = RunPlan(spec=spec, variants=variants, samples=samples, requests=requests,
-                   exemplars=exemplars)
+    plan = RunPlan(spec=spec, variants=variants, samples=samples, requests=requests, exemplars=exemplars)
     plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "in")
     plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "out")
     total_cost: float | None = 0.0
     for index, model in enumerate(spec.models):
-        cost = prices.cost(model.price_provider, model.model_name, tokens_by_model[(index, "in")],
-                           tokens_by_model[(index, "out")])
+        cost = prices.cost(
+            model.price_provider, model.model_name, tokens_by_model[(index, "in")], tokens_by_model[(index, "out")]
+        )
         plan.cost_by_model[model.label] = cost
         if cost is None:
             plan.unpriced_models.append(model.label)
@@ -326,7 +386,7 @@ def plan_run(lib: Library, spec: RunSpec, *, fragments: FragmentLibrary | None =
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
@@ -343,15 +403,21 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
         "variants": [v.provenance() for v in plan.variants],
         "variant_names": [variant_name(v) for v in plan.variants],
         "exemplars": {d: [vars_of(e) for e in ex] for d, ex in plan.exemplars.items()},
-        "estimate": {"requests": plan.total, "prompt_tokens": plan.estimated_prompt_tokens,
-                     "completion_tokens": plan.estimated_completion_tokens,
-                     "cost": plan.estimated_cost, "unpriced_models": plan.unpriced_models},
+        "estimate": {
+            "requests": plan.total,
+            "prompt_tokens": plan.estimated_prompt_tokens,
+            "completion_tokens": plan.estimated_completion_tokens,
+            "cost": plan.estimated_cost,
+            "unpriced_models": plan.unpriced_models,
+        },
     }
     with lib.transaction() as conn:
-        run_id = int(conn.execute(
-            "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
-            (name, created, created, spec.samples.collection, json.dumps(document, ensure_ascii=False)),
-        ).lastrowid)
+        run_id = int(
+            conn.execute(
+                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
+                (name, created, created, spec.samples.collection, json.dumps(document, ensure_ascii=False)),
+            ).lastrowid
+        )
         first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
         rows = []
         for r in plan.requests:
@@ -359,19 +425,42 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
             fp = None
             if r.prompt is not None:
                 fp = fingerprint(model, model_request(model, r.prompt, r.step, r.replicate), r.replicate)
-            params = {**model.params(), "replicate": r.replicate,
-                      "seed_used": None if model.seed is None else model.seed + r.replicate}
-            rows.append((first + r.index, run_id, r.sample_pk, r.model_index, model.label,
-                         r.variant_index, r.replicate, r.step,
-                         None if r.depends_on is None else first + r.depends_on, fp, r.prompt,
-                         json.dumps(params), created))
+            params = {
+                **model.params(),
+                "replicate": r.replicate,
+                "seed_used": None if model.seed is None else model.seed + r.replicate,
+            }
+            rows.append(
+                (
+                    first + r.index,
+                    run_id,
+                    r.sample_pk,
+                    r.model_index,
+                    model.label,
+                    r.variant_index,
+                    r.replicate,
+                    r.step,
+                    None if r.depends_on is None else first + r.depends_on,
+                    fp,
+                    r.prompt,
+                    json.dumps(params),
+                    created,
+                )
+            )
         conn.executemany(
             "INSERT INTO request (id, run_id, sample_pk, model_index, model_label, variant_index, "
             "replicate, step, depends_on, fingerprint, prompt, params, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
     return run_id
 
 
 def vars_of(exemplar: Exemplar) -> dict[str, Any]:
-    return {"question": exemplar.question, "cot": exemplar.cot, "answer": exemplar.answer,
-            "answer_choices": list(exemplar.answer_choices), "context": exemplar.context}
+    return {
+        "question": exemplar.question,
+        "cot": exemplar.cot,
+        "answer": exemplar.answer,
+        "answer_choices": list(exemplar.answer_choices),
+        "context": exemplar.context,
+    }

@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 KEY_ENVIRONMENT = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
-
-
 def api_key_for(provider: str, base_url: str | None = None) -> str | None:
     """The API key to send to ``base_url`` for ``provider``, or None.
 
@@ -42,8 +40,7 @@ def api_key_for(provider: str, base_url: str | None = None) -> str | None:
     if key:
         return key
     if get_api_key(provider):
-        log.info("the stored %s key was saved for another server; not sending it to %s",
-                 provider, key_origin(url))
+        log.info("the stored %s key was saved for another server; not sending it to %s", provider, key_origin(url))
     if provider in KEY_ENVIRONMENT:
         return os.environ.get(KEY_ENVIRONMENT[provider]) or None
     return None
@@ -56,11 +53,16 @@ def build_backend(model: ModelSpec, *, api_key: str | None = None) -> Backend:
     not GGUF raises ModelFileError naming the file) but loaded on first use.
     """
     if model.provider == "llamacpp":
-        return LlamaCppBackend(LlamaCppSettings(
-            model_path=model.model, n_ctx=model.n_ctx, n_threads=model.n_threads,  # type: ignore[arg-type]
-            n_gpu_layers=model.n_gpu_layers, chat_template="gguf" if model.chat else "none",
-            completion_template=model.completion_template,
-        ))
+        return LlamaCppBackend(
+            LlamaCppSettings(
+                model_path=model.model,
+                n_ctx=model.n_ctx,
+                n_threads=model.n_threads,  # type: ignore[arg-type]
+                n_gpu_layers=model.n_gpu_layers,
+                chat_template="gguf" if model.chat else "none",
+                completion_template=model.completion_template,
+            )
+        )
     base_url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
     key = api_key if api_key is not None else api_key_for(model.provider, base_url)
     if model.provider == "anthropic":

@@ -84,11 +84,20 @@ class RunInfo:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "name": self.name, "created": self.created, "status": self.status,
-            "collection": self.collection, "models": list(self.models), "total": self.total,
-            "done": self.done, "failed": self.failed, "pending": self.pending,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "cost": self.cost, "last_error": self.last_error,
+            "id": self.id,
+            "name": self.name,
+            "created": self.created,
+            "status": self.status,
+            "collection": self.collection,
+            "models": list(self.models),
+            "total": self.total,
+            "done": self.done,
+            "failed": self.failed,
+            "pending": self.pending,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+            "last_error": self.last_error,
         }
 
 
@@ -141,10 +150,23 @@ def _info(row: tuple) -> RunInfo:
         except (TypeError, ValueError, ThoughtDeskError):  # written by another version: not priced
             pass
     total, done, failed = row[7], row[8], row[9]
-    return RunInfo(id=row[0], name=row[1], created=row[2], status=row[3], collection=row[4],
-                   models=models, total=total, done=done, failed=failed,
-                   pending=total - done - failed, prompt_tokens=row[10], completion_tokens=row[11],
-                   cost=float(row[12]), last_error=row[6], model_specs=tuple(specs))
+    return RunInfo(
+        id=row[0],
+        name=row[1],
+        created=row[2],
+        status=row[3],
+        collection=row[4],
+        models=models,
+        total=total,
+        done=done,
+        failed=failed,
+        pending=total - done - failed,
+        prompt_tokens=row[10],
+        completion_tokens=row[11],
+        cost=float(row[12]),
+        last_error=row[6],
+        model_specs=tuple(specs),
+    )
 
 
 def list_runs(lib: Library) -> list[RunInfo]:
@@ -168,10 +190,11 @@ def resolve_run_id(lib: Library, run: int | str) -> int:
     if row is None:
         row = lib.conn.execute("SELECT id FROM run WHERE name = ? ORDER BY id DESC", (str(run),)).fetchone()
     if row is None:
-        recent = ", ".join(f"{r[0]} ({r[1]})" for r in lib.conn.execute(
-            "SELECT id, name FROM run ORDER BY id DESC LIMIT 5")) or "none"
-        raise RunNotFound(f"no run {run!r} in {lib.path} (recent runs: {recent}); "
-                          "list them with `thoughtdesk runs`")
+        recent = (
+            ", ".join(f"{r[0]} ({r[1]})" for r in lib.conn.execute("SELECT id, name FROM run ORDER BY id DESC LIMIT 5"))
+            or "none"
+        )
+        raise RunNotFound(f"no run {run!r} in {lib.path} (recent runs: {recent}); list them with `thoughtdesk runs`")
     return int(row[0])
 
 
@@ -190,8 +213,9 @@ _REQUEST_COLUMNS = (
 )
 
 
-def run_requests(lib: Library, run_id: int, *, status: str | None = None, limit: int = 500,
-                 offset: int = 0) -> list[RequestRow]:
+def run_requests(
+    lib: Library, run_id: int, *, status: str | None = None, limit: int = 500, offset: int = 0
+) -> list[RequestRow]:
     """A page of a run's requests in planned order, optionally only those with ``status``."""
     where, params = "run_id = ?", [run_id]
     if status is not None:
@@ -210,10 +234,19 @@ def run_progress(lib: Library, run_id: int) -> RunProgress:
     cached = lib.conn.execute(
         "SELECT count(*) FROM request WHERE run_id = ? AND cached_from IS NOT NULL", (run_id,)
     ).fetchone()[0]
-    return RunProgress(run_id=info.id, status=info.status, total=info.total, done=info.done,
-                       failed=info.failed, remaining=info.pending, cached=cached,
-                       prompt_tokens=info.prompt_tokens, completion_tokens=info.completion_tokens,
-                       cost=info.cost, last_error=info.last_error)
+    return RunProgress(
+        run_id=info.id,
+        status=info.status,
+        total=info.total,
+        done=info.done,
+        failed=info.failed,
+        remaining=info.pending,
+        cached=cached,
+        prompt_tokens=info.prompt_tokens,
+        completion_tokens=info.completion_tokens,
+        cost=info.cost,
+        last_error=info.last_error,
+    )
 
 
 def delete_run(lib: Library, run_id: int) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
 from thoughtdesk.core.generation.prompts import PromptMode
+from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
 
 Endpoint = Literal["chat", "completions"]
 #: Providers a :class:`ModelSpec` may name (``llamacpp`` = in-process GGUF model).
@@ -65,16 +65,20 @@ class ModelSpec:
         if not self.model:
             raise RunSpecError(f"{self.provider}: a model name is needed (PROVIDER:MODEL)")
         if "{prompt}" not in self.completion_template:
-            raise RunSpecError(f"{self.provider}: the completion template must contain {{prompt}} "
-                               f"where the prompt goes (got {self.completion_template!r})")
+            raise RunSpecError(
+                f"{self.provider}: the completion template must contain {{prompt}} "
+                f"where the prompt goes (got {self.completion_template!r})"
+            )
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ModelSpec:
         """``openai:gpt-4o-mini``, ``anthropic:claude-3-5-haiku-latest`` or ``llamacpp:PATH.gguf``."""
         provider, sep, model = text.partition(":")
         if not sep or not model:
-            raise RunSpecError(f"--model {text!r}: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini, "
-                               "anthropic:claude-3-5-haiku-latest or llamacpp:/path/model.gguf")
+            raise RunSpecError(
+                f"--model {text!r}: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini, "
+                "anthropic:claude-3-5-haiku-latest or llamacpp:/path/model.gguf"
+            )
         if provider == "llamacpp":
             model = str(Path(model).expanduser())
         return cls(provider=provider, model=model, **options)
@@ -100,20 +104,32 @@ class ModelSpec:
     def backend_id(self) -> str:
         """Names the backend precisely for request fingerprints (provider, address, endpoint)."""
         if self.provider == "llamacpp":
-            wrapped = "" if self.completion_template == DEFAULT_COMPLETION_TEMPLATE else \
-                "#template=" + hashlib.sha256(self.completion_template.encode()).hexdigest()[:16]
+            wrapped = (
+                ""
+                if self.completion_template == DEFAULT_COMPLETION_TEMPLATE
+                else "#template=" + hashlib.sha256(self.completion_template.encode()).hexdigest()[:16]
+            )
             return f"llamacpp@{self.model}#ctx={self.n_ctx}#chat={self.chat}{wrapped}"
         url = (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
         return f"{self.provider}@{url}#{self.endpoint}"
 
     def params(self) -> dict[str, Any]:
         """The sampling parameters as JSON-ready values (stored with every CoT)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                "extraction_max_tokens": self.extraction_max_tokens, "seed": self.seed,
-                "stop": list(self.stop), "timeout": self.timeout, "chat": self.chat,
-                "endpoint": self.endpoint,
-                **({"completion_template": self.completion_template}
-                   if self.completion_template != DEFAULT_COMPLETION_TEMPLATE else {})}
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "extraction_max_tokens": self.extraction_max_tokens,
+            "seed": self.seed,
+            "stop": list(self.stop),
+            "timeout": self.timeout,
+            "chat": self.chat,
+            "endpoint": self.endpoint,
+            **(
+                {"completion_template": self.completion_template}
+                if self.completion_template != DEFAULT_COMPLETION_TEMPLATE
+                else {}
+            ),
+        }
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -123,8 +139,6 @@ class ModelSpec:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModelSpec:
         return cls(**{**data, "stop": tuple(data.get("stop") or ())})
-
-
 
 
 def _is_local(url: str) -> bool:
@@ -197,28 +211,45 @@ class RunSpec:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (no secrets: a spec never holds an API key)."""
         return {
-            "samples": {**asdict(self.samples), "datasets": list(self.samples.datasets),
-                        "splits": list(self.samples.splits),
-                        "sample_pks": list(self.samples.sample_pks)},
+            "samples": {
+                **asdict(self.samples),
+                "datasets": list(self.samples.datasets),
+                "splits": list(self.samples.splits),
+                "sample_pks": list(self.samples.sample_pks),
+            },
             "models": [m.to_json() for m in self.models],
-            "instructions": list(self.instructions), "cot_triggers": list(self.cot_triggers),
-            "answer_extractions": list(self.answer_extractions), "mode": self.mode.value,
-            "n": self.n, "few_shot": asdict(self.few_shot) if self.few_shot else None,
-            "force": self.force, "name": self.name,
+            "instructions": list(self.instructions),
+            "cot_triggers": list(self.cot_triggers),
+            "answer_extractions": list(self.answer_extractions),
+            "mode": self.mode.value,
+            "n": self.n,
+            "few_shot": asdict(self.few_shot) if self.few_shot else None,
+            "force": self.force,
+            "name": self.name,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunSpec:
         s = data["samples"]
-        samples = SampleSelection(**{**s, "datasets": tuple(s.get("datasets") or ()),
-                                     "splits": tuple(s.get("splits") or ()),
-                                     "sample_pks": tuple(s.get("sample_pks") or ())})
+        samples = SampleSelection(
+            **{
+                **s,
+                "datasets": tuple(s.get("datasets") or ()),
+                "splits": tuple(s.get("splits") or ()),
+                "sample_pks": tuple(s.get("sample_pks") or ()),
+            }
+        )
         return cls(
-            samples=samples, models=tuple(ModelSpec.from_json(m) for m in data["models"]),
-            instructions=tuple(data["instructions"]), cot_triggers=tuple(data["cot_triggers"]),
-            answer_extractions=tuple(data["answer_extractions"]), mode=PromptMode(data["mode"]),
-            n=int(data["n"]), few_shot=FewShotSpec(**data["few_shot"]) if data.get("few_shot") else None,
-            force=bool(data.get("force")), name=data.get("name", ""),
+            samples=samples,
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            instructions=tuple(data["instructions"]),
+            cot_triggers=tuple(data["cot_triggers"]),
+            answer_extractions=tuple(data["answer_extractions"]),
+            mode=PromptMode(data["mode"]),
+            n=int(data["n"]),
+            few_shot=FewShotSpec(**data["few_shot"]) if data.get("few_shot") else None,
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
         )
 
 

@@ -14,8 +14,13 @@ from thoughtdesk.core.generation.prompts import Fragment, PromptMode, PromptTemp
 def _fragment(data: dict[str, Any] | None, kind: str) -> Fragment | None:
     if data is None:
         return None
-    return Fragment(key=data["key"], kind=kind, text=data["text"],  # type: ignore[arg-type]
-                    citation=data.get("citation"), source="run")
+    return Fragment(
+        key=data["key"],
+        kind=kind,
+        text=data["text"],  # type: ignore[arg-type]
+        citation=data.get("citation"),
+        source="run",
+    )
 
 
 def _template(data: dict[str, Any]) -> PromptTemplate | None:

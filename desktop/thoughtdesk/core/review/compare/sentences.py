@@ -35,8 +35,29 @@ class Span:
 #: Abbreviations after which a full stop never ends a sentence (lower case, without the final dot).
 ALWAYS_ABBREVIATIONS = frozenset(
     {
-        "e.g", "i.e", "cf", "vs", "viz", "dr", "mr", "mrs", "ms", "prof", "st", "approx",
-        "esp", "incl", "resp", "sr", "jr", "mt", "ca", "dept", "est", "min", "max",
+        "e.g",
+        "i.e",
+        "cf",
+        "vs",
+        "viz",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "prof",
+        "st",
+        "approx",
+        "esp",
+        "incl",
+        "resp",
+        "sr",
+        "jr",
+        "mt",
+        "ca",
+        "dept",
+        "est",
+        "min",
+        "max",
     }
 )
 #: Abbreviations that end a sentence only when followed by a word that is not a number.

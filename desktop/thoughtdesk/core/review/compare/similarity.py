@@ -45,9 +45,21 @@ from thoughtdesk.core.review.compare.sentences import Span, cot_segments, split_
 from thoughtdesk.core.review.compare.word_diff import DiffOp, tokenize_words, word_diff
 
 __all__ = [
-    "Alignment", "DiffOp", "DEFAULT_THRESHOLD", "MIN_CONTRAST", "SentenceGroup", "SimilarityMatrix",
-    "Span", "TEXT_COLOUR", "align_sentences", "contrast_ratio", "cot_segments", "group_colours",
-    "split_sentences", "tokenize_words", "word_diff",
+    "Alignment",
+    "DiffOp",
+    "DEFAULT_THRESHOLD",
+    "MIN_CONTRAST",
+    "SentenceGroup",
+    "SimilarityMatrix",
+    "Span",
+    "TEXT_COLOUR",
+    "align_sentences",
+    "contrast_ratio",
+    "cot_segments",
+    "group_colours",
+    "split_sentences",
+    "tokenize_words",
+    "word_diff",
 ]
 
 #: A threshold (percent) that groups paraphrases but not sentences that merely share stop words.
@@ -92,9 +104,7 @@ class Alignment:
 class SimilarityMatrix:
     """Pairwise sentence similarity of one sample's CoTs, computed once; groups on demand."""
 
-    def __init__(
-        self, texts: list[str], sentences: list[list[Span]], scores: np.ndarray, cot_of: np.ndarray
-    ) -> None:
+    def __init__(self, texts: list[str], sentences: list[list[Span]], scores: np.ndarray, cot_of: np.ndarray) -> None:
         self.texts = tuple(texts)
         self.sentences = tuple(tuple(spans) for spans in sentences)
         #: ``scores[i, j]``: similarity in percent of flat sentences ``i`` and ``j``.
@@ -208,9 +218,7 @@ class SimilarityMatrix:
             for sentence in range(len(spans)):
                 members.setdefault(roots[flat], []).append((cot, sentence))
                 flat += 1
-        groups = tuple(
-            SentenceGroup(root, tuple(found)) for root, found in sorted(members.items()) if len(found) > 1
-        )
+        groups = tuple(SentenceGroup(root, tuple(found)) for root, found in sorted(members.items()) if len(found) > 1)
         grouped = {group.id for group in groups}
         group_of = []
         flat = 0

@@ -60,8 +60,13 @@ def word_diff(a: str, b: str) -> list[DiffOp]:
             _emit(ops, "insert", a_offsets[block_a], a_offsets[block_a], b_offsets[j], b_offsets[block_b], b)
         if size:
             _emit(
-                ops, "equal", a_offsets[block_a], a_offsets[block_a + size],
-                b_offsets[block_b], b_offsets[block_b + size], a,
+                ops,
+                "equal",
+                a_offsets[block_a],
+                a_offsets[block_a + size],
+                b_offsets[block_b],
+                b_offsets[block_b + size],
+                a,
             )
         i, j = block_a + size, block_b + size
     return ops
@@ -75,9 +80,7 @@ def _offsets(tokens: list[str]) -> list[int]:
     return offsets
 
 
-def _drop_whitespace_only_matches(
-    blocks: list[difflib.Match], a_tokens: list[str]
-) -> list[tuple[int, int, int]]:
+def _drop_whitespace_only_matches(blocks: list[difflib.Match], a_tokens: list[str]) -> list[tuple[int, int, int]]:
     """Matching blocks without lone whitespace matches between two changes.
 
     Otherwise "red car" vs "blue bike" reads as delete "red", equal " ", insert "blue", ...:

@@ -15,8 +15,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from thoughtdesk.ui.qt import (
-    QColor, QFrame, QLabel, QPalette, QSizePolicy, Qt, QTextCharFormat, QTextCursor, QTextEdit, QVBoxLayout,
-    QWidget, Signal,
+    QColor,
+    QFrame,
+    QLabel,
+    QPalette,
+    QSizePolicy,
+    Qt,
+    QTextCharFormat,
+    QTextCursor,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+    Signal,
 )
 from thoughtdesk.ui.widgets.text_positions import PositionMap
 
@@ -139,8 +149,7 @@ class FittedTextView(QTextEdit):
 class CotPanel(QFrame):
     """One CoT: a plain-text header, its statistics, a review note and the highlighted text."""
 
-    def __init__(self, index: int, cot: CotView | None = None, steps: int = 0,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, index: int, cot: CotView | None = None, steps: int = 0, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.index = index
         self.cot = cot or CotView(id="", text="")

@@ -21,12 +21,23 @@ from collections.abc import Sequence
 from typing import Literal
 
 from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, Alignment, SimilarityMatrix, word_diff
-from thoughtdesk.ui.review.compare.painting import HighlightPainting
-from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label, plain
 from thoughtdesk.ui.qt import (
-    QComboBox, QEvent, QHBoxLayout, QPalette, QScrollArea, QSlider, QSplitter, Qt, QTextEdit, QTimer,
-    QVBoxLayout, QWidget, Signal,
+    QComboBox,
+    QEvent,
+    QHBoxLayout,
+    QPalette,
+    QScrollArea,
+    QSlider,
+    QSplitter,
+    Qt,
+    QTextEdit,
+    QTimer,
+    QVBoxLayout,
+    QWidget,
+    Signal,
 )
+from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label, plain
+from thoughtdesk.ui.review.compare.painting import HighlightPainting
 from thoughtdesk.ui.widgets.safe_text import diff_side_html
 
 __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
@@ -90,9 +101,20 @@ class CompareView(HighlightPainting, QWidget):
         self.model_label, self.prompt_label = plain("Model"), plain("Prompt")
 
         bar = QHBoxLayout()
-        for widget in (plain("Layout"), self.mode_box, plain("Similarity"), self.slider, self.threshold_label,
-                       self.groups_label, self.model_label, self.model_filter, self.prompt_label,
-                       self.prompt_filter, plain("Answer"), self.correct_filter):
+        for widget in (
+            plain("Layout"),
+            self.mode_box,
+            plain("Similarity"),
+            self.slider,
+            self.threshold_label,
+            self.groups_label,
+            self.model_label,
+            self.model_filter,
+            self.prompt_label,
+            self.prompt_filter,
+            plain("Answer"),
+            self.correct_filter,
+        ):
             bar.addWidget(widget)
         bar.setStretchFactor(self.slider, 2)
 
@@ -106,7 +128,10 @@ class CompareView(HighlightPainting, QWidget):
         self.scroll.horizontalScrollBar().valueChanged.connect(self._paint_stale_in_view)
         self.scroll.verticalScrollBar().valueChanged.connect(self._paint_stale_in_view)
 
-        self.diff_first, self.diff_second = QComboBox(objectName="diffFirstChoice"), QComboBox(objectName="diffSecondChoice")
+        self.diff_first, self.diff_second = (
+            QComboBox(objectName="diffFirstChoice"),
+            QComboBox(objectName="diffSecondChoice"),
+        )
         for box in (self.diff_first, self.diff_second):
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(22)
@@ -187,7 +212,7 @@ class CompareView(HighlightPainting, QWidget):
             panel.show_cot(index, cot, len(self._matrix.sentences[index]))
             panel.set_current(False)
             panel.text_view.estimate(self._alignment.texts[index])
-        for panel in self._pool[len(self._cots):]:
+        for panel in self._pool[len(self._cots) :]:
             panel.setVisible(False)
         self._current = -1
         self._stale = set(range(len(self._cots)))
