@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Tests never touch the user's real settings, library or keyring.
 os.environ.setdefault("THOUGHTDESK_TESTING", "1")
 
-from tests.helpers.paths import FIXTURES, shared_path  # noqa: E402 - after the environment
+from tests.helpers.paths import FIXTURES, shared_path  # after the environment
 
 # Fixtures every test folder may use: per-test app state (QSettings, config, logs, keyring),
 # the local model and the fake model servers.

@@ -25,15 +25,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_scoring import CONDITIONS, synthetic_answers  # noqa: E402
+from bench_scoring import CONDITIONS, synthetic_answers
 
-from thoughtdesk.core.evaluation.answers import extract_answer  # noqa: E402
-from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate  # noqa: E402
-from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table  # noqa: E402
-from thoughtdesk.core.evaluation.rescoring import rescore  # noqa: E402
-from thoughtdesk.core.importing.importer import import_records  # noqa: E402
-from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample, model_repr  # noqa: E402
-from thoughtdesk.core.library.store import Library  # noqa: E402
+from thoughtdesk.core.evaluation.answers import extract_answer
+from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
+from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table
+from thoughtdesk.core.evaluation.rescoring import rescore
+from thoughtdesk.core.importing.importer import import_records
+from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample, model_repr
+from thoughtdesk.core.library.store import Library
 
 MODELS = ["gpt-4o-mini", "llama-3.1-8b", "claude-haiku", "mistral-7b"]
 TRIGGERS = ["kojima-01", "zhou-01", "qa-01", "plan-01", "none"]

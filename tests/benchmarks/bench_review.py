@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_highlight import build_sample, p50_p95, timings  # noqa: E402
+from bench_highlight import build_sample, p50_p95, timings
 
 N_SAMPLES = 3
 # PySide6 6.12.0 on CPython 3.11 drops one reference to None per call of a void Qt method

@@ -44,7 +44,7 @@ class ModelListHandler(http.server.BaseHTTPRequestHandler):
     #: (path, key header sent) of every request, to check where keys went.
     seen: list[tuple[str, str | None]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:  # http.server's name
         self.seen.append((self.path, self.headers.get("x-api-key") or self.headers.get("Authorization")))
         if self.path.startswith("/moved/"):  # an address that redirects elsewhere
             self.send_response(307)

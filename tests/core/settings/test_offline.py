@@ -63,7 +63,7 @@ def _non_loopback(events) -> list:
     return found
 
 
-def test_offline_workflow_touches_only_this_machine(gguf_model, tmp_path, socket_events):  # noqa: F811
+def test_offline_workflow_touches_only_this_machine(gguf_model, tmp_path, socket_events):
     """Import, a generation run with the local model (the real run executor), evaluation with
     re-scoring, and export, all while offline: no non-loopback socket event at all."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (extra 'local')")

@@ -52,7 +52,7 @@ def models_server():
     import threading
 
     class Models(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:  # http.server's name
             body = json.dumps({"object": "list", "data": [{"id": "medgemma-4b-it-q4"}]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -88,7 +88,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a bad format string must not hide the record
+        except Exception:  # a bad format string must not hide the record
             message = f"{record.msg!r} {record.args!r}"
         record.msg = redact(message)
         record.args = None

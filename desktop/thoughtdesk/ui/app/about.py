@@ -87,7 +87,7 @@ def dataset_licence_lines() -> list[str]:
         from thoughtdesk.core.datasets import catalogue
 
         infos = catalogue()
-    except Exception as error:  # noqa: BLE001 - the About box must open even if a loader is broken
+    except Exception as error:  # the About box must open even if a loader is broken
         return [f"(the dataset catalogue could not be read: {type(error).__name__}: {error})"]
     return [f"{info.name} — {info.title}: {info.licence} ({info.homepage})" for info in infos]
 

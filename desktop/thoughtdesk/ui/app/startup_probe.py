@@ -31,7 +31,7 @@ class _FirstPaint(QObject):
         super().__init__(window)
         self.done = False
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, watched, event) -> bool:  # Qt's name
         if not self.done and event.type() in (QEvent.Type.Paint, QEvent.Type.Expose):
             self.done = True
             elapsed = seconds_since_process_start()

@@ -62,7 +62,7 @@ class Task(QRunnable):
     def run(self) -> None:  # runs in a pool thread
         try:
             result = self._work(self.context)
-        except BaseException as error:  # noqa: BLE001 - every failure goes back to the GUI
+        except BaseException as error:  # every failure goes back to the GUI
             error.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
             self.signals.failed.emit(error)
         else:

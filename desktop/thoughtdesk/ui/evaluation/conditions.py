@@ -99,7 +99,7 @@ class ComparePanel(QWidget):
             lambda error: self.result_label.setText(f"Could not compare: {error}"),
         )
 
-    def _compare_done(self, outcome) -> None:  # noqa: ANN001
+    def _compare_done(self, outcome) -> None:
         a, b, comparison = outcome
         if (self.chosen(self.compare_a), self.chosen(self.compare_b)) != (a, b):
             return  # the choice changed meanwhile; its own comparison is on the way

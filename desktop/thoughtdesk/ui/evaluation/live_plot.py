@@ -26,7 +26,7 @@ MAX_LABELLED_BARS = 12
 class LiveAccuracyPlot(AccuracyPlot):
     """AccuracyPlot that reuses its panels and legend between redraws."""
 
-    def __init__(self, parent=None) -> None:  # noqa: ANN001
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._panels: dict[tuple[str, str], pg.PlotItem] = {}
         self._legend: pg.LegendItem | None = None

@@ -289,7 +289,7 @@ class CorrectnessMap(_ExportablePlot):
             return self.sample_ids[row]
         return None
 
-    def _clicked(self, event) -> None:  # noqa: ANN001 - pyqtgraph mouse event
+    def _clicked(self, event) -> None:  # pyqtgraph mouse event
         sample = self.sample_at(event.pos().x(), event.pos().y())
         if sample is not None:
             event.accept()

@@ -72,7 +72,7 @@ def _evaluate_in_background(path: Path, collection: str) -> Snapshot | None:
 class ResultsView(QWidget):
     """The Results tab of the main window."""
 
-    def __init__(self, window) -> None:  # noqa: ANN001 - MainWindow (import cycle)
+    def __init__(self, window) -> None:  # MainWindow (import cycle)
         super().__init__()
         self.setObjectName("resultsView")
         self.window_ = window
@@ -230,7 +230,7 @@ class ResultsView(QWidget):
         if self.isVisible():
             self._debounce.start()
 
-    def showEvent(self, event) -> None:  # noqa: ANN001
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._stale:
             self._debounce.start()
@@ -313,7 +313,7 @@ class ResultsView(QWidget):
             text += f"; {result.unscored:,} answer(s) without stored correctness (Re-score to score them)"
         self.status.setText(text)
 
-    def _fit_name_columns(self, rows) -> None:  # noqa: ANN001
+    def _fit_name_columns(self, rows) -> None:
         """Width of the dataset, split and model columns from their few distinct names
         (resizeColumnToContents would measure every cell: ~80 ms for 200 rows)."""
         metrics = self.table.fontMetrics()
@@ -411,7 +411,7 @@ class ResultsView(QWidget):
 
         return self.window_.run_task(f"Restoring the imported scoring of {collection}…", work, done)
 
-    def current_plot(self):  # noqa: ANN201
+    def current_plot(self):
         return (self.accuracy_plot, self.pareto_plot, self.correctness_map, None)[self.plots.currentIndex()]
 
     def export_current(self, kind: str, path: str | Path) -> Path:
@@ -440,7 +440,7 @@ class ResultsView(QWidget):
         self.window_.statusBar().showMessage(f"Written to {path}", 10000)
 
 
-def install(window) -> ResultsView:  # noqa: ANN001
+def install(window) -> ResultsView:
     """Add the Results tab (Ctrl+3) to the main window."""
     view = ResultsView(window)
     window.add_tab(view, "Results", "Ctrl+3")

@@ -85,7 +85,7 @@ class GenerationUI(QObject):
         self.runs_panel.start_run(run_id, limits)
         self.window.show_tab(self.runs_panel)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt API
         if watched is self.window and event.type() == QEvent.Type.Close:
             # Stop sending; requests in flight are stored or sent again by a later resume.
             self.runs_panel.shutdown()

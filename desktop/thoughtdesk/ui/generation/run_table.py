@@ -56,13 +56,13 @@ class RunTableModel(QAbstractTableModel):
         if self.runs:
             self.dataChanged.emit(self.index(0, 0), self.index(len(self.runs) - 1, len(RUN_COLUMNS) - 1))
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt API
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # Qt API
         return 0 if parent.isValid() else len(self.runs)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(RUN_COLUMNS)
 
-    def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
+    def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return RUN_COLUMNS[section]
         return None

@@ -132,7 +132,7 @@ class RunWorker(QThread):
             self.final = asyncio.run(self._main())
         except BackendError as error:
             self.error = str(error)  # names the provider and says what to do
-        except Exception as error:  # noqa: BLE001 - shown to the user, the run stays resumable
+        except Exception as error:  # shown to the user, the run stays resumable
             self.error = f"{type(error).__name__}: {error}"
         self.ended.emit(self.final, self.error)
 

@@ -377,7 +377,7 @@ class RunsPanel(QWidget):
             self._data_dirty = False
             self.on_data_changed()
 
-    def hideEvent(self, event) -> None:  # noqa: N802 - Qt API
+    def hideEvent(self, event) -> None:  # Qt API
         # The user left the Runs tab: the other views should show what arrived meanwhile.
         self._flush_data_changed(now=True)
         super().hideEvent(event)

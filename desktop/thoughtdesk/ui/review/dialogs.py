@@ -59,7 +59,7 @@ class CommentDialog(QDialog):
     def text(self) -> str:
         return self.editor.toPlainText()
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, obj, event) -> bool:  # Qt override
         if (
             obj is self.editor
             and event.type() == QEvent.Type.KeyPress

@@ -83,7 +83,7 @@ class ReviewKeys(QObject):
             return lambda: self.on_alt_digit(digit)
         return self.chords.get(modifiers.value | int(key))  # QKeyCombination.toCombined() of the press
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # Qt override
         kind = event.type()
         if kind not in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride):
             return False

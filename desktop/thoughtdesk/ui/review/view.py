@@ -416,14 +416,14 @@ class ReviewView(ReviewEditsMixin, QWidget):
         else:
             self._pending = action
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event) -> None:  # Qt override
         super().showEvent(event)
         if self._pending is not None:
             action, self._pending = self._pending, None
             action()
         self.setFocus(Qt.FocusReason.OtherFocusReason)
 
-    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def changeEvent(self, event) -> None:  # Qt override
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and self.cot_pks:
             self._refresh_all_cots()  # span mark colours depend on the theme

@@ -25,7 +25,7 @@ class FormPage(QWizardPage):
         layout = QVBoxLayout(self)
         layout.addWidget(form)
 
-    def validatePage(self) -> bool:  # noqa: N802 - Qt's name
+    def validatePage(self) -> bool:  # Qt's name
         validate = getattr(self.form, "validate", None)
         return validate() if validate is not None else True
 

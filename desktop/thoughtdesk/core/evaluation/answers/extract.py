@@ -68,7 +68,7 @@ def extract_answer(
     """
     try:
         return _extract(answer_type, extraction_output, cot, choices, gold, rel_tol)
-    except Exception as error:  # noqa: BLE001 - one odd answer must not stop an evaluation
+    except Exception as error:  # one odd answer must not stop an evaluation
         return Extraction(
             UNEXTRACTABLE, method="error", reason=f"extractor error: {type(error).__name__}: {error}"[:300]
         )

@@ -116,16 +116,16 @@ class FittedTextView(QTextEdit):
             self.document().clear()
         self._fit()
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event) -> None:  # Qt override
         super().resizeEvent(event)
         if self.viewport().width() != self._fitted_width:  # height changes only follow width
             self._fit()
 
-    def focusInEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def focusInEvent(self, event) -> None:  # Qt override
         super().focusInEvent(event)
         self.activated.emit()
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def mousePressEvent(self, event) -> None:  # Qt override
         self.activated.emit()
         super().mousePressEvent(event)
 

@@ -403,7 +403,7 @@ class CompareView(HighlightPainting, QWidget):
         added = sum(len(op.text.split()) for op in ops if op.kind == "insert")
         self.diff_summary.setText(f"−{removed} words, +{added} words")
 
-    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def changeEvent(self, event) -> None:  # Qt override
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and self._alignment is not None and self.theme() != self._theme:
             self._theme = self.theme()  # colours depend on the theme: repaint everything
