@@ -62,11 +62,13 @@ Public API (import from ``thoughtdesk.core.review``)::
         .ok / .merged / .reasons() / .summary
     cot_content_hash(text) -> "sha256:<hex>"
 
-    # Agreement (rows are thoughtdesk.core.review.agreement_stats.AgreementRow)
+    # Agreement (thoughtdesk.core.review.agreement: also the statistics and label_ratings)
     agreement_table(library, collection: str, labels=None, authors=None) -> list[AgreementRow]
+    AgreementRow(label, n_items, n_complete, raters, cohen, fleiss, alpha, percent_agreement)
+    label_value(value) -> bool | None     # the one truth rule: JSON bools, "true"/"false" any case
 """
 
-from thoughtdesk.core.review.agreement import agreement_table
+from thoughtdesk.core.review.agreement import AgreementRow, agreement_table
 from thoughtdesk.core.review.annotations import AnnotationStore, OperationLog, review_from, utc_now
 from thoughtdesk.core.review.exchange import (
     FORMAT_NAME,
@@ -114,9 +116,11 @@ from thoughtdesk.core.review.types import (
     LabelSet,
     Span,
     StoredAnnotation,
+    label_value,
 )
 
 __all__ = [
+    "AgreementRow",
     "AnnotationOp",
     "AnnotationStore",
     "BUILTIN_SETS",
@@ -153,6 +157,7 @@ __all__ = [
     "export_annotations",
     "import_annotations",
     "label_set",
+    "label_value",
     "label_sets",
     "list_queues",
     "load_queue",

@@ -28,6 +28,7 @@ from thoughtdesk.core.review.types import (
     CotReview,
     Span,
     StoredAnnotation,
+    label_value,
 )
 
 
@@ -207,7 +208,7 @@ class AnnotationStore:
         if span is not None:
             after = None if before is not None else LABEL_ON
         else:
-            after = LABEL_OFF if (before is True or before == LABEL_ON) else LABEL_ON
+            after = LABEL_OFF if label_value(before) else LABEL_ON
         where = f" on '{span.text[:30]}'" if span is not None else ""
         return AnnotationOp(cot_pk, self.author, label, before, after, span, f"Toggle {label}{where}")
 
@@ -335,12 +336,12 @@ def review_from(cot_pk: int, author: str, notes: Iterable[StoredAnnotation]) -> 
         if note.key == COMMENT_KEY:
             review.comment = note.value if isinstance(note.value, str) else ""
         elif note.key == PREFERRED_KEY:
-            review.preferred = note.value is True or note.value == LABEL_ON
+            review.preferred = label_value(note.value) is True
         elif note.key == QUALITY_KEY:
             review.quality = note.value if isinstance(note.value, int) else None
         elif note.span is not None:
             review.spans.append((note.key, note.span))
         else:
-            review.labels[note.key] = note.value is True or note.value == LABEL_ON
+            review.labels[note.key] = label_value(note.value) is True
     review.spans.sort(key=lambda pair: (pair[1].start, pair[1].end, pair[0]))
     return review
