@@ -199,16 +199,6 @@ def test_store_needs_an_author(lib):
         AnnotationStore(lib, "  ")
 
 
-def test_utf16_offsets_round_trip_around_emoji():
-    from thoughtdesk.core.review import from_utf16, to_utf16
-
-    text = "a🦠b<b>c"
-    # Python indices: a=0 🦠=1 b=2; UTF-16: a=0 🦠=1,2 b=3.
-    assert [to_utf16(text, i) for i in range(len(text) + 1)] == [0, 1, 3, 4, 5, 6, 7, 8]
-    assert [from_utf16(text, p) for p in range(9)] == [0, 1, 1, 2, 3, 4, 5, 6, 7]
-    assert len(text.encode("utf-16-le")) // 2 == to_utf16(text, len(text))
-
-
 def test_a_samples_annotations_read_once_give_the_same_reviews(lib):
     from thoughtdesk.core.review import review_from
 

@@ -34,7 +34,6 @@ Public API (import from ``thoughtdesk.core.review``)::
         .toggle_label(...) / .set_comment(...) / .set_preferred(...) / .set_quality(...)
             -> AnnotationOp                                            # plan + apply
     OperationLog(store).do(op) / .undo() / .redo() / .can_undo / .can_redo
-    to_utf16(text, index) -> int ; from_utf16(text, position) -> int   # QTextCursor <-> Span
 
     # Review queues and blind mode
     QueueFilter(dataset=None, split=None, has_incorrect=False, has_cots=True,
@@ -86,7 +85,6 @@ from thoughtdesk.core.review.labels import (
     label_sets,
     save_label_set,
 )
-from thoughtdesk.core.review.offsets import from_utf16, to_utf16
 from thoughtdesk.core.review.queues import (
     BlindCot,
     QueueFilter,
@@ -162,10 +160,8 @@ __all__ = [
     "list_queues",
     "load_queue",
     "mark_done",
-    "from_utf16",
     "review_from",
     "save_label_set",
     "set_position",
-    "to_utf16",
     "utc_now",
 ]
