@@ -13,13 +13,13 @@ Public API (import from ``thoughtdesk.core.review``)::
     delete_label_set(library, name: str) -> None
     DEFAULT_SET = "ThoughtSource"; CLINICAL_SET = "Clinical"
 
-    # Annotations: one transaction per change, author + UTC time, n_annotations kept right
+    # Annotations: one transaction per change, author + UTC time, n_annotations kept right;
+    # undo/redo is the GUI's QUndoStack driving .apply(op) / .revert(op)
     Span(start: int, end: int, text: str = "")                        # [start, end) code points
     StoredAnnotation(pk, cot_pk, author, date, key, value, span: Span | None)
     CotReview(cot_pk, author, labels: dict[str, bool], spans: list[tuple[str, Span]],
               comment: str, preferred: bool, quality: int | None)
     AnnotationOp(cot_pk, author, key, before, after, span=None, description="")  # frozen
-        .inverse() -> AnnotationOp
     AnnotationStore(library, author: str)
         .annotations(cot_pk, *, author=None) -> list[StoredAnnotation]
         .sample_annotations(sample_pk) -> dict[int, list[StoredAnnotation]]   # cot_pk -> list
@@ -33,7 +33,6 @@ Public API (import from ``thoughtdesk.core.review``)::
         .apply(op) -> None ; .revert(op) -> None                       # for QUndoCommand redo/undo
         .toggle_label(...) / .set_comment(...) / .set_preferred(...) / .set_quality(...)
             -> AnnotationOp                                            # plan + apply
-    OperationLog(store).do(op) / .undo() / .redo() / .can_undo / .can_redo
 
     # Review queues and blind mode
     QueueFilter(dataset=None, split=None, has_incorrect=False, has_cots=True,
@@ -50,7 +49,6 @@ Public API (import from ``thoughtdesk.core.review``)::
     delete_queue(library, queue_id)
     blind_order(cot_pks, reviewer, sample_pk) -> list[int]
     blind_labels(ordered_cot_pks) -> dict[int, str]                    # {pk: "CoT 1", ...}
-    blind_cots(library, sample_pk, reviewer) -> list[BlindCot(cot_pk, label, text)]
 
     # Several reviewers
     export_annotations(library, author: str | None, path, *, collection=None) -> int
@@ -68,7 +66,7 @@ Public API (import from ``thoughtdesk.core.review``)::
 """
 
 from thoughtdesk.core.review.agreement import AgreementRow, agreement_table
-from thoughtdesk.core.review.annotations import AnnotationStore, OperationLog, review_from, utc_now
+from thoughtdesk.core.review.annotations import AnnotationStore, review_from, utc_now
 from thoughtdesk.core.review.exchange import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -86,10 +84,8 @@ from thoughtdesk.core.review.labels import (
     save_label_set,
 )
 from thoughtdesk.core.review.queues import (
-    BlindCot,
     QueueFilter,
     ReviewQueue,
-    blind_cots,
     blind_labels,
     blind_order,
     create_queue,
@@ -122,7 +118,6 @@ __all__ = [
     "AnnotationOp",
     "AnnotationStore",
     "BUILTIN_SETS",
-    "BlindCot",
     "CLINICAL_SET",
     "COMMENT_KEY",
     "CotReview",
@@ -135,7 +130,6 @@ __all__ = [
     "LabelSet",
     "MergeReport",
     "NON_LABEL_KEYS",
-    "OperationLog",
     "PREFERRED_KEY",
     "QUALITY_KEY",
     "QueueFilter",
@@ -144,7 +138,6 @@ __all__ = [
     "StoredAnnotation",
     "Unmatched",
     "agreement_table",
-    "blind_cots",
     "blind_labels",
     "blind_order",
     "cot_content_hash",

@@ -7,7 +7,7 @@ writes ``extra`` keys back, so spans survive a round trip through a ThoughtSourc
 
 Every change is an :class:`AnnotationOp` (slot, value before, value after): the GUI plans an op,
 pushes it on its ``QUndoStack`` and the stack calls :meth:`AnnotationStore.apply` /
-:meth:`AnnotationStore.revert`. :class:`OperationLog` does the same for code without Qt.
+:meth:`AnnotationStore.revert`.
 """
 
 from __future__ import annotations
@@ -279,50 +279,6 @@ class AnnotationStore:
     def set_quality(self, cot_pk: int, score: int | None) -> AnnotationOp:
         op = self.plan_set_quality(cot_pk, score)
         self.apply(op)
-        return op
-
-
-class OperationLog:
-    """Undo/redo of applied ops for code without a ``QUndoStack`` (CLI, tests).
-
-    ``do`` applies an op and forgets anything undone before it, as an editor does.
-    """
-
-    def __init__(self, store: AnnotationStore) -> None:
-        self.store = store
-        self.done: list[AnnotationOp] = []
-        self.undone: list[AnnotationOp] = []
-
-    def do(self, op: AnnotationOp) -> AnnotationOp:
-        self.store.apply(op)
-        self.done.append(op)
-        self.undone.clear()
-        return op
-
-    @property
-    def can_undo(self) -> bool:
-        return bool(self.done)
-
-    @property
-    def can_redo(self) -> bool:
-        return bool(self.undone)
-
-    def undo(self) -> AnnotationOp | None:
-        """Revert the last op; ``None`` when there is nothing to undo."""
-        if not self.done:
-            return None
-        op = self.done.pop()
-        self.store.revert(op)
-        self.undone.append(op)
-        return op
-
-    def redo(self) -> AnnotationOp | None:
-        """Apply the last undone op again; ``None`` when there is nothing to redo."""
-        if not self.undone:
-            return None
-        op = self.undone.pop()
-        self.store.apply(op)
-        self.done.append(op)
         return op
 
 

@@ -236,21 +236,3 @@ def blind_order(cot_pks: list[int], reviewer: str, sample_pk: int) -> list[int]:
 def blind_labels(ordered_cot_pks: list[int]) -> dict[int, str]:
     """Anonymous names ("CoT 1", "CoT 2", ...) by display position, hiding model and prompt."""
     return {pk: f"CoT {index}" for index, pk in enumerate(ordered_cot_pks, start=1)}
-
-
-@dataclass(frozen=True)
-class BlindCot:
-    """What blind mode shows of a generated CoT: its anonymous name and text, nothing else."""
-
-    cot_pk: int
-    label: str
-    text: str
-
-
-def blind_cots(library: Library, sample_pk: int, reviewer: str) -> list[BlindCot]:
-    """The sample's generated CoTs in ``reviewer``'s blind order, with anonymous names only."""
-    rows = library.conn.execute("SELECT id, cot FROM generated_cot WHERE sample_pk = ?", (sample_pk,)).fetchall()
-    texts = {pk: text or "" for pk, text in rows}
-    order = blind_order(list(texts), reviewer, sample_pk)
-    names = blind_labels(order)
-    return [BlindCot(pk, names[pk], texts[pk]) for pk in order]

@@ -110,10 +110,6 @@ class StoredAnnotation:
     value: Any
     span: Span | None = None
 
-    @property
-    def is_label(self) -> bool:
-        return self.key not in NON_LABEL_KEYS
-
 
 @dataclass(frozen=True, slots=True)
 class AnnotationOp:
@@ -133,11 +129,6 @@ class AnnotationOp:
     after: Any
     span: Span | None = None
     description: str = ""
-
-    def inverse(self) -> AnnotationOp:
-        return AnnotationOp(
-            self.cot_pk, self.author, self.key, self.after, self.before, self.span, "Undo " + self.description
-        )
 
 
 @dataclass(slots=True)

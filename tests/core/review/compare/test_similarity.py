@@ -112,7 +112,8 @@ def test_groups_respect_the_threshold_and_the_one_per_cot_rule(seed: int) -> Non
             assert group.id == min(matrix.flat_index(c, s) for c, s in group.members)
             # Single linkage: every member is linked to another member at >= threshold.
             for member in group.members:
-                best = max(matrix.similarity(member, other) for other in group.members if other != member)
+                row = matrix.scores[matrix.flat_index(*member)]
+                best = max(float(row[matrix.flat_index(*other)]) for other in group.members if other != member)
                 assert best >= threshold
             for member in group.members:
                 partition[member] = group.id

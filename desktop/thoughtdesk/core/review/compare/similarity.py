@@ -144,8 +144,7 @@ class SimilarityMatrix:
         # Greedy state, advanced lazily as lower thresholds are asked for.
         self._parent = list(range(size))
         self._cots = [1 << int(c) for c in cot_of]  # bit set of CoTs in each root's group
-        self._merge_scores: list[float] = []  # descending; negated copy below for bisect
-        self._merge_neg: list[float] = []
+        self._merge_neg: list[float] = []  # minus each merge's score: ascending, for bisect
         self._merges: list[tuple[int, int]] = []
         self._done_down_to = float("inf")  # every pair scoring >= this has been examined
 
@@ -180,10 +179,6 @@ class SimilarityMatrix:
     def flat_index(self, cot: int, sentence: int) -> int:
         """Row of ``(cot, sentence)`` in :attr:`scores`."""
         return int(self._first_flat[cot]) + sentence
-
-    def similarity(self, first: tuple[int, int], second: tuple[int, int]) -> float:
-        """Similarity in percent of two ``(cot, sentence)`` sentences."""
-        return float(self.scores[self.flat_index(*first), self.flat_index(*second)])
 
     def groups(self, threshold: float = DEFAULT_THRESHOLD) -> Alignment:
         """Sentence groups at ``threshold`` percent (cheap after the first call at a given depth)."""
@@ -235,7 +230,6 @@ class SimilarityMatrix:
             parent[gone] = keep
             cots[keep] |= cots[gone]
             self._merges.append((first, second))
-            self._merge_scores.append(score)
             self._merge_neg.append(-score)
         self._done_down_to = threshold
 
