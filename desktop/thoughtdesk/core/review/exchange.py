@@ -52,7 +52,8 @@ def export_annotations(
 
     The file is written to a temporary name and renamed, so a failed export leaves no half file.
     """
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[str | int] = []
     if author is not None:
         clauses.append("a.author = ?")
         params.append(author)
@@ -98,7 +99,7 @@ def export_annotations(
         "author": author,
         "annotations": records,
     }
-    write_json_atomically(path, document, indent=1)
+    write_json_atomically(Path(path), document, indent=1)
     return len(records)
 
 
@@ -205,7 +206,7 @@ def _thoughtsource_records(path: Path, document: dict[str, dict[str, list[Any]]]
     the file a second time with ``ThoughtSourceFile`` doubled the cost of reading it)."""
     from thoughtdesk.core.datasets.thoughtsource import sample_from_json
 
-    out = []
+    out: list[_Incoming] = []
     for dataset, splits in document.items():
         for split, samples in splits.items():
             for index, obj in enumerate(samples):

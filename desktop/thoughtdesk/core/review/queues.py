@@ -143,7 +143,9 @@ def create_queue(
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (name, collection_id, json.dumps(asdict(spec)), seed, reviewer, int(blind), utc_now()),
         )
-        queue_id = int(cur.lastrowid)
+        queue_id = cur.lastrowid
+        if queue_id is None:  # sqlite3 sets it after every INSERT; this narrows the type
+            raise RuntimeError("the review queue was not inserted")
         conn.executemany(
             "INSERT INTO review_queue_item (queue_id, ordinal, sample_pk) VALUES (?, ?, ?)",
             [(queue_id, i, pk) for i, pk in enumerate(pks)],
