@@ -6,7 +6,8 @@ from collections.abc import Callable, Sequence
 
 from thoughtdesk.core.evaluation.evaluate import Comparison, Key, PairedOutcomes, compare_conditions
 from thoughtdesk.core.evaluation.metrics import AccuracyRow
-from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QLabel, Qt, QVBoxLayout, QWidget
+from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 def key_text(key: Key) -> str:
@@ -31,10 +32,7 @@ class ComparePanel(QWidget):
         for combo in (self.compare_a, self.compare_b):
             combo.setMinimumContentsLength(40)
             combo.currentIndexChanged.connect(lambda _: self.compare_chosen())
-        self.result_label = QLabel(objectName="compareResult")
-        self.result_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.result_label.setWordWrap(True)
-        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result_label = plain_label(name="compareResult", selectable=True)
         box = QVBoxLayout(self)
         for label, combo in (("Condition A:", self.compare_a), ("Condition B:", self.compare_b)):
             row = QHBoxLayout()

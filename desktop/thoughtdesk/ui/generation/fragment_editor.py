@@ -23,7 +23,6 @@ from thoughtdesk.ui.qt import (
     QHBoxLayout,
     QHeaderView,
     QKeySequence,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QModelIndex,
@@ -40,6 +39,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 KIND_TITLES: dict[str, str] = {
     "instruction": "Instructions",
@@ -162,8 +162,7 @@ class FragmentEditor(QWidget):
         self.citation_edit = QLineEdit(objectName="fragmentCitation")
         self.citation_edit.setPlaceholderText("e.g. Kojima et al. 2022, Large Language Models are Zero-Shot Reasoners")
         self.note_edit = QLineEdit(objectName="fragmentNote")
-        self.source_label = QLabel(objectName="fragmentSource")
-        self.source_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.source_label = plain_label(name="fragmentSource", wrap=False)
         self.apply_button = QPushButton("&Apply changes", objectName="applyFragment")
         self.apply_button.setToolTip("Save the edited key, text, citation and note (Ctrl+Return)")
         self.apply_button.clicked.connect(self.apply_edits)
@@ -223,9 +222,7 @@ class FragmentEditor(QWidget):
         self.undo_button.setEnabled(False)
         self.redo_button.setEnabled(False)
 
-        self.status = QLabel(objectName="fragmentStatus")
-        self.status.setTextFormat(Qt.TextFormat.PlainText)
-        self.status.setWordWrap(True)
+        self.status = plain_label(name="fragmentStatus")
 
         splitter = QSplitter()
         splitter.addWidget(self.tabs)

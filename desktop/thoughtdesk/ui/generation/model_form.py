@@ -33,6 +33,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 PROVIDER_CHOICES = (
     ("OpenAI-compatible server", "openai"),
@@ -236,9 +237,7 @@ class ModelList(QWidget):
         self.form = ModelForm()
         self.list = QListWidget(objectName="modelList")
         self.list.currentRowChanged.connect(self._row_changed)
-        self.error = QLabel(objectName="modelError")
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
-        self.error.setWordWrap(True)
+        self.error = plain_label(name="modelError")
         self.error.setStyleSheet("color: #b3261e;")
         add = QPushButton("&Add model", objectName="addModel")
         add.clicked.connect(self.add_from_form)

@@ -45,6 +45,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
@@ -178,9 +179,7 @@ class RunPlannerDialog(QDialog):
         self.tabs.addTab(self.models, "&Models")
         self.tabs.addTab(self.price_editor, "P&rices")
 
-        self.summary = QLabel("Planning…", objectName="planSummary")
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
-        self.summary.setWordWrap(True)
+        self.summary = plain_label("Planning…", name="planSummary")
         self.preview = QPlainTextEdit(objectName="promptPreview")
         self.preview.setReadOnly(True)
         self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)

@@ -36,6 +36,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
@@ -119,10 +120,7 @@ class RunsPanel(QWidget):
         )
         self._button(buttons, "Refresh", "refreshRuns", self.reload, "Read the runs from the library again")
         buttons.addStretch(1)
-        self.message = QLabel(objectName="runMessage")
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = plain_label(name="runMessage", selectable=True)
 
         self.failed = QTableWidget(0, len(FAILED_COLUMNS), objectName="failedRequests")
         self.failed.setHorizontalHeaderLabels(FAILED_COLUMNS)
@@ -132,8 +130,7 @@ class RunsPanel(QWidget):
         failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.failed.setWordWrap(True)
-        self.stream_title = QLabel("Local model output (current request)", objectName="streamTitle")
-        self.stream_title.setTextFormat(Qt.TextFormat.PlainText)
+        self.stream_title = plain_label("Local model output (current request)", name="streamTitle", wrap=False)
         self.stream = QPlainTextEdit(objectName="streamedText")
         self.stream.setReadOnly(True)
         self.stream.setMaximumBlockCount(2000)
@@ -159,14 +156,12 @@ class RunsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.message)
-        self.empty_hint = QLabel(
+        self.empty_hint = plain_label(
             "No runs in this library yet. Generate > Plan a run… (Ctrl+G) chooses "
             "samples, prompt fragments and models; the run then shows here with "
             "its progress, and failed requests below.",
-            objectName="runsEmptyHint",
+            name="runsEmptyHint",
         )
-        self.empty_hint.setWordWrap(True)
-        self.empty_hint.setTextFormat(Qt.TextFormat.PlainText)
         self.empty_hint.setStyleSheet("color: palette(mid); padding: 6px 0;")
         layout.addWidget(self.empty_hint)
         layout.addWidget(vertical, 1)

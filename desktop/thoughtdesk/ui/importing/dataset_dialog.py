@@ -24,7 +24,6 @@ from thoughtdesk.ui.importing.widgets import (
     ImportRequest,
     ImportTargetBox,
     metadata_text,
-    plain_label,
 )
 from thoughtdesk.ui.qt import (
     QButtonGroup,
@@ -44,6 +43,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv")
 

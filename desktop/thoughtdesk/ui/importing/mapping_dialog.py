@@ -16,7 +16,7 @@ from thoughtdesk.core.datasets.mapping_preview import PreviewRow, preview_mappin
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.mappings import SavedMappings
 from thoughtdesk.core.library.records import ANSWER_TYPES
-from thoughtdesk.ui.importing.widgets import ImportRequest, ImportTargetBox, plain_label
+from thoughtdesk.ui.importing.widgets import ImportRequest, ImportTargetBox
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QComboBox,
@@ -34,6 +34,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 #: Optional mapping fields, in form order: (attribute, label).
 OPTIONAL_FIELDS = (
@@ -87,7 +88,7 @@ class MappingDialog(QDialog):
         self.columns: list[str] = []
         self.rows: list[PreviewRow] = []
         layout = QVBoxLayout(self)
-        layout.addWidget(plain_label(f"File: {self.path}", "fileLabel"))
+        layout.addWidget(plain_label(f"File: {self.path}", name="fileLabel"))
 
         saved_row = QHBoxLayout()
         self.saved_combo = QComboBox(objectName="savedCombo")

@@ -30,7 +30,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 class CommentDialog(QDialog):
@@ -50,9 +50,9 @@ class CommentDialog(QDialog):
         # be the active window first, which it is not yet right after it opens).
         self.editor.installEventFilter(self)
         layout = QVBoxLayout(self)
-        layout.addWidget(plain(title, bold=True, name="commentFor"))
+        layout.addWidget(plain_label(title, bold=True, name="commentFor", selectable=True, keep_height=True))
         layout.addWidget(self.editor)
-        layout.addWidget(plain("Ctrl+Return saves · Escape cancels"))
+        layout.addWidget(plain_label("Ctrl+Return saves · Escape cancels", selectable=True, keep_height=True))
         layout.addWidget(buttons)
         self.resize(520, 300)
 
@@ -224,7 +224,7 @@ class AgreementDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
-        layout.addWidget(plain(note, name="agreementNote"))
+        layout.addWidget(plain_label(note, name="agreementNote", selectable=True, keep_height=True))
         layout.addWidget(buttons)
         self.resize(860, 360)
 

@@ -36,7 +36,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.widgets.labels import plain_label
 
 COLUMNS = ("Label", "Colour", "Key")
 NAME_COLUMN, COLOUR_COLUMN, KEY_COLUMN = range(3)
@@ -67,7 +67,7 @@ class LabelSetEditor(QDialog):
         self.delete_button = QPushButton("Delete set…", objectName="deleteLabelSet")
         self.delete_button.clicked.connect(lambda: self.delete_current())
         self.name = QLineEdit(objectName="labelSetName")
-        self.note = plain("", name="labelSetNote")
+        self.note = plain_label("", name="labelSetNote", selectable=True, keep_height=True)
         self.table = QTableWidget(0, len(COLUMNS), objectName="labelTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -89,19 +89,19 @@ class LabelSetEditor(QDialog):
             button.clicked.connect(slot)
             row_buttons.addWidget(button)
         row_buttons.addStretch(1)
-        self.error = plain("", name="labelSetError")
+        self.error = plain_label("", name="labelSetError", selectable=True, keep_height=True)
         self.error.setStyleSheet("color: #b3261e;")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
 
         top = QHBoxLayout()
-        top.addWidget(plain("Set"))
+        top.addWidget(plain_label("Set", selectable=True, keep_height=True))
         top.addWidget(self.set_box, 1)
         top.addWidget(self.new_button)
         top.addWidget(self.delete_button)
         name_row = QHBoxLayout()
-        name_row.addWidget(plain("Name"))
+        name_row.addWidget(plain_label("Name", selectable=True, keep_height=True))
         name_row.addWidget(self.name, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -109,7 +109,11 @@ class LabelSetEditor(QDialog):
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         layout.addLayout(row_buttons)
-        help_text = plain("Colour: #rrggbb, behind span labels. Key: the number 1–9 that toggles the label, or empty.")
+        help_text = plain_label(
+            "Colour: #rrggbb, behind span labels. Key: the number 1–9 that toggles the label, or empty.",
+            selectable=True,
+            keep_height=True,
+        )
         layout.addWidget(help_text)
         layout.addWidget(self.error)
         for label in (self.note, help_text, self.error):  # extra height goes to the table

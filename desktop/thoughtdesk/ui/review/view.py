@@ -44,7 +44,6 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
-from thoughtdesk.ui.review.compare.cot_panel import plain
 from thoughtdesk.ui.review.compare.view import CompareView, CotView, SpanMark
 from thoughtdesk.ui.review.dialogs import CommentDialog
 from thoughtdesk.ui.review.edits import ReviewEditsMixin, others_text, review_summary, reviewer_name
@@ -52,6 +51,7 @@ from thoughtdesk.ui.review.keys import ReviewKeys
 from thoughtdesk.ui.review.label_colours import mark_colours
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.ui.widgets.labels import plain_label
 
 LABEL_SET_SETTING = "review/labelSet"
 BLIND_SETTING = "review/blind"
@@ -91,8 +91,8 @@ class ReviewView(ReviewEditsMixin, QWidget):
         self.undo_stack = QUndoStack(self)
         self.prefetch = SimilarityPrefetch(self)
 
-        self.status = plain("", name="reviewStatus")
-        self.progress = plain("", bold=True, name="queueProgress")
+        self.status = plain_label("", name="reviewStatus", selectable=True, keep_height=True)
+        self.progress = plain_label("", bold=True, name="queueProgress", selectable=True, keep_height=True)
         self.question = QPlainTextEdit(objectName="reviewQuestion")
         self.question.setReadOnly(True)
         self.question.setMaximumHeight(96)

@@ -23,7 +23,6 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -33,16 +32,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.settings.options import AppSettings
-
-
-def _note(text: str = "", name: str | None = None) -> QLabel:
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)  # messages may quote server text: never rich text
-    label.setWordWrap(True)
-    label.setText(text)
-    if name:
-        label.setObjectName(name)
-    return label
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 class IdentityForm(QWidget):
@@ -55,7 +45,7 @@ class IdentityForm(QWidget):
         self.name.setPlaceholderText("e.g. Dr Ada Lovelace")
         layout.addRow("Your name:", self.name)
         layout.addRow(
-            _note(
+            plain_label(
                 "It is stored with every annotation you make, so that several people's "
                 "judgements can be told apart and compared."
             )
@@ -75,7 +65,7 @@ class LibraryForm(QWidget):
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.addWidget(
-            _note("Everything you load, generate and annotate is kept in one library file on this computer.")
+            plain_label("Everything you load, generate and annotate is kept in one library file on this computer.")
         )
         row = QHBoxLayout()
         self.path = QLineEdit(objectName="libraryPath")
@@ -85,7 +75,7 @@ class LibraryForm(QWidget):
         row.addWidget(self.path, 1)
         row.addWidget(browse)
         layout.addLayout(row)
-        self.error = _note(name="libraryError")
+        self.error = plain_label(name="libraryError")
         layout.addWidget(self.error)
         layout.addStretch(1)
 
@@ -136,7 +126,7 @@ class OfflineForm(QWidget):
         self.offline = QCheckBox("Offline mode: nothing leaves this computer", objectName="offlineCheck")
         layout.addWidget(self.offline)
         layout.addWidget(
-            _note(
+            plain_label(
                 "While offline mode is on, ThoughtDesk opens no connection to any other computer: "
                 "dataset downloads and remote model providers are refused with a message saying so, "
                 "and a guard inside the program blocks any connection attempt that is not to this "
@@ -160,7 +150,7 @@ class LocalModelForm(QWidget):
         self.task: Task | None = None
         layout = QVBoxLayout(self)
         layout.addWidget(
-            _note(
+            plain_label(
                 "A local model runs on this computer with llama.cpp: nothing is sent "
                 "anywhere. It reads GGUF model files."
             )
@@ -186,7 +176,7 @@ class LocalModelForm(QWidget):
         row.addWidget(self.path, 1)
         row.addWidget(browse)
         layout.addLayout(row)
-        self.status = _note(name="modelStatus")
+        self.status = plain_label(name="modelStatus")
         layout.addWidget(self.status)
         layout.addStretch(1)
         self.none.setChecked(True)

@@ -26,13 +26,13 @@ from thoughtdesk.ui.qt import (
     QHBoxLayout,
     QLineEdit,
     QPushButton,
-    Qt,
     QVBoxLayout,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.settings.forms import _note, keyring_warning, save_api_key
+from thoughtdesk.ui.settings.forms import keyring_warning, save_api_key
 from thoughtdesk.ui.settings.options import AppSettings
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 class ProviderPanel(QGroupBox):
@@ -68,8 +68,7 @@ class ProviderPanel(QGroupBox):
         row.addWidget(self.test_button)
         row.addStretch(1)
         form.addRow(row)
-        self.result = _note(name=f"{provider}Result")
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result = plain_label(name=f"{provider}Result", selectable=True)
         form.addRow(self.result)
 
     def stored_key(self) -> str | None:
@@ -141,7 +140,7 @@ class ProvidersForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
-        self.keyring_note = _note(name="keyringWarning")
+        self.keyring_note = plain_label(name="keyringWarning")
         self.keyring_note.setStyleSheet("color: #8a5300;")
         layout.addWidget(self.keyring_note)
         self.openai = ProviderPanel(
@@ -153,7 +152,9 @@ class ProvidersForm(QWidget):
         layout.addWidget(self.openai)
         layout.addWidget(self.anthropic)
         layout.addWidget(
-            _note("Keys are kept in the system keyring, never in the library, the settings file, logs or exports.")
+            plain_label(
+                "Keys are kept in the system keyring, never in the library, the settings file, logs or exports."
+            )
         )
         layout.addStretch(1)
         self.saved_messages: list[str] = []

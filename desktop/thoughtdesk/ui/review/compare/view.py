@@ -36,8 +36,9 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label, plain
+from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label
 from thoughtdesk.ui.review.compare.painting import HighlightPainting
+from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.safe_text import diff_side_html
 
 __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
@@ -89,8 +90,8 @@ class CompareView(HighlightPainting, QWidget):
         self.slider.setValue(round(threshold))
         self.slider.setToolTip("Sentences at least this similar (percent of shared words) share a colour")
         self.slider.valueChanged.connect(self._on_slider)
-        self.threshold_label = plain("", name="thresholdLabel")
-        self.groups_label = plain("", name="groupsLabel")
+        self.threshold_label = plain_label("", name="thresholdLabel", selectable=True, keep_height=True)
+        self.groups_label = plain_label("", name="groupsLabel", selectable=True, keep_height=True)
         self.model_filter, self.prompt_filter, self.correct_filter = QComboBox(), QComboBox(), QComboBox()
         self.model_filter.setObjectName("modelFilter")
         self.prompt_filter.setObjectName("promptFilter")
@@ -98,13 +99,16 @@ class CompareView(HighlightPainting, QWidget):
         self.correct_filter.addItems([ALL, "correct", "incorrect"])
         for box in (self.model_filter, self.prompt_filter, self.correct_filter):
             box.currentIndexChanged.connect(self._apply_filters)
-        self.model_label, self.prompt_label = plain("Model"), plain("Prompt")
+        self.model_label, self.prompt_label = (
+            plain_label("Model", selectable=True, keep_height=True),
+            plain_label("Prompt", selectable=True, keep_height=True),
+        )
 
         bar = QHBoxLayout()
         for widget in (
-            plain("Layout"),
+            plain_label("Layout", selectable=True, keep_height=True),
             self.mode_box,
-            plain("Similarity"),
+            plain_label("Similarity", selectable=True, keep_height=True),
             self.slider,
             self.threshold_label,
             self.groups_label,
@@ -112,7 +116,7 @@ class CompareView(HighlightPainting, QWidget):
             self.model_filter,
             self.prompt_label,
             self.prompt_filter,
-            plain("Answer"),
+            plain_label("Answer", selectable=True, keep_height=True),
             self.correct_filter,
         ):
             bar.addWidget(widget)
@@ -136,7 +140,7 @@ class CompareView(HighlightPainting, QWidget):
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(22)
             box.currentIndexChanged.connect(self._update_diff)
-        self.diff_summary = plain("", name="diffSummary")
+        self.diff_summary = plain_label("", name="diffSummary", selectable=True, keep_height=True)
         self.diff_summary.setWordWrap(False)  # "−32 words, +126 words" on one line
         self.diff_a, self.diff_b = read_only_text("diffFirst"), read_only_text("diffSecond")
         diff_sides = QSplitter(Qt.Orientation.Horizontal)
@@ -145,7 +149,13 @@ class CompareView(HighlightPainting, QWidget):
         diff_box = QWidget()
         diff_layout = QVBoxLayout(diff_box)
         diff_bar = QHBoxLayout()
-        for widget in (plain("Word diff"), self.diff_first, plain("→"), self.diff_second, self.diff_summary):
+        for widget in (
+            plain_label("Word diff", selectable=True, keep_height=True),
+            self.diff_first,
+            plain_label("→", selectable=True, keep_height=True),
+            self.diff_second,
+            self.diff_summary,
+        ):
             diff_bar.addWidget(widget)
         diff_bar.addStretch(1)
         diff_layout.setContentsMargins(0, 0, 0, 0)
