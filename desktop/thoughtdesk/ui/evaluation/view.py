@@ -21,8 +21,7 @@ from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.owned_tasks import start_owned_task
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
-from thoughtdesk.ui.evaluation.live_plot import LiveAccuracyPlot
-from thoughtdesk.ui.evaluation.plots import CorrectnessMap, ParetoPlot
+from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
@@ -128,7 +127,7 @@ class ResultsView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
 
-        self.accuracy_plot = LiveAccuracyPlot()
+        self.accuracy_plot = AccuracyPlot()
         self.pareto_plot = ParetoPlot()
         self.correctness_map = CorrectnessMap()
         self.correctness_map.sample_clicked.connect(self.open_sample_label)
