@@ -8,6 +8,7 @@ Slow work (testing a connection, writing the test model) runs in a :class:`Task`
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from thoughtdesk.core.generation.backends.base import ModelFileError
@@ -33,6 +34,15 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.settings.options import AppSettings
 from thoughtdesk.ui.widgets.labels import plain_label
+
+
+@dataclass(frozen=True, slots=True)
+class KeySaveResult:
+    """What storing one API key did: ``text`` says it in words (never the key); ``ok`` is False
+    when the key was not stored (declined, or refused by the keyring)."""
+
+    ok: bool
+    text: str
 
 
 class IdentityForm(QWidget):
@@ -264,8 +274,8 @@ def ask_key_file_consent(parent: QWidget | None, key_file: Path) -> bool:
 consent_question: Callable[[QWidget | None, Path], bool] = ask_key_file_consent
 
 
-def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str = "") -> str:
-    """Store ``key`` for ``provider``; returns what happened, in words (the key is never shown).
+def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str = "") -> KeySaveResult:
+    """Store ``key`` for ``provider``; returns what happened (the key is never in the text).
 
     Without a system keyring the user is asked first; a "no" stores nothing. The key is bound
     to ``base_url``'s server (default: the provider's official address): runs and connection
@@ -280,15 +290,17 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
         key_file = core_config.FileKeyring().path
         if not core_config.load_config().keys_in_file:
             if not consent_question(parent, key_file):
-                return f"the {provider} key was NOT stored (no keyring, and storing it in a file was declined)"
+                return KeySaveResult(
+                    False, f"the {provider} key was NOT stored (no keyring, and storing it in a file was declined)"
+                )
             agreed = core_config.load_config()
             agreed.keys_in_file = True
             core_config.save_config(agreed)
         core_config.use_key_file_if_allowed()
         core_config.store_api_key(provider, key, base_url)
-        return f"the {provider} key was stored in {key_file} (readable only by you)"
+        return KeySaveResult(True, f"the {provider} key was stored in {key_file} (readable only by you)")
     core_config.store_api_key(provider, key, base_url)
-    return f"the {provider} key was stored in the system keyring ({core_config.keyring_name()})"
+    return KeySaveResult(True, f"the {provider} key was stored in the system keyring ({core_config.keyring_name()})")
 
 
 def keyring_warning() -> str:

@@ -30,7 +30,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.settings.forms import keyring_warning, save_api_key
+from thoughtdesk.ui.settings.forms import KeySaveResult, keyring_warning, save_api_key
 from thoughtdesk.ui.settings.options import AppSettings
 from thoughtdesk.ui.widgets.labels import plain_label
 
@@ -121,7 +121,7 @@ class ProviderPanel(QGroupBox):
         self.result.setText(text)
         self.tested.emit(result)
 
-    def save_key(self, parent: QWidget | None) -> str | None:
+    def save_key(self, parent: QWidget | None) -> KeySaveResult | None:
         """Store a newly typed key; returns what happened, or None when no key was typed."""
         typed = self.key.text().strip()
         if not typed:
@@ -131,7 +131,7 @@ class ProviderPanel(QGroupBox):
                 parent, self.provider, typed, self.base_url.text().strip() or DEFAULT_BASE_URLS.get(self.provider, "")
             )
         except secrets.SecretStoreError as error:  # a locked keyring: say so, do not crash
-            return f"the {self.provider} key was NOT stored: {error}"
+            return KeySaveResult(False, f"the {self.provider} key was NOT stored: {error}")
 
 
 class ProvidersForm(QWidget):
@@ -157,7 +157,6 @@ class ProvidersForm(QWidget):
             )
         )
         layout.addStretch(1)
-        self.saved_messages: list[str] = []
         self.refresh_keyring_note()
 
     def refresh_keyring_note(self) -> None:
@@ -176,9 +175,8 @@ class ProvidersForm(QWidget):
         settings.anthropic_enabled = self.anthropic.enabled.isChecked()
         settings.anthropic_base_url = self.anthropic.base_url.text().strip()
 
-    def save_keys(self, parent: QWidget | None) -> list[str]:
-        """Store newly typed keys (asking first when there is no keyring); what happened, in words."""
-        messages = [m for m in (self.openai.save_key(parent), self.anthropic.save_key(parent)) if m]
-        self.saved_messages = messages
+    def save_keys(self, parent: QWidget | None) -> list[KeySaveResult]:
+        """Store newly typed keys (asking first when there is no keyring); what happened to each."""
+        results = [r for r in (self.openai.save_key(parent), self.anthropic.save_key(parent)) if r is not None]
         self.refresh_keyring_note()
-        return messages
+        return results
