@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from thoughtdesk.core.review.compare.colours import Theme
 from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, Alignment, SimilarityMatrix, word_diff
 from thoughtdesk.ui.qt import (
     QComboBox,
@@ -37,7 +38,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label
-from thoughtdesk.ui.review.compare.painting import HighlightPainting
+from thoughtdesk.ui.review.compare.painting import HighlightPainter
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.safe_text import diff_side_html
 
@@ -58,8 +59,11 @@ def read_only_text(name: str) -> QTextEdit:
     return view
 
 
-class CompareView(HighlightPainting, QWidget):
-    """Reference and generated CoTs of one sample with similarity highlighting and a word diff."""
+class CompareView(QWidget):
+    """Reference and generated CoTs of one sample with similarity highlighting and a word diff.
+
+    Its :class:`HighlightPainter` (``painter``) paints the highlighted documents.
+    """
 
     #: The threshold in percent after the slider moved.
     thresholdChanged = Signal(float)
@@ -70,17 +74,12 @@ class CompareView(HighlightPainting, QWidget):
         super().__init__(parent)
         self._cots: list[CotView] = []
         self._matrix: SimilarityMatrix | None = None
-        self._alignment: Alignment | None = None
         self._pool: list[CotPanel] = []  # every panel ever made; the first len(_cots) are in use
-        self._stale: set[int] = set()  # panels whose document does not show the current alignment
         self._current = -1
         self._mode: LayoutMode = "columns"
-        self._theme = ""
         # Coalesce slider moves: a drag emits many values, only the last one is painted.
         self._regroup_timer = QTimer(self, singleShot=True, interval=0)
         self._regroup_timer.timeout.connect(self._apply_threshold)
-        self._idle_timer = QTimer(self, singleShot=True, interval=0)
-        self._idle_timer.timeout.connect(self._paint_some_stale)
 
         self.mode_box = QComboBox(objectName="layoutMode")
         self.mode_box.addItems(["Columns", "Cards"])
@@ -122,15 +121,13 @@ class CompareView(HighlightPainting, QWidget):
             bar.addWidget(widget)
         bar.setStretchFactor(self.slider, 2)
 
-        self.scroll = QScrollArea(objectName="compareScroll")
-        self.scroll.setWidgetResizable(True)
+        self.scroll_area = QScrollArea(objectName="compareScroll")
+        self.scroll_area.setWidgetResizable(True)
         self._container = QWidget(objectName="compareContainer")
         self._container_layout: QHBoxLayout | QVBoxLayout = QHBoxLayout(self._container)
         self._container_layout.addStretch(1)
-        self.scroll.setWidget(self._container)
-        # Panels out of view are painted when they scroll into view (if idle time has not yet).
-        self.scroll.horizontalScrollBar().valueChanged.connect(self._paint_stale_in_view)
-        self.scroll.verticalScrollBar().valueChanged.connect(self._paint_stale_in_view)
+        self.scroll_area.setWidget(self._container)
+        self.painter = HighlightPainter(self.scroll_area, self)
 
         self.diff_first, self.diff_second = (
             QComboBox(objectName="diffFirstChoice"),
@@ -163,7 +160,7 @@ class CompareView(HighlightPainting, QWidget):
         diff_layout.addWidget(diff_sides, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.scroll_area)
         self.splitter.addWidget(diff_box)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
@@ -184,7 +181,7 @@ class CompareView(HighlightPainting, QWidget):
     @property
     def alignment(self) -> Alignment | None:
         """The current sentence groups (``None`` before :meth:`set_cots`)."""
-        return self._alignment
+        return self.painter.alignment
 
     @property
     def panels(self) -> list[CotPanel]:
@@ -195,7 +192,7 @@ class CompareView(HighlightPainting, QWidget):
     def cots(self) -> list[CotView]:
         return list(self._cots)
 
-    def theme(self) -> str:
+    def theme(self) -> Theme:
         """``"dark"`` when the text background is dark, else ``"light"``."""
         return "dark" if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else "light"
 
@@ -212,8 +209,7 @@ class CompareView(HighlightPainting, QWidget):
         if matrix is None or matrix.texts != texts:
             matrix = SimilarityMatrix.compute([c.text for c in self._cots])
         self._matrix = matrix
-        self._alignment = self._matrix.groups(self.threshold)
-        self._theme = self.theme()
+        alignment = self._matrix.groups(self.threshold)
         self._container.setUpdatesEnabled(False)  # one repaint at the end, not one per panel
         while len(self._pool) < len(self._cots):
             self._add_panel()
@@ -221,11 +217,11 @@ class CompareView(HighlightPainting, QWidget):
             panel = self._pool[index]
             panel.show_cot(index, cot, len(self._matrix.sentences[index]))
             panel.set_current(False)
-            panel.text_view.estimate(self._alignment.texts[index])
+            panel.text_view.estimate(alignment.texts[index])
         for panel in self._pool[len(self._cots) :]:
             panel.setVisible(False)
         self._current = -1
-        self._stale = set(range(len(self._cots)))
+        self.painter.restart(alignment, self.theme(), self.panels)
         self._fill_filter(self.model_filter, sorted({c.model for c in self._cots if c.model}))
         self._fill_filter(self.prompt_filter, sorted({k for c in self._cots for k in c.prompt_keys}))
         for box in (self.diff_first, self.diff_second):
@@ -237,9 +233,9 @@ class CompareView(HighlightPainting, QWidget):
             box.blockSignals(False)
         self._apply_filters(paint=False)
         self._settle_geometry()
-        self.scroll.horizontalScrollBar().setValue(0)
-        self.scroll.verticalScrollBar().setValue(0)
-        self._paint_highlights(only_in_view=True)
+        self.scroll_area.horizontalScrollBar().setValue(0)
+        self.scroll_area.verticalScrollBar().setValue(0)
+        self._highlights_changed()
         self._container.setUpdatesEnabled(True)
         self._update_diff()
 
@@ -298,10 +294,10 @@ class CompareView(HighlightPainting, QWidget):
         self._current = index
         panel = self._pool[index]
         panel.set_current(True)
-        if index in self._stale:
-            self._paint([index])
+        if index in self.painter.stale:
+            self.painter.paint([index])
         if scroll:
-            self.scroll.ensureWidgetVisible(panel, 8, 8)
+            self.scroll_area.ensureWidgetVisible(panel, 8, 8)
 
     def visible_indices(self) -> list[int]:
         """Indices of the panels the filters let through, in order."""
@@ -320,15 +316,37 @@ class CompareView(HighlightPainting, QWidget):
         if tuple(marks) == panel.marks:
             return
         panel.marks = tuple(marks)
-        if index not in self._stale:
-            self._paint([index])
+        if index not in self.painter.stale:
+            self.painter.paint([index])
 
     def paint_all(self) -> None:
         """Paint every stale panel now (tests, screenshots, printing)."""
-        self._idle_timer.stop()
-        self._paint(sorted(self._stale))
+        self.painter.paint_all()
 
     # ---- internals --------------------------------------------------------------------------
+
+    def _on_slider(self, _value: int) -> None:
+        self._update_threshold_label()
+        self._regroup_timer.start()
+
+    def _apply_threshold(self) -> None:
+        self._regroup_timer.stop()
+        if self._matrix is None:
+            return
+        self.painter.restart(self._matrix.groups(self.threshold), self.painter.theme)
+        self._highlights_changed()
+        self.thresholdChanged.emit(self.threshold)
+
+    def _update_threshold_label(self) -> None:
+        self.threshold_label.setText(f"{self.slider.value()} %")
+
+    def _highlights_changed(self) -> None:
+        """New groups or colours: paint the panels in view now, the others when idle."""
+        alignment = self.painter.alignment
+        if alignment is None:
+            return
+        self.painter.paint_in_view()
+        self.groups_label.setText(f"{len(alignment.groups)} groups")
 
     def _add_panel(self) -> CotPanel:
         panel = CotPanel(len(self._pool), parent=self._container)
@@ -363,18 +381,17 @@ class CompareView(HighlightPainting, QWidget):
             panel.setParent(container)
             self._place(panel)
             panel.setVisible(not hidden)
-        old = self.scroll.takeWidget()
-        self.scroll.setWidget(container)
+        old = self.scroll_area.takeWidget()
+        self.scroll_area.setWidget(container)
         if old is not None:
             old.deleteLater()
         self._settle_geometry()
-        self._paint_stale_in_view()
-        self._schedule_idle()
+        self.painter.paint_in_view()
 
     def _settle_geometry(self) -> None:
         """Lay the panels out now (not at the next event), so "in view" is known."""
         self._container_layout.activate()
-        wanted = self.scroll.viewport().size().expandedTo(self._container.minimumSizeHint())
+        wanted = self.scroll_area.viewport().size().expandedTo(self._container.minimumSizeHint())
         if wanted != self._container.size():
             self._container.resize(wanted)
 
@@ -398,24 +415,24 @@ class CompareView(HighlightPainting, QWidget):
                 panel.setVisible(visible)
         if paint:
             self._settle_geometry()
-            self._paint_stale_in_view()
-            self._schedule_idle()
+            self.painter.paint_in_view()
 
     def _update_diff(self, _index: int = 0) -> None:
         first, second = self.diff_first.currentIndex(), self.diff_second.currentIndex()
-        if self._alignment is None or min(first, second) < 0:
+        alignment = self.painter.alignment
+        if alignment is None or min(first, second) < 0:
             return
-        ops = word_diff(self._alignment.texts[first], self._alignment.texts[second])
-        theme = self._theme or self.theme()
-        self.diff_a.setHtml(diff_side_html(ops, "a", theme))
-        self.diff_b.setHtml(diff_side_html(ops, "b", theme))
+        ops = word_diff(alignment.texts[first], alignment.texts[second])
+        self.diff_a.setHtml(diff_side_html(ops, "a", self.painter.theme))
+        self.diff_b.setHtml(diff_side_html(ops, "b", self.painter.theme))
         removed = sum(len(op.text.split()) for op in ops if op.kind == "delete")
         added = sum(len(op.text.split()) for op in ops if op.kind == "insert")
         self.diff_summary.setText(f"−{removed} words, +{added} words")
 
     def changeEvent(self, event) -> None:  # Qt override
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self._alignment is not None and self.theme() != self._theme:
-            self._theme = self.theme()  # colours depend on the theme: repaint everything
-            self._paint_highlights(only_in_view=True)
+        alignment = self.painter.alignment
+        if event.type() == QEvent.Type.PaletteChange and alignment is not None and self.theme() != self.painter.theme:
+            self.painter.restart(alignment, self.theme())  # colours depend on the theme: repaint everything
+            self._highlights_changed()
             self._update_diff()
