@@ -8,6 +8,7 @@ from thoughtdesk.core.evaluation.evaluate import Comparison, Key, PairedOutcomes
 from thoughtdesk.core.evaluation.metrics import AccuracyRow
 from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 
 def key_text(key: Key) -> str:
@@ -50,15 +51,14 @@ class ComparePanel(QWidget):
         keys = self.keys = [r.key for r in rows]
         for position, combo in enumerate((self.compare_a, self.compare_b)):
             previous = chosen[position]
-            combo.blockSignals(True)
-            combo.clear()
-            for index, key in enumerate(keys):
-                combo.addItem(key_text(key), index)
-            index = keys.index(previous) if previous in keys else -1
-            if index < 0 and keys:
-                index = 0 if position == 0 else self._partner_index(keys, self.chosen(self.compare_a))
-            combo.setCurrentIndex(index)
-            combo.blockSignals(False)
+            with blocked(combo):
+                combo.clear()
+                for index, key in enumerate(keys):
+                    combo.addItem(key_text(key), index)
+                index = keys.index(previous) if previous in keys else -1
+                if index < 0 and keys:
+                    index = 0 if position == 0 else self._partner_index(keys, self.chosen(self.compare_a))
+                combo.setCurrentIndex(index)
         self.compare_chosen()
 
     def _partner_index(self, keys: list[Key], a: Key | None) -> int:

@@ -46,6 +46,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
@@ -217,17 +218,16 @@ class RunPlannerDialog(QDialog):
         """Refill the three lists from the fragment library, keeping the ticked keys."""
         for kind, widget in self.lists.items():
             ticked = set(self.checked(kind)) if widget.count() else {DEFAULT_TICKS[kind]}
-            widget.blockSignals(True)
-            widget.clear()
-            for key, label in [(None, "(none)")] + [
-                (f.key, f"{f.key} — {f.text}") for f in self.fragments.of_kind(kind)
-            ]:
-                item = QListWidgetItem(label.replace("\n", " ⏎ "))
-                item.setData(KEY_ROLE, key)
-                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-                item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
-                widget.addItem(item)
-            widget.blockSignals(False)
+            with blocked(widget):
+                widget.clear()
+                for key, label in [(None, "(none)")] + [
+                    (f.key, f"{f.key} — {f.text}") for f in self.fragments.of_kind(kind)
+                ]:
+                    item = QListWidgetItem(label.replace("\n", " ⏎ "))
+                    item.setData(KEY_ROLE, key)
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                    item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
+                    widget.addItem(item)
         if hasattr(self, "_timer"):
             self.schedule_replan()
 
@@ -247,24 +247,24 @@ class RunPlannerDialog(QDialog):
             item.setCheckState(Qt.CheckState.Checked if item.data(KEY_ROLE) in keys else Qt.CheckState.Unchecked)
 
     def _fill_datasets(self) -> None:
-        self.dataset.blockSignals(True)
-        self.dataset.clear()
-        self.dataset.addItem("All datasets", None)
-        for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
-            self.dataset.addItem(dataset, dataset)
-        self.dataset.blockSignals(False)
+        with blocked(self.dataset):
+            self.dataset.clear()
+            self.dataset.addItem("All datasets", None)
+            for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
+                self.dataset.addItem(dataset, dataset)
         self._fill_splits()
 
     def _fill_splits(self) -> None:
-        self.split.blockSignals(True)
-        self.split.clear()
-        self.split.addItem("All splits", None)
-        dataset = self.dataset.currentData()
-        for split in dict.fromkeys(
-            s for d, s in self._collections.get(self.collection.currentText(), []) if dataset is None or d == dataset
-        ):
-            self.split.addItem(split, split)
-        self.split.blockSignals(False)
+        with blocked(self.split):
+            self.split.clear()
+            self.split.addItem("All splits", None)
+            dataset = self.dataset.currentData()
+            for split in dict.fromkeys(
+                s
+                for d, s in self._collections.get(self.collection.currentText(), [])
+                if dataset is None or d == dataset
+            ):
+                self.split.addItem(split, split)
         self.schedule_replan()
 
     def _source_changed(self) -> None:

@@ -27,6 +27,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 KEY_HELP = (
     "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "
@@ -140,11 +141,10 @@ class AnnotationPanel(QWidget):
 
     def set_label_sets(self, names: list[str], current: str) -> None:
         """The label sets to choose from (no signal)."""
-        self.set_box.blockSignals(True)
-        self.set_box.clear()
-        self.set_box.addItems(names)
-        self.set_box.setCurrentText(current)
-        self.set_box.blockSignals(False)
+        with blocked(self.set_box):
+            self.set_box.clear()
+            self.set_box.addItems(names)
+            self.set_box.setCurrentText(current)
 
     def set_label_set(self, label_set: LabelSet) -> None:
         """Rebuild the label check boxes for ``label_set``."""
@@ -159,9 +159,8 @@ class AnnotationPanel(QWidget):
             check.clicked.connect(lambda _checked, key=label.key: self.labelToggled.emit(key))
             self.label_layout.addWidget(check)
             self.checks[label.key] = check
-        self.set_box.blockSignals(True)
-        self.set_box.setCurrentText(label_set.name)
-        self.set_box.blockSignals(False)
+        with blocked(self.set_box):
+            self.set_box.setCurrentText(label_set.name)
         if self._review is not None:
             self.show_review(self._review, self.title.text())
 

@@ -34,6 +34,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.settings.options import AppSettings
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +241,8 @@ class LocalModelForm(QWidget):
         if not path:
             self.none.setChecked(True)
         elif Path(path) == test_model_target() and self.test_model.isEnabled():
-            self.test_model.blockSignals(True)
-            self.test_model.setChecked(True)
-            self.test_model.blockSignals(False)
+            with blocked(self.test_model):
+                self.test_model.setChecked(True)
         else:
             self.file.setChecked(True)
             self.path.setText(path)

@@ -41,6 +41,7 @@ from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTex
 from thoughtdesk.ui.review.compare.painting import HighlightPainter
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.safe_text import diff_side_html
+from thoughtdesk.ui.widgets.signals import blocked
 
 __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
 
@@ -225,12 +226,11 @@ class CompareView(QWidget):
         self._fill_filter(self.model_filter, sorted({c.model for c in self._cots if c.model}))
         self._fill_filter(self.prompt_filter, sorted({k for c in self._cots for k in c.prompt_keys}))
         for box in (self.diff_first, self.diff_second):
-            box.blockSignals(True)
-            box.clear()
-            box.addItems([numbered_label(i, c) for i, c in enumerate(self._cots)])
-            if box is self.diff_second and len(self._cots) > 1:
-                box.setCurrentIndex(1)
-            box.blockSignals(False)
+            with blocked(box):
+                box.clear()
+                box.addItems([numbered_label(i, c) for i, c in enumerate(self._cots)])
+                if box is self.diff_second and len(self._cots) > 1:
+                    box.setCurrentIndex(1)
         self._apply_filters(paint=False)
         self._settle_geometry()
         self.scroll_area.horizontalScrollBar().setValue(0)
@@ -251,9 +251,8 @@ class CompareView(QWidget):
         if mode == self._mode:
             return
         self._mode = mode
-        self.mode_box.blockSignals(True)
-        self.mode_box.setCurrentIndex(0 if mode == "columns" else 1)
-        self.mode_box.blockSignals(False)
+        with blocked(self.mode_box):
+            self.mode_box.setCurrentIndex(0 if mode == "columns" else 1)
         self._rebuild_container()
 
     def layout_mode(self) -> LayoutMode:
@@ -262,12 +261,10 @@ class CompareView(QWidget):
     def set_filters(self, model: str | None = None, prompt: str | None = None, correct: bool | None = None) -> None:
         """Show only CoTs of this model / with this prompt key / with this verdict (None: any)."""
         for box, value in ((self.model_filter, model), (self.prompt_filter, prompt)):
-            box.blockSignals(True)
-            box.setCurrentText(value or ALL)
-            box.blockSignals(False)
-        self.correct_filter.blockSignals(True)
-        self.correct_filter.setCurrentIndex({None: 0, True: 1, False: 2}[correct])
-        self.correct_filter.blockSignals(False)
+            with blocked(box):
+                box.setCurrentText(value or ALL)
+        with blocked(self.correct_filter):
+            self.correct_filter.setCurrentIndex({None: 0, True: 1, False: 2}[correct])
         self._apply_filters()
 
     def set_identity_filters_visible(self, visible: bool) -> None:
@@ -396,10 +393,9 @@ class CompareView(QWidget):
             self._container.resize(wanted)
 
     def _fill_filter(self, box: QComboBox, values: list[str]) -> None:
-        box.blockSignals(True)
-        box.clear()
-        box.addItems([ALL, *values])
-        box.blockSignals(False)
+        with blocked(box):
+            box.clear()
+            box.addItems([ALL, *values])
 
     def _apply_filters(self, _index: int = 0, paint: bool = True) -> None:
         model, prompt = self.model_filter.currentText(), self.prompt_filter.currentText()
