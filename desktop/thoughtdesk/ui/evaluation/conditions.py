@@ -77,8 +77,8 @@ class ComparePanel(QWidget):
 
     def choose(self, a: Key, b: Key) -> None:
         """Select conditions ``a`` and ``b`` (comparison starts in the background)."""
-        self.compare_a.setCurrentIndex(self.keys.index(tuple(a)))
-        self.compare_b.setCurrentIndex(self.keys.index(tuple(b)))
+        self.compare_a.setCurrentIndex(self.keys.index(a))
+        self.compare_b.setCurrentIndex(self.keys.index(b))
 
     def compare_chosen(self) -> None:
         """Compare the two chosen conditions in the background (McNemar, paired bootstrap)."""

@@ -260,15 +260,21 @@ class ParetoPlot(_ExportablePlot):
         self.plot = self.layout_widget.addPlot()
 
     def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
-        self.rows = [r for r in rows if (r.mean_cost if self.use_cost else r.mean_tokens) is not None]
+        """Redraw from accuracy rows (those without token counts, or costs, are left out)."""
+        points: list[tuple[float, float]] = []
+        self.rows = []
+        for row in rows:
+            x = row.mean_cost if self.use_cost else row.mean_tokens
+            if x is not None:
+                points.append((x, row.accuracy))
+                self.rows.append(row)
         self.plot.clear()
         self.plot.setLabel("bottom", "mean cost (USD)" if self.use_cost else "mean tokens")
         self.plot.setLabel("left", "accuracy")
-        points = [((r.mean_cost if self.use_cost else r.mean_tokens), r.accuracy) for r in self.rows]
         if not points:
             return
         self.plot.addItem(pg.ScatterPlotItem([p[0] for p in points], [p[1] for p in points], size=8, brush="#4C72B0"))
-        front = pareto_front(points)  # type: ignore[arg-type]
+        front = pareto_front(points)
         self.plot.addItem(
             pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2))
         )
@@ -300,7 +306,7 @@ class CorrectnessMap(_ExportablePlot):
         self.sample_ids: list[str] = []
         self.conditions: list[str] = []
         self.matrix = np.zeros((0, 0))
-        self.image.mouseClickEvent = self._clicked  # type: ignore[method-assign]
+        self.image.mouseClickEvent = self._clicked  # a click on the image reports the sample
 
     def set_answers(self, answers: Sequence[ScoredAnswer]) -> None:
         """Redraw from scored answers (first sample of each question per condition)."""

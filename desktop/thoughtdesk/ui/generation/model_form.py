@@ -9,6 +9,7 @@ API keys are not asked here: they live in the keyring and are read when the run 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import BackendError
@@ -42,6 +43,16 @@ PROVIDER_CHOICES = (
 )
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest"}
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class _Sampling(TypedDict):
+    """The form's sampling fields, the same ``ModelSpec`` arguments for every provider."""
+
+    temperature: float
+    max_tokens: int
+    extraction_max_tokens: int
+    seed: int | None
+    timeout: float
 
 
 class ModelForm(QWidget):
@@ -174,7 +185,7 @@ class ModelForm(QWidget):
     def spec(self) -> ModelSpec:
         """The model described by the form; RunSpecError or ModelFileError saying what to fix."""
         provider = self.provider.currentData()
-        common = dict(
+        common = _Sampling(
             temperature=self.temperature.value(),
             max_tokens=self.max_tokens.value(),
             extraction_max_tokens=self.extraction_max_tokens.value(),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
-from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentLibrary
+from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
 from thoughtdesk.core.library.queries import SampleFilter
@@ -135,7 +135,7 @@ class RunPlannerDialog(QDialog):
         form.addRow("&Limit", self.limit)
         form.addRow("Random draw see&d", self.sample_seed)
 
-        self.lists: dict[str, QListWidget] = {}
+        self.lists: dict[FragmentKind, QListWidget] = {}
         prompts = QGroupBox("Prompt fragments (tick one or more of each)")
         grid = QGridLayout(prompts)
         for column, kind in enumerate(FRAGMENT_KINDS):
@@ -218,11 +218,11 @@ class RunPlannerDialog(QDialog):
         """Refill the three lists from the fragment library, keeping the ticked keys."""
         for kind, widget in self.lists.items():
             ticked = set(self.checked(kind)) if widget.count() else {DEFAULT_TICKS[kind]}
+            entries: list[tuple[str | None, str]] = [(None, "(none)")]
+            entries += [(f.key, f"{f.key} — {f.text}") for f in self.fragments.of_kind(kind)]
             with blocked(widget):
                 widget.clear()
-                for key, label in [(None, "(none)")] + [
-                    (f.key, f"{f.key} — {f.text}") for f in self.fragments.of_kind(kind)
-                ]:
+                for key, label in entries:
                     item = QListWidgetItem(label.replace("\n", " ⏎ "))
                     item.setData(KEY_ROLE, key)
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
@@ -231,7 +231,7 @@ class RunPlannerDialog(QDialog):
         if hasattr(self, "_timer"):
             self.schedule_replan()
 
-    def checked(self, kind: str) -> list[str | None]:
+    def checked(self, kind: FragmentKind) -> list[str | None]:
         widget = self.lists[kind]
         return [
             widget.item(row).data(KEY_ROLE)
@@ -239,7 +239,7 @@ class RunPlannerDialog(QDialog):
             if widget.item(row).checkState() == Qt.CheckState.Checked
         ]
 
-    def set_checked(self, kind: str, keys: list[str | None]) -> None:
+    def set_checked(self, kind: FragmentKind, keys: list[str | None]) -> None:
         """Tick exactly ``keys`` (None = the "(none)" entry) in one fragment list."""
         widget = self.lists[kind]
         for row in range(widget.count()):

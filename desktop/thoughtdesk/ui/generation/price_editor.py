@@ -99,7 +99,7 @@ class PriceEditor(QWidget):
         self.message.setText("; ".join(problems) if problems else "")
         return PriceTable(prices)
 
-    def _edited(self, _item: QTableWidgetItem) -> None:
+    def _edited(self, _item: QTableWidgetItem | None) -> None:
         if self._filling:
             return
         table = self.table()
@@ -121,4 +121,4 @@ class PriceEditor(QWidget):
         row = self.grid.currentRow()
         if row >= 0:
             self.grid.removeRow(row)
-            self._edited(None)  # type: ignore[arg-type]
+            self._edited(None)

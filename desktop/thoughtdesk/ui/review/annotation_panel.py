@@ -66,7 +66,7 @@ class AnnotationPanel(QWidget):
             "No CoT selected", bold=True, name="annotationTitle", selectable=True, keep_height=True
         )
         self.set_box = QComboBox(objectName="labelSetChooser")
-        self.set_box.currentTextChanged.connect(lambda name: name and self.labelSetChosen.emit(name))
+        self.set_box.currentTextChanged.connect(self._label_set_chosen)
         self.label_box = QGroupBox("Labels")
         self.label_layout = QVBoxLayout(self.label_box)
         self.checks: dict[str, QCheckBox] = {}
@@ -138,6 +138,10 @@ class AnnotationPanel(QWidget):
         self.setEnabled(False)
 
     # ---- showing ----------------------------------------------------------------------------
+
+    def _label_set_chosen(self, name: str) -> None:
+        if name:  # an empty box (no label set to choose) chooses nothing
+            self.labelSetChosen.emit(name)
 
     def set_label_sets(self, names: list[str], current: str) -> None:
         """The label sets to choose from (no signal)."""

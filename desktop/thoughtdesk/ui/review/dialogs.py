@@ -106,10 +106,10 @@ class QueueDialog(QDialog):
         self._fill_datasets(self.collection.currentText())
         self.has_incorrect = QCheckBox("Only samples with at least one incorrect CoT", objectName="queueIncorrect")
         self.has_incorrect.setChecked(True)
-        self.size = QSpinBox(objectName="queueSize")
-        self.size.setRange(1, 100_000)
-        self.size.setValue(50)
-        self.size.setSuffix(" samples")
+        self.size_box = QSpinBox(objectName="queueSize")
+        self.size_box.setRange(1, 100_000)
+        self.size_box.setValue(50)
+        self.size_box.setSuffix(" samples")
         self.seed = QSpinBox(objectName="queueSeed")
         self.seed.setRange(0, 2_000_000_000)
         self.blind = QCheckBox("Blind review (hide model and prompt, shuffle CoTs)", objectName="queueBlind")
@@ -118,7 +118,7 @@ class QueueDialog(QDialog):
         form.addRow("Collection", self.collection)
         form.addRow("Dataset", self.dataset)
         form.addRow("", self.has_incorrect)
-        form.addRow("Size", self.size)
+        form.addRow("Size", self.size_box)
         form.addRow("Random seed", self.seed)
         form.addRow("", self.blind)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -139,7 +139,7 @@ class QueueDialog(QDialog):
             collection=self.collection.currentText(),
             dataset=None if dataset in ("", self.ANY) else dataset,
             has_incorrect=self.has_incorrect.isChecked(),
-            size=self.size.value(),
+            size=self.size_box.value(),
             seed=self.seed.value(),
             blind=self.blind.isChecked(),
         )

@@ -398,7 +398,8 @@ class ReviewView(QWidget):
 
     def _refresh_cot(self, index: int, cot_pk: int) -> None:
         """Re-read one CoT's review after an edit and show it."""
-        self._show_review(index, cot_pk, self.store.review(cot_pk))
+        if self.store is not None:
+            self._show_review(index, cot_pk, self.store.review(cot_pk))
 
     def _show_review(self, index: int, cot_pk: int, review: CotReview) -> None:
         self.reviews[cot_pk] = review
@@ -416,22 +417,23 @@ class ReviewView(QWidget):
 
     def move_sample(self, step: int) -> None:
         """Next (+1) or previous (-1) sample: of the queue, else of the Samples tab's list (n / p)."""
-        if self.queue is not None:
-            if step > 0 and self.stored is not None and self.stored.pk in self.queue.sample_pks:
-                mark_done(self.library, self.queue.id, self.stored.pk)  # moving on = reviewed
-                self.queue.done.add(self.stored.pk)
+        queue, library = self.queue, self.library
+        if queue is not None and library is not None:  # (a queue is always of the open library)
+            if step > 0 and self.stored is not None and self.stored.pk in queue.sample_pks:
+                mark_done(library, queue.id, self.stored.pk)  # moving on = reviewed
+                queue.done.add(self.stored.pk)
             target = self.queue_index + step
-            if not 0 <= target < self.queue.total:
+            if not 0 <= target < queue.total:
                 self._update_progress()
                 self.message.emit("End of the queue" if step > 0 else "Start of the queue")
                 return
             self.go_to_queue_index(target)
             return
-        target = self.sample_neighbour(self.stored.pk if self.stored is not None else None, step)
-        if target is None:
+        neighbour = self.sample_neighbour(self.stored.pk if self.stored is not None else None, step)
+        if neighbour is None:
             self.message.emit("No next sample" if step > 0 else "No previous sample")
         else:
-            self.show_sample(target)
+            self.show_sample(neighbour)
 
     def start_queue(self, queue: ReviewQueue) -> None:
         """Work through ``queue`` from where it was left (the controller turns blind mode on for
@@ -446,7 +448,7 @@ class ReviewView(QWidget):
         self._update_progress()
 
     def go_to_queue_index(self, index: int) -> None:
-        if self.queue is None or not self.queue.sample_pks:
+        if self.queue is None or self.library is None or not self.queue.sample_pks:
             return
         self.queue_index = max(0, min(index, self.queue.total - 1))
         self.queue.position = self.queue_index
