@@ -238,7 +238,7 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
     def next_sample_then_fill() -> None:
         next_sample()
         start = time.perf_counter()
-        while widget._stale:
+        while widget.painter.stale:
             app.processEvents()
         fill.append((time.perf_counter() - start) * 1000.0)
 
@@ -272,9 +272,9 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
                 ),
                 matrix_alignment.texts[index],
             )
-        widget.scroll.setWidget(container)  # replaces (and deletes) the pooled container
+        widget.scroll_area.setWidget(container)  # replaces (and deletes) the pooled container
         widget.repaint()
-        widget.scroll.takeWidget().deleteLater()
+        widget.scroll_area.takeWidget().deleteLater()
 
     baseline = timings(naive_rebuild, max(3, repeats // 3))
     widget.close()

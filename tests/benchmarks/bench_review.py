@@ -141,17 +141,17 @@ def main() -> None:
     for _ in range(max(3, args.repeats // 4)):
         next_sample()
         start = time.perf_counter()
-        while view.compare._stale:
+        while view.compare.painter.stale:
             app.processEvents()
         fill.append((time.perf_counter() - start) * 1000.0)
     rows.append(("  then off-screen panels in idle steps", *p50_p95(fill), "does not block keys"))
 
     def toggle_label() -> None:
-        view.toggle_label_digit(1)  # write (one transaction) + panel note and check box update
+        view.edits.toggle_label_digit(1)  # write (one transaction) + panel note and check box update
         app.processEvents()  # Qt repaints what changed (the check box, the note, the layout)
 
     def toggle_label_full() -> None:
-        view.toggle_label_digit(1)
+        view.edits.toggle_label_digit(1)
         view.repaint()  # upper bound: repaint the whole tab, every visible panel included
 
     rows.append(("label toggle: write + Qt's repaint", *p50_p95(timings(toggle_label, args.repeats)), "target < 16 ms"))
@@ -163,7 +163,7 @@ def main() -> None:
 
     def toggle_span() -> None:
         panel.select_range(10, 40)
-        view.toggle_label_digit(2)  # a span label: the CoT's document is re-marked too
+        view.edits.toggle_label_digit(2)  # a span label: the CoT's document is re-marked too
         app.processEvents()
 
     rows.append(("span label toggle: write + re-mark + Qt's repaint", *p50_p95(timings(toggle_span, args.repeats)), ""))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import random
 
+import pyqtgraph as pg
 import pytest
 from PySide6.QtGui import QImage
 
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer, accuracy_table
-from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot, pareto_front
+from thoughtdesk.ui.evaluation.plots import MAX_LABELLED_BARS, AccuracyPlot, CorrectnessMap, ParetoPlot, pareto_front
 
 
 @pytest.fixture
@@ -131,8 +132,6 @@ def test_correctness_map_keeps_missing_apart_from_unextractable(qtbot, tmp_path)
 
 
 def test_accuracy_whiskers_are_the_wilson_interval(qtbot, answers):
-    import pyqtgraph as pg
-
     widget = AccuracyPlot()
     qtbot.addWidget(widget)
     rows = accuracy_table(answers)
@@ -150,3 +149,47 @@ def test_accuracy_whiskers_are_the_wilson_interval(qtbot, answers):
         for y, t, b in zip(item.opts["y"], item.opts["top"], item.opts["bottom"], strict=False)
     )
     assert drawn == sorted((round(r.wilson_low, 9), round(r.wilson_high, 9)) for r in rows)
+
+
+def _panels(widget) -> list:
+    return [item for item in widget.layout_widget.ci.items if hasattr(item, "titleLabel")]
+
+
+def _legend_names(widget) -> list[str]:
+    return [label.text for _sample, label in widget._legend.items]
+
+
+def test_live_redraws_reuse_the_panels_and_the_legend(qtbot, answers):
+    """A run in progress redraws the plot every few seconds: the panels (costly to create) are
+    kept while the dataset splits stay the same, and the legend names each model once."""
+    widget = AccuracyPlot()
+    qtbot.addWidget(widget)
+    widget.set_rows(accuracy_table(answers))
+    first = _panels(widget)
+    assert len(first) == 2 and _legend_names(widget) == ["gpt-4", "llama"]
+    partial = [a for a in answers if a.sample_id.endswith(("-1", "-2", "-3"))]  # fewer answers, same splits
+    widget.set_rows(accuracy_table(partial))
+    widget.set_rows(accuracy_table(answers))
+    assert _panels(widget) == first  # the same PlotItem objects
+    assert _legend_names(widget) == ["gpt-4", "llama"]  # not repeated by the redraws
+    bars = [item for item in first[0].items if isinstance(item, pg.BarGraphItem)]
+    assert len(bars) == 2  # one per model: the previous contents were replaced, not added to
+    widget.set_rows(accuracy_table([a for a in answers if a.dataset == "medqa" and a.model == "llama"]))
+    assert len(_panels(widget)) == 1 and _panels(widget)[0] not in first  # other splits: new panels
+    assert _legend_names(widget) == ["llama"]
+
+
+def test_bar_labels_are_left_out_when_they_would_overlap(qtbot):
+    many = [
+        ScoredAnswer("d", "test", "m", f"- / trigger-{i:02d} / x", f"q{q}", "correct")
+        for i in range(MAX_LABELLED_BARS + 1)
+        for q in range(3)
+    ]
+    widget = AccuracyPlot()
+    qtbot.addWidget(widget)
+    widget.set_rows(accuracy_table(many[:-3]))
+    (panel,) = _panels(widget)
+    assert len(panel.getAxis("bottom")._tickLevels[0]) == MAX_LABELLED_BARS  # every bar named
+    widget.set_rows(accuracy_table(many))
+    assert panel.getAxis("bottom")._tickLevels[0] == []  # 13 bars: none named (the table names them)
+    assert panel.getAxis("bottom").labelText == "trigger"  # the axis still says what they differ in

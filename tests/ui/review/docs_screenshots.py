@@ -95,7 +95,7 @@ def main() -> int:
         QSettings.setPath(settings_format, QSettings.Scope.UserScope, str(home / "qsettings"))
     app = make_application()
     from thoughtdesk.ui.app.main_window import MainWindow
-    from thoughtdesk.ui.settings.controller import SettingsDialog
+    from thoughtdesk.ui.settings.dialog import SettingsDialog
     from thoughtdesk.ui.settings.options import AppSettings, save_settings
 
     save_settings(AppSettings(user_name="Dr Ada Lovelace", openai_enabled=True, local_model_path=""))
@@ -138,19 +138,19 @@ def main() -> int:
 
     server = models_server()
     dialog = SettingsDialog(parent=window)
-    dialog.providers.openai.base_url.setText(f"http://127.0.0.1:{server.server_address[1]}/v1")
+    dialog.forms.providers.openai.base_url.setText(f"http://127.0.0.1:{server.server_address[1]}/v1")
     dialog.show()
     spin(app, 0.3)
-    dialog.providers.openai.test_connection()  # a llama.cpp-style server on this machine answers
+    dialog.forms.providers.openai.test_connection()  # a llama.cpp-style server on this machine answers
     deadline = time.monotonic() + 10
-    while dialog.providers.openai.last_result is None and time.monotonic() < deadline:
+    while dialog.forms.providers.openai.last_result is None and time.monotonic() < deadline:
         spin(app, 0.05)
     server.shutdown()
     for index in range(dialog.tabs.count()):  # every tab to /tmp, for checking that nothing is cut
         dialog.tabs.setCurrentIndex(index)
         spin(app, 0.1)
         dialog.grab().save(f"/tmp/settings-tab-{index}.png")
-    dialog.tabs.setCurrentWidget(dialog.providers)
+    dialog.tabs.setCurrentWidget(dialog.forms.providers)
     spin(app, 0.2)
     assert dialog.grab().save(str(out / "settings.png"))
     dialog.close()

@@ -126,8 +126,8 @@ def test_markup_is_shown_literally_everywhere(session, qtbot) -> None:
     assert document_is_inert(view.compare.diff_b.document())
     # A comment full of markup, in the panel and on the panel's note.
     session.key(Qt.Key.Key_C)
-    qtbot.keyClicks(view.comment_dialog.editor, COMMENT)
-    qtbot.keyClick(view.comment_dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(view.edits.comment_dialog.editor, COMMENT)
+    qtbot.keyClick(view.edits.comment_dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert session.review(view.current_cot_pk()).comment == COMMENT
     assert view.panel.comment_view.toPlainText() == COMMENT
     # Titles, stats and notes are plain-text labels.

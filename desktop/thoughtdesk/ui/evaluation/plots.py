@@ -1,8 +1,9 @@
 """Result plots (pyqtgraph): accuracy with Wilson whiskers, accuracy vs tokens with its Pareto
 front, and a samples x conditions correctness map. Each exports to PNG/SVG and its data to CSV.
 
-Fed from ``core.metrics`` records; call ``set_rows``/``set_answers`` again while a run is in
-progress to redraw. Names from datasets are shown escaped, never as live rich text.
+Fed from ``core.evaluation.metrics`` records; call ``set_rows``/``set_answers`` again while a run is
+in progress to redraw (the accuracy plot keeps its panels for that). Names from datasets are shown
+escaped, never as live rich text.
 """
 
 from __future__ import annotations
@@ -155,50 +156,82 @@ def label_bars(plot, rows, with_ticks: bool = True) -> None:
         plot.setLabel("bottom", title)
 
 
+#: Above this many bars in a panel the x labels would overlap: they are left out (the table
+#: and the CSV export name every bar).
+MAX_LABELLED_BARS = 12
+
+
 class AccuracyPlot(_ExportablePlot):
-    """Accuracy per condition with Wilson whiskers; bars grouped by model, one panel per dataset."""
+    """Accuracy per condition with Wilson whiskers; bars coloured by model, one panel per dataset split.
+
+    Redrawn live while a run is in progress, so the panels and the model legend are kept from one
+    :meth:`set_rows` to the next while the dataset splits stay the same, and only their contents
+    are replaced: a pyqtgraph PlotItem costs ~60 ms to create (its ViewBox menu builds widgets),
+    which alone would break the budget of a live redraw.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[AccuracyRow] = []
+        self._panels: dict[tuple[str, str], pg.PlotItem] = {}
+        self._legend: pg.LegendItem | None = None
+        self._legend_models: list[str] = []
 
     def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
-        """Redraw from accuracy rows (call again while a run is in progress)."""
+        """Redraw from accuracy rows (cheap when the dataset splits are unchanged)."""
         self.rows = list(rows)
-        self.layout_widget.clear()
         datasets = sorted({(r.dataset, r.split) for r in self.rows})
+        if list(self._panels) != datasets:
+            self._build_panels(datasets)
         models = sorted({r.model for r in self.rows})
+        colours = {m: _MODEL_COLOURS[i % len(_MODEL_COLOURS)] for i, m in enumerate(models)}
+        for (dataset, split), plot in self._panels.items():
+            plot.clear()
+            panel = sorted(
+                (r for r in self.rows if (r.dataset, r.split) == (dataset, split)), key=lambda r: (r.model, r.condition)
+            )
+            xs = np.arange(len(panel), dtype=float)
+            for model in models:
+                mask = np.array([r.model == model for r in panel], dtype=bool)
+                if not mask.any():
+                    continue
+                chosen = [r for r in panel if r.model == model]
+                accuracy = np.array([r.accuracy for r in chosen])
+                # No ``name``: a named item would be re-added to the legend on every redraw.
+                plot.addItem(pg.BarGraphItem(x=xs[mask], height=accuracy, width=0.7, brush=colours[model]))
+                plot.addItem(
+                    pg.ErrorBarItem(
+                        x=xs[mask],
+                        y=accuracy,
+                        top=np.array([r.wilson_high for r in chosen]) - accuracy,
+                        bottom=accuracy - np.array([r.wilson_low for r in chosen]),
+                        beam=0.2,
+                    )
+                )
+            label_bars(plot, panel, with_ticks=len(panel) <= MAX_LABELLED_BARS)
+            plot.setXRange(-0.6, max(len(panel) - 0.4, 0.6), padding=0)
+        if self._legend is not None and models != self._legend_models:
+            self._legend.clear()
+            self._legend_models = models
+            for model in models:  # a sample of each model's colour; it stays valid across redraws
+                self._legend.addItem(
+                    pg.BarGraphItem(x=[0], height=[0], width=1, brush=colours[model]), html.escape(model)
+                )
+
+    def _build_panels(self, datasets: list[tuple[str, str]]) -> None:
+        self.layout_widget.clear()
+        self._panels = {}
+        self._legend = None
+        self._legend_models = []
         for column, (dataset, split) in enumerate(datasets):
             plot = self.layout_widget.addPlot(row=0, col=column)
             plot.setTitle(html.escape(f"{dataset} / {split}"))
             plot.setYRange(0, 1)
             plot.setLabel("left", "accuracy (Wilson 95 %)")
-            panel = sorted(
-                (r for r in self.rows if (r.dataset, r.split) == (dataset, split)), key=lambda r: (r.model, r.condition)
-            )
-            xs = np.arange(len(panel), dtype=float)
-            for model_index, model in enumerate(models):
-                mask = [r.model == model for r in panel]
-                if not any(mask):
-                    continue
-                sel = [r for r in panel if r.model == model]
-                x = xs[np.array(mask)]
-                acc = np.array([r.accuracy for r in sel])
-                plot.addItem(
-                    pg.BarGraphItem(
-                        x=x, height=acc, width=0.7, brush=_MODEL_COLOURS[model_index % len(_MODEL_COLOURS)], name=model
-                    )
-                )
-                plot.addItem(
-                    pg.ErrorBarItem(
-                        x=x,
-                        y=acc,
-                        top=np.array([r.wilson_high for r in sel]) - acc,
-                        bottom=acc - np.array([r.wilson_low for r in sel]),
-                        beam=0.2,
-                    )
-                )
-            label_bars(plot, panel)
+            plot.setMouseEnabled(x=False, y=False)
+            self._panels[(dataset, split)] = plot
+            if self._legend is None:
+                self._legend = plot.addLegend(offset=(-10, 10), labelTextColor="#333333", brush=(255, 255, 255, 220))
 
     def export_csv(self, path: str | Path) -> Path:
         """The plotted rows as CSV (all AccuracyRow fields)."""
@@ -227,15 +260,21 @@ class ParetoPlot(_ExportablePlot):
         self.plot = self.layout_widget.addPlot()
 
     def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
-        self.rows = [r for r in rows if (r.mean_cost if self.use_cost else r.mean_tokens) is not None]
+        """Redraw from accuracy rows (those without token counts, or costs, are left out)."""
+        points: list[tuple[float, float]] = []
+        self.rows = []
+        for row in rows:
+            x = row.mean_cost if self.use_cost else row.mean_tokens
+            if x is not None:
+                points.append((x, row.accuracy))
+                self.rows.append(row)
         self.plot.clear()
         self.plot.setLabel("bottom", "mean cost (USD)" if self.use_cost else "mean tokens")
         self.plot.setLabel("left", "accuracy")
-        points = [((r.mean_cost if self.use_cost else r.mean_tokens), r.accuracy) for r in self.rows]
         if not points:
             return
         self.plot.addItem(pg.ScatterPlotItem([p[0] for p in points], [p[1] for p in points], size=8, brush="#4C72B0"))
-        front = pareto_front(points)  # type: ignore[arg-type]
+        front = pareto_front(points)
         self.plot.addItem(
             pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2))
         )
@@ -267,7 +306,7 @@ class CorrectnessMap(_ExportablePlot):
         self.sample_ids: list[str] = []
         self.conditions: list[str] = []
         self.matrix = np.zeros((0, 0))
-        self.image.mouseClickEvent = self._clicked  # type: ignore[method-assign]
+        self.image.mouseClickEvent = self._clicked  # a click on the image reports the sample
 
     def set_answers(self, answers: Sequence[ScoredAnswer]) -> None:
         """Redraw from scored answers (first sample of each question per condition)."""

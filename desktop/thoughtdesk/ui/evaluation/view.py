@@ -21,8 +21,7 @@ from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.owned_tasks import start_owned_task
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
-from thoughtdesk.ui.evaluation.live_plot import LiveAccuracyPlot
-from thoughtdesk.ui.evaluation.plots import CorrectnessMap, ParetoPlot
+from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
@@ -41,6 +40,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 POLL_MS = 2000
 DEBOUNCE_MS = 250
@@ -104,8 +104,7 @@ class ResultsView(QWidget):
         self.restore_button = QPushButton("Restore imported", objectName="restoreButton")
         self.restore_button.setToolTip("Undo re-scoring: put back the correctness the imported file came with")
         self.restore_button.clicked.connect(self.restore_current)
-        self.status = QLabel(objectName="resultsStatus")
-        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status = plain_label(name="resultsStatus", wrap=False)
         top = QHBoxLayout()
         top.addWidget(QLabel("Collection:"))
         top.addWidget(self.collection_combo)
@@ -128,7 +127,7 @@ class ResultsView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
 
-        self.accuracy_plot = LiveAccuracyPlot()
+        self.accuracy_plot = AccuracyPlot()
         self.pareto_plot = ParetoPlot()
         self.correctness_map = CorrectnessMap()
         self.correctness_map.sample_clicked.connect(self.open_sample_label)
@@ -136,8 +135,7 @@ class ResultsView(QWidget):
         self.pareto_axis.addItem("mean tokens", False)
         self.pareto_axis.addItem("mean cost (USD)", True)
         self.pareto_axis.currentIndexChanged.connect(lambda _: self._draw_pareto())
-        self.pareto_note = QLabel(objectName="paretoNote")
-        self.pareto_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.pareto_note = plain_label(name="paretoNote", wrap=False)
         pareto_page = self._page(self.pareto_plot, QLabel("x axis:"), self.pareto_axis, self.pareto_note)
         self.map_split = QComboBox(objectName="mapSplit")
         self.map_split.currentIndexChanged.connect(lambda _: self._draw_map())

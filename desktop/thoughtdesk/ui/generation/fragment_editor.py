@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.fragment_store import FragmentStore, replace_contents
@@ -22,12 +23,13 @@ from thoughtdesk.ui.qt import (
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
+    QKeyEvent,
     QKeySequence,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QModelIndex,
     QObject,
+    QPersistentModelIndex,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -40,6 +42,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 KIND_TITLES: dict[str, str] = {
     "instruction": "Instructions",
@@ -63,18 +66,18 @@ class FragmentTableModel(QAbstractTableModel):
         self.rows = self.library.of_kind(self.kind)
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # Qt API
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # Qt API
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return COLUMNS[section]
         return None
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:
             return None
         fragment = self.rows[index.row()]
@@ -162,8 +165,7 @@ class FragmentEditor(QWidget):
         self.citation_edit = QLineEdit(objectName="fragmentCitation")
         self.citation_edit.setPlaceholderText("e.g. Kojima et al. 2022, Large Language Models are Zero-Shot Reasoners")
         self.note_edit = QLineEdit(objectName="fragmentNote")
-        self.source_label = QLabel(objectName="fragmentSource")
-        self.source_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.source_label = plain_label(name="fragmentSource", wrap=False)
         self.apply_button = QPushButton("&Apply changes", objectName="applyFragment")
         self.apply_button.setToolTip("Save the edited key, text, citation and note (Ctrl+Return)")
         self.apply_button.clicked.connect(self.apply_edits)
@@ -223,9 +225,7 @@ class FragmentEditor(QWidget):
         self.undo_button.setEnabled(False)
         self.redo_button.setEnabled(False)
 
-        self.status = QLabel(objectName="fragmentStatus")
-        self.status.setTextFormat(Qt.TextFormat.PlainText)
-        self.status.setWordWrap(True)
+        self.status = plain_label(name="fragmentStatus")
 
         splitter = QSplitter()
         splitter.addWidget(self.tabs)
@@ -240,7 +240,8 @@ class FragmentEditor(QWidget):
         # Ctrl+Return applies from inside the form; an event filter, because the text editor
         # would otherwise take the key as a line break.
         if (
-            event.type() == QEvent.Type.KeyPress
+            isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
             and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
             and event.modifiers() & Qt.KeyboardModifier.ControlModifier
         ):
@@ -268,7 +269,7 @@ class FragmentEditor(QWidget):
 
     def select(self, kind: str, key: str) -> bool:
         """Show the fragment ``key`` of ``kind``; False if there is none."""
-        self.tabs.setCurrentIndex(FRAGMENT_KINDS.index(kind))  # type: ignore[arg-type]
+        self.tabs.setCurrentIndex(FRAGMENT_KINDS.index(kind))
         row = self.models[kind].row_of(key)
         if row is None:
             return False
@@ -402,12 +403,13 @@ class FragmentEditor(QWidget):
         return fragment
 
     def restore_builtin(self) -> list[Fragment]:
-        if self.store is None:
+        store = self.store
+        if store is None:
             return []
         restored: list[Fragment] = []
 
         def restore(lib: FragmentLibrary) -> Fragment | None:
-            restored.extend(self.store.restore_builtin(lib))  # type: ignore[union-attr]
+            restored.extend(store.restore_builtin(lib))
             return restored[0] if restored else None
 
         self._change("Restore built-in fragments", restore)

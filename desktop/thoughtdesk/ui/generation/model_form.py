@@ -9,6 +9,7 @@ API keys are not asked here: they live in the keyring and are read when the run 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import BackendError
@@ -33,6 +34,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 PROVIDER_CHOICES = (
     ("OpenAI-compatible server", "openai"),
@@ -41,6 +43,16 @@ PROVIDER_CHOICES = (
 )
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest"}
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class _Sampling(TypedDict):
+    """The form's sampling fields, the same ``ModelSpec`` arguments for every provider."""
+
+    temperature: float
+    max_tokens: int
+    extraction_max_tokens: int
+    seed: int | None
+    timeout: float
 
 
 class ModelForm(QWidget):
@@ -173,7 +185,7 @@ class ModelForm(QWidget):
     def spec(self) -> ModelSpec:
         """The model described by the form; RunSpecError or ModelFileError saying what to fix."""
         provider = self.provider.currentData()
-        common = dict(
+        common = _Sampling(
             temperature=self.temperature.value(),
             max_tokens=self.max_tokens.value(),
             extraction_max_tokens=self.extraction_max_tokens.value(),
@@ -236,9 +248,7 @@ class ModelList(QWidget):
         self.form = ModelForm()
         self.list = QListWidget(objectName="modelList")
         self.list.currentRowChanged.connect(self._row_changed)
-        self.error = QLabel(objectName="modelError")
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
-        self.error.setWordWrap(True)
+        self.error = plain_label(name="modelError")
         self.error.setStyleSheet("color: #b3261e;")
         add = QPushButton("&Add model", objectName="addModel")
         add.clicked.connect(self.add_from_form)

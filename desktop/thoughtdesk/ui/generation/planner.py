@@ -13,7 +13,7 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
-from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentLibrary
+from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
 from thoughtdesk.core.library.queries import SampleFilter
@@ -45,6 +45,8 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
@@ -133,7 +135,7 @@ class RunPlannerDialog(QDialog):
         form.addRow("&Limit", self.limit)
         form.addRow("Random draw see&d", self.sample_seed)
 
-        self.lists: dict[str, QListWidget] = {}
+        self.lists: dict[FragmentKind, QListWidget] = {}
         prompts = QGroupBox("Prompt fragments (tick one or more of each)")
         grid = QGridLayout(prompts)
         for column, kind in enumerate(FRAGMENT_KINDS):
@@ -178,9 +180,7 @@ class RunPlannerDialog(QDialog):
         self.tabs.addTab(self.models, "&Models")
         self.tabs.addTab(self.price_editor, "P&rices")
 
-        self.summary = QLabel("Planning…", objectName="planSummary")
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
-        self.summary.setWordWrap(True)
+        self.summary = plain_label("Planning…", name="planSummary")
         self.preview = QPlainTextEdit(objectName="promptPreview")
         self.preview.setReadOnly(True)
         self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
@@ -218,21 +218,20 @@ class RunPlannerDialog(QDialog):
         """Refill the three lists from the fragment library, keeping the ticked keys."""
         for kind, widget in self.lists.items():
             ticked = set(self.checked(kind)) if widget.count() else {DEFAULT_TICKS[kind]}
-            widget.blockSignals(True)
-            widget.clear()
-            for key, label in [(None, "(none)")] + [
-                (f.key, f"{f.key} — {f.text}") for f in self.fragments.of_kind(kind)
-            ]:
-                item = QListWidgetItem(label.replace("\n", " ⏎ "))
-                item.setData(KEY_ROLE, key)
-                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-                item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
-                widget.addItem(item)
-            widget.blockSignals(False)
+            entries: list[tuple[str | None, str]] = [(None, "(none)")]
+            entries += [(f.key, f"{f.key} — {f.text}") for f in self.fragments.of_kind(kind)]
+            with blocked(widget):
+                widget.clear()
+                for key, label in entries:
+                    item = QListWidgetItem(label.replace("\n", " ⏎ "))
+                    item.setData(KEY_ROLE, key)
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                    item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
+                    widget.addItem(item)
         if hasattr(self, "_timer"):
             self.schedule_replan()
 
-    def checked(self, kind: str) -> list[str | None]:
+    def checked(self, kind: FragmentKind) -> list[str | None]:
         widget = self.lists[kind]
         return [
             widget.item(row).data(KEY_ROLE)
@@ -240,7 +239,7 @@ class RunPlannerDialog(QDialog):
             if widget.item(row).checkState() == Qt.CheckState.Checked
         ]
 
-    def set_checked(self, kind: str, keys: list[str | None]) -> None:
+    def set_checked(self, kind: FragmentKind, keys: list[str | None]) -> None:
         """Tick exactly ``keys`` (None = the "(none)" entry) in one fragment list."""
         widget = self.lists[kind]
         for row in range(widget.count()):
@@ -248,24 +247,24 @@ class RunPlannerDialog(QDialog):
             item.setCheckState(Qt.CheckState.Checked if item.data(KEY_ROLE) in keys else Qt.CheckState.Unchecked)
 
     def _fill_datasets(self) -> None:
-        self.dataset.blockSignals(True)
-        self.dataset.clear()
-        self.dataset.addItem("All datasets", None)
-        for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
-            self.dataset.addItem(dataset, dataset)
-        self.dataset.blockSignals(False)
+        with blocked(self.dataset):
+            self.dataset.clear()
+            self.dataset.addItem("All datasets", None)
+            for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
+                self.dataset.addItem(dataset, dataset)
         self._fill_splits()
 
     def _fill_splits(self) -> None:
-        self.split.blockSignals(True)
-        self.split.clear()
-        self.split.addItem("All splits", None)
-        dataset = self.dataset.currentData()
-        for split in dict.fromkeys(
-            s for d, s in self._collections.get(self.collection.currentText(), []) if dataset is None or d == dataset
-        ):
-            self.split.addItem(split, split)
-        self.split.blockSignals(False)
+        with blocked(self.split):
+            self.split.clear()
+            self.split.addItem("All splits", None)
+            dataset = self.dataset.currentData()
+            for split in dict.fromkeys(
+                s
+                for d, s in self._collections.get(self.collection.currentText(), [])
+                if dataset is None or d == dataset
+            ):
+                self.split.addItem(split, split)
         self.schedule_replan()
 
     def _source_changed(self) -> None:

@@ -14,7 +14,6 @@ from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     Qt,
     QTableWidget,
@@ -23,6 +22,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 PRICE_COLUMNS = ("Provider", "Model (glob)", "Input $/M tokens", "Output $/M tokens", "Note")
 
@@ -40,9 +40,7 @@ class PriceEditor(QWidget):
         self.grid.verticalHeader().setVisible(False)
         self.grid.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.grid.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.message = QLabel(objectName="priceMessage")
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
-        self.message.setWordWrap(True)
+        self.message = plain_label(name="priceMessage")
         add = QPushButton("Add price", objectName="addPrice")
         add.clicked.connect(self.add_row)
         remove = QPushButton("Remove", objectName="removePrice")
@@ -101,7 +99,7 @@ class PriceEditor(QWidget):
         self.message.setText("; ".join(problems) if problems else "")
         return PriceTable(prices)
 
-    def _edited(self, _item: QTableWidgetItem) -> None:
+    def _edited(self, _item: QTableWidgetItem | None) -> None:
         if self._filling:
             return
         table = self.table()
@@ -123,4 +121,4 @@ class PriceEditor(QWidget):
         row = self.grid.currentRow()
         if row >= 0:
             self.grid.removeRow(row)
-            self._edited(None)  # type: ignore[arg-type]
+            self._edited(None)

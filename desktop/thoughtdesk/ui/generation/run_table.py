@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from thoughtdesk.core.generation.runs import RunInfo, RunProgress
 from thoughtdesk.ui.qt import (
@@ -10,11 +12,28 @@ from thoughtdesk.ui.qt import (
     QApplication,
     QModelIndex,
     QObject,
+    QPersistentModelIndex,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionProgressBar,
     Qt,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class RunFigures:
+    """What the runs list shows of one run: stored figures, or live ones while it executes."""
+
+    status: str
+    total: int
+    done: int
+    failed: int
+    remaining: int
+    tokens: int
+    cost: float
+    eta: float | None  # seconds left, while running
+    in_flight: int
+
 
 RUN_COLUMNS = ("Run", "Status", "Progress", "Done", "Failed", "Remaining", "Tokens", "Cost", "ETA", "Models")
 FRACTION_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -56,13 +75,13 @@ class RunTableModel(QAbstractTableModel):
         if self.runs:
             self.dataChanged.emit(self.index(0, 0), self.index(len(self.runs) - 1, len(RUN_COLUMNS) - 1))
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # Qt API
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # Qt API
         return 0 if parent.isValid() else len(self.runs)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(RUN_COLUMNS)
 
-    def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return RUN_COLUMNS[section]
         return None
@@ -87,41 +106,41 @@ class RunTableModel(QAbstractTableModel):
         row = self.row_of(run_id)
         return self.runs[row].last_error if row is not None else None
 
-    def figures(self, row: int) -> dict[str, object]:
+    def figures(self, row: int) -> RunFigures:
         """The values shown for one run (live ones when the run is being executed)."""
         run = self.runs[row]
         live = self.live.get(run.id)
         if live is None:
-            return {
-                "status": run.status,
-                "total": run.total,
-                "done": run.done,
-                "failed": run.failed,
-                "remaining": run.pending,
-                "tokens": run.prompt_tokens + run.completion_tokens,
-                "cost": run.cost,
-                "eta": None,
-                "in_flight": 0,
-            }
-        return {
-            "status": live.status,
-            "total": live.total,
-            "done": live.done,
-            "failed": live.failed,
-            "remaining": live.remaining,
-            "tokens": live.tokens,
-            "cost": live.cost,
-            "eta": live.eta if live.status == "running" else None,
-            "in_flight": live.in_flight,
-        }
+            return RunFigures(
+                status=run.status,
+                total=run.total,
+                done=run.done,
+                failed=run.failed,
+                remaining=run.pending,
+                tokens=run.prompt_tokens + run.completion_tokens,
+                cost=run.cost,
+                eta=None,
+                in_flight=0,
+            )
+        return RunFigures(
+            status=live.status,
+            total=live.total,
+            done=live.done,
+            failed=live.failed,
+            remaining=live.remaining,
+            tokens=live.tokens,
+            cost=live.cost,
+            eta=live.eta if live.status == "running" else None,
+            in_flight=live.in_flight,
+        )
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         run, column = self.runs[index.row()], index.column()
         values = self.figures(index.row())
-        total = values["total"] or 0
-        finished = values["done"] + values["failed"]  # type: ignore[operator]
+        total = values.total or 0
+        finished = values.done + values.failed
         if role == FRACTION_ROLE:
             return finished / total if total else 1.0
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 3 and column != len(RUN_COLUMNS) - 1:
@@ -132,19 +151,20 @@ class RunTableModel(QAbstractTableModel):
         if name == "Run":
             return f"#{run.id}  {run.name}"
         if name == "Status":
-            in_flight = values["in_flight"]
-            return f"{values['status']} ({in_flight} in flight)" if in_flight else str(values["status"])
+            in_flight = values.in_flight
+            return f"{values.status} ({in_flight} in flight)" if in_flight else values.status
         if name == "Progress":
             return f"{finished:,} / {total:,}"
-        if name in ("Done", "Failed", "Remaining", "Tokens"):
-            return f"{values[name.lower()]:,}"
+        counts = {"Done": values.done, "Failed": values.failed, "Remaining": values.remaining, "Tokens": values.tokens}
+        if name in counts:
+            return f"{counts[name]:,}"
         if name == "Cost":
             unpriced = self._unpriced.get(run.id, [])
             if unpriced and len(unpriced) == len(run.models):
                 return "unpriced"
-            return f"${values['cost']:.4f}" + (" + unpriced" if unpriced else "")
+            return f"${values.cost:.4f}" + (" + unpriced" if unpriced else "")
         if name == "ETA":
-            return format_duration(values["eta"])  # type: ignore[arg-type]
+            return format_duration(values.eta)
         return ", ".join(run.models)
 
 

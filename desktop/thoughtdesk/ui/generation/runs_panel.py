@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import RequestRow, RunInfo, RunLimits, RunProgress, list_runs, run_requests
@@ -36,11 +37,15 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
 STREAM_KEEP = 20_000  # characters of streamed text kept on screen
 FAILED_COLUMNS = ("Request", "Sample", "Model", "Step", "Tries", "Error (provider: what happened; what to do)")
+
+
+T = TypeVar("T")
 
 
 class RunsPanel(QWidget):
@@ -119,10 +124,7 @@ class RunsPanel(QWidget):
         )
         self._button(buttons, "Refresh", "refreshRuns", self.reload, "Read the runs from the library again")
         buttons.addStretch(1)
-        self.message = QLabel(objectName="runMessage")
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = plain_label(name="runMessage", selectable=True)
 
         self.failed = QTableWidget(0, len(FAILED_COLUMNS), objectName="failedRequests")
         self.failed.setHorizontalHeaderLabels(FAILED_COLUMNS)
@@ -132,8 +134,7 @@ class RunsPanel(QWidget):
         failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.failed.setWordWrap(True)
-        self.stream_title = QLabel("Local model output (current request)", objectName="streamTitle")
-        self.stream_title.setTextFormat(Qt.TextFormat.PlainText)
+        self.stream_title = plain_label("Local model output (current request)", name="streamTitle", wrap=False)
         self.stream = QPlainTextEdit(objectName="streamedText")
         self.stream.setReadOnly(True)
         self.stream.setMaximumBlockCount(2000)
@@ -159,14 +160,12 @@ class RunsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.message)
-        self.empty_hint = QLabel(
+        self.empty_hint = plain_label(
             "No runs in this library yet. Generate > Plan a run… (Ctrl+G) chooses "
             "samples, prompt fragments and models; the run then shows here with "
             "its progress, and failed requests below.",
-            objectName="runsEmptyHint",
+            name="runsEmptyHint",
         )
-        self.empty_hint.setWordWrap(True)
-        self.empty_hint.setTextFormat(Qt.TextFormat.PlainText)
         self.empty_hint.setStyleSheet("color: palette(mid); padding: 6px 0;")
         layout.addWidget(self.empty_hint)
         layout.addWidget(vertical, 1)
@@ -195,12 +194,12 @@ class RunsPanel(QWidget):
             self.model.set_runs([])
             self.reload()
 
-    def _background(self, work: Callable[[], object], done: Callable[[object], None]) -> Task:
+    def _background(self, work: Callable[[], T], done: Callable[[T], None]) -> Task:
         return start_owned_task(
             self, self._tasks, work, done, lambda error: self.message.setText(f"Could not read the runs: {error}")
         )
 
-    def reload(self, then: Callable[[], None] | None = None) -> Task | None:
+    def reload(self, then: Callable[[], object] | None = None) -> Task | None:
         """Read the run list again (in a worker); ``runs_loaded`` when it is shown, then ``then()``.
 
         (A follow-up is passed in rather than connected to the returned task: a fast task could
@@ -214,12 +213,12 @@ class RunsPanel(QWidget):
             with Library.open(path, create=False) as lib:
                 return list_runs(lib)
 
-        def done(runs: object) -> None:
+        def done(runs: list[RunInfo]) -> None:
             if path == self.library_path:
                 # Stored figures are current for runs no worker is executing.
                 active = {r for r, w in self.workers.items() if w.isRunning()}
                 self.model.live = {r: p for r, p in self.model.live.items() if r in active}
-                self.model.set_runs(runs)  # type: ignore[arg-type]
+                self.model.set_runs(runs)
                 self.empty_hint.setVisible(not self.model.rowCount())
                 if not self.table.currentIndex().isValid() and self.model.rowCount():
                     self.table.selectRow(0)
@@ -263,8 +262,9 @@ class RunsPanel(QWidget):
         worker = self.workers.get(run_id) if run_id is not None else None
         status = self.model.status(run_id) if run_id is not None else None
         running = worker is not None and worker.isRunning()
-        self.start_button.setEnabled(run_id is not None and (not running or worker.control.paused) and status != "done")
-        self.pause_button.setEnabled(running and not worker.control.paused)
+        paused = worker is not None and worker.control.paused
+        self.start_button.setEnabled(run_id is not None and (not running or paused) and status != "done")
+        self.pause_button.setEnabled(running and not paused)
         self.cancel_button.setEnabled(running)
 
     def pause_selected(self) -> None:
@@ -396,7 +396,10 @@ class RunsPanel(QWidget):
             with Library.open(path, create=False) as lib:
                 return run_requests(lib, run_id, status="failed", limit=200)
 
-        self._background(work, lambda rows, r=run_id: self._show_failed(r, rows))  # type: ignore[misc]
+        def done(rows: list[RequestRow]) -> None:
+            self._show_failed(run_id, rows)
+
+        self._background(work, done)
 
     def _show_failed(self, run_id: int, rows: list[RequestRow]) -> None:
         if run_id != self.selected_run():

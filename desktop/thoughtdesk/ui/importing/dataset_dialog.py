@@ -24,7 +24,6 @@ from thoughtdesk.ui.importing.widgets import (
     ImportRequest,
     ImportTargetBox,
     metadata_text,
-    plain_label,
 )
 from thoughtdesk.ui.qt import (
     QButtonGroup,
@@ -44,6 +43,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv")
 
@@ -144,9 +144,9 @@ class DatasetImportDialog(QDialog):
         self.first_radio = QRadioButton("the first N", objectName="firstRadio")
         self.random_radio = QRadioButton("N at random, seed", objectName="randomRadio")
         self.seed_spin = _spin("seedSpin", 0, 2_000_000_000, 0)
-        for buttons in ((self.all_radio, self.some_radio), (self.first_radio, self.random_radio)):
+        for pair in ((self.all_radio, self.some_radio), (self.first_radio, self.random_radio)):
             group = QButtonGroup(self)
-            for button in buttons:
+            for button in pair:
                 group.addButton(button)
         self.all_radio.setChecked(True)
         self.first_radio.setChecked(True)

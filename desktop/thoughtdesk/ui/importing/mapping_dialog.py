@@ -16,7 +16,7 @@ from thoughtdesk.core.datasets.mapping_preview import PreviewRow, preview_mappin
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.mappings import SavedMappings
 from thoughtdesk.core.library.records import ANSWER_TYPES
-from thoughtdesk.ui.importing.widgets import ImportRequest, ImportTargetBox, plain_label
+from thoughtdesk.ui.importing.widgets import ImportRequest, ImportTargetBox
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QComboBox,
@@ -34,6 +34,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 #: Optional mapping fields, in form order: (attribute, label).
 OPTIONAL_FIELDS = (
@@ -87,7 +88,7 @@ class MappingDialog(QDialog):
         self.columns: list[str] = []
         self.rows: list[PreviewRow] = []
         layout = QVBoxLayout(self)
-        layout.addWidget(plain_label(f"File: {self.path}", "fileLabel"))
+        layout.addWidget(plain_label(f"File: {self.path}", name="fileLabel"))
 
         saved_row = QHBoxLayout()
         self.saved_combo = QComboBox(objectName="savedCombo")
@@ -117,7 +118,9 @@ class MappingDialog(QDialog):
         self.choices = QComboBox(objectName="map_choices")
         self.choices.setEditable(True)
         self.choices.setToolTip("one column holding a list, or several columns separated by |")
-        self.choices.lineEdit().setPlaceholderText("a list column, or col1|col2|…")
+        choices_edit = self.choices.lineEdit()  # an editable combo box always has one
+        if choices_edit is not None:
+            choices_edit.setPlaceholderText("a list column, or col1|col2|…")
         answer_form.addRow("Choices:", self.choices)
         self.optional: dict[str, QComboBox] = {}
         for attribute, label in OPTIONAL_FIELDS:
@@ -218,7 +221,7 @@ class MappingDialog(QDialog):
         """Map sample field ``attribute`` (answer, cot, context, id, split) to ``column``."""
         combo = self.optional[attribute]
         index = combo.findData(column) if column is not None else 0
-        if index < 0:  # a nested key (a.b) or a column not in the first rows
+        if column is not None and index < 0:  # a nested key (a.b) or a column not in the first rows
             combo.addItem(column, column)
             index = combo.count() - 1
         combo.setCurrentIndex(index)
@@ -346,7 +349,7 @@ def _cells(item: PreviewRow) -> list[str]:
         " | ".join(s.choices),
         ", ".join(str(a) for a in s.answer),
         cot,
-        s.context,
+        s.context or "",
         "",
     ]
 

@@ -21,15 +21,14 @@ from thoughtdesk.ui.qt import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    Qt,
     QVBoxLayout,
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 @dataclass
@@ -49,17 +48,6 @@ class ImportRequest:
     seed: int | None = None
     on_duplicate: str = "skip"
     on_error: str = "abort"
-
-
-def plain_label(text: str = "", name: str | None = None, wrap: bool = True) -> QLabel:
-    """A QLabel that never interprets its text as rich text."""
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(wrap)
-    label.setText(text)
-    if name:
-        label.setObjectName(name)
-    return label
 
 
 def metadata_text(info: DatasetInfo) -> str:
@@ -145,8 +133,7 @@ class DownloadPanel(QWidget):
         row.addWidget(self.bar, 1)
         row.addWidget(self.cancel_button)
         layout.addLayout(row)
-        self.status = plain_label(name="downloadStatus")
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status = plain_label(name="downloadStatus", selectable=True)
         layout.addWidget(self.status)
         self.download_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
@@ -230,10 +217,9 @@ class ImportReportDialog(QDialog):
         self.setWindowTitle("Import report")
         self.resize(760, 420)
         layout = QVBoxLayout(self)
-        layout.addWidget(plain_label(report.summary, "reportSummary"))
+        layout.addWidget(plain_label(report.summary, name="reportSummary"))
         if report.report_path is not None:
-            saved = plain_label(f"Saved as {report.report_path}", "reportPath")
-            saved.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            saved = plain_label(f"Saved as {report.report_path}", name="reportPath", selectable=True)
             layout.addWidget(saved)
         self.text = QPlainTextEdit(objectName="reportText")
         self.text.setReadOnly(True)

@@ -26,7 +26,8 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 KEY_HELP = (
     "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "
@@ -61,9 +62,11 @@ class AnnotationPanel(QWidget):
         self.setObjectName("annotationPanel")
         self._label_set: LabelSet | None = None
         self._review: CotReview | None = None
-        self.title = plain("No CoT selected", bold=True, name="annotationTitle")
+        self.title = plain_label(
+            "No CoT selected", bold=True, name="annotationTitle", selectable=True, keep_height=True
+        )
         self.set_box = QComboBox(objectName="labelSetChooser")
-        self.set_box.currentTextChanged.connect(lambda name: name and self.labelSetChosen.emit(name))
+        self.set_box.currentTextChanged.connect(self._label_set_chosen)
         self.label_box = QGroupBox("Labels")
         self.label_layout = QVBoxLayout(self.label_box)
         self.checks: dict[str, QCheckBox] = {}
@@ -92,7 +95,7 @@ class AnnotationPanel(QWidget):
         self.preferred.clicked.connect(lambda checked: self.preferredToggled.emit(checked))
         self.quality_buttons: list[QToolButton] = []
         quality_row = QHBoxLayout()
-        quality_row.addWidget(plain("Quality"))
+        quality_row.addWidget(plain_label("Quality", selectable=True, keep_height=True))
         for score in range(1, 6):
             button = QToolButton(objectName=f"quality{score}")
             button.setText(str(score))
@@ -107,24 +110,28 @@ class AnnotationPanel(QWidget):
         self.others.setReadOnly(True)
         self.others.setMaximumHeight(110)
         self.others.setPlaceholderText("No other reviewer annotated this CoT")
-        self.help = plain(KEY_HELP, name="keyHelp")
+        self.help = plain_label(KEY_HELP, name="keyHelp", selectable=True, keep_height=True)
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         row = QHBoxLayout()
-        row.addWidget(plain("Label set"))
+        row.addWidget(plain_label("Label set", selectable=True, keep_height=True))
         row.addWidget(self.set_box, 1)
         layout.addLayout(row)
         layout.addWidget(self.label_box)
-        layout.addWidget(plain("Span labels (select text in the CoT, then press the label's number)"))
+        layout.addWidget(
+            plain_label(
+                "Span labels (select text in the CoT, then press the label's number)", selectable=True, keep_height=True
+            )
+        )
         layout.addWidget(self.span_list)
         layout.addWidget(self.remove_span_button)
-        layout.addWidget(plain("Comment"))
+        layout.addWidget(plain_label("Comment", selectable=True, keep_height=True))
         layout.addWidget(self.comment_view)
         layout.addWidget(self.comment_button)
         layout.addWidget(self.preferred)
         layout.addLayout(quality_row)
-        layout.addWidget(plain("Other reviewers"))
+        layout.addWidget(plain_label("Other reviewers", selectable=True, keep_height=True))
         layout.addWidget(self.others)
         layout.addWidget(self.help)
         layout.addStretch(1)
@@ -132,13 +139,16 @@ class AnnotationPanel(QWidget):
 
     # ---- showing ----------------------------------------------------------------------------
 
+    def _label_set_chosen(self, name: str) -> None:
+        if name:  # an empty box (no label set to choose) chooses nothing
+            self.labelSetChosen.emit(name)
+
     def set_label_sets(self, names: list[str], current: str) -> None:
         """The label sets to choose from (no signal)."""
-        self.set_box.blockSignals(True)
-        self.set_box.clear()
-        self.set_box.addItems(names)
-        self.set_box.setCurrentText(current)
-        self.set_box.blockSignals(False)
+        with blocked(self.set_box):
+            self.set_box.clear()
+            self.set_box.addItems(names)
+            self.set_box.setCurrentText(current)
 
     def set_label_set(self, label_set: LabelSet) -> None:
         """Rebuild the label check boxes for ``label_set``."""
@@ -153,9 +163,8 @@ class AnnotationPanel(QWidget):
             check.clicked.connect(lambda _checked, key=label.key: self.labelToggled.emit(key))
             self.label_layout.addWidget(check)
             self.checks[label.key] = check
-        self.set_box.blockSignals(True)
-        self.set_box.setCurrentText(label_set.name)
-        self.set_box.blockSignals(False)
+        with blocked(self.set_box):
+            self.set_box.setCurrentText(label_set.name)
         if self._review is not None:
             self.show_review(self._review, self.title.text())
 

@@ -30,7 +30,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 class CommentDialog(QDialog):
@@ -50,9 +50,9 @@ class CommentDialog(QDialog):
         # be the active window first, which it is not yet right after it opens).
         self.editor.installEventFilter(self)
         layout = QVBoxLayout(self)
-        layout.addWidget(plain(title, bold=True, name="commentFor"))
+        layout.addWidget(plain_label(title, bold=True, name="commentFor", selectable=True, keep_height=True))
         layout.addWidget(self.editor)
-        layout.addWidget(plain("Ctrl+Return saves · Escape cancels"))
+        layout.addWidget(plain_label("Ctrl+Return saves · Escape cancels", selectable=True, keep_height=True))
         layout.addWidget(buttons)
         self.resize(520, 300)
 
@@ -106,10 +106,10 @@ class QueueDialog(QDialog):
         self._fill_datasets(self.collection.currentText())
         self.has_incorrect = QCheckBox("Only samples with at least one incorrect CoT", objectName="queueIncorrect")
         self.has_incorrect.setChecked(True)
-        self.size = QSpinBox(objectName="queueSize")
-        self.size.setRange(1, 100_000)
-        self.size.setValue(50)
-        self.size.setSuffix(" samples")
+        self.size_box = QSpinBox(objectName="queueSize")
+        self.size_box.setRange(1, 100_000)
+        self.size_box.setValue(50)
+        self.size_box.setSuffix(" samples")
         self.seed = QSpinBox(objectName="queueSeed")
         self.seed.setRange(0, 2_000_000_000)
         self.blind = QCheckBox("Blind review (hide model and prompt, shuffle CoTs)", objectName="queueBlind")
@@ -118,7 +118,7 @@ class QueueDialog(QDialog):
         form.addRow("Collection", self.collection)
         form.addRow("Dataset", self.dataset)
         form.addRow("", self.has_incorrect)
-        form.addRow("Size", self.size)
+        form.addRow("Size", self.size_box)
         form.addRow("Random seed", self.seed)
         form.addRow("", self.blind)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -139,7 +139,7 @@ class QueueDialog(QDialog):
             collection=self.collection.currentText(),
             dataset=None if dataset in ("", self.ANY) else dataset,
             has_incorrect=self.has_incorrect.isChecked(),
-            size=self.size.value(),
+            size=self.size_box.value(),
             seed=self.seed.value(),
             blind=self.blind.isChecked(),
         )
@@ -224,7 +224,7 @@ class AgreementDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
-        layout.addWidget(plain(note, name="agreementNote"))
+        layout.addWidget(plain_label(note, name="agreementNote", selectable=True, keep_height=True))
         layout.addWidget(buttons)
         self.resize(860, 360)
 

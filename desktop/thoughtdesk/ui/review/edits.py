@@ -1,15 +1,19 @@
 """The Review tab's edits: every change is an ``AnnotationOp`` pushed on the undo stack.
 
-:class:`ReviewEditsMixin` is mixed into :class:`~thoughtdesk.ui.review.view.ReviewView`; it uses
-the view's ``store``, ``undo_stack``, ``compare``, ``label_set``, ``reviews``, ``author`` and
-``message`` signal. The plain-text helpers for review summaries live here too.
+:class:`ReviewEdits` is a part the :class:`~thoughtdesk.ui.review.view.ReviewView` has (not a
+mixin): what it needs from the view is the :class:`EditsHost` protocol, which the view
+implements. The plain-text helpers for review summaries live here too.
 """
 
 from __future__ import annotations
 
-from thoughtdesk.core.review import AnnotationOp, CotReview, StoredAnnotation
+from typing import Protocol
+
+from thoughtdesk.core.review import AnnotationOp, AnnotationStore, CotReview, LabelSet, Span, StoredAnnotation
+from thoughtdesk.ui.qt import QUndoStack, QWidget
 from thoughtdesk.ui.review.annotation_panel import short
 from thoughtdesk.ui.review.commands import AnnotationCommand
+from thoughtdesk.ui.review.compare.cot_panel import CotPanel
 from thoughtdesk.ui.review.dialogs import CommentDialog
 from thoughtdesk.ui.settings.options import user_name
 
@@ -45,111 +49,157 @@ def others_text(notes: list[StoredAnnotation], me: str) -> str:
     return "\n".join(lines)
 
 
-class ReviewEditsMixin:
-    """Label toggles, spans, preferred, quality and comments, each undoable."""
+class EditsHost(Protocol):
+    """What :class:`ReviewEdits` needs from the Review tab: its state and its current CoT."""
+
+    @property
+    def store(self) -> AnnotationStore | None:
+        """Where annotations are written (None before a library is open)."""
+        ...
+
+    @property
+    def label_set(self) -> LabelSet | None:
+        """The label set in use (number keys toggle its labels)."""
+        ...
+
+    @property
+    def reviews(self) -> dict[int, CotReview]:
+        """This reviewer's review of each CoT shown, by CoT key."""
+        ...
+
+    @property
+    def author(self) -> str:
+        """The reviewer (an empty review of a CoT is theirs)."""
+        ...
+
+    def current_cot_pk(self) -> int | None:
+        """The current generated CoT (None: the reference or nothing)."""
+        ...
+
+    def current_panel(self) -> CotPanel | None:
+        """The compare-view panel of the current CoT (its selection and title)."""
+        ...
+
+    def reveal_cot(self, op: AnnotationOp) -> None:
+        """Show the CoT ``op`` changes before it is undone or redone."""
+        ...
+
+    def cot_written(self, cot_pk: int) -> None:
+        """A change of ``cot_pk`` was written (or undone): show it."""
+        ...
+
+    def show_message(self, text: str) -> None:
+        """A plain-text status message for the user."""
+        ...
+
+
+class ReviewEdits:
+    """Label toggles, spans, preferred, quality and comments of the current CoT, each undoable.
+
+    Every change is planned by the host's :class:`AnnotationStore` and pushed on ``undo_stack``
+    as an :class:`AnnotationCommand`, which writes it at once.
+    """
+
+    def __init__(self, host: EditsHost, undo_stack: QUndoStack, dialog_parent: QWidget) -> None:
+        self.host = host
+        self.undo_stack = undo_stack
+        self._dialog_parent = dialog_parent
+        #: The open comment editor, if any.
+        self.comment_dialog: CommentDialog | None = None
 
     def push(self, op: AnnotationOp) -> None:
         """Apply ``op`` through the undo stack (written at once)."""
-        if self.store is not None:
-            self.undo_stack.push(AnnotationCommand(self.store, op, self._after_change, self._failed, self.reveal_cot))
+        store = self.host.store
+        if store is not None:
+            self.undo_stack.push(AnnotationCommand(store, op, self._written, self._failed, self.host.reveal_cot))
 
-    def reveal_cot(self, op: AnnotationOp) -> None:
-        """Show the CoT ``op`` changes (its sample first, if another is shown) and make it current.
-
-        Called before an undo or redo, so a change is never undone out of sight. A CoT whose
-        sample is not shown because the filters hide it is still changed, and said so.
-        """
-        if op.cot_pk not in self.cot_pks and self.library is not None:
-            row = self.library.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (op.cot_pk,)).fetchone()
-            if row is None:
-                return  # the CoT is gone; the write reports it
-            if self.queue is not None and row[0] in self.queue.sample_pks:
-                self.go_to_queue_index(self.queue.sample_pks.index(row[0]))
-            else:
-                self.show_sample(row[0])
-        if op.cot_pk in self.cot_pks:
-            index = self.cot_pks.index(op.cot_pk)
-            if index != self.compare.current_index():
-                self.compare.set_current(index)
-                self._show_current()
-            if self.compare.panels[index].isHidden():
-                self.message.emit(f"{op.description}: the CoT is hidden by the filters")
-
-    def _after_change(self, op: AnnotationOp) -> None:
-        if op.cot_pk in self.cot_pks:
-            index = self.cot_pks.index(op.cot_pk)
-            self._refresh_cot(index, op.cot_pk)
-            if index == self.compare.current_index():
-                self._show_current()
-        self._notify_timer.start()
+    def _written(self, op: AnnotationOp) -> None:
+        self.host.cot_written(op.cot_pk)
 
     def _failed(self, op: AnnotationOp, error: Exception) -> None:
-        self.message.emit(f"Could not save “{op.description}”: {error}")
+        self.host.show_message(f"Could not save “{op.description}”: {error}")
 
-    def _writable_cot(self) -> int | None:
-        cot_pk = self.current_cot_pk()
-        if cot_pk is None or self.store is None:
-            self.message.emit("Choose a generated CoT first (j / k)")
-        return cot_pk
+    def _writable_cot(self) -> tuple[int, AnnotationStore] | None:
+        """The current CoT and the store to write it with, or None (said to the user)."""
+        cot_pk, store = self.host.current_cot_pk(), self.host.store
+        if cot_pk is None or store is None:
+            self.host.show_message("Choose a generated CoT first (j / k)")
+            return None
+        return cot_pk, store
 
     def toggle_label_digit(self, digit: int) -> None:
         """Number key: toggle the label with this shortcut on the selection, else on the CoT."""
-        label = self.label_set.by_shortcut(digit) if self.label_set else None
+        label_set = self.host.label_set
+        label = label_set.by_shortcut(digit) if label_set else None
         if label is None:
-            self.message.emit(f"No label on key {digit} in this label set")
+            self.host.show_message(f"No label on key {digit} in this label set")
             return
         self.toggle_label_key(label.key, use_selection=True)
 
     def toggle_label_key(self, key: str, use_selection: bool = False) -> None:
-        cot_pk = self._writable_cot()
-        if cot_pk is None:
+        """Toggle label ``key`` on the current CoT, or with ``use_selection`` on its selected text."""
+        writable = self._writable_cot()
+        panel = self.host.current_panel()
+        if writable is None or panel is None:
             return
-        panel = self.compare.panels[self.compare.current_index()]
+        cot_pk, store = writable
         selected = panel.selected_range() if use_selection else None
         try:
-            span = self.store.span(cot_pk, *selected) if selected else None
-            op = self.store.plan_toggle_label(cot_pk, key, span)
+            span = store.span(cot_pk, *selected) if selected else None
+            op = store.plan_toggle_label(cot_pk, key, span)
         except (ValueError, KeyError) as error:
-            self.message.emit(str(error))
+            self.host.show_message(str(error))
             return
         self.push(op)
         if selected:
             panel.select_range(selected[1], selected[1])  # drop the selection so the mark shows
 
-    def _remove_span(self, key: str, span) -> None:
-        cot_pk = self._writable_cot()
-        if cot_pk is not None:
-            self.push(self.store.plan_toggle_label(cot_pk, key, span))
+    def remove_span(self, key: str, span: Span) -> None:
+        """Remove span label ``key`` on ``span`` of the current CoT."""
+        writable = self._writable_cot()
+        if writable is not None:
+            cot_pk, store = writable
+            self.push(store.plan_toggle_label(cot_pk, key, span))
 
     def toggle_preferred(self) -> None:
-        cot_pk = self._writable_cot()
-        if cot_pk is not None:
-            self.set_preferred(not self.reviews.get(cot_pk, CotReview(cot_pk, self.author)).preferred)
+        """Mark the current CoT as the preferred one of its sample, or unmark it (s)."""
+        writable = self._writable_cot()
+        if writable is not None:
+            cot_pk, _store = writable
+            self.set_preferred(not self.host.reviews.get(cot_pk, CotReview(cot_pk, self.host.author)).preferred)
 
     def set_preferred(self, preferred: bool) -> None:
-        cot_pk = self._writable_cot()
-        if cot_pk is not None:
-            self.push(self.store.plan_set_preferred(cot_pk, preferred))
+        """Set or clear the current CoT's preferred mark."""
+        writable = self._writable_cot()
+        if writable is not None:
+            cot_pk, store = writable
+            self.push(store.plan_set_preferred(cot_pk, preferred))
 
     def set_quality(self, score: int | None) -> None:
-        cot_pk = self._writable_cot()
-        if cot_pk is not None:
-            self.push(self.store.plan_set_quality(cot_pk, score))
+        """Score the current CoT 1-5 (None clears the score)."""
+        writable = self._writable_cot()
+        if writable is not None:
+            cot_pk, store = writable
+            self.push(store.plan_set_quality(cot_pk, score))
 
     def edit_comment(self) -> None:
         """Open the comment editor for the current CoT (c); saving pushes an undoable change."""
-        cot_pk = self._writable_cot()
-        if cot_pk is None:
+        writable = self._writable_cot()
+        panel = self.host.current_panel()
+        if writable is None or panel is None:
             return
-        review = self.reviews.get(cot_pk) or self.store.review(cot_pk)
-        title = self.compare.panels[self.compare.current_index()].title.text()
-        dialog = CommentDialog(f"Comment on {title}", review.comment, self)
+        cot_pk, store = writable
+        review = self.host.reviews.get(cot_pk) or store.review(cot_pk)
+        dialog = CommentDialog(f"Comment on {panel.title.text()}", review.comment, self._dialog_parent)
         dialog.accepted.connect(lambda: self._comment_saved(cot_pk, dialog.text()))
         self.comment_dialog = dialog
         dialog.open()
         dialog.editor.setFocus()
 
     def _comment_saved(self, cot_pk: int, text: str) -> None:
-        op = self.store.plan_set_comment(cot_pk, text)
+        store = self.host.store  # the reviewer's name may have changed while the editor was open
+        if store is None:
+            return
+        op = store.plan_set_comment(cot_pk, text)
         if op.before != op.after:
             self.push(op)

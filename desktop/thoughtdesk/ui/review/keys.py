@@ -17,6 +17,7 @@ from thoughtdesk.ui.qt import (
     QApplication,
     QComboBox,
     QEvent,
+    QKeyEvent,
     QKeySequence,
     QLineEdit,
     QObject,
@@ -61,7 +62,11 @@ class ReviewKeys(QObject):
         super().__init__(view)
         self.view = view
         self.letters = {int(key): action for key, action in letters.items()}
-        self.chords = {QKeySequence(text)[0].toCombined(): action for text, action in (chords or {}).items()}
+        self.chords = {
+            # PySide6's stubs lack QKeySequence.__getitem__ (Qt's operator[]), which exists at run time.
+            QKeySequence(text)[0].toCombined(): action  # type: ignore[index]
+            for text, action in (chords or {}).items()
+        }
         self.on_digit = on_digit
         self.on_alt_digit = on_alt_digit
 
@@ -85,7 +90,7 @@ class ReviewKeys(QObject):
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # Qt override
         kind = event.type()
-        if kind not in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride):
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) or not isinstance(event, QKeyEvent):
             return False
         if not isinstance(obj, QWidget) or not self.view.isVisible():
             return False

@@ -36,7 +36,8 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.compare.cot_panel import plain
+from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 COLUMNS = ("Label", "Colour", "Key")
 NAME_COLUMN, COLOUR_COLUMN, KEY_COLUMN = range(3)
@@ -67,7 +68,7 @@ class LabelSetEditor(QDialog):
         self.delete_button = QPushButton("Delete set…", objectName="deleteLabelSet")
         self.delete_button.clicked.connect(lambda: self.delete_current())
         self.name = QLineEdit(objectName="labelSetName")
-        self.note = plain("", name="labelSetNote")
+        self.note = plain_label("", name="labelSetNote", selectable=True, keep_height=True)
         self.table = QTableWidget(0, len(COLUMNS), objectName="labelTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -89,19 +90,19 @@ class LabelSetEditor(QDialog):
             button.clicked.connect(slot)
             row_buttons.addWidget(button)
         row_buttons.addStretch(1)
-        self.error = plain("", name="labelSetError")
+        self.error = plain_label("", name="labelSetError", selectable=True, keep_height=True)
         self.error.setStyleSheet("color: #b3261e;")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
 
         top = QHBoxLayout()
-        top.addWidget(plain("Set"))
+        top.addWidget(plain_label("Set", selectable=True, keep_height=True))
         top.addWidget(self.set_box, 1)
         top.addWidget(self.new_button)
         top.addWidget(self.delete_button)
         name_row = QHBoxLayout()
-        name_row.addWidget(plain("Name"))
+        name_row.addWidget(plain_label("Name", selectable=True, keep_height=True))
         name_row.addWidget(self.name, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -109,7 +110,11 @@ class LabelSetEditor(QDialog):
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         layout.addLayout(row_buttons)
-        help_text = plain("Colour: #rrggbb, behind span labels. Key: the number 1–9 that toggles the label, or empty.")
+        help_text = plain_label(
+            "Colour: #rrggbb, behind span labels. Key: the number 1–9 that toggles the label, or empty.",
+            selectable=True,
+            keep_height=True,
+        )
         layout.addWidget(help_text)
         layout.addWidget(self.error)
         for label in (self.note, help_text, self.error):  # extra height goes to the table
@@ -122,12 +127,11 @@ class LabelSetEditor(QDialog):
 
     def _fill_sets(self, current: str | None) -> None:
         self._sets = {s.name: s for s in label_sets(self.library)}
-        self.set_box.blockSignals(True)
-        self.set_box.clear()
-        self.set_box.addItems(list(self._sets))
-        if current in self._sets:
-            self.set_box.setCurrentText(current)
-        self.set_box.blockSignals(False)
+        with blocked(self.set_box):
+            self.set_box.clear()
+            self.set_box.addItems(list(self._sets))
+            if current in self._sets:
+                self.set_box.setCurrentText(current)
         self._load_set(self.set_box.currentText())
 
     def _load_set(self, name: str) -> None:
@@ -154,11 +158,10 @@ class LabelSetEditor(QDialog):
         return name
 
     def _fill_table(self, labels: tuple[Label, ...], *, keep_keys: bool) -> None:
-        self.table.blockSignals(True)
-        self.table.setRowCount(0)
-        for label in labels:
-            self._append_row(label.name, label.colour, label.shortcut, label.key if keep_keys else None)
-        self.table.blockSignals(False)
+        with blocked(self.table):
+            self.table.setRowCount(0)
+            for label in labels:
+                self._append_row(label.name, label.colour, label.shortcut, label.key if keep_keys else None)
 
     def _append_row(self, name: str, colour: str, shortcut: int | None, key: str | None) -> int:
         row = self.table.rowCount()
@@ -181,9 +184,8 @@ class LabelSetEditor(QDialog):
 
     def _item_changed(self, item: QTableWidgetItem) -> None:
         if item.column() == COLOUR_COLUMN:
-            self.table.blockSignals(True)
-            self._show_swatch(item.row())
-            self.table.blockSignals(False)
+            with blocked(self.table):
+                self._show_swatch(item.row())
 
     # ---- editing ------------------------------------------------------------------------------
 
@@ -205,9 +207,8 @@ class LabelSetEditor(QDialog):
             (c for c in NEW_LABEL_COLOURS if c not in taken),
             NEW_LABEL_COLOURS[self.table.rowCount() % len(NEW_LABEL_COLOURS)],
         )
-        self.table.blockSignals(True)
-        row = self._append_row("", colour, free, None)
-        self.table.blockSignals(False)
+        with blocked(self.table):
+            row = self._append_row("", colour, free, None)
         self.table.setCurrentCell(row, NAME_COLUMN)
         self.table.editItem(self.table.item(row, NAME_COLUMN))
         return row
@@ -223,12 +224,11 @@ class LabelSetEditor(QDialog):
         target = row + step
         if row < 0 or not 0 <= target < self.table.rowCount():
             return
-        self.table.blockSignals(True)
-        for column in range(len(COLUMNS)):
-            upper, lower = self.table.takeItem(row, column), self.table.takeItem(target, column)
-            self.table.setItem(row, column, lower)
-            self.table.setItem(target, column, upper)
-        self.table.blockSignals(False)
+        with blocked(self.table):
+            for column in range(len(COLUMNS)):
+                upper, lower = self.table.takeItem(row, column), self.table.takeItem(target, column)
+                self.table.setItem(row, column, lower)
+                self.table.setItem(target, column, upper)
         self.table.setCurrentCell(target, NAME_COLUMN)
 
     def label_set(self) -> LabelSet:

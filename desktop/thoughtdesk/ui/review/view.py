@@ -17,6 +17,7 @@ from thoughtdesk.core.library.reader import StoredSample, load_sample
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
+    AnnotationOp,
     AnnotationStore,
     CotReview,
     LabelSet,
@@ -44,14 +45,13 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
-from thoughtdesk.ui.review.compare.cot_panel import plain
-from thoughtdesk.ui.review.compare.view import CompareView, CotView, SpanMark
-from thoughtdesk.ui.review.dialogs import CommentDialog
-from thoughtdesk.ui.review.edits import ReviewEditsMixin, others_text, review_summary, reviewer_name
+from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, SpanMark
+from thoughtdesk.ui.review.edits import ReviewEdits, others_text, review_summary, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
 from thoughtdesk.ui.review.label_colours import mark_colours
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.ui.widgets.labels import plain_label
 
 LABEL_SET_SETTING = "review/labelSet"
 BLIND_SETTING = "review/blind"
@@ -59,8 +59,12 @@ BLIND_SETTING = "review/blind"
 NOTIFY_DELAY_MS = 800
 
 
-class ReviewView(ReviewEditsMixin, QWidget):
-    """The Review tab's widget. Call :meth:`set_library`, then :meth:`show_sample` or a queue."""
+class ReviewView(QWidget):
+    """The Review tab's widget. Call :meth:`set_library`, then :meth:`show_sample` or a queue.
+
+    Its :class:`ReviewEdits` (``edits``) makes the changes; the view is its
+    :class:`~thoughtdesk.ui.review.edits.EditsHost`.
+    """
 
     #: A plain-text status message for the status bar.
     message = Signal(str)
@@ -87,23 +91,23 @@ class ReviewView(ReviewEditsMixin, QWidget):
         #: ``(sample_pk or None, step) -> sample_pk or None``: the Samples tab's list (set by install).
         self.sample_neighbour: Callable[[int | None, int], int | None] = lambda _pk, _step: None
         self._pending: Callable[[], None] | None = None  # work deferred until the tab is shown
-        self.comment_dialog: CommentDialog | None = None
         self.undo_stack = QUndoStack(self)
+        self.edits = ReviewEdits(self, self.undo_stack, self)
         self.prefetch = SimilarityPrefetch(self)
 
-        self.status = plain("", name="reviewStatus")
-        self.progress = plain("", bold=True, name="queueProgress")
+        self.status = plain_label("", name="reviewStatus", selectable=True, keep_height=True)
+        self.progress = plain_label("", bold=True, name="queueProgress", selectable=True, keep_height=True)
         self.question = QPlainTextEdit(objectName="reviewQuestion")
         self.question.setReadOnly(True)
         self.question.setMaximumHeight(96)
         self.compare = CompareView()
         self.compare.currentChanged.connect(self._current_changed)
         self.panel = AnnotationPanel()
-        self.panel.labelToggled.connect(lambda key: self.toggle_label_key(key))
-        self.panel.spanRemoveRequested.connect(self._remove_span)
-        self.panel.commentRequested.connect(self.edit_comment)
-        self.panel.preferredToggled.connect(self.set_preferred)
-        self.panel.qualityChosen.connect(self.set_quality)
+        self.panel.labelToggled.connect(lambda key: self.edits.toggle_label_key(key))
+        self.panel.spanRemoveRequested.connect(self.edits.remove_span)
+        self.panel.commentRequested.connect(self.edits.edit_comment)
+        self.panel.preferredToggled.connect(self.edits.set_preferred)
+        self.panel.qualityChosen.connect(self.edits.set_quality)
         self.panel.labelSetChosen.connect(self.choose_label_set)
 
         top = QHBoxLayout()
@@ -130,11 +134,11 @@ class ReviewView(ReviewEditsMixin, QWidget):
                 Qt.Key.Key_K: lambda: self.move_cot(-1),
                 Qt.Key.Key_N: lambda: self.move_sample(+1),
                 Qt.Key.Key_P: lambda: self.move_sample(-1),
-                Qt.Key.Key_C: self.edit_comment,
-                Qt.Key.Key_S: self.toggle_preferred,
+                Qt.Key.Key_C: self.edits.edit_comment,
+                Qt.Key.Key_S: self.edits.toggle_preferred,
             },
-            on_digit=self.toggle_label_digit,
-            on_alt_digit=lambda d: self.set_quality(d or None),
+            on_digit=self.edits.toggle_label_digit,
+            on_alt_digit=lambda d: self.edits.set_quality(d or None),
             chords={
                 "Ctrl+Z": self.undo_stack.undo,
                 "Ctrl+Shift+Z": self.undo_stack.redo,
@@ -308,8 +312,49 @@ class ReviewView(ReviewEditsMixin, QWidget):
     # ---- the current CoT ---------------------------------------------------------------------
 
     def current_cot_pk(self) -> int | None:
+        """The current generated CoT's key (None: the reference, or no CoT)."""
         index = self.compare.current_index()
         return self.cot_pks[index] if 0 <= index < len(self.cot_pks) else None
+
+    def current_panel(self) -> CotPanel | None:
+        """The compare-view panel of the current CoT."""
+        index = self.compare.current_index()
+        return self.compare.panels[index] if 0 <= index < len(self.cot_pks) else None
+
+    def show_message(self, text: str) -> None:
+        """A plain-text status message (the controller shows it in the status bar)."""
+        self.message.emit(text)
+
+    def reveal_cot(self, op: AnnotationOp) -> None:
+        """Show the CoT ``op`` changes (its sample first, if another is shown) and make it current.
+
+        Called before an undo or redo, so a change is never undone out of sight. A CoT whose
+        sample is not shown because the filters hide it is still changed, and said so.
+        """
+        if op.cot_pk not in self.cot_pks and self.library is not None:
+            row = self.library.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (op.cot_pk,)).fetchone()
+            if row is None:
+                return  # the CoT is gone; the write reports it
+            if self.queue is not None and row[0] in self.queue.sample_pks:
+                self.go_to_queue_index(self.queue.sample_pks.index(row[0]))
+            else:
+                self.show_sample(row[0])
+        if op.cot_pk in self.cot_pks:
+            index = self.cot_pks.index(op.cot_pk)
+            if index != self.compare.current_index():
+                self.compare.set_current(index)
+                self._show_current()
+            if self.compare.panels[index].isHidden():
+                self.message.emit(f"{op.description}: the CoT is hidden by the filters")
+
+    def cot_written(self, cot_pk: int) -> None:
+        """A change of ``cot_pk`` was written or undone: show it, and tell the window soon."""
+        if cot_pk in self.cot_pks:
+            index = self.cot_pks.index(cot_pk)
+            self._refresh_cot(index, cot_pk)
+            if index == self.compare.current_index():
+                self._show_current()
+        self._notify_timer.start()
 
     def move_cot(self, step: int) -> None:
         """Next (+1) or previous (-1) generated CoT the filters show (j / k)."""
@@ -353,7 +398,8 @@ class ReviewView(ReviewEditsMixin, QWidget):
 
     def _refresh_cot(self, index: int, cot_pk: int) -> None:
         """Re-read one CoT's review after an edit and show it."""
-        self._show_review(index, cot_pk, self.store.review(cot_pk))
+        if self.store is not None:
+            self._show_review(index, cot_pk, self.store.review(cot_pk))
 
     def _show_review(self, index: int, cot_pk: int, review: CotReview) -> None:
         self.reviews[cot_pk] = review
@@ -371,22 +417,23 @@ class ReviewView(ReviewEditsMixin, QWidget):
 
     def move_sample(self, step: int) -> None:
         """Next (+1) or previous (-1) sample: of the queue, else of the Samples tab's list (n / p)."""
-        if self.queue is not None:
-            if step > 0 and self.stored is not None and self.stored.pk in self.queue.sample_pks:
-                mark_done(self.library, self.queue.id, self.stored.pk)  # moving on = reviewed
-                self.queue.done.add(self.stored.pk)
+        queue, library = self.queue, self.library
+        if queue is not None and library is not None:  # (a queue is always of the open library)
+            if step > 0 and self.stored is not None and self.stored.pk in queue.sample_pks:
+                mark_done(library, queue.id, self.stored.pk)  # moving on = reviewed
+                queue.done.add(self.stored.pk)
             target = self.queue_index + step
-            if not 0 <= target < self.queue.total:
+            if not 0 <= target < queue.total:
                 self._update_progress()
                 self.message.emit("End of the queue" if step > 0 else "Start of the queue")
                 return
             self.go_to_queue_index(target)
             return
-        target = self.sample_neighbour(self.stored.pk if self.stored is not None else None, step)
-        if target is None:
+        neighbour = self.sample_neighbour(self.stored.pk if self.stored is not None else None, step)
+        if neighbour is None:
             self.message.emit("No next sample" if step > 0 else "No previous sample")
         else:
-            self.show_sample(target)
+            self.show_sample(neighbour)
 
     def start_queue(self, queue: ReviewQueue) -> None:
         """Work through ``queue`` from where it was left (the controller turns blind mode on for
@@ -401,7 +448,7 @@ class ReviewView(ReviewEditsMixin, QWidget):
         self._update_progress()
 
     def go_to_queue_index(self, index: int) -> None:
-        if self.queue is None or not self.queue.sample_pks:
+        if self.queue is None or self.library is None or not self.queue.sample_pks:
             return
         self.queue_index = max(0, min(index, self.queue.total - 1))
         self.queue.position = self.queue_index

@@ -15,36 +15,16 @@ from thoughtdesk.ui.qt import (
     QLabel,
     QPlainTextEdit,
     QScrollArea,
-    QSizePolicy,
     Qt,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
-
-
-def plain_label(text: str, *, object_name: str = "", selectable: bool = True, bold: bool = False) -> QLabel:
-    """A word-wrapped label that never interprets its text as markup."""
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(text)
-    label.setWordWrap(True)
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-    if selectable:
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if object_name:
-        label.setObjectName(object_name)
-    if bold:
-        font = label.font()
-        font.setBold(True)
-        label.setFont(font)
-    return label
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 def heading(text: str) -> QLabel:
-    label = plain_label(text, selectable=False, bold=True)
-    label.setObjectName("heading")
-    return label
+    return plain_label(text, name="heading", bold=True, keep_height=True)
 
 
 def letters(n: int) -> list[str]:
@@ -61,18 +41,18 @@ class CotCard(QFrame):
         layout = QVBoxLayout(self)
         name = model_name(cot.model) or "unknown model"
         service = f" via {cot.api_service}" if cot.api_service else ""
-        layout.addWidget(plain_label(f"{name}{service}", object_name="cotModel", bold=True))
+        layout.addWidget(plain_label(f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True))
         keys = [k for k in (cot.instruction, cot.cot_trigger) if k]
         extraction = [a.answer_extraction for a in cot.answers if a.answer_extraction]
         fragments = "prompt: " + (" + ".join(keys) if keys else "(no instruction or trigger)")
         if extraction:
             fragments += "; extraction: " + ", ".join(dict.fromkeys(extraction))
-        layout.addWidget(plain_label(fragments, object_name="cotFragments", selectable=False))
-        layout.addWidget(plain_label(cot.cot or "(empty CoT)", object_name="cotText"))
+        layout.addWidget(plain_label(fragments, name="cotFragments", keep_height=True))
+        layout.addWidget(plain_label(cot.cot or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
         for answer in cot.answers:
             verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
-            label = plain_label(text, object_name="cotAnswer", bold=True)
+            label = plain_label(text, name="cotAnswer", bold=True, selectable=True, keep_height=True)
             if answer.correct_answer is not None:
                 label.setProperty("correct", answer.correct_answer)
             layout.addWidget(label)
@@ -83,7 +63,9 @@ class CotCard(QFrame):
                 else f"{a.key}: {a.value}"
                 for a in cot.annotations
             )
-            layout.addWidget(plain_label("Annotations: " + notes, object_name="cotAnnotations"))
+            layout.addWidget(
+                plain_label("Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True)
+            )
 
 
 class SampleDetail(QScrollArea):
@@ -100,7 +82,7 @@ class SampleDetail(QScrollArea):
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.addWidget(
-            plain_label("Select a sample to see its question, reference CoT and generated CoTs.", selectable=False)
+            plain_label("Select a sample to see its question, reference CoT and generated CoTs.", keep_height=True)
         )
         layout.addStretch(1)
         self.setWidget(body)
@@ -120,11 +102,14 @@ class SampleDetail(QScrollArea):
         layout = QVBoxLayout(body)
         layout.addWidget(
             plain_label(
-                f"{stored.dataset} / {stored.split} / {s.id}  ·  {s.type}", object_name="sampleHeader", selectable=True
+                f"{stored.dataset} / {stored.split} / {s.id}  ·  {s.type}",
+                name="sampleHeader",
+                selectable=True,
+                keep_height=True,
             )
         )
         layout.addWidget(heading("Question"))
-        layout.addWidget(plain_label(s.question or "", object_name="question"))
+        layout.addWidget(plain_label(s.question or "", name="question", selectable=True, keep_height=True))
 
         gold = {str(a) for a in (s.answer or [])}
         if s.choices:
@@ -132,12 +117,18 @@ class SampleDetail(QScrollArea):
             for letter, choice in zip(letters(len(s.choices)), s.choices, strict=False):
                 is_gold = str(choice) in gold or letter in gold
                 mark = "✓ " if is_gold else "   "
-                label = plain_label(f"{mark}{letter}) {choice}", object_name="choice", bold=is_gold)
+                label = plain_label(
+                    f"{mark}{letter}) {choice}", name="choice", bold=is_gold, selectable=True, keep_height=True
+                )
                 label.setProperty("gold", is_gold)
                 layout.addWidget(label)
         layout.addWidget(
             plain_label(
-                "Gold answer: " + ("; ".join(str(a) for a in s.answer or []) or "(none)"), object_name="gold", bold=True
+                "Gold answer: " + ("; ".join(str(a) for a in s.answer or []) or "(none)"),
+                name="gold",
+                bold=True,
+                selectable=True,
+                keep_height=True,
             )
         )
 
@@ -168,9 +159,9 @@ class SampleDetail(QScrollArea):
         layout.addWidget(heading(f"Reference CoT ({len(steps)} steps)"))
         if steps:
             for n, step in enumerate(steps, start=1):
-                layout.addWidget(plain_label(f"{n}. {step}", object_name="referenceStep"))
+                layout.addWidget(plain_label(f"{n}. {step}", name="referenceStep", selectable=True, keep_height=True))
         else:
-            layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", selectable=False))
+            layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", keep_height=True))
 
         layout.addWidget(heading(f"Generated CoTs ({len(s.generated_cot)})"))
         for cot in s.generated_cot:

@@ -12,51 +12,10 @@ from thoughtdesk.core.settings.logs import log_dir
 from thoughtdesk.ui.app.about import AboutDialog, app_icon
 from thoughtdesk.ui.qt import (
     QDesktopServices,
-    QDialog,
-    QDialogButtonBox,
     QLabel,
-    QSettings,
-    QTabWidget,
     QUrl,
-    QVBoxLayout,
-    QWidget,
 )
-from thoughtdesk.ui.settings.formset import SettingsFormSet
-
-
-class SettingsDialog(SettingsFormSet, QDialog):
-    """The same forms as the wizard, as tabs; ``settings`` holds what was saved after OK."""
-
-    def __init__(self, store: QSettings | None = None, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("settingsDialog")
-        self.setWindowTitle("Settings")
-        self.resize(720, 560)
-        self._make_forms(store)
-        self.tabs = QTabWidget(objectName="settingsTabs")
-        for form, title in (
-            (self.identity, "You"),
-            (self.library, "Library"),
-            (self.offline, "Network"),
-            (self.model, "Local model"),
-            (self.providers, "Providers"),
-        ):
-            self.tabs.addTab(form, title)
-            form.load(self.settings)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.tabs, 1)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout.addWidget(self.buttons)
-
-    def accept(self) -> None:
-        for form in (self.library, self.model):
-            if not form.validate():
-                self.tabs.setCurrentWidget(form)
-                return
-        self._save_forms()
-        super().accept()
+from thoughtdesk.ui.settings.dialog import SettingsDialog
 
 
 class SettingsMenu:

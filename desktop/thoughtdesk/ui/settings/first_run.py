@@ -8,30 +8,34 @@ time. The Settings dialog (Edit > Settings…) edits the same later.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from thoughtdesk.ui.qt import QSettings, QVBoxLayout, QWidget, QWizard, QWizardPage
 from thoughtdesk.ui.settings.formset import SettingsFormSet
 from thoughtdesk.ui.settings.options import mark_first_run_done
 
 
 class FormPage(QWizardPage):
-    """A wizard page around one form; ``validate`` (if the form has it) guards Next."""
+    """A wizard page around one form; ``validate`` (if given) guards Next."""
 
-    def __init__(self, title: str, subtitle: str, form: QWidget, name: str) -> None:
+    def __init__(
+        self, title: str, subtitle: str, form: QWidget, name: str, validate: Callable[[], bool] | None = None
+    ) -> None:
         super().__init__()
         self.setObjectName(name)
         self.setTitle(title)
         self.setSubTitle(subtitle)
         self.form = form
+        self._validate = validate
         layout = QVBoxLayout(self)
         layout.addWidget(form)
 
     def validatePage(self) -> bool:  # Qt's name
-        validate = getattr(self.form, "validate", None)
-        return validate() if validate is not None else True
+        return self._validate() if self._validate is not None else True
 
 
-class FirstRunWizard(SettingsFormSet, QWizard):
-    """Collects the first settings; ``settings`` holds them after ``accept``."""
+class FirstRunWizard(QWizard):
+    """Collects the first settings in its :class:`SettingsFormSet` (``forms``), saved on ``accept``."""
 
     def __init__(self, store: QSettings | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -40,32 +44,42 @@ class FirstRunWizard(SettingsFormSet, QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
         self.resize(720, 560)
-        self._make_forms(store)
-        pages = [
-            ("Who are you?", "Your name marks the annotations you make.", self.identity, "pageName"),
-            (
+        self.forms = forms = SettingsFormSet(store)
+        self.pages = [
+            FormPage("Who are you?", "Your name marks the annotations you make.", forms.identity, "pageName"),
+            FormPage(
                 "Your library",
                 "Where ThoughtDesk keeps your data (leave empty for the default).",
-                self.library,
+                forms.library,
                 "pageLibrary",
+                forms.library.validate,
             ),
-            ("Offline mode", "For machines where nothing may leave the computer.", self.offline, "pageOffline"),
-            ("Local model", "A model that runs on this computer (optional).", self.model, "pageModel"),
-            (
+            FormPage(
+                "Offline mode", "For machines where nothing may leave the computer.", forms.offline, "pageOffline"
+            ),
+            FormPage(
+                "Local model",
+                "A model that runs on this computer (optional).",
+                forms.model,
+                "pageModel",
+                forms.model.validate,
+            ),
+            FormPage(
                 "Model providers",
                 "Remote APIs (optional; not used while offline mode is on).",
-                self.providers,
+                forms.providers,
                 "pageProviders",
             ),
         ]
-        self.pages: list[FormPage] = []
-        for title, subtitle, form, name in pages:
-            page = FormPage(title, subtitle, form, name)
-            self.pages.append(page)
+        for page in self.pages:
             self.addPage(page)
-        self._load_forms()
+        forms.load()
+
+    def failed_messages(self) -> list[str]:
+        """What finishing could not save (an API key declined or refused by the keyring)."""
+        return self.forms.failed_messages()
 
     def accept(self) -> None:
-        self._save_forms()
-        mark_first_run_done(self._store)
+        self.forms.save(self)
+        mark_first_run_done(self.forms.store)
         super().accept()

@@ -8,6 +8,7 @@ Slow work (testing a connection, writing the test model) runs in a :class:`Task`
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from thoughtdesk.core.generation.backends.base import ModelFileError
@@ -23,7 +24,6 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -33,16 +33,17 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.settings.options import AppSettings
+from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 
-def _note(text: str = "", name: str | None = None) -> QLabel:
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)  # messages may quote server text: never rich text
-    label.setWordWrap(True)
-    label.setText(text)
-    if name:
-        label.setObjectName(name)
-    return label
+@dataclass(frozen=True, slots=True)
+class KeySaveResult:
+    """What storing one API key did: ``text`` says it in words (never the key); ``ok`` is False
+    when the key was not stored (declined, or refused by the keyring)."""
+
+    ok: bool
+    text: str
 
 
 class IdentityForm(QWidget):
@@ -55,7 +56,7 @@ class IdentityForm(QWidget):
         self.name.setPlaceholderText("e.g. Dr Ada Lovelace")
         layout.addRow("Your name:", self.name)
         layout.addRow(
-            _note(
+            plain_label(
                 "It is stored with every annotation you make, so that several people's "
                 "judgements can be told apart and compared."
             )
@@ -75,7 +76,7 @@ class LibraryForm(QWidget):
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.addWidget(
-            _note("Everything you load, generate and annotate is kept in one library file on this computer.")
+            plain_label("Everything you load, generate and annotate is kept in one library file on this computer.")
         )
         row = QHBoxLayout()
         self.path = QLineEdit(objectName="libraryPath")
@@ -85,7 +86,7 @@ class LibraryForm(QWidget):
         row.addWidget(self.path, 1)
         row.addWidget(browse)
         layout.addLayout(row)
-        self.error = _note(name="libraryError")
+        self.error = plain_label(name="libraryError")
         layout.addWidget(self.error)
         layout.addStretch(1)
 
@@ -136,7 +137,7 @@ class OfflineForm(QWidget):
         self.offline = QCheckBox("Offline mode: nothing leaves this computer", objectName="offlineCheck")
         layout.addWidget(self.offline)
         layout.addWidget(
-            _note(
+            plain_label(
                 "While offline mode is on, ThoughtDesk opens no connection to any other computer: "
                 "dataset downloads and remote model providers are refused with a message saying so, "
                 "and a guard inside the program blocks any connection attempt that is not to this "
@@ -160,7 +161,7 @@ class LocalModelForm(QWidget):
         self.task: Task | None = None
         layout = QVBoxLayout(self)
         layout.addWidget(
-            _note(
+            plain_label(
                 "A local model runs on this computer with llama.cpp: nothing is sent "
                 "anywhere. It reads GGUF model files."
             )
@@ -186,7 +187,7 @@ class LocalModelForm(QWidget):
         row.addWidget(self.path, 1)
         row.addWidget(browse)
         layout.addLayout(row)
-        self.status = _note(name="modelStatus")
+        self.status = plain_label(name="modelStatus")
         layout.addWidget(self.status)
         layout.addStretch(1)
         self.none.setChecked(True)
@@ -240,9 +241,8 @@ class LocalModelForm(QWidget):
         if not path:
             self.none.setChecked(True)
         elif Path(path) == test_model_target() and self.test_model.isEnabled():
-            self.test_model.blockSignals(True)
-            self.test_model.setChecked(True)
-            self.test_model.blockSignals(False)
+            with blocked(self.test_model):
+                self.test_model.setChecked(True)
         else:
             self.file.setChecked(True)
             self.path.setText(path)
@@ -274,8 +274,8 @@ def ask_key_file_consent(parent: QWidget | None, key_file: Path) -> bool:
 consent_question: Callable[[QWidget | None, Path], bool] = ask_key_file_consent
 
 
-def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str = "") -> str:
-    """Store ``key`` for ``provider``; returns what happened, in words (the key is never shown).
+def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str = "") -> KeySaveResult:
+    """Store ``key`` for ``provider``; returns what happened (the key is never in the text).
 
     Without a system keyring the user is asked first; a "no" stores nothing. The key is bound
     to ``base_url``'s server (default: the provider's official address): runs and connection
@@ -290,15 +290,17 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
         key_file = core_config.FileKeyring().path
         if not core_config.load_config().keys_in_file:
             if not consent_question(parent, key_file):
-                return f"the {provider} key was NOT stored (no keyring, and storing it in a file was declined)"
+                return KeySaveResult(
+                    False, f"the {provider} key was NOT stored (no keyring, and storing it in a file was declined)"
+                )
             agreed = core_config.load_config()
             agreed.keys_in_file = True
             core_config.save_config(agreed)
         core_config.use_key_file_if_allowed()
         core_config.store_api_key(provider, key, base_url)
-        return f"the {provider} key was stored in {key_file} (readable only by you)"
+        return KeySaveResult(True, f"the {provider} key was stored in {key_file} (readable only by you)")
     core_config.store_api_key(provider, key, base_url)
-    return f"the {provider} key was stored in the system keyring ({core_config.keyring_name()})"
+    return KeySaveResult(True, f"the {provider} key was stored in the system keyring ({core_config.keyring_name()})")
 
 
 def keyring_warning() -> str:

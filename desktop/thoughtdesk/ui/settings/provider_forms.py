@@ -26,13 +26,13 @@ from thoughtdesk.ui.qt import (
     QHBoxLayout,
     QLineEdit,
     QPushButton,
-    Qt,
     QVBoxLayout,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.settings.forms import _note, keyring_warning, save_api_key
+from thoughtdesk.ui.settings.forms import KeySaveResult, keyring_warning, save_api_key
 from thoughtdesk.ui.settings.options import AppSettings
+from thoughtdesk.ui.widgets.labels import plain_label
 
 
 class ProviderPanel(QGroupBox):
@@ -68,8 +68,7 @@ class ProviderPanel(QGroupBox):
         row.addWidget(self.test_button)
         row.addStretch(1)
         form.addRow(row)
-        self.result = _note(name=f"{provider}Result")
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result = plain_label(name=f"{provider}Result", selectable=True)
         form.addRow(self.result)
 
     def stored_key(self) -> str | None:
@@ -122,7 +121,7 @@ class ProviderPanel(QGroupBox):
         self.result.setText(text)
         self.tested.emit(result)
 
-    def save_key(self, parent: QWidget | None) -> str | None:
+    def save_key(self, parent: QWidget | None) -> KeySaveResult | None:
         """Store a newly typed key; returns what happened, or None when no key was typed."""
         typed = self.key.text().strip()
         if not typed:
@@ -132,7 +131,7 @@ class ProviderPanel(QGroupBox):
                 parent, self.provider, typed, self.base_url.text().strip() or DEFAULT_BASE_URLS.get(self.provider, "")
             )
         except secrets.SecretStoreError as error:  # a locked keyring: say so, do not crash
-            return f"the {self.provider} key was NOT stored: {error}"
+            return KeySaveResult(False, f"the {self.provider} key was NOT stored: {error}")
 
 
 class ProvidersForm(QWidget):
@@ -141,7 +140,7 @@ class ProvidersForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
-        self.keyring_note = _note(name="keyringWarning")
+        self.keyring_note = plain_label(name="keyringWarning")
         self.keyring_note.setStyleSheet("color: #8a5300;")
         layout.addWidget(self.keyring_note)
         self.openai = ProviderPanel(
@@ -153,10 +152,11 @@ class ProvidersForm(QWidget):
         layout.addWidget(self.openai)
         layout.addWidget(self.anthropic)
         layout.addWidget(
-            _note("Keys are kept in the system keyring, never in the library, the settings file, logs or exports.")
+            plain_label(
+                "Keys are kept in the system keyring, never in the library, the settings file, logs or exports."
+            )
         )
         layout.addStretch(1)
-        self.saved_messages: list[str] = []
         self.refresh_keyring_note()
 
     def refresh_keyring_note(self) -> None:
@@ -175,9 +175,8 @@ class ProvidersForm(QWidget):
         settings.anthropic_enabled = self.anthropic.enabled.isChecked()
         settings.anthropic_base_url = self.anthropic.base_url.text().strip()
 
-    def save_keys(self, parent: QWidget | None) -> list[str]:
-        """Store newly typed keys (asking first when there is no keyring); what happened, in words."""
-        messages = [m for m in (self.openai.save_key(parent), self.anthropic.save_key(parent)) if m]
-        self.saved_messages = messages
+    def save_keys(self, parent: QWidget | None) -> list[KeySaveResult]:
+        """Store newly typed keys (asking first when there is no keyring); what happened to each."""
+        results = [r for r in (self.openai.save_key(parent), self.anthropic.save_key(parent)) if r is not None]
         self.refresh_keyring_note()
-        return messages
+        return results

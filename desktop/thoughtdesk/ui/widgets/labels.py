@@ -12,17 +12,22 @@ def plain_label(
     wrap: bool = True,
     selectable: bool = False,
     bold: bool = False,
+    keep_height: bool = False,
 ) -> QLabel:
     """A QLabel showing ``text`` as plain text (never rich text), word-wrapped unless ``wrap`` is off.
 
     ``name`` is the object name (for style sheets and tests); ``selectable`` lets the mouse select
-    the text; ``bold`` sets a bold font.
+    the text; ``bold`` sets a bold font. ``keep_height`` gives a wrapped label a Minimum vertical
+    size policy: a layout never squeezes it below its size hint, so no line is cut off where many
+    labels share a column (the sample detail, the review panels). It is off by default because in
+    a form with spare room the size hint (taken at a narrower width than the label gets) would
+    make a one-line note two or three lines tall.
     """
     label = QLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(wrap)
     label.setText(text)
-    if wrap:
+    if wrap and keep_height:
         label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     if selectable:
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

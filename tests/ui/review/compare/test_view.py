@@ -146,8 +146,8 @@ def test_panels_out_of_view_are_repainted_when_scrolled_to(qtbot, sample_cots) -
     # Out of view at first: painted when the event loop is idle.
     qtbot.waitUntil(lambda: "Fever and cough are present." in backgrounds(last), timeout=2000)
     widget.set_threshold(100)
-    assert 4 in widget._stale  # out of view, so not repainted yet
-    bar = widget.scroll.horizontalScrollBar()
+    assert 4 in widget.painter.stale  # out of view, so not repainted yet
+    bar = widget.scroll_area.horizontalScrollBar()
     bar.setValue(bar.maximum())
     qtbot.waitUntil(lambda: "Fever and cough are present." not in backgrounds(last), timeout=2000)
     assert widget.panels[4].text_view.document().toPlainText() == sample_cots[4].text

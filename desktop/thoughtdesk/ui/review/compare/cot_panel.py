@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from thoughtdesk.ui.qt import (
     QColor,
     QFrame,
-    QLabel,
     QPalette,
     QSizePolicy,
     Qt,
@@ -28,6 +27,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.text_positions import PositionMap
 
 
@@ -73,13 +73,6 @@ class SpanMark:
 def numbered_label(index: int, cot: CotView) -> str:
     """``"3. gpt-4 · kojima-01"``; a titled CoT ("CoT 2" in blind mode) and the reference keep their name."""
     return cot.label() if cot.title or cot.is_reference else f"{index + 1}. {cot.label()}"
-
-
-def plain(text: str, *, bold: bool = False, name: str = "") -> QLabel:
-    """A word-wrapped label that never interprets its text as markup (the shared helper)."""
-    from thoughtdesk.ui.samples.sample_detail import plain_label
-
-    return plain_label(text, object_name=name, bold=bold)
 
 
 class FittedTextView(QTextEdit):
@@ -158,9 +151,11 @@ class CotPanel(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setProperty("current", False)
         layout = QVBoxLayout(self)
-        self.title = plain("", bold=True, name="cotTitle")
-        self.stats = plain("", name="cotStats")
-        self.note = plain("", name="cotNote")  # the review's summary; hidden when empty
+        self.title = plain_label("", bold=True, name="cotTitle", selectable=True, keep_height=True)
+        self.stats = plain_label("", name="cotStats", selectable=True, keep_height=True)
+        self.note = plain_label(
+            "", name="cotNote", selectable=True, keep_height=True
+        )  # the review's summary; hidden when empty
         self.note.setVisible(False)
         self.text_view = FittedTextView(self)
         for widget in (self.title, self.stats, self.note, self.text_view):

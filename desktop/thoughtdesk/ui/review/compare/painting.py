@@ -1,9 +1,10 @@
 """Painting the compare view's similarity highlights: visible panels at once, the rest when idle.
 
-:class:`HighlightPainting` is mixed into :class:`~thoughtdesk.ui.review.compare.view.CompareView`; it
-uses the view's ``_matrix``, ``_alignment``, ``_cots``, ``_pool`` (the CoT panels), ``_stale``
-(indices still to paint), ``_theme``, the ``slider``/``threshold_label``/``groups_label``
-widgets, the ``scroll`` area and the ``_regroup_timer``/``_idle_timer`` timers.
+:class:`HighlightPainter` is a part the :class:`~thoughtdesk.ui.review.compare.view.CompareView`
+has (not a mixin). The view tells it what to paint (:meth:`HighlightPainter.restart` with the
+sentence groups, the theme and the panels in use); the painter keeps which panels are still
+stale and paints them within a time budget when the event loop is idle, or at once when they
+scroll into view.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from thoughtdesk.core.review.compare.similarity import group_colours
+from thoughtdesk.core.review.compare.colours import Theme
+from thoughtdesk.core.review.compare.similarity import Alignment, group_colours
+from thoughtdesk.ui.qt import QObject, QScrollArea, QTimer
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel
 from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
 
@@ -20,63 +23,73 @@ PALETTE_SIZE = 12
 IDLE_BUDGET_MS = 6.0
 
 
-class HighlightPainting:
-    """The threshold slider, re-grouping and the budgeted painting of highlighted documents."""
+class HighlightPainter:
+    """The budgeted painting of highlighted documents into the panels of one scroll area."""
 
-    def _on_slider(self, _value: int) -> None:
-        self._update_threshold_label()
-        self._regroup_timer.start()
+    def __init__(self, scroll_area: QScrollArea, parent: QObject) -> None:
+        self.scroll_area = scroll_area
+        #: The sentence groups painted (None before the first sample).
+        self.alignment: Alignment | None = None
+        #: The colours are chosen for this theme (set with the alignment).
+        self.theme: Theme = "light"
+        self.panels: list[CotPanel] = []  # the panels in use, one per CoT
+        #: Indices of panels whose document does not show the current alignment yet.
+        self.stale: set[int] = set()
+        self._idle_timer = QTimer(parent, singleShot=True, interval=0)
+        self._idle_timer.timeout.connect(self._paint_some_stale)
+        # Panels out of view are painted when they scroll into view (if idle time has not yet).
+        self.scroll_area.horizontalScrollBar().valueChanged.connect(self.paint_stale_in_view)
+        self.scroll_area.verticalScrollBar().valueChanged.connect(self.paint_stale_in_view)
 
-    def _apply_threshold(self) -> None:
-        self._regroup_timer.stop()
-        if self._matrix is None:
-            return
-        self._alignment = self._matrix.groups(self.threshold)
-        self._paint_highlights(only_in_view=True)
-        self.thresholdChanged.emit(self.threshold)
+    def restart(self, alignment: Alignment, theme: Theme, panels: Sequence[CotPanel] | None = None) -> None:
+        """New groups or colours (and new panels, if given): every panel is stale, nothing is
+        painted yet (:meth:`paint_in_view` paints what shows)."""
+        self.alignment = alignment
+        self.theme = theme
+        if panels is not None:
+            self.panels = list(panels)
+        self.stale = set(range(len(self.panels)))
 
-    def _update_threshold_label(self) -> None:
-        self.threshold_label.setText(f"{self.slider.value()} %")
+    def paint_in_view(self) -> None:
+        """Paint the stale panels in view now and the others when idle."""
+        self.paint_stale_in_view()
+        self.schedule_idle()
 
-    def _paint_highlights(self, only_in_view: bool = False) -> None:
-        """Rebuild the highlighted documents; with ``only_in_view``, of visible panels only.
-
-        The others are marked stale and painted when idle or when scrolled to.
-        """
-        if self._alignment is None:
-            return
-        targets: Sequence[int] = range(len(self._cots))
-        if only_in_view:
-            self._stale = set(targets)
-            targets = [i for i in targets if self._in_view(self._pool[i])]
-        self._paint(targets)
-        self.groups_label.setText(f"{len(self._alignment.groups)} groups")
-        self._schedule_idle()
-
-    def _paint(self, indices: Sequence[int]) -> None:
-        alignment = self._alignment
+    def paint(self, indices: Sequence[int]) -> None:
+        """Paint the panels at ``indices`` now (their marks included)."""
+        alignment = self.alignment
         if alignment is None:
             return
-        theme = self._theme or self.theme()
-        colours = group_colours(PALETTE_SIZE, theme)  # type: ignore[arg-type]
+        colours = group_colours(PALETTE_SIZE, self.theme)
         for index in indices:
             html = highlighted_cot_html(
-                alignment.texts[index], alignment.sentences[index], alignment.group_of[index], colours, theme
+                alignment.texts[index], alignment.sentences[index], alignment.group_of[index], colours, self.theme
             )
-            self._pool[index].paint(html, alignment.texts[index])
-            self._stale.discard(index)
+            self.panels[index].paint(html, alignment.texts[index])
+            self.stale.discard(index)
 
-    def _schedule_idle(self) -> None:
-        if self._stale and not self._idle_timer.isActive():
+    def paint_all(self) -> None:
+        """Paint every stale panel now (tests, screenshots, printing)."""
+        self._idle_timer.stop()
+        self.paint(sorted(self.stale))
+
+    def schedule_idle(self) -> None:
+        """Paint the remaining stale panels in idle steps."""
+        if self.stale and not self._idle_timer.isActive():
             self._idle_timer.start()
+
+    def paint_stale_in_view(self, _value: int = 0) -> None:
+        """Paint the stale panels that are in view (after a scroll, a filter or a new layout)."""
+        if self.stale and self.alignment is not None:
+            self.paint([i for i in sorted(self.stale) if self._in_view(self.panels[i])])
 
     def _paint_some_stale(self) -> None:
         """Paint stale panels the filters show, in order, for at most IDLE_BUDGET_MS."""
         started = time.perf_counter()
-        for index in sorted(self._stale):
-            if index >= len(self._cots) or self._pool[index].isHidden():
+        for index in sorted(self.stale):
+            if index >= len(self.panels) or self.panels[index].isHidden():
                 continue
-            self._paint([index])
+            self.paint([index])
             if (time.perf_counter() - started) * 1000.0 > IDLE_BUDGET_MS:
                 self._idle_timer.start()
                 return
@@ -84,10 +97,6 @@ class HighlightPainting:
     def _in_view(self, panel: CotPanel) -> bool:
         if panel.isHidden():
             return False
-        viewport = self.scroll.viewport()
+        viewport = self.scroll_area.viewport()
         top_left = panel.mapTo(viewport, panel.rect().topLeft())
         return viewport.rect().intersects(panel.rect().translated(top_left))
-
-    def _paint_stale_in_view(self, _value: int = 0) -> None:
-        if self._stale and self._alignment is not None:
-            self._paint([i for i in sorted(self._stale) if self._in_view(self._pool[i])])

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from thoughtdesk.core.review.compare.colours import Theme
 from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, Alignment, SimilarityMatrix, word_diff
 from thoughtdesk.ui.qt import (
     QComboBox,
@@ -36,9 +37,11 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label, plain
-from thoughtdesk.ui.review.compare.painting import HighlightPainting
+from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label
+from thoughtdesk.ui.review.compare.painting import HighlightPainter
+from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.safe_text import diff_side_html
+from thoughtdesk.ui.widgets.signals import blocked
 
 __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
 
@@ -57,8 +60,11 @@ def read_only_text(name: str) -> QTextEdit:
     return view
 
 
-class CompareView(HighlightPainting, QWidget):
-    """Reference and generated CoTs of one sample with similarity highlighting and a word diff."""
+class CompareView(QWidget):
+    """Reference and generated CoTs of one sample with similarity highlighting and a word diff.
+
+    Its :class:`HighlightPainter` (``painter``) paints the highlighted documents.
+    """
 
     #: The threshold in percent after the slider moved.
     thresholdChanged = Signal(float)
@@ -69,17 +75,12 @@ class CompareView(HighlightPainting, QWidget):
         super().__init__(parent)
         self._cots: list[CotView] = []
         self._matrix: SimilarityMatrix | None = None
-        self._alignment: Alignment | None = None
         self._pool: list[CotPanel] = []  # every panel ever made; the first len(_cots) are in use
-        self._stale: set[int] = set()  # panels whose document does not show the current alignment
         self._current = -1
         self._mode: LayoutMode = "columns"
-        self._theme = ""
         # Coalesce slider moves: a drag emits many values, only the last one is painted.
         self._regroup_timer = QTimer(self, singleShot=True, interval=0)
         self._regroup_timer.timeout.connect(self._apply_threshold)
-        self._idle_timer = QTimer(self, singleShot=True, interval=0)
-        self._idle_timer.timeout.connect(self._paint_some_stale)
 
         self.mode_box = QComboBox(objectName="layoutMode")
         self.mode_box.addItems(["Columns", "Cards"])
@@ -89,8 +90,8 @@ class CompareView(HighlightPainting, QWidget):
         self.slider.setValue(round(threshold))
         self.slider.setToolTip("Sentences at least this similar (percent of shared words) share a colour")
         self.slider.valueChanged.connect(self._on_slider)
-        self.threshold_label = plain("", name="thresholdLabel")
-        self.groups_label = plain("", name="groupsLabel")
+        self.threshold_label = plain_label("", name="thresholdLabel", selectable=True, keep_height=True)
+        self.groups_label = plain_label("", name="groupsLabel", selectable=True, keep_height=True)
         self.model_filter, self.prompt_filter, self.correct_filter = QComboBox(), QComboBox(), QComboBox()
         self.model_filter.setObjectName("modelFilter")
         self.prompt_filter.setObjectName("promptFilter")
@@ -98,13 +99,16 @@ class CompareView(HighlightPainting, QWidget):
         self.correct_filter.addItems([ALL, "correct", "incorrect"])
         for box in (self.model_filter, self.prompt_filter, self.correct_filter):
             box.currentIndexChanged.connect(self._apply_filters)
-        self.model_label, self.prompt_label = plain("Model"), plain("Prompt")
+        self.model_label, self.prompt_label = (
+            plain_label("Model", selectable=True, keep_height=True),
+            plain_label("Prompt", selectable=True, keep_height=True),
+        )
 
         bar = QHBoxLayout()
         for widget in (
-            plain("Layout"),
+            plain_label("Layout", selectable=True, keep_height=True),
             self.mode_box,
-            plain("Similarity"),
+            plain_label("Similarity", selectable=True, keep_height=True),
             self.slider,
             self.threshold_label,
             self.groups_label,
@@ -112,21 +116,19 @@ class CompareView(HighlightPainting, QWidget):
             self.model_filter,
             self.prompt_label,
             self.prompt_filter,
-            plain("Answer"),
+            plain_label("Answer", selectable=True, keep_height=True),
             self.correct_filter,
         ):
             bar.addWidget(widget)
         bar.setStretchFactor(self.slider, 2)
 
-        self.scroll = QScrollArea(objectName="compareScroll")
-        self.scroll.setWidgetResizable(True)
+        self.scroll_area = QScrollArea(objectName="compareScroll")
+        self.scroll_area.setWidgetResizable(True)
         self._container = QWidget(objectName="compareContainer")
         self._container_layout: QHBoxLayout | QVBoxLayout = QHBoxLayout(self._container)
         self._container_layout.addStretch(1)
-        self.scroll.setWidget(self._container)
-        # Panels out of view are painted when they scroll into view (if idle time has not yet).
-        self.scroll.horizontalScrollBar().valueChanged.connect(self._paint_stale_in_view)
-        self.scroll.verticalScrollBar().valueChanged.connect(self._paint_stale_in_view)
+        self.scroll_area.setWidget(self._container)
+        self.painter = HighlightPainter(self.scroll_area, self)
 
         self.diff_first, self.diff_second = (
             QComboBox(objectName="diffFirstChoice"),
@@ -136,7 +138,7 @@ class CompareView(HighlightPainting, QWidget):
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             box.setMinimumContentsLength(22)
             box.currentIndexChanged.connect(self._update_diff)
-        self.diff_summary = plain("", name="diffSummary")
+        self.diff_summary = plain_label("", name="diffSummary", selectable=True, keep_height=True)
         self.diff_summary.setWordWrap(False)  # "−32 words, +126 words" on one line
         self.diff_a, self.diff_b = read_only_text("diffFirst"), read_only_text("diffSecond")
         diff_sides = QSplitter(Qt.Orientation.Horizontal)
@@ -145,7 +147,13 @@ class CompareView(HighlightPainting, QWidget):
         diff_box = QWidget()
         diff_layout = QVBoxLayout(diff_box)
         diff_bar = QHBoxLayout()
-        for widget in (plain("Word diff"), self.diff_first, plain("→"), self.diff_second, self.diff_summary):
+        for widget in (
+            plain_label("Word diff", selectable=True, keep_height=True),
+            self.diff_first,
+            plain_label("→", selectable=True, keep_height=True),
+            self.diff_second,
+            self.diff_summary,
+        ):
             diff_bar.addWidget(widget)
         diff_bar.addStretch(1)
         diff_layout.setContentsMargins(0, 0, 0, 0)
@@ -153,7 +161,7 @@ class CompareView(HighlightPainting, QWidget):
         diff_layout.addWidget(diff_sides, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.scroll_area)
         self.splitter.addWidget(diff_box)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
@@ -174,7 +182,7 @@ class CompareView(HighlightPainting, QWidget):
     @property
     def alignment(self) -> Alignment | None:
         """The current sentence groups (``None`` before :meth:`set_cots`)."""
-        return self._alignment
+        return self.painter.alignment
 
     @property
     def panels(self) -> list[CotPanel]:
@@ -185,7 +193,7 @@ class CompareView(HighlightPainting, QWidget):
     def cots(self) -> list[CotView]:
         return list(self._cots)
 
-    def theme(self) -> str:
+    def theme(self) -> Theme:
         """``"dark"`` when the text background is dark, else ``"light"``."""
         return "dark" if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else "light"
 
@@ -202,8 +210,7 @@ class CompareView(HighlightPainting, QWidget):
         if matrix is None or matrix.texts != texts:
             matrix = SimilarityMatrix.compute([c.text for c in self._cots])
         self._matrix = matrix
-        self._alignment = self._matrix.groups(self.threshold)
-        self._theme = self.theme()
+        alignment = self._matrix.groups(self.threshold)
         self._container.setUpdatesEnabled(False)  # one repaint at the end, not one per panel
         while len(self._pool) < len(self._cots):
             self._add_panel()
@@ -211,25 +218,24 @@ class CompareView(HighlightPainting, QWidget):
             panel = self._pool[index]
             panel.show_cot(index, cot, len(self._matrix.sentences[index]))
             panel.set_current(False)
-            panel.text_view.estimate(self._alignment.texts[index])
+            panel.text_view.estimate(alignment.texts[index])
         for panel in self._pool[len(self._cots) :]:
             panel.setVisible(False)
         self._current = -1
-        self._stale = set(range(len(self._cots)))
+        self.painter.restart(alignment, self.theme(), self.panels)
         self._fill_filter(self.model_filter, sorted({c.model for c in self._cots if c.model}))
         self._fill_filter(self.prompt_filter, sorted({k for c in self._cots for k in c.prompt_keys}))
         for box in (self.diff_first, self.diff_second):
-            box.blockSignals(True)
-            box.clear()
-            box.addItems([numbered_label(i, c) for i, c in enumerate(self._cots)])
-            if box is self.diff_second and len(self._cots) > 1:
-                box.setCurrentIndex(1)
-            box.blockSignals(False)
+            with blocked(box):
+                box.clear()
+                box.addItems([numbered_label(i, c) for i, c in enumerate(self._cots)])
+                if box is self.diff_second and len(self._cots) > 1:
+                    box.setCurrentIndex(1)
         self._apply_filters(paint=False)
         self._settle_geometry()
-        self.scroll.horizontalScrollBar().setValue(0)
-        self.scroll.verticalScrollBar().setValue(0)
-        self._paint_highlights(only_in_view=True)
+        self.scroll_area.horizontalScrollBar().setValue(0)
+        self.scroll_area.verticalScrollBar().setValue(0)
+        self._highlights_changed()
         self._container.setUpdatesEnabled(True)
         self._update_diff()
 
@@ -245,9 +251,8 @@ class CompareView(HighlightPainting, QWidget):
         if mode == self._mode:
             return
         self._mode = mode
-        self.mode_box.blockSignals(True)
-        self.mode_box.setCurrentIndex(0 if mode == "columns" else 1)
-        self.mode_box.blockSignals(False)
+        with blocked(self.mode_box):
+            self.mode_box.setCurrentIndex(0 if mode == "columns" else 1)
         self._rebuild_container()
 
     def layout_mode(self) -> LayoutMode:
@@ -256,12 +261,10 @@ class CompareView(HighlightPainting, QWidget):
     def set_filters(self, model: str | None = None, prompt: str | None = None, correct: bool | None = None) -> None:
         """Show only CoTs of this model / with this prompt key / with this verdict (None: any)."""
         for box, value in ((self.model_filter, model), (self.prompt_filter, prompt)):
-            box.blockSignals(True)
-            box.setCurrentText(value or ALL)
-            box.blockSignals(False)
-        self.correct_filter.blockSignals(True)
-        self.correct_filter.setCurrentIndex({None: 0, True: 1, False: 2}[correct])
-        self.correct_filter.blockSignals(False)
+            with blocked(box):
+                box.setCurrentText(value or ALL)
+        with blocked(self.correct_filter):
+            self.correct_filter.setCurrentIndex({None: 0, True: 1, False: 2}[correct])
         self._apply_filters()
 
     def set_identity_filters_visible(self, visible: bool) -> None:
@@ -288,10 +291,10 @@ class CompareView(HighlightPainting, QWidget):
         self._current = index
         panel = self._pool[index]
         panel.set_current(True)
-        if index in self._stale:
-            self._paint([index])
+        if index in self.painter.stale:
+            self.painter.paint([index])
         if scroll:
-            self.scroll.ensureWidgetVisible(panel, 8, 8)
+            self.scroll_area.ensureWidgetVisible(panel, 8, 8)
 
     def visible_indices(self) -> list[int]:
         """Indices of the panels the filters let through, in order."""
@@ -310,15 +313,37 @@ class CompareView(HighlightPainting, QWidget):
         if tuple(marks) == panel.marks:
             return
         panel.marks = tuple(marks)
-        if index not in self._stale:
-            self._paint([index])
+        if index not in self.painter.stale:
+            self.painter.paint([index])
 
     def paint_all(self) -> None:
         """Paint every stale panel now (tests, screenshots, printing)."""
-        self._idle_timer.stop()
-        self._paint(sorted(self._stale))
+        self.painter.paint_all()
 
     # ---- internals --------------------------------------------------------------------------
+
+    def _on_slider(self, _value: int) -> None:
+        self._update_threshold_label()
+        self._regroup_timer.start()
+
+    def _apply_threshold(self) -> None:
+        self._regroup_timer.stop()
+        if self._matrix is None:
+            return
+        self.painter.restart(self._matrix.groups(self.threshold), self.painter.theme)
+        self._highlights_changed()
+        self.thresholdChanged.emit(self.threshold)
+
+    def _update_threshold_label(self) -> None:
+        self.threshold_label.setText(f"{self.slider.value()} %")
+
+    def _highlights_changed(self) -> None:
+        """New groups or colours: paint the panels in view now, the others when idle."""
+        alignment = self.painter.alignment
+        if alignment is None:
+            return
+        self.painter.paint_in_view()
+        self.groups_label.setText(f"{len(alignment.groups)} groups")
 
     def _add_panel(self) -> CotPanel:
         panel = CotPanel(len(self._pool), parent=self._container)
@@ -353,26 +378,24 @@ class CompareView(HighlightPainting, QWidget):
             panel.setParent(container)
             self._place(panel)
             panel.setVisible(not hidden)
-        old = self.scroll.takeWidget()
-        self.scroll.setWidget(container)
+        old = self.scroll_area.takeWidget()
+        self.scroll_area.setWidget(container)
         if old is not None:
             old.deleteLater()
         self._settle_geometry()
-        self._paint_stale_in_view()
-        self._schedule_idle()
+        self.painter.paint_in_view()
 
     def _settle_geometry(self) -> None:
         """Lay the panels out now (not at the next event), so "in view" is known."""
         self._container_layout.activate()
-        wanted = self.scroll.viewport().size().expandedTo(self._container.minimumSizeHint())
+        wanted = self.scroll_area.viewport().size().expandedTo(self._container.minimumSizeHint())
         if wanted != self._container.size():
             self._container.resize(wanted)
 
     def _fill_filter(self, box: QComboBox, values: list[str]) -> None:
-        box.blockSignals(True)
-        box.clear()
-        box.addItems([ALL, *values])
-        box.blockSignals(False)
+        with blocked(box):
+            box.clear()
+            box.addItems([ALL, *values])
 
     def _apply_filters(self, _index: int = 0, paint: bool = True) -> None:
         model, prompt = self.model_filter.currentText(), self.prompt_filter.currentText()
@@ -388,24 +411,24 @@ class CompareView(HighlightPainting, QWidget):
                 panel.setVisible(visible)
         if paint:
             self._settle_geometry()
-            self._paint_stale_in_view()
-            self._schedule_idle()
+            self.painter.paint_in_view()
 
     def _update_diff(self, _index: int = 0) -> None:
         first, second = self.diff_first.currentIndex(), self.diff_second.currentIndex()
-        if self._alignment is None or min(first, second) < 0:
+        alignment = self.painter.alignment
+        if alignment is None or min(first, second) < 0:
             return
-        ops = word_diff(self._alignment.texts[first], self._alignment.texts[second])
-        theme = self._theme or self.theme()
-        self.diff_a.setHtml(diff_side_html(ops, "a", theme))
-        self.diff_b.setHtml(diff_side_html(ops, "b", theme))
+        ops = word_diff(alignment.texts[first], alignment.texts[second])
+        self.diff_a.setHtml(diff_side_html(ops, "a", self.painter.theme))
+        self.diff_b.setHtml(diff_side_html(ops, "b", self.painter.theme))
         removed = sum(len(op.text.split()) for op in ops if op.kind == "delete")
         added = sum(len(op.text.split()) for op in ops if op.kind == "insert")
         self.diff_summary.setText(f"−{removed} words, +{added} words")
 
     def changeEvent(self, event) -> None:  # Qt override
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self._alignment is not None and self.theme() != self._theme:
-            self._theme = self.theme()  # colours depend on the theme: repaint everything
-            self._paint_highlights(only_in_view=True)
+        alignment = self.painter.alignment
+        if event.type() == QEvent.Type.PaletteChange and alignment is not None and self.theme() != self.painter.theme:
+            self.painter.restart(alignment, self.theme())  # colours depend on the theme: repaint everything
+            self._highlights_changed()
             self._update_diff()
