@@ -41,10 +41,10 @@ def wait_import(qtbot, window, task):
     """Wait until the window's import task is done and its result handler has run.
 
     Not ``waitSignal(task.signals.finished)``: a small import can finish in the worker before
-    the wait connects, and the signal would be missed.
+    the wait connects, and the signal would be missed. ``task.done`` is set after the result
+    handlers ran.
     """
-    qtbot.waitUntil(lambda: task not in window.tasks, timeout=60000)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: task.done, timeout=60000)
 
 
 def shot(widget, name: str) -> None:
@@ -350,9 +350,10 @@ def test_cancelled_dataset_import_in_the_window_changes_nothing(window, qtbot, s
     qtbot.addWidget(dialog)
     assert dialog.dataset == "medmc_qa"
     task = window.import_request(dialog.request())
-    from PySide6.QtWidgets import QPushButton
+    from PySide6.QtWidgets import QProgressDialog, QPushButton
 
-    window.progress.findChild(QPushButton).click()  # the progress dialog's Cancel button
+    progress = window.findChild(QProgressDialog, "progressDialog")
+    progress.findChild(QPushButton).click()  # the progress dialog's Cancel button
     wait_import(qtbot, window, task)
     assert window.last_report is None and window.library.collection_id("medmc_qa") is None
     assert "cancelled" in window.statusBar().currentMessage()

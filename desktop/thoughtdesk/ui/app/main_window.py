@@ -12,7 +12,6 @@ from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.library.records import ANSWER_TYPES
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.dialogs import about_text, shortcuts_text
-from thoughtdesk.ui.app.owned_tasks import start_owned_task
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.importing.actions import ImportExportMixin
 from thoughtdesk.ui.qt import (
@@ -28,7 +27,6 @@ from thoughtdesk.ui.qt import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QProgressDialog,
     QSettings,
     QShortcut,
     QSplitter,
@@ -89,12 +87,11 @@ class MainWindow(ImportExportMixin, QMainWindow):
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.library: Library | None = None
-        self.tasks: list[Task] = []
-        self._browse_tasks: set[Task] = set()
+        self.tasks: set[Task[object]] = set()
+        self._browse_tasks: set[Task[object]] = set()
         self._browse_again = False
         self.last_message: QMessageBox | None = None
         self.last_report: ImportReport | None = None
-        self.progress: QProgressDialog | None = None
         self._build()
         self._build_actions()
         self.installed: dict[str, object] = {}
@@ -271,7 +268,7 @@ class MainWindow(ImportExportMixin, QMainWindow):
             self.statusBar().showMessage(f"Could not refresh the sample list: {error}", 10000)
             self._browse_finished()
 
-        start_owned_task(self, self._browse_tasks, work, done, failed)
+        Task(lambda _ctx: work()).on_success(done).on_failure(failed).owned_by(self, self._browse_tasks).start()
 
     def _browse_finished(self) -> None:
         if self._browse_again:
@@ -454,39 +451,22 @@ class MainWindow(ImportExportMixin, QMainWindow):
         self.search.selectAll()
 
     def _run(self, label: str, work, on_success) -> Task:
-        task = Task(work)
-        progress = QProgressDialog(label, "Cancel", 0, 0, self)
-        progress.setObjectName("progressDialog")
-        progress.setWindowModality(Qt.WindowModality.WindowModal)
-        progress.setMinimumDuration(300)
-        progress.canceled.connect(task.context.cancel)
-        self.progress = progress
-
-        def on_progress(done: int, total: int) -> None:
-            if total:
-                progress.setMaximum(total)
-            progress.setValue(done)
-
-        def on_failed(error: BaseException) -> None:
-            if isinstance(error, Cancelled):
-                self.statusBar().showMessage(str(error), 10000)
-            elif isinstance(error, (ThoughtDeskError, OSError)):
-                self.show_error(f"{label.rstrip('…')}: failed", str(error))
-            else:
-                self.show_error("Unexpected error", f"{type(error).__name__}: {error}")
-
-        def on_finished() -> None:
-            progress.reset()
-            progress.deleteLater()
-            if task in self.tasks:
-                self.tasks.remove(task)
-
-        task.signals.progress.connect(on_progress)
-        task.signals.succeeded.connect(on_success)
-        task.signals.failed.connect(on_failed)
-        task.signals.finished.connect(on_finished)
-        self.tasks.append(task)
+        task = (
+            Task(work)
+            .with_progress(label, self)
+            .on_success(on_success)
+            .on_failure(lambda error: self._task_failed(label, error))
+            .tracked_in(self.tasks)
+        )
         return task.start()
+
+    def _task_failed(self, label: str, error: BaseException) -> None:
+        if isinstance(error, Cancelled):
+            self.statusBar().showMessage(str(error), 10000)
+        elif isinstance(error, (ThoughtDeskError, OSError)):
+            self.show_error(f"{label.rstrip('…')}: failed", str(error))
+        else:
+            self.show_error("Unexpected error", f"{type(error).__name__}: {error}")
 
     # Messages ---------------------------------------------------------------------------
 

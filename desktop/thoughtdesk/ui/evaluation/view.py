@@ -11,14 +11,15 @@ re-score, a CLI import) trigger a debounced recompute.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
 from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.owned_tasks import start_owned_task
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.live_plot import LiveAccuracyPlot
@@ -41,6 +42,8 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+
+T = TypeVar("T")
 
 POLL_MS = 2000
 DEBOUNCE_MS = 250
@@ -77,7 +80,7 @@ class ResultsView(QWidget):
         self.setObjectName("resultsView")
         self.window_ = window
         self.snapshot: Snapshot | None = None
-        self._tasks: set[Task] = set()
+        self._tasks: set[Task[object]] = set()
         self._running = False
         self._dirty = False
         self._stale = True
@@ -263,9 +266,13 @@ class ResultsView(QWidget):
         self._seen_version = library.conn.execute("PRAGMA data_version").fetchone()[0]
         self._start_task(lambda: _evaluate_in_background(path, collection), self._refresh_done, self._refresh_failed)
 
-    def _start_task(self, work, on_success, on_failed) -> Task:
+    def _start_task(
+        self, work: Callable[[], T], on_success: Callable[[T], object], on_failed: Callable[[BaseException], object]
+    ) -> Task[T]:
         """``work()`` in the thread pool; its result or error is delivered on the GUI thread."""
-        return start_owned_task(self, self._tasks, work, on_success, on_failed)
+        return (
+            Task(lambda _ctx: work()).on_success(on_success).on_failure(on_failed).owned_by(self, self._tasks).start()
+        )
 
     def _refresh_done(self, snapshot: Snapshot | None) -> None:
         self._running = False

@@ -50,7 +50,7 @@ class ProviderPanel(QGroupBox):
         super().__init__(title, parent)
         self.provider = provider
         self._check = check
-        self.task: Task | None = None
+        self.task: Task[ConnectionResult] | None = None
         self.last_result: ConnectionResult | None = None
         self.setObjectName(f"provider_{provider}")
         form = QFormLayout(self)
@@ -92,18 +92,20 @@ class ProviderPanel(QGroupBox):
         typed = self.key.text().strip()
         return typed or self.stored_key()
 
-    def test_connection(self) -> Task:
+    def test_connection(self) -> Task[ConnectionResult]:
         """Check the connection in the background; the result label and ``tested`` follow."""
         url, key = self.base_url.text().strip(), self.key_for_use()
         register_secret(key)
         self.test_button.setEnabled(False)
         self.result.setText("Testing…")
         check = self._check
-        task = Task(lambda ctx: check(url, key))
         # Bound methods, not lambdas: Qt drops the connections if the panel is closed first.
-        task.signals.succeeded.connect(self._show_result)
-        task.signals.failed.connect(self._show_failure)
-        task.signals.finished.connect(self._finished)
+        task = (
+            Task(lambda ctx: check(url, key))
+            .on_success(self._show_result)
+            .on_failure(self._show_failure)
+            .on_finished(self._finished)
+        )
         self.task = task
         return task.start()
 
