@@ -7,7 +7,7 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.importing.importer import ImportReport
-from thoughtdesk.core.library.queries import Correctness, SampleFilter, sample_keys
+from thoughtdesk.core.library.queries import Correctness, SampleFilter, sample_collection_name, sample_keys
 from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.library.records import ANSWER_TYPES
 from thoughtdesk.core.library.store import Library
@@ -324,15 +324,13 @@ class MainWindow(ImportExportMixin, QMainWindow):
         self.tabs.setCurrentIndex(0)
         row = self.model.row_of(pk)
         if row is None and self.library is not None:
-            found = self.library.conn.execute(
-                "SELECT c.name FROM sample s JOIN collection c ON c.id = s.collection_id WHERE s.id = ?", (pk,)
-            ).fetchone()
+            found = sample_collection_name(self.library, pk)
             if found is None:
                 return False
             self.search.clear()
             for combo in (self.type_filter, self.cots_filter, self.correct_filter):
                 combo.setCurrentIndex(0)
-            self.tree.select_collection(found[0])
+            self.tree.select_collection(found)
             self._apply_filter()
             row = self.model.row_of(pk)
         if row is None:

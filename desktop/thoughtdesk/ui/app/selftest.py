@@ -74,11 +74,12 @@ class SelfTest:
         )
 
     def create_library(self) -> str:
+        from thoughtdesk.core.library.queries import integrity_check
         from thoughtdesk.core.library.store import Library
 
         path = self.folder / "selftest.thoughtdesk"
         self.library = Library.open(path)
-        integrity = self.library.conn.execute("PRAGMA integrity_check").fetchone()[0]
+        integrity = integrity_check(self.library)
         if integrity != "ok":
             raise RuntimeError(f"integrity check of {path}: {integrity}")
         return f"created {path}"

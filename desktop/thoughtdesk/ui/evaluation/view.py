@@ -5,8 +5,8 @@ re-scoring (through ``window.run_task`` with progress and Cancel) and the bootst
 comparison. The GUI thread only swaps in finished results and redraws.
 
 Live update: ``window.data_changed`` and, every 2 s while the tab is visible, a change of the
-library file's ``PRAGMA data_version`` (another connection committed: a generation run, a
-re-score, a CLI import) trigger a debounced recompute.
+library file's data version (``core.library.queries.data_version``: another connection
+committed, e.g. a generation run, a re-score, a CLI import) trigger a debounced recompute.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TypeVar
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
 from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
+from thoughtdesk.core.library.queries import data_version
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
@@ -243,7 +244,7 @@ class ResultsView(QWidget):
         library = self.window_.library
         if library is None or not self.isVisible():
             return False
-        version = library.conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(library)
         changed = self._seen_version is not None and version != self._seen_version
         self._seen_version = version
         if changed:
@@ -263,7 +264,7 @@ class ResultsView(QWidget):
         self.status.setText("Computing…")
         path = library.path
         # What this refresh will see: writes notified before it need no second refresh by the poll.
-        self._seen_version = library.conn.execute("PRAGMA data_version").fetchone()[0]
+        self._seen_version = data_version(library)
         self._start_task(lambda: _evaluate_in_background(path, collection), self._refresh_done, self._refresh_failed)
 
     def _start_task(

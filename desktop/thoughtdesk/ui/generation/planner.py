@@ -16,7 +16,7 @@ from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
-from thoughtdesk.core.library.queries import SampleFilter
+from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelList
@@ -98,8 +98,7 @@ class RunPlannerDialog(QDialog):
     def _collection_name(lib: Library, main_filter: SampleFilter | None) -> str | None:
         if main_filter is None or main_filter.collection_id is None:
             return None
-        row = lib.conn.execute("SELECT name FROM collection WHERE id = ?", (main_filter.collection_id,)).fetchone()
-        return row[0] if row else None
+        return collection_name(lib, main_filter.collection_id)
 
     # Layout ---------------------------------------------------------------------------------
 

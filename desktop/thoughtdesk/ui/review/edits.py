@@ -7,6 +7,7 @@ the view's ``store``, ``undo_stack``, ``compare``, ``label_set``, ``reviews``, `
 
 from __future__ import annotations
 
+from thoughtdesk.core.library.queries import cot_sample
 from thoughtdesk.core.review import AnnotationOp, CotReview, StoredAnnotation
 from thoughtdesk.ui.review.annotation_panel import short
 from thoughtdesk.ui.review.commands import AnnotationCommand
@@ -60,13 +61,13 @@ class ReviewEditsMixin:
         sample is not shown because the filters hide it is still changed, and said so.
         """
         if op.cot_pk not in self.cot_pks and self.library is not None:
-            row = self.library.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (op.cot_pk,)).fetchone()
-            if row is None:
+            sample_pk = cot_sample(self.library, op.cot_pk)
+            if sample_pk is None:
                 return  # the CoT is gone; the write reports it
-            if self.queue is not None and row[0] in self.queue.sample_pks:
-                self.go_to_queue_index(self.queue.sample_pks.index(row[0]))
+            if self.queue is not None and sample_pk in self.queue.sample_pks:
+                self.go_to_queue_index(self.queue.sample_pks.index(sample_pk))
             else:
-                self.show_sample(row[0])
+                self.show_sample(sample_pk)
         if op.cot_pk in self.cot_pks:
             index = self.cot_pks.index(op.cot_pk)
             if index != self.compare.current_index():
