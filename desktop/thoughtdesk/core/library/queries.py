@@ -13,6 +13,7 @@ from array import array
 from dataclasses import dataclass
 from enum import StrEnum
 
+from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.store import Library
 
 
@@ -158,6 +159,30 @@ def sample_rows(lib: Library, keys: list[int]) -> dict[int, SampleRow]:
         r[0]: SampleRow(r[0], r[1], r[2] or "", r[3] or "", _gold(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
         for r in rows
     }
+
+
+@dataclass(frozen=True)
+class BrowseState:
+    """What the sample browser shows: which samples, in which order (``SORT_KEYS``)."""
+
+    filter: SampleFilter
+    sort: str = "position"
+    descending: bool = False
+
+
+@dataclass(frozen=True)
+class Browse:
+    """The collection tree's counts and the sample table's keys for one :class:`BrowseState`,
+    computed together (in a worker, so the GUI thread never scans a large library)."""
+
+    state: BrowseState
+    tree: list[tuple[CollectionInfo, list[SplitStats]]]
+    keys: array
+
+
+def browse(lib: Library, state: BrowseState) -> Browse:
+    """Count the tree and list the keys ``state`` shows, in display order."""
+    return Browse(state, lib.tree_stats(), sample_keys(lib, state.filter, state.sort, state.descending))
 
 
 # Lookups for the views (the UI runs no SQL of its own) ----------------------------------------

@@ -6,7 +6,7 @@ for the current CoT. Every change is a core ``AnnotationOp`` pushed on a ``QUndo
 Samples come from the main window's sample list (the Samples tab's filters and order) or from a
 review queue; blind mode hides model and prompt and shows CoTs in the reviewer's own order.
 
-``install(window)`` (:mod:`thoughtdesk.ui.review.controller`) adds the tab and the Review menu.
+``install(window)`` (:mod:`thoughtdesk.ui.review`) adds the tab and the Review menu.
 """
 
 from __future__ import annotations
@@ -440,10 +440,3 @@ class ReviewView(ReviewEditsMixin, QWidget):
             )
         mode = "blind review" if self.blind else "open review"
         self.status.setText(f"Reviewer: {self.author} · {mode}")
-
-
-def install(window):
-    """Add the Review tab (Ctrl+2) and the Review menu (see :mod:`thoughtdesk.ui.review.controller`)."""
-    from thoughtdesk.ui.review.controller import install as install_review  # it imports this module
-
-    return install_review(window)
