@@ -51,7 +51,6 @@ class ProviderPanel(QGroupBox):
         self.provider = provider
         self._check = check
         self.task: Task[ConnectionResult] | None = None
-        self.last_result: ConnectionResult | None = None
         self.setObjectName(f"provider_{provider}")
         form = QFormLayout(self)
         self.enabled = QCheckBox("Use this provider", objectName=f"{provider}Enabled")
@@ -116,7 +115,6 @@ class ProviderPanel(QGroupBox):
         self.test_button.setEnabled(True)
 
     def _show_result(self, result: ConnectionResult) -> None:
-        self.last_result = result
         self.result.setProperty("ok", result.ok)
         self.result.setStyleSheet("color: #1b7f3b;" if result.ok else "color: #b3261e;")
         # Success reads "Connected to … (HTTP 200); models: …", a failure "Failed: <why>".
