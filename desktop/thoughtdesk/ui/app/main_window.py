@@ -134,10 +134,6 @@ class MainWindow(QMainWindow):
         """Switch to the tab showing ``widget``."""
         self.tabs.setCurrentWidget(widget)
 
-    def current_tab(self) -> QWidget | None:
-        """The widget of the tab shown."""
-        return self.tabs.currentWidget()
-
     def menu(self, title: str) -> QMenu:
         """The menu bar menu called ``title`` ("&Generate"); a new one goes right after File when
         it is "&Edit" (as usual), else before Help."""

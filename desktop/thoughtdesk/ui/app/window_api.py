@@ -133,10 +133,6 @@ class WindowApi(Protocol):
         """Switch to the tab showing ``widget``."""
         ...
 
-    def current_tab(self) -> QWidget | None:
-        """The widget of the tab shown."""
-        ...
-
     def menu(self, title: str) -> QMenu:
         """The menu bar menu called ``title`` ("&Generate"), created in its usual place when new."""
         ...
