@@ -15,8 +15,8 @@ os.environ.setdefault("THOUGHTDESK_TESTING", "1")
 from tests.helpers.paths import FIXTURES, shared_path  # after the environment
 
 # Fixtures every test folder may use: per-test app state (QSettings, config, logs, keyring),
-# the local model and the fake model servers.
-pytest_plugins = ["tests.helpers.app_state", "tests.helpers.models"]
+# the local model and the fake model servers, the main window.
+pytest_plugins = ["tests.helpers.app_state", "tests.helpers.models", "tests.helpers.window"]
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ records (default 200,000) in a temporary folder. In the same run:
    stores it with full-text indexing into a fresh library.
 
 Target: ThoughtDesk within 2x of the baseline. Then, offscreen, a 10 ms QTimer probe records the
-gaps between its ticks while ``MainWindow.import_file`` imports the file in the background
+gaps between its ticks while ``window.importing.import_file`` imports the file in the background
 (through the tree/table refresh at the end). Target: no gap over 100 ms.
 """
 
@@ -75,7 +75,7 @@ def measure_cli(folder: Path, data: Path, count: int) -> list[tuple[str, float]]
 
 def measure_gui(folder: Path, data: Path, count: int) -> dict[str, float]:
     from PySide6.QtCore import QElapsedTimer, QTimer
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QMessageBox
 
     from thoughtdesk.ui.app.main_window import MainWindow
     from thoughtdesk.ui.app.startup import open_library_for_gui
@@ -93,24 +93,25 @@ def measure_gui(folder: Path, data: Path, count: int) -> dict[str, float]:
         gaps.append(clock.restart())
 
     probe.timeout.connect(tick)
-    done: list[bool] = []
     request = ImportRequest(path=data, collection="gui", dataset="medmc_qa")
     start = time.perf_counter()
     clock.start()
     probe.start()
     # Gaps before the worker's result reaches the GUI thread are the import itself; the result
-    # handler (_import_done: tree and table refresh) runs after, on the GUI thread.
+    # handler (ImportingController._import_done: tree and table refresh) runs after, on the GUI thread.
     during: list[float] = []
-    import_done = window._import_done
+    importing = window.importing
+    import_done = importing._import_done
+    reports: list = []
+    importing.imported.connect(reports.append)
 
-    def noted_import_done(report, browse) -> None:
+    def noted_import_done(result) -> None:
         during.extend(gaps)
-        import_done(report, browse)
+        import_done(result)
 
-    window._import_done = noted_import_done
-    task = window.import_request(request)
-    task.signals.finished.connect(lambda: done.append(True))
-    while not done:
+    importing._import_done = noted_import_done
+    task = importing.import_request(request)
+    while not task.done:
         app.processEvents()
         time.sleep(0.001)
     # Keep probing through the refresh that follows (tree, table count) for half a second.
@@ -120,8 +121,9 @@ def measure_gui(folder: Path, data: Path, count: int) -> dict[str, float]:
         time.sleep(0.001)
     probe.stop()
     seconds = time.perf_counter() - start
-    if window.last_report is None or window.last_report.inserted != count:
-        sys.exit(f"GUI import failed: {window.last_message.text() if window.last_message else '?'}")
+    if not reports or reports[-1].inserted != count:
+        boxes = window.findChildren(QMessageBox)
+        sys.exit(f"GUI import failed: {boxes[-1].text() if boxes else '?'}")
     window.close()
     ticks = gaps[1:]  # the first interval includes the timer's start-up
     import_ticks = during[1:] or [0.0]

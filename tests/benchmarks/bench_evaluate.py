@@ -120,7 +120,7 @@ def bench_redraw(conditions: int, questions: int = 100, repeats: int = 5) -> tup
     window = MainWindow(Library.open(folder / "small.thoughtdesk"))
     window.resize(1400, 900)
     window.show()
-    view = window.installed["thoughtdesk.ui.evaluation.view"]
+    view = window.evaluation
     window.show_tab(view)
     app.processEvents()
     result = synthetic_result(conditions, questions)

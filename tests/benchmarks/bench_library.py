@@ -143,30 +143,30 @@ def first_rows_painted(library: Path) -> float:
     window.resize(1400, 860)
     window.show()
     app.processEvents()
-    empty = window.tree.model_.invisibleRootItem()
+    empty = window.samples.tree.model_.invisibleRootItem()
     target = next(empty.child(r, 0) for r in range(empty.rowCount()) if empty.child(r, 0).text() == "bench")
     other = next(empty.child(r, 0) for r in range(empty.rowCount()) if empty.child(r, 0).text() == "empty")
-    window.tree.setCurrentIndex(other.index())
+    window.samples.tree.setCurrentIndex(other.index())
     app.processEvents()
 
     painted: list[float] = []
 
     class Probe(QObject):
         def eventFilter(self, obj, event):
-            if event.type() == QEvent.Type.Paint and window.model.rowCount() > 0 and not painted:
+            if event.type() == QEvent.Type.Paint and window.samples.model.rowCount() > 0 and not painted:
                 painted.append(time.perf_counter())
             return False
 
     probe = Probe()
-    window.table.viewport().installEventFilter(probe)
+    window.samples.table.viewport().installEventFilter(probe)
     start = time.perf_counter()
-    window.tree.setCurrentIndex(target.index())
+    window.samples.tree.setCurrentIndex(target.index())
     while not painted and time.perf_counter() - start < 10:
         app.processEvents()
     # The paint event fires before the paint itself; count the paint by processing once more.
     app.processEvents()
     end = time.perf_counter()
-    rows = window.model.rowCount()
+    rows = window.samples.model.rowCount()
     window.close()
     assert rows > 0
     return end - start

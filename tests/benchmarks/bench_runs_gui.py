@@ -141,7 +141,7 @@ def main() -> int:
     window = MainWindow(open_library_for_gui(TMP / "bench.thoughtdesk"))
     window.resize(1400, 860)
     window.show()
-    generation = window.installed["thoughtdesk.ui.generation.controller"]
+    generation = window.generation
     from thoughtdesk.ui.app.gc_guard import freeze_startup_objects
 
     spin(0.5)
@@ -150,7 +150,7 @@ def main() -> int:
     rows = []
     # Time the main window's own refresh, to tell its stalls from the Runs tab's.
     refresh_ms: list[float] = []
-    notify = window.notify_data_changed
+    notify = generation._runs_wrote  # window.notify_data_changed with what a run writes
 
     def timed_notify() -> None:
         started = time.perf_counter()
@@ -160,14 +160,14 @@ def main() -> int:
     generation.runs_panel.on_data_changed = timed_notify
     # The refresh's GUI-thread half: swapping the worker's counts and keys in.
     swap_ms: list[float] = []
-    swap = window._swap_browse
+    swap = window.samples._swap_browse
 
     def timed_swap(*args) -> None:
         started = time.perf_counter()
         swap(*args)
         swap_ms.append((time.perf_counter() - started) * 1000)
 
-    window._swap_browse = timed_swap
+    window.samples._swap_browse = timed_swap
 
     probe.start()
     spin(3.0)

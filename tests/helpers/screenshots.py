@@ -55,9 +55,9 @@ def main() -> int:
     window.show()
     spin(app, 1.0)
     if TS.exists():
-        window.tree.select_collection("ThoughtSource 67 (gpt-3.5-turbo)")
+        window.samples.tree.select_collection("ThoughtSource 67 (gpt-3.5-turbo)")
         spin(app, 0.5)
-        window.table.selectRow(2)
+        window.samples.table.selectRow(2)
     spin(app, 1.0)
     window.grab().save(str(out / "main-window.png"))
 

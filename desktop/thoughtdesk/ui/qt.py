@@ -29,6 +29,7 @@ from PySide6.QtCore import (  # noqa: F401
     QTimer,
     QUrl,
     Signal,
+    SignalInstance,
     Slot,
     qVersion,
 )

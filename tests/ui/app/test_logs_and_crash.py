@@ -7,6 +7,7 @@ import sys
 
 from thoughtdesk.core.settings import logs, secrets
 from thoughtdesk.ui.app import crash
+from thoughtdesk.ui.qt import QApplication
 
 
 def _log_text(tmp_path) -> str:
@@ -65,8 +66,9 @@ def test_crash_dialog_names_the_log_file(qtbot, tmp_path):
             sys.excepthook(*sys.exc_info())
     finally:
         sys.excepthook = sys.__excepthook__
-    box = crash.last_dialog
-    assert box is not None and box.isVisible() and box.objectName() == "crashDialog"
+    shown = [w for w in QApplication.topLevelWidgets() if w.objectName() == "crashDialog" and w.isVisible()]
+    assert len(shown) == 1
+    box = shown[0]
     text = box.text()
     assert str(tmp_path / "logs" / "thoughtdesk.log") in text
     assert "ValueError: the answer table broke near sk-[redacted]" in text

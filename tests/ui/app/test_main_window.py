@@ -4,137 +4,127 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel
 
 from tests.helpers.paths import FIXTURES
-from thoughtdesk.ui.app.dialogs import ImportDialog
-from thoughtdesk.ui.app.main_window import MainWindow
-from thoughtdesk.ui.app.startup import open_library_for_gui
+from tests.helpers.window import last_message
+from thoughtdesk.ui.app.about import AboutDialog
+from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
-    lib = open_library_for_gui(tmp_path / "lib.thoughtdesk")
-    win = MainWindow(lib)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.close()
-
-
 def wait_task(qtbot, task):
-    with qtbot.waitSignal(task.signals.finished, timeout=30000):
-        pass
+    qtbot.waitUntil(lambda: task.done, timeout=30000)
 
 
 def test_window_opens_on_a_new_library_with_the_demo(window):
     assert window.windowTitle() == "ThoughtDesk — lib.thoughtdesk"
-    root = window.tree.model_.invisibleRootItem()
+    root = window.samples.tree.model_.invisibleRootItem()
     assert root.child(0, 0).text() == "Demo"
-    assert window.model.rowCount() >= 12
-    assert window.count_label.text().endswith("samples")
-    assert window.detail.current is not None  # the first row is selected and shown
+    assert window.samples.model.rowCount() >= 12
+    assert window.samples.count_label.text().endswith("samples")
+    assert window.samples.detail.current is not None  # the first row is selected and shown
 
 
 def test_selecting_a_row_shows_its_details(window, qtbot):
     row = next(
         r
-        for r in range(window.model.rowCount())
-        if window.model.sample_row(r).type == "multiplechoice" and window.model.sample_row(r).dataset == "med_qa"
+        for r in range(window.samples.model.rowCount())
+        if window.samples.model.sample_row(r).type == "multiplechoice"
+        and window.samples.model.sample_row(r).dataset == "med_qa"
     )
-    window.table.selectRow(row)
-    stored = window.detail.current
+    window.samples.table.selectRow(row)
+    stored = window.samples.detail.current
     sample = stored.sample
-    texts = window.detail.texts()
+    texts = window.samples.detail.texts()
     assert sample.question in texts
     gold = sample.answer[0]
-    gold_labels = [label for label in window.detail.findChildren(QLabel, "choice") if label.property("gold")]
+    gold_labels = [label for label in window.samples.detail.findChildren(QLabel, "choice") if label.property("gold")]
     assert len(gold_labels) == 1 and gold in gold_labels[0].text() and gold_labels[0].text().startswith("✓")
-    assert len(window.detail.findChildren(QLabel, "referenceStep")) == len(sample.cot)
-    cards = window.detail.findChildren(QLabel, "cotModel")
+    assert len(window.samples.detail.findChildren(QLabel, "referenceStep")) == len(sample.cot)
+    cards = window.samples.detail.findChildren(QLabel, "cotModel")
     assert len(cards) == len(sample.generated_cot) >= 2
-    answers = [label.text() for label in window.detail.findChildren(QLabel, "cotAnswer")]
+    answers = [label.text() for label in window.samples.detail.findChildren(QLabel, "cotAnswer")]
     assert any("correct" in a for a in answers)
 
 
 def test_search_narrows_the_table(window, qtbot):
-    total = window.model.rowCount()
+    total = window.samples.model.rowCount()
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    assert window.search.hasFocus()
-    qtbot.keyClicks(window.search, "thyroid")
-    qtbot.waitUntil(lambda: window.model.rowCount() < total, timeout=3000)
-    for _row in range(window.model.rowCount()):
+    assert window.samples.search.hasFocus()
+    qtbot.keyClicks(window.samples.search, "thyroid")
+    qtbot.waitUntil(lambda: window.samples.model.rowCount() < total, timeout=3000)
+    for _row in range(window.samples.model.rowCount()):
         pass
-    assert 1 <= window.model.rowCount() < total
-    window.search.clear()
-    qtbot.waitUntil(lambda: window.model.rowCount() == total, timeout=3000)
+    assert 1 <= window.samples.model.rowCount() < total
+    window.samples.search.clear()
+    qtbot.waitUntil(lambda: window.samples.model.rowCount() == total, timeout=3000)
 
 
 def test_filters_narrow_the_table(window, qtbot):
-    total = window.model.rowCount()
-    window.type_filter.setCurrentIndex(window.type_filter.findData("number"))
-    n_number = window.model.rowCount()
+    total = window.samples.model.rowCount()
+    window.samples.type_filter.setCurrentIndex(window.samples.type_filter.findData("number"))
+    n_number = window.samples.model.rowCount()
     assert 0 < n_number < total
-    assert all(window.model.sample_row(r).type == "number" for r in range(n_number))
-    window.type_filter.setCurrentIndex(0)
+    assert all(window.samples.model.sample_row(r).type == "number" for r in range(n_number))
+    window.samples.type_filter.setCurrentIndex(0)
     from thoughtdesk.core.library.queries import Correctness
 
-    window.correct_filter.setCurrentIndex(window.correct_filter.findData(Correctness.HAS_INCORRECT.value))
-    rows = [window.model.sample_row(r) for r in range(window.model.rowCount())]
+    window.samples.correct_filter.setCurrentIndex(
+        window.samples.correct_filter.findData(Correctness.HAS_INCORRECT.value)
+    )
+    rows = [window.samples.model.sample_row(r) for r in range(window.samples.model.rowCount())]
     assert rows and all(r.n_correct < r.n_answers for r in rows)
-    window.cots_filter.setCurrentIndex(window.cots_filter.findData(False))
-    assert window.model.rowCount() == 0  # every demo sample has CoTs
+    window.samples.cots_filter.setCurrentIndex(window.samples.cots_filter.findData(False))
+    assert window.samples.model.rowCount() == 0  # every demo sample has CoTs
 
 
 def test_sorting_by_a_column(window):
-    window.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)
-    counts = [window.model.sample_row(r).n_cots for r in range(window.model.rowCount())]
+    window.samples.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)
+    counts = [window.samples.model.sample_row(r).n_cots for r in range(window.samples.model.rowCount())]
     assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
 
 
 def test_j_k_and_arrows_move_through_samples(window, qtbot):
-    window.table.setFocus()
-    window.table.selectRow(0)
-    qtbot.keyClick(window.table, Qt.Key.Key_J)
-    assert window.table.currentIndex().row() == 1
-    qtbot.keyClick(window.table, Qt.Key.Key_Down)
-    assert window.table.currentIndex().row() == 2
-    qtbot.keyClick(window.table, Qt.Key.Key_K)
-    assert window.table.currentIndex().row() == 1
-    assert window.detail.current.pk == window.model.key_at(1)
+    window.samples.table.setFocus()
+    window.samples.table.selectRow(0)
+    qtbot.keyClick(window.samples.table, Qt.Key.Key_J)
+    assert window.samples.table.currentIndex().row() == 1
+    qtbot.keyClick(window.samples.table, Qt.Key.Key_Down)
+    assert window.samples.table.currentIndex().row() == 2
+    qtbot.keyClick(window.samples.table, Qt.Key.Key_K)
+    assert window.samples.table.currentIndex().row() == 1
+    assert window.samples.detail.current.pk == window.samples.model.key_at(1)
 
 
 def test_import_and_export_through_the_window_actions(window, qtbot, monkeypatch, tmp_path):
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(EDGE), ""))
     monkeypatch.setattr(ImportDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
-    window.action_import.trigger()
-    qtbot.waitUntil(lambda: window.last_report is not None, timeout=30000)
-    assert window.last_report.inserted == 4
-    assert window.tree.current_node().collection == "edge_cases"
-    assert window.model.rowCount() == 4
+    with qtbot.waitSignal(window.importing.imported, timeout=30000) as imported:
+        window.importing.action_import.trigger()
+    assert imported.args[0].inserted == 4
+    assert window.samples.tree.current_node().collection == "edge_cases"
+    assert window.samples.model.rowCount() == 4
 
     out = tmp_path / "exported.json"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
-    window.action_export.trigger()
+    window.importing.action_export.trigger()
     qtbot.waitUntil(lambda: out.exists(), timeout=30000)
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(EDGE.read_text(encoding="utf-8"))
-    assert window.action_import.shortcut().toString() == "Ctrl+I"
-    assert window.action_export.shortcut().toString() == "Ctrl+E"
+    assert window.importing.action_import.shortcut().toString() == "Ctrl+I"
+    assert window.importing.action_export.shortcut().toString() == "Ctrl+E"
 
 
 def test_import_error_is_shown_and_library_unchanged(window, qtbot, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"x": {"y": [{"id": "1"}]}}')
     before = [c.name for c in window.library.collections()]
-    window.import_file(bad)
-    qtbot.waitUntil(lambda: window.last_message is not None, timeout=30000)
-    assert "sample index 0, field question: is missing" in window.last_message.text()
-    assert window.last_message.textFormat() == Qt.TextFormat.PlainText
+    wait_task(qtbot, window.importing.import_file(bad))
+    box = last_message(window)
+    assert box.isVisible() and "sample index 0, field question: is missing" in box.text()
+    assert box.textFormat() == Qt.TextFormat.PlainText
     assert [c.name for c in window.library.collections()] == before
 
 
@@ -142,7 +132,7 @@ def test_cancelled_import_changes_nothing(window, qtbot, tmp_path):
     samples = [{"id": str(i), "question": f"q{i}"} for i in range(5000)]
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"d": {"s": samples}}))
-    task = window.import_file(path)
+    task = window.importing.import_file(path)
     task.context.cancel()
     wait_task(qtbot, task)
     assert window.library.collection_id("big") is None
@@ -150,13 +140,15 @@ def test_cancelled_import_changes_nothing(window, qtbot, tmp_path):
 
 
 def test_markup_in_data_is_shown_literally(window, qtbot):
-    window.import_file(EDGE)
-    qtbot.waitUntil(lambda: window.last_report is not None, timeout=30000)
-    row = next(r for r in range(window.model.rowCount()) if window.model.sample_row(r).sample_id == "mq-1")
-    window.table.selectRow(row)
-    labels = window.detail.findChildren(QLabel)
+    with qtbot.waitSignal(window.importing.imported, timeout=30000):
+        window.importing.import_file(EDGE)
+    row = next(
+        r for r in range(window.samples.model.rowCount()) if window.samples.model.sample_row(r).sample_id == "mq-1"
+    )
+    window.samples.table.selectRow(row)
+    labels = window.samples.detail.findChildren(QLabel)
     assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels)
-    texts = window.detail.texts()
+    texts = window.samples.detail.texts()
     assert any("<img src=x> & <b>bold</b>" in t for t in texts)
     assert any('<a href="file:///etc/passwd">link</a>' in t for t in texts)
     assert any("&amp;" in t for t in texts)
@@ -167,15 +159,16 @@ def test_open_library_refuses_a_foreign_file(window, tmp_path):
     foreign.write_text("not a database")
     current = window.library
     assert window.open_library(foreign) is False
-    assert "not a ThoughtDesk library" in window.last_message.text()
+    assert "not a ThoughtDesk library" in last_message(window).text()
     assert window.library is current and foreign.read_text() == "not a database"
 
 
 def test_help_menu_about_and_shortcuts(window):
     window.action_about.trigger()
-    assert "ThoughtDesk" in window.last_message.text() and "SQLite" in window.last_message.text()
+    about = window.findChildren(AboutDialog)[-1]
+    assert about.isVisible() and "ThoughtDesk" in about.text() and "SQLite" in about.text()
     window.action_shortcuts.trigger()
-    assert "Ctrl+F" in window.last_message.text()
+    assert "Ctrl+F" in last_message(window).text()
     menus = [a.text() for a in window.menuBar().actions()]
     # File first, Help last; the installed views add theirs in between.
     assert menus[0] == "&File" and menus[-1] == "&Help"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tests.ui.app.test_main_window import window  # noqa: F401 - the fixture
+from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.qt import QLabel, QMenu
 
 
-def test_add_tab_and_shortcut_switch(window, qtbot):  # noqa: F811
+def test_add_tab_and_shortcut_switch(window, qtbot):
     extra = QLabel("extra view")
     index = window.add_tab(extra, "Extra", "Ctrl+9")
     assert window.tabs.tabText(index) == "Extra"
@@ -15,7 +15,7 @@ def test_add_tab_and_shortcut_switch(window, qtbot):  # noqa: F811
     assert window.tabs.currentWidget() is extra
 
 
-def test_menu_is_created_once_before_help(window):  # noqa: F811
+def test_menu_is_created_once_before_help(window):
     menu = window.menu("&Tools")
     assert window.menu("&Tools") is menu
     titles = [a.text() for a in window.menuBar().actions()]
@@ -23,60 +23,62 @@ def test_menu_is_created_once_before_help(window):  # noqa: F811
     assert isinstance(menu, QMenu)
 
 
-def test_open_sample_switches_collection_and_clears_filters(window, qtbot):  # noqa: F811
+def test_open_sample_switches_collection_and_clears_filters(window, qtbot):
     lib = window.library
     pk = lib.conn.execute("SELECT id FROM sample ORDER BY id DESC LIMIT 1").fetchone()[0]
-    window.search.setText("zzzz-no-such-text")
-    window._apply_filter()
-    assert window.model.rowCount() == 0
+    window.samples.search.setText("zzzz-no-such-text")
+    window.samples.apply_filter()
+    assert window.samples.model.rowCount() == 0
     with qtbot.waitSignal(window.sample_selected, timeout=5000, check_params_cb=lambda key: key == pk):
         assert window.open_sample(pk)
-    assert window.current_sample_key() == pk
-    assert window.search.text() == ""
+    assert window.samples.current_sample_key() == pk
+    assert window.samples.search.text() == ""
     assert window.open_sample(10**9) is False
 
 
-def test_data_changed_after_notify(window, qtbot):  # noqa: F811
-    with qtbot.waitSignal(window.data_changed, timeout=2000):
-        window.notify_data_changed()
+def test_data_changed_after_notify_carries_what_changed(window, qtbot):
+    changes = DataChanges(annotations=True, initiator=window)
+    with qtbot.waitSignal(window.data_changed, timeout=2000) as sent:
+        window.notify_data_changed(changes)
+    assert sent.args == [changes] and sent.args[0].initiator is window
 
 
-def _tree_names(window):  # noqa: F811
-    root = window.tree.model_.invisibleRootItem()
+def _tree_names(window):
+    root = window.samples.tree.model_.invisibleRootItem()
     return {root.child(r, 0).text(): int(root.child(r, 1).text()) for r in range(root.rowCount())}
 
 
-def test_notify_refreshes_in_the_background_and_keeps_the_selected_sample(window, qtbot):  # noqa: F811
+def test_notify_refreshes_in_the_background_and_keeps_the_selected_sample(window, qtbot):
     from tests.ui.app.test_main_window import EDGE
     from thoughtdesk.core.importing.importer import import_thoughtsource
     from thoughtdesk.core.library.store import Library
 
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, EDGE, collection="first")
-    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
-        window.notify_data_changed()
-    assert window.tree.select_collection("first")
-    assert window.model.rowCount() > 3
-    window.table.selectRow(3)
-    chosen = window.current_sample_key()
-    node = window.tree.current_node()
-    shown = window.detail.widget()
+    with qtbot.waitSignal(window.samples.browse_refreshed, timeout=10000):
+        window.notify_data_changed(DataChanges.imported())
+    assert window.samples.tree.select_collection("first")
+    assert window.samples.model.rowCount() > 3
+    window.samples.table.selectRow(3)
+    chosen = window.samples.current_sample_key()
+    node = window.samples.tree.current_node()
+    shown = window.samples.detail.widget()
 
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, EDGE, collection="second")
     assert "second" not in _tree_names(window)
-    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
-        window.notify_data_changed()
-        window.notify_data_changed()  # folded into one more refresh
+    with qtbot.waitSignal(window.samples.browse_refreshed, timeout=10000):
+        window.notify_data_changed(DataChanges.imported())
+        window.notify_data_changed(DataChanges.imported())  # folded into one more refresh
     names = _tree_names(window)
     assert names["second"] == names["first"] > 3
-    assert window.tree.current_node() == node
-    assert window.current_sample_key() == chosen  # not back to row 0
-    assert window.table.currentIndex().row() == 3
-    assert window.detail.widget() is shown  # the sample did not change: not rebuilt
+    assert window.samples.tree.current_node() == node
+    assert window.samples.current_sample_key() == chosen  # not back to row 0
+    assert window.samples.table.currentIndex().row() == 3
+    assert window.samples.detail.widget() is shown  # the sample did not change: not rebuilt
 
 
-def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot):  # noqa: F811
+def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot):
     import gc
 
     from shiboken6 import isValid

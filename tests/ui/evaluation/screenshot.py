@@ -42,9 +42,9 @@ def main(argv: list[str]) -> int:
     window = MainWindow(lib)
     window.resize(1440, 920)
     window.show()
-    view = window.installed["thoughtdesk.ui.evaluation.view"]
+    view = window.evaluation
     window.show_tab(view)
-    window.tree.select_collection(name)
+    window.samples.tree.select_collection(name)
 
     def spin(seconds: float) -> None:
         end = time.monotonic() + seconds

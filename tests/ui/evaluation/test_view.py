@@ -3,7 +3,6 @@ connection, correctness-map click, re-score button, pairwise comparison, exports
 
 from __future__ import annotations
 
-import gc
 import json
 
 import pytest
@@ -15,31 +14,14 @@ from tests.helpers.expected_results import FIXTURES
 from thoughtdesk.core.evaluation.evaluate import evaluate
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.main_window import MainWindow
-from thoughtdesk.ui.app.startup import open_library_for_gui
+from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.evaluation.view import ResultsView
 
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    lib = open_library_for_gui(tmp_path / "lib.thoughtdesk")  # a new library gets the Demo collection
-    win = MainWindow(lib)
-    qtbot.addWidget(win)
-    win.resize(1300, 900)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    view = win.installed["thoughtdesk.ui.evaluation.view"]
-    qtbot.waitUntil(view.is_idle, timeout=30000)
-    win.close()
-    # Free the plot widgets while Qt is alive: pyqtgraph items collected at interpreter exit crash.
-    win.deleteLater()
-    qtbot.wait(10)
-    gc.collect()
+# The ``window`` fixture (tests/helpers/window.py) opens a new library with the Demo collection.
 
 
 def results(window, qtbot) -> ResultsView:
-    view = window.installed["thoughtdesk.ui.evaluation.view"]
+    view = window.evaluation
     qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is view
     qtbot.waitUntil(lambda: view.snapshot is not None and view.is_idle(), timeout=30000)
@@ -69,9 +51,9 @@ def test_follows_the_tree_selection(window, qtbot):
     view = results(window, qtbot)
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, FIXTURES / "bad_input.json", collection="bad")
-    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
-        window.notify_data_changed()
-    window.tree.select_collection("bad")
+    with qtbot.waitSignal(window.samples.browse_refreshed, timeout=10000):
+        window.notify_data_changed(DataChanges.imported())
+    window.samples.tree.select_collection("bad")
     qtbot.waitUntil(
         lambda: view.snapshot is not None and view.snapshot.collection == "bad" and view.is_idle(), timeout=30000
     )
@@ -108,9 +90,9 @@ def test_correctness_map_click_opens_the_sample(window, qtbot):
     with qtbot.waitSignal(window.sample_selected, timeout=5000, check_params_cb=lambda key: key == pk):
         _click_cell(qtbot, view, 0, 1)
     assert window.tabs.currentIndex() == 0
-    assert window.current_sample_key() == pk
+    assert window.samples.current_sample_key() == pk
     sample_id = label.split("/", 2)[2]
-    assert window.detail.current.sample.id == sample_id
+    assert window.samples.detail.current.sample.id == sample_id
 
 
 def test_rescore_button_runs_in_background_and_redraws(window, qtbot):
@@ -131,23 +113,20 @@ def test_pairwise_comparison_of_two_chosen_conditions(window, qtbot, shared):
     path = shared("thoughtsource", "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json")
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, path, collection="ts")
-    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
-        window.notify_data_changed()
-    window.tree.select_collection("ts")
+    with qtbot.waitSignal(window.samples.browse_refreshed, timeout=10000):
+        window.notify_data_changed(DataChanges.imported())
+    window.samples.tree.select_collection("ts")
     view = results(window, qtbot)
     qtbot.waitUntil(lambda: view.snapshot.collection == "ts" and view.is_idle(), timeout=30000)
     keys = [r.key for r in view.snapshot.result.rows if r.dataset == "med_qa"]
     view.plots.setCurrentIndex(3)
-    view.compare.choose(keys[0], keys[2])
-    qtbot.waitUntil(
-        lambda: (
-            view.compare.last_comparison is not None
-            and (view.compare.last_comparison.condition_a, view.compare.last_comparison.condition_b)
-            == (keys[0][3], keys[2][3])
-        ),
+    with qtbot.waitSignal(
+        view.compare.compared,
         timeout=30000,
-    )
-    c = view.compare.last_comparison
+        check_params_cb=lambda c: c is not None and (c.condition_a, c.condition_b) == (keys[0][3], keys[2][3]),
+    ) as compared:
+        view.compare.choose(keys[0], keys[2])
+    c = compared.args[0]
     expected = binomtest(c.only_a, c.only_a + c.only_b, 0.5).pvalue
     assert c.n == 67 and c.p_value == pytest.approx(expected)
     assert f"McNemar exact p = {c.p_value:.4g}" in view.compare.result_label.text()
@@ -175,9 +154,9 @@ def test_names_from_data_stay_plain_text(window, qtbot, tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     with Library.open(window.library.path) as other:
         import_thoughtsource(other, path, collection="<i>markup</i>")
-    with qtbot.waitSignal(window.browse_refreshed, timeout=10000):
-        window.notify_data_changed()
-    window.tree.select_collection("<i>markup</i>")
+    with qtbot.waitSignal(window.samples.browse_refreshed, timeout=10000):
+        window.notify_data_changed(DataChanges.imported())
+    window.samples.tree.select_collection("<i>markup</i>")
     view = results(window, qtbot)
     qtbot.waitUntil(lambda: view.snapshot.collection == "<i>markup</i>" and view.is_idle(), timeout=30000)
     assert view.proxy.index(0, 0).data() == "<b>bold</b>"

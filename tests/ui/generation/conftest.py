@@ -1,9 +1,9 @@
-"""Fixtures for the generation GUI: a library with a small collection, the main window, and the
-llama.cpp server fixtures of tests/generation (imported, so the model is assembled once)."""
+"""Fixtures for the generation GUI: a library with a small collection (the main window of
+``tests/helpers/window.py`` opens it), and the llama.cpp server fixtures of tests/generation
+(imported, so the model is assembled once)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,19 +28,12 @@ def library_path(tmp_path) -> Path:
 
 
 @pytest.fixture
-def window(qtbot, library_path) -> Iterator:
-    from thoughtdesk.ui.app.main_window import MainWindow
-
-    win = MainWindow(Library.open(library_path))
-    qtbot.addWidget(win)
-    win.resize(1400, 860)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.close()
+def window_library(library_path) -> Path:
+    """The main window (``window``) opens the "Lab quiz" library."""
+    return library_path
 
 
 @pytest.fixture
 def generation(window):
-    """The GenerationUI object the installer put on the window."""
-    return window.installed["thoughtdesk.ui.generation.controller"]
+    """The Generate menu, planner and Runs tab of the window."""
+    return window.generation

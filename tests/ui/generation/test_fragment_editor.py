@@ -113,16 +113,21 @@ def test_edit_of_a_builtin_is_kept_and_builtin_restorable(qtbot, user_file):
     assert [f.key for f in restarted.restore_builtin(library)] == ["qa-02"]
 
 
+def shown_error(editor) -> str:
+    """The error the editor's status line shows (in red), or "" when it shows none."""
+    return editor.status.text() if "#b3261e" in editor.status.styleSheet() else ""
+
+
 def test_invalid_edits_show_an_error_and_change_nothing(qtbot, user_file):
     editor = open_editor(qtbot, user_file)
     editor.select("cot_trigger", "kojima-01")
     editor.key_edit.setText("zhou-01")  # already taken
     assert editor.apply_edits() is None
-    assert "already exists" in editor.last_error
+    assert "already exists" in shown_error(editor)
     editor.key_edit.setText("kojima-01")
     editor.text_edit.setPlainText("   ")
     assert editor.apply_edits() is None
-    assert "non-empty text" in editor.last_error
+    assert "non-empty text" in shown_error(editor)
     assert editor.library.get("cot_trigger", "kojima-01").text == "Answer: Let's think step by step."
     assert editor.undo_stack.count() == 0
 
@@ -153,7 +158,7 @@ def test_import_of_a_broken_file_names_file_and_line(qtbot, user_file):
     editor = open_editor(qtbot, user_file)
     count = len(editor.library)
     assert editor.import_file(GEN_UI / "broken_fragments.json") is None
-    assert "broken_fragments.json" in editor.last_error and "line 5" in editor.last_error
+    assert "broken_fragments.json" in shown_error(editor) and "line 5" in shown_error(editor)
     assert len(editor.library) == count
 
 
@@ -161,7 +166,7 @@ def test_unreadable_user_file_is_kept_aside_not_overwritten(qtbot, user_file):
     user_file.parent.mkdir(parents=True)
     user_file.write_text('{"fragments": [ {"key": "x"', encoding="utf-8")
     editor = open_editor(qtbot, user_file)
-    assert "could not be read" in editor.last_error
+    assert "could not be read" in shown_error(editor)
     assert len(editor.library) == 63
     editor.select("instruction", "qa-01")
     editor.duplicate_current()

@@ -104,10 +104,10 @@ def test_preview_shows_exact_thoughtsource_prompt_with_braces_and_markup_literal
 
 
 def test_main_window_filter_and_selection_as_sample_source(window, generation, qtbot):
-    window.tree.select_collection(COLLECTION)
-    window.search.setText("braces")
-    window._apply_filter()
-    assert window.model.rowCount() == 1
+    window.samples.tree.select_collection(COLLECTION)
+    window.samples.search.setText("braces")
+    window.samples.apply_filter()
+    assert window.samples.model.rowCount() == 1
     planner = open_planner(generation, qtbot)
     add_model(planner)
     planner.source.setCurrentIndex(planner.source.findData("filter"))
@@ -115,7 +115,7 @@ def test_main_window_filter_and_selection_as_sample_source(window, generation, q
     assert [s.sample_id for s in plan.samples] == ["lab_2"]
     planner.source.setCurrentIndex(planner.source.findData("selection"))
     plan = wait_plan(qtbot, planner)
-    assert [s.pk for s in plan.samples] == [window.current_sample_key()]
+    assert [s.pk for s in plan.samples] == [window.samples.current_sample_key()]
 
 
 def test_local_model_form_checks_the_gguf_file(generation, qtbot, tmp_path):

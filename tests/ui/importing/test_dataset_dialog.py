@@ -16,9 +16,8 @@ from PySide6.QtWidgets import QDialog
 
 from tests.core.importing.test_import_skip import BAD_MEDMCQA, library_digest
 from tests.helpers.paths import FIXTURES
+from tests.helpers.window import imported_reports, last_message
 from thoughtdesk.core.datasets import SourceFile, get_dataset
-from thoughtdesk.ui.app.main_window import MainWindow
-from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
 
 DATASETS = FIXTURES / "datasets"
@@ -26,25 +25,14 @@ GSM8K = DATASETS / "gsm8k"
 SHOTS = Path("/tmp/thoughtdesk-import-shots")
 
 
-@pytest.fixture
-def window(qtbot, tmp_path):
-    lib = open_library_for_gui(tmp_path / "lib.thoughtdesk")
-    win = MainWindow(lib)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.close()
-
-
 def wait_import(qtbot, window, task):
     """Wait until the window's import task is done and its result handler has run.
 
     Not ``waitSignal(task.signals.finished)``: a small import can finish in the worker before
-    the wait connects, and the signal would be missed.
+    the wait connects, and the signal would be missed. ``task.done`` is set after the result
+    handlers ran.
     """
-    qtbot.waitUntil(lambda: task not in window.tasks, timeout=60000)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: task.done, timeout=60000)
 
 
 def shot(widget, name: str) -> None:
@@ -74,6 +62,8 @@ def test_detects_dataset_and_shows_metadata_as_plain_text(qtbot, tmp_path):
 
 
 def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch):
+    reports = imported_reports(window)
+
     def configure(dialog: DatasetImportDialog):
         dialog.set_path(GSM8K)
         dialog.set_splits(["test"])
@@ -85,10 +75,10 @@ def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch
         return QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(DatasetImportDialog, "exec", configure)
-    entry = next(a for a in window.action_import.menu().actions() if a.text().startswith("Dataset from"))
+    entry = next(a for a in window.importing.action_import.menu().actions() if a.text().startswith("Dataset from"))
     entry.trigger()
-    qtbot.waitUntil(lambda: window.last_report is not None, timeout=60000)
-    assert window.last_report.inserted == 2
+    qtbot.waitUntil(lambda: bool(reports), timeout=60000)
+    assert reports[-1].inserted == 2
     test_ids = [json.loads(line)["question"] for line in (GSM8K / "test.jsonl").read_text().splitlines()]
     chosen = sorted(random.Random(5).sample(range(len(test_ids)), 2))
     stored = window.library.conn.execute(
@@ -97,10 +87,11 @@ def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch
     ).fetchall()
     assert [q for q, _ in stored] == [test_ids[i] for i in chosen]
     assert {split for _, split in stored} == {"test"}
-    assert window.tree.current_node().collection == "math"
+    assert window.samples.tree.current_node().collection == "math"
 
 
 def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
+    reports = imported_reports(window)
     folder = shared("gsm8k")
     dialog = DatasetImportDialog([], path=folder)
     qtbot.addWidget(dialog)
@@ -109,8 +100,8 @@ def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
     dialog.limit_spin.setValue(25)
     request = dialog.request()
     assert request.splits == ["test"] and request.limit == 25 and request.seed is None
-    wait_import(qtbot, window, window.import_request(request))
-    assert window.last_report.inserted == 25
+    wait_import(qtbot, window, window.importing.import_request(request))
+    assert reports[-1].inserted == 25
     first = [json.loads(line)["question"] for line in (folder / "test.jsonl").read_text().splitlines()[:25]]
     cid = window.library.collection_id("gsm8k")
     assert [
@@ -122,19 +113,20 @@ def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
 
 
 def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
+    reports = imported_reports(window)
     dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
     qtbot.addWidget(dialog)
     assert dialog.dataset == "medmc_qa"
     dialog.target.on_error.setCurrentIndex(dialog.target.on_error.findData("skip"))
     dialog.target.collection.setEditText("med")
-    wait_import(qtbot, window, window.import_request(dialog.request()))
-    report = window.last_report
+    wait_import(qtbot, window, window.importing.import_request(dialog.request()))
+    report = reports[-1]
     assert report.inserted == 3 and len(report.bad_records) == 2
     assert report.report_path.parent == window.library.path.parent
     assert report.report_path.name.startswith("lib.import-")
     saved = report.report_path.read_text(encoding="utf-8")
     assert f"{BAD_MEDMCQA}\t2\t" in saved and f"{BAD_MEDMCQA}\t4\t" in saved
-    shown = window.report_dialog
+    shown = window.importing.report_dialog
     qtbot.waitUntil(shown.isVisible, timeout=5000)
     assert shown.text.toPlainText() == saved
     assert "2 bad record(s) skipped" in shown.findChild(type(dialog.detected), "reportSummary").text()
@@ -143,13 +135,14 @@ def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
 
 
 def test_abort_mode_names_file_and_line_and_leaves_library_unchanged(window, qtbot):
+    reports = imported_reports(window)
     before = library_digest(window.library.path)
     dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
     qtbot.addWidget(dialog)
     assert dialog.target.on_error.currentData() == "abort"
-    wait_import(qtbot, window, window.import_request(dialog.request()))
-    assert window.last_report is None
-    assert f"{BAD_MEDMCQA}, line 2" in window.last_message.text()
+    wait_import(qtbot, window, window.importing.import_request(dialog.request()))
+    assert not reports
+    assert f"{BAD_MEDMCQA}, line 2" in last_message(window).text()
     assert library_digest(window.library.path) == before
 
 
@@ -203,6 +196,7 @@ def _local_gsm8k(base: str, names: list[str]):
 
 
 def test_download_then_import(window, qtbot, file_server, tmp_path):
+    reports = imported_reports(window)
     root, base = file_server
     (root / "gsm8k").mkdir()
     for name in ("test.jsonl", "train.jsonl"):
@@ -221,8 +215,8 @@ def test_download_then_import(window, qtbot, file_server, tmp_path):
     assert sorted(dialog.split_boxes) == ["test", "train"]
     dialog.resize(760, 760)
     shot(dialog, "download_dialog")
-    wait_import(qtbot, window, window.import_request(dialog.request()))
-    assert window.last_report.inserted == 5
+    wait_import(qtbot, window, window.importing.import_request(dialog.request()))
+    assert reports[-1].inserted == 5
 
 
 def test_download_404_names_the_url_and_how_to_load_by_hand(qtbot, file_server, tmp_path):
@@ -243,8 +237,9 @@ def test_download_404_names_the_url_and_how_to_load_by_hand(qtbot, file_server, 
 
 
 def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
-    menu = window.action_import.menu()
-    assert window.action_import.shortcut().toString() == "Ctrl+I"
+    reports = imported_reports(window)
+    menu = window.importing.action_import.menu()
+    assert window.importing.action_import.shortcut().toString() == "Ctrl+I"
     texts = [a.text() for a in menu.actions()]
     assert [t.split()[0] for t in texts] == ["ThoughtSource", "Dataset", "Table", "Download"]
     opened: list[DatasetImportDialog] = []
@@ -256,7 +251,7 @@ def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
     monkeypatch.setattr(DatasetImportDialog, "exec", capture)
     menu.actions()[3].trigger()
     assert opened and opened[0].download_radio.isChecked()
-    assert window.last_report is None  # rejected: nothing imported
+    assert not reports  # rejected: nothing imported
     shot(menu, "import_menu")
 
 
@@ -345,15 +340,17 @@ def test_cancel_a_download_in_the_dialog(qtbot, slow_server, tmp_path):
 
 
 def test_cancelled_dataset_import_in_the_window_changes_nothing(window, qtbot, shared):
+    reports = imported_reports(window)
     before = library_digest(window.library.path)
     dialog = DatasetImportDialog([], path=shared("medmcqa"))
     qtbot.addWidget(dialog)
     assert dialog.dataset == "medmc_qa"
-    task = window.import_request(dialog.request())
-    from PySide6.QtWidgets import QPushButton
+    task = window.importing.import_request(dialog.request())
+    from PySide6.QtWidgets import QProgressDialog, QPushButton
 
-    window.progress.findChild(QPushButton).click()  # the progress dialog's Cancel button
+    progress = window.findChild(QProgressDialog, "progressDialog")
+    progress.findChild(QPushButton).click()  # the progress dialog's Cancel button
     wait_import(qtbot, window, task)
-    assert window.last_report is None and window.library.collection_id("medmc_qa") is None
+    assert not reports and window.library.collection_id("medmc_qa") is None
     assert "cancelled" in window.statusBar().currentMessage()
     assert library_digest(window.library.path) == before

@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import FIXTURES
+from tests.helpers.window import imported_reports
 from tests.ui.importing.test_dataset_dialog import shot, wait_import
 from thoughtdesk.core.datasets import ColumnMapping
 from thoughtdesk.core.datasets.mapping_preview import preview_mapping
 from thoughtdesk.core.importing.mappings import SavedMappings, mappings_file
-from thoughtdesk.ui.app.main_window import MainWindow
-from thoughtdesk.ui.app.startup import open_library_for_gui
 from thoughtdesk.ui.importing.mapping_dialog import PREVIEW_HEADERS, MappingDialog
 
 QUIZ = FIXTURES / "import_dialogs" / "quiz.csv"
@@ -117,17 +116,16 @@ def test_preview_of_unreadable_file_raises(tmp_path):
         preview_mapping(tmp_path / "none.csv", ColumnMapping(question="q"))
 
 
-def test_mapping_dialog_imports_through_the_window(qtbot, tmp_path):
-    window = MainWindow(open_library_for_gui(tmp_path / "lib.thoughtdesk"))
-    qtbot.addWidget(window)
+def test_mapping_dialog_imports_through_the_window(window, qtbot, tmp_path):
+    reports = imported_reports(window)
     dialog = MappingDialog(QUIZ, [], saved=SavedMappings(tmp_path / "m.json"))
     qtbot.addWidget(dialog)
     map_quiz(dialog)
     dialog.target.on_error.setCurrentIndex(dialog.target.on_error.findData("skip"))
     request = dialog.request()
     assert request.dataset == "quiz" and request.collection == "quiz"
-    wait_import(qtbot, window, window.import_request(request))
-    assert window.last_report.inserted == 3 and [e.line for e in window.last_report.bad_records] == [4]
+    wait_import(qtbot, window, window.importing.import_request(request))
+    assert reports[-1].inserted == 3 and [e.line for e in reports[-1].bad_records] == [4]
     rows = window.library.conn.execute(
         "SELECT sample_id, answer, type FROM sample WHERE dataset = 'quiz' ORDER BY position"
     ).fetchall()
@@ -136,8 +134,7 @@ def test_mapping_dialog_imports_through_the_window(qtbot, tmp_path):
         ("q2", '["whale"]', "multiplechoice"),
         ("q4", '["eight"]', "multiplechoice"),
     ]
-    window.report_dialog.close()
-    window.close()
+    window.importing.report_dialog.close()
 
 
 def test_a_mapping_change_re_maps_the_rows_read_once(qtbot, tmp_path):

@@ -11,10 +11,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tests.helpers.paths import FIXTURES, ROOT
+from tests.helpers.window import close_window, open_window
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationStore, CotReview
-from thoughtdesk.ui.app.main_window import MainWindow
 from thoughtdesk.ui.qt import QSettings
 
 ROOT_DIR = ROOT
@@ -45,14 +45,9 @@ class Session:
     def __init__(self, qtbot, path: Path) -> None:
         self.qtbot = qtbot
         self.path = path
-        self.window = MainWindow(Library.open(path))
-        qtbot.addWidget(self.window)
-        self.window.resize(1500, 900)
-        self.window.show()
-        qtbot.waitExposed(self.window)
-        self.window.activateWindow()  # window shortcuts (Ctrl+2) need the active window
-        qtbot.waitUntil(self.window.isActiveWindow, timeout=5000)
-        self.controller = self.window.installed["thoughtdesk.ui.review.view"]
+        # Active: window shortcuts (Ctrl+2) need the active window.
+        self.window = open_window(qtbot, Library.open(path), size=(1500, 900), active=True)
+        self.controller = self.window.review
         self.view = self.controller.view
         QTest.keyClick(self.window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # the tab's shortcut
         assert self.window.tabs.currentWidget() is self.view
@@ -70,8 +65,7 @@ class Session:
             return AnnotationStore(library, author).review(cot_pk)
 
     def close(self) -> None:
-        self.window.close()
-        self.window.library.close()
+        close_window(self.window)
 
 
 @pytest.fixture

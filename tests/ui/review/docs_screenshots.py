@@ -106,7 +106,7 @@ def main() -> int:
     window.resize(1500, 950)
     window.show()
     spin(app, 0.5)
-    view = window.installed["thoughtdesk.ui.review.view"].view
+    view = window.review.view
     window.open_sample(sample_pk)
     window.show_tab(view)
     spin(app, 0.5)
@@ -141,9 +141,11 @@ def main() -> int:
     dialog.forms.providers.openai.base_url.setText(f"http://127.0.0.1:{server.server_address[1]}/v1")
     dialog.show()
     spin(app, 0.3)
+    tested: list = []
+    dialog.forms.providers.openai.tested.connect(tested.append)
     dialog.forms.providers.openai.test_connection()  # a llama.cpp-style server on this machine answers
     deadline = time.monotonic() + 10
-    while dialog.forms.providers.openai.last_result is None and time.monotonic() < deadline:
+    while not tested and time.monotonic() < deadline:
         spin(app, 0.05)
     server.shutdown()
     for index in range(dialog.tabs.count()):  # every tab to /tmp, for checking that nothing is cut

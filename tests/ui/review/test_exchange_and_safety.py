@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from tests.ui.review.conftest import COLLECTION, REVIEWER, make_library
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationStore, agreement_table, export_annotations
+from thoughtdesk.ui.review.dialogs import AgreementDialog, TextReportDialog
 
 HOSTILE = ["<b>abnormal</b>", "<img src=x>", '<a href="file:///etc/passwd">this</a>', "&amp;"]
 COMMENT = 'See <img src=x> and <a href="file:///etc/passwd">this</a> &amp; <b>that</b>'
@@ -55,11 +56,11 @@ def test_import_shows_the_report_and_keeps_both_reviewers(session, tmp_path, qtb
             )
         ]
     path = colleague_file(tmp_path, cot_ids[:2])
-    session.controller.import_file(path)
-    qtbot.waitUntil(lambda: session.controller.last_report is not None, timeout=10000)
-    report = session.controller.last_report
+    with qtbot.waitSignal(session.controller.annotations_imported, timeout=10000) as imported:
+        session.controller.import_file(path)
+    report = imported.args[0]
     assert report.ok and report.added == 3 and report.authors == ["bob"]
-    dialog = session.controller.last_dialog
+    dialog = session.window.findChildren(TextReportDialog)[-1]
     text = dialog.view.toPlainText()
     assert dialog.isVisible() and "3 added" in text and "Authors merged: bob" in text
     # No collision: alice's label and bob's on the same CoT are both stored.
@@ -70,10 +71,10 @@ def test_import_shows_the_report_and_keeps_both_reviewers(session, tmp_path, qtb
 
     # The agreement table: computed by the core, shown as it is.
     session.controller.show_agreement()
-    qtbot.waitUntil(lambda: session.controller.last_agreement is not None, timeout=10000)
+    qtbot.waitUntil(lambda: bool(session.window.findChildren(AgreementDialog)), timeout=10000)
     with Library.open(session.path) as library:
         expected = {row.label: row for row in agreement_table(library, COLLECTION)}
-    table = session.controller.last_dialog
+    table = session.window.findChildren(AgreementDialog)[-1]
     shown = {table.cell(r, 0): r for r in range(table.table.rowCount())}
     assert set(shown) == set(expected) == {"Incorrect reasoning"}
     row = expected["Incorrect reasoning"]
@@ -91,9 +92,9 @@ def test_a_bad_file_is_reported_and_changes_nothing(session, tmp_path, qtbot) ->
         before = library.conn.execute("SELECT * FROM annotation ORDER BY id").fetchall()
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "someone-elses-annotations", "items": []}), encoding="utf-8")
-    session.controller.import_file(bad)
-    qtbot.waitUntil(lambda: session.controller.last_report is not None, timeout=10000)
-    text = session.controller.last_dialog.view.toPlainText()
+    with qtbot.waitSignal(session.controller.annotations_imported, timeout=10000):
+        session.controller.import_file(bad)
+    text = session.window.findChildren(TextReportDialog)[-1].view.toPlainText()
     assert "nothing imported" in text and "someone-elses-annotations" in text and str(bad) in text
     with Library.open(session.path) as library:
         assert library.conn.execute("SELECT * FROM annotation ORDER BY id").fetchall() == before

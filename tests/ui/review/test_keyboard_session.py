@@ -83,7 +83,7 @@ def test_keyboard_only_session_with_undo_and_redo(session, qtbot) -> None:
     assert view.stored.pk == first_sample
 
     # n / p: next and previous sample of the Samples tab's list.
-    model = session.window.model
+    model = session.window.samples.model
     session.key(Qt.Key.Key_N)
     second_sample = view.stored.pk
     assert second_sample == model.key_at(model.row_of(first_sample) + 1)

@@ -22,8 +22,8 @@ def _set_cell(dialog: LabelSetEditor, row: int, column: int, text: str) -> None:
 def test_a_copy_of_the_default_set_with_a_new_label_is_used_by_the_keys(session, qtbot) -> None:
     view = session.view
     _menu_action(session, "Edit label sets…").trigger()
-    dialog = session.controller.last_dialog
-    assert isinstance(dialog, LabelSetEditor) and dialog.isVisible()
+    dialog = session.window.findChildren(LabelSetEditor)[-1]
+    assert dialog.isVisible()
     # The built-in default set is shown as a copy to save under a new name.
     assert dialog.set_box.currentText() == "ThoughtSource"
     assert dialog.name.text() == "ThoughtSource (my copy)" and not dialog.delete_button.isEnabled()
@@ -97,8 +97,7 @@ def test_a_name_changed_in_settings_is_the_author_of_the_next_change(session, qt
     cot_pk = view.current_cot_pk()
     settings = load_settings()
     assert settings.user_name == REVIEWER
-    session.window.installed["thoughtdesk.ui.settings.controller"].open_settings()
-    dialog = session.window.installed["thoughtdesk.ui.settings.controller"].dialog
+    dialog = session.window.settings.open_settings()
     dialog.forms.identity.name.setText("Dr Bob")
     dialog.accept()
     assert view.author == "Dr Bob" and "Reviewer: Dr Bob" in view.status.text()

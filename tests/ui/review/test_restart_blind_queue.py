@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit
 
+from tests.helpers.window import last_message
 from tests.ui.review.conftest import COLLECTION, REVIEWER, Session
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import QueueFilter, blind_order
@@ -127,8 +128,8 @@ def test_queue_progress_and_resume_after_restart(qtbot, library_path) -> None:
 
 def test_a_queue_nothing_matches_is_reported(session) -> None:
     assert session.controller.create_queue("none", COLLECTION, QueueFilter(dataset="no_such"), 5, 1) is None
-    box = session.window.last_message
-    assert box is not None and "no sample" in box.text()
+    box = last_message(session.window)
+    assert box.isVisible() and "no sample" in box.text()
     assert session.view.queue is None
 
 

@@ -4,22 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
+from tests.helpers.window import last_message
 from thoughtdesk.core.settings import network, secrets
-from thoughtdesk.ui.app.main_window import MainWindow
-from thoughtdesk.ui.app.startup import open_library_for_gui
+from thoughtdesk.ui.app.about import AboutDialog
 from thoughtdesk.ui.qt import QDesktopServices, QKeySequence, QMenu, QObject, Slot
 from thoughtdesk.ui.settings.dialog import SettingsDialog
 from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    win = MainWindow(open_library_for_gui(tmp_path / "lib.thoughtdesk"))
-    qtbot.addWidget(win)
-    win.show()
-    return win
 
 
 def test_settings_round_trip(qtbot, tmp_path):
@@ -67,18 +57,18 @@ def test_invalid_model_keeps_the_dialog_open(qtbot, tmp_path):
 
 
 def test_menu_items_icon_and_offline_indicator(qtbot, window):
-    installed = window.installed["thoughtdesk.ui.settings.controller"]
+    settings_menu = window.settings
     edit = window.menuBar().findChild(QMenu, "menu_Edit")
-    assert edit is not None and installed.action_settings in edit.actions()
-    assert installed.action_settings.shortcut() == QKeySequence("Ctrl+,")
-    assert installed.action_logs in window.help_menu.actions()
+    assert edit is not None and settings_menu.action_settings in edit.actions()
+    assert settings_menu.action_settings.shortcut() == QKeySequence("Ctrl+,")
+    assert settings_menu.action_logs in window.help_menu.actions()
     assert not window.windowIcon().isNull()
-    installed.action_settings.trigger()
-    dialog = installed.dialog
+    settings_menu.action_settings.trigger()
+    dialog = settings_menu.dialog
     qtbot.waitUntil(dialog.isVisible)
     dialog.forms.offline.offline.setChecked(True)
     dialog.accept()
-    assert installed.offline_label.text() == "Offline"
+    assert settings_menu.offline_label.text() == "Offline"
 
 
 class _UrlCatcher(QObject):
@@ -95,7 +85,7 @@ def test_open_log_folder_opens_the_log_dir(window, tmp_path):
     catcher = _UrlCatcher()
     QDesktopServices.setUrlHandler("file", catcher, "open")
     try:
-        window.installed["thoughtdesk.ui.settings.controller"].action_logs.trigger()
+        window.settings.action_logs.trigger()
     finally:
         QDesktopServices.unsetUrlHandler("file")
     assert [Path(u.toLocalFile()) for u in catcher.urls] == [tmp_path / "logs"]
@@ -103,7 +93,7 @@ def test_open_log_folder_opens_the_log_dir(window, tmp_path):
 
 def test_about_dialog_lists_versions_and_licences(qtbot, window):
     window.action_about.trigger()
-    about = window.installed["thoughtdesk.ui.settings.controller"].about
+    about = window.findChildren(AboutDialog)[-1]
     qtbot.waitUntil(about.isVisible)
     text = about.text()
     for expected in (
@@ -144,9 +134,9 @@ class _LockedKeyring(secrets.MemoryKeyring):
 
 def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
     secrets.use_keyring(_LockedKeyring())
-    installed = window.installed["thoughtdesk.ui.settings.controller"]
-    installed.action_settings.trigger()
-    dialog = installed.dialog
+    settings_menu = window.settings
+    settings_menu.action_settings.trigger()
+    dialog = settings_menu.dialog
     qtbot.keyClicks(dialog.forms.providers.openai.key, "sk-refused-by-keyring-5555")
     dialog.accept()  # raised SecretStoreError out of accept() before
     assert dialog.result() == 1
@@ -155,7 +145,7 @@ def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
         "(KeyringLocked); unlock the keyring, or install one (GNOME Keyring, KWallet, macOS Keychain, "
         "Windows Credential Manager)"
     ]
-    box = window.last_message
+    box = last_message(window)
     assert box.objectName() == "errorBox" and "the openai key was NOT stored" in box.text()
     assert "sk-refused-by-keyring-5555" not in box.text()
     assert load_settings().openai_enabled  # the rest of the settings was saved

@@ -13,6 +13,7 @@ from array import array
 from dataclasses import dataclass
 from enum import StrEnum
 
+from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.store import Library
 
 
@@ -158,3 +159,61 @@ def sample_rows(lib: Library, keys: list[int]) -> dict[int, SampleRow]:
         r[0]: SampleRow(r[0], r[1], r[2] or "", r[3] or "", _gold(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
         for r in rows
     }
+
+
+@dataclass(frozen=True)
+class BrowseState:
+    """What the sample browser shows: which samples, in which order (``SORT_KEYS``)."""
+
+    filter: SampleFilter
+    sort: str = "position"
+    descending: bool = False
+
+
+@dataclass(frozen=True)
+class Browse:
+    """The collection tree's counts and the sample table's keys for one :class:`BrowseState`,
+    computed together (in a worker, so the GUI thread never scans a large library)."""
+
+    state: BrowseState
+    tree: list[tuple[CollectionInfo, list[SplitStats]]]
+    keys: array
+
+
+def browse(lib: Library, state: BrowseState) -> Browse:
+    """Count the tree and list the keys ``state`` shows, in display order."""
+    return Browse(state, lib.tree_stats(), sample_keys(lib, state.filter, state.sort, state.descending))
+
+
+# Lookups for the views (the UI runs no SQL of its own) ----------------------------------------
+
+
+def collection_name(lib: Library, collection_id: int) -> str | None:
+    """The name of collection ``collection_id``; None when there is no such collection."""
+    row = lib.conn.execute("SELECT name FROM collection WHERE id = ?", (collection_id,)).fetchone()
+    return row[0] if row else None
+
+
+def sample_collection_name(lib: Library, sample_pk: int) -> str | None:
+    """The name of the collection holding sample ``sample_pk``; None when there is no such sample."""
+    row = lib.conn.execute(
+        "SELECT c.name FROM sample s JOIN collection c ON c.id = s.collection_id WHERE s.id = ?", (sample_pk,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def cot_sample(lib: Library, cot_pk: int) -> int | None:
+    """The sample (primary key) generated CoT ``cot_pk`` belongs to; None when it is gone."""
+    row = lib.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()
+    return row[0] if row else None
+
+
+def data_version(lib: Library) -> int:
+    """SQLite's ``PRAGMA data_version`` of this connection: it changes when another connection
+    (a run's thread, the CLI, another window) commits to the file, not on this one's own writes."""
+    return int(lib.conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+def integrity_check(lib: Library) -> str:
+    """SQLite's ``PRAGMA integrity_check``: "ok", or the first problem found."""
+    return str(lib.conn.execute("PRAGMA integrity_check").fetchone()[0])

@@ -121,5 +121,5 @@ class AboutDialog(QDialog):
         layout.addWidget(buttons)
 
     def text(self) -> str:
-        """The About text shown (like ``QMessageBox.text()``, for the window's ``last_message``)."""
+        """The About text shown (plain text, like ``QMessageBox.text()``)."""
         return self.body.toPlainText()

@@ -17,8 +17,8 @@ from thoughtdesk.ui.qt import QApplication, QMessageBox, Qt
 
 log = logging.getLogger("thoughtdesk.crash")
 
-#: The last crash dialog shown (kept so it is not garbage-collected, and for tests).
-last_dialog: QMessageBox | None = None
+#: The crash dialog shown last: a window without a parent, held here so it is not collected.
+_dialog: QMessageBox | None = None
 _previous_hook = sys.excepthook
 
 
@@ -37,7 +37,7 @@ def crash_message(error: BaseException) -> str:
 
 def handle_exception(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
     """Log the exception with its traceback and show the crash dialog (when a GUI runs)."""
-    global last_dialog
+    global _dialog
     if issubclass(kind, KeyboardInterrupt):
         _previous_hook(kind, error, tb)
         return
@@ -51,7 +51,7 @@ def handle_exception(kind: type[BaseException], error: BaseException, tb: Traceb
     box.setObjectName("crashDialog")
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    last_dialog = box
+    _dialog = box
     box.show()  # not exec(): the hook may run inside a slot, and a nested loop there is fragile
 
 

@@ -20,6 +20,10 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:  # imported by the steps: the environment step runs before anything heavy
+    from thoughtdesk.core.library.store import Library
 
 PROMPT = "Question: What is 2 + 3?\nAnswer: Let's think step by step."
 
@@ -36,12 +40,18 @@ class SelfTest:
     """Runs the steps in order, sharing a temporary folder; a failed step does not stop the rest
     unless a later step needs what it made."""
 
-    def __init__(self, out=sys.stdout) -> None:
+    def __init__(self, out: TextIO = sys.stdout) -> None:
         self.out = out
         self.results: list[StepResult] = []
         self.folder = Path(tempfile.mkdtemp(prefix="thoughtdesk-selftest-"))
-        self.library = None
+        self.library: Library | None = None
         self.generated_text: str | None = None
+
+    def _library(self) -> Library:
+        """The library the "library" step made (the later steps run only when it did)."""
+        if self.library is None:
+            raise RuntimeError("no library: the library step failed")
+        return self.library
 
     def step(self, name: str, work: Callable[[], str]) -> StepResult:
         started = time.perf_counter()
@@ -74,11 +84,12 @@ class SelfTest:
         )
 
     def create_library(self) -> str:
+        from thoughtdesk.core.library.queries import integrity_check
         from thoughtdesk.core.library.store import Library
 
         path = self.folder / "selftest.thoughtdesk"
-        self.library = Library.open(path)
-        integrity = self.library.conn.execute("PRAGMA integrity_check").fetchone()[0]
+        library = self.library = Library.open(path)
+        integrity = integrity_check(library)
         if integrity != "ok":
             raise RuntimeError(f"integrity check of {path}: {integrity}")
         return f"created {path}"
@@ -87,8 +98,9 @@ class SelfTest:
         from thoughtdesk.core.importing.importer import import_thoughtsource
         from thoughtdesk.core.paths import resource_path
 
-        report = import_thoughtsource(self.library, resource_path("demo_collection.json"), collection="Demo")
-        count = next(c.samples for c in self.library.collections() if c.name == "Demo")
+        library = self._library()
+        report = import_thoughtsource(library, resource_path("demo_collection.json"), collection="Demo")
+        count = next(c.samples for c in library.collections() if c.name == "Demo")
         if count < 1:
             raise RuntimeError("the demo collection imported no samples")
         return f"{count} samples imported ({report.summary})"
@@ -99,7 +111,7 @@ class SelfTest:
         from thoughtdesk.ui.qt import QApplication
 
         app = make_application()
-        window = MainWindow(self.library)
+        window = MainWindow(self._library())
         window.resize(1200, 760)
         window.show()
         for _ in range(5):
@@ -109,7 +121,7 @@ class SelfTest:
         if image.isNull() or not image.save(str(png)):
             raise RuntimeError("the main window could not be rendered to an image")
         colours = {image.pixel(x, y) for x in range(0, image.width(), 23) for y in range(0, image.height(), 19)}
-        rows = window.model.rowCount()
+        rows = window.samples.model.rowCount()
         window.library = None  # the self-test closes its library itself
         window.close()
         window.deleteLater()
@@ -135,9 +147,9 @@ class SelfTest:
             import llama_cpp  # noqa: F401
         except ImportError:
             return "skipped: llama-cpp-python is not installed (the 'local' extra)"
-        from thoughtdesk.core.generation.backends import LlamaCppBackend, LlamaCppSettings, Request
+        from thoughtdesk.core.generation.backends import LlamaCppBackend, LlamaCppSettings, Request, Response
 
-        async def run():
+        async def run() -> Response:
             backend = LlamaCppBackend(LlamaCppSettings(model, n_ctx=512))
             try:
                 return await backend.complete(
@@ -166,7 +178,7 @@ class SelfTest:
         from thoughtdesk.core.importing.importer import export_thoughtsource
 
         target = self.folder / "export.json"
-        count = export_thoughtsource(self.library, "Demo", target)
+        count = export_thoughtsource(self._library(), "Demo", target)
         if count < 1 or target.stat().st_size == 0:
             raise RuntimeError("nothing was exported")
         return f"{count} samples, {target.stat().st_size} bytes"

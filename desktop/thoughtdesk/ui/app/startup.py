@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import LIBRARY_ENV, resolve_library_path, resource_path
+
+if TYPE_CHECKING:  # Qt is imported when the GUI starts, not for the command line
+    from thoughtdesk.ui.qt import QApplication
 
 DEMO_COLLECTION = "Demo"
 QUIT_WHEN_SHOWN_ENV = "THOUGHTDESK_QUIT_WHEN_SHOWN"
@@ -30,10 +34,12 @@ def add_demo_collection(library: Library) -> None:
         import_thoughtsource(library, demo, collection=DEMO_COLLECTION)
 
 
-def make_application(argv: list[str] | None = None):
+def make_application(argv: list[str] | None = None) -> QApplication:
+    """The application object (made once), named for QSettings, collecting garbage on the GUI thread."""
     from thoughtdesk.ui.qt import QApplication
 
-    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     app.setOrganizationName("ThoughtDesk")
     app.setApplicationName("ThoughtDesk")
     from thoughtdesk.ui.app import gc_guard

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from thoughtdesk.ui.qt import QApplication, QEvent, QObject, QTimer
+from thoughtdesk.ui.qt import QApplication, QEvent, QObject, QTimer, QWidget
 
 
 def seconds_since_process_start() -> float | None:
@@ -27,11 +27,11 @@ def seconds_since_process_start() -> float | None:
 
 
 class _FirstPaint(QObject):
-    def __init__(self, window) -> None:
+    def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.done = False
 
-    def eventFilter(self, watched, event) -> bool:  # Qt's name
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
         if not self.done and event.type() in (QEvent.Type.Paint, QEvent.Type.Expose):
             self.done = True
             elapsed = seconds_since_process_start()
@@ -42,6 +42,6 @@ class _FirstPaint(QObject):
         return False
 
 
-def quit_when_shown(window) -> None:
+def quit_when_shown(window: QWidget) -> None:
     """Print the time and quit after the first paint of ``window``."""
     window.installEventFilter(_FirstPaint(window))

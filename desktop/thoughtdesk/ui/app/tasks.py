@@ -1,15 +1,23 @@
-"""Background work with results delivered on the GUI thread (Anki's ``QueryOp`` pattern).
+"""Background work with results delivered on the GUI thread: the one task API (Anki's ``QueryOp``).
 
 A :class:`Task` runs a plain function in the thread pool; the function gets a
 :class:`TaskContext` to report progress and to ask whether the user cancelled. It never touches
-widgets: it returns data, and the ``succeeded``/``failed`` signals hand it to the GUI thread.
-Work that writes to the library opens its own :class:`Library` on the same file.
+widgets: it returns data, and the callbacks get it on the GUI thread. Work that writes to the
+library opens its own :class:`~thoughtdesk.core.library.store.Library` on the same file. A task
+is configured before it starts, then started once::
+
+    Task(work).on_success(self._show).on_failure(self._report).owned_by(self, self._tasks).start()
+    Task(work).with_progress("Importing…", parent).on_success(done).start()
+
+(:meth:`~thoughtdesk.ui.app.window_api.WindowApi.run_task` adds the window's progress dialog
+and error reporting to the second form.)
 
 Lifetime: a started task is held in ``_RUNNING`` until it finished, and its signal object is
-parented to the application (unless the caller gave it an owner). Otherwise Python owns the
-signal object, and when it sits in a reference cycle (a slot that mentions the task) the cycle
-collector may free it on whichever thread collects, such as a pool thread; Qt aborts when a
-QObject is destroyed outside its thread. After ``finished`` the signal object is deleted with
+parented to the application, or to its owner (:meth:`Task.owned_by`: the callbacks then die
+with the owner, so a closed dialog gets no late call). Otherwise Python owns the signal object,
+and when it sits in a reference cycle (a slot that mentions the task) the cycle collector may
+free it on whichever thread collects, such as a pool thread; Qt aborts when a QObject is
+destroyed outside its thread. After ``finished`` the signal object is deleted with
 ``deleteLater`` on the GUI thread.
 """
 
@@ -18,11 +26,13 @@ from __future__ import annotations
 import threading
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, Self, TypeVar
 
-from thoughtdesk.ui.qt import QCoreApplication, QObject, QRunnable, QThreadPool, Signal
+from thoughtdesk.ui.qt import QCoreApplication, QObject, QProgressDialog, QRunnable, Qt, QThreadPool, QWidget, Signal
 
-_RUNNING: set[Task] = set()
+T_co = TypeVar("T_co", covariant=True)
+
+_RUNNING: set[Task[object]] = set()
 
 
 class TaskContext:
@@ -33,36 +43,127 @@ class TaskContext:
         self._cancel = threading.Event()
 
     def progress(self, done: int, total: int) -> None:
+        """Report ``done`` of ``total`` steps (total 0: unknown); safe from the worker thread."""
         self._signals.progress.emit(int(done), int(total))
 
     def cancelled(self) -> bool:
+        """True once the user (or the caller) asked the work to stop."""
         return self._cancel.is_set()
 
     def cancel(self) -> None:
+        """Ask the work to stop at its next check of :meth:`cancelled`."""
         self._cancel.set()
 
 
 class TaskSignals(QObject):
+    """The task's queued signals (untyped ``object`` inside; :class:`Task` gives typed callbacks)."""
+
     progress = Signal(int, int)
     succeeded = Signal(object)
     failed = Signal(object)  # the exception
     finished = Signal()
 
 
-class Task(QRunnable):
-    """Run ``work(context)`` in the global thread pool."""
+class Task(QRunnable, Generic[T_co]):
+    """Run ``work(context)`` in the global thread pool; see the module docstring.
 
-    def __init__(self, work: Callable[[TaskContext], Any]) -> None:
+    The ``on_*`` methods connect callbacks (several of each kind may be given; connect them
+    before :meth:`start`, since a fast task may finish before a later connection). Success and
+    failure callbacks run before the ``finished`` ones; after ``finished`` :attr:`done` is True.
+    """
+
+    def __init__(self, work: Callable[[TaskContext], T_co]) -> None:
         super().__init__()
         self.setAutoDelete(False)
         self.signals = TaskSignals()
         self.context = TaskContext(self.signals)
         self._work = work
+        self._running: set[Task[object]] | None = None
+        self._started = False
+        self.done = False
 
-    def run(self) -> None:  # runs in a pool thread
+    # Configuration (before start) ---------------------------------------------------------
+
+    def on_success(self, callback: Callable[[T_co], object]) -> Self:
+        """``callback(result)`` on the GUI thread when the work returned."""
+        self.signals.succeeded.connect(callback)
+        return self
+
+    def on_failure(self, callback: Callable[[BaseException], object]) -> Self:
+        """``callback(error)`` on the GUI thread when the work raised (``Cancelled`` included)."""
+        self.signals.failed.connect(callback)
+        return self
+
+    def on_progress(self, callback: Callable[[int, int], object]) -> Self:
+        """``callback(done, total)`` for each :meth:`TaskContext.progress` report."""
+        self.signals.progress.connect(callback)
+        return self
+
+    def on_finished(self, callback: Callable[[], object]) -> Self:
+        """``callback()`` after success or failure."""
+        self.signals.finished.connect(callback)
+        return self
+
+    def owned_by(self, owner: QObject, running: set[Task[object]] | None = None) -> Self:
+        """Parent the signal object to ``owner`` (callbacks die with it) and, with ``running``,
+        keep the task in that set until it finished (for "is anything still running?")."""
+        self.signals.setParent(owner)
+        return self if running is None else self.tracked_in(running)
+
+    def tracked_in(self, running: set[Task[object]]) -> Self:
+        """Keep the task in ``running`` from :meth:`start` until it finished."""
+        self._running = running
+        return self
+
+    def with_progress(self, label: str, parent: QWidget) -> Self:
+        """A window-modal progress dialog over ``parent`` (after 300 ms) whose Cancel cancels."""
+        dialog = QProgressDialog(label, "Cancel", 0, 0, parent)
+        dialog.setObjectName("progressDialog")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(300)
+        dialog.canceled.connect(self.context.cancel)
+
+        def show_progress(done: int, total: int) -> None:
+            if total:
+                dialog.setMaximum(total)
+            dialog.setValue(done)
+
+        def close() -> None:
+            dialog.reset()
+            dialog.deleteLater()
+
+        self.signals.progress.connect(show_progress)
+        self.signals.finished.connect(close)
+        return self
+
+    # Running ------------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Start the work in the thread pool (once); returns the task."""
+        if self._started:
+            raise RuntimeError("a task starts once")
+        self._started = True
+        signals = self.signals
+        if signals.parent() is None and QCoreApplication.instance() is not None:
+            signals.setParent(QCoreApplication.instance())
+        _RUNNING.add(self)
+        if self._running is not None:
+            self._running.add(self)
+        # Connected last: the callbacks connected before run first. The object is deleted with
+        # deleteLater, so slots already queued for ``finished`` still run.
+        signals.finished.connect(self._release)
+        QThreadPool.globalInstance().start(self)
+        return self
+
+    def cancel(self) -> None:
+        """Ask the work to stop (see :meth:`TaskContext.cancel`)."""
+        self.context.cancel()
+
+    def run(self) -> None:  # QRunnable API; runs in a pool thread
         try:
             result = self._work(self.context)
         except BaseException as error:  # every failure goes back to the GUI
+            # An attribute of our own on the exception (mypy: BaseException has no such attribute).
             error.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
             self.signals.failed.emit(error)
         else:
@@ -70,19 +171,11 @@ class Task(QRunnable):
         finally:
             self.signals.finished.emit()
 
-    def start(self) -> Task:
-        signals = self.signals
-        if signals.parent() is None and QCoreApplication.instance() is not None:
-            signals.setParent(QCoreApplication.instance())
-        _RUNNING.add(self)
-        # Connect slots before start(): a fast task may finish before a later connection. The
-        # object is deleted with deleteLater, so slots already queued for ``finished`` still run.
-        signals.finished.connect(self._release)
-        QThreadPool.globalInstance().start(self)
-        return self
-
     def _release(self) -> None:  # GUI thread, after ``finished``
         _RUNNING.discard(self)
+        if self._running is not None:
+            self._running.discard(self)
+        self.done = True
         self.signals.deleteLater()
 
 

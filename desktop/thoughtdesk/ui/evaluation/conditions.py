@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from thoughtdesk.core.evaluation.evaluate import Comparison, Key, PairedOutcomes, compare_conditions
+from thoughtdesk.core.evaluation.evaluate import Key, PairedOutcomes, compare_conditions
 from thoughtdesk.core.evaluation.metrics import AccuracyRow
-from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget, Signal
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
 
@@ -22,12 +22,15 @@ class ComparePanel(QWidget):
     ``start_task(work, on_success, on_failed)`` runs ``work()`` (the bootstrap) in the background.
     """
 
+    #: ``(Comparison | None)``: the comparison of the chosen conditions is shown (None: they
+    #: share no question).
+    compared = Signal(object)
+
     def __init__(self, start_task: Callable, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._start_task = start_task
         self.paired: PairedOutcomes | None = None
         self.keys: list[Key] = []
-        self.last_comparison: Comparison | None = None
         self.compare_a = QComboBox(objectName="compareA")
         self.compare_b = QComboBox(objectName="compareB")
         for combo in (self.compare_a, self.compare_b):
@@ -101,7 +104,7 @@ class ComparePanel(QWidget):
         a, b, comparison = outcome
         if (self.chosen(self.compare_a), self.chosen(self.compare_b)) != (a, b):
             return  # the choice changed meanwhile; its own comparison is on the way
-        self.last_comparison = comparison
+        self.compared.emit(comparison)
         if comparison is None:
             self.result_label.setText(
                 "These two conditions share no question (different datasets or "

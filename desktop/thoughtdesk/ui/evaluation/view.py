@@ -4,22 +4,28 @@ Everything heavy runs in the thread pool: evaluation (reading answers and buildi
 re-scoring (through ``window.run_task`` with progress and Cancel) and the bootstrap of a pairwise
 comparison. The GUI thread only swaps in finished results and redraws.
 
-Live update: ``window.data_changed`` and, every 2 s while the tab is visible, a change of the
-library file's ``PRAGMA data_version`` (another connection committed: a generation run, a
-re-score, a CLI import) trigger a debounced recompute.
+Live update: ``window.data_changed`` when scores may have changed and, every 2 s while the tab is
+visible, a change of the library file's data version (``core.library.queries.data_version``:
+another connection committed, e.g. a generation run, a CLI import) trigger a recompute, debounced,
+one at a time, and only while the tab is shown (:class:`~thoughtdesk.ui.app.throttle.Throttle`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
 from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
+from thoughtdesk.core.library.queries import data_version
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.owned_tasks import start_owned_task
+from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.app.throttle import Throttle
+from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
@@ -41,6 +47,8 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+
+T = TypeVar("T")
 
 POLL_MS = 2000
 DEBOUNCE_MS = 250
@@ -72,25 +80,22 @@ def _evaluate_in_background(path: Path, collection: str) -> Snapshot | None:
 class ResultsView(QWidget):
     """The Results tab of the main window."""
 
-    def __init__(self, window) -> None:  # MainWindow (import cycle)
+    def __init__(self, window: WindowApi) -> None:
         super().__init__()
         self.setObjectName("resultsView")
         self.window_ = window
         self.snapshot: Snapshot | None = None
-        self._tasks: set[Task] = set()
-        self._running = False
-        self._dirty = False
-        self._stale = True
+        self._tasks: set[Task[object]] = set()
         self._seen_version: int | None = None
         self._build()
-        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
-        self._debounce.timeout.connect(self._start_refresh)
+        self._refresh = Throttle(self, self._refresh_task, delay_ms=DEBOUNCE_MS, visible_only=True)
+        self._refresh.stale = True  # computed when first shown
         self._poll_timer = QTimer(self, interval=POLL_MS)
         self._poll_timer.timeout.connect(self.poll_data_version)
         self._poll_timer.start()
         window.library_changed.connect(self._library_changed)
         window.data_changed.connect(self._data_changed)
-        window.tree.selectionModel().currentChanged.connect(lambda *_: self.follow_tree())
+        window.samples.collection_selected.connect(lambda _name: self.follow_tree())
 
     # Layout -----------------------------------------------------------------------------
 
@@ -207,80 +212,76 @@ class ResultsView(QWidget):
         self.collection_combo.blockSignals(False)
 
     def follow_tree(self) -> None:
-        """Show the collection selected in the main window's tree."""
-        node = self.window_.tree.current_node()
-        if node is None:
+        """Show the collection selected in the Samples tab's tree."""
+        collection = self.window_.samples.current_collection()
+        if collection is None:
             return
-        index = self.collection_combo.findText(node.collection, Qt.MatchFlag.MatchExactly)
+        index = self.collection_combo.findText(collection, Qt.MatchFlag.MatchExactly)
         if index < 0:
             self.reload_collections()
-            index = self.collection_combo.findText(node.collection, Qt.MatchFlag.MatchExactly)
+            index = self.collection_combo.findText(collection, Qt.MatchFlag.MatchExactly)
         if index >= 0 and index != self.collection_combo.currentIndex():
             self.collection_combo.setCurrentIndex(index)
 
-    def _data_changed(self) -> None:
-        self.reload_collections()
-        self.schedule_refresh()
+    def _data_changed(self, changes: DataChanges) -> None:
+        # The tab's own re-scoring included: its table shows the change only after a recompute.
+        if changes.scores:
+            self.reload_collections()
+            self.schedule_refresh()
 
     def schedule_refresh(self) -> None:
         """Recompute soon (debounced); while the tab is hidden, only remember that it is stale."""
-        self._stale = True
-        if self.isVisible():
-            self._debounce.start()
-
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self._stale:
-            self._debounce.start()
+        self._refresh.request()
 
     def poll_data_version(self) -> bool:
         """Schedule a refresh if another connection committed to the library since the last look."""
         library = self.window_.library
         if library is None or not self.isVisible():
             return False
-        version = library.conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(library)
         changed = self._seen_version is not None and version != self._seen_version
         self._seen_version = version
         if changed:
             self.schedule_refresh()
         return changed
 
-    def _start_refresh(self) -> None:
+    def _refresh_task(self) -> Task[Snapshot | None] | None:
         library = self.window_.library
         collection = self.collection_combo.currentText()
         if library is None or not collection:
             self._apply(None)
-            return
-        if self._running:
-            self._dirty = True
-            return
-        self._running, self._dirty, self._stale = True, False, False
+            return None
         self.status.setText("Computing…")
         path = library.path
         # What this refresh will see: writes notified before it need no second refresh by the poll.
-        self._seen_version = library.conn.execute("PRAGMA data_version").fetchone()[0]
-        self._start_task(lambda: _evaluate_in_background(path, collection), self._refresh_done, self._refresh_failed)
+        self._seen_version = data_version(library)
+        return (
+            Task(lambda _ctx: _evaluate_in_background(path, collection))
+            .on_success(self._refresh_done)
+            .on_failure(self._refresh_failed)
+            .owned_by(self, self._tasks)
+        )
 
-    def _start_task(self, work, on_success, on_failed) -> Task:
+    def _start_task(
+        self, work: Callable[[], T], on_success: Callable[[T], object], on_failed: Callable[[BaseException], object]
+    ) -> Task[T]:
         """``work()`` in the thread pool; its result or error is delivered on the GUI thread."""
-        return start_owned_task(self, self._tasks, work, on_success, on_failed)
+        return (
+            Task(lambda _ctx: work()).on_success(on_success).on_failure(on_failed).owned_by(self, self._tasks).start()
+        )
 
     def _refresh_done(self, snapshot: Snapshot | None) -> None:
-        self._running = False
         if snapshot is None or snapshot.collection == self.collection_combo.currentText():
             self._apply(snapshot)
-        if self._dirty or (snapshot is not None and snapshot.collection != self.collection_combo.currentText()):
-            self._debounce.start()
+        else:
+            self.schedule_refresh()  # another collection was chosen meanwhile
 
     def _refresh_failed(self, error: BaseException) -> None:
-        self._running = False
         self.status.setText(f"Could not evaluate: {error}")
-        if self._dirty:
-            self._debounce.start()
 
     def is_idle(self) -> bool:
         """No evaluation running or waiting (for tests and the benchmark)."""
-        return not self._running and not self._debounce.isActive() and not self._tasks
+        return not self._refresh.busy() and not self._tasks
 
     # Drawing ----------------------------------------------------------------------------
 
@@ -372,7 +373,7 @@ class ResultsView(QWidget):
 
     # Re-scoring and export --------------------------------------------------------------
 
-    def rescore_current(self) -> Task | None:
+    def rescore_current(self) -> Task[RescoreReport] | None:
         """Re-score the chosen collection in the background (progress dialog with Cancel)."""
         collection = self.collection_combo.currentText()
         library = self.window_.library
@@ -385,12 +386,12 @@ class ResultsView(QWidget):
                 return rescore(lib, collection, progress=ctx.progress, cancel=ctx.cancelled)
 
         def done(report: RescoreReport) -> None:
-            self.window_.statusBar().showMessage(report.summary, 15000)
-            self.window_.notify_data_changed()
+            self.window_.show_status(report.summary, 15000)
+            self.window_.notify_data_changed(DataChanges(answers=True, initiator=self))
 
         return self.window_.run_task(f"Re-scoring {collection}…", work, done)
 
-    def restore_current(self) -> Task | None:
+    def restore_current(self) -> Task[int] | None:
         """Put back the chosen collection's imported correctness (undoes Re-score)."""
         collection = self.collection_combo.currentText()
         if not collection or self.window_.library is None:
@@ -402,10 +403,10 @@ class ResultsView(QWidget):
                 return restore_original_scoring(lib, collection)
 
         def done(restored: int) -> None:
-            self.window_.statusBar().showMessage(
+            self.window_.show_status(
                 f"{restored:,} answer(s) of {collection} restored to the imported correctness", 15000
             )
-            self.window_.notify_data_changed()
+            self.window_.notify_data_changed(DataChanges(answers=True, initiator=self))
 
         return self.window_.run_task(f"Restoring the imported scoring of {collection}…", work, done)
 
@@ -435,11 +436,4 @@ class ResultsView(QWidget):
         except OSError as error:
             self.window_.show_error("Export failed", f"{path}: {error.strerror or error}")
             return
-        self.window_.statusBar().showMessage(f"Written to {path}", 10000)
-
-
-def install(window) -> ResultsView:
-    """Add the Results tab (Ctrl+3) to the main window."""
-    view = ResultsView(window)
-    window.add_tab(view, "Results", "Ctrl+3")
-    return view
+        self.window_.show_status(f"Written to {path}", 10000)

@@ -1,5 +1,5 @@
 """Generating CoTs in the main window: the Generate menu, the fragment editor, the run planner
-and the Runs tab (Ctrl+4). Installed through ``INSTALLERS`` in :mod:`thoughtdesk.ui.app.main_window`.
+and the Runs tab (Ctrl+4). Installed by :func:`thoughtdesk.ui.generation.install`.
 """
 
 from __future__ import annotations
@@ -8,31 +8,42 @@ from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.backends.pricing import default_price_path, load_price_table
 from thoughtdesk.core.generation.fragment_store import FragmentStore
 from thoughtdesk.core.generation.runs import RunLimits
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
 from thoughtdesk.ui.generation.planner import RunPlannerDialog
 from thoughtdesk.ui.generation.runs_panel import RunsPanel
-from thoughtdesk.ui.qt import QEvent, QObject, Qt
+from thoughtdesk.ui.qt import QObject, Qt
 
 
 class GenerationUI(QObject):
     """Owns the fragment library shared by the editor and the planner, and the runs panel."""
 
-    def __init__(self, window) -> None:
-        super().__init__(window)
+    def __init__(self, window: WindowApi) -> None:
+        super().__init__(window.dialog_parent)
         self.window = window
         self.store = FragmentStore()
         self.fragments = self.store.load()
         self.price_path = default_price_path()
         self.editor: FragmentEditor | None = None
         self.planner: RunPlannerDialog | None = None
-        self.runs_panel = RunsPanel(None, prices=self.current_prices, on_data_changed=window.notify_data_changed)
+        self.runs_panel = RunsPanel(None, prices=self.current_prices, on_data_changed=self._runs_wrote)
         window.add_tab(self.runs_panel, "Runs", "Ctrl+4")
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
-        window.library_changed.connect(lambda library: self.runs_panel.set_library(library.path))
-        window.installEventFilter(self)
+        window.library_changed.connect(self._library_changed)
+        # Stop sending at close; requests in flight are stored or sent again by a later resume.
+        window.closing.connect(self.runs_panel.shutdown)
+
+    def _library_changed(self, library: Library) -> None:
+        self.runs_panel.set_library(library.path)
+
+    def _runs_wrote(self) -> None:
+        """A run stored CoTs and answers (at most every 2 s while it runs, and at its end)."""
+        self.window.notify_data_changed(DataChanges(cots=True, answers=True, runs=True, initiator=self))
 
     def current_prices(self) -> PriceTable:
         """The user's price table as saved (USD per million tokens)."""
@@ -41,7 +52,7 @@ class GenerationUI(QObject):
     def open_fragment_editor(self) -> FragmentEditor:
         """Show the fragment editor window (one per main window)."""
         if self.editor is None:
-            self.editor = FragmentEditor(self.fragments, self.store, self.window)
+            self.editor = FragmentEditor(self.fragments, self.store, self.window.dialog_parent)
             self.editor.setWindowFlag(Qt.WindowType.Window, True)
             self.editor.resize(1100, 640)
             self.editor.fragments_changed.connect(self._fragments_changed)
@@ -59,15 +70,15 @@ class GenerationUI(QObject):
         if window.library is None:
             return None
         prices, problem = load_price_table(self.price_path)
-        selected = window.current_sample_key()
+        selected = window.samples.current_sample_key()
         self.planner = RunPlannerDialog(
             window.library.path,
             self.fragments,
             prices,
             price_path=self.price_path,
-            main_filter=window.current_filter(),
+            main_filter=window.samples.current_filter(),
             selected_pks=(selected,) if selected is not None else (),
-            parent=window,
+            parent=window.dialog_parent,
         )
         if problem:
             self.planner.price_editor.message.setText(problem)
@@ -84,14 +95,3 @@ class GenerationUI(QObject):
     def _run_created(self, run_id: int, limits: RunLimits) -> None:
         self.runs_panel.start_run(run_id, limits)
         self.window.show_tab(self.runs_panel)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt API
-        if watched is self.window and event.type() == QEvent.Type.Close:
-            # Stop sending; requests in flight are stored or sent again by a later resume.
-            self.runs_panel.shutdown()
-        return False
-
-
-def install(window) -> GenerationUI:
-    """Add the Generate menu (Plan a run… Ctrl+G, Fragments…, Runs) and the Runs tab (Ctrl+4)."""
-    return GenerationUI(window)

@@ -127,7 +127,6 @@ class FragmentEditor(QWidget):
         self.library = library
         self.store = store
         self.undo_stack = QUndoStack(self)
-        self.last_error: str = ""
         self._build()
         self._show_current()
         if store is not None and store.unreadable is not None:
@@ -348,7 +347,6 @@ class FragmentEditor(QWidget):
             )
 
     def _report(self, text: str, *, error: bool = False) -> None:
-        self.last_error = text if error else ""
         self.status.setText(text)
         self.status.setStyleSheet("color: #b3261e;" if error else "")
 

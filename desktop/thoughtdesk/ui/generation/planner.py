@@ -16,10 +16,9 @@ from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
-from thoughtdesk.core.library.queries import SampleFilter
+from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.owned_tasks import start_owned_task
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
 from thoughtdesk.ui.generation.price_editor import PriceEditor
@@ -83,7 +82,7 @@ class RunPlannerDialog(QDialog):
         self.plan: RunPlan | None = None
         self.error: str = ""
         self._generation = 0
-        self._tasks: set[Task] = set()
+        self._tasks: set[Task[object]] = set()
         self._collections: dict[str, list[tuple[str, str]]] = {}
         with Library.open(library_path) as lib:  # small reads: names and split counts only
             for info in lib.collections():
@@ -101,8 +100,7 @@ class RunPlannerDialog(QDialog):
     def _collection_name(lib: Library, main_filter: SampleFilter | None) -> str | None:
         if main_filter is None or main_filter.collection_id is None:
             return None
-        row = lib.conn.execute("SELECT name FROM collection WHERE id = ?", (main_filter.collection_id,)).fetchone()
-        return row[0] if row else None
+        return collection_name(lib, main_filter.collection_id)
 
     # Layout ---------------------------------------------------------------------------------
 
@@ -340,7 +338,7 @@ class RunPlannerDialog(QDialog):
             self.start_button.setEnabled(False)
             self._timer.start()
 
-    def replan(self) -> Task | None:
+    def replan(self) -> Task[RunPlan] | None:
         """Plan again in a worker from the current choices; ``plan_ready`` or ``plan_failed`` after."""
         self._generation += 1
         generation = self._generation
@@ -354,18 +352,18 @@ class RunPlannerDialog(QDialog):
         prices = self.price_editor.table()
         path = self.library_path
 
-        def work() -> RunPlan:
+        def work(_ctx: TaskContext) -> RunPlan:
             with Library.open(path) as lib:
                 spec = RunSpec(samples=source.selection(lib), **parts)
                 return plan_run(lib, spec, fragments=fragments, prices=prices)
 
         self.summary.setText("Planning…")
-        return start_owned_task(
-            self,
-            self._tasks,
-            work,
-            lambda plan: self._planned(generation, plan),
-            lambda error: self._failed(generation, error),
+        return (
+            Task(work)
+            .on_success(lambda plan: self._planned(generation, plan))
+            .on_failure(lambda error: self._failed(generation, error))
+            .owned_by(self, self._tasks)
+            .start()
         )
 
     def _planned(self, generation: int, plan: RunPlan) -> None:
@@ -394,7 +392,7 @@ class RunPlannerDialog(QDialog):
     def limits(self) -> RunLimits:
         return RunLimits(concurrency=self.concurrency.value(), max_attempts=self.attempts.value())
 
-    def start(self) -> Task | None:
+    def start(self) -> Task[int] | None:
         """Write the planned run (nothing is sent yet) in a worker, then emit ``run_created``."""
         plan = self.plan
         if plan is None or self._timer.isActive():
@@ -403,7 +401,7 @@ class RunPlannerDialog(QDialog):
         self.summary.setText("Writing the run's requests…")
         path, name, limits = self.library_path, self.run_name.text().strip() or None, self.limits()
 
-        def work() -> int:
+        def work(_ctx: TaskContext) -> int:
             with Library.open(path) as lib:
                 return create_run(lib, plan, name=name)
 
@@ -411,4 +409,10 @@ class RunPlannerDialog(QDialog):
             self.run_created.emit(run_id, limits)
             self.accept()
 
-        return start_owned_task(self, self._tasks, work, created, lambda error: self._failed(self._generation, error))
+        return (
+            Task(work)
+            .on_success(created)
+            .on_failure(lambda error: self._failed(self._generation, error))
+            .owned_by(self, self._tasks)
+            .start()
+        )

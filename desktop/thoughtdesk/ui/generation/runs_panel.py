@@ -16,7 +16,6 @@ from typing import TypeVar
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import RequestRow, RunInfo, RunLimits, RunProgress, list_runs, run_requests
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.owned_tasks import start_owned_task
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
 from thoughtdesk.ui.generation.run_worker import RunWorker
@@ -69,7 +68,7 @@ class RunsPanel(QWidget):
         self.on_data_changed = on_data_changed
         self.workers: dict[int, RunWorker] = {}
         self.errors: dict[int, str] = {}  # run id -> the message of the error that stopped it
-        self._tasks: set[Task] = set()
+        self._tasks: set[Task[object]] = set()
         self._dirty = False
         self._data_dirty = False
         self._stream_label = ""
@@ -194,12 +193,16 @@ class RunsPanel(QWidget):
             self.model.set_runs([])
             self.reload()
 
-    def _background(self, work: Callable[[], T], done: Callable[[T], None]) -> Task:
-        return start_owned_task(
-            self, self._tasks, work, done, lambda error: self.message.setText(f"Could not read the runs: {error}")
+    def _background(self, work: Callable[[], T], done: Callable[[T], None]) -> Task[T]:
+        return (
+            Task(lambda _ctx: work())
+            .on_success(done)
+            .on_failure(lambda error: self.message.setText(f"Could not read the runs: {error}"))
+            .owned_by(self, self._tasks)
+            .start()
         )
 
-    def reload(self, then: Callable[[], object] | None = None) -> Task | None:
+    def reload(self, then: Callable[[], object] | None = None) -> Task[list[RunInfo]] | None:
         """Read the run list again (in a worker); ``runs_loaded`` when it is shown, then ``then()``.
 
         (A follow-up is passed in rather than connected to the returned task: a fast task could

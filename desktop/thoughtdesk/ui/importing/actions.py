@@ -1,28 +1,83 @@
-"""File > Import and Export in the main window: choosing what to import, running it in the
-background, and refreshing the views from data computed in the worker."""
+"""File ▸ Import and File ▸ Export collection: choosing what to import, running it in the
+background, and showing the imported collection from data computed in the worker.
+
+File ▸ Import… (Ctrl+I) picks any file and routes it by what it holds; its submenu opens each
+kind of import directly (a ThoughtSource collection, a dataset's original files, a table with a
+column mapping, a download from the catalogue).
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from thoughtdesk.core.importing.importer import ImportReport, export_thoughtsource, import_thoughtsource
-from thoughtdesk.core.library.queries import sample_keys
+from thoughtdesk.core.importing.importer import (
+    ImportReport,
+    export_thoughtsource,
+    import_dataset,
+    import_thoughtsource,
+)
+from thoughtdesk.core.importing.report import report_text, save_import_report
+from thoughtdesk.core.library.queries import Browse, browse
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.dialogs import ImportDialog
+from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.qt import QDialog, QFileDialog
+from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
+from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_file
+from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
+from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
+from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QObject, Signal
 
 
-class ImportExportMixin:
-    """Import and export actions of :class:`~thoughtdesk.ui.app.main_window.MainWindow`."""
+@dataclass(frozen=True)
+class ImportDone:
+    """What the import worker hands back: the report, and the Samples tab's new content."""
 
-    # Import and export ------------------------------------------------------------------
+    report: ImportReport
+    browse: Browse
+
+
+class ImportingController(QObject):
+    """File ▸ Import (and its submenu) and File ▸ Export collection."""
+
+    #: ``(ImportReport)``: an import finished and the Samples tab shows the collection.
+    imported = Signal(object)
+
+    def __init__(self, window: WindowApi) -> None:
+        super().__init__(window.dialog_parent)
+        self._window = window
+        self.report_dialog: ImportReportDialog | None = None
+        file_menu = window.menu("&File")
+        self.action_import = window.add_action(file_menu, "&Import…", "Ctrl+I", self.import_dialog)
+        self.action_export = window.add_action(file_menu, "&Export collection…", "Ctrl+E", self.export_dialog)
+        self.import_menu = self._import_menu()
+        self.action_import.setMenu(self.import_menu)
+
+    def _import_menu(self) -> QMenu:
+        menu = QMenu("&Import", self._window.dialog_parent)
+        menu.setObjectName("menu_Import")
+        entries = (
+            ("ThoughtSource collection JSON… (or any file, recognised by its content)", self.import_dialog),
+            ("Dataset from its original files…", lambda: self.dataset_import_dialog()),
+            ("Table (JSON, JSONL, CSV, TSV) with a column mapping…", lambda: self.mapping_import_dialog()),
+            ("Download a dataset from the catalogue…", lambda: self.dataset_import_dialog(download=True)),
+        )
+        for text, slot in entries:
+            action = menu.addAction(text)
+            action.triggered.connect(lambda _checked=False, slot=slot: slot())
+        return menu
+
+    def _collection_names(self) -> list[str]:
+        library = self._window.library
+        return [c.name for c in library.collections()] if library is not None else []
+
+    # Choosing what to import ------------------------------------------------------------------
 
     def import_dialog(self) -> None:
-        """File > Import > first entry: pick any file; it is routed by what it holds."""
+        """File ▸ Import… (and the submenu's first entry): pick any file; routed by what it holds."""
         path, _ = QFileDialog.getOpenFileName(
-            self,
+            self._window.dialog_parent,
             "Import a ThoughtSource collection, a dataset file or a table",
             str(Path.home()),
             "ThoughtSource collections (*.json);;Dataset files and tables (*.json *.jsonl "
@@ -33,8 +88,6 @@ class ImportExportMixin:
 
     def import_path(self, path: Path) -> None:
         """Import ``path``: a ThoughtSource collection directly, a dataset or table via its dialog."""
-        from thoughtdesk.ui.importing.dataset_dialog import classify_import_file
-
         kind = classify_import_file(path)
         if kind == "dataset":
             self.dataset_import_dialog(path)
@@ -42,62 +95,59 @@ class ImportExportMixin:
         if kind == "table":
             self.mapping_import_dialog(path)
             return
-        names = [c.name for c in self.library.collections()] if self.library else []
-        dialog = ImportDialog(path, names, self)
+        dialog = ImportDialog(path, self._collection_names(), self._window.dialog_parent)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         self.import_file(path, dialog.collection_name or path.stem, dialog.on_duplicate)
 
-    def dataset_import_dialog(self, path: Path | None = None, *, download: bool = False):
+    def dataset_import_dialog(self, path: Path | None = None, *, download: bool = False) -> Task[ImportDone] | None:
         """The dataset import dialog (local files or a download); imports when accepted."""
-        from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
-
-        names = [c.name for c in self.library.collections()] if self.library else []
-        dialog = DatasetImportDialog(names, self, path=path, download=download)
-        self.import_source_dialog = dialog
+        dialog = DatasetImportDialog(self._collection_names(), self._window.dialog_parent, path=path, download=download)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return self.import_request(dialog.request())
 
-    def mapping_import_dialog(self, path: Path | None = None):
+    def mapping_import_dialog(self, path: Path | None = None) -> Task[ImportDone] | None:
         """The generic-import mapping dialog for a JSON/JSONL/CSV/TSV file; imports when accepted."""
-        from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_file
-
-        path = path or choose_table_file(self)
+        path = path or choose_table_file(self._window.dialog_parent)
         if path is None:
             return None
-        names = [c.name for c in self.library.collections()] if self.library else []
-        dialog = MappingDialog(path, names, self)
-        self.import_source_dialog = dialog
+        dialog = MappingDialog(path, self._collection_names(), self._window.dialog_parent)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return self.import_request(dialog.request())
 
-    def import_request(self, request) -> Task:
-        """Run an ``ImportRequest`` (from the import dialogs) in the background."""
+    # Importing --------------------------------------------------------------------------------
+
+    def import_request(self, request: ImportRequest) -> Task[ImportDone] | None:
+        """Run an :class:`ImportRequest` (from the import dialogs) in the background."""
         return self.import_file(request.path, request.collection, request.on_duplicate, request=request)
 
     def import_file(
-        self, path: Path, collection: str | None = None, on_duplicate: str = "fail", *, request=None
-    ) -> Task:
-        """Import in the background with a progress dialog; the tree and table refresh after.
+        self,
+        path: Path,
+        collection: str | None = None,
+        on_duplicate: str = "fail",
+        *,
+        request: ImportRequest | None = None,
+    ) -> Task[ImportDone] | None:
+        """Import in the background with a progress dialog; the Samples tab shows the collection.
 
-        Without ``request`` the file is a ThoughtSource collection; with one (an
-        ``ImportRequest``) it is a dataset's original files or a mapped table. Bad records
-        skipped by ``request.on_error == "skip"`` are saved in a report beside the library.
+        Without ``request`` the file is a ThoughtSource collection; with one it is a dataset's
+        original files or a mapped table. Bad records skipped by ``request.on_error == "skip"``
+        are saved in a report beside the library.
         """
-        from thoughtdesk.core.importing.importer import import_dataset
-        from thoughtdesk.core.importing.report import save_import_report
-
-        library_path = self.library.path
+        library = self._window.library
+        if library is None:
+            return None
+        library_path = library.path
         name = collection or path.stem
-        # What the table will show afterwards (the imported collection, the current filters):
-        # computed in the worker too, so the GUI thread never scans a large library.
-        shown = replace(self.current_filter(), collection_id=-1, dataset=None, split=None)
-        sort, descending = self.model.sort_order
-        browse: dict = {}
+        # What the Samples tab will show afterwards (the imported collection, the current
+        # filters): computed in the worker too, so the GUI thread never scans a large library.
+        state = self._window.samples.browse_state()
+        shown = replace(state.filter, collection_id=-1, dataset=None, split=None)
 
-        def work(ctx: TaskContext) -> ImportReport:
+        def work(ctx: TaskContext) -> ImportDone:
             with Library.open(library_path) as lib:
                 if request is None or (request.dataset is None and request.mapping is None):
                     report = import_thoughtsource(
@@ -124,55 +174,58 @@ class ImportExportMixin:
                         cancel=ctx.cancelled,
                     )
                 ctx.progress(0, 0)
-                browse["tree"] = lib.tree_stats()
                 target = replace(shown, collection_id=lib.collection_id(report.collection) or -1)
-                browse["filter"] = target
-                browse["keys"] = sample_keys(lib, target, sort, descending)
+                after = browse(lib, replace(state, filter=target))
             save_import_report(library_path, report, path)
-            return report
+            return ImportDone(report, after)
 
-        return self._run(f"Importing {path.name}…", work, lambda report: self._import_done(report, browse))
+        return self._window.run_task(f"Importing {path.name}…", work, self._import_done)
 
-    def _import_done(self, report: ImportReport, browse: dict) -> None:
-        """Show what the worker counted and queried (``browse``): the imported collection."""
-        self.last_report = report
-        self._populate_tree(browse["tree"], lambda: self.tree.select_collection(report.collection))
-        self.model.set_filter(browse["filter"], browse["keys"])
-        self._apply_filter()
-        self.data_changed.emit()
-        self.statusBar().showMessage(report.summary, 10000)
+    def _import_done(self, done: ImportDone) -> None:
+        """Show what the worker counted and queried: the imported collection."""
+        report = done.report
+        samples = self._window.samples
+        samples.show_browse(done.browse, report.collection)
+        # The Samples tab shows the import already; the other views refresh.
+        self._window.notify_data_changed(DataChanges.imported(initiator=samples))
+        self._window.show_status(report.summary, 10000)
         if report.bad_records:
-            from thoughtdesk.core.importing.report import report_text
-            from thoughtdesk.ui.importing.widgets import ImportReportDialog
-
             source = report.report_path.read_text(encoding="utf-8") if report.report_path else report_text(report, "")
-            self.report_dialog = ImportReportDialog(report, source, self)
+            self.report_dialog = ImportReportDialog(report, source, self._window.dialog_parent)
             self.report_dialog.open()
+        self.imported.emit(report)
+
+    # Exporting --------------------------------------------------------------------------------
 
     def export_dialog(self) -> None:
-        node = self.tree.current_node()
-        if node is None:
-            self.show_error("Export", "Select a collection to export first.")
+        """File ▸ Export collection…: the collection of the Samples tab's current row."""
+        collection = self._window.samples.current_collection()
+        if collection is None:
+            self._window.show_error("Export", "Select a collection to export first.")
             return
         path, _ = QFileDialog.getSaveFileName(
-            self,
-            f"Export {node.collection}",
-            str(Path.home() / f"{node.collection}.json"),
+            self._window.dialog_parent,
+            f"Export {collection}",
+            str(Path.home() / f"{collection}.json"),
             "ThoughtSource collections (*.json)",
         )
         if path:
-            self.export_collection(node.collection, Path(path))
+            self.export_collection(collection, Path(path))
 
-    def export_collection(self, collection: str, path: Path) -> Task:
-        library_path = self.library.path
+    def export_collection(self, collection: str, path: Path) -> Task[int] | None:
+        """Write ``collection`` as a ThoughtSource file in the background."""
+        library = self._window.library
+        if library is None:
+            return None
+        library_path = library.path
 
         def work(ctx: TaskContext) -> int:
             with Library.open(library_path) as lib:
                 total = next((c.samples for c in lib.collections() if c.name == collection), 0)
                 return export_thoughtsource(lib, collection, path, progress=lambda n: ctx.progress(n, total))
 
-        return self._run(
+        return self._window.run_task(
             f"Exporting {collection}…",
             work,
-            lambda n: self.statusBar().showMessage(f"{n} sample(s) written to {path}", 10000),
+            lambda n: self._window.show_status(f"{n} sample(s) written to {path}", 10000),
         )

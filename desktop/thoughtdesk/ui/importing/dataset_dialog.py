@@ -1,10 +1,11 @@
-"""The dataset import dialog (local files or a download from the catalogue) and the Import menu.
+"""The dataset import dialog (local files or a download from the catalogue).
 
 :class:`DatasetImportDialog` picks a source (a file or folder, format auto-detected with
 ``detect_dataset`` and overridable; or a download from the catalogue into the cache), shows the
 dataset's metadata as plain text, and asks for splits, how many samples (all, first N, or N at
 random with a seed), the target collection, duplicate handling and the bad-record policy. It
-returns an :class:`ImportRequest`; the main window runs the import in the background.
+returns an :class:`ImportRequest`; File ▸ Import (:mod:`thoughtdesk.ui.importing.actions`) runs
+the import in the background.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from thoughtdesk.ui.qt import (
     QGroupBox,
     QHBoxLayout,
     QLineEdit,
-    QMenu,
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
@@ -332,20 +332,3 @@ class DatasetImportDialog(QDialog):
             return
         self.error_label.setText("")
         self.accept()
-
-
-def install(window) -> QMenu:
-    """Turn File > Import… into a menu: ThoughtSource JSON, dataset files, table, download."""
-    menu = QMenu("&Import", window)
-    menu.setObjectName("menu_Import")
-    entries = (
-        ("ThoughtSource collection JSON… (or any file, recognised by its content)", window.import_dialog),
-        ("Dataset from its original files…", lambda: window.dataset_import_dialog()),
-        ("Table (JSON, JSONL, CSV, TSV) with a column mapping…", lambda: window.mapping_import_dialog()),
-        ("Download a dataset from the catalogue…", lambda: window.dataset_import_dialog(download=True)),
-    )
-    for text, slot in entries:
-        action = menu.addAction(text)
-        action.triggered.connect(lambda _checked=False, slot=slot: slot())
-    window.action_import.setMenu(menu)
-    return menu

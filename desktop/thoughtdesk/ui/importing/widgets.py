@@ -118,7 +118,7 @@ class DownloadPanel(QWidget):
         super().__init__(parent)
         self.cache_dir = cache_dir or default_cache_dir()
         self.info: DatasetInfo | None = None
-        self.task: Task | None = None
+        self.task: Task[Path] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -150,7 +150,7 @@ class DownloadPanel(QWidget):
                 else "This dataset has no download source; load its files by hand."
             )
 
-    def start(self) -> Task | None:
+    def start(self) -> Task[Path] | None:
         """Download the current dataset's files in the background."""
         if self.info is None or self.task is not None:
             return None
@@ -164,11 +164,13 @@ class DownloadPanel(QWidget):
             download_dataset(info, cache_dir, progress=progress, cancel=ctx.cancelled)
             return dataset_cache_dir(info, cache_dir)
 
-        task = Task(work)
-        task.signals.progress.connect(self._progress)
-        task.signals.succeeded.connect(self._succeeded)
-        task.signals.failed.connect(self._failed)
-        task.signals.finished.connect(self._finished)
+        task = (
+            Task(work)
+            .on_progress(self._progress)
+            .on_success(self._succeeded)
+            .on_failure(self._failed)
+            .on_finished(self._finished)
+        )
         self.task = task
         self.bar.setRange(0, 0)
         self.download_button.setEnabled(False)

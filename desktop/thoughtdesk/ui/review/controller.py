@@ -1,9 +1,10 @@
-"""Installs the Review tab (Ctrl+2) and the "&Review" menu into the main window.
+"""The Review tab's controller: the "&Review" menu and the glue between the tab and the window.
 
 The :class:`ReviewController` connects the :class:`~thoughtdesk.ui.review.view.ReviewView` to
-the window: it follows ``sample_selected`` and ``library_changed``, tells the window about
-edits (debounced ``notify_data_changed``), and runs queues, import, export and agreement (file
-work in the background through ``window.run_task``, each with its own ``Library``).
+the window: it follows ``sample_selected``, ``library_changed``, ``data_changed`` and
+``settings_changed``, tells the window about edits (debounced ``notify_data_changed``), and runs
+queues, import, export and agreement (file work in the background through ``window.run_task``,
+each with its own ``Library``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
+    MergeReport,
     QueueFilter,
+    ReviewQueue,
     agreement_table,
     create_queue,
     export_annotations,
@@ -21,8 +25,12 @@ from thoughtdesk.core.review import (
     list_queues,
     load_queue,
 )
+from thoughtdesk.core.review.agreement import AgreementRow
+from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.app.throttle import Throttle
+from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.qt import (
-    QAction,
     QFileDialog,
     QInputDialog,
     QKeySequence,
@@ -30,6 +38,8 @@ from thoughtdesk.ui.qt import (
     QObject,
     QSettings,
     Qt,
+    QWidget,
+    Signal,
 )
 from thoughtdesk.ui.review.dialogs import (
     AgreementDialog,
@@ -37,6 +47,7 @@ from thoughtdesk.ui.review.dialogs import (
     TextReportDialog,
     merge_report_text,
 )
+from thoughtdesk.ui.review.label_set_editor import LabelSetEditor
 from thoughtdesk.ui.review.view import ReviewView
 
 ACTIVE_QUEUE_SETTING = "review/activeQueue/"
@@ -45,22 +56,23 @@ ACTIVE_QUEUE_SETTING = "review/activeQueue/"
 class ReviewController(QObject):
     """Glue between the main window and the Review tab (see the module docstring)."""
 
-    def __init__(self, window, view: ReviewView) -> None:
+    #: ``(MergeReport)``: a colleague's annotations were merged (or refused) and the report shown.
+    annotations_imported = Signal(object)
+
+    def __init__(self, window: WindowApi, view: ReviewView) -> None:
         super().__init__(view)
         self.window = window
         self.view = view
-        self.last_dialog = None  # the last report/agreement dialog (tests look at it)
-        self.last_report = None
-        self.last_agreement = None
-        self._own_change = False
-        self._stale = False  # data changed elsewhere while the tab was hidden
-        view.sample_neighbour = self._neighbour
-        view.message.connect(lambda text: window.statusBar().showMessage(text, 8000))
+        # Changes made elsewhere reload the tab, at once when shown, else when it is next shown.
+        self._reload = Throttle(view, self._reload_view, delay_ms=None, visible_only=True)
+        view.sample_neighbour = window.samples.neighbour
+        view.message.connect(lambda text: window.show_status(text, 8000))
         view.annotationsChanged.connect(self._notify)
         window.library_changed.connect(self._library_changed)
         window.sample_selected.connect(self._sample_selected)
         window.data_changed.connect(self._data_changed)
-        window.tabs.currentChanged.connect(self._tab_changed)
+        window.settings_changed.connect(self.settings_changed)
+        window.tab_changed.connect(self._tab_changed)
         self._build_menu()
 
     # ---- menu ---------------------------------------------------------------------------------
@@ -73,19 +85,17 @@ class ReviewController(QObject):
         w.add_action(menu, "&Open review queue…", None, self.open_queue_dialog)
         w.add_action(menu, "&Leave the queue", None, self.leave_queue)
         menu.addSeparator()
-        self.blind_action = QAction("&Blind mode (hide model and prompt)", w, checkable=True)
+        self.blind_action = w.add_action(menu, "&Blind mode (hide model and prompt)", "Ctrl+Shift+B")
+        self.blind_action.setCheckable(True)
         self.blind_action.setChecked(view.blind)
-        self.blind_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
         self.blind_action.toggled.connect(view.set_blind)
-        menu.addAction(self.blind_action)
-        w.addAction(self.blind_action)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
         w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
         menu.addSeparator()
         # Undo/redo keys are handled by the view's key filter (so a text editor keeps its own
         # Ctrl+Z); these menu entries show them and work by mouse.
-        self.undo_action = view.undo_stack.createUndoAction(w, "&Undo")
-        self.redo_action = view.undo_stack.createRedoAction(w, "&Redo")
+        self.undo_action = view.undo_stack.createUndoAction(view, "&Undo")
+        self.redo_action = view.undo_stack.createRedoAction(view, "&Redo")
         for action, keys in ((self.undo_action, "Ctrl+Z"), (self.redo_action, "Ctrl+Shift+Z")):
             action.setShortcut(QKeySequence(keys))
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -103,12 +113,12 @@ class ReviewController(QObject):
         queue_id = QSettings().value(ACTIVE_QUEUE_SETTING + str(library.path), None)
         if queue_id is not None:
             try:
-                self._resume_queue(load_queue(library, int(queue_id)))
+                self._resume_queue(load_queue(library, int(str(queue_id))))
             except (KeyError, ValueError, TypeError):
                 QSettings().remove(ACTIVE_QUEUE_SETTING + str(library.path))
 
     def _sample_selected(self, pk: int | None) -> None:
-        if pk is None or self._own_change:
+        if pk is None:
             return
         queue = self.view.queue
         if queue is not None:
@@ -118,64 +128,54 @@ class ReviewController(QObject):
         if self.view.stored is None or self.view.stored.pk != pk:
             self.view.when_shown(lambda: self.view.show_sample(pk))
 
-    def _neighbour(self, pk: int | None, step: int) -> int | None:
-        model = self.window.model
-        row = model.row_of(pk) if pk is not None else None
-        if row is None:
-            return model.key_at(0)
-        return model.key_at(row + step)
-
-    def _tab_changed(self, _index: int) -> None:
+    def _tab_changed(self, shown: QWidget) -> None:
         view = self.view
-        if self.window.tabs.currentWidget() is view:
+        if shown is view:
             view.setFocus(Qt.FocusReason.OtherFocusReason)
-            if self._stale:
-                self._stale = False
-                view.when_shown(view.reload)
             return
-        # Leaving the tab: the Samples tab shows the sample the reviewer was on.
-        if view.queue is None and view.stored is not None and self.window.current_sample_key() != view.stored.pk:
-            row = self.window.model.row_of(view.stored.pk)
-            if row is not None:
-                self._own_change = True
-                try:
-                    self.window.table.selectRow(row)
-                finally:
-                    self._own_change = False
+        # Leaving the tab: the Samples tab shows the sample the reviewer was on (its
+        # sample_selected then names the sample shown here already: nothing to reload).
+        samples = self.window.samples
+        if view.queue is None and view.stored is not None and samples.current_sample_key() != view.stored.pk:
+            samples.select_sample(view.stored.pk)
 
     def _notify(self) -> None:
         if not self.window.isVisible():
             return  # the window was closed since the edit (its library may be closed too)
-        self._own_change = True
-        try:
-            self.window.notify_data_changed()
-        finally:
-            self._own_change = False
+        self.window.notify_data_changed(DataChanges(annotations=True, initiator=self))
 
-    def _data_changed(self) -> None:
-        if self._own_change:
-            return
-        if self.view.isVisible():
-            self.view.reload()
-        else:
-            self._stale = True
+    def _data_changed(self, changes: DataChanges) -> None:
+        if changes.initiator is self:
+            return  # the tab made the change and shows it
+        if changes.collections or changes.sample_contents:
+            self._reload.request()
+
+    def _reload_view(self) -> None:
+        self.view.reload()
 
     # ---- queues -------------------------------------------------------------------------------
 
-    def _collections(self) -> dict[str, list[str]]:
+    def _library(self) -> Library:
         library = self.window.library
+        assert library is not None, "the window always has a library once installed"
+        return library
+
+    def _collections(self) -> dict[str, list[str]]:
+        library = self._library()
         out: dict[str, list[str]] = {}
         for info in library.collections():
             out[info.name] = sorted({dataset for dataset, _ in library.splits(info.id)})
         return out
 
     def new_queue_dialog(self) -> QueueDialog:
-        node = self.window.tree.current_node()
+        """Review ▸ New review queue…: draw a queue from a collection."""
         dialog = QueueDialog(
-            self._collections(), node.collection if node else None, f"Review {date.today().isoformat()}", self.window
+            self._collections(),
+            self.window.samples.current_collection(),
+            f"Review {date.today().isoformat()}",
+            self.window.dialog_parent,
         )
         dialog.accepted.connect(lambda: self.create_queue_from(dialog))
-        self.last_dialog = dialog
         dialog.open()
         return dialog
 
@@ -190,9 +190,11 @@ class ReviewController(QObject):
             request.blind,
         )
 
-    def create_queue(self, name: str, collection: str, spec: QueueFilter, size: int, seed: int, blind: bool = False):
+    def create_queue(
+        self, name: str, collection: str, spec: QueueFilter, size: int, seed: int, blind: bool = False
+    ) -> ReviewQueue | None:
         """Draw, store and start a queue (shown on the Review tab); errors go to a message box."""
-        library = self.window.library
+        library = self._library()
         try:
             queue = create_queue(
                 library, name, collection, spec, size=size, seed=seed, reviewer=self.view.author, blind=blind
@@ -205,92 +207,98 @@ class ReviewController(QObject):
 
     def start_queue(self, queue_id: int) -> None:
         """Work through a stored queue from where it was left; remembered across restarts."""
-        library = self.window.library
+        library = self._library()
         queue = load_queue(library, queue_id)
         QSettings().setValue(ACTIVE_QUEUE_SETTING + str(library.path), queue.id)
         self._resume_queue(queue)
         self.window.show_tab(self.view)
 
-    def _resume_queue(self, queue) -> None:
+    def _resume_queue(self, queue: ReviewQueue) -> None:
         if queue.blind:
             self.blind_action.setChecked(True)  # the view, the menu and the saved setting agree
         self.view.start_queue(queue)
 
     def open_queue_dialog(self) -> QInputDialog | None:
-        queues = list_queues(self.window.library)
+        """Review ▸ Open review queue…: pick a stored queue to resume."""
+        queues = list_queues(self._library())
         if not queues:
             self.window.show_error("Open review queue", "There is no review queue yet: use Review ▸ New review queue.")
             return None
         labels = [f"{q.name} — {q.progress_text}" for q in queues]
-        dialog = QInputDialog(self.window)
+        dialog = QInputDialog(self.window.dialog_parent)
         dialog.setObjectName("openQueueDialog")
         dialog.setWindowTitle("Open review queue")
         dialog.setLabelText("Queue")
         dialog.setComboBoxItems(labels)
         dialog.textValueSelected.connect(lambda text: self.start_queue(queues[labels.index(text)].id))
-        self.last_dialog = dialog
         dialog.open()
         return dialog
 
     def leave_queue(self) -> None:
-        QSettings().remove(ACTIVE_QUEUE_SETTING + str(self.window.library.path))
+        """Review ▸ Leave the queue: back to the Samples tab's samples."""
+        QSettings().remove(ACTIVE_QUEUE_SETTING + str(self._library().path))
         self.view.leave_queue()
 
     # ---- reviewer name ------------------------------------------------------------------------
 
     def name_dialog(self) -> None:
+        """Review ▸ Set my reviewer name…"""
         name, ok = QInputDialog.getText(
-            self.window, "Reviewer name", "Your name on annotations:", QLineEdit.EchoMode.Normal, self.view.author
+            self.window.dialog_parent,
+            "Reviewer name",
+            "Your name on annotations:",
+            QLineEdit.EchoMode.Normal,
+            self.view.author,
         )
         if ok and name.strip():
             self.view.set_author(name)
             self.view._update_progress()
 
     def settings_changed(self) -> None:
-        """Called by Edit ▸ Settings after OK: annotate under the (possibly new) user name."""
+        """After Edit ▸ Settings saved (``window.settings_changed``): annotate under the
+        (possibly new) user name."""
         self.view.sync_author()
 
     # ---- label sets ---------------------------------------------------------------------------
 
-    def label_set_dialog(self):
+    def label_set_dialog(self) -> LabelSetEditor:
         """Open the label-set editor on the set in use; the Review tab follows what it saves."""
-        from thoughtdesk.ui.review.label_set_editor import LabelSetEditor
-
         current = self.view.label_set.name if self.view.label_set is not None else None
-        dialog = LabelSetEditor(self.window.library, current, self.window)
+        dialog = LabelSetEditor(self._library(), current, self.window.dialog_parent)
         dialog.saved.connect(self.view.reload_label_sets)
         dialog.deleted.connect(lambda _name: self.view.reload_label_sets())
-        self.last_dialog = dialog
         dialog.open()
         return dialog
 
     # ---- exchange and agreement ---------------------------------------------------------------
 
     def export_dialog(self) -> None:
+        """Review ▸ Export my annotations…"""
         suggested = Path.home() / f"annotations-{self.view.author}.json"
         path, _ = QFileDialog.getSaveFileName(
-            self.window, "Export my annotations", str(suggested), "ThoughtDesk annotations (*.json)"
+            self.window.dialog_parent, "Export my annotations", str(suggested), "ThoughtDesk annotations (*.json)"
         )
         if path:
             self.export_file(Path(path))
 
-    def export_file(self, path: Path):
+    def export_file(self, path: Path) -> Task[int]:
         """Write this reviewer's annotations to ``path`` in the background."""
-        library_path, author = self.window.library.path, self.view.author
+        library_path, author = self._library().path, self.view.author
 
-        def work(_ctx) -> int:
+        def work(_ctx: TaskContext) -> int:
             with Library.open(library_path) as lib:
                 return export_annotations(lib, author, path)
 
         return self.window.run_task(
             f"Exporting annotations to {path.name}…",
             work,
-            lambda n: self.window.statusBar().showMessage(f"{n} annotation(s) by {author} written to {path}", 10000),
+            lambda n: self.window.show_status(f"{n} annotation(s) by {author} written to {path}", 10000),
         )
 
     def import_dialog(self) -> None:
+        """Review ▸ Import a colleague's annotations…"""
         path, _ = QFileDialog.getOpenFileName(
-            self.window,
+            self.window.dialog_parent,
             "Import a colleague's annotations",
             str(Path.home()),
             "Annotations or ThoughtSource collections (*.json);;All files (*)",
@@ -298,55 +306,42 @@ class ReviewController(QObject):
         if path:
             self.import_file(Path(path))
 
-    def import_file(self, path: Path):
+    def import_file(self, path: Path) -> Task[MergeReport]:
         """Merge a colleague's file (or a ThoughtSource annotator export) and show the report."""
-        library_path = self.window.library.path
+        library_path = self._library().path
 
-        def work(_ctx):
+        def work(_ctx: TaskContext) -> MergeReport:
             with Library.open(library_path) as lib:
                 return import_annotations(lib, path)
 
         return self.window.run_task(f"Importing annotations from {path.name}…", work, self._imported)
 
-    def _imported(self, report) -> None:
-        self.last_report = report
-        dialog = TextReportDialog("Annotation import", merge_report_text(report), self.window)
-        self.last_dialog = dialog
+    def _imported(self, report: MergeReport) -> None:
+        dialog = TextReportDialog("Annotation import", merge_report_text(report), self.window.dialog_parent)
         dialog.open()
         if report.ok and not report.dry_run:
             self.view.reload()
             self._notify()
+        self.annotations_imported.emit(report)
 
     def _agreement_collection(self) -> str | None:
-        library = self.window.library
         if self.view.queue is not None:
-            return next((c.name for c in library.collections() if c.id == self.view.queue.collection_id), None)
-        node = self.window.tree.current_node()
-        return node.collection if node else None
+            return collection_name(self._library(), self.view.queue.collection_id)
+        return self.window.samples.current_collection()
 
-    def show_agreement(self):
+    def show_agreement(self) -> Task[list[AgreementRow]] | None:
         """Compute the agreement table of the current collection in the background, then show it."""
         collection = self._agreement_collection()
         if collection is None:
             self.window.show_error("Agreement", "Select a collection first.")
             return None
-        library_path = self.window.library.path
+        library_path = self._library().path
 
-        def work(_ctx):
+        def work(_ctx: TaskContext) -> list[AgreementRow]:
             with Library.open(library_path) as lib:
                 return agreement_table(lib, collection)
 
-        def done(rows) -> None:
-            self.last_agreement = rows
-            dialog = AgreementDialog(collection, rows, self.window)
-            self.last_dialog = dialog
-            dialog.open()
+        def done(rows: list[AgreementRow]) -> None:
+            AgreementDialog(collection, rows, self.window.dialog_parent).open()
 
         return self.window.run_task(f"Computing agreement for {collection}…", work, done)
-
-
-def install(window) -> ReviewController:
-    """Add the Review tab (Ctrl+2) and the Review menu to ``window``."""
-    view = ReviewView()
-    window.add_tab(view, "Review", "Ctrl+2")
-    return ReviewController(window, view)

@@ -37,7 +37,7 @@ class SimilarityPrefetch(QObject):
         self.view = view
         self.enabled = True
         self._cache: OrderedDict[tuple[str, ...], SimilarityMatrix] = OrderedDict()
-        self._running: dict[tuple[str, ...], Task] = {}
+        self._running: dict[tuple[str, ...], Task[SimilarityMatrix]] = {}
         self._timer = QTimer(self, singleShot=True, interval=DELAY_MS)
         self._timer.timeout.connect(self._prepare_next)
 
@@ -64,9 +64,11 @@ class SimilarityPrefetch(QObject):
         if key in self._cache or key in self._running or not key:
             return
         cots = [v.text for v in views]
-        task = Task(lambda _ctx: SimilarityMatrix.compute(cots))
-        task.signals.succeeded.connect(lambda matrix, k=key: self._store(k, matrix))
-        task.signals.finished.connect(lambda k=key: self._running.pop(k, None))
+        task = (
+            Task(lambda _ctx: SimilarityMatrix.compute(cots))
+            .on_success(lambda matrix, k=key: self._store(k, matrix))
+            .on_finished(lambda k=key: self._running.pop(k, None))
+        )
         self._running[key] = task
         task.start()
 

@@ -6,13 +6,14 @@ for the current CoT. Every change is a core ``AnnotationOp`` pushed on a ``QUndo
 Samples come from the main window's sample list (the Samples tab's filters and order) or from a
 review queue; blind mode hides model and prompt and shows CoTs in the reviewer's own order.
 
-``install(window)`` (:mod:`thoughtdesk.ui.review.controller`) adds the tab and the Review menu.
+``install(window)`` (:mod:`thoughtdesk.ui.review`) adds the tab and the Review menu.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from thoughtdesk.core.library.queries import cot_sample
 from thoughtdesk.core.library.reader import StoredSample, load_sample
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.library.store import Library
@@ -332,13 +333,13 @@ class ReviewView(QWidget):
         sample is not shown because the filters hide it is still changed, and said so.
         """
         if op.cot_pk not in self.cot_pks and self.library is not None:
-            row = self.library.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (op.cot_pk,)).fetchone()
-            if row is None:
+            sample_pk = cot_sample(self.library, op.cot_pk)
+            if sample_pk is None:
                 return  # the CoT is gone; the write reports it
-            if self.queue is not None and row[0] in self.queue.sample_pks:
-                self.go_to_queue_index(self.queue.sample_pks.index(row[0]))
+            if self.queue is not None and sample_pk in self.queue.sample_pks:
+                self.go_to_queue_index(self.queue.sample_pks.index(sample_pk))
             else:
-                self.show_sample(row[0])
+                self.show_sample(sample_pk)
         if op.cot_pk in self.cot_pks:
             index = self.cot_pks.index(op.cot_pk)
             if index != self.compare.current_index():
@@ -487,10 +488,3 @@ class ReviewView(QWidget):
             )
         mode = "blind review" if self.blind else "open review"
         self.status.setText(f"Reviewer: {self.author} · {mode}")
-
-
-def install(window):
-    """Add the Review tab (Ctrl+2) and the Review menu (see :mod:`thoughtdesk.ui.review.controller`)."""
-    from thoughtdesk.ui.review.controller import install as install_review  # it imports this module
-
-    return install_review(window)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.qt import QHeaderView, QStandardItem, QStandardItemModel, Qt, QTreeView, QWidget
 
@@ -35,7 +36,9 @@ class CollectionTree(QTreeView):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
 
-    def populate(self, library: Library | None, stats=None) -> None:
+    def populate(
+        self, library: Library | None, stats: list[tuple[CollectionInfo, list[SplitStats]]] | None = None
+    ) -> None:
         """Rebuild from the library, keeping the current selection where it still exists.
 
         ``stats`` is ``library.tree_stats()`` computed beforehand (e.g. in a worker thread after

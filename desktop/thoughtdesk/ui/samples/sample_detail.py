@@ -147,7 +147,7 @@ class SampleDetail(QScrollArea):
             context.setMaximumHeight(180)
             context.setVisible(toggle.isChecked())
 
-            def flip(checked: bool, c=context, t=toggle) -> None:
+            def flip(checked: bool, c: QPlainTextEdit = context, t: QToolButton = toggle) -> None:
                 c.setVisible(checked)
                 t.setArrowType(Qt.ArrowType.DownArrow if checked else Qt.ArrowType.RightArrow)
 

@@ -8,10 +8,11 @@ opens as fast as a 20-sample one.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from thoughtdesk.core.library.queries import SampleFilter, SampleRow, sample_keys, sample_rows
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.qt import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from thoughtdesk.ui.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 PAGE = 200
 CACHED_PAGES = 50
@@ -32,13 +33,14 @@ SAMPLE_KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 class SampleTableModel(QAbstractTableModel):
     """Samples matching a :class:`SampleFilter`, sorted by one column."""
 
-    def __init__(self, library: Library | None = None, parent=None) -> None:
+    def __init__(self, library: Library | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._library = library
         self._filter = SampleFilter(collection_id=-1)
         self._sort = "position"
         self._descending = False
-        self._keys: list[int] | object = []
+        # A list, or the array('q') sample_keys returns (8 bytes a sample).
+        self._keys: Sequence[int] = []
         self._pages: OrderedDict[int, dict[int, SampleRow]] = OrderedDict()
 
     # Configuration ----------------------------------------------------------------------
@@ -51,7 +53,7 @@ class SampleTableModel(QAbstractTableModel):
     def sample_filter(self) -> SampleFilter:
         return self._filter
 
-    def set_filter(self, f: SampleFilter, keys=None) -> None:
+    def set_filter(self, f: SampleFilter, keys: Sequence[int] | None = None) -> None:
         """Show the samples matching ``f``; ``keys`` (from ``sample_keys`` in display order,
         computed in a worker) saves the query on the GUI thread."""
         if keys is not None:
@@ -66,7 +68,7 @@ class SampleTableModel(QAbstractTableModel):
         """The sort key (a ``SORT_KEYS`` name) and whether it is descending."""
         return self._sort, self._descending
 
-    def refresh(self, keys=None) -> None:
+    def refresh(self, keys: Sequence[int] | None = None) -> None:
         """Re-run the query (after an import, an edit or a filter change)."""
         self.beginResetModel()
         self._pages.clear()
@@ -86,15 +88,18 @@ class SampleTableModel(QAbstractTableModel):
     # Access -----------------------------------------------------------------------------
 
     def key_at(self, row: int) -> int | None:
+        """The sample (primary key) on ``row``; None outside the table."""
         return self._keys[row] if 0 <= row < len(self._keys) else None
 
     def row_of(self, key: int) -> int | None:
+        """The row showing sample ``key``; None when the table does not show it."""
         try:
             return self._keys.index(key)
         except ValueError:
             return None
 
     def sample_row(self, row: int) -> SampleRow | None:
+        """The display row on ``row`` (fetched with its page of rows when not cached)."""
         if not 0 <= row < len(self._keys) or self._library is None:
             return None
         page_no = row // PAGE
@@ -118,7 +123,7 @@ class SampleTableModel(QAbstractTableModel):
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
             if role == Qt.ItemDataRole.DisplayRole:
                 return COLUMNS[section][0]
@@ -126,7 +131,7 @@ class SampleTableModel(QAbstractTableModel):
                 return COLUMNS[section][2]
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
         row = self.sample_row(index.row())

@@ -1,1 +1,17 @@
-"""Edit > Settings, the first-run wizard, and the QSettings keys."""
+"""Settings: Edit ▸ Settings…, the first-run wizard, the QSettings keys (``options``).
+
+``install(window)`` adds Edit ▸ Settings… (Ctrl+,), Help ▸ Open log folder and the offline
+indicator, and returns the :class:`SettingsMenu` (``window.settings``).
+"""
+
+from __future__ import annotations
+
+from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.settings.controller import SettingsMenu
+
+__all__ = ["SettingsMenu", "install"]
+
+
+def install(window: WindowApi) -> SettingsMenu:
+    """Add Edit ▸ Settings…, Help ▸ Open log folder and the offline indicator."""
+    return SettingsMenu(window)

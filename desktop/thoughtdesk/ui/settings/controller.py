@@ -1,54 +1,48 @@
-"""Edit > Settings… (Ctrl+,), Help > Open log folder, the About dialog and the window icon.
+"""Edit ▸ Settings… (Ctrl+,), Help ▸ Open log folder and the offline indicator.
 
-``install(window)`` is listed in ``INSTALLERS`` (``ui/main_window.py``). The Settings dialog
-shows the first-run wizard's forms as tabs; OK saves them (keys to the keyring) and applies
-offline mode at once; the library path takes effect at the next start.
+The Settings dialog shows the first-run wizard's forms as tabs; OK saves them (keys to the
+keyring), applies offline mode at once and emits ``window.settings_changed``; the library path
+takes effect at the next start.
 """
 
 from __future__ import annotations
 
 from thoughtdesk.core.settings import network
 from thoughtdesk.core.settings.logs import log_dir
-from thoughtdesk.ui.app.about import AboutDialog, app_icon
+from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.qt import (
     QDesktopServices,
     QLabel,
+    QObject,
     QUrl,
 )
 from thoughtdesk.ui.settings.dialog import SettingsDialog
 
 
-class SettingsMenu:
-    """What ``install`` added to the window (kept for tests and for the status indicator)."""
+class SettingsMenu(QObject):
+    """Edit ▸ Settings…, Help ▸ Open log folder and the offline indicator (``window.settings``)."""
 
-    def __init__(self, window) -> None:
-        self.window = window
+    def __init__(self, window: WindowApi) -> None:
+        super().__init__(window.dialog_parent)
+        self._window = window
+        #: The Settings dialog opened last (open while the user edits).
         self.dialog: SettingsDialog | None = None
-        self.about: AboutDialog | None = None
-        edit = window.menu("&Edit")
-        bar = window.menuBar()
-        first, *rest = bar.actions()
-        if rest and rest[0] is not edit.menuAction():  # Edit goes right after File, as usual
-            bar.removeAction(edit.menuAction())
-            bar.insertAction(rest[0], edit.menuAction())
-        self.action_settings = window.add_action(edit, "&Settings…", "Ctrl+,", self.open_settings)
+        self.action_settings = window.add_action(window.menu("&Edit"), "&Settings…", "Ctrl+,", self.open_settings)
         self.action_settings.setObjectName("actionSettings")
-        self.action_logs = window.add_action(window.help_menu, "Open &log folder", None, self.open_log_folder)
+        self.action_logs = window.add_action(window.menu("&Help"), "Open &log folder", None, self.open_log_folder)
         self.action_logs.setObjectName("actionOpenLogFolder")
-        # The scrollable About dialog (with every licence) replaces the short message box.
-        window.action_about.triggered.disconnect()
-        window.action_about.triggered.connect(self.show_about)
-        window.setWindowIcon(app_icon())
         self.offline_label = QLabel(objectName="offlineIndicator")
         self.offline_label.setToolTip("Offline mode: no connection leaves this computer (Edit > Settings)")
-        window.statusBar().addPermanentWidget(self.offline_label)
+        window.add_status_widget(self.offline_label)
         self.refresh_offline_indicator()
 
     def refresh_offline_indicator(self) -> None:
+        """ "Offline" in the status bar while offline mode is on."""
         self.offline_label.setText("Offline" if network.is_offline() else "")
 
     def open_settings(self) -> SettingsDialog:
-        dialog = SettingsDialog(parent=self.window)
+        """Edit ▸ Settings…: the settings as tabs; OK saves them."""
+        dialog = SettingsDialog(parent=self._window.dialog_parent)
         dialog.finished.connect(lambda _: self.refresh_offline_indicator())
         dialog.accepted.connect(lambda: self.settings_saved(dialog))
         self.dialog = dialog
@@ -56,27 +50,15 @@ class SettingsMenu:
         return dialog
 
     def settings_saved(self, dialog: SettingsDialog) -> None:
-        """Tell the views (an installed object's ``settings_changed()``, e.g. the Review tab's
-        author) and the user what saving did; a key that was not stored is shown as an error."""
-        for installed in self.window.installed.values():
-            changed = getattr(installed, "settings_changed", None)
-            if callable(changed) and installed is not self:
-                changed()
-        self.window.statusBar().showMessage("; ".join(["Settings saved", *dialog.saved_messages]), 10000)
+        """Tell the views (``window.settings_changed``, e.g. the Review tab's author) and the
+        user what saving did; a key that was not stored is shown as an error."""
+        self._window.notify_settings_changed()
+        self._window.show_status("; ".join(["Settings saved", *dialog.saved_messages]), 10000)
         if dialog.failed_messages():
-            self.window.show_error("Settings", "\n".join(dialog.failed_messages()))
+            self._window.show_error("Settings", "\n".join(dialog.failed_messages()))
 
     def open_log_folder(self) -> bool:
+        """Help ▸ Open log folder: the folder in the system's file manager."""
         folder = log_dir()
         folder.mkdir(parents=True, exist_ok=True)
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
-
-    def show_about(self) -> AboutDialog:
-        self.about = AboutDialog(self.window)
-        self.window.last_message = self.about  # where the window keeps its last message
-        self.about.open()
-        return self.about
-
-
-def install(window) -> SettingsMenu:
-    return SettingsMenu(window)

@@ -158,7 +158,7 @@ class LocalModelForm(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.task: Task | None = None
+        self.task: Task[Path] | None = None
         layout = QVBoxLayout(self)
         layout.addWidget(
             plain_label(
@@ -206,10 +206,12 @@ class LocalModelForm(QWidget):
             return
         target = test_model_target()
         self.status.setText(f"Preparing the test model in {target} …")
-        self.task = Task(lambda ctx: prepare_test_model(target))
-        self.task.signals.succeeded.connect(self._test_model_ready)
-        self.task.signals.failed.connect(self._test_model_failed)
-        self.task.start()
+        self.task = (
+            Task(lambda ctx: prepare_test_model(target))
+            .on_success(self._test_model_ready)
+            .on_failure(self._test_model_failed)
+            .start()
+        )
 
     def _test_model_ready(self, path: Path) -> None:
         self.status.setText(f"Test model ready: {path}")

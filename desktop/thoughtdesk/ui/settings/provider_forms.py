@@ -50,8 +50,7 @@ class ProviderPanel(QGroupBox):
         super().__init__(title, parent)
         self.provider = provider
         self._check = check
-        self.task: Task | None = None
-        self.last_result: ConnectionResult | None = None
+        self.task: Task[ConnectionResult] | None = None
         self.setObjectName(f"provider_{provider}")
         form = QFormLayout(self)
         self.enabled = QCheckBox("Use this provider", objectName=f"{provider}Enabled")
@@ -91,18 +90,20 @@ class ProviderPanel(QGroupBox):
         typed = self.key.text().strip()
         return typed or self.stored_key()
 
-    def test_connection(self) -> Task:
+    def test_connection(self) -> Task[ConnectionResult]:
         """Check the connection in the background; the result label and ``tested`` follow."""
         url, key = self.base_url.text().strip(), self.key_for_use()
         register_secret(key)
         self.test_button.setEnabled(False)
         self.result.setText("Testing…")
         check = self._check
-        task = Task(lambda ctx: check(url, key))
         # Bound methods, not lambdas: Qt drops the connections if the panel is closed first.
-        task.signals.succeeded.connect(self._show_result)
-        task.signals.failed.connect(self._show_failure)
-        task.signals.finished.connect(self._finished)
+        task = (
+            Task(lambda ctx: check(url, key))
+            .on_success(self._show_result)
+            .on_failure(self._show_failure)
+            .on_finished(self._finished)
+        )
         self.task = task
         return task.start()
 
@@ -113,7 +114,6 @@ class ProviderPanel(QGroupBox):
         self.test_button.setEnabled(True)
 
     def _show_result(self, result: ConnectionResult) -> None:
-        self.last_result = result
         self.result.setProperty("ok", result.ok)
         self.result.setStyleSheet("color: #1b7f3b;" if result.ok else "color: #b3261e;")
         # Success reads "Connected to … (HTTP 200); models: …", a failure "Failed: <why>".

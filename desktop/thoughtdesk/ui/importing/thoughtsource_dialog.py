@@ -1,11 +1,10 @@
-"""Small dialogs: import options, about, keyboard shortcuts."""
+"""File ▸ Import of a ThoughtSource collection: which collection it goes into, and what happens
+to samples that are already there."""
 
 from __future__ import annotations
 
-import platform
 from pathlib import Path
 
-from thoughtdesk import __version__
 from thoughtdesk.ui.qt import (
     QButtonGroup,
     QComboBox,
@@ -18,29 +17,6 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
-
-SHORTCUTS = [
-    ("Ctrl+F", "search the samples"),
-    ("Up / Down, j / k", "next / previous sample in the table"),
-    ("Ctrl+I", "import a file"),
-    ("Ctrl+E", "export the selected collection"),
-    ("Ctrl+Shift+N", "new library"),
-    ("Ctrl+O", "open a library"),
-    ("Escape", "clear the search"),
-    ("Ctrl+1 / 2 / 3 / 4", "Samples / Review / Results / Runs tab"),
-    ("Ctrl+G", "plan a generation run"),
-    ("Ctrl+,", "settings"),
-    ("Review: 1–9", "toggle a label (on selected text: a span label)"),
-    ("Review: j / k", "next / previous CoT"),
-    ("Review: n / p", "next / previous sample"),
-    ("Review: c", "comment on the CoT"),
-    ("Review: s", "mark the CoT preferred"),
-    ("Review: Alt+1…5 / Alt+0", "quality score / clear it"),
-    ("Review: Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
-    ("Ctrl+Shift+B", "blind review on or off"),
-    ("?", "this list"),
-    ("Ctrl+Q", "quit"),
-]
 
 
 class ImportDialog(QDialog):
@@ -92,24 +68,3 @@ class ImportDialog(QDialog):
     @property
     def on_duplicate(self) -> str:
         return self.duplicates.checkedButton().property("value")
-
-
-def about_text() -> str:
-    import PySide6
-
-    return (
-        f"ThoughtDesk {__version__}\n\n"
-        "A local workbench for chain-of-thought reasoning data: load QA datasets, generate, "
-        "compare, annotate, critique and score CoTs. Everything stays in one SQLite file on "
-        "this computer.\n\n"
-        f"Python {platform.python_version()}, Qt for Python (PySide6) {PySide6.__version__} (LGPLv3).\n"
-        "Libraries: sqlite-utils (Apache-2.0), msgspec (BSD-3), httpx (BSD-3), keyring (MIT), "
-        "pyqtgraph (MIT), NumPy and SciPy (BSD-3), platformdirs (MIT), rapidfuzz (MIT).\n"
-        "ThoughtSource collection format: OpenBioLink/ThoughtSource (MIT). Datasets keep their "
-        "own licences; see the dataset catalogue."
-    )
-
-
-def shortcuts_text() -> str:
-    width = max(len(k) for k, _ in SHORTCUTS)
-    return "\n".join(f"{k.ljust(width)}   {v}" for k, v in SHORTCUTS)
