@@ -86,7 +86,7 @@ class PriceEditor(QWidget):
         prices, problems = [], []
         for row in range(self.grid.rowCount()):
             cells = [
-                (self.grid.item(row, c).text().strip() if self.grid.item(row, c) else "")
+                (item.text().strip() if (item := self.grid.item(row, c)) is not None else "")
                 for c in range(len(PRICE_COLUMNS))
             ]
             if not cells[0] or not cells[1]:

@@ -277,7 +277,10 @@ class MappingDialog(QDialog):
     def preview_texts(self) -> list[list[str]]:
         """The preview table's cells (for tests and screen readers)."""
         return [
-            [self.table.item(r, c).text() for c in range(self.table.columnCount())]
+            [
+                item.text() if (item := self.table.item(r, c)) is not None else ""
+                for c in range(self.table.columnCount())
+            ]
             for r in range(self.table.rowCount())
         ]
 

@@ -67,4 +67,5 @@ class ImportDialog(QDialog):
 
     @property
     def on_duplicate(self) -> str:
-        return self.duplicates.checkedButton().property("value")
+        button = self.duplicates.checkedButton()
+        return "fail" if button is None else button.property("value")  # one option is always checked

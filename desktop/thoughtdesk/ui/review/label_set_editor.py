@@ -200,9 +200,9 @@ class LabelSetEditor(QDialog):
 
     def add_label(self) -> int:
         """Add an empty label row with a colour and a number key no other label has; returns the row."""
-        used = {self.table.item(r, KEY_COLUMN).text().strip() for r in range(self.table.rowCount())}
+        used = {self._text(r, KEY_COLUMN) for r in range(self.table.rowCount())}
         free = next((d for d in range(1, 10) if str(d) not in used), None)
-        taken = {self.table.item(r, COLOUR_COLUMN).text().strip().lower() for r in range(self.table.rowCount())}
+        taken = {self._text(r, COLOUR_COLUMN).lower() for r in range(self.table.rowCount())}
         colour = next(
             (c for c in NEW_LABEL_COLOURS if c not in taken),
             NEW_LABEL_COLOURS[self.table.rowCount() % len(NEW_LABEL_COLOURS)],
@@ -210,8 +210,15 @@ class LabelSetEditor(QDialog):
         with blocked(self.table):
             row = self._append_row("", colour, free, None)
         self.table.setCurrentCell(row, NAME_COLUMN)
-        self.table.editItem(self.table.item(row, NAME_COLUMN))
+        name_item = self.table.item(row, NAME_COLUMN)
+        if name_item is not None:
+            self.table.editItem(name_item)
         return row
+
+    def _text(self, row: int, column: int) -> str:
+        """A cell's text, stripped ("" for a cell without an item)."""
+        item = self.table.item(row, column)
+        return item.text().strip() if item is not None else ""
 
     def remove_label(self) -> None:
         row = self.table.currentRow()
@@ -235,16 +242,17 @@ class LabelSetEditor(QDialog):
         """The set as the dialog shows it; ``ValueError`` naming the row for a bad colour or key."""
         labels = []
         for row in range(self.table.rowCount()):
-            name = self.table.item(row, NAME_COLUMN).text().strip()
+            name = self._text(row, NAME_COLUMN)
             if not name:
                 raise ValueError(f"label {row + 1} has no name")
-            colour = self.table.item(row, COLOUR_COLUMN).text().strip()
+            colour = self._text(row, COLOUR_COLUMN)
             if not _COLOUR.match(colour):
                 raise ValueError(f"label {row + 1} ({name}): the colour must look like #d9534f, not {colour!r}")
-            digit = self.table.item(row, KEY_COLUMN).text().strip()
+            digit = self._text(row, KEY_COLUMN)
             if digit and (not digit.isdigit() or not 1 <= int(digit) <= 9):
                 raise ValueError(f"label {row + 1} ({name}): the key is a digit 1 to 9 or empty, not {digit!r}")
-            key = self.table.item(row, NAME_COLUMN).data(KEY_ROLE) or name
+            name_item = self.table.item(row, NAME_COLUMN)
+            key = (name_item.data(KEY_ROLE) if name_item is not None else None) or name
             labels.append(Label(key, name, colour.lower(), int(digit) if digit else None))
         if not labels:
             raise ValueError("a label set needs at least one label")

@@ -66,8 +66,8 @@ class SimilarityPrefetch(QObject):
         cots = [v.text for v in views]
         task = (
             Task(lambda _ctx: SimilarityMatrix.compute(cots))
-            .on_success(lambda matrix, k=key: self._store(k, matrix))
-            .on_finished(lambda k=key: self._running.pop(k, None))
+            .on_success(lambda matrix: self._store(key, matrix))
+            .on_finished(lambda: self._running.pop(key, None))
         )
         self._running[key] = task
         task.start()
