@@ -25,7 +25,7 @@ def floor_pins(pyproject: Path, extras: list[str], skip: list[str]) -> list[str]
     for extra in extras:
         wanted += project["optional-dependencies"][extra]
     skipped = {canonicalize_name(name) for name in skip}
-    pins: dict[str, str] = {}
+    pins: dict[str, Requirement] = {}
     for text in wanted:
         requirement = Requirement(text)
         name = canonicalize_name(requirement.name)
@@ -34,10 +34,14 @@ def floor_pins(pyproject: Path, extras: list[str], skip: list[str]) -> list[str]
         floors = [spec.version for spec in requirement.specifier if spec.operator == ">="]
         if len(floors) != 1:
             raise SystemExit(f"{text!r} in pyproject.toml has no single >= floor")
-        extras_part = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
-        marker = f" ; {requirement.marker}" if requirement.marker else ""
-        pins[name] = f"{requirement.name}{extras_part}=={floors[0]}{marker}"
-    return list(pins.values())
+        pin = Requirement(f"{requirement.name}=={floors[0]}")
+        pin.extras, pin.marker = set(requirement.extras), requirement.marker
+        if name in pins:  # named twice (e.g. in two extras): one pin, with every extra asked for
+            if pins[name].specifier != pin.specifier:
+                raise SystemExit(f"{requirement.name} has two different floors in pyproject.toml")
+            pin.extras |= pins[name].extras
+        pins[name] = pin
+    return [str(pin) for pin in pins.values()]
 
 
 def main() -> int:
