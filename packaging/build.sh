@@ -13,7 +13,7 @@ started=$(date +%s)
   --distpath dist --workpath build/pyinstaller packaging/thoughtdesk.spec
 echo "built dist/thoughtdesk in $(( $(date +%s) - started )) s; size: $(du -sh dist/thoughtdesk | cut -f1)"
 # Desktop integration files beside the executable (install.sh-style copies are left to distros).
-cp desktop/thoughtdesk/resources/thoughtdesk.desktop desktop/thoughtdesk/resources/thoughtdesk.svg dist/thoughtdesk/
+cp resources/thoughtdesk.desktop resources/thoughtdesk.svg dist/thoughtdesk/
 if [[ "${SKIP_SELF_TEST:-0}" != "1" ]]; then
   QT_QPA_PLATFORM=offscreen dist/thoughtdesk/thoughtdesk --self-test
 fi

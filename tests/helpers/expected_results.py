@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.helpers.paths import ROOT
 from thoughtdesk.core.evaluation.answers import extract_answer
 
-DEMO = ROOT / "desktop" / "thoughtdesk" / "resources" / "demo_collection.json"
+DEMO = ROOT / "resources" / "demo_collection.json"
 FIXTURES = ROOT / "tests" / "fixtures" / "results"
 TS67 = "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
 

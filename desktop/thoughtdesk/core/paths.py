@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from importlib.resources import files
 from pathlib import Path
 
 import platformdirs
@@ -54,5 +56,24 @@ def resolve_library_path(explicit: str | os.PathLike[str] | None) -> Path:
 
 
 def resource_path(name: str) -> Path:
-    """A file shipped in the package's ``resources`` folder."""
-    return Path(__file__).resolve().parent.parent / "resources" / name
+    """A file ThoughtDesk ships (icon, desktop entry, demo collection, built-in fragments).
+
+    The repository keeps them in its top-level ``resources/`` folder, and the build maps that
+    folder into the package as ``thoughtdesk/resources`` (``[tool.setuptools]`` in pyproject.toml;
+    ``packaging/thoughtdesk.spec`` for the frozen bundle). So a wheel or a frozen bundle has them
+    inside the package, and a source checkout (an editable install, or ``PYTHONPATH=desktop``)
+    beside ``desktop/``.
+    """
+    return _resources_dir() / name
+
+
+@functools.cache
+def _resources_dir() -> Path:
+    package = Path(str(files("thoughtdesk")))  # a real folder: site-packages, the bundle, desktop/
+    installed = package / "resources"
+    if installed.is_dir():
+        return installed
+    # Not inside the package: a source checkout, whose desktop/thoughtdesk is the package. The
+    # editable install's mapping of thoughtdesk.resources is not used: PYTHONPATH may point at
+    # another checkout than the one installed, and its own resources/ are the right ones.
+    return package.parents[1] / "resources"

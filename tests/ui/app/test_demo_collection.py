@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.paths import ROOT
 
-DEMO_PATH = ROOT / "desktop" / "thoughtdesk" / "resources" / "demo_collection.json"
+DEMO_PATH = ROOT / "resources" / "demo_collection.json"
 
 SAMPLE_KEYS = {"id", "ref_id", "question", "type", "choices", "context", "cot", "answer", "generated_cot", "feedback"}
 GENERATED_COT_KEYS = {

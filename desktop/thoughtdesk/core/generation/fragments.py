@@ -2,7 +2,7 @@
 
 A fragment is identified by its kind and key (ThoughtSource reuses keys across kinds:
 ``kojima-01`` is both a CoT trigger and an answer extraction). The defaults ship in
-``thoughtdesk/resources/fragments.json``; they include ThoughtSource's keys with their texts, so a
+``resources/fragments.json``; they include ThoughtSource's keys with their texts, so a
 ThoughtSource collection that names ``qa-01`` or ``lievin-01`` resolves. ThoughtSource's own
 ``fragments.json`` (``{"version", "instructions", "cot_triggers", "answer_extractions"}``) and
 its older ``templates.json`` (``cot-triggers``/``answer-extractions``) can be imported.
@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.files import write_json_atomically
+from thoughtdesk.core.paths import resource_path
 
 FragmentKind = Literal["instruction", "cot_trigger", "answer_extraction"]
 FRAGMENT_KINDS: tuple[FragmentKind, ...] = ("instruction", "cot_trigger", "answer_extraction")
@@ -92,8 +92,7 @@ class FragmentLibrary:
     @classmethod
     def defaults(cls) -> FragmentLibrary:
         """The fragments ThoughtDesk ships (its own, ThoughtSource's keys, cited triggers)."""
-        resource = files("thoughtdesk").joinpath("resources", "fragments.json")
-        return cls.load(Path(str(resource)))
+        return cls.load(resource_path("fragments.json"))
 
     @classmethod
     def load(cls, path: str | Path) -> FragmentLibrary:
