@@ -202,13 +202,3 @@ def use_key_file_if_allowed(config: CoreConfig | None = None) -> bool:
     secrets.use_keyring(FileKeyring())
     watch_keyring()  # keys read from the file are redacted from the log too
     return True
-
-
-def apply_startup_config(offline: bool | None = None) -> None:
-    """At the start of any command: offline mode (``offline`` > env > config) and the key file
-    fallback when agreed. Never raises: a broken config file means the defaults."""
-    from thoughtdesk.core.settings.network import apply_offline_setting
-
-    config = load_config()
-    apply_offline_setting(offline)
-    use_key_file_if_allowed(config)
