@@ -6,8 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from thoughtdesk.core.datasets import commonsense_info as info
-from thoughtdesk.core.datasets.catalogue import register
-from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
+from thoughtdesk.core.datasets.loading import (
+    DatasetLoader,
+    FileProbe,
+    LoadContext,
+    RecordError,
+    check_answer,
+    has_keys,
+    need,
+)
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import capitalise_first, split_sentences, untokenize
 from thoughtdesk.core.errors import DataFileError
@@ -210,6 +217,9 @@ def _sniff_qed(probe: FileProbe) -> bool:
     return has_keys(probe.jsonl_first, "example_id", "question_text", "paragraph_text")
 
 
-register(info.COMMONSENSE_QA, _read_csqa, _sniff_csqa)
-register(info.STRATEGY_QA, _read_strategy, _sniff_strategy)
-register(info.QED, _read_qed, _sniff_qed)
+#: This family's datasets, collected by :mod:`thoughtdesk.core.datasets.registry`.
+LOADERS: tuple[DatasetLoader, ...] = (
+    DatasetLoader(info.COMMONSENSE_QA, _read_csqa, _sniff_csqa),
+    DatasetLoader(info.STRATEGY_QA, _read_strategy, _sniff_strategy),
+    DatasetLoader(info.QED, _read_qed, _sniff_qed),
+)

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from thoughtdesk.core.datasets import math_word_info as info
-from thoughtdesk.core.datasets.catalogue import register
 from thoughtdesk.core.datasets.equations import equation_steps, expression_steps, prefix_to_infix
-from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, has_keys, need
+from thoughtdesk.core.datasets.loading import DatasetLoader, FileProbe, LoadContext, RecordError, has_keys, need
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import format_number, untokenize
 from thoughtdesk.core.errors import DataFileError
@@ -271,10 +270,13 @@ def _sniff_singleeq(probe: FileProbe) -> bool:
     return has_keys(probe.json_first, "sQuestion", "lEquations", "templateNumber")
 
 
-register(info.GSM8K, _read_gsm8k, _sniff_gsm8k)
-register(info.SVAMP, _read_svamp, _sniff_svamp)
-register(info.ASDIV, _read_asdiv, _sniff_asdiv)
-register(info.MAWPS, _read_mawps, _sniff_mawps)
-register(info.MULTIARITH, _mawps_json_reader("multiarith"), _sniff_multiarith)
-register(info.ADDSUB, _mawps_json_reader("addsub"), _sniff_addsub)
-register(info.SINGLEEQ, _mawps_json_reader("singleeq"), _sniff_singleeq)
+#: This family's datasets, collected by :mod:`thoughtdesk.core.datasets.registry`.
+LOADERS: tuple[DatasetLoader, ...] = (
+    DatasetLoader(info.GSM8K, _read_gsm8k, _sniff_gsm8k),
+    DatasetLoader(info.SVAMP, _read_svamp, _sniff_svamp),
+    DatasetLoader(info.ASDIV, _read_asdiv, _sniff_asdiv),
+    DatasetLoader(info.MAWPS, _read_mawps, _sniff_mawps),
+    DatasetLoader(info.MULTIARITH, _mawps_json_reader("multiarith"), _sniff_multiarith),
+    DatasetLoader(info.ADDSUB, _mawps_json_reader("addsub"), _sniff_addsub),
+    DatasetLoader(info.SINGLEEQ, _mawps_json_reader("singleeq"), _sniff_singleeq),
+)
