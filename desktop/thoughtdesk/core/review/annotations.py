@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.types import (
     COMMENT_KEY,
@@ -86,17 +87,6 @@ def slot_rows(conn, cot_pk: int, author: str, key: str, span: Span | None) -> li
         elif span is not None and found is not None and (found.start, found.end) == (span.start, span.end):
             out.append(row)
     return out
-
-
-def refresh_sample_counter(conn, cot_pk: int) -> None:
-    """Recount ``sample.n_annotations`` (annotation rows of all the sample's CoTs)."""
-    conn.execute(
-        """UPDATE sample SET n_annotations = (
-               SELECT count(*) FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id
-               WHERE c.sample_pk = sample.id)
-           WHERE id = (SELECT sample_pk FROM generated_cot WHERE id = ?)""",
-        (cot_pk,),
-    )
 
 
 def write_slot(conn, cot_pk: int, author: str, key: str, span: Span | None, value: Any, date: str) -> None:
@@ -249,7 +239,7 @@ class AnnotationStore:
     def _set(self, op: AnnotationOp, value: Any) -> None:
         with self.library.transaction() as conn:
             write_slot(conn, op.cot_pk, op.author, op.key, op.span, value, utc_now())
-            refresh_sample_counter(conn, op.cot_pk)
+            counters.recount_annotations(conn, op.cot_pk)
 
     def apply(self, op: AnnotationOp) -> None:
         """Set the op's slot to ``op.after`` (one committed transaction, date = now, UTC)."""

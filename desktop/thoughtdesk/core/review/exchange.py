@@ -21,10 +21,10 @@ from typing import Any
 
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.files import write_json_atomically
+from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.annotations import (
     decode_value,
-    refresh_sample_counter,
     slot_rows,
     span_from_extra,
     utc_now,
@@ -382,7 +382,7 @@ def import_annotations(
             for rec, _, cot_pk in matched:
                 _merge_one(conn, report, rec, cot_pk)
             for cot_pk in {cot_pk for _, _, cot_pk in matched}:
-                refresh_sample_counter(conn, cot_pk)
+                counters.recount_annotations(conn, cot_pk)
             if dry_run:
                 raise _Rollback
     except _Rollback:

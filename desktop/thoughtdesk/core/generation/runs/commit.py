@@ -14,6 +14,7 @@ from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extra
 from thoughtdesk.core.generation.backends import BackendError, Response
 from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.spec import ModelSpec
+from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library
 
@@ -86,11 +87,7 @@ def _insert_answer(
         ),
     )
     sample_pk = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
-    conn.execute(
-        "UPDATE sample SET n_answers = n_answers + 1, n_correct = n_correct + ?, "
-        "n_incorrect = n_incorrect + ?, n_unextractable = n_unextractable + ? WHERE id = ?",
-        (int(correct is True), int(correct is False), int(scored.outcome == UNEXTRACTABLE), sample_pk),
-    )
+    counters.add_answer(conn, sample_pk, correct, unextractable=scored.outcome == UNEXTRACTABLE)
     return int(cur.lastrowid)
 
 
@@ -214,7 +211,7 @@ def store_cot(
                 ),
             ).lastrowid
         )
-        conn.execute("UPDATE sample SET n_cots = n_cots + 1 WHERE id = ?", (sample.pk,))
+        counters.add_cot(conn, sample.pk)
         conn.execute(
             "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
             (text, sample.pk),
@@ -317,7 +314,7 @@ def _copy_cot(
         ).lastrowid
     )
     text = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
-    conn.execute("UPDATE sample SET n_cots = n_cots + 1 WHERE id = ?", (sample.pk,))
+    counters.add_cot(conn, sample.pk)
     conn.execute(
         "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
         (text or "", sample.pk),
