@@ -203,11 +203,11 @@ def test_pause_and_cancel_between_requests(library_path):
 def test_time_spent_paused_does_not_count_towards_the_eta(library_path, fake_server):
     import time
 
-    from thoughtdesk.core.generation.runs.control import _Tally
+    from thoughtdesk.core.generation.runs.tally import RunTally
 
     run_id = _run(library_path, _spec(fake_server))  # 10 requests, none sent
     with Library.open(library_path) as lib:
-        tally = _Tally(lib, run_id)
+        tally = RunTally(lib, run_id)
     now = time.monotonic()
     tally.started, tally.done, tally.finished_now = now - 104.0, 2, 2  # 2 done in 104 s ...
     tally.set_paused(True)

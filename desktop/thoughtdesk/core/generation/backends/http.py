@@ -76,7 +76,7 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error_text(body: str) -> str:
+def error_text(body: str) -> str:
     """The provider's own error message from a JSON error body, else the start of the body."""
     try:
         data = json.loads(body)
@@ -97,7 +97,7 @@ def error_for_status(
     provider: str, status: int, body: str, headers: httpx.Headers, *, url: str, model: str
 ) -> BackendError:
     """The typed error for a non-2xx answer, worded with what the user can do."""
-    detail = _error_text(body)
+    detail = error_text(body)
     retry_after = parse_retry_after(headers)
     said = f" (server said: {detail})" if detail else ""
     common = {"status": status, "raw_body": body, "retry_after": retry_after}

@@ -13,6 +13,7 @@ from typing import Any
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
 from thoughtdesk.core.generation.backends import BackendError, Response
 from thoughtdesk.core.generation.runs.plan import SampleRef
+from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import model_repr
@@ -92,19 +93,19 @@ def _insert_answer(
 
 
 def _provenance(
-    model: ModelSpec, variant: dict[str, Any], request: dict[str, Any], call: CallRecord, run_id: int
+    model: ModelSpec, variant: dict[str, Any], request: RequestRow, call: CallRecord, run_id: int
 ) -> dict[str, Any]:
     r = call.response
     return {
         "run_id": run_id,
-        "request_id": request["id"],
-        "fingerprint": request["fingerprint"],
-        "step": request["step"],
+        "request_id": request.id,
+        "fingerprint": request.fingerprint,
+        "step": request.step,
         "provider": model.provider,
         "model": model.model_name,
         "base_url": model.base_url,
-        "params": json.loads(request["params"]),
-        "prompt": request["prompt"],
+        "params": json.loads(request.params),
+        "prompt": request.prompt,
         "fragments": variant,
         "sent_at": call.sent_at,
         "finished_at": call.finished_at,
@@ -162,7 +163,7 @@ def store_cot(
     lib: Library,
     *,
     run_id: int,
-    request: dict[str, Any],
+    request: RequestRow,
     sample: SampleRef,
     model: ModelSpec,
     variant: dict[str, Any],
@@ -172,11 +173,11 @@ def store_cot(
     """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys."""
     text = call.response.texts[0]
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id)}
-    ident = f"td-{run_id}-{request['id']}"
+    ident = f"td-{run_id}-{request.id}"
     instruction, trigger = variant.get("instruction"), variant.get("cot_trigger")
     template = variant["cot_template"]
     template_text = template.get("context_text") if template.get("auto") and sample.context else template["text"]
-    params = json.loads(request["params"])
+    params = json.loads(request.params)
     with lib.transaction() as conn:
         position = conn.execute(
             "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
@@ -194,7 +195,7 @@ def store_cot(
                     instruction and instruction["key"],
                     trigger and trigger["key"],
                     template_text,
-                    request["prompt"],
+                    request.prompt,
                     text,
                     "thoughtdesk",
                     call.finished_at[:19].replace("T", " ").replace("-", "/"),
@@ -228,9 +229,9 @@ def store_cot(
                 None,
                 "" if scored.value is None else str(scored.value),
                 scored,
-                {"thoughtdesk": {"run_id": run_id, "request_id": request["id"], "mode": "one-step"}},
+                {"thoughtdesk": {"run_id": run_id, "request_id": request.id, "mode": "one-step"}},
             )
-        _finish_request(conn, request["id"], call, cot_pk=cot_pk, answer_pk=answer_pk)
+        _finish_request(conn, request.id, call, cot_pk=cot_pk, answer_pk=answer_pk)
     return cot_pk, answer_pk
 
 
@@ -238,7 +239,7 @@ def store_extraction(
     lib: Library,
     *,
     run_id: int,
-    request: dict[str, Any],
+    request: RequestRow,
     sample: SampleRef,
     model: ModelSpec,
     variant: dict[str, Any],
@@ -257,7 +258,7 @@ def store_extraction(
         answer_pk = _insert_answer(
             conn,
             cot_pk,
-            f"td-{run_id}-{request['id']}",
+            f"td-{run_id}-{request.id}",
             extraction["key"],
             template_text,
             extraction["text"],
@@ -265,12 +266,12 @@ def store_extraction(
             scored,
             extra,
         )
-        _finish_request(conn, request["id"], call, answer_pk=answer_pk, cot_pk=cot_pk)
+        _finish_request(conn, request.id, call, answer_pk=answer_pk, cot_pk=cot_pk)
     return answer_pk
 
 
 def store_cached(
-    lib: Library, *, request: dict[str, Any], source: dict[str, Any], sample: SampleRef, cot_pk: int | None
+    lib: Library, *, request: RequestRow, source: RequestRow, sample: SampleRef, cot_pk: int | None
 ) -> None:
     """Answer ``request`` from ``source``, an identical request already done.
 
@@ -278,20 +279,20 @@ def store_cached(
     of the CoT/answer, scored against its own gold answer.
     """
     with lib.transaction() as conn:
-        if request["step"] == "cot":
-            src_cot = source["result_cot_pk"]
+        if request.step == "cot":
+            src_cot = source.result_cot_pk
             src_sample = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (src_cot,)).fetchone()[0]
-            new_cot, new_answer = src_cot, source["result_answer_pk"]
+            new_cot, new_answer = src_cot, source.result_answer_pk
             if src_sample != sample.pk:
-                new_cot, new_answer = _copy_cot(conn, src_cot, source["result_answer_pk"], sample)
-            _finish_request(conn, request["id"], None, cot_pk=new_cot, answer_pk=new_answer, cached_from=source["id"])
+                new_cot, new_answer = _copy_cot(conn, src_cot, source.result_answer_pk, sample)
+            _finish_request(conn, request.id, None, cot_pk=new_cot, answer_pk=new_answer, cached_from=source.id)
             return
-        src_answer = source["result_answer_pk"]
+        src_answer = source.result_answer_pk
         src_cot = conn.execute("SELECT cot_pk FROM answer WHERE id = ?", (src_answer,)).fetchone()[0]
         answer_pk = src_answer
         if src_cot != cot_pk:
             answer_pk = _copy_answer(conn, src_answer, cot_pk, sample)
-        _finish_request(conn, request["id"], None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source["id"])
+        _finish_request(conn, request.id, None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source.id)
 
 
 _COT_COPY = (

@@ -13,6 +13,7 @@ from typing import Any
 
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
+from thoughtdesk.core.generation.runs.read import RequestStep
 from thoughtdesk.core.generation.runs.spec import FewShotSpec, ModelSpec, RunSpec, RunSpecError, SampleSelection
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library
@@ -51,7 +52,7 @@ class PlannedRequest:
     model_index: int
     variant_index: int
     replicate: int
-    step: str  # "cot" or "extraction"
+    step: RequestStep
     prompt: str | None
     depends_on: int | None
     estimated_prompt_tokens: int
@@ -181,7 +182,8 @@ def fingerprint(model: ModelSpec, request: Request, replicate: int) -> str:
 _SAMPLE_SQL = "SELECT id, dataset, split, sample_id, question, type, choices, context, answer FROM sample"
 
 
-def _refs(lib: Library, pks: list[int]) -> list[SampleRef]:
+def sample_refs(lib: Library, pks: list[int]) -> list[SampleRef]:
+    """The samples with primary keys ``pks``, in that order (absent keys are left out)."""
     out: dict[int, SampleRef] = {}
     for start in range(0, len(pks), 500):
         chunk = pks[start : start + 500]
@@ -217,7 +219,7 @@ def select_samples(lib: Library, selection: SampleSelection) -> list[SampleRef]:
         missing = [pk for pk in pks if pk not in found]
         if missing:
             raise RunSpecError(f"sample key(s) {missing[:5]} are not in collection {selection.collection!r}")
-        return _refs(lib, pks)
+        return sample_refs(lib, pks)
     splits = lib.splits(cid)
     for name, known in (("dataset", {d for d, _ in splits}), ("split", {s for _, s in splits})):
         wanted = selection.datasets if name == "dataset" else selection.splits
@@ -254,7 +256,7 @@ def select_samples(lib: Library, selection: SampleSelection) -> list[SampleRef]:
         pks.extend(keys)
     if not pks:
         raise RunSpecError(f"no samples of collection {selection.collection!r} match the selection")
-    return _refs(lib, pks)
+    return sample_refs(lib, pks)
 
 
 def _exemplars(lib: Library, collection: str, dataset: str, few_shot: FewShotSpec) -> list[Exemplar]:
