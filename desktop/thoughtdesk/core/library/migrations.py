@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from thoughtdesk.core.library.timestamps import now_iso
+
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
@@ -331,7 +333,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             fn(conn)
-            conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, datetime('now'))", (name,))
+            conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, now_iso()))
             conn.execute(f"PRAGMA user_version = {index}")
             conn.execute("COMMIT")
         except BaseException:

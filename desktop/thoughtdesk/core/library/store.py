@@ -10,12 +10,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.library import migrations
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
+from thoughtdesk.core.library.timestamps import now_iso
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -141,9 +141,8 @@ class Library:
             raise LibraryError("a collection needs a name")
         if self.collection_id(name) is not None:
             raise LibraryError(f"a collection named {name!r} already exists in {self.path}")
-        created = datetime.now(UTC).isoformat(timespec="seconds")
         cur = self.conn.execute(
-            "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)", (name, created, source)
+            "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)", (name, now_iso(), source)
         )
         return int(cur.lastrowid)
 

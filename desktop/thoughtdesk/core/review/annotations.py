@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.timestamps import now_iso as utc_now  # the library's one format
 from thoughtdesk.core.review.types import (
     COMMENT_KEY,
     LABEL_OFF,
@@ -30,11 +30,6 @@ from thoughtdesk.core.review.types import (
     Span,
     StoredAnnotation,
 )
-
-
-def utc_now() -> str:
-    """The current UTC time as ISO 8601 with a ``Z`` (``2024-05-01T09:30:12Z``), seconds."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def decode_value(value: str | None, is_json: int) -> Any:

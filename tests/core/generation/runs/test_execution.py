@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import pytest
@@ -74,6 +75,7 @@ def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_serv
     assert extra["prompt"].endswith("Answer: Let's think step by step.")
     assert extra["raw_response"].startswith("{") and extra["latency"] > 0
     assert extra["prompt_tokens"] > 0 and extra["sent_at"] <= extra["finished_at"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", extra["finished_at"])  # core.library.timestamps
     assert extra["completion_tokens"] > 0 and extra["tokens_reported"] is True
     assert extra["cost"] == pytest.approx((extra["prompt_tokens"] * 1000.0 + extra["completion_tokens"] * 2000.0) / 1e6)
     assert extra["base_url"] == fake_server.base_url and extra["step"] == "cot" and extra["attempts"] == 1

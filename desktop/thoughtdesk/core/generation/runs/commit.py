@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
@@ -18,10 +17,7 @@ from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +194,7 @@ def store_cot(
                     request.prompt,
                     text,
                     "thoughtdesk",
-                    call.finished_at[:19].replace("T", " ").replace("-", "/"),
+                    thoughtsource_date(call.finished_at),
                     model.provider,
                     model_repr(
                         model.model_name,

@@ -36,7 +36,6 @@ from thoughtdesk.core.generation.backends import (
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
-    now_iso,
     store_cached,
     store_cot,
     store_extraction,
@@ -56,6 +55,7 @@ from thoughtdesk.core.generation.runs.spec import ModelSpec, RunLimits, RunSpec
 from thoughtdesk.core.generation.runs.tally import RunTally, set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.timestamps import now_iso
 
 ProgressCallback = Callable[[RunProgress], None]
 #: Errors that no retry fixes and that would fail every further request the same way: the run

@@ -8,7 +8,6 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
@@ -17,6 +16,7 @@ from thoughtdesk.core.generation.runs.read import RequestStep
 from thoughtdesk.core.generation.runs.spec import FewShotSpec, ModelSpec, RunSpec, RunSpecError, SampleSelection
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.timestamps import now_iso
 
 EXTRACTION_PLACEHOLDER = "<the CoT the model generates>"
 
@@ -387,10 +387,6 @@ def plan_run(
     return plan
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
 def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
     """Store the run and one row per planned request in one transaction; return the run id.
 
@@ -398,7 +394,7 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
     models and parameters (never keys), the exemplars, and the plan's estimates.
     """
     spec = plan.spec
-    created = _now()
+    created = now_iso()
     name = name or spec.name or f"{spec.samples.collection} {created[:16].replace('T', ' ')}"
     document = {
         "spec": spec.to_json(),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from thoughtdesk.core.generation.runs.commit import now_iso
 from thoughtdesk.core.generation.runs.read import RunProgress, RunStatus
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.timestamps import now_iso
 
 
 class RunTally:
