@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.datasets.catalogue import DatasetInfo
-from thoughtdesk.core.datasets.readers import first_json_item, first_jsonl_record, first_line, load_json
+from thoughtdesk.core.datasets.readers import first_json_item, first_jsonl_record, load_json
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
 
@@ -126,10 +126,6 @@ class FileProbe:
     @functools.cached_property
     def json_first(self) -> Any:
         return first_json_item(self.path)
-
-    @functools.cached_property
-    def text_first_line(self) -> str:
-        return first_line(self.path)
 
     def csv_first(self, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL) -> list[str]:
         try:

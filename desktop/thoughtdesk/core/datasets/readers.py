@@ -231,12 +231,3 @@ def iter_csv(
             raise DataFileError(path, f"malformed CSV: {error}", line=previous_end + 1) from None
         except UnicodeDecodeError as error:
             raise DataFileError(path, f"not UTF-8 text (byte {error.start})", line=previous_end + 1) from None
-
-
-def first_line(path: Path, limit: int = 65536) -> str:
-    """The first line of a text file (at most ``limit`` characters); ``""`` if unreadable."""
-    try:
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-            return handle.readline(limit).rstrip("\r\n")
-    except OSError:
-        return ""

@@ -97,10 +97,6 @@ class Library:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @property
-    def schema_version(self) -> int:
-        return self.conn.execute("PRAGMA user_version").fetchone()[0]
-
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: committed when the block ends, rolled back on any exception."""
@@ -145,32 +141,6 @@ class Library:
             "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)", (name, now_iso(), source)
         )
         return int(cur.lastrowid)
-
-    def unique_collection_name(self, base: str) -> str:
-        """``base``, or ``base (2)``, ``base (3)``... whichever is free."""
-        name, n = base, 1
-        while self.collection_id(name) is not None:
-            n += 1
-            name = f"{base} ({n})"
-        return name
-
-    def delete_collection(self, collection_id: int) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                "DELETE FROM sample_fts WHERE rowid IN (SELECT id FROM sample WHERE collection_id = ?)",
-                (collection_id,),
-            )
-            conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
-
-    def rename_collection(self, collection_id: int, name: str) -> None:
-        name = name.strip()
-        if not name:
-            raise LibraryError("a collection needs a name")
-        other = self.collection_id(name)
-        if other is not None and other != collection_id:
-            raise LibraryError(f"a collection named {name!r} already exists")
-        with self.transaction() as conn:
-            conn.execute("UPDATE collection SET name = ? WHERE id = ?", (name, collection_id))
 
     # Counts ------------------------------------------------------------------------------
 

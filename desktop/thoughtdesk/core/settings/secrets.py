@@ -88,17 +88,6 @@ def set_api_key(provider: str, key: str) -> None:
         raise _fail(provider, "store", error) from None
 
 
-def delete_api_key(provider: str) -> bool:
-    """Forget the key of ``provider``; True if one was stored."""
-    try:
-        _backend().delete_password(SERVICE, provider)
-    except keyring.errors.PasswordDeleteError:
-        return False
-    except keyring.errors.KeyringError as error:
-        raise _fail(provider, "delete", error) from None
-    return True
-
-
 def masked(key: str | None) -> str:
     """A key shown safely: its last four characters only (``••••abcd``), or ``(none)``."""
     if not key:

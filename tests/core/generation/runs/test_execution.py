@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from dataclasses import replace
 
 import pytest
 
@@ -156,7 +157,7 @@ def test_identical_requests_are_answered_from_the_store(library_path, fake_serve
     final = execute_run(library_path, second, limits=FAST)
     assert final.done == 10 and final.cached == 10 and len(fake_server.requests) == sent
     assert len(_cot_rows(library_path)) == 5  # reused on the same samples, not copied
-    forced = _run(library_path, spec.with_force(True))
+    forced = _run(library_path, replace(spec, force=True))
     execute_run(library_path, forced, limits=FAST)
     assert len(fake_server.requests) == 2 * sent and len(_cot_rows(library_path)) == 10
 

@@ -241,31 +241,3 @@ def run_requests(
         (*params, limit, offset),
     ).fetchall()
     return [RequestRow(*row) for row in rows]
-
-
-def run_progress(lib: Library, run_id: int) -> RunProgress:
-    """The stored progress of a run (what the runs panel shows when no executor is attached)."""
-    info = run_info(lib, run_id)
-    cached = lib.conn.execute(
-        "SELECT count(*) FROM request WHERE run_id = ? AND cached_from IS NOT NULL", (run_id,)
-    ).fetchone()[0]
-    return RunProgress(
-        run_id=info.id,
-        status=info.status,
-        total=info.total,
-        done=info.done,
-        failed=info.failed,
-        remaining=info.pending,
-        cached=cached,
-        prompt_tokens=info.prompt_tokens,
-        completion_tokens=info.completion_tokens,
-        cost=info.cost,
-        last_error=info.last_error,
-    )
-
-
-def delete_run(lib: Library, run_id: int) -> None:
-    """Forget a run and its request rows; the CoTs and answers it stored stay."""
-    with lib.transaction() as conn:
-        conn.execute("DELETE FROM request WHERE run_id = ?", (run_id,))
-        conn.execute("DELETE FROM run WHERE id = ?", (run_id,))
