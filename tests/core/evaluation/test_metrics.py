@@ -14,13 +14,13 @@ import random
 import numpy as np
 import pytest
 
+from thoughtdesk.core.evaluation.evaluate import PairedOutcomes
 from thoughtdesk.core.evaluation.metrics import (
     ScoredAnswer,
     accuracy_table,
     bootstrap_difference,
     majority_vote_correct,
     mcnemar_exact,
-    paired_correctness,
     wilson_interval,
 )
 
@@ -133,9 +133,9 @@ def test_majority_vote_is_order_independent():
     assert majority_vote_correct(list(reversed(rows))) is False
 
 
-def test_paired_correctness():
+def test_paired_outcomes_take_the_first_sample_of_each_question():
     rows = _answers()
-    ids, a, b = paired_correctness(rows, ("medqa", "test", "gpt", "zs"), ("medqa", "test", "gpt", "sc"))
+    ids, a, b = PairedOutcomes(rows).paired(("medqa", "test", "gpt", "zs"), ("medqa", "test", "gpt", "sc"))
     assert ids == ["q0", "q1", "q2", "q3"]
     assert a == [True, True, True, True]
     assert b == [True, False, False, False]  # first sample of each question

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.core.review.conftest import COLLECTION, cot_pks
-from thoughtdesk.core.review import AnnotationStore, agreement_table
+from thoughtdesk.core.review import AnnotationOp, AnnotationStore, agreement_table
 
 L, V = "Incorrect reasoning", "Too verbose"
 
@@ -94,3 +94,21 @@ def test_undefined_statistics_are_none(lib):
     (row,) = agreement_table(lib, COLLECTION, [L])
     assert row.n_items == 6 and row.cohen is None and row.fleiss is None and row.alpha is None
     assert row.percent_agreement == pytest.approx(100.0)
+
+
+def test_label_values_read_by_the_one_truth_rule(lib):
+    # Imported files carry JSON booleans or "True"; the annotator writes "true"/"false". All four
+    # reviewers say the same thing in different spellings: yes on item 1, no on item 2.
+    items = _items(lib)[:2]
+    spellings = {"ann": ("true", "false"), "bob": (True, False), "cho": (" TRUE ", "False"), "dee": ("True", False)}
+    for author, (yes, no) in spellings.items():
+        store = AnnotationStore(lib, author)
+        store.apply(AnnotationOp(items[0], author, L, None, yes))
+        store.apply(AnnotationOp(items[1], author, L, None, no))
+        store.apply(AnnotationOp(items[1], author, "note", None, 3))  # not a label value
+    (row,) = agreement_table(lib, COLLECTION)  # "note" is no label by default
+    assert row.label == L and row.raters == ("ann", "bob", "cho", "dee")
+    assert row.n_items == 2 and row.percent_agreement == pytest.approx(100.0)
+    # Everyone agrees and both categories occur: every statistic is 1 (one misread spelling
+    # would make a reviewer disagree on an item and pull them below 1).
+    assert row.alpha == pytest.approx(1.0) and row.fleiss == pytest.approx(1.0)

@@ -1,20 +1,21 @@
-"""Agreement statistics: hand-computed values, and checks against statsmodels and krippendorff."""
+"""Agreement statistics and the rating rules: hand-computed values, and checks against statsmodels
+and krippendorff."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from thoughtdesk.core.library.records import Annotation, GeneratedCot
-from thoughtdesk.core.review.agreement_stats import (
+from thoughtdesk.core.review.agreement import (
     LabelRating,
-    agreement_table,
+    agreement_rows,
     cohen_kappa,
     fleiss_kappa,
     krippendorff_alpha_nominal,
+    label_ratings,
     percent_agreement,
-    ratings_from_cots,
 )
+from thoughtdesk.core.review.types import label_value
 
 T, F = True, False
 
@@ -89,7 +90,7 @@ def records(matrix, raters=("ann", "bob", "cy"), label="Incorrect reasoning"):
 
 
 def test_agreement_table_three_raters_by_hand() -> None:
-    (row,) = agreement_table(records(THREE))
+    (row,) = agreement_rows(records(THREE))
     assert row.label == "Incorrect reasoning"
     assert row.raters == ("ann", "bob", "cy")
     assert row.n_items == 4  # items 1, 2, 3, 5
@@ -106,7 +107,7 @@ def test_agreement_table_three_raters_by_hand() -> None:
 def test_agreement_table_two_raters_and_label_order() -> None:
     data = records([TWO_A, TWO_B], raters=("ann", "bob"))
     data += records([[T, T], [T, T]], raters=("ann", "bob"), label="Too verbose")
-    rows = agreement_table(data, labels=["Too verbose", "Incorrect reasoning", "Unused"])
+    rows = agreement_rows(data, labels=["Too verbose", "Incorrect reasoning", "Unused"])
     assert [r.label for r in rows] == ["Too verbose", "Incorrect reasoning", "Unused"]
     verbose, reasoning, unused = rows
     assert reasoning.cohen == pytest.approx(0.4)
@@ -126,21 +127,39 @@ def test_later_record_replaces_earlier_and_tuples_are_accepted() -> None:
         ("bob", "y", "L", False),
         ("ann", "y", "L", False),
     ]  # ann changes her mind on y
-    (row,) = agreement_table(data)
+    (row,) = agreement_rows(data)
     assert row.percent_agreement == 100.0
 
 
-def test_ratings_from_thoughtsource_annotations() -> None:
-    def cot(cot_id, *notes):
-        return GeneratedCot(id=cot_id, annotations=[Annotation(k, v, a) for a, k, v in notes])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (True, True),
+        (False, False),
+        ("true", True),
+        ("false", False),
+        (" TRUE ", True),
+        ("False", False),
+        ("yes", None),
+        (1, None),
+        (0, None),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_the_one_truth_rule_reads_json_booleans_and_strings(value, expected) -> None:
+    assert label_value(value) is expected
 
-    cots = [
-        cot("c1", ("Rob", "Incorrect reasoning", "true"), ("Ana", "comment", "looks fine")),
-        cot("c2", ("Rob", "Too verbose", "false"), ("Ana", "Too verbose", True)),
-        cot("c3"),
+
+def test_ratings_from_thoughtsource_annotations() -> None:
+    annotations = [
+        ("Rob", "c1", "Incorrect reasoning", "true"),
+        ("Ana", "c1", "comment", "looks fine"),
+        ("Rob", "c2", "Too verbose", "false"),
+        ("Ana", "c2", "Too verbose", True),  # a JSON boolean counts as much as the string
+        ("Ana", "c2", "Note", 3),  # not a label value: not a label, but Ana reviewed c2
     ]
-    ratings = ratings_from_cots(cots)
-    got = {(r.author, r.item_id, r.label): r.value for r in ratings}
+    got = {(r.author, r.item_id, r.label): r.value for r in label_ratings(annotations)}
     assert got == {
         ("Ana", "c1", "Incorrect reasoning"): False,  # reviewed (commented), box unchecked
         ("Ana", "c1", "Too verbose"): False,
@@ -151,12 +170,17 @@ def test_ratings_from_thoughtsource_annotations() -> None:
         ("Rob", "c2", "Incorrect reasoning"): False,
         ("Rob", "c2", "Too verbose"): False,
     }
-    strict = ratings_from_cots(cots, absent_is_false=False)
-    assert {(r.author, r.item_id, r.label) for r in strict} == {
-        ("Rob", "c1", "Incorrect reasoning"),
-        ("Rob", "c2", "Too verbose"),
-        ("Ana", "c2", "Too verbose"),
-    }
+    # Asked for by name, a key without label values is rated False by everyone who reviewed.
+    assert {r.value for r in label_ratings(annotations, ["Note"])} == {False}
+
+
+def test_any_true_annotation_of_a_label_makes_it_true() -> None:
+    # A span label ("true") next to the whole-CoT box switched off again ("false"), either order.
+    for notes in (
+        [("ann", "x", "L", "false"), ("ann", "x", "L", "true")],
+        [("ann", "x", "L", "true"), ("ann", "x", "L", "false")],
+    ):
+        assert [r.value for r in label_ratings(notes)] == [True]
 
 
 def test_shared_thoughtsource_file_gives_single_rater_rows(shared) -> None:
@@ -164,14 +188,15 @@ def test_shared_thoughtsource_file_gives_single_rater_rows(shared) -> None:
 
     path = shared("thoughtsource", "annotated_set.json")
     data = json.loads(path.read_text(encoding="utf-8"))
-    cots = [
-        GeneratedCot(id=g["id"], annotations=[Annotation(a["key"], a["value"], a["author"]) for a in g["annotations"]])
+    annotations = [
+        (a["author"], g["id"], a["key"], a["value"])
         for splits in data.values()
         for samples in splits.values()
         for s in samples
         for g in s["generated_cot"]
+        for a in g["annotations"]
     ]
-    rows = agreement_table(ratings_from_cots(cots))
+    rows = agreement_rows(label_ratings(annotations))
     assert {r.label for r in rows} >= {"Incorrect reasoning", "Too verbose"}
     for row in rows:  # one annotator (Rob) only: nothing to agree on
         assert row.raters == ("Rob",) and row.alpha is None and row.n_items == 0

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.review.conftest import COLLECTION, cot_pks, open_library, sample_pk
+from tests.core.review.conftest import COLLECTION, cot_pks, open_library
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
     AnnotationStore,
     QueueFilter,
-    blind_cots,
     blind_labels,
     blind_order,
     create_queue,
@@ -98,13 +97,5 @@ def test_blind_order_is_stable_per_reviewer_and_differs_between_reviewers():
     assert len({tuple(o) for o in [ann, *others]}) >= 3
 
 
-def test_blind_cots_hide_model_and_prompt(lib):
-    pk = sample_pk(lib, "mq-1")
-    shown = blind_cots(lib, pk, "ann")
-    assert [c.label for c in shown] == ["CoT 1", "CoT 2", "CoT 3"]
-    assert [c.cot_pk for c in shown] == blind_order(cot_pks(lib, "mq-1"), "ann", pk)
-    assert sorted(c.cot_pk for c in shown) == sorted(cot_pks(lib, "mq-1"))
-    for cot in shown:
-        assert set(vars(cot) if hasattr(cot, "__dict__") else cot.__dataclass_fields__) == {"cot_pk", "label", "text"}
-        assert "gpt-4" not in cot.label and "llama" not in cot.label
+def test_blind_labels_name_cots_by_display_position():
     assert blind_labels([9, 4]) == {9: "CoT 1", 4: "CoT 2"}

@@ -16,9 +16,10 @@ from thoughtdesk.core.datasets.loading import (
     need,
 )
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
-from thoughtdesk.core.datasets.text import capitalise_first, split_sentences, untokenize
+from thoughtdesk.core.datasets.text import capitalise_first, untokenize
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.sentences import split_sentences
 
 # --- commonsense_qa + ECQA -------------------------------------------------------------------
 
@@ -51,7 +52,7 @@ def _ecqa_files(option: Path | None, dataset_file: Path, root: Path) -> list[Pat
 
 def _explanation_steps(text: str) -> list[str]:
     # ECQA's free-flow explanation (taskB), one step per sentence, as ThoughtSource does.
-    return [capitalise_first(sentence) for sentence in split_sentences(text, lowercase_starts=True)]
+    return [capitalise_first(span.text) for span in split_sentences(text, lowercase_starts=True)]
 
 
 def _load_ecqa(files: list[Path]) -> dict[str, list[str]]:

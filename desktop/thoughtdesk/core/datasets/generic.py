@@ -17,9 +17,10 @@ from typing import Any
 
 from thoughtdesk.core.datasets.loading import LoadContext, RecordError
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
-from thoughtdesk.core.datasets.text import format_number, split_sentences
+from thoughtdesk.core.datasets.text import format_number
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.library.records import ANSWER_TYPES, Sample
+from thoughtdesk.core.sentences import split_sentences
 
 
 class MappingError(ThoughtDeskError, ValueError):
@@ -286,7 +287,11 @@ def _sample(record: Any, index: int, mapping: ColumnMapping, stem: str) -> tuple
     cot = (
         []
         if raw_cot is None
-        else ([_text(step) for step in raw_cot] if isinstance(raw_cot, list) else split_sentences(_text(raw_cot)))
+        else (
+            [_text(step) for step in raw_cot]
+            if isinstance(raw_cot, list)
+            else [span.text for span in split_sentences(_text(raw_cot))]
+        )
     )
     context = value(mapping.context, "context")
     own_id = value(mapping.id, "id", mapping.id is not None)

@@ -17,9 +17,9 @@ from thoughtdesk.core.datasets.loading import (
 )
 from thoughtdesk.core.datasets.math_word import derived_id
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl, load_json
-from thoughtdesk.core.datasets.text import split_sentences
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
+from thoughtdesk.core.sentences import split_sentences
 
 # --- pubmed_qa -------------------------------------------------------------------------------
 
@@ -54,7 +54,7 @@ def _read_pubmed(path: Path, split: str, context: LoadContext) -> Iterator[tuple
             choices=list(_PUBMED_CHOICES),
             answer=[decision],
             context="\n".join(str(text) for text in contexts),
-            cot=split_sentences(record.get("LONG_ANSWER")),
+            cot=[span.text for span in split_sentences(record.get("LONG_ANSWER") or "")],
         )
 
     items = ((line, (str(key), value)) for line, key, value in iter_json_container(path))

@@ -1,4 +1,7 @@
-"""Small text helpers shared by the loaders: numbers, sentences, detokenisation."""
+"""Small text helpers shared by the loaders: numbers, capitals, detokenisation.
+
+Sentences are split by the one splitter, :func:`thoughtdesk.core.sentences.split_sentences`.
+"""
 
 from __future__ import annotations
 
@@ -31,77 +34,6 @@ def format_number(value: float | int | str) -> str:
     if rounded == int(rounded):
         return str(int(rounded))
     return f"{rounded:.6f}".rstrip("0").rstrip(".")
-
-
-# Abbreviations after which a full stop does not end a sentence (common in medical text).
-_ABBREVIATIONS = (
-    "e.g",
-    "i.e",
-    "vs",
-    "viz",
-    "etc",
-    "Dr",
-    "Mr",
-    "Mrs",
-    "Ms",
-    "Prof",
-    "Fig",
-    "fig",
-    "Ans",
-    "ans",
-    "No",
-    "no",
-    "approx",
-    "Approx",
-    "Ref",
-    "ref",
-    "St",
-    "Inc",
-    "Ltd",
-    "Jr",
-    "Sr",
-    "mg",
-    "ml",
-    "Vol",
-    "vol",
-    "pp",
-    "ed",
-    "Ed",
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-_SENTENCE_END_ANY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Za-z0-9])")
-
-
-def split_sentences(text: str | None, *, lowercase_starts: bool = False) -> list[str]:
-    """Split prose into sentences; newlines always separate. Empty pieces are dropped.
-
-    Conservative on purpose: it does not split after known abbreviations or single capital
-    letters (``A. madagascariensis``), since a wrong split is worse than a long sentence.
-    With ``lowercase_starts`` a sentence may also start with a small letter (crowd-written text).
-    """
-    boundary = _SENTENCE_END_ANY if lowercase_starts else _SENTENCE_END
-    if not text:
-        return []
-    sentences: list[str] = []
-    for paragraph in text.splitlines():
-        paragraph = paragraph.strip()
-        if not paragraph:
-            continue
-        start = 0
-        for match in boundary.finditer(paragraph):
-            before = paragraph[start : match.start()].rstrip("\"')]")
-            word = before.rsplit(None, 1)[-1] if before.split() else ""
-            stem = word.rstrip(".!?")
-            if stem in _ABBREVIATIONS or re.fullmatch(r"[A-Za-z]", stem):
-                continue
-            piece = paragraph[start : match.start()].strip()
-            if piece:
-                sentences.append(piece)
-            start = match.end()
-        tail = paragraph[start:].strip()
-        if tail:
-            sentences.append(tail)
-    return sentences
 
 
 def capitalise_first(text: str) -> str:

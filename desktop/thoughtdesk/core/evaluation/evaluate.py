@@ -144,10 +144,11 @@ def _usage_expressions(lib: Library) -> tuple[str, str]:
 
 
 def _number(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
+    # SQLite hands back int, float, str or bytes; anything else (and bool) is not a number here.
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, bytes)):
         return None
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError):
         return None
     return number if number == number and abs(number) != float("inf") else None

@@ -242,25 +242,3 @@ def bootstrap_difference(
         rng=np.random.default_rng(seed),
     )
     return (diff, float(result.confidence_interval.low), float(result.confidence_interval.high))
-
-
-def paired_correctness(
-    answers: Iterable[ScoredAnswer], a: tuple[str, str, str, str], b: tuple[str, str, str, str]
-) -> tuple[list[str], list[bool], list[bool]]:
-    """Align two conditions (dataset, split, model, condition keys) on the questions both
-    answered (first sample of each); returns (sample ids, A correct, B correct), unextractable
-    counting as not correct."""
-    first: dict[tuple[tuple[str, str, str, str], str], ScoredAnswer] = {}
-    for answer in answers:
-        key = (answer.dataset, answer.split, answer.model, answer.condition)
-        if key not in (a, b):
-            continue
-        slot = (key, answer.sample_id)
-        if slot not in first or answer.sample_index < first[slot].sample_index:
-            first[slot] = answer
-    ids = sorted({sid for (key, sid) in first if key == a} & {sid for (key, sid) in first if key == b})
-    return (
-        ids,
-        [first[(a, sid)].outcome == "correct" for sid in ids],
-        [first[(b, sid)].outcome == "correct" for sid in ids],
-    )

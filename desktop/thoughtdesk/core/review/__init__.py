@@ -13,13 +13,13 @@ Public API (import from ``thoughtdesk.core.review``)::
     delete_label_set(library, name: str) -> None
     DEFAULT_SET = "ThoughtSource"; CLINICAL_SET = "Clinical"
 
-    # Annotations: one transaction per change, author + UTC time, n_annotations kept right
+    # Annotations: one transaction per change, author + UTC time, n_annotations kept right;
+    # undo/redo is the GUI's QUndoStack driving .apply(op) / .revert(op)
     Span(start: int, end: int, text: str = "")                        # [start, end) code points
     StoredAnnotation(pk, cot_pk, author, date, key, value, span: Span | None)
     CotReview(cot_pk, author, labels: dict[str, bool], spans: list[tuple[str, Span]],
               comment: str, preferred: bool, quality: int | None)
     AnnotationOp(cot_pk, author, key, before, after, span=None, description="")  # frozen
-        .inverse() -> AnnotationOp
     AnnotationStore(library, author: str)
         .annotations(cot_pk, *, author=None) -> list[StoredAnnotation]
         .sample_annotations(sample_pk) -> dict[int, list[StoredAnnotation]]   # cot_pk -> list
@@ -33,8 +33,6 @@ Public API (import from ``thoughtdesk.core.review``)::
         .apply(op) -> None ; .revert(op) -> None                       # for QUndoCommand redo/undo
         .toggle_label(...) / .set_comment(...) / .set_preferred(...) / .set_quality(...)
             -> AnnotationOp                                            # plan + apply
-    OperationLog(store).do(op) / .undo() / .redo() / .can_undo / .can_redo
-    to_utf16(text, index) -> int ; from_utf16(text, position) -> int   # QTextCursor <-> Span
 
     # Review queues and blind mode
     QueueFilter(dataset=None, split=None, has_incorrect=False, has_cots=True,
@@ -51,7 +49,6 @@ Public API (import from ``thoughtdesk.core.review``)::
     delete_queue(library, queue_id)
     blind_order(cot_pks, reviewer, sample_pk) -> list[int]
     blind_labels(ordered_cot_pks) -> dict[int, str]                    # {pk: "CoT 1", ...}
-    blind_cots(library, sample_pk, reviewer) -> list[BlindCot(cot_pk, label, text)]
 
     # Several reviewers
     export_annotations(library, author: str | None, path, *, collection=None) -> int
@@ -62,12 +59,14 @@ Public API (import from ``thoughtdesk.core.review``)::
         .ok / .merged / .reasons() / .summary
     cot_content_hash(text) -> "sha256:<hex>"
 
-    # Agreement (rows are thoughtdesk.core.review.agreement_stats.AgreementRow)
+    # Agreement (thoughtdesk.core.review.agreement: also the statistics and label_ratings)
     agreement_table(library, collection: str, labels=None, authors=None) -> list[AgreementRow]
+    AgreementRow(label, n_items, n_complete, raters, cohen, fleiss, alpha, percent_agreement)
+    label_value(value) -> bool | None     # the one truth rule: JSON bools, "true"/"false" any case
 """
 
-from thoughtdesk.core.review.agreement import agreement_table
-from thoughtdesk.core.review.annotations import AnnotationStore, OperationLog, review_from, utc_now
+from thoughtdesk.core.review.agreement import AgreementRow, agreement_table
+from thoughtdesk.core.review.annotations import AnnotationStore, review_from, utc_now
 from thoughtdesk.core.review.exchange import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -84,12 +83,9 @@ from thoughtdesk.core.review.labels import (
     label_sets,
     save_label_set,
 )
-from thoughtdesk.core.review.offsets import from_utf16, to_utf16
 from thoughtdesk.core.review.queues import (
-    BlindCot,
     QueueFilter,
     ReviewQueue,
-    blind_cots,
     blind_labels,
     blind_order,
     create_queue,
@@ -114,13 +110,14 @@ from thoughtdesk.core.review.types import (
     LabelSet,
     Span,
     StoredAnnotation,
+    label_value,
 )
 
 __all__ = [
+    "AgreementRow",
     "AnnotationOp",
     "AnnotationStore",
     "BUILTIN_SETS",
-    "BlindCot",
     "CLINICAL_SET",
     "COMMENT_KEY",
     "CotReview",
@@ -133,7 +130,6 @@ __all__ = [
     "LabelSet",
     "MergeReport",
     "NON_LABEL_KEYS",
-    "OperationLog",
     "PREFERRED_KEY",
     "QUALITY_KEY",
     "QueueFilter",
@@ -142,7 +138,6 @@ __all__ = [
     "StoredAnnotation",
     "Unmatched",
     "agreement_table",
-    "blind_cots",
     "blind_labels",
     "blind_order",
     "cot_content_hash",
@@ -153,14 +148,13 @@ __all__ = [
     "export_annotations",
     "import_annotations",
     "label_set",
+    "label_value",
     "label_sets",
     "list_queues",
     "load_queue",
     "mark_done",
-    "from_utf16",
     "review_from",
     "save_label_set",
     "set_position",
-    "to_utf16",
     "utc_now",
 ]

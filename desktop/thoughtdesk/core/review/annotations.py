@@ -7,7 +7,7 @@ writes ``extra`` keys back, so spans survive a round trip through a ThoughtSourc
 
 Every change is an :class:`AnnotationOp` (slot, value before, value after): the GUI plans an op,
 pushes it on its ``QUndoStack`` and the stack calls :meth:`AnnotationStore.apply` /
-:meth:`AnnotationStore.revert`. :class:`OperationLog` does the same for code without Qt.
+:meth:`AnnotationStore.revert`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from thoughtdesk.core.review.types import (
     CotReview,
     Span,
     StoredAnnotation,
+    label_value,
 )
 
 
@@ -192,7 +193,7 @@ class AnnotationStore:
         if span is not None:
             after = None if before is not None else LABEL_ON
         else:
-            after = LABEL_OFF if (before is True or before == LABEL_ON) else LABEL_ON
+            after = LABEL_OFF if label_value(before) else LABEL_ON
         where = f" on '{span.text[:30]}'" if span is not None else ""
         return AnnotationOp(cot_pk, self.author, label, before, after, span, f"Toggle {label}{where}")
 
@@ -266,50 +267,6 @@ class AnnotationStore:
         return op
 
 
-class OperationLog:
-    """Undo/redo of applied ops for code without a ``QUndoStack`` (CLI, tests).
-
-    ``do`` applies an op and forgets anything undone before it, as an editor does.
-    """
-
-    def __init__(self, store: AnnotationStore) -> None:
-        self.store = store
-        self.done: list[AnnotationOp] = []
-        self.undone: list[AnnotationOp] = []
-
-    def do(self, op: AnnotationOp) -> AnnotationOp:
-        self.store.apply(op)
-        self.done.append(op)
-        self.undone.clear()
-        return op
-
-    @property
-    def can_undo(self) -> bool:
-        return bool(self.done)
-
-    @property
-    def can_redo(self) -> bool:
-        return bool(self.undone)
-
-    def undo(self) -> AnnotationOp | None:
-        """Revert the last op; ``None`` when there is nothing to undo."""
-        if not self.done:
-            return None
-        op = self.done.pop()
-        self.store.revert(op)
-        self.undone.append(op)
-        return op
-
-    def redo(self) -> AnnotationOp | None:
-        """Apply the last undone op again; ``None`` when there is nothing to redo."""
-        if not self.undone:
-            return None
-        op = self.undone.pop()
-        self.store.apply(op)
-        self.done.append(op)
-        return op
-
-
 def review_from(cot_pk: int, author: str, notes: Iterable[StoredAnnotation]) -> CotReview:
     """``author``'s review of a CoT from its annotations in stored order (later rows win);
     notes of other authors are skipped (so a sample's annotations, read once, can serve)."""
@@ -320,12 +277,12 @@ def review_from(cot_pk: int, author: str, notes: Iterable[StoredAnnotation]) -> 
         if note.key == COMMENT_KEY:
             review.comment = note.value if isinstance(note.value, str) else ""
         elif note.key == PREFERRED_KEY:
-            review.preferred = note.value is True or note.value == LABEL_ON
+            review.preferred = label_value(note.value) is True
         elif note.key == QUALITY_KEY:
             review.quality = note.value if isinstance(note.value, int) else None
         elif note.span is not None:
             review.spans.append((note.key, note.span))
         else:
-            review.labels[note.key] = note.value is True or note.value == LABEL_ON
+            review.labels[note.key] = label_value(note.value) is True
     review.spans.sort(key=lambda pair: (pair[1].start, pair[1].end, pair[0]))
     return review

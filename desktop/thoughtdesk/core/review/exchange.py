@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.library import counters
+from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.annotations import (
     decode_value,
@@ -50,7 +52,8 @@ def export_annotations(
 
     The file is written to a temporary name and renamed, so a failed export leaves no half file.
     """
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[str | int] = []
     if author is not None:
         clauses.append("a.author = ?")
         params.append(author)
@@ -96,7 +99,7 @@ def export_annotations(
         "author": author,
         "annotations": records,
     }
-    write_json_atomically(path, document, indent=1)
+    write_json_atomically(Path(path), document, indent=1)
     return len(records)
 
 
@@ -198,39 +201,42 @@ def _exchange_records(path: Path, document: dict) -> list[_Incoming]:
     return out
 
 
-def _thoughtsource_records(path: Path) -> list[_Incoming]:
-    from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile
+def _thoughtsource_records(path: Path, document: dict[str, dict[str, list[Any]]]) -> list[_Incoming]:
+    """The annotations of a ThoughtSource collection already parsed by :func:`_read` (parsing
+    the file a second time with ``ThoughtSourceFile`` doubled the cost of reading it)."""
+    from thoughtdesk.core.datasets.thoughtsource import sample_from_json
 
-    out = []
-    for record in ThoughtSourceFile(path).records():
-        for position, cot in enumerate(record.sample.generated_cot):
-            for note in cot.annotations:
-                where = (
-                    f"dataset {record.dataset}, split {record.split}, sample "
-                    f"{record.sample.id}, CoT {cot.id or position}, key {note.key!r}"
-                )
-                span = Span.from_json(note.extra.get("span")) if note.extra else None
-                out.append(
-                    _Incoming(
-                        where,
-                        None,
-                        record.dataset,
-                        record.split,
-                        record.sample.id,
-                        cot.id or "",
-                        position,
-                        cot_content_hash(cot.cot),
-                        note.author or "",
-                        note.date or "",
-                        note.key or "",
-                        note.value,
-                        span,
-                        None
-                        if note.key and note.value is not None
-                        else "bad record: annotation without a key or value",
-                    )
-                )
+    out: list[_Incoming] = []
+    for dataset, splits in document.items():
+        for split, samples in splits.items():
+            for index, obj in enumerate(samples):
+                sample = sample_from_json(obj, path, f"dataset {dataset}, split {split}, sample index {index}")
+                out.extend(_sample_annotations(dataset, split, sample))
     return out
+
+
+def _sample_annotations(dataset: str, split: str, sample: Sample) -> Iterator[_Incoming]:
+    for position, cot in enumerate(sample.generated_cot):
+        for note in cot.annotations:
+            where = f"dataset {dataset}, split {split}, sample {sample.id}, CoT {cot.id or position}, key {note.key!r}"
+            span = Span.from_json(note.extra.get("span")) if note.extra else None
+            problem = None if note.key and note.value is not None else "bad record: annotation without a key or value"
+            yield _Incoming(
+                where,
+                None,
+                dataset,
+                split,
+                sample.id,
+                cot.id or "",
+                position,
+                cot_content_hash(cot.cot),
+                note.author or "",
+                note.date or "",
+                note.key or "",
+                note.value,
+                span,
+                problem,
+            )
 
 
 def _read(path: Path) -> tuple[str, list[_Incoming]]:
@@ -263,7 +269,7 @@ def _read(path: Path) -> tuple[str, list[_Incoming]]:
             f"{FORMAT_NAME} file or a ThoughtSource collection "
             "{dataset: {split: [sample]}}",
         )
-    return "thoughtsource", _thoughtsource_records(path)
+    return "thoughtsource", _thoughtsource_records(path, document)
 
 
 class _Matcher:
@@ -381,7 +387,8 @@ def import_annotations(
         with library.transaction() as conn:
             for rec, _, cot_pk in matched:
                 _merge_one(conn, report, rec, cot_pk)
-            for cot_pk in {cot_pk for _, _, cot_pk in matched}:
+            # One recount per sample (the counter sums all its CoTs), through any of its CoTs.
+            for cot_pk in {sample_pk: cot_pk for _, sample_pk, cot_pk in matched}.values():
                 counters.recount_annotations(conn, cot_pk)
             if dry_run:
                 raise _Rollback

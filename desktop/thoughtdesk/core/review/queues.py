@@ -143,7 +143,9 @@ def create_queue(
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (name, collection_id, json.dumps(asdict(spec)), seed, reviewer, int(blind), utc_now()),
         )
-        queue_id = int(cur.lastrowid)
+        queue_id = cur.lastrowid
+        if queue_id is None:  # sqlite3 sets it after every INSERT; this narrows the type
+            raise RuntimeError("the review queue was not inserted")
         conn.executemany(
             "INSERT INTO review_queue_item (queue_id, ordinal, sample_pk) VALUES (?, ?, ?)",
             [(queue_id, i, pk) for i, pk in enumerate(pks)],
@@ -236,21 +238,3 @@ def blind_order(cot_pks: list[int], reviewer: str, sample_pk: int) -> list[int]:
 def blind_labels(ordered_cot_pks: list[int]) -> dict[int, str]:
     """Anonymous names ("CoT 1", "CoT 2", ...) by display position, hiding model and prompt."""
     return {pk: f"CoT {index}" for index, pk in enumerate(ordered_cot_pks, start=1)}
-
-
-@dataclass(frozen=True)
-class BlindCot:
-    """What blind mode shows of a generated CoT: its anonymous name and text, nothing else."""
-
-    cot_pk: int
-    label: str
-    text: str
-
-
-def blind_cots(library: Library, sample_pk: int, reviewer: str) -> list[BlindCot]:
-    """The sample's generated CoTs in ``reviewer``'s blind order, with anonymous names only."""
-    rows = library.conn.execute("SELECT id, cot FROM generated_cot WHERE sample_pk = ?", (sample_pk,)).fetchall()
-    texts = {pk: text or "" for pk, text in rows}
-    order = blind_order(list(texts), reviewer, sample_pk)
-    names = blind_labels(order)
-    return [BlindCot(pk, names[pk], texts[pk]) for pk in order]

@@ -21,6 +21,25 @@ LABEL_ON = "true"
 LABEL_OFF = "false"
 
 
+def label_value(value: Any) -> bool | None:
+    """The one rule for reading a label's stored value as true or false.
+
+    JSON ``true``/``false``, or the strings ``"true"``/``"false"`` in any case and with any
+    surrounding whitespace (ThoughtSource's annotator writes the lower-case strings; other tools
+    and hand-edited files write booleans or ``"True"``). Anything else (a number, free text,
+    ``None``) is not a label value: ``None``.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word == LABEL_ON:
+            return True
+        if word == LABEL_OFF:
+            return False
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Label:
     """One label of a label set.
@@ -91,10 +110,6 @@ class StoredAnnotation:
     value: Any
     span: Span | None = None
 
-    @property
-    def is_label(self) -> bool:
-        return self.key not in NON_LABEL_KEYS
-
 
 @dataclass(frozen=True, slots=True)
 class AnnotationOp:
@@ -114,11 +129,6 @@ class AnnotationOp:
     after: Any
     span: Span | None = None
     description: str = ""
-
-    def inverse(self) -> AnnotationOp:
-        return AnnotationOp(
-            self.cot_pk, self.author, self.key, self.after, self.before, self.span, "Undo " + self.description
-        )
 
 
 @dataclass(slots=True)

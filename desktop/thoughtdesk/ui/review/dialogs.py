@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from thoughtdesk.core.review import MergeReport
-from thoughtdesk.core.review.agreement_stats import AgreementRow
+from thoughtdesk.core.review.agreement import AgreementRow
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QCheckBox,

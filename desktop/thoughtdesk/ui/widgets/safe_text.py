@@ -16,8 +16,8 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 
-from thoughtdesk.core.review.compare.sentences import Span
 from thoughtdesk.core.review.compare.word_diff import DiffOp
+from thoughtdesk.core.sentences import Span
 
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 # Characters Qt treats as line or paragraph breaks, plus the usual ones.

@@ -1,4 +1,4 @@
-"""Sentence alignment: the score matrix, greedy groups, re-thresholding and stable ids."""
+"""Sentence alignment: CoT sentences, the score matrix, greedy groups, re-thresholding and stable ids."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ import random
 import numpy as np
 import pytest
 
-from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, SimilarityMatrix, align_sentences
+from thoughtdesk.core.review.compare.similarity import (
+    DEFAULT_THRESHOLD,
+    SimilarityMatrix,
+    align_sentences,
+    cot_sentences,
+)
 
 COTS = [
     # CoT 0
@@ -107,7 +112,8 @@ def test_groups_respect_the_threshold_and_the_one_per_cot_rule(seed: int) -> Non
             assert group.id == min(matrix.flat_index(c, s) for c, s in group.members)
             # Single linkage: every member is linked to another member at >= threshold.
             for member in group.members:
-                best = max(matrix.similarity(member, other) for other in group.members if other != member)
+                row = matrix.scores[matrix.flat_index(*member)]
+                best = max(float(row[matrix.flat_index(*other)]) for other in group.members if other != member)
                 assert best >= threshold
             for member in group.members:
                 partition[member] = group.id
@@ -162,3 +168,24 @@ def test_real_thoughtsource_cots_align(shared) -> None:
             assert alignment.texts[cot][span.start : span.end] == span.text
     for group in alignment.groups:
         assert len({c for c, _ in group.members}) == len(group.members)
+
+
+def test_a_generated_cot_is_split_into_sentences() -> None:
+    text, spans = cot_sentences("Give 5 mg. Then wait 2 min.\nCheck the pulse.")
+    assert text == "Give 5 mg. Then wait 2 min.\nCheck the pulse."
+    assert [s.text for s in spans] == ["Give 5 mg.", "Then wait 2 min.", "Check the pulse."]
+
+
+def test_reference_steps_stay_whole_and_map_into_joined_text() -> None:
+    steps = ["Kittens need grip. They use claws.", "  Carpet gives grip ", "", "So carpet."]
+    text, spans = cot_sentences(steps)
+    assert text == "Kittens need grip. They use claws.\n  Carpet gives grip \n\nSo carpet."
+    assert [s.text for s in spans] == ["Kittens need grip. They use claws.", "Carpet gives grip", "So carpet."]
+    assert all(text[s.start : s.end] == s.text for s in spans)
+
+
+def test_bad_cot_types_are_named() -> None:
+    with pytest.raises(TypeError, match="step 1"):
+        cot_sentences(["fine", 3])  # type: ignore[list-item]  # the point: a wrong step type is refused by name
+    with pytest.raises(TypeError, match="list of CoTs"):
+        SimilarityMatrix.compute("one string")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import NotRequired, TypedDict
 
 from thoughtdesk.core.evaluation.answers.choice import (
     find_choice,
@@ -44,6 +45,16 @@ from thoughtdesk.core.evaluation.answers.segments import (
 from thoughtdesk.core.evaluation.answers.text import answer_span, contains_phrase, normalize_text, token_f1
 
 Finder = Callable[[str, TextSource], Found | NotFound | None]
+
+
+class _Located(TypedDict):
+    """What every scorer passes on to :class:`Extraction` about the value it found."""
+
+    value: str | float | None
+    method: str
+    source: TextSource | None
+    span: tuple[int, int]
+    letter: NotRequired[str | None]
 
 
 def extract_answer(
@@ -171,9 +182,9 @@ def _in_segments(
     return None
 
 
-def _unextractable(result: NotFound, source: TextSource | None, **extra: object) -> Extraction:
+def _unextractable(result: NotFound, source: TextSource | None) -> Extraction:
     span = (result.start, result.end) if result.start is not None and result.end is not None else None
-    return Extraction(UNEXTRACTABLE, source=source if span else None, span=span, reason=result.reason, **extra)  # type: ignore[arg-type]
+    return Extraction(UNEXTRACTABLE, source=source if span else None, span=span, reason=result.reason)
 
 
 # -- multiple choice ------------------------------------------------------------------------
@@ -198,19 +209,21 @@ def _score_choice(texts: list[tuple[TextSource, str]], options: list[str], gold:
     result, source = _search(texts, finder, "option")
     if isinstance(result, NotFound):
         return _unextractable(result, source)
-    index = int(result.value)  # type: ignore[call-overload]
+    index = result.value
+    if not isinstance(index, int):  # the choice finders report the option's index
+        raise TypeError(f"a choice finder found {index!r}, not an option index")
     letter = letter_of(index)
     value = f"{letter}) {options[index]}"
     span = (result.start, result.end)
     gold_indices = {i for g in gold for i in m.index_of_text.get(option_key(g), ())}
     if not gold_indices and len(gold) == 1 and len(gold[0].strip()) == 1 and gold[0].strip().upper() in m.letters:
         gold_indices = {m.letters.index(gold[0].strip().upper())}
-    common = dict(value=value, method=result.method, source=source, span=span, letter=letter)
+    common: _Located = {"value": value, "method": result.method, "source": source, "span": span, "letter": letter}
     if not gold:
-        return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)  # type: ignore[arg-type]
+        return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)
     if not gold_indices:
-        return Extraction(UNEXTRACTABLE, reason=f"gold answer {gold[0][:60]!r} is not among the choices", **common)  # type: ignore[arg-type]
-    return Extraction(CORRECT if index in gold_indices else INCORRECT, **common)  # type: ignore[arg-type]
+        return Extraction(UNEXTRACTABLE, reason=f"gold answer {gold[0][:60]!r} is not among the choices", **common)
+    return Extraction(CORRECT if index in gold_indices else INCORRECT, **common)
 
 
 # -- bool and yes/no/maybe ------------------------------------------------------------------
@@ -256,13 +269,19 @@ def _score_label(texts: list[tuple[TextSource, str]], options: list[str], gold: 
         return _unextractable(result, source)
     label = str(result.value)
     letter = next((letter_of(i) for i, option in enumerate(options) if label_of(option) == label), None)
-    common = dict(value=label, method=result.method, source=source, span=(result.start, result.end), letter=letter)
+    common: _Located = {
+        "value": label,
+        "method": result.method,
+        "source": source,
+        "span": (result.start, result.end),
+        "letter": letter,
+    }
     gold_labels = {label_of(g) for g in gold} - {None}
     if not gold:
-        return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)  # type: ignore[arg-type]
+        return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)
     if not gold_labels:
-        return Extraction(UNEXTRACTABLE, reason=f"gold answer {gold[0][:60]!r} is not yes/no/maybe", **common)  # type: ignore[arg-type]
-    return Extraction(CORRECT if label in gold_labels else INCORRECT, **common)  # type: ignore[arg-type]
+        return Extraction(UNEXTRACTABLE, reason=f"gold answer {gold[0][:60]!r} is not yes/no/maybe", **common)
+    return Extraction(CORRECT if label in gold_labels else INCORRECT, **common)
 
 
 # -- numbers --------------------------------------------------------------------------------
@@ -288,8 +307,15 @@ def _score_number(texts: list[tuple[TextSource, str]], gold: list[str], rel_tol:
     result, source = _search(texts, finder, "number")
     if isinstance(result, NotFound):
         return _unextractable(result, source)
-    number: ParsedNumber = result.value  # type: ignore[assignment]
-    common = dict(value=number.value, method=result.method, source=source, span=(result.start, result.end))
+    number = result.value
+    if not isinstance(number, ParsedNumber):  # the number finders report what they parsed
+        raise TypeError(f"a number finder found {number!r}, not a parsed number")
+    common: _Located = {
+        "value": number.value,
+        "method": result.method,
+        "source": source,
+        "span": (result.start, result.end),
+    }
     gold_numbers: list[ParsedNumber] = []
     problem = "no gold answer" if not gold else ""
     for item in gold:
@@ -303,9 +329,9 @@ def _score_number(texts: list[tuple[TextSource, str]], gold: list[str], rel_tol:
         else:
             problem = f"gold answer {item[:40]!r} is not a number"
     if not gold_numbers:
-        return Extraction(UNEXTRACTABLE, reason=problem, **common)  # type: ignore[arg-type]
+        return Extraction(UNEXTRACTABLE, reason=problem, **common)
     correct = any(numbers_equal(number, g, rel_tol) for g in gold_numbers)
-    return Extraction(CORRECT if correct else INCORRECT, **common)  # type: ignore[arg-type]
+    return Extraction(CORRECT if correct else INCORRECT, **common)
 
 
 # -- free text and collections --------------------------------------------------------------
@@ -332,14 +358,14 @@ def _score_text(texts: list[tuple[TextSource, str]], gold: list[str], *, collect
         return _unextractable(result, source)
     raw = str(result.value)
     value = normalize_text(raw)
-    common = dict(value=value, method=result.method, source=source, span=(result.start, result.end))
+    common: _Located = {"value": value, "method": result.method, "source": source, "span": (result.start, result.end)}
     if not gold:
-        return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)  # type: ignore[arg-type]
+        return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)
     f1 = max(token_f1(raw, g) for g in gold)
     if not value:
-        return Extraction(UNEXTRACTABLE, reason="answer is only punctuation or articles", f1=f1, **common)  # type: ignore[arg-type]
+        return Extraction(UNEXTRACTABLE, reason="answer is only punctuation or articles", f1=f1, **common)
     exact = any(value == normalize_text(g) for g in gold)
     if not exact and collection and any(contains_phrase(raw, g) for g in gold):
         exact = True
         common["method"] = f"{result.method}:contains_gold"
-    return Extraction(CORRECT if exact else INCORRECT, f1=f1, **common)  # type: ignore[arg-type]
+    return Extraction(CORRECT if exact else INCORRECT, f1=f1, **common)

@@ -133,8 +133,8 @@ def boxed_segment(text: str) -> Segment | None:
 def hashes_segment(text: str) -> Segment | None:
     """The rest of the line after the last ``####`` (GSM8K's answer marker), or None."""
     last = None
-    for last in _HASHES.finditer(text):  # noqa: B007 - keeps the last match
-        pass
+    for match in _HASHES.finditer(text):
+        last = match
     if last is None:
         return None
     line_end = text.find("\n", last.end())

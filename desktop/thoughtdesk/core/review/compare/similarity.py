@@ -2,8 +2,9 @@
 
 How it works, and why:
 
-* **Sentences.** Each CoT is cut into sentences (:func:`split_sentences`); a reference CoT given
-  as a list of steps keeps its steps (:func:`cot_segments`).
+* **Sentences.** Each CoT is cut into sentences by the one splitter,
+  :func:`thoughtdesk.core.sentences.split_sentences`; a reference CoT given as a list of steps
+  keeps its steps (:func:`cot_sentences`).
 * **Score.** Two sentences are compared as *sets of words* after normalisation (lower case,
   punctuation removed: ``rapidfuzz.utils.default_process``). Each word becomes an integer id,
   each sentence its sorted, de-duplicated id list, and ``rapidfuzz.process.cdist`` with
@@ -41,8 +42,8 @@ import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from thoughtdesk.core.review.compare.colours import MIN_CONTRAST, TEXT_COLOUR, contrast_ratio, group_colours
-from thoughtdesk.core.review.compare.sentences import Span, cot_segments, split_sentences
 from thoughtdesk.core.review.compare.word_diff import DiffOp, tokenize_words, word_diff
+from thoughtdesk.core.sentences import Span, split_sentences
 
 __all__ = [
     "Alignment",
@@ -51,13 +52,11 @@ __all__ = [
     "MIN_CONTRAST",
     "SentenceGroup",
     "SimilarityMatrix",
-    "Span",
     "TEXT_COLOUR",
     "align_sentences",
     "contrast_ratio",
-    "cot_segments",
+    "cot_sentences",
     "group_colours",
-    "split_sentences",
     "tokenize_words",
     "word_diff",
 ]
@@ -66,6 +65,35 @@ __all__ = [
 DEFAULT_THRESHOLD = 60.0
 
 CotInput = str | Sequence[str]
+
+
+def cot_sentences(cot: CotInput) -> tuple[str, list[Span]]:
+    """The display text of a CoT and its sentence spans (offsets into that text).
+
+    A string is split with :func:`~thoughtdesk.core.sentences.split_sentences`. A list of steps
+    (a reference CoT) is shown one step per line (joined with ``"\\n"``) and each non-blank step
+    is one span, because the dataset authors wrote them as steps already.
+    """
+    if isinstance(cot, str):
+        return cot, split_sentences(cot)
+    if not isinstance(cot, Sequence):
+        raise TypeError(f"a CoT is a str or a list of step strings, got {type(cot).__name__}")
+    parts: list[str] = []
+    spans: list[Span] = []
+    offset = 0
+    for index, step in enumerate(cot):
+        if not isinstance(step, str):
+            raise TypeError(f"CoT step {index} is {type(step).__name__}, not str")
+        step_text = step.replace("\r\n", " ").replace("\n", " ")
+        if index:
+            offset += 1  # the "\n" joining steps
+        stripped = step_text.strip()
+        if stripped:
+            first = offset + len(step_text) - len(step_text.lstrip())
+            spans.append(Span(first, first + len(stripped), stripped))
+        parts.append(step_text)
+        offset += len(step_text)
+    return "\n".join(parts), spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +144,7 @@ class SimilarityMatrix:
         # Greedy state, advanced lazily as lower thresholds are asked for.
         self._parent = list(range(size))
         self._cots = [1 << int(c) for c in cot_of]  # bit set of CoTs in each root's group
-        self._merge_scores: list[float] = []  # descending; negated copy below for bisect
-        self._merge_neg: list[float] = []
+        self._merge_neg: list[float] = []  # minus each merge's score: ascending, for bisect
         self._merges: list[tuple[int, int]] = []
         self._done_down_to = float("inf")  # every pair scoring >= this has been examined
 
@@ -129,7 +156,7 @@ class SimilarityMatrix:
         texts: list[str] = []
         sentences: list[list[Span]] = []
         for cot in cots:
-            text, spans = cot_segments(cot)
+            text, spans = cot_sentences(cot)
             texts.append(text)
             sentences.append(spans)
         flat = [span.text for spans in sentences for span in spans]
@@ -152,10 +179,6 @@ class SimilarityMatrix:
     def flat_index(self, cot: int, sentence: int) -> int:
         """Row of ``(cot, sentence)`` in :attr:`scores`."""
         return int(self._first_flat[cot]) + sentence
-
-    def similarity(self, first: tuple[int, int], second: tuple[int, int]) -> float:
-        """Similarity in percent of two ``(cot, sentence)`` sentences."""
-        return float(self.scores[self.flat_index(*first), self.flat_index(*second)])
 
     def groups(self, threshold: float = DEFAULT_THRESHOLD) -> Alignment:
         """Sentence groups at ``threshold`` percent (cheap after the first call at a given depth)."""
@@ -207,7 +230,6 @@ class SimilarityMatrix:
             parent[gone] = keep
             cots[keep] |= cots[gone]
             self._merges.append((first, second))
-            self._merge_scores.append(score)
             self._merge_neg.append(-score)
         self._done_down_to = threshold
 
