@@ -15,7 +15,7 @@ from thoughtdesk.core.datasets.loading import (
     has_keys,
     need,
 )
-from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import capitalise_first, untokenize
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
@@ -67,7 +67,7 @@ def _load_ecqa(files: list[Path]) -> dict[str, list[str]]:
                     explanations[record["id"]] = _explanation_steps(record["explanation"])
             continue
         rows = iter_csv(path)
-        _, header = next(rows, (1, []))
+        header = csv_header(rows) or []
         if "q_no" not in header or "taskB" not in header:
             raise DataFileError(
                 path, "not an ECQA file", line=1, hint="expected CSV columns q_no, ..., taskA_pos, taskA_neg, taskB"

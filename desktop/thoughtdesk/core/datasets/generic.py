@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.datasets.loading import LoadContext, RecordError
-from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import format_number
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.library.records import ANSWER_TYPES, Sample
@@ -146,9 +146,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
             yield line, value
     else:
         rows = iter_csv(path, delimiter="\t" if kind == "tsv" else ",")
-        try:
-            _, header = next(rows)
-        except StopIteration:
+        header = csv_header(rows)
+        if header is None:
             return
         for line, row in rows:
             yield line, row if isinstance(row, DataFileError) else dict(zip(header, row, strict=False))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.datasets.catalogue import DatasetInfo
-from thoughtdesk.core.datasets.readers import first_json_item, first_jsonl_record, load_json
+from thoughtdesk.core.datasets.readers import CsvQuoting, first_json_item, first_jsonl_record, load_json
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
 
@@ -61,7 +61,7 @@ class LoadContext:
         self,
         path: Path,
         split: str,
-        items: Iterable[tuple[int, Any]],
+        items: Iterable[tuple[int | None, Any]],
         convert: Callable[[Any, int], Sample | None],
     ) -> Iterator[tuple[str, Sample]]:
         """Run ``convert(record, index)`` over ``(line, record)`` items, applying the error policy.
@@ -127,7 +127,7 @@ class FileProbe:
     def json_first(self) -> Any:
         return first_json_item(self.path)
 
-    def csv_first(self, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL) -> list[str]:
+    def csv_first(self, delimiter: str = ",", quoting: CsvQuoting = csv.QUOTE_MINIMAL) -> list[str]:
         try:
             with open(self.path, encoding="utf-8-sig", newline="") as handle:
                 return next(csv.reader(handle, delimiter=delimiter, quoting=quoting), [])

@@ -14,7 +14,7 @@ from pathlib import Path
 from thoughtdesk.core.datasets import math_word_info as info
 from thoughtdesk.core.datasets.equations import equation_steps, expression_steps, prefix_to_infix
 from thoughtdesk.core.datasets.loading import DatasetLoader, FileProbe, LoadContext, RecordError, has_keys, need
-from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import format_number, untokenize
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
@@ -187,10 +187,9 @@ _MAWPS_COLUMNS = ("Question", "Numbers", "Equation", "Answer")
 
 def _read_mawps(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
     rows = iter_csv(path)
-    try:
-        _, header = next(rows)
-    except StopIteration:
-        raise DataFileError(path, "empty file") from None
+    header = csv_header(rows)
+    if header is None:
+        raise DataFileError(path, "empty file")
     missing = [name for name in _MAWPS_COLUMNS if name not in header]
     if missing:
         raise DataFileError(path, f"missing column(s) {', '.join(missing)}", line=1)

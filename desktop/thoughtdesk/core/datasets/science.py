@@ -18,7 +18,7 @@ from thoughtdesk.core.datasets.loading import (
     need,
 )
 from thoughtdesk.core.datasets.math_word import derived_id
-from thoughtdesk.core.datasets.readers import iter_csv, iter_jsonl, load_json
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_jsonl, load_json
 from thoughtdesk.core.datasets.text import as_sentence, untokenize
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
@@ -217,7 +217,7 @@ def _read_worldtree(path: Path, split: str, context: LoadContext) -> Iterator[tu
         context.cache["facts"] = _worldtree_facts(context.options.get("facts"), path, context.root)
     facts: dict[str, str] = context.cache["facts"]
     rows = iter_csv(path, delimiter="\t", quoting=csv.QUOTE_NONE)
-    _, header = next(rows, (1, []))
+    header = csv_header(rows) or []
     missing = [name for name in WORLDTREE_COLUMNS if name not in header]
     if missing:
         raise DataFileError(path, f"missing column(s) {', '.join(missing)}", line=1)

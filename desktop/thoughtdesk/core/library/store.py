@@ -56,6 +56,14 @@ def _check_before_opening(path: Path) -> None:
         raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
 
 
+def inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid the INSERT just run on ``cursor`` gave its row."""
+    rowid = cursor.lastrowid
+    if rowid is None:  # sqlite3 sets it after every INSERT; this narrows the type
+        raise LibraryError("the row was not inserted")
+    return rowid
+
+
 class Library:
     """An open library file. Create with :meth:`open`."""
 
@@ -140,7 +148,7 @@ class Library:
         cur = self.conn.execute(
             "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)", (name, now_iso(), source)
         )
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     # Counts ------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ It also holds the key-file fallback: :class:`FileKeyring`, used only after the u
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -63,12 +63,11 @@ def load_config() -> CoreConfig:
         return CoreConfig()
     if not isinstance(data, dict):
         return CoreConfig()
-    flags = {f.name for f in fields(CoreConfig) if f.name != "key_origins"}
-    values = {k: bool(v) for k, v in data.items() if k in flags}
+    config = CoreConfig(offline=bool(data.get("offline", False)), keys_in_file=bool(data.get("keys_in_file", False)))
     origins = data.get("key_origins")
     if isinstance(origins, dict):
-        values["key_origins"] = {str(k): str(v) for k, v in origins.items() if isinstance(v, str)}
-    return CoreConfig(**values)
+        config.key_origins = {str(k): str(v) for k, v in origins.items() if isinstance(v, str)}
+    return config
 
 
 def key_origin(url: str) -> str:
@@ -125,7 +124,7 @@ class FileKeyring(keyring.backend.KeyringBackend):
     file's permissions, not encrypted, and the Settings dialog says so.
     """
 
-    priority = 0.1  # type: ignore[assignment]
+    priority = 0.1
 
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()

@@ -27,7 +27,7 @@ class SecretStoreError(ThoughtDeskError):
 class MemoryKeyring(keyring.backend.KeyringBackend):
     """A keyring that keeps passwords in this process only (for tests and throwaway sessions)."""
 
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
         super().__init__()

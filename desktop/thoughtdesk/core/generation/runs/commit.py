@@ -16,7 +16,7 @@ from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import model_repr
-from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
 
 
@@ -85,7 +85,7 @@ def _insert_answer(
     )
     sample_pk = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
     counters.add_answer(conn, sample_pk, correct, unextractable=scored.outcome == UNEXTRACTABLE)
-    return int(cur.lastrowid)
+    return inserted_id(cur)
 
 
 def _provenance(
@@ -178,7 +178,7 @@ def store_cot(
         position = conn.execute(
             "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
         ).fetchone()[0]
-        cot_pk = int(
+        cot_pk = inserted_id(
             conn.execute(
                 "INSERT INTO generated_cot (sample_pk, position, cot_id, fragments_version, instruction, "
                 "cot_trigger, cot_trigger_template, prompt_text, cot, author, date, api_service, model, "
@@ -206,7 +206,7 @@ def store_cot(
                     "",
                     _json(extra),
                 ),
-            ).lastrowid
+            )
         )
         counters.add_cot(conn, sample.pk)
         conn.execute(
@@ -266,29 +266,35 @@ def store_extraction(
     return answer_pk
 
 
-def store_cached(
-    lib: Library, *, request: RequestRow, source: RequestRow, sample: SampleRef, cot_pk: int | None
+def store_cached_cot(
+    lib: Library, request: RequestRow, source: int, src_cot: int, src_answer: int | None, *, sample: SampleRef
 ) -> None:
-    """Answer ``request`` from ``source``, an identical request already done.
+    """Answer CoT ``request`` from request ``source``, an identical one already done, which stored
+    CoT ``src_cot`` (and, in one-step mode, answer ``src_answer``).
 
     The same sample reuses the stored rows (nothing is duplicated); another sample gets a copy
     of the CoT/answer, scored against its own gold answer.
     """
     with lib.transaction() as conn:
-        if request.step == "cot":
-            src_cot = source.result_cot_pk
-            src_sample = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (src_cot,)).fetchone()[0]
-            new_cot, new_answer = src_cot, source.result_answer_pk
-            if src_sample != sample.pk:
-                new_cot, new_answer = _copy_cot(conn, src_cot, source.result_answer_pk, sample)
-            _finish_request(conn, request.id, None, cot_pk=new_cot, answer_pk=new_answer, cached_from=source.id)
-            return
-        src_answer = source.result_answer_pk
+        src_sample = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (src_cot,)).fetchone()[0]
+        new_cot, new_answer = src_cot, src_answer
+        if src_sample != sample.pk:
+            new_cot, new_answer = _copy_cot(conn, src_cot, src_answer, sample)
+        _finish_request(conn, request.id, None, cot_pk=new_cot, answer_pk=new_answer, cached_from=source)
+
+
+def store_cached_answer(
+    lib: Library, request: RequestRow, source: int, src_answer: int, *, sample: SampleRef, cot_pk: int
+) -> None:
+    """Answer extraction ``request`` (for CoT ``cot_pk``) from request ``source``, an identical one
+    already done, which stored answer ``src_answer``: reused when it belongs to the same CoT, else
+    copied and scored against this sample's gold answer."""
+    with lib.transaction() as conn:
         src_cot = conn.execute("SELECT cot_pk FROM answer WHERE id = ?", (src_answer,)).fetchone()[0]
         answer_pk = src_answer
         if src_cot != cot_pk:
             answer_pk = _copy_answer(conn, src_answer, cot_pk, sample)
-        _finish_request(conn, request.id, None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source.id)
+        _finish_request(conn, request.id, None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source)
 
 
 _COT_COPY = (
@@ -303,12 +309,12 @@ def _copy_cot(
     position = conn.execute(
         "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
     ).fetchone()[0]
-    cot_pk = int(
+    cot_pk = inserted_id(
         conn.execute(
             f"INSERT INTO generated_cot (sample_pk, position, {_COT_COPY}) SELECT ?, ?, {_COT_COPY} "
             "FROM generated_cot WHERE id = ?",
             (sample.pk, position, src_cot),
-        ).lastrowid
+        )
     )
     text = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
     counters.add_cot(conn, sample.pk)

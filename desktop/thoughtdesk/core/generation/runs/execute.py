@@ -36,7 +36,8 @@ from thoughtdesk.core.generation.backends import (
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
-    store_cached,
+    store_cached_answer,
+    store_cached_cot,
     store_cot,
     store_extraction,
     store_failure,
@@ -246,11 +247,14 @@ class _Execution:
         if row is None:
             return False
         source = RequestRow(*row)
-        if (request.step == "cot" and source.result_cot_pk is None) or (
-            request.step == "extraction" and source.result_answer_pk is None
-        ):
-            return False
-        store_cached(self.lib, request=request, source=source, sample=sample, cot_pk=cot_pk)
+        if request.step == "cot":
+            if source.result_cot_pk is None:
+                return False
+            store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)
+        else:
+            if source.result_answer_pk is None or cot_pk is None:  # cot_pk: set for every extraction
+                return False
+            store_cached_answer(self.lib, request, source.id, source.result_answer_pk, sample=sample, cot_pk=cot_pk)
         self.tally.done += 1
         self.tally.cached += 1
         self._after_done(request)

@@ -15,7 +15,7 @@ from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, Promp
 from thoughtdesk.core.generation.runs.read import RequestStep
 from thoughtdesk.core.generation.runs.spec import FewShotSpec, ModelSpec, RunSpec, RunSpecError, SampleSelection
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
-from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
 
 EXTRACTION_PLACEHOLDER = "<the CoT the model generates>"
@@ -209,17 +209,17 @@ def select_samples(lib: Library, selection: SampleSelection) -> list[SampleRef]:
     """The samples a selection names, in stored order (explicit keys: in the given order)."""
     cid = lib.require_collection(selection.collection)
     if selection.sample_pks:
-        pks = list(dict.fromkeys(selection.sample_pks))
+        given = list(dict.fromkeys(selection.sample_pks))
         found = {
             row[0]
             for row in lib.conn.execute(
-                f"SELECT id FROM sample WHERE collection_id = ? AND id IN ({','.join('?' * len(pks))})", (cid, *pks)
+                f"SELECT id FROM sample WHERE collection_id = ? AND id IN ({','.join('?' * len(given))})", (cid, *given)
             )
         }
-        missing = [pk for pk in pks if pk not in found]
+        missing = [pk for pk in given if pk not in found]
         if missing:
             raise RunSpecError(f"sample key(s) {missing[:5]} are not in collection {selection.collection!r}")
-        return sample_refs(lib, pks)
+        return sample_refs(lib, given)
     splits = lib.splits(cid)
     for name, known in (("dataset", {d for d, _ in splits}), ("split", {s for _, s in splits})):
         wanted = selection.datasets if name == "dataset" else selection.splits
@@ -410,11 +410,11 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
         },
     }
     with lib.transaction() as conn:
-        run_id = int(
+        run_id = inserted_id(
             conn.execute(
                 "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
                 (name, created, created, spec.samples.collection, json.dumps(document, ensure_ascii=False)),
-            ).lastrowid
+            )
         )
         first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
         rows = []
