@@ -160,7 +160,7 @@ class FileKeyring(keyring.backend.KeyringBackend):
 def current_keyring() -> keyring.backend.KeyringBackend:
     """The keyring backend :mod:`thoughtdesk.core.settings.secrets` uses right now (unwrapped from the
     log's :class:`~thoughtdesk.core.settings.logs.SecretWatchingKeyring`)."""
-    backend = secrets._backend()
+    backend = secrets.active_keyring()
     while hasattr(backend, "inner"):
         backend = backend.inner
     return backend

@@ -147,7 +147,7 @@ def watch_keyring() -> None:
     """
     from thoughtdesk.core.settings import secrets
 
-    current = secrets._chosen  # not _backend(): that would look the system keyring up now
+    current = secrets.chosen_keyring()  # not active_keyring(): that would look the system keyring up now
     if not isinstance(current, SecretWatchingKeyring):
         secrets.use_keyring(SecretWatchingKeyring(current))
 

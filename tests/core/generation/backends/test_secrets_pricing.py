@@ -46,7 +46,7 @@ def test_testing_mode_uses_memory_not_the_system_keyring(monkeypatch) -> None:
     monkeypatch.setenv("THOUGHTDESK_TESTING", "1")
     secrets.use_keyring(None)
     secrets.set_api_key("x", "k1")
-    assert isinstance(secrets._backend(), secrets.MemoryKeyring)
+    assert isinstance(secrets.active_keyring(), secrets.MemoryKeyring)
     secrets.use_keyring(None)
 
 
