@@ -9,7 +9,7 @@ import time
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import resolve_library_path
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAIL = 0, 1  # argparse itself exits with 2 on a usage error
 
 
 class ProgressLine:

@@ -57,7 +57,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         bar.finish()
         saved = save_import_report(lib.path, report, args.path)
     print(report.summary)
-    if args.save_mapping:
+    if args.save_mapping and mapping is not None:  # --save-mapping without --map was refused above
         SavedMappings().save(args.save_mapping, mapping)
         print(f"mapping saved as {args.save_mapping.strip()!r}; reuse it with --map {args.save_mapping.strip()!r}")
     if saved is not None:
@@ -155,7 +155,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return EXIT_OK
     headers = ["dataset", "split", "samples", "generated_cots", "answers", "annotations"]
     table = [headers] + [[str(r[h]) for h in headers] for r in rows]
-    total = ["total", "", *(str(sum(r[h] for r in rows)) for h in headers[2:])]
+    sums = (
+        sum(s.samples for s in stats),
+        sum(s.generated_cots for s in stats),
+        sum(s.answers for s in stats),
+        sum(s.annotations for s in stats),
+    )
+    total = ["total", "", *(str(n) for n in sums)]
     table.append(total)
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     for row in table:

@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", cmd_gui)
-    from thoughtdesk.core.settings.config import apply_startup_config
+    from thoughtdesk.core.settings.startup import apply_startup_config
 
     apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
     if args.self_test:

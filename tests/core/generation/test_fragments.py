@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.generation.prompts import Fragment, FragmentError, FragmentLibrary
+from thoughtdesk.core.generation.prompts import Fragment, FragmentError, FragmentKind, FragmentLibrary
 
 
 @pytest.fixture
@@ -32,8 +32,8 @@ def frag_dir(fixtures_dir: Path) -> Path:
         ("answer_extraction", "kojima-A-E", "Therefore, among A through E, the answer is"),
     ],
 )
-def test_defaults_know_thoughtsource_keys(kind: str, key: str, text: str) -> None:
-    assert FragmentLibrary.defaults().text(kind, key) == text  # type: ignore[arg-type]
+def test_defaults_know_thoughtsource_keys(kind: FragmentKind, key: str, text: str) -> None:
+    assert FragmentLibrary.defaults().text(kind, key) == text
 
 
 def test_published_triggers_carry_citations() -> None:

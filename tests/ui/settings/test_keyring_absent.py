@@ -10,6 +10,7 @@ import pytest
 
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
+from thoughtdesk.core.settings.startup import apply_startup_config
 from thoughtdesk.ui.qt import QApplication, QMessageBox, QTimer
 from thoughtdesk.ui.settings import forms as settings_forms
 from thoughtdesk.ui.settings.forms import KeySaveResult
@@ -73,7 +74,7 @@ def test_agreeing_keeps_keys_in_a_private_file(qtbot, no_keyring, tmp_path):
     assert len(seen) == 1
     assert second == KeySaveResult(True, f"the anthropic key was stored in {key_file} (readable only by you)")
     secrets.use_keyring(keyring.backends.fail.Keyring())
-    core_config.apply_startup_config()
+    apply_startup_config()
     assert secrets.get_api_key("anthropic") == "ant-key-0003"
     form = ProvidersForm()
     qtbot.addWidget(form)

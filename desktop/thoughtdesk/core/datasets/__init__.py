@@ -11,10 +11,19 @@ Public API::
     ColumnMapping, parse_mapping, preview, load_generic   (generic JSON/JSONL/CSV/TSV import)
 """
 
-from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile, UnknownDatasetError, catalogue, get_dataset
+from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile, UnknownDatasetError
 from thoughtdesk.core.datasets.download import DownloadError, dataset_cache_dir, download_dataset
 from thoughtdesk.core.datasets.generic import ColumnMapping, MappingError, load_generic, parse_mapping, preview
-from thoughtdesk.core.datasets.loading import dataset_files, detect_dataset, load_dataset
+
+# After the submodule ``catalogue`` was imported (above), so this package's ``catalogue``
+# attribute is the function: ``from thoughtdesk.core.datasets import catalogue`` means it.
+from thoughtdesk.core.datasets.registry import (
+    catalogue,
+    dataset_files,
+    detect_dataset,
+    get_dataset,
+    load_dataset,
+)
 
 __all__ = [
     "DatasetInfo",

@@ -1,22 +1,17 @@
-"""The dataset catalogue: what each supported dataset is, where it comes from, how to read it.
+"""The dataset catalogue's records: what each supported dataset is and where it comes from.
 
-:class:`DatasetInfo` is plain metadata (shown by the UI and ``thoughtdesk datasets``);
-the reading functions are registered beside it by the family modules (``math_word``,
-``medical``, ``commonsense``, ``science``) and looked up through :func:`loader_for`.
+:class:`DatasetInfo` is plain metadata (shown by the UI and ``thoughtdesk datasets``), defined
+by the ``*_info`` modules; the family modules (``math_word``, ``medical``, ``commonsense``,
+``science``) pair each with the functions that read its files (``LOADERS``), and
+:mod:`~thoughtdesk.core.datasets.registry` collects them: look datasets up there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from thoughtdesk.core.errors import ThoughtDeskError
-
-if TYPE_CHECKING:
-    from thoughtdesk.core.datasets.loading import FileProbe, LoadContext
-    from thoughtdesk.core.library.records import Sample
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,64 +84,6 @@ class DatasetInfo:
         data = asdict(self)
         data["file_patterns"] = [list(pair) for pair in self.file_patterns]
         return data
-
-
-#: Reads one file: ``read(path, split, context)`` yields ``(split, Sample)``.
-ReadFunction = Callable[[Path, str, "LoadContext"], Iterator[tuple[str, "Sample"]]]
-#: Says whether a file looks like this dataset's format (cheap: first record only).
-SniffFunction = Callable[["FileProbe"], bool]
-
-
-@dataclass(frozen=True, slots=True)
-class DatasetLoader:
-    """A dataset's metadata with the functions that read and recognise its files."""
-
-    info: DatasetInfo
-    read: ReadFunction
-    sniff: SniffFunction
-
-
-_REGISTRY: dict[str, DatasetLoader] = {}
-_FAMILIES_LOADED = False
-
-
-def register(info: DatasetInfo, read: ReadFunction, sniff: SniffFunction) -> None:
-    """Add a dataset to the catalogue (called by the family modules at import)."""
-    _REGISTRY[info.name] = DatasetLoader(info, read, sniff)
-
-
-def _load_families() -> None:
-    global _FAMILIES_LOADED
-    if _FAMILIES_LOADED:
-        return
-    _FAMILIES_LOADED = True
-    # Imported for their register() calls; late to avoid an import cycle.
-    from thoughtdesk.core.datasets import commonsense, math_word, medical, science  # noqa: F401
-
-
-def loaders() -> dict[str, DatasetLoader]:
-    """All registered loaders by dataset name, in catalogue order."""
-    _load_families()
-    return _REGISTRY
-
-
-def catalogue() -> list[DatasetInfo]:
-    """Every supported dataset's metadata, sorted by name."""
-    return sorted((loader.info for loader in loaders().values()), key=lambda info: info.name)
-
-
-def loader_for(name: str) -> DatasetLoader:
-    """The loader of dataset ``name``; raises :class:`UnknownDatasetError` listing known names."""
-    registry = loaders()
-    try:
-        return registry[name]
-    except KeyError:
-        raise UnknownDatasetError(name, sorted(registry)) from None
-
-
-def get_dataset(name: str) -> DatasetInfo:
-    """The metadata of dataset ``name``; raises :class:`UnknownDatasetError` listing known names."""
-    return loader_for(name).info
 
 
 def _unknown_message(name: str, known: list[str]) -> str:

@@ -6,9 +6,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from thoughtdesk.core.datasets import commonsense_info as info
-from thoughtdesk.core.datasets.catalogue import register
-from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
-from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.loading import (
+    DatasetLoader,
+    FileProbe,
+    LoadContext,
+    RecordError,
+    check_answer,
+    has_keys,
+    need,
+)
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import capitalise_first, untokenize
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
@@ -60,7 +67,7 @@ def _load_ecqa(files: list[Path]) -> dict[str, list[str]]:
                     explanations[record["id"]] = _explanation_steps(record["explanation"])
             continue
         rows = iter_csv(path)
-        _, header = next(rows, (1, []))
+        header = csv_header(rows) or []
         if "q_no" not in header or "taskB" not in header:
             raise DataFileError(
                 path, "not an ECQA file", line=1, hint="expected CSV columns q_no, ..., taskA_pos, taskA_neg, taskB"
@@ -211,6 +218,9 @@ def _sniff_qed(probe: FileProbe) -> bool:
     return has_keys(probe.jsonl_first, "example_id", "question_text", "paragraph_text")
 
 
-register(info.COMMONSENSE_QA, _read_csqa, _sniff_csqa)
-register(info.STRATEGY_QA, _read_strategy, _sniff_strategy)
-register(info.QED, _read_qed, _sniff_qed)
+#: This family's datasets, collected by :mod:`thoughtdesk.core.datasets.registry`.
+LOADERS: tuple[DatasetLoader, ...] = (
+    DatasetLoader(info.COMMONSENSE_QA, _read_csqa, _sniff_csqa),
+    DatasetLoader(info.STRATEGY_QA, _read_strategy, _sniff_strategy),
+    DatasetLoader(info.QED, _read_qed, _sniff_qed),
+)

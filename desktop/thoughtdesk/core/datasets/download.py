@@ -90,7 +90,8 @@ def download_dataset(
     """
     folder = dataset_cache_dir(info, cache_dir)
     sizes = [source.size for source in info.sources]
-    total = sum(sizes) if all(size is not None for size in sizes) else None  # type: ignore[misc]
+    known = [size for size in sizes if size is not None]
+    total = sum(known) if len(known) == len(sizes) else None
     done = 0
     paths: list[Path] = []
     own_client = client is None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.datasets.loading import LoadContext, RecordError
-from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import format_number
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.library.records import ANSWER_TYPES, Sample
@@ -134,7 +134,7 @@ def _file_kind(path: Path) -> str:
     raise DataFileError(path, f"unsupported file type {suffix or '(none)'}", hint="use JSON, JSON Lines, CSV or TSV")
 
 
-def _records(path: Path) -> Iterator[tuple[int, Any]]:
+def table_records(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line, record-dict | DataFileError)`` for any supported file."""
     kind = _file_kind(path)
     if kind == "jsonl":
@@ -146,9 +146,8 @@ def _records(path: Path) -> Iterator[tuple[int, Any]]:
             yield line, value
     else:
         rows = iter_csv(path, delimiter="\t" if kind == "tsv" else ",")
-        try:
-            _, header = next(rows)
-        except StopIteration:
+        header = csv_header(rows)
+        if header is None:
             return
         for line, row in rows:
             yield line, row if isinstance(row, DataFileError) else dict(zip(header, row, strict=False))
@@ -158,7 +157,7 @@ def head_records(path: str | Path, n: int) -> list[tuple[int | None, Any]]:
     """The first ``n`` ``(line, record or DataFileError)`` of a file, read once (a mapping
     dialog keeps them and re-maps them on every change instead of re-reading the file)."""
     head: list[tuple[int | None, Any]] = []
-    for item in _records(Path(path)):
+    for item in table_records(Path(path)):
         if len(head) >= n:
             break
         head.append(item)
@@ -170,7 +169,7 @@ def preview(path: str | Path, n: int = 5, records=None) -> tuple[list[str], list
     :func:`head_records`), for a live mapping preview."""
     columns: list[str] = []
     rows: list[dict[str, Any]] = []
-    for _, record in records if records is not None else _records(Path(path)):
+    for _, record in records if records is not None else table_records(Path(path)):
         if isinstance(record, DataFileError):
             continue
         if not isinstance(record, dict):
@@ -245,7 +244,9 @@ def _resolve_answer(raw: Any, choices: list[str], answer_format: str) -> str:
     raise RecordError("answer", f"answer {text!r} is not among the choices {choices!r}")
 
 
-def _sample(record: Any, index: int, mapping: ColumnMapping, stem: str) -> tuple[str, Sample]:
+def mapped_sample(record: Any, index: int, mapping: ColumnMapping, stem: str) -> tuple[str, Sample]:
+    """``(split, Sample)`` of one table record read through ``mapping``; a record without an id
+    column gets one derived from the file's ``stem``, its ``index`` and the question."""
     if not isinstance(record, dict):
         raise RecordError(None, f"expected an object/row, found {type(record).__name__}")
 
@@ -340,10 +341,10 @@ def load_generic(
     current_split = [mapping.default_split]
 
     def convert(record: Any, index: int) -> Sample:
-        current_split[0], sample = _sample(record, index, mapping, source.stem)
+        current_split[0], sample = mapped_sample(record, index, mapping, source.stem)
         return sample
 
     # context.convert yields each sample right after converting it, so current_split is its split.
-    for _, sample in context.convert(source, split_label, _records(source), convert):
+    for _, sample in context.convert(source, split_label, table_records(source), convert):
         if wanted is None or current_split[0] in wanted:
             yield current_split[0], sample

@@ -1,8 +1,13 @@
 """Loading a dataset from its original files: finding the files, checking them, error policy.
 
-``load_dataset(name, path)`` finds the dataset's files in ``path`` (a file or a folder), checks
-that each looks like the dataset's format, and yields ``(split, Sample)``. Bad records either
-stop the load (``on_error="raise"``) or are collected in ``errors`` and skipped.
+What the family modules build their loaders from (:class:`DatasetLoader`, :class:`LoadContext`,
+:func:`need`, :class:`FileProbe`...), and what one loader does with a path: :func:`find_files`
+finds its files in a file or folder and checks that each looks like the dataset's format,
+:func:`read_dataset` yields ``(split, Sample)``. Bad records either stop the load
+(``on_error="raise"``) or are collected in ``errors`` and skipped.
+
+This module knows no dataset by name: :mod:`~thoughtdesk.core.datasets.registry` does (and
+offers the same operations by name), so the family modules can use it without a cycle.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.datasets.catalogue import DatasetLoader, loader_for, loaders
-from thoughtdesk.core.datasets.readers import first_json_item, first_jsonl_record, first_line, load_json
+from thoughtdesk.core.datasets.catalogue import DatasetInfo
+from thoughtdesk.core.datasets.readers import CsvQuoting, first_json_item, first_jsonl_record, load_json
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
 
@@ -56,7 +61,7 @@ class LoadContext:
         self,
         path: Path,
         split: str,
-        items: Iterable[tuple[int, Any]],
+        items: Iterable[tuple[int | None, Any]],
         convert: Callable[[Any, int], Sample | None],
     ) -> Iterator[tuple[str, Sample]]:
         """Run ``convert(record, index)`` over ``(line, record)`` items, applying the error policy.
@@ -122,16 +127,27 @@ class FileProbe:
     def json_first(self) -> Any:
         return first_json_item(self.path)
 
-    @functools.cached_property
-    def text_first_line(self) -> str:
-        return first_line(self.path)
-
-    def csv_first(self, delimiter: str = ",", quoting: int = csv.QUOTE_MINIMAL) -> list[str]:
+    def csv_first(self, delimiter: str = ",", quoting: CsvQuoting = csv.QUOTE_MINIMAL) -> list[str]:
         try:
             with open(self.path, encoding="utf-8-sig", newline="") as handle:
                 return next(csv.reader(handle, delimiter=delimiter, quoting=quoting), [])
         except (OSError, UnicodeDecodeError, csv.Error):
             return []
+
+
+#: Reads one file: ``read(path, split, context)`` yields ``(split, Sample)``.
+ReadFunction = Callable[[Path, str, LoadContext], Iterator[tuple[str, Sample]]]
+#: Says whether a file looks like this dataset's format (cheap: first record only).
+SniffFunction = Callable[[FileProbe], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetLoader:
+    """A dataset's metadata with the functions that read and recognise its files."""
+
+    info: DatasetInfo
+    read: ReadFunction
+    sniff: SniffFunction
 
 
 def has_keys(record: Any, *keys: str) -> bool:
@@ -206,13 +222,12 @@ def _wrong_format(loader: DatasetLoader, path: Path) -> DataFileError:
     )
 
 
-def dataset_files(name: str, path: str | Path) -> list[tuple[str, Path]]:
-    """The ``(split, file)`` pairs of dataset ``name`` in ``path`` (a file or a folder).
+def find_files(loader: DatasetLoader, path: str | Path) -> list[tuple[str, Path]]:
+    """The ``(split, file)`` pairs of ``loader``'s dataset in ``path`` (a file or a folder).
 
     A folder is searched a few levels deep; for each split the file matching the earliest
     pattern wins. Raises :class:`DataFileError` when nothing fits or a file has the wrong format.
     """
-    loader = loader_for(name)
     root = Path(path)
     if not root.exists():
         raise DataFileError(root, "no such file or folder")
@@ -241,32 +256,26 @@ def dataset_files(name: str, path: str | Path) -> list[tuple[str, Path]]:
     return [(split, file) for split, (_, file) in chosen]
 
 
-def load_dataset(
-    name: str,
+def read_dataset(
+    loader: DatasetLoader,
     path: str | Path,
     *,
     splits: Iterable[str] | None = None,
     on_error: str = "raise",
     errors: list[DataFileError] | None = None,
-    **options: Any,
+    options: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, Sample]]:
-    """Yield ``(split, Sample)`` for dataset ``name`` read from its original files in ``path``.
-
-    ``path`` is one file or a folder holding the files (as downloaded or unpacked). ``splits``
-    limits the splits read. ``on_error="raise"`` stops at the first bad record with a
-    :class:`DataFileError` (file, line, field); ``"skip"`` appends it to ``errors`` and goes on.
-    Dataset-specific ``options`` (see ``DatasetInfo.options``), e.g. ``ecqa=PATH`` for
-    commonsense_qa or ``facts=PATH`` for worldtree.
-    """
+    """Yield ``(split, Sample)`` for ``loader``'s dataset read from its original files in ``path``
+    (see :func:`thoughtdesk.core.datasets.registry.load_dataset`, which looks the loader up by name)."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
-    loader = loader_for(name)
+    options = options or {}
     unknown = set(options) - set(loader.info.options)
     if unknown:
-        raise TypeError(f"{name} has no option(s) {', '.join(sorted(unknown))}")
-    files = dataset_files(name, path)
+        raise TypeError(f"{loader.info.name} has no option(s) {', '.join(sorted(unknown))}")
+    files = find_files(loader, path)
     wanted = set(splits) if splits is not None else None
-    context = LoadContext(name, Path(path), on_error, errors, dict(options))
+    context = LoadContext(loader.info.name, Path(path), on_error, errors, dict(options))
     for split, file in files:
         # A file whose pattern says "*" holds several splits; it is read and filtered per item.
         if wanted is not None and split != "*" and split not in wanted:
@@ -276,21 +285,23 @@ def load_dataset(
                 yield item_split, sample
 
 
-def detect_dataset(path: str | Path) -> str | None:
-    """The dataset a file or folder holds, or ``None`` when unknown or ambiguous."""
+def detect(loaders: Iterable[DatasetLoader], path: str | Path) -> str | None:
+    """The name of the one dataset among ``loaders`` a file or folder holds, or ``None`` when
+    none or several fit."""
+    candidates = list(loaders)
     root = Path(path)
     if root.is_file():
-        return _detect_file(root)
+        return _detect_file(candidates, root)
     if not root.is_dir():
         return None
-    names = {_detect_file(file) for file in _walk(root)}
+    names = {_detect_file(candidates, file) for file in _walk(root)}
     names.discard(None)
     return names.pop() if len(names) == 1 else None
 
 
-def _detect_file(path: Path) -> str | None:
+def _detect_file(loaders: list[DatasetLoader], path: Path) -> str | None:
     probe = FileProbe(path)
-    fitting = [loader for loader in loaders().values() if loader.sniff(probe)]
+    fitting = [loader for loader in loaders if loader.sniff(probe)]
     if len(fitting) > 1:
         fitting = [loader for loader in fitting if split_of(loader, path) is not None]
     return fitting[0].info.name if len(fitting) == 1 else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from thoughtdesk.core.datasets.generic import ColumnMapping, _records, _sample
+from thoughtdesk.core.datasets.generic import ColumnMapping, mapped_sample, table_records
 from thoughtdesk.core.datasets.loading import RecordError
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
@@ -36,7 +36,7 @@ def preview_mapping(path: str | Path, mapping: ColumnMapping, n: int = 10, recor
     if records is None:
         if not source.is_file():
             raise DataFileError(source, "no such file")
-        records = _records(source)
+        records = table_records(source)
     rows: list[PreviewRow] = []
     for index, (line, record) in enumerate(records):
         if len(rows) >= n:
@@ -45,7 +45,7 @@ def preview_mapping(path: str | Path, mapping: ColumnMapping, n: int = 10, recor
             rows.append(PreviewRow(line, error=record.message))
             continue
         try:
-            split, sample = _sample(record, index, mapping, source.stem)
+            split, sample = mapped_sample(record, index, mapping, source.stem)
         except RecordError as error:
             where = f"field {error.field}: " if error.field else ""
             rows.append(PreviewRow(line, error=where + error.message))

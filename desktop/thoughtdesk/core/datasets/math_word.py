@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from thoughtdesk.core.datasets import math_word_info as info
-from thoughtdesk.core.datasets.catalogue import register
 from thoughtdesk.core.datasets.equations import equation_steps, expression_steps, prefix_to_infix
-from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, has_keys, need
-from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl
+from thoughtdesk.core.datasets.loading import DatasetLoader, FileProbe, LoadContext, RecordError, has_keys, need
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_json_container, iter_jsonl
 from thoughtdesk.core.datasets.text import format_number, untokenize
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
@@ -188,10 +187,9 @@ _MAWPS_COLUMNS = ("Question", "Numbers", "Equation", "Answer")
 
 def _read_mawps(path: Path, split: str, context: LoadContext) -> Iterator[tuple[str, Sample]]:
     rows = iter_csv(path)
-    try:
-        _, header = next(rows)
-    except StopIteration:
-        raise DataFileError(path, "empty file") from None
+    header = csv_header(rows)
+    if header is None:
+        raise DataFileError(path, "empty file")
     missing = [name for name in _MAWPS_COLUMNS if name not in header]
     if missing:
         raise DataFileError(path, f"missing column(s) {', '.join(missing)}", line=1)
@@ -271,10 +269,13 @@ def _sniff_singleeq(probe: FileProbe) -> bool:
     return has_keys(probe.json_first, "sQuestion", "lEquations", "templateNumber")
 
 
-register(info.GSM8K, _read_gsm8k, _sniff_gsm8k)
-register(info.SVAMP, _read_svamp, _sniff_svamp)
-register(info.ASDIV, _read_asdiv, _sniff_asdiv)
-register(info.MAWPS, _read_mawps, _sniff_mawps)
-register(info.MULTIARITH, _mawps_json_reader("multiarith"), _sniff_multiarith)
-register(info.ADDSUB, _mawps_json_reader("addsub"), _sniff_addsub)
-register(info.SINGLEEQ, _mawps_json_reader("singleeq"), _sniff_singleeq)
+#: This family's datasets, collected by :mod:`thoughtdesk.core.datasets.registry`.
+LOADERS: tuple[DatasetLoader, ...] = (
+    DatasetLoader(info.GSM8K, _read_gsm8k, _sniff_gsm8k),
+    DatasetLoader(info.SVAMP, _read_svamp, _sniff_svamp),
+    DatasetLoader(info.ASDIV, _read_asdiv, _sniff_asdiv),
+    DatasetLoader(info.MAWPS, _read_mawps, _sniff_mawps),
+    DatasetLoader(info.MULTIARITH, _mawps_json_reader("multiarith"), _sniff_multiarith),
+    DatasetLoader(info.ADDSUB, _mawps_json_reader("addsub"), _sniff_addsub),
+    DatasetLoader(info.SINGLEEQ, _mawps_json_reader("singleeq"), _sniff_singleeq),
+)

@@ -6,8 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from thoughtdesk.core.datasets import medical_info as info
-from thoughtdesk.core.datasets.catalogue import register
-from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
+from thoughtdesk.core.datasets.loading import (
+    DatasetLoader,
+    FileProbe,
+    LoadContext,
+    RecordError,
+    check_answer,
+    has_keys,
+    need,
+)
 from thoughtdesk.core.datasets.math_word import derived_id
 from thoughtdesk.core.datasets.readers import iter_csv, iter_json_container, iter_jsonl, load_json
 from thoughtdesk.core.errors import DataFileError
@@ -175,8 +182,10 @@ def _sniff_mmlu(probe: FileProbe) -> bool:
     return len(row) == 6 and row[5].strip() in ("A", "B", "C", "D")
 
 
-register(info.PUBMED_QA, _read_pubmed, _sniff_pubmed)
-register(info.MED_QA, _read_medqa, _sniff_medqa)
-register(info.MEDMC_QA, _read_medmc, _sniff_medmc)
-for _subject in info.MMLU_SUBJECTS:
-    register(_subject, _mmlu_reader(_subject.name), _sniff_mmlu)
+#: This family's datasets, collected by :mod:`thoughtdesk.core.datasets.registry`.
+LOADERS: tuple[DatasetLoader, ...] = (
+    DatasetLoader(info.PUBMED_QA, _read_pubmed, _sniff_pubmed),
+    DatasetLoader(info.MED_QA, _read_medqa, _sniff_medqa),
+    DatasetLoader(info.MEDMC_QA, _read_medmc, _sniff_medmc),
+    *(DatasetLoader(subject, _mmlu_reader(subject.name), _sniff_mmlu) for subject in info.MMLU_SUBJECTS),
+)

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -191,13 +191,17 @@ def first_json_item(path: Path, limit: int = 1 << 18) -> Any:
     return None
 
 
+#: The ``csv.QUOTE_*`` constants ``csv.reader`` accepts (``QUOTE_MINIMAL``, ``QUOTE_NONE``, ...).
+CsvQuoting = Literal[0, 1, 2, 3]
+
+
 def iter_csv(
     path: Path,
     *,
     delimiter: str = ",",
     header: bool = True,
     columns: int | None = None,
-    quoting: int = csv.QUOTE_MINIMAL,
+    quoting: CsvQuoting = csv.QUOTE_MINIMAL,
 ) -> Iterator[tuple[int, list[str] | DataFileError]]:
     """Yield ``(line, row)`` for each record of a CSV/TSV file (line = where the record starts).
 
@@ -233,10 +237,10 @@ def iter_csv(
             raise DataFileError(path, f"not UTF-8 text (byte {error.start})", line=previous_end + 1) from None
 
 
-def first_line(path: Path, limit: int = 65536) -> str:
-    """The first line of a text file (at most ``limit`` characters); ``""`` if unreadable."""
-    try:
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-            return handle.readline(limit).rstrip("\r\n")
-    except OSError:
-        return ""
+def csv_header(rows: Iterator[tuple[int, list[str] | DataFileError]]) -> list[str] | None:
+    """The header row :func:`iter_csv` yields first (``header=True``); None for an empty file."""
+    for _line, row in rows:
+        if isinstance(row, DataFileError):  # never for the first row: it sets the column count
+            raise row
+        return row
+    return None

@@ -8,10 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from thoughtdesk.core.datasets import science_info as info
-from thoughtdesk.core.datasets.catalogue import register
-from thoughtdesk.core.datasets.loading import FileProbe, LoadContext, RecordError, check_answer, has_keys, need
+from thoughtdesk.core.datasets.loading import (
+    DatasetLoader,
+    FileProbe,
+    LoadContext,
+    RecordError,
+    check_answer,
+    has_keys,
+    need,
+)
 from thoughtdesk.core.datasets.math_word import derived_id
-from thoughtdesk.core.datasets.readers import iter_csv, iter_jsonl, load_json
+from thoughtdesk.core.datasets.readers import csv_header, iter_csv, iter_jsonl, load_json
 from thoughtdesk.core.datasets.text import as_sentence, untokenize
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Sample
@@ -210,7 +217,7 @@ def _read_worldtree(path: Path, split: str, context: LoadContext) -> Iterator[tu
         context.cache["facts"] = _worldtree_facts(context.options.get("facts"), path, context.root)
     facts: dict[str, str] = context.cache["facts"]
     rows = iter_csv(path, delimiter="\t", quoting=csv.QUOTE_NONE)
-    _, header = next(rows, (1, []))
+    header = csv_header(rows) or []
     missing = [name for name in WORLDTREE_COLUMNS if name not in header]
     if missing:
         raise DataFileError(path, f"missing column(s) {', '.join(missing)}", line=1)
@@ -247,7 +254,10 @@ def _sniff_worldtree(probe: FileProbe) -> bool:
     return all(name in header for name in WORLDTREE_COLUMNS)
 
 
-register(info.AQUA, _read_aqua, _sniff_aqua)
-register(info.OPEN_BOOK_QA, _read_obqa, _sniff_obqa)
-register(info.ENTAILMENT_BANK, _read_entailment, _sniff_entailment)
-register(info.WORLDTREE, _read_worldtree, _sniff_worldtree)
+#: This family's datasets, collected by :mod:`thoughtdesk.core.datasets.registry`.
+LOADERS: tuple[DatasetLoader, ...] = (
+    DatasetLoader(info.AQUA, _read_aqua, _sniff_aqua),
+    DatasetLoader(info.OPEN_BOOK_QA, _read_obqa, _sniff_obqa),
+    DatasetLoader(info.ENTAILMENT_BANK, _read_entailment, _sniff_entailment),
+    DatasetLoader(info.WORLDTREE, _read_worldtree, _sniff_worldtree),
+)

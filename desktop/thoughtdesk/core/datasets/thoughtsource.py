@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import msgspec
 
@@ -232,7 +232,14 @@ class _Fields:
     def error(self, key: str, message: str) -> DataFileError:
         return DataFileError(self.path, message, where=f"{self.where}, field {key}")
 
+    @overload
+    def text(self, key: str, default: str | None = "", *, required: Literal[True]) -> str: ...
+    @overload
+    def text(self, key: str, default: str | None = "", *, required: bool = False) -> str | None: ...
+
     def text(self, key: str, default: str | None = "", *, required: bool = False) -> str | None:
+        """The text field ``key``: ``default`` when absent, None when null; ``required`` fields
+        are never absent or null (an error is raised), so they are always text."""
         if key not in self.obj:
             if required:
                 raise self.error(key, "is missing")
@@ -246,7 +253,7 @@ class _Fields:
             raise self.error(key, f"must be text, not a number ({value})")
         raise self.error(key, f"must be text, not {_json_kind(type(value).__name__)}")
 
-    def items(self, key: str) -> list[Any]:
+    def items(self, key: str) -> list[Any] | None:
         """A list field that may also be null or absent (stored as it was)."""
         value = self.obj.get(key, [])
         if value is None or isinstance(value, list):

@@ -31,6 +31,7 @@ import msgspec
 
 from thoughtdesk.core.errors import Cancelled
 from thoughtdesk.core.evaluation.answers import extract_answer
+from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.store import Library
 
 Progress = Callable[[int, int], None]
@@ -149,10 +150,7 @@ def rescore(
                     "original_scoring = coalesce(original_scoring, ?) WHERE id = ?",
                     answers,
                 )
-                tx.executemany(
-                    "UPDATE sample SET n_correct = ?, n_incorrect = ?, n_unextractable = ? WHERE id = ?",
-                    samples,
-                )
+                counters.set_scoring(tx, samples)
         done += len(answers)
         if progress is not None:
             progress(done, total)
@@ -160,7 +158,9 @@ def rescore(
     return report
 
 
-def _score_batch(conn, cid: int, low: int, high: int, report: RescoreReport) -> tuple[list[tuple], list[tuple]]:
+def _score_batch(
+    conn, cid: int, low: int, high: int, report: RescoreReport
+) -> tuple[list[tuple], list[counters.ScoringCounts]]:
     """Score the answers of samples ``low..high``; return (answer updates, sample updates)."""
     rows = conn.execute(
         "SELECT a.id, s.id, s.type, s.choices, s.answer, a.answer, g.cot, a.correct_answer, a.extra "
@@ -224,7 +224,7 @@ def _score_batch(conn, cid: int, low: int, high: int, report: RescoreReport) -> 
             )
         )
     report.samples += len(counts)
-    sample_updates = [(c[0], c[1], c[2], pk) for pk, c in counts.items()]
+    sample_updates = [counters.ScoringCounts(c[0], c[1], c[2], pk) for pk, c in counts.items()]
     return answer_updates, sample_updates
 
 
@@ -260,14 +260,5 @@ def restore_original_scoring(lib: Library, collection: str) -> int:
             "td_span_end = NULL, td_reason = NULL WHERE id = ?",
             updates,
         )
-        tx.execute(
-            """UPDATE sample SET
-                 n_correct = (SELECT count(*) FROM generated_cot g JOIN answer a ON a.cot_pk = g.id
-                              WHERE g.sample_pk = sample.id AND a.correct_answer = 1),
-                 n_incorrect = (SELECT count(*) FROM generated_cot g JOIN answer a ON a.cot_pk = g.id
-                                WHERE g.sample_pk = sample.id AND a.correct_answer = 0),
-                 n_unextractable = 0
-               WHERE collection_id = ?""",
-            (cid,),
-        )
+        counters.recount_imported_scoring(tx, cid)
     return len(updates)

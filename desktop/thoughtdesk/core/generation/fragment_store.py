@@ -31,6 +31,7 @@ from thoughtdesk.core.generation.fragments import (
     FORMAT_VERSION,
     FRAGMENT_KINDS,
     Fragment,
+    FragmentKind,
     FragmentLibrary,
 )
 from thoughtdesk.core.paths import user_config_dir
@@ -78,7 +79,7 @@ class FragmentStore:
             return library
         for kind, key in hidden:
             if (kind, key) in library:
-                library.delete(kind, key)  # type: ignore[arg-type]
+                library.delete(kind, key)
         for fragment in changed:
             if (fragment.kind, fragment.key) in library:
                 library.delete(fragment.kind, fragment.key)
@@ -126,7 +127,7 @@ def _same_as_builtin(builtin: FragmentLibrary, fragment: Fragment) -> bool:
     return builtin.get(fragment.kind, fragment.key) == fragment
 
 
-def _read_overlay(path: Path) -> tuple[list[Fragment], list[tuple[str, str]]]:
+def _read_overlay(path: Path) -> tuple[list[Fragment], list[tuple[FragmentKind, str]]]:
     """The changed fragments and the hidden built-in keys of a user overlay file."""
     changed = list(FragmentLibrary.load(path))
     # FragmentLibrary.load has validated the JSON already; only the extra list is read here.
@@ -134,17 +135,15 @@ def _read_overlay(path: Path) -> tuple[list[Fragment], list[tuple[str, str]]]:
     hidden_entries = document.get("hidden_builtin", [])
     if not isinstance(hidden_entries, list):
         raise DataFileError(path, '\'hidden_builtin\' must be a list of {"kind", "key"}')
-    hidden: list[tuple[str, str]] = []
+    hidden: list[tuple[FragmentKind, str]] = []
     for index, entry in enumerate(hidden_entries, 1):
-        if (
-            not isinstance(entry, dict)
-            or entry.get("kind") not in FRAGMENT_KINDS
-            or not isinstance(entry.get("key"), str)
-        ):
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        key = entry.get("key") if isinstance(entry, dict) else None
+        if kind not in FRAGMENT_KINDS or not isinstance(key, str):
             raise DataFileError(
                 path, 'expected {"kind", "key"} with a known kind', where=f"hidden_builtin entry {index}"
             )
-        hidden.append((entry["kind"], entry["key"]))
+        hidden.append((kind, key))
     return changed, hidden
 
 

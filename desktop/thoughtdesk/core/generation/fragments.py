@@ -76,7 +76,7 @@ class ImportReport:
 def _check_kind(kind: str) -> FragmentKind:
     if kind not in FRAGMENT_KINDS:
         raise FragmentError(f"unknown fragment kind {kind!r}; use one of {', '.join(FRAGMENT_KINDS)}")
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 class FragmentLibrary:
@@ -262,6 +262,14 @@ def _read_fragments_file(path: Path) -> Iterator[Fragment]:
         yield from _read_thoughtsource(path, raw, document)
 
 
+def _required_text(item: dict[str, Any], name: str, path: Path, line: int | None, where: str) -> str:
+    """Field ``name`` of a fragment file's item, which must be a non-empty string."""
+    value = item.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise DataFileError(path, f"field {name!r} must be a non-empty string", line=line, where=where)
+    return value
+
+
 def _line_of(raw: str, needle: str) -> int | None:
     """1-based line of the first occurrence of a JSON key, to point users at the spot."""
     position = raw.find(json.dumps(needle, ensure_ascii=False))
@@ -285,11 +293,9 @@ def _read_thoughtdesk(path: Path, raw: str, document: Mapping[str, Any]) -> Iter
         where = f"fragment {index + 1}"
         if not isinstance(item, dict):
             raise DataFileError(path, "expected an object", where=where)
-        key, kind, text = item.get("key"), item.get("kind"), item.get("text")
-        line = _line_of(raw, key) if isinstance(key, str) else None
-        for name, value in (("key", key), ("kind", kind), ("text", text)):
-            if not isinstance(value, str) or not value.strip():
-                raise DataFileError(path, f"field {name!r} must be a non-empty string", line=line, where=where)
+        raw_key = item.get("key")
+        line = _line_of(raw, raw_key) if isinstance(raw_key, str) else None
+        key, kind, text = (_required_text(item, name, path, line, where) for name in ("key", "kind", "text"))
         if kind not in FRAGMENT_KINDS:
             raise DataFileError(
                 path, f"unknown kind {kind!r} (use {', '.join(FRAGMENT_KINDS)})", line=line, where=f"{where} ({key})"

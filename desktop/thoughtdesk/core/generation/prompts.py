@@ -123,17 +123,6 @@ class PromptTemplate:
         )
         object.__setattr__(self, "_blocks", blocks)
 
-    @property
-    def variables(self) -> tuple[str, ...]:
-        """The variables the template uses, in order of first use."""
-        seen: dict[str, None] = {}
-        for block in self._blocks:
-            for line in block:
-                for part in line:
-                    if part.variable:
-                        seen.setdefault(part.variable, None)
-        return tuple(seen)
-
     def render(self, values: Mapping[str, str | None]) -> str:
         """The template with ``values`` inserted literally; absent or None values are empty."""
 

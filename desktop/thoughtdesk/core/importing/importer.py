@@ -196,6 +196,8 @@ def import_dataset(
             column_mapping = resolve_mapping(mapping)  # field=column text, or a saved name
         stream = load_generic(path, column_mapping, splits=splits, on_error=policy, errors=errors)
     else:
+        if dataset is None:
+            raise ValueError("import_dataset needs a dataset name or a column mapping")
         get_dataset(dataset)  # a clear error for an unknown name
         name = dataset
         stream = load_dataset(dataset, path, splits=splits, on_error=policy, errors=errors)

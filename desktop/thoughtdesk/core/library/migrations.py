@@ -11,15 +11,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from thoughtdesk.core.library.timestamps import now_iso
+
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
 
 
 def migration(fn: Migration) -> Migration:
-    # Kept sorted by name (``m001_...``, ``m002_...``): the number in the name is the order,
-    # whatever order the modules defining them were written in.
+    # Registered in file order, which is the order they are applied in; the names number them
+    # in the same order (``m001_...``, ``m002_...``), which tests/core/library/test_migrations.py
+    # checks, so the file reads as the schema's history.
     MIGRATIONS.append((fn.__name__, fn))
-    MIGRATIONS.sort(key=lambda item: item[0])
     return fn
 
 
@@ -138,63 +140,6 @@ def m002_answer_scoring(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m004_review(conn: sqlite3.Connection) -> None:
-    # The review workbench. Annotations themselves stay in ThoughtSource's ``annotation`` table
-    # (span offsets in its ``extra`` JSON) so every export carries them; these tables hold what
-    # ThoughtSource has no place for: label sets and review queues.
-    run_script(
-        conn,
-        """
-        CREATE TABLE label_set (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            builtin INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE TABLE label_set_label (
-            set_id INTEGER NOT NULL REFERENCES label_set(id) ON DELETE CASCADE,
-            ordinal INTEGER NOT NULL,
-            key TEXT NOT NULL,
-            name TEXT NOT NULL,
-            colour TEXT NOT NULL,
-            shortcut INTEGER,
-            PRIMARY KEY (set_id, ordinal)
-        );
-        CREATE TABLE review_queue (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            collection_id INTEGER NOT NULL REFERENCES collection(id) ON DELETE CASCADE,
-            spec TEXT NOT NULL,
-            seed INTEGER NOT NULL,
-            reviewer TEXT NOT NULL,
-            blind INTEGER NOT NULL DEFAULT 0,
-            created TEXT NOT NULL,
-            position INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE TABLE review_queue_item (
-            queue_id INTEGER NOT NULL REFERENCES review_queue(id) ON DELETE CASCADE,
-            ordinal INTEGER NOT NULL,
-            sample_pk INTEGER NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
-            done INTEGER NOT NULL DEFAULT 0,
-            done_at TEXT,
-            PRIMARY KEY (queue_id, ordinal)
-        );
-        CREATE INDEX annotation_author ON annotation(author, cot_pk);
-        """,
-    )
-    from thoughtdesk.core.review.labels import seed_builtin_sets  # late: review imports store
-
-    seed_builtin_sets(conn)
-
-
-@migration
-def m005_answer_original_scoring(conn: sqlite3.Connection) -> None:
-    # Re-scoring writes ThoughtDesk's verdict into correct_answer (and answer_from_choices in
-    # extra) so exports carry it; the values the file came with are kept here first (JSON
-    # object, NULL until the first re-score), so nothing imported is ever lost.
-    conn.execute("ALTER TABLE answer ADD COLUMN original_scoring TEXT")
-
-
-@migration
 def m003_runs(conn: sqlite3.Connection) -> None:
     # Generation runs (thoughtdesk.core.generation.runs). Every model call is a ``request`` row written
     # before anything is sent; its result is committed with the CoT/answer it produced, so a
@@ -251,6 +196,98 @@ def m003_runs(conn: sqlite3.Connection) -> None:
 
 
 @migration
+def m004_review(conn: sqlite3.Connection) -> None:
+    # The review workbench. Annotations themselves stay in ThoughtSource's ``annotation`` table
+    # (span offsets in its ``extra`` JSON) so every export carries them; these tables hold what
+    # ThoughtSource has no place for: label sets and review queues.
+    run_script(
+        conn,
+        """
+        CREATE TABLE label_set (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            builtin INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE label_set_label (
+            set_id INTEGER NOT NULL REFERENCES label_set(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            name TEXT NOT NULL,
+            colour TEXT NOT NULL,
+            shortcut INTEGER,
+            PRIMARY KEY (set_id, ordinal)
+        );
+        CREATE TABLE review_queue (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            collection_id INTEGER NOT NULL REFERENCES collection(id) ON DELETE CASCADE,
+            spec TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            reviewer TEXT NOT NULL,
+            blind INTEGER NOT NULL DEFAULT 0,
+            created TEXT NOT NULL,
+            position INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE review_queue_item (
+            queue_id INTEGER NOT NULL REFERENCES review_queue(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            sample_pk INTEGER NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+            done INTEGER NOT NULL DEFAULT 0,
+            done_at TEXT,
+            PRIMARY KEY (queue_id, ordinal)
+        );
+        CREATE INDEX annotation_author ON annotation(author, cot_pk);
+        """,
+    )
+    # The built-in label sets as they shipped with this migration. Written out here, not read
+    # from ``core.review.labels.BUILTIN_SETS``: a shipped migration must seed the same rows
+    # forever, or libraries created before and after an edit of that constant would differ
+    # (tests/core/library/test_migrations.py fails when the two part ways).
+    for name, labels in _M004_LABEL_SETS:
+        cur = conn.execute("INSERT INTO label_set (name, builtin) VALUES (?, 1)", (name,))
+        conn.executemany(
+            "INSERT INTO label_set_label (set_id, ordinal, key, name, colour, shortcut) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (cur.lastrowid, ordinal, key, key, colour, shortcut)
+                for ordinal, (key, colour, shortcut) in enumerate(labels)
+            ],
+        )
+
+
+#: (set name, ((label key = label name, colour, shortcut digit), ...)) seeded by ``m004_review``.
+_M004_LABEL_SETS: tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...] = (
+    (
+        "ThoughtSource",
+        (
+            ("Incorrect reasoning", "#d9534f", 1),
+            ("Insufficient knowledge", "#f0ad4e", 2),
+            ("Incorrect reading comprehension", "#5bc0de", 3),
+            ("Too verbose", "#9b59b6", 4),
+        ),
+    ),
+    (
+        "Clinical",
+        (
+            ("Unsafe recommendation", "#d9534f", 1),
+            ("Hallucinated fact", "#e67e22", 2),
+            ("Outdated guideline", "#f1c40f", 3),
+            ("Missed contraindication", "#16a085", 4),
+            ("Wrong dosage", "#2980b9", 5),
+            ("Incorrect reasoning", "#8e44ad", 6),
+        ),
+    ),
+)
+
+
+@migration
+def m005_answer_original_scoring(conn: sqlite3.Connection) -> None:
+    # Re-scoring writes ThoughtDesk's verdict into correct_answer (and answer_from_choices in
+    # extra) so exports carry it; the values the file came with are kept here first (JSON
+    # object, NULL until the first re-score), so nothing imported is ever lost.
+    conn.execute("ALTER TABLE answer ADD COLUMN original_scoring TEXT")
+
+
+@migration
 def m006_browse_indexes(conn: sqlite3.Connection) -> None:
     # The tree's per-split counts and the table's default order read only these columns; covering
     # indexes keep both off the wide sample rows (1.3 s -> about 0.1 s at 200,000 samples).
@@ -296,7 +333,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             fn(conn)
-            conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, datetime('now'))", (name,))
+            conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, now_iso()))
             conn.execute(f"PRAGMA user_version = {index}")
             conn.execute("COMMIT")
         except BaseException:

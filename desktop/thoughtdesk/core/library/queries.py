@@ -88,8 +88,9 @@ def fts_query(text: str) -> str:
     return " AND ".join(quoted)
 
 
-def _where(f: SampleFilter) -> tuple[str, list]:
-    clauses, params = [], []
+def _where(f: SampleFilter) -> tuple[str, list[int | str]]:
+    clauses: list[str] = []
+    params: list[int | str] = []
     if f.collection_id is not None:
         clauses.append("s.collection_id = ?")
         params.append(f.collection_id)

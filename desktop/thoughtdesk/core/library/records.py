@@ -122,10 +122,10 @@ class Sample:
 
     id: str
     question: str
-    type: str = "multiplechoice"
-    choices: list[Any] = field(default_factory=list)
-    answer: list[Any] = field(default_factory=list)
-    cot: list[Any] = field(default_factory=list)
+    type: str | None = "multiplechoice"
+    choices: list[Any] | None = field(default_factory=list)
+    answer: list[Any] | None = field(default_factory=list)
+    cot: list[Any] | None = field(default_factory=list)
     context: str | None = ""
     ref_id: str | None = ""
     generated_cot: list[GeneratedCot] = field(default_factory=list)

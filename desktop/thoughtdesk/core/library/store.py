@@ -10,12 +10,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.library import migrations
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
+from thoughtdesk.core.library.timestamps import now_iso
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -54,6 +54,14 @@ def _check_before_opening(path: Path) -> None:
         )
     if tables and "_migrations" not in tables:
         raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
+
+
+def inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid the INSERT just run on ``cursor`` gave its row."""
+    rowid = cursor.lastrowid
+    if rowid is None:  # sqlite3 sets it after every INSERT; this narrows the type
+        raise LibraryError("the row was not inserted")
+    return rowid
 
 
 class Library:
@@ -97,10 +105,6 @@ class Library:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @property
-    def schema_version(self) -> int:
-        return self.conn.execute("PRAGMA user_version").fetchone()[0]
-
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: committed when the block ends, rolled back on any exception."""
@@ -141,37 +145,10 @@ class Library:
             raise LibraryError("a collection needs a name")
         if self.collection_id(name) is not None:
             raise LibraryError(f"a collection named {name!r} already exists in {self.path}")
-        created = datetime.now(UTC).isoformat(timespec="seconds")
         cur = self.conn.execute(
-            "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)", (name, created, source)
+            "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)", (name, now_iso(), source)
         )
-        return int(cur.lastrowid)
-
-    def unique_collection_name(self, base: str) -> str:
-        """``base``, or ``base (2)``, ``base (3)``... whichever is free."""
-        name, n = base, 1
-        while self.collection_id(name) is not None:
-            n += 1
-            name = f"{base} ({n})"
-        return name
-
-    def delete_collection(self, collection_id: int) -> None:
-        with self.transaction() as conn:
-            conn.execute(
-                "DELETE FROM sample_fts WHERE rowid IN (SELECT id FROM sample WHERE collection_id = ?)",
-                (collection_id,),
-            )
-            conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
-
-    def rename_collection(self, collection_id: int, name: str) -> None:
-        name = name.strip()
-        if not name:
-            raise LibraryError("a collection needs a name")
-        other = self.collection_id(name)
-        if other is not None and other != collection_id:
-            raise LibraryError(f"a collection named {name!r} already exists")
-        with self.transaction() as conn:
-            conn.execute("UPDATE collection SET name = ? WHERE id = ?", (name, collection_id))
+        return inserted_id(cur)
 
     # Counts ------------------------------------------------------------------------------
 

@@ -156,6 +156,8 @@ class SampleWriter:
     def _queue(self, dataset: str, split: str, position: int, s: Sample) -> None:
         pk = self._next_sample
         self._next_sample += 1
+        # The sample counters, counted here while walking the records rather than by
+        # core.library.counters (one UPDATE per sample would cost import speed); same rules.
         n_answers = n_correct = n_incorrect = n_annotations = 0
         for cot_position, cot in enumerate(s.generated_cot):
             cot_pk = self._next_cot

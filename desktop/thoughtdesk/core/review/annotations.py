@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import Any
 
+from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.timestamps import now_iso as utc_now  # the library's one format
 from thoughtdesk.core.review.types import (
     COMMENT_KEY,
     LABEL_OFF,
@@ -30,11 +31,6 @@ from thoughtdesk.core.review.types import (
     StoredAnnotation,
     label_value,
 )
-
-
-def utc_now() -> str:
-    """The current UTC time as ISO 8601 with a ``Z`` (``2024-05-01T09:30:12Z``), seconds."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def decode_value(value: str | None, is_json: int) -> Any:
@@ -87,17 +83,6 @@ def slot_rows(conn, cot_pk: int, author: str, key: str, span: Span | None) -> li
         elif span is not None and found is not None and (found.start, found.end) == (span.start, span.end):
             out.append(row)
     return out
-
-
-def refresh_sample_counter(conn, cot_pk: int) -> None:
-    """Recount ``sample.n_annotations`` (annotation rows of all the sample's CoTs)."""
-    conn.execute(
-        """UPDATE sample SET n_annotations = (
-               SELECT count(*) FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id
-               WHERE c.sample_pk = sample.id)
-           WHERE id = (SELECT sample_pk FROM generated_cot WHERE id = ?)""",
-        (cot_pk,),
-    )
 
 
 def write_slot(conn, cot_pk: int, author: str, key: str, span: Span | None, value: Any, date: str) -> None:
@@ -250,7 +235,7 @@ class AnnotationStore:
     def _set(self, op: AnnotationOp, value: Any) -> None:
         with self.library.transaction() as conn:
             write_slot(conn, op.cot_pk, op.author, op.key, op.span, value, utc_now())
-            refresh_sample_counter(conn, op.cot_pk)
+            counters.recount_annotations(conn, op.cot_pk)
 
     def apply(self, op: AnnotationOp) -> None:
         """Set the op's slot to ``op.after`` (one committed transaction, date = now, UTC)."""

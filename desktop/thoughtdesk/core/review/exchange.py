@@ -22,11 +22,11 @@ from typing import Any
 
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.files import write_json_atomically
+from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.annotations import (
     decode_value,
-    refresh_sample_counter,
     slot_rows,
     span_from_extra,
     utc_now,
@@ -389,7 +389,7 @@ def import_annotations(
                 _merge_one(conn, report, rec, cot_pk)
             # One recount per sample (the counter sums all its CoTs), through any of its CoTs.
             for cot_pk in {sample_pk: cot_pk for _, sample_pk, cot_pk in matched}.values():
-                refresh_sample_counter(conn, cot_pk)
+                counters.recount_annotations(conn, cot_pk)
             if dry_run:
                 raise _Rollback
     except _Rollback:

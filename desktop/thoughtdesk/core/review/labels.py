@@ -1,6 +1,7 @@
 """Label sets: named, ordered labels with colours and number-key shortcuts.
 
-Two sets are seeded by migration ``m004_review``: ThoughtSource's four annotator labels (the
+Two sets are seeded by migration ``m004_review`` (which writes its own copy of :data:`BUILTIN_SETS`;
+tests/core/library/test_migrations.py keeps the two equal): ThoughtSource's four annotator labels (the
 default) and a clinical set. Users add their own; built-in sets can be copied but not deleted.
 """
 
@@ -38,14 +39,6 @@ BUILTIN_SETS: tuple[LabelSet, ...] = (
         builtin=True,
     ),
 )
-
-
-def seed_builtin_sets(conn) -> None:
-    """Insert the built-in sets (used by the migration; safe to call again)."""
-    for label_set in BUILTIN_SETS:
-        if conn.execute("SELECT 1 FROM label_set WHERE name = ?", (label_set.name,)).fetchone():
-            continue
-        _insert(conn, label_set, builtin=True)
 
 
 def _insert(conn, label_set: LabelSet, *, builtin: bool) -> int:

@@ -12,7 +12,7 @@ It also holds the key-file fallback: :class:`FileKeyring`, used only after the u
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -63,12 +63,11 @@ def load_config() -> CoreConfig:
         return CoreConfig()
     if not isinstance(data, dict):
         return CoreConfig()
-    flags = {f.name for f in fields(CoreConfig) if f.name != "key_origins"}
-    values = {k: bool(v) for k, v in data.items() if k in flags}
+    config = CoreConfig(offline=bool(data.get("offline", False)), keys_in_file=bool(data.get("keys_in_file", False)))
     origins = data.get("key_origins")
     if isinstance(origins, dict):
-        values["key_origins"] = {str(k): str(v) for k, v in origins.items() if isinstance(v, str)}
-    return CoreConfig(**values)
+        config.key_origins = {str(k): str(v) for k, v in origins.items() if isinstance(v, str)}
+    return config
 
 
 def key_origin(url: str) -> str:
@@ -125,7 +124,7 @@ class FileKeyring(keyring.backend.KeyringBackend):
     file's permissions, not encrypted, and the Settings dialog says so.
     """
 
-    priority = 0.1  # type: ignore[assignment]
+    priority = 0.1
 
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
@@ -161,7 +160,7 @@ class FileKeyring(keyring.backend.KeyringBackend):
 def current_keyring() -> keyring.backend.KeyringBackend:
     """The keyring backend :mod:`thoughtdesk.core.settings.secrets` uses right now (unwrapped from the
     log's :class:`~thoughtdesk.core.settings.logs.SecretWatchingKeyring`)."""
-    backend = secrets._backend()
+    backend = secrets.active_keyring()
     while hasattr(backend, "inner"):
         backend = backend.inner
     return backend
@@ -202,13 +201,3 @@ def use_key_file_if_allowed(config: CoreConfig | None = None) -> bool:
     secrets.use_keyring(FileKeyring())
     watch_keyring()  # keys read from the file are redacted from the log too
     return True
-
-
-def apply_startup_config(offline: bool | None = None) -> None:
-    """At the start of any command: offline mode (``offline`` > env > config) and the key file
-    fallback when agreed. Never raises: a broken config file means the defaults."""
-    from thoughtdesk.core.settings.network import apply_offline_setting
-
-    config = load_config()
-    apply_offline_setting(offline)
-    use_key_file_if_allowed(config)

@@ -104,7 +104,7 @@ class RedactingFilter(logging.Filter):
 class SecretWatchingKeyring(keyring.backend.KeyringBackend):
     """Wraps a keyring: every password read or stored through it is registered for redaction."""
 
-    priority = 0  # type: ignore[assignment]
+    priority = 0
 
     def __init__(self, inner: keyring.backend.KeyringBackend | None) -> None:
         super().__init__()
@@ -124,7 +124,7 @@ class SecretWatchingKeyring(keyring.backend.KeyringBackend):
         return self._inner
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return getattr(self.inner, "name", type(self.inner).__name__)
 
     def get_password(self, service: str, username: str) -> str | None:
@@ -147,7 +147,7 @@ def watch_keyring() -> None:
     """
     from thoughtdesk.core.settings import secrets
 
-    current = secrets._chosen  # not _backend(): that would look the system keyring up now
+    current = secrets.chosen_keyring()  # not active_keyring(): that would look the system keyring up now
     if not isinstance(current, SecretWatchingKeyring):
         secrets.use_keyring(SecretWatchingKeyring(current))
 
@@ -195,5 +195,5 @@ def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
     logging.getLogger("thoughtdesk").error(
         "unhandled exception in thread %s",
         getattr(args.thread, "name", "?"),
-        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
-    )  # type: ignore[arg-type]
+        exc_info=args.exc_value,  # the exception carries its type and traceback
+    )

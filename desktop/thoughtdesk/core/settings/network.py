@@ -198,8 +198,9 @@ def clear_override() -> None:
     _state.forced = None
 
 
-def apply_offline_setting(explicit: bool | None = None) -> bool:
-    """Set offline mode from ``explicit``, else ``THOUGHTDESK_OFFLINE``, else the saved config.
+def apply_offline_setting(explicit: bool | None, saved: bool) -> bool:
+    """Set offline mode from ``explicit``, else ``THOUGHTDESK_OFFLINE``, else ``saved`` (the
+    saved config's value, read by the caller: this module does not read settings files).
 
     Returns the mode now in effect. An explicit value (``--offline``) is remembered for the
     process and wins over the environment, which wins over the config file (so that IT can
@@ -209,8 +210,6 @@ def apply_offline_setting(explicit: bool | None = None) -> bool:
         _state.forced = bool(explicit)
     offline = offline_override()
     if offline is None:
-        from thoughtdesk.core.settings.config import load_config
-
-        offline = load_config().offline
+        offline = saved
     set_offline(bool(offline))
     return bool(offline)

@@ -23,6 +23,7 @@ from thoughtdesk.core.generation.backends import (
     RetryPolicy,
     Timeout,
 )
+from thoughtdesk.core.generation.backends.openai_compat import Endpoint
 
 PROMPT = "Question: What is the capital of France?\nAnswer: Let's think step by step."
 
@@ -34,8 +35,8 @@ def run(coroutine):
 # --- llama-cpp-python's OpenAI-compatible server --------------------------------------------
 
 
-def _server_backend(server: LlamaServer, endpoint: str = "completions", key: str = SERVER_KEY):
-    return OpenAICompatBackend(server.base_url, key, endpoint=endpoint, provider="local")  # type: ignore[arg-type]
+def _server_backend(server: LlamaServer, endpoint: Endpoint = "completions", key: str = SERVER_KEY):
+    return OpenAICompatBackend(server.base_url, key, endpoint=endpoint, provider="local")
 
 
 def test_server_completion(llama_server: LlamaServer) -> None:

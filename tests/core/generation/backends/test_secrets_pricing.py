@@ -32,15 +32,12 @@ def memory_keyring():
     secrets.use_keyring(None)
 
 
-def test_keys_set_get_delete(memory_keyring: secrets.MemoryKeyring) -> None:
+def test_keys_set_get(memory_keyring: secrets.MemoryKeyring) -> None:
     assert secrets.get_api_key("openai") is None
     secrets.set_api_key("openai", "  sk-live-abcdef123456  ")
     secrets.set_api_key("anthropic", "sk-ant-1")
     assert secrets.get_api_key("openai") == "sk-live-abcdef123456"
     assert memory_keyring.get_password("thoughtdesk", "anthropic") == "sk-ant-1"
-    assert secrets.delete_api_key("openai") is True
-    assert secrets.delete_api_key("openai") is False
-    assert secrets.get_api_key("openai") is None
     with pytest.raises(secrets.SecretStoreError, match="empty"):
         secrets.set_api_key("openai", "   ")
 
@@ -49,7 +46,7 @@ def test_testing_mode_uses_memory_not_the_system_keyring(monkeypatch) -> None:
     monkeypatch.setenv("THOUGHTDESK_TESTING", "1")
     secrets.use_keyring(None)
     secrets.set_api_key("x", "k1")
-    assert isinstance(secrets._backend(), secrets.MemoryKeyring)
+    assert isinstance(secrets.active_keyring(), secrets.MemoryKeyring)
     secrets.use_keyring(None)
 
 

@@ -106,7 +106,8 @@ class AnthropicBackend(Backend):
         ]
         if not texts:
             raise BadResponse(self.provider, "the answer has no text content", hint=hint, raw_body=body)
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        reported = data.get("usage")
+        usage = reported if isinstance(reported, dict) else {}
         stop_reason = data.get("stop_reason")
         return Response(
             provider=self.provider,

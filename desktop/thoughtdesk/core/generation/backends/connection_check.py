@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from thoughtdesk.core.generation.backends.http import _error_text
+from thoughtdesk.core.generation.backends.http import error_text
 from thoughtdesk.core.settings.network import OfflineError, require_network
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -72,10 +72,10 @@ def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> Conn
         )
     if response.status_code in (401, 403):
         return ConnectionResult(
-            False, f"the API key was refused by {url} (HTTP {response.status_code}): {_error_text(body)}"
+            False, f"the API key was refused by {url} (HTTP {response.status_code}): {error_text(body)}"
         )
     if not 200 <= response.status_code < 300:
-        return ConnectionResult(False, f"{url} answered HTTP {response.status_code}: {_error_text(body)}")
+        return ConnectionResult(False, f"{url} answered HTTP {response.status_code}: {error_text(body)}")
     try:
         data = response.json()
         models = tuple(str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict))[:20]

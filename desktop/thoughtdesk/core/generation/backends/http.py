@@ -76,7 +76,7 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error_text(body: str) -> str:
+def error_text(body: str) -> str:
     """The provider's own error message from a JSON error body, else the start of the body."""
     try:
         data = json.loads(body)
@@ -97,52 +97,49 @@ def error_for_status(
     provider: str, status: int, body: str, headers: httpx.Headers, *, url: str, model: str
 ) -> BackendError:
     """The typed error for a non-2xx answer, worded with what the user can do."""
-    detail = _error_text(body)
+    detail = error_text(body)
     retry_after = parse_retry_after(headers)
     said = f" (server said: {detail})" if detail else ""
-    common = {"status": status, "raw_body": body, "retry_after": retry_after}
+
+    def error(kind: type[BackendError], message: str, hint: str) -> BackendError:
+        return kind(provider, message, hint=hint, status=status, raw_body=body, retry_after=retry_after)
+
     if status in (401, 403):
-        return AuthError(
-            provider,
+        return error(
+            AuthError,
             f"the API key was refused (HTTP {status}){said}",
-            hint=f"check the {provider} API key in Edit > Settings > Providers (it is kept in the system keyring)",
-            **common,
+            f"check the {provider} API key in Edit > Settings > Providers (it is kept in the system keyring)",
         )
     if status == 429:
-        return RateLimited(
-            provider,
+        return error(
+            RateLimited,
             f"rate limit reached (HTTP 429){said}",
-            hint="requests are retried after the wait the server asks for; lower "
+            "requests are retried after the wait the server asks for; lower "
             "the concurrency or the requests per minute if it persists",
-            **common,
         )
     lowered = body.lower()
     if status == 404 or (status in (400, 422) and any(w in lowered for w in _MODEL_MISSING_WORDS)):
-        return ModelNotFound(
-            provider,
+        return error(
+            ModelNotFound,
             f"model {model!r} was not found (HTTP {status}) at {url}{said}",
-            hint="check the model name, and that the base URL is right (OpenAI-compatible servers usually end in /v1)",
-            **common,
+            "check the model name, and that the base URL is right (OpenAI-compatible servers usually end in /v1)",
         )
     if status == 503 and retry_after is not None:
-        return RateLimited(
-            provider,
+        return error(
+            RateLimited,
             f"the server is busy (HTTP 503){said}",
-            hint="retried after the wait the server asks for",
-            **common,
+            "retried after the wait the server asks for",
         )
     if status >= 500:
-        return ServerError(
-            provider,
+        return error(
+            ServerError,
             f"server error (HTTP {status}){said}",
-            hint="retried automatically; if it persists, check the server's logs or the provider's status page",
-            **common,
+            "retried automatically; if it persists, check the server's logs or the provider's status page",
         )
-    return BadRequest(
-        provider,
+    return error(
+        BadRequest,
         f"the request was rejected (HTTP {status}){said}",
-        hint="check the model's parameters (max tokens, n, stop sequences)",
-        **common,
+        "check the model's parameters (max tokens, n, stop sequences)",
     )
 
 

@@ -33,8 +33,8 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   coroutine); :class:`RunControl` (``pause()``, ``resume()``, ``cancel()``, thread-safe);
   :class:`RunProgress` (done, failed, remaining, in_flight, cached, tokens, cost, elapsed, eta).
   ``progress`` is called on the executor's thread: the GUI must post it to the GUI thread.
-* reading: :func:`list_runs`, :func:`run_info`, :func:`run_progress`, :func:`run_requests`,
-  :func:`run_spec`, :func:`resolve_run_id`, :func:`delete_run`; :class:`RunInfo`,
+* reading: :func:`list_runs`, :func:`run_info`, :func:`run_requests`, :func:`get_request`,
+  :func:`run_spec`, :func:`resolve_run_id`; :class:`RunInfo`,
   :class:`RequestRow`, :class:`RunNotFound`.
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
@@ -49,11 +49,9 @@ from thoughtdesk.core.generation.runs.read import (
     RunInfo,
     RunNotFound,
     RunProgress,
-    delete_run,
     list_runs,
     resolve_run_id,
     run_info,
-    run_progress,
     run_requests,
     run_spec,
 )
@@ -84,7 +82,6 @@ __all__ = [
     "api_key_for",
     "build_backend",
     "create_run",
-    "delete_run",
     "execute_run",
     "execute_run_async",
     "list_runs",
@@ -92,7 +89,6 @@ __all__ = [
     "resolve_run_id",
     "resume_run",
     "run_info",
-    "run_progress",
     "run_requests",
     "run_spec",
 ]

@@ -7,19 +7,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
 from thoughtdesk.core.generation.backends import BackendError, Response
 from thoughtdesk.core.generation.runs.plan import SampleRef
+from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
+from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import model_repr
-from thoughtdesk.core.library.store import Library
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,28 +84,24 @@ def _insert_answer(
         ),
     )
     sample_pk = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
-    conn.execute(
-        "UPDATE sample SET n_answers = n_answers + 1, n_correct = n_correct + ?, "
-        "n_incorrect = n_incorrect + ?, n_unextractable = n_unextractable + ? WHERE id = ?",
-        (int(correct is True), int(correct is False), int(scored.outcome == UNEXTRACTABLE), sample_pk),
-    )
-    return int(cur.lastrowid)
+    counters.add_answer(conn, sample_pk, correct, unextractable=scored.outcome == UNEXTRACTABLE)
+    return inserted_id(cur)
 
 
 def _provenance(
-    model: ModelSpec, variant: dict[str, Any], request: dict[str, Any], call: CallRecord, run_id: int
+    model: ModelSpec, variant: dict[str, Any], request: RequestRow, call: CallRecord, run_id: int
 ) -> dict[str, Any]:
     r = call.response
     return {
         "run_id": run_id,
-        "request_id": request["id"],
-        "fingerprint": request["fingerprint"],
-        "step": request["step"],
+        "request_id": request.id,
+        "fingerprint": request.fingerprint,
+        "step": request.step,
         "provider": model.provider,
         "model": model.model_name,
         "base_url": model.base_url,
-        "params": json.loads(request["params"]),
-        "prompt": request["prompt"],
+        "params": json.loads(request.params),
+        "prompt": request.prompt,
         "fragments": variant,
         "sent_at": call.sent_at,
         "finished_at": call.finished_at,
@@ -165,7 +159,7 @@ def store_cot(
     lib: Library,
     *,
     run_id: int,
-    request: dict[str, Any],
+    request: RequestRow,
     sample: SampleRef,
     model: ModelSpec,
     variant: dict[str, Any],
@@ -175,16 +169,16 @@ def store_cot(
     """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys."""
     text = call.response.texts[0]
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id)}
-    ident = f"td-{run_id}-{request['id']}"
+    ident = f"td-{run_id}-{request.id}"
     instruction, trigger = variant.get("instruction"), variant.get("cot_trigger")
     template = variant["cot_template"]
     template_text = template.get("context_text") if template.get("auto") and sample.context else template["text"]
-    params = json.loads(request["params"])
+    params = json.loads(request.params)
     with lib.transaction() as conn:
         position = conn.execute(
             "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
         ).fetchone()[0]
-        cot_pk = int(
+        cot_pk = inserted_id(
             conn.execute(
                 "INSERT INTO generated_cot (sample_pk, position, cot_id, fragments_version, instruction, "
                 "cot_trigger, cot_trigger_template, prompt_text, cot, author, date, api_service, model, "
@@ -197,10 +191,10 @@ def store_cot(
                     instruction and instruction["key"],
                     trigger and trigger["key"],
                     template_text,
-                    request["prompt"],
+                    request.prompt,
                     text,
                     "thoughtdesk",
-                    call.finished_at[:19].replace("T", " ").replace("-", "/"),
+                    thoughtsource_date(call.finished_at),
                     model.provider,
                     model_repr(
                         model.model_name,
@@ -212,9 +206,9 @@ def store_cot(
                     "",
                     _json(extra),
                 ),
-            ).lastrowid
+            )
         )
-        conn.execute("UPDATE sample SET n_cots = n_cots + 1 WHERE id = ?", (sample.pk,))
+        counters.add_cot(conn, sample.pk)
         conn.execute(
             "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
             (text, sample.pk),
@@ -231,9 +225,9 @@ def store_cot(
                 None,
                 "" if scored.value is None else str(scored.value),
                 scored,
-                {"thoughtdesk": {"run_id": run_id, "request_id": request["id"], "mode": "one-step"}},
+                {"thoughtdesk": {"run_id": run_id, "request_id": request.id, "mode": "one-step"}},
             )
-        _finish_request(conn, request["id"], call, cot_pk=cot_pk, answer_pk=answer_pk)
+        _finish_request(conn, request.id, call, cot_pk=cot_pk, answer_pk=answer_pk)
     return cot_pk, answer_pk
 
 
@@ -241,7 +235,7 @@ def store_extraction(
     lib: Library,
     *,
     run_id: int,
-    request: dict[str, Any],
+    request: RequestRow,
     sample: SampleRef,
     model: ModelSpec,
     variant: dict[str, Any],
@@ -260,7 +254,7 @@ def store_extraction(
         answer_pk = _insert_answer(
             conn,
             cot_pk,
-            f"td-{run_id}-{request['id']}",
+            f"td-{run_id}-{request.id}",
             extraction["key"],
             template_text,
             extraction["text"],
@@ -268,33 +262,39 @@ def store_extraction(
             scored,
             extra,
         )
-        _finish_request(conn, request["id"], call, answer_pk=answer_pk, cot_pk=cot_pk)
+        _finish_request(conn, request.id, call, answer_pk=answer_pk, cot_pk=cot_pk)
     return answer_pk
 
 
-def store_cached(
-    lib: Library, *, request: dict[str, Any], source: dict[str, Any], sample: SampleRef, cot_pk: int | None
+def store_cached_cot(
+    lib: Library, request: RequestRow, source: int, src_cot: int, src_answer: int | None, *, sample: SampleRef
 ) -> None:
-    """Answer ``request`` from ``source``, an identical request already done.
+    """Answer CoT ``request`` from request ``source``, an identical one already done, which stored
+    CoT ``src_cot`` (and, in one-step mode, answer ``src_answer``).
 
     The same sample reuses the stored rows (nothing is duplicated); another sample gets a copy
     of the CoT/answer, scored against its own gold answer.
     """
     with lib.transaction() as conn:
-        if request["step"] == "cot":
-            src_cot = source["result_cot_pk"]
-            src_sample = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (src_cot,)).fetchone()[0]
-            new_cot, new_answer = src_cot, source["result_answer_pk"]
-            if src_sample != sample.pk:
-                new_cot, new_answer = _copy_cot(conn, src_cot, source["result_answer_pk"], sample)
-            _finish_request(conn, request["id"], None, cot_pk=new_cot, answer_pk=new_answer, cached_from=source["id"])
-            return
-        src_answer = source["result_answer_pk"]
+        src_sample = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (src_cot,)).fetchone()[0]
+        new_cot, new_answer = src_cot, src_answer
+        if src_sample != sample.pk:
+            new_cot, new_answer = _copy_cot(conn, src_cot, src_answer, sample)
+        _finish_request(conn, request.id, None, cot_pk=new_cot, answer_pk=new_answer, cached_from=source)
+
+
+def store_cached_answer(
+    lib: Library, request: RequestRow, source: int, src_answer: int, *, sample: SampleRef, cot_pk: int
+) -> None:
+    """Answer extraction ``request`` (for CoT ``cot_pk``) from request ``source``, an identical one
+    already done, which stored answer ``src_answer``: reused when it belongs to the same CoT, else
+    copied and scored against this sample's gold answer."""
+    with lib.transaction() as conn:
         src_cot = conn.execute("SELECT cot_pk FROM answer WHERE id = ?", (src_answer,)).fetchone()[0]
         answer_pk = src_answer
         if src_cot != cot_pk:
             answer_pk = _copy_answer(conn, src_answer, cot_pk, sample)
-        _finish_request(conn, request["id"], None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source["id"])
+        _finish_request(conn, request.id, None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source)
 
 
 _COT_COPY = (
@@ -309,15 +309,15 @@ def _copy_cot(
     position = conn.execute(
         "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
     ).fetchone()[0]
-    cot_pk = int(
+    cot_pk = inserted_id(
         conn.execute(
             f"INSERT INTO generated_cot (sample_pk, position, {_COT_COPY}) SELECT ?, ?, {_COT_COPY} "
             "FROM generated_cot WHERE id = ?",
             (sample.pk, position, src_cot),
-        ).lastrowid
+        )
     )
     text = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
-    conn.execute("UPDATE sample SET n_cots = n_cots + 1 WHERE id = ?", (sample.pk,))
+    counters.add_cot(conn, sample.pk)
     conn.execute(
         "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
         (text or "", sample.pk),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -35,25 +36,27 @@ from thoughtdesk.core.generation.backends import (
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
-    now_iso,
-    store_cached,
+    store_cached_answer,
+    store_cached_cot,
     store_cot,
     store_extraction,
     store_failure,
 )
-from thoughtdesk.core.generation.runs.control import RunControl, _set_status, _Tally
+from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.plan import (
     SampleRef,
-    _refs,
     extraction_prompt,
     fingerprint,
     model_request,
+    sample_refs,
 )
 from thoughtdesk.core.generation.runs.providers import build_backend
-from thoughtdesk.core.generation.runs.read import RunProgress
-from thoughtdesk.core.generation.runs.spec import RunLimits, RunSpec
+from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunProgress, RunStatus, get_request
+from thoughtdesk.core.generation.runs.spec import ModelSpec, RunLimits, RunSpec
+from thoughtdesk.core.generation.runs.tally import RunTally, set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.timestamps import now_iso
 
 ProgressCallback = Callable[[RunProgress], None]
 #: Errors that no retry fixes and that would fail every further request the same way: the run
@@ -86,24 +89,19 @@ class _Execution:
             for d, ex in document.get("exemplars", {}).items()
         }
         self.one_step = spec.mode is PromptMode.ONE_STEP
-        self.tally = _Tally(lib, run_id)
+        self.tally = RunTally(lib, run_id)
         self.queue: asyncio.Queue[int | None] = asyncio.Queue()
         self.outstanding = 0
         self.samples: dict[int, SampleRef] = {}
-        self.in_flight: dict[str, asyncio.Future[None]] = {}
+        self.in_flight: dict[str | None, asyncio.Future[None]] = {}  # by fingerprint
         self.stop_error: BackendError | None = None
         self.workers = 0
 
     # --- bookkeeping --------------------------------------------------------------------
 
-    def _row(self, request_id: int) -> dict[str, Any]:
-        cursor = self.lib.conn.execute("SELECT * FROM request WHERE id = ?", (request_id,))
-        names = [d[0] for d in cursor.description]
-        return dict(zip(names, cursor.fetchone(), strict=False))
-
     def _sample(self, pk: int) -> SampleRef:
         if pk not in self.samples:
-            for ref in _refs(self.lib, [pk]):
+            for ref in sample_refs(self.lib, [pk]):
                 self.samples[pk] = ref
         return self.samples[pk]
 
@@ -130,14 +128,14 @@ class _Execution:
                 "UPDATE request SET status = 'pending' WHERE run_id = ? AND status IN ('sent', 'failed')",
                 (self.run_id,),
             )
-        self.tally = _Tally(self.lib, self.run_id)
+        self.tally = RunTally(self.lib, self.run_id)
         pending = conn.execute(
             "SELECT q.id, q.step, q.prompt, d.status FROM request q LEFT JOIN request d ON d.id = q.depends_on "
             "WHERE q.run_id = ? AND q.status = 'pending' ORDER BY q.id",
             (self.run_id,),
         ).fetchall()
         self.outstanding = len(pending)
-        _set_status(self.lib, self.run_id, "running")
+        set_run_status(self.lib, self.run_id, "running")
         self._report()
         if not pending:
             return await self._close("done")
@@ -162,8 +160,8 @@ class _Execution:
             "done" if left == 0 else "failed", None if left == 0 else f"{left} request(s) failed; resume to retry them"
         )
 
-    async def _close(self, status: str, error: str | None = None) -> RunProgress:
-        _set_status(self.lib, self.run_id, status, error)
+    async def _close(self, status: RunStatus, error: str | None = None) -> RunProgress:
+        set_run_status(self.lib, self.run_id, status, error)
         self.tally.status = status
         self.tally.last_error = error or self.tally.last_error
         self._report()
@@ -179,7 +177,7 @@ class _Execution:
                 return
             if self.control.paused != paused:
                 paused = self.control.paused
-                _set_status(self.lib, self.run_id, "paused" if paused else "running")
+                set_run_status(self.lib, self.run_id, "paused" if paused else "running")
                 self.tally.status = "paused" if paused else "running"
                 self.tally.set_paused(paused)
                 self._report()
@@ -194,15 +192,15 @@ class _Execution:
             await self._process(request_id)
 
     async def _process(self, request_id: int) -> None:
-        request = self._row(request_id)
-        sample = self._sample(request["sample_pk"])
-        model = self.spec.models[request["model_index"]]
-        variant = self.variants[request["variant_index"]]
+        request = get_request(self.lib, request_id)
+        sample = self._sample(request.sample_pk)
+        model = self.spec.models[request.model_index]
+        variant = self.variants[request.variant_index]
         cot_pk, cot_text = None, None
-        if request["step"] == "extraction":
+        if request.step == "extraction":
             found = self.lib.conn.execute(
                 "SELECT c.id, c.cot FROM request d JOIN generated_cot c ON c.id = d.result_cot_pk WHERE d.id = ?",
-                (request["depends_on"],),
+                (request.depends_on,),
             ).fetchone()
             if found is None:
                 store_failure(
@@ -216,58 +214,62 @@ class _Execution:
                 self._after_failed(request)
                 return
             cot_pk, cot_text = found
-            if request["prompt"] is None:
+            if request.prompt is None:
                 prompt = extraction_prompt(variant, sample, cot_text, self.exemplars.get(sample.dataset, []))
-                call = model_request(model, prompt or "", "extraction", request["replicate"])
-                request["prompt"], request["fingerprint"] = prompt, fingerprint(model, call, request["replicate"])
+                call = model_request(model, prompt or "", "extraction", request.replicate)
+                request = dataclasses.replace(
+                    request, prompt=prompt, fingerprint=fingerprint(model, call, request.replicate)
+                )
                 with self.lib.transaction() as conn:
                     conn.execute(
                         "UPDATE request SET prompt = ?, fingerprint = ? WHERE id = ?",
-                        (prompt, request["fingerprint"], request_id),
+                        (prompt, request.fingerprint, request_id),
                     )
         if not self.force and await self._answer_from_store(request, sample, cot_pk):
             return
         waiter = asyncio.get_running_loop().create_future()
-        self.in_flight[request["fingerprint"]] = waiter
+        self.in_flight[request.fingerprint] = waiter
         try:
             await self._send(request, sample, model, cot_pk, cot_text)
         finally:
-            self.in_flight.pop(request["fingerprint"], None)
+            self.in_flight.pop(request.fingerprint, None)
             waiter.set_result(None)
 
-    async def _answer_from_store(self, request: dict[str, Any], sample: SampleRef, cot_pk: int | None) -> bool:
-        other = self.in_flight.get(request["fingerprint"])
+    async def _answer_from_store(self, request: RequestRow, sample: SampleRef, cot_pk: int | None) -> bool:
+        other = self.in_flight.get(request.fingerprint)
         if other is not None:
             await other  # an identical call is under way: wait for it, then reuse its result
-        cursor = self.lib.conn.execute(
-            "SELECT * FROM request WHERE fingerprint = ? AND status = 'done' AND id != ? AND "
+        row = self.lib.conn.execute(
+            REQUEST_SELECT + " WHERE fingerprint = ? AND status = 'done' AND id != ? AND "
             "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL) ORDER BY id LIMIT 1",
-            (request["fingerprint"], request["id"]),
-        )
-        row = cursor.fetchone()
+            (request.fingerprint, request.id),
+        ).fetchone()
         if row is None:
             return False
-        source = dict(zip([d[0] for d in cursor.description], row, strict=False))
-        if (request["step"] == "cot" and source["result_cot_pk"] is None) or (
-            request["step"] == "extraction" and source["result_answer_pk"] is None
-        ):
-            return False
-        store_cached(self.lib, request=request, source=source, sample=sample, cot_pk=cot_pk)
+        source = RequestRow(*row)
+        if request.step == "cot":
+            if source.result_cot_pk is None:
+                return False
+            store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)
+        else:
+            if source.result_answer_pk is None or cot_pk is None:  # cot_pk: set for every extraction
+                return False
+            store_cached_answer(self.lib, request, source.id, source.result_answer_pk, sample=sample, cot_pk=cot_pk)
         self.tally.done += 1
         self.tally.cached += 1
         self._after_done(request)
         return True
 
     async def _send(
-        self, request: dict[str, Any], sample: SampleRef, model: Any, cot_pk: int | None, cot_text: str | None
+        self, request: RequestRow, sample: SampleRef, model: ModelSpec, cot_pk: int | None, cot_text: str | None
     ) -> None:
-        backend = self.backends[request["model_index"]]
-        call = model_request(model, request["prompt"], request["step"], request["replicate"])
+        backend = self.backends[request.model_index]
+        call = model_request(model, request.prompt or "", request.step, request.replicate)
         sent_at = now_iso()
         with self.lib.transaction() as conn:
             conn.execute(
                 "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ?",
-                (sent_at, request["id"]),
+                (sent_at, request.id),
             )
         self.tally.in_flight += 1
         attempts = _attempts.set(1)
@@ -281,7 +283,7 @@ class _Execution:
                     raw_body=response.raw_body,
                 )
         except BackendError as error:
-            store_failure(self.lib, request["id"], error, sent_at=sent_at, attempts=_attempts.get())
+            store_failure(self.lib, request.id, error, sent_at=sent_at, attempts=_attempts.get())
             self.tally.in_flight -= 1
             self.tally.failed += 1
             self.tally.last_error = str(error)
@@ -301,8 +303,8 @@ class _Execution:
         )
         cost = self.prices.cost(model.price_provider, model.model_name, prompt_tokens, completion_tokens)
         record = CallRecord(response, sent_at, now_iso(), prompt_tokens, completion_tokens, cost)
-        variant = self.variants_json[request["variant_index"]]
-        if request["step"] == "cot":
+        variant = self.variants_json[request.variant_index]
+        if request.step == "cot":
             store_cot(
                 self.lib,
                 run_id=self.run_id,
@@ -332,23 +334,23 @@ class _Execution:
         self.tally.cost += cost or 0.0
         self._after_done(request)
 
-    def _after_done(self, request: dict[str, Any]) -> None:
+    def _after_done(self, request: RequestRow) -> None:
         self.tally.finished_now += 1
-        if request["step"] == "cot":
+        if request.step == "cot":
             for (dependent,) in self.lib.conn.execute(
-                "SELECT id FROM request WHERE depends_on = ? AND status = 'pending'", (request["id"],)
+                "SELECT id FROM request WHERE depends_on = ? AND status = 'pending'", (request.id,)
             ):
                 self.queue.put_nowait(dependent)
         self._report()
         self._finished()
 
-    def _after_failed(self, request: dict[str, Any]) -> None:
+    def _after_failed(self, request: RequestRow) -> None:
         self.tally.finished_now += 1
         waiting = 0
-        if request["step"] == "cot":
+        if request.step == "cot":
             # Its extraction cannot be sent; it stays pending for a resume.
             waiting = self.lib.conn.execute(
-                "SELECT count(*) FROM request WHERE depends_on = ? AND status = 'pending'", (request["id"],)
+                "SELECT count(*) FROM request WHERE depends_on = ? AND status = 'pending'", (request.id,)
             ).fetchone()[0]
         self._report()
         self._finished(1 + waiting)
@@ -389,7 +391,7 @@ async def execute_run_async(
             for index, model in enumerate(spec.models):
                 built[index] = backends[index] if backends and index in backends else build_backend(model)
         except BackendError as error:
-            _set_status(lib, run_id, "failed", str(error))
+            set_run_status(lib, run_id, "failed", str(error))
             raise
         gates: dict[str, ProviderGate] = {}
         wrapped: dict[int, Backend] = {}

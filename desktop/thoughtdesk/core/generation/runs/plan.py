@@ -8,14 +8,15 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
+from thoughtdesk.core.generation.runs.read import RequestStep
 from thoughtdesk.core.generation.runs.spec import FewShotSpec, ModelSpec, RunSpec, RunSpecError, SampleSelection
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
-from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.timestamps import now_iso
 
 EXTRACTION_PLACEHOLDER = "<the CoT the model generates>"
 
@@ -51,7 +52,7 @@ class PlannedRequest:
     model_index: int
     variant_index: int
     replicate: int
-    step: str  # "cot" or "extraction"
+    step: RequestStep
     prompt: str | None
     depends_on: int | None
     estimated_prompt_tokens: int
@@ -181,7 +182,8 @@ def fingerprint(model: ModelSpec, request: Request, replicate: int) -> str:
 _SAMPLE_SQL = "SELECT id, dataset, split, sample_id, question, type, choices, context, answer FROM sample"
 
 
-def _refs(lib: Library, pks: list[int]) -> list[SampleRef]:
+def sample_refs(lib: Library, pks: list[int]) -> list[SampleRef]:
+    """The samples with primary keys ``pks``, in that order (absent keys are left out)."""
     out: dict[int, SampleRef] = {}
     for start in range(0, len(pks), 500):
         chunk = pks[start : start + 500]
@@ -207,17 +209,17 @@ def select_samples(lib: Library, selection: SampleSelection) -> list[SampleRef]:
     """The samples a selection names, in stored order (explicit keys: in the given order)."""
     cid = lib.require_collection(selection.collection)
     if selection.sample_pks:
-        pks = list(dict.fromkeys(selection.sample_pks))
+        given = list(dict.fromkeys(selection.sample_pks))
         found = {
             row[0]
             for row in lib.conn.execute(
-                f"SELECT id FROM sample WHERE collection_id = ? AND id IN ({','.join('?' * len(pks))})", (cid, *pks)
+                f"SELECT id FROM sample WHERE collection_id = ? AND id IN ({','.join('?' * len(given))})", (cid, *given)
             )
         }
-        missing = [pk for pk in pks if pk not in found]
+        missing = [pk for pk in given if pk not in found]
         if missing:
             raise RunSpecError(f"sample key(s) {missing[:5]} are not in collection {selection.collection!r}")
-        return _refs(lib, pks)
+        return sample_refs(lib, given)
     splits = lib.splits(cid)
     for name, known in (("dataset", {d for d, _ in splits}), ("split", {s for _, s in splits})):
         wanted = selection.datasets if name == "dataset" else selection.splits
@@ -254,7 +256,7 @@ def select_samples(lib: Library, selection: SampleSelection) -> list[SampleRef]:
         pks.extend(keys)
     if not pks:
         raise RunSpecError(f"no samples of collection {selection.collection!r} match the selection")
-    return _refs(lib, pks)
+    return sample_refs(lib, pks)
 
 
 def _exemplars(lib: Library, collection: str, dataset: str, few_shot: FewShotSpec) -> list[Exemplar]:
@@ -385,10 +387,6 @@ def plan_run(
     return plan
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
 def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
     """Store the run and one row per planned request in one transaction; return the run id.
 
@@ -396,7 +394,7 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
     models and parameters (never keys), the exemplars, and the plan's estimates.
     """
     spec = plan.spec
-    created = _now()
+    created = now_iso()
     name = name or spec.name or f"{spec.samples.collection} {created[:16].replace('T', ' ')}"
     document = {
         "spec": spec.to_json(),
@@ -412,11 +410,11 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
         },
     }
     with lib.transaction() as conn:
-        run_id = int(
+        run_id = inserted_id(
             conn.execute(
                 "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
                 (name, created, created, spec.samples.collection, json.dumps(document, ensure_ascii=False)),
-            ).lastrowid
+            )
         )
         first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
         rows = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from thoughtdesk.core.generation.backends import (
     AnthropicBackend,
@@ -55,9 +56,9 @@ def build_backend(model: ModelSpec, *, api_key: str | None = None) -> Backend:
     if model.provider == "llamacpp":
         return LlamaCppBackend(
             LlamaCppSettings(
-                model_path=model.model,
+                model_path=Path(model.model),
                 n_ctx=model.n_ctx,
-                n_threads=model.n_threads,  # type: ignore[arg-type]
+                n_threads=model.n_threads,
                 n_gpu_layers=model.n_gpu_layers,
                 chat_template="gguf" if model.chat else "none",
                 completion_template=model.completion_template,

@@ -14,7 +14,7 @@ Tables (migration ``m003_runs``): ``run`` (one row per run, its spec as JSON) an
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -37,7 +37,7 @@ class RunProgress:
     seconds (``eta`` None until a rate is known). ``status`` is the run's status."""
 
     run_id: int
-    status: str
+    status: RunStatus
     total: int
     done: int
     failed: int
@@ -68,7 +68,7 @@ class RunInfo:
     id: int
     name: str
     created: str
-    status: str
+    status: RunStatus
     collection: str
     models: tuple[str, ...]
     total: int
@@ -103,21 +103,31 @@ class RunInfo:
 
 @dataclass(frozen=True, slots=True)
 class RequestRow:
-    """One stored request (a model call), as the runs panel lists it. Times are ISO 8601 UTC,
-    ``latency`` seconds, ``cost`` USD; ``prompt`` is None for an extraction whose CoT is pending."""
+    """One stored request (a model call): a row of the ``request`` table, in its column order.
+
+    Times are ISO 8601 UTC, ``latency`` seconds, ``cost`` USD. ``prompt`` and ``fingerprint``
+    are None for an extraction whose CoT is still pending (they are filled in when it is sent).
+    ``params`` is the call's parameters as JSON.
+    """
 
     id: int
     run_id: int
     sample_pk: int
-    step: str
-    status: str
-    model: str
-    fingerprint: str | None
+    model_index: int
+    model: str  # column ``model_label``: the model as the spec names it
+    variant_index: int
+    replicate: int
+    step: RequestStep
     depends_on: int | None
+    fingerprint: str | None
     prompt: str | None
+    params: str
+    status: RequestStatus
     attempts: int
     error: str | None
+    error_kind: str | None
     raw_response: str | None
+    created: str
     sent_at: str | None
     finished_at: str | None
     latency: float | None
@@ -127,6 +137,12 @@ class RequestRow:
     result_cot_pk: int | None
     result_answer_pk: int | None
     cached_from: int | None
+
+
+#: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with ``RequestRow(*row)``.
+REQUEST_SELECT = "SELECT {} FROM request".format(
+    ", ".join("model_label" if f.name == "model" else f.name for f in fields(RequestRow))
+)
 
 
 _RUN_SELECT = """
@@ -206,51 +222,22 @@ def run_spec(lib: Library, run_id: int) -> RunSpec:
     return RunSpec.from_json(json.loads(row[0])["spec"])
 
 
-_REQUEST_COLUMNS = (
-    "id, run_id, sample_pk, step, status, model_label, fingerprint, depends_on, prompt, attempts, "
-    "error, raw_response, sent_at, finished_at, latency, prompt_tokens, completion_tokens, cost, "
-    "result_cot_pk, result_answer_pk, cached_from"
-)
+def get_request(lib: Library, request_id: int) -> RequestRow:
+    """The stored request ``request_id``."""
+    return RequestRow(*lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
 
 
 def run_requests(
-    lib: Library, run_id: int, *, status: str | None = None, limit: int = 500, offset: int = 0
+    lib: Library, run_id: int, *, status: RequestStatus | None = None, limit: int = 500, offset: int = 0
 ) -> list[RequestRow]:
     """A page of a run's requests in planned order, optionally only those with ``status``."""
-    where, params = "run_id = ?", [run_id]
+    where = "run_id = ?"
+    params: list[int | str] = [run_id]
     if status is not None:
         where += " AND status = ?"
         params.append(status)
     rows = lib.conn.execute(
-        f"SELECT {_REQUEST_COLUMNS} FROM request WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
+        f"{REQUEST_SELECT} WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
         (*params, limit, offset),
     ).fetchall()
     return [RequestRow(*row) for row in rows]
-
-
-def run_progress(lib: Library, run_id: int) -> RunProgress:
-    """The stored progress of a run (what the runs panel shows when no executor is attached)."""
-    info = run_info(lib, run_id)
-    cached = lib.conn.execute(
-        "SELECT count(*) FROM request WHERE run_id = ? AND cached_from IS NOT NULL", (run_id,)
-    ).fetchone()[0]
-    return RunProgress(
-        run_id=info.id,
-        status=info.status,
-        total=info.total,
-        done=info.done,
-        failed=info.failed,
-        remaining=info.pending,
-        cached=cached,
-        prompt_tokens=info.prompt_tokens,
-        completion_tokens=info.completion_tokens,
-        cost=info.cost,
-        last_error=info.last_error,
-    )
-
-
-def delete_run(lib: Library, run_id: int) -> None:
-    """Forget a run and its request rows; the CoTs and answers it stored stay."""
-    with lib.transaction() as conn:
-        conn.execute("DELETE FROM request WHERE run_id = ?", (run_id,))
-        conn.execute("DELETE FROM run WHERE id = ?", (run_id,))

@@ -8,7 +8,7 @@ keys are looked up (keyring, then environment) right before a backend is built.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -204,9 +204,6 @@ class RunSpec:
         for name in ("instructions", "cot_triggers", "answer_extractions"):
             if not getattr(self, name):
                 raise RunSpecError(f"{name} is empty; use (None,) for 'no fragment'")
-
-    def with_force(self, force: bool) -> RunSpec:
-        return replace(self, force=force)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (no secrets: a spec never holds an API key)."""

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtdesk.core.generation.prompts import Fragment, PromptMode, PromptTemplate, PromptVariant
+from thoughtdesk.core.generation.prompts import Fragment, FragmentKind, PromptMode, PromptTemplate, PromptVariant
 
 
-def _fragment(data: dict[str, Any] | None, kind: str) -> Fragment | None:
+def _fragment(data: dict[str, Any] | None, kind: FragmentKind) -> Fragment | None:
     if data is None:
         return None
     return Fragment(
         key=data["key"],
         kind=kind,
-        text=data["text"],  # type: ignore[arg-type]
+        text=data["text"],
         citation=data.get("citation"),
         source="run",
     )

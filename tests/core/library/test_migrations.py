@@ -1,0 +1,29 @@
+"""The migrations themselves: their order, and what the shipped ones write."""
+
+from __future__ import annotations
+
+import inspect
+
+from thoughtdesk.core.library import migrations
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review.labels import BUILTIN_SETS, label_sets
+
+
+def test_migrations_are_registered_in_file_order_with_increasing_names():
+    # Applied in registration (= file) order; the names must tell the same story, so that the
+    # file reads as the schema's history and a new migration is added at the end.
+    names = [name for name, _ in migrations.MIGRATIONS]
+    assert names == sorted(set(names)), names
+    lines = [inspect.getsourcelines(fn)[1] for _, fn in migrations.MIGRATIONS]
+    assert lines == sorted(lines)
+    defined = [name for name, obj in vars(migrations).items() if name[:1] == "m" and name[1:4].isdigit()]
+    assert sorted(defined) == names  # every migration function is registered
+
+
+def test_fresh_library_is_seeded_with_the_label_sets_m004_shipped(tmp_path):
+    # m004 writes its seed rows out itself; BUILTIN_SETS is what the rest of the code believes
+    # the built-in sets are. If one changes without the other, new libraries and old ones
+    # disagree: change the sets with a new migration instead.
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        seeded = label_sets(lib)
+    assert [(s.name, s.labels, s.builtin) for s in seeded] == [(s.name, s.labels, s.builtin) for s in BUILTIN_SETS]
