@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QDialog
 
 from tests.core.importing.test_import_skip import BAD_MEDMCQA, library_digest
 from tests.helpers.paths import FIXTURES
+from tests.helpers.screenshots import save_screenshot
 from thoughtdesk.core.datasets import SourceFile, get_dataset
 from thoughtdesk.ui.app.main_window import MainWindow
 from thoughtdesk.ui.app.startup import open_library_for_gui
@@ -23,7 +24,6 @@ from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classif
 
 DATASETS = FIXTURES / "datasets"
 GSM8K = DATASETS / "gsm8k"
-SHOTS = Path("/tmp/thoughtdesk-import-shots")
 
 
 @pytest.fixture
@@ -47,11 +47,6 @@ def wait_import(qtbot, window, task):
     qtbot.wait(50)
 
 
-def shot(widget, name: str) -> None:
-    SHOTS.mkdir(exist_ok=True)
-    assert widget.grab().save(str(SHOTS / f"{name}.png"))
-
-
 def test_detects_dataset_and_shows_metadata_as_plain_text(qtbot, tmp_path):
     dialog = DatasetImportDialog([], path=GSM8K)
     qtbot.addWidget(dialog)
@@ -70,7 +65,7 @@ def test_detects_dataset_and_shows_metadata_as_plain_text(qtbot, tmp_path):
     dialog.select_dataset("gsm8k")
     assert dialog.files_label.text() == "Files: train.jsonl (train), test.jsonl (test)"
     dialog.resize(760, 760)
-    shot(dialog, "dataset_import_dialog")
+    save_screenshot(dialog, tmp_path, "dataset_import_dialog")
 
 
 def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch):
@@ -121,7 +116,7 @@ def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
     ] == first
 
 
-def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
+def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot, tmp_path):
     dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
     qtbot.addWidget(dialog)
     assert dialog.dataset == "medmc_qa"
@@ -138,7 +133,7 @@ def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
     qtbot.waitUntil(shown.isVisible, timeout=5000)
     assert shown.text.toPlainText() == saved
     assert "2 bad record(s) skipped" in shown.findChild(type(dialog.detected), "reportSummary").text()
-    shot(shown, "import_report_dialog")
+    save_screenshot(shown, tmp_path, "import_report_dialog")
     shown.close()
 
 
@@ -220,7 +215,7 @@ def test_download_then_import(window, qtbot, file_server, tmp_path):
     assert dialog.download.bar.value() == dialog.download.bar.maximum()
     assert sorted(dialog.split_boxes) == ["test", "train"]
     dialog.resize(760, 760)
-    shot(dialog, "download_dialog")
+    save_screenshot(dialog, tmp_path, "download_dialog")
     wait_import(qtbot, window, window.import_request(dialog.request()))
     assert window.last_report.inserted == 5
 
@@ -239,10 +234,10 @@ def test_download_404_names_the_url_and_how_to_load_by_hand(qtbot, file_server, 
     assert dialog.path_edit.text() == ""
     qtbot.waitUntil(lambda: dialog.download.download_button.isEnabled(), timeout=5000)
     dialog.resize(760, 760)
-    shot(dialog, "download_404")
+    save_screenshot(dialog, tmp_path, "download_404")
 
 
-def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
+def test_file_import_menu_offers_the_four_sources(window, monkeypatch, tmp_path):
     menu = window.action_import.menu()
     assert window.action_import.shortcut().toString() == "Ctrl+I"
     texts = [a.text() for a in menu.actions()]
@@ -257,7 +252,7 @@ def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
     menu.actions()[3].trigger()
     assert opened and opened[0].download_radio.isChecked()
     assert window.last_report is None  # rejected: nothing imported
-    shot(menu, "import_menu")
+    save_screenshot(menu, tmp_path, "import_menu")
 
 
 class _SlowServer(http.server.ThreadingHTTPServer):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.screenshots import save_screenshot
 from thoughtdesk.core.settings import network, secrets
 from thoughtdesk.ui.app.main_window import MainWindow
 from thoughtdesk.ui.app.startup import open_library_for_gui
@@ -101,7 +102,7 @@ def test_open_log_folder_opens_the_log_dir(window, tmp_path):
     assert [Path(u.toLocalFile()) for u in catcher.urls] == [tmp_path / "logs"]
 
 
-def test_about_dialog_lists_versions_and_licences(qtbot, window):
+def test_about_dialog_lists_versions_and_licences(qtbot, window, tmp_path):
     window.action_about.trigger()
     about = window.installed["thoughtdesk.ui.settings.controller"].about
     qtbot.waitUntil(about.isVisible)
@@ -125,7 +126,7 @@ def test_about_dialog_lists_versions_and_licences(qtbot, window):
         assert expected in text, expected
     assert about.body.isReadOnly()
     about.resize(760, 560)
-    about.grab().save("/tmp/thoughtdesk-screens/about.png")
+    save_screenshot(about, tmp_path, "about")
 
 
 def test_edit_menu_comes_right_after_file(window):
