@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from thoughtdesk.core.settings import logs, network, secrets
-from thoughtdesk.ui.qt import QSettings
+from thoughtdesk.ui.qt import QCoreApplication, QSettings
+from thoughtdesk.ui.settings.options import APPLICATION, ORGANIZATION
 
 
 @pytest.fixture(autouse=True)
@@ -19,11 +20,17 @@ def isolated_app_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     """QSettings, core.json, the log folder and the keyring point into this test's folder.
 
     Qt caches the settings folder after its first use, so changing XDG_CONFIG_HOME (as the
-    suite's conftest does) is not enough: ``QSettings.setPath`` redirects it for real.
+    suite's conftest does) is not enough: ``QSettings.setPath`` redirects it for real, for the
+    user's settings and the machine-wide ones alike. The application's names are set as the app
+    sets them at start-up (``make_application``): without an organisation name ``QSettings()``
+    can neither read nor write (its status is AccessError), and with pytest-qt's application
+    name it would be another file than ``open_settings()``.
     """
-    settings_dir = tmp_path / "qsettings"
-    for settings_format in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
-        QSettings.setPath(settings_format, QSettings.Scope.UserScope, str(settings_dir))
+    for scope, folder in ((QSettings.Scope.UserScope, "qsettings"), (QSettings.Scope.SystemScope, "qsettings-system")):
+        for settings_format in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+            QSettings.setPath(settings_format, scope, str(tmp_path / folder))
+    QCoreApplication.setOrganizationName(ORGANIZATION)
+    QCoreApplication.setApplicationName(APPLICATION)
     monkeypatch.setenv("THOUGHTDESK_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("THOUGHTDESK_LOG_DIR", str(tmp_path / "logs"))
     monkeypatch.delenv("THOUGHTDESK_OFFLINE", raising=False)

@@ -51,14 +51,40 @@ def test_selecting_a_row_shows_its_details(window, qtbot):
 
 
 def test_search_narrows_the_table(window, qtbot):
+    import re
+
+    from thoughtdesk.core.library.reader import load_sample
+
+    def words(pk):
+        sample = load_sample(window.library, pk).sample
+        reference = " ".join(step for step in sample.cot if isinstance(step, str))
+        generated = " ".join(cot.cot or "" for cot in sample.generated_cot)
+        return [w.lower() for w in re.findall(r"\w+", f"{sample.question} {reference} {generated}")]
+
     total = window.samples.model.rowCount()
+    every_sample = {
+        window.samples.model.sample_row(r).sample_id: words(window.samples.model.sample_row(r).pk) for r in range(total)
+    }
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.samples.search.hasFocus()
-    qtbot.keyClicks(window.samples.search, "thyroid")
-    qtbot.waitUntil(lambda: window.samples.model.rowCount() < total, timeout=3000)
-    for _row in range(window.samples.model.rowCount()):
-        pass
-    assert 1 <= window.samples.model.rowCount() < total
+    # "thyroid" is in one question (and its CoTs); in the demo, "together" is only in reference
+    # CoTs and "reserved" only in generated ones: the search covers all three.
+    for term, known_match in [
+        ("thyroid", "med_qa_demo_test_2"),
+        ("together", "gsm8k_demo_test_1"),
+        ("reserved", "med_qa_demo_test_4"),
+    ]:
+        window.samples.search.clear()
+        qtbot.keyClicks(window.samples.search, term)
+        # the search runs 150 ms after the last key: wait for the whole word, not a prefix of it
+        qtbot.waitUntil(lambda term=term: window.samples.model.sample_filter.search == term, timeout=3000)
+        found = {window.samples.model.sample_row(r).sample_id for r in range(window.samples.model.rowCount())}
+        # as FTS5 matches the last word typed: a word that begins with it, in any case
+        expected = {sid for sid, ws in every_sample.items() if any(w.startswith(term) for w in ws)}
+        assert found == expected, term
+        assert known_match in found and "gsm8k_demo_test_2" not in found, (term, found)
+        assert 1 <= len(found) < total
+        assert window.samples.count_label.text() == f"{len(found)} sample{'s' if len(found) != 1 else ''}"
     window.samples.search.clear()
     qtbot.waitUntil(lambda: window.samples.model.rowCount() == total, timeout=3000)
 

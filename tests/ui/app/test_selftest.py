@@ -8,10 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.helpers.models import MODEL_CACHE
-
 STEPS = ("environment", "library", "import", "main window", "local model", "answer extraction", "export")
 
 
@@ -33,16 +29,14 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def test_self_test_passes_with_the_local_model(tmp_path):
-    model = MODEL_CACHE / "gemma-3-270m-q4_k_m.gguf"
-    if not model.exists():
-        pytest.skip(f"the test model is not assembled at {model} (run tests/generation first)")
+def test_self_test_passes_with_the_local_model(tmp_path, gguf_model):
+    # the fixture assembles the test model if no earlier test has (this test used to skip then)
     run = subprocess.run(
         [*_command(), "--self-test"],
         capture_output=True,
         text=True,
         timeout=300,
-        env=_env(tmp_path, THOUGHTDESK_SELFTEST_MODEL=str(model)),
+        env=_env(tmp_path, THOUGHTDESK_SELFTEST_MODEL=str(gguf_model)),
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -16,13 +16,13 @@ from PySide6.QtWidgets import QDialog
 
 from tests.core.importing.test_import_skip import BAD_MEDMCQA, library_digest
 from tests.helpers.paths import FIXTURES
+from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import imported_reports, last_message
 from thoughtdesk.core.datasets import SourceFile, get_dataset
 from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
 
 DATASETS = FIXTURES / "datasets"
 GSM8K = DATASETS / "gsm8k"
-SHOTS = Path("/tmp/thoughtdesk-import-shots")
 
 
 def wait_import(qtbot, window, task):
@@ -33,11 +33,6 @@ def wait_import(qtbot, window, task):
     handlers ran.
     """
     qtbot.waitUntil(lambda: task.done, timeout=60000)
-
-
-def shot(widget, name: str) -> None:
-    SHOTS.mkdir(exist_ok=True)
-    assert widget.grab().save(str(SHOTS / f"{name}.png"))
 
 
 def test_detects_dataset_and_shows_metadata_as_plain_text(qtbot, tmp_path):
@@ -58,7 +53,7 @@ def test_detects_dataset_and_shows_metadata_as_plain_text(qtbot, tmp_path):
     dialog.select_dataset("gsm8k")
     assert dialog.files_label.text() == "Files: train.jsonl (train), test.jsonl (test)"
     dialog.resize(760, 760)
-    shot(dialog, "dataset_import_dialog")
+    save_screenshot(dialog, tmp_path, "dataset_import_dialog")
 
 
 def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch):
@@ -112,7 +107,7 @@ def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
     ] == first
 
 
-def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
+def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot, tmp_path):
     reports = imported_reports(window)
     dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
     qtbot.addWidget(dialog)
@@ -130,7 +125,7 @@ def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot):
     qtbot.waitUntil(shown.isVisible, timeout=5000)
     assert shown.text.toPlainText() == saved
     assert "2 bad record(s) skipped" in shown.findChild(type(dialog.detected), "reportSummary").text()
-    shot(shown, "import_report_dialog")
+    save_screenshot(shown, tmp_path, "import_report_dialog")
     shown.close()
 
 
@@ -214,7 +209,7 @@ def test_download_then_import(window, qtbot, file_server, tmp_path):
     assert dialog.download.bar.value() == dialog.download.bar.maximum()
     assert sorted(dialog.split_boxes) == ["test", "train"]
     dialog.resize(760, 760)
-    shot(dialog, "download_dialog")
+    save_screenshot(dialog, tmp_path, "download_dialog")
     wait_import(qtbot, window, window.importing.import_request(dialog.request()))
     assert reports[-1].inserted == 5
 
@@ -233,10 +228,10 @@ def test_download_404_names_the_url_and_how_to_load_by_hand(qtbot, file_server, 
     assert dialog.path_edit.text() == ""
     qtbot.waitUntil(lambda: dialog.download.download_button.isEnabled(), timeout=5000)
     dialog.resize(760, 760)
-    shot(dialog, "download_404")
+    save_screenshot(dialog, tmp_path, "download_404")
 
 
-def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
+def test_file_import_menu_offers_the_four_sources(window, monkeypatch, tmp_path):
     reports = imported_reports(window)
     menu = window.importing.action_import.menu()
     assert window.importing.action_import.shortcut().toString() == "Ctrl+I"
@@ -252,7 +247,7 @@ def test_file_import_menu_offers_the_four_sources(window, monkeypatch):
     menu.actions()[3].trigger()
     assert opened and opened[0].download_radio.isChecked()
     assert not reports  # rejected: nothing imported
-    shot(menu, "import_menu")
+    save_screenshot(menu, tmp_path, "import_menu")
 
 
 class _SlowServer(http.server.ThreadingHTTPServer):

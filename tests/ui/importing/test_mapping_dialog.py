@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import FIXTURES
+from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import imported_reports
-from tests.ui.importing.test_dataset_dialog import shot, wait_import
+from tests.ui.importing.test_dataset_dialog import wait_import
 from thoughtdesk.core.datasets import ColumnMapping
 from thoughtdesk.core.datasets.mapping_preview import preview_mapping
 from thoughtdesk.core.importing.mappings import SavedMappings, mappings_file
@@ -32,7 +33,7 @@ def map_quiz(dialog: MappingDialog) -> None:
     dialog.refresh_preview()
 
 
-def test_columns_guessed_and_preview_shows_mapped_rows(dialog):
+def test_columns_guessed_and_preview_shows_mapped_rows(dialog, tmp_path):
     assert dialog.question.currentText() == "problem"
     assert dialog.optional["answer"].currentData() == "label"
     assert dialog.optional["id"].currentData() == "qid"
@@ -54,7 +55,7 @@ def test_columns_guessed_and_preview_shows_mapped_rows(dialog):
     dialog.refresh_preview()
     assert "not among the choices" in dialog.preview_texts()[3][COL["error"]]
     dialog.resize(1000, 720)
-    shot(dialog, "mapping_dialog")
+    save_screenshot(dialog, tmp_path, "mapping_dialog")
 
 
 def test_markup_in_cells_is_plain_text(dialog):

@@ -10,14 +10,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from tests.helpers.paths import FIXTURES, ROOT
+from tests.helpers.paths import FIXTURES
 from tests.helpers.window import close_window, open_window
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationStore, CotReview
-from thoughtdesk.ui.qt import QSettings
+from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 
-ROOT_DIR = ROOT
 COLLECTION_FILE = FIXTURES / "review_ui" / "review_collection.json"
 COLLECTION = "Review"
 REVIEWER = "alice"
@@ -28,15 +27,6 @@ def make_library(path: Path) -> Path:
     with Library.open(path) as library:
         import_thoughtsource(library, COLLECTION_FILE, collection=COLLECTION)
     return path
-
-
-def reset_settings(name: str = REVIEWER) -> None:
-    # QSettings' file location is fixed at first use in a process: clear what these tests set.
-    settings = QSettings()
-    settings.remove("review")
-    from thoughtdesk.ui.settings.options import USER_NAME, open_settings
-
-    open_settings().setValue(USER_NAME, name)  # where Settings and the first-run wizard keep it
 
 
 class Session:
@@ -70,7 +60,9 @@ class Session:
 
 @pytest.fixture
 def library_path(tmp_path) -> Path:
-    reset_settings()
+    # The reviewer's name, where Settings and the first-run wizard keep it. The settings start
+    # empty in every test (tests/helpers/app_state.py), so nothing else needs resetting.
+    open_settings().setValue(USER_NAME, REVIEWER)
     return make_library(tmp_path / "review.thoughtdesk")
 
 

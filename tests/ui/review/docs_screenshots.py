@@ -1,39 +1,24 @@
 """Save docs/screenshots/review.png and settings.png from a real ThoughtSource collection.
 
-Run on demand:  python tests/review_ui/docs_screenshots.py [OUT_DIR]   (default docs/screenshots/)
-Offscreen; a temporary HOME, settings and library holding the ThoughtSource 67 collection of
-../shared/datasets (gpt-3.5-turbo, three CoTs per question). Look at the PNGs after.
+Run on demand, from the repository root, with every docs screenshot:
+``python -m tests.helpers.screenshots --docs``; or only these two:
+``PYTHONPATH=desktop python -m tests.ui.review.docs_screenshots [OUT_DIR]`` (default
+docs/screenshots/). Offscreen; a temporary HOME, settings and library holding the ThoughtSource
+67 collection of ../shared/datasets (gpt-3.5-turbo, three CoTs per question). Every tab of the
+Settings dialog is also saved in the temporary folder (printed), to check that nothing is cut.
+Look at the PNGs after.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from tests.helpers.paths import ROOT
+from tests.helpers.screenshots import TS67, isolated_home, spin
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring
-os.environ["THOUGHTDESK_NO_WIZARD"] = "1"
-
-TS = (
-    ROOT.parent
-    / "shared"
-    / "datasets"
-    / "thoughtsource"
-    / "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.json"
-)
 COLLECTION = "ThoughtSource 67 (gpt-3.5-turbo)"
-
-
-def spin(app, seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        app.processEvents()
-        time.sleep(0.01)
 
 
 def pick_sample(library) -> int:
@@ -71,28 +56,17 @@ def models_server():
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
-    if not TS.exists():
-        print(f"{TS} is missing", file=sys.stderr)
+    if not TS67.exists():
+        print(f"{TS67} is missing", file=sys.stderr)
         return 1
-    home = Path(tempfile.mkdtemp(prefix="td-review-shots-"))
-    for name, value in (
-        ("HOME", home),
-        ("XDG_CONFIG_HOME", home / "config"),
-        ("THOUGHTDESK_CONFIG_DIR", home / "config" / "td"),
-        ("THOUGHTDESK_LOG_DIR", home / "logs"),
-    ):
-        os.environ[name] = str(value)
-    sys.path.insert(0, str(ROOT / "desktop"))
+    home = isolated_home("td-review-shots-")
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
     from thoughtdesk.core.importing.importer import import_thoughtsource
     from thoughtdesk.core.library.store import Library
     from thoughtdesk.ui.app.startup import make_application
-    from thoughtdesk.ui.qt import QSettings
 
-    for settings_format in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
-        QSettings.setPath(settings_format, QSettings.Scope.UserScope, str(home / "qsettings"))
     app = make_application()
     from thoughtdesk.ui.app.main_window import MainWindow
     from thoughtdesk.ui.settings.dialog import SettingsDialog
@@ -100,7 +74,7 @@ def main() -> int:
 
     save_settings(AppSettings(user_name="Dr Ada Lovelace", openai_enabled=True, local_model_path=""))
     library = Library.open(home / "library.thoughtdesk")
-    import_thoughtsource(library, TS, collection=COLLECTION)
+    import_thoughtsource(library, TS67, collection=COLLECTION)
     sample_pk = pick_sample(library)
     window = MainWindow(library)
     window.resize(1500, 950)
@@ -148,15 +122,15 @@ def main() -> int:
     while not tested and time.monotonic() < deadline:
         spin(app, 0.05)
     server.shutdown()
-    for index in range(dialog.tabs.count()):  # every tab to /tmp, for checking that nothing is cut
+    for index in range(dialog.tabs.count()):  # every tab, for checking that nothing is cut
         dialog.tabs.setCurrentIndex(index)
         spin(app, 0.1)
-        dialog.grab().save(f"/tmp/settings-tab-{index}.png")
+        dialog.grab().save(str(home / f"settings-tab-{index}.png"))
     dialog.tabs.setCurrentWidget(dialog.forms.providers)
     spin(app, 0.2)
     assert dialog.grab().save(str(out / "settings.png"))
     dialog.close()
-    print(f"written to {out}: review.png (sample {sample_pk}), settings.png")
+    print(f"written to {out}: review.png (sample {sample_pk}), settings.png; every settings tab in {home}")
     window.close()
     library.close()
     return 0

@@ -1,14 +1,13 @@
 """Screenshots of the Review tab in light and dark palettes (also a readability check).
 
-Saved to /tmp always; with THOUGHTDESK_UPDATE_SCREENSHOTS=1 the dark one also goes to
-docs/screenshots/review-dark.png. docs/screenshots/review.png shows a real ThoughtSource sample
-instead: it is made by tests/review_ui/docs_screenshots.py (with settings.png).
+Saved under the test's tmp_path as review-light.png and review-dark.png. The dark one is
+docs/screenshots/review-dark.png: ``python -m tests.helpers.screenshots --docs`` remakes it
+(with the other docs screenshots; review.png shows a real ThoughtSource sample instead, made by
+tests/ui/review/docs_screenshots.py).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from tests.ui.review.conftest import ROOT_DIR, Session
+from tests.helpers.screenshots import save_screenshot
+from tests.ui.review.conftest import Session
 from thoughtdesk.core.review.compare.colours import contrast_ratio
 
 DARK = {
@@ -70,7 +70,7 @@ def span_fragments(text_view) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_review_tab_screenshot(qtbot, library_path, theme) -> None:
+def test_review_tab_screenshot(qtbot, library_path, tmp_path, theme) -> None:
     app = QApplication.instance()
     light = QPalette(app.palette())
     if theme == "dark":
@@ -79,13 +79,13 @@ def test_review_tab_screenshot(qtbot, library_path, theme) -> None:
         app.setPalette(dark_palette(light))
     session = Session(qtbot, library_path)
     try:
-        shoot(session, qtbot, theme)
+        shoot(session, qtbot, theme, tmp_path)
     finally:
         session.close()
         app.setPalette(light)
 
 
-def shoot(session, qtbot, theme: str) -> None:
+def shoot(session, qtbot, theme: str, folder: Path) -> None:
     window, view = session.window, session.view
     qtbot.waitUntil(lambda: view.compare.theme() == theme, timeout=2000)
     annotate_for_the_picture(session)
@@ -100,8 +100,4 @@ def shoot(session, qtbot, theme: str) -> None:
         assert (
             contrast_ratio(background, foreground if foreground != "#000000" or theme == "light" else "#ffffff") >= 4.5
         )
-    name = "review.png" if theme == "light" else "review-dark.png"
-    target = Path("/tmp") / name
-    assert window.grab().save(str(target))
-    if os.environ.get("THOUGHTDESK_UPDATE_SCREENSHOTS") == "1" and theme == "dark":
-        shutil.copy(target, ROOT_DIR / "docs" / "screenshots" / name)
+    save_screenshot(window, folder, f"review-{theme}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import last_message
 from thoughtdesk.core.settings import network, secrets
 from thoughtdesk.ui.app.about import AboutDialog
@@ -91,7 +92,7 @@ def test_open_log_folder_opens_the_log_dir(window, tmp_path):
     assert [Path(u.toLocalFile()) for u in catcher.urls] == [tmp_path / "logs"]
 
 
-def test_about_dialog_lists_versions_and_licences(qtbot, window):
+def test_about_dialog_lists_versions_and_licences(qtbot, window, tmp_path):
     window.action_about.trigger()
     about = window.findChildren(AboutDialog)[-1]
     qtbot.waitUntil(about.isVisible)
@@ -115,7 +116,7 @@ def test_about_dialog_lists_versions_and_licences(qtbot, window):
         assert expected in text, expected
     assert about.body.isReadOnly()
     about.resize(760, 560)
-    about.grab().save("/tmp/thoughtdesk-screens/about.png")
+    save_screenshot(about, tmp_path, "about")
 
 
 def test_edit_menu_comes_right_after_file(window):

@@ -6,13 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.screenshots import save_screenshot
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import network, secrets
 from thoughtdesk.ui.qt import QSettings, QWizard
 from thoughtdesk.ui.settings import options as app_settings
 from thoughtdesk.ui.settings.first_run import FirstRunWizard
-
-SCREENSHOTS = Path("/tmp/thoughtdesk-screens")
 
 
 def _fake_gguf(folder: Path) -> Path:
@@ -27,14 +26,13 @@ def test_wizard_pages_to_the_end_persist_everything(qtbot, tmp_path, models_serv
     wizard = FirstRunWizard()
     qtbot.addWidget(wizard)
     wizard.show()
-    SCREENSHOTS.mkdir(exist_ok=True)
     ids = []
 
     def shoot() -> None:
         page = wizard.currentPage()
         ids.append(page.objectName())
         qtbot.wait(20)
-        wizard.grab().save(str(SCREENSHOTS / f"wizard-{len(ids)}-{page.objectName()}.png"))
+        save_screenshot(wizard, tmp_path / "screenshots", f"wizard-{len(ids)}-{page.objectName()}")
 
     shoot()
     qtbot.keyClicks(wizard.forms.identity.name, "Ada Lovelace")

@@ -359,3 +359,28 @@ def test_bad_input_is_a_defined_outcome(kwargs, reason):
     result = extract_answer(answer_type, **kwargs)
     assert result.outcome == "unextractable" and result.reason == reason
     assert result.correct is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: a mixed number before a full stop is read as its whole part ('1 1/2.' is 1): "
+    "number.py's fraction pattern refuses a '.' after the denominator",
+)
+@pytest.mark.parametrize("output", ["1 1/2.", "The answer is 1 1/2."])
+def test_mixed_number_at_the_end_of_a_sentence(output):
+    result = extract_answer("number", extraction_output=output, cot=None, choices=[], gold=["1.5"])
+    assert (result.outcome, result.value) == ("correct", 1.5)
+
+
+@pytest.mark.parametrize(
+    "answer_type,output,choices,gold",
+    [
+        ("multiplechoice", "Between A and E, I pick C", FEELINGS, "inspiration"),
+        ("bool", "(Yes or No) No.", [], "no"),
+    ],
+)
+def test_options_repeated_from_the_prompt_are_not_answers(answer_type, output, choices, gold):
+    """ "between A and E", "(Yes or No)" echo the prompt; read as answers they would make the
+    output ambiguous ("C or E", "yes or no")."""
+    result = extract_answer(answer_type, extraction_output=output, cot=None, choices=choices, gold=[gold])
+    assert result.outcome == "correct", result

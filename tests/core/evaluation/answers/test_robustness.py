@@ -73,10 +73,19 @@ def test_never_raises(answer_type, output, cot, choices, gold):
         assert text is not None and 0 <= result.span[0] <= result.span[1] <= len(text)
 
 
-@pytest.mark.parametrize("weird", [42, 3.5, b"bytes", ["list"], {"a": 1}, object()])
-def test_non_string_input_is_defined(weird):
+@pytest.mark.parametrize("weird", [42, 3.5, b"bytes", {"a": 1}, object()])
+def test_non_string_input_is_read_as_its_text(weird):
+    # Any outcome would pass "in (correct, incorrect, unextractable)": extract_answer turns an
+    # exception into "unextractable". The value's text is option A, the output and the gold.
     result = extract_answer("multiplechoice", extraction_output=weird, cot=weird, choices=[weird, "x"], gold=weird)
-    assert result.outcome in ("correct", "incorrect", "unextractable")
+    assert (result.outcome, result.letter, result.method) == ("correct", "A", "extraction_output:text"), result
+
+
+def test_a_list_as_gold_is_a_list_of_gold_answers():
+    weird = ["list"]
+    result = extract_answer("multiplechoice", extraction_output=weird, cot=weird, choices=[weird, "x"], gold=weird)
+    assert result.method != "error", result
+    assert (result.outcome, result.reason) == ("unextractable", "gold answer 'list' is not among the choices")
 
 
 def test_agreement_with_thoughtsource_labels(shared):

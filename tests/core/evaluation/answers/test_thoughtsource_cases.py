@@ -145,10 +145,11 @@ def test_multiple_answers_are_ambiguous(pred):
 def test_uncertain_bool_is_not_correct():
     # ThoughtSource's commented-out case: "uncertain" is no yes/no answer
     result = score("Therefore, the answer (Yes or No) is uncertain.", "True", [], "bool")
-    assert result.outcome == "unextractable"
+    assert result.outcome == "unextractable" and result.reason.startswith("no yes/no answer found"), result
 
 
 def test_not_supported_glued_letter():
     """ "So the answer isB": ThoughtSource's old clean() accepted it, its newer version dropped it
     ("leads to false positives"); we agree with the newer version: nothing is extracted."""
-    assert score("So the answer isB", "B", SEVEN).outcome == "unextractable"
+    result = score("So the answer isB", "B", SEVEN)
+    assert result.outcome == "unextractable" and result.reason.startswith("no option found"), result

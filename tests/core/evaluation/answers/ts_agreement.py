@@ -1,6 +1,7 @@
 """Re-score every answer in the ThoughtSource collection files and list disagreements.
 
-Run as a script for a report: ``python tests/answers/ts_agreement.py [FILE ...]``.
+Run as a script for a report, from the repository root:
+``PYTHONPATH=desktop python -m tests.core.evaluation.answers.ts_agreement [FILE ...]``.
 Agreement counts: ours "correct" vs stored True, ours "incorrect" vs stored False, and ours
 "unextractable" vs stored False (ThoughtSource folds unextractable answers into False; we keep
 them apart, so these are reported on their own line). Answers whose stored value is null were

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.helpers.screenshots import save_screenshot
 from thoughtdesk.ui.review.compare.view import CompareView, CotView
 
 HOSTILE_PIECES = ["<b>abnormal</b>", "<img src=x>", '<a href="file:///etc/passwd">this</a>', "&amp;"]
@@ -104,7 +105,7 @@ def test_word_diff_panel_marks_changes_literally(view) -> None:
     assert view.diff_summary.text().startswith("−")
 
 
-def test_layout_toggle_keeps_panels_and_screenshot(view, qtbot) -> None:
+def test_layout_toggle_keeps_panels_and_screenshot(view, qtbot, tmp_path) -> None:
     columns_x = [p.x() for p in view.panels]
     assert len(set(columns_x)) == len(view.panels)  # side by side
     view.set_layout_mode("cards")
@@ -113,7 +114,7 @@ def test_layout_toggle_keeps_panels_and_screenshot(view, qtbot) -> None:
     assert view.mode_box.currentText() == "Cards"
     view.set_layout_mode("columns")
     qtbot.wait(50)
-    view.grab().save("/tmp/compare_view.png")
+    save_screenshot(view, tmp_path, "compare_view")
     with pytest.raises(ValueError):
         view.set_layout_mode("grid")  # type: ignore[arg-type]
 
