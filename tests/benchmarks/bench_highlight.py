@@ -32,7 +32,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process, utils
 
 from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, SimilarityMatrix, group_colours
-from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
+from thoughtdesk.ui.review.compare.safe_text import highlighted_cot_html
 
 SHARED_FILE = (
     Path(__file__).resolve().parents[3]
@@ -203,8 +203,8 @@ def widget_rows(cots: list[str], repeats: int) -> list[tuple[str, float, float, 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication, QHBoxLayout, QWidget
 
+    from thoughtdesk.ui.review.compare.safe_text import highlighted_cot_html
     from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView
-    from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
 
     app = QApplication.instance() or QApplication([])
     samples = [cots, build_sample(2)[0], build_sample(3)[0]]

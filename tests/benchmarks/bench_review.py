@@ -87,8 +87,8 @@ def main() -> None:
     )
     from thoughtdesk.ui.qt import QHBoxLayout, QWidget
     from thoughtdesk.ui.review.compare.cot_panel import CotPanel
+    from thoughtdesk.ui.review.compare.safe_text import highlighted_cot_html
     from thoughtdesk.ui.review.view import ReviewView
-    from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
 
     app = QApplication.instance() or QApplication([])
     source = write_collection(workdir / "bench.json")

@@ -1,7 +1,7 @@
 """Convert between Python string offsets and positions in a Qt text document.
 
 Span annotations are stored as Python ``str`` offsets (Unicode code points) into a CoT's text.
-A ``QTextDocument`` built by :mod:`thoughtdesk.ui.widgets.safe_text` counts differently:
+A ``QTextDocument`` built by :mod:`thoughtdesk.ui.review.compare.safe_text` counts differently:
 
 * positions are UTF-16 code units, so a character outside the Basic Multilingual Plane (an
   emoji, some maths symbols) takes two positions;

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from thoughtdesk.core.review.compare.colours import TEXT_COLOUR, contrast_ratio, group_colours, relative_luminance
 from thoughtdesk.core.review.compare.word_diff import tokenize_words, word_diff
-from thoughtdesk.ui.widgets.safe_text import DIFF_COLOURS
+from thoughtdesk.ui.review.compare.safe_text import DIFF_COLOURS
 
 
 def test_wcag_reference_values() -> None:

@@ -97,7 +97,7 @@ class FittedTextView(QTextEdit):
         self._estimate_chars = 0  # > 0 while the document is empty and the height is an estimate
 
     def set_safe_html(self, html: str) -> None:
-        """Show HTML built by :mod:`thoughtdesk.ui.widgets.safe_text` (escaped data only)."""
+        """Show HTML built by :mod:`thoughtdesk.ui.review.compare.safe_text` (escaped data only)."""
         self._estimate_chars = 0
         self.setHtml(html)
         self._fit()

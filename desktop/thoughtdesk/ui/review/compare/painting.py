@@ -16,7 +16,7 @@ from thoughtdesk.core.review.compare.colours import Theme
 from thoughtdesk.core.review.compare.similarity import Alignment, group_colours
 from thoughtdesk.ui.qt import QObject, QScrollArea, QTimer
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel
-from thoughtdesk.ui.widgets.safe_text import highlighted_cot_html
+from thoughtdesk.ui.review.compare.safe_text import highlighted_cot_html
 
 PALETTE_SIZE = 12
 #: Milliseconds of painting per idle step, so keys stay responsive while off-screen panels fill in.

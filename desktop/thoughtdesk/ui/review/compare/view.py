@@ -11,7 +11,7 @@ Speed (issue 6: < 100 ms to show the next sample of 60 CoTs): panels are pooled 
 never rebuilt; only panels in view are painted at once, the others get an estimated height and
 are painted a few at a time when the event loop is idle (or at once when scrolled to).
 
-Untrusted text: every document is built by :mod:`thoughtdesk.ui.widgets.safe_text` from escaped HTML
+Untrusted text: every document is built by :mod:`thoughtdesk.ui.review.compare.safe_text` from escaped HTML
 only, span marks are character formats (not markup), and every label is plain text.
 """
 
@@ -39,8 +39,8 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label
 from thoughtdesk.ui.review.compare.painting import HighlightPainter
+from thoughtdesk.ui.review.compare.safe_text import diff_side_html
 from thoughtdesk.ui.widgets.labels import plain_label
-from thoughtdesk.ui.widgets.safe_text import diff_side_html
 from thoughtdesk.ui.widgets.signals import blocked
 
 __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]

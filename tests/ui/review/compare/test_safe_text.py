@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thoughtdesk.core.review.compare.similarity import align_sentences, group_colours, word_diff
-from thoughtdesk.ui.widgets.safe_text import (
+from thoughtdesk.ui.review.compare.safe_text import (
     diff_side_html,
     highlighted_cot_html,
     highlighted_span,
