@@ -164,7 +164,7 @@ class Task(QRunnable, Generic[T_co]):
             result = self._work(self.context)
         except BaseException as error:  # every failure goes back to the GUI
             # An attribute of our own on the exception (mypy: BaseException has no such attribute).
-            error.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined] - ours, read by the crash report
+            error.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]  # ours, read by the crash report
             self.signals.failed.emit(error)
         else:
             self.signals.succeeded.emit(result)

@@ -25,13 +25,13 @@ def test_wcag_reference_values() -> None:
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("n", [1, 5, 12, 40])
 def test_group_colours_are_readable_and_distinct(theme: str, n: int) -> None:
-    colours = group_colours(n, theme)  # type: ignore[arg-type] - theme comes from parametrize as str
+    colours = group_colours(n, theme)  # type: ignore[arg-type]  # theme comes from parametrize as str
     assert len(colours) == n
     assert len(set(colours)) == n
     for colour in colours:
         assert contrast_ratio(colour, TEXT_COLOUR[theme]) >= 4.5, colour
     # Adding groups does not recolour the existing ones.
-    assert group_colours(n + 3, theme)[:n] == colours  # type: ignore[arg-type] - as above
+    assert group_colours(n + 3, theme)[:n] == colours  # type: ignore[arg-type]  # as above
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
@@ -42,7 +42,7 @@ def test_diff_colours_are_readable(theme: str) -> None:
 
 def test_bad_theme_and_colour_are_refused() -> None:
     with pytest.raises(ValueError, match="theme"):
-        group_colours(3, "sepia")  # type: ignore[arg-type] - an unknown theme on purpose
+        group_colours(3, "sepia")  # type: ignore[arg-type]  # an unknown theme on purpose
     with pytest.raises(ValueError, match="#rrggbb"):
         contrast_ratio("red", "#000000")
 
