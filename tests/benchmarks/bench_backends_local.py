@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "desktop"))
 
-from thoughtdesk.core.generation.backends import LlamaCppBackend, LlamaCppSettings, Request  # noqa: E402
+from thoughtdesk.core.generation.backends import LlamaCppBackend, LlamaCppSettings, Request  # noqa: E402 - after the environment is set
 
 PROMPTS = [
     "Question: A farmer has 17 sheep and all but 9 run away. How many are left?\nAnswer: Let's think step by step.",

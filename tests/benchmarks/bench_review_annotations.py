@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "desktop"))
 
-from thoughtdesk.core.importing.importer import import_records  # noqa: E402
-from thoughtdesk.core.library.records import GeneratedCot, Sample  # noqa: E402
-from thoughtdesk.core.library.store import Library  # noqa: E402
-from thoughtdesk.core.review import (  # noqa: E402
+from thoughtdesk.core.importing.importer import import_records  # noqa: E402 - after the environment is set
+from thoughtdesk.core.library.records import GeneratedCot, Sample  # noqa: E402 - after the environment is set
+from thoughtdesk.core.library.store import Library  # noqa: E402 - after the environment is set
+from thoughtdesk.core.review import (  # noqa: E402 - after the environment is set
     AnnotationStore,
     export_annotations,
     import_annotations,

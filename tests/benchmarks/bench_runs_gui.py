@@ -30,11 +30,11 @@ os.environ["THOUGHTDESK_TESTING"] = "1"  # in-memory keyring, nothing of the use
 for name in ("DATA", "CONFIG", "CACHE", "STATE"):
     os.environ[f"XDG_{name}_HOME"] = str(TMP / name.lower())
 
-from thoughtdesk.core.generation.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, plan_run  # noqa: E402
-from thoughtdesk.core.library.store import Library  # noqa: E402
-from thoughtdesk.core.settings.config import store_api_key  # noqa: E402
-from thoughtdesk.ui.app.startup import make_application, open_library_for_gui  # noqa: E402
-from thoughtdesk.ui.qt import QApplication, QElapsedTimer, QTimer  # noqa: E402
+from thoughtdesk.core.generation.runs import ModelSpec, RunLimits, RunSpec, SampleSelection, create_run, plan_run  # noqa: E402 - after the environment is set
+from thoughtdesk.core.library.store import Library  # noqa: E402 - after the environment is set
+from thoughtdesk.core.settings.config import store_api_key  # noqa: E402 - after the environment is set
+from thoughtdesk.ui.app.startup import make_application, open_library_for_gui  # noqa: E402 - after the environment is set
+from thoughtdesk.ui.qt import QApplication, QElapsedTimer, QTimer  # noqa: E402 - after the environment is set
 
 PROBE_MS = 10
 

@@ -3,7 +3,7 @@
 Add names here as you need them (one import line per Qt module).
 """
 
-from PySide6.QtCore import (  # noqa: F401
+from PySide6.QtCore import (  # noqa: F401 - the facade: every name is for other modules
     QAbstractListModel,
     QAbstractTableModel,
     QByteArray,
@@ -33,7 +33,7 @@ from PySide6.QtCore import (  # noqa: F401
     Slot,
     qVersion,
 )
-from PySide6.QtGui import (  # noqa: F401
+from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other modules
     QAction,
     QActionGroup,
     QBrush,
@@ -60,7 +60,7 @@ from PySide6.QtGui import (  # noqa: F401
     QUndoCommand,
     QUndoStack,
 )
-from PySide6.QtWidgets import (  # noqa: F401
+from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for other modules
     QAbstractItemView,
     QAbstractSpinBox,
     QApplication,

