@@ -165,11 +165,27 @@ class Task(QRunnable, Generic[T_co]):
         except BaseException as error:  # every failure goes back to the GUI
             # An attribute of our own on the exception (mypy: BaseException has no such attribute).
             error.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]  # ours, read by the crash report
-            self.signals.failed.emit(error)
+            self._deliver("failed", error)
         else:
-            self.signals.succeeded.emit(result)
+            self._deliver("succeeded", result)
         finally:
-            self.signals.finished.emit()
+            if not self._deliver("finished"):
+                # Nobody will run _release: let go of the task here (set.discard is atomic).
+                _RUNNING.discard(self)
+                if self._running is not None:
+                    self._running.discard(self)
+
+    def _deliver(self, name: str, *args: object) -> bool:
+        """Emit ``signals.<name>``; False when the signal object is gone.
+
+        It goes with its owner (:meth:`owned_by`): a dialog closed while its work ran wants no
+        result, so the result is dropped instead of raising in the pool thread.
+        """
+        try:
+            getattr(self.signals, name).emit(*args)
+        except RuntimeError:  # "Signal source has been deleted" / "Internal C++ object already deleted"
+            return False
+        return True
 
     def _release(self) -> None:  # GUI thread, after ``finished``
         _RUNNING.discard(self)
