@@ -23,26 +23,9 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from thoughtdesk.core.evaluation.metrics import AccuracyRow, ScoredAnswer
+from thoughtdesk.core.evaluation.report import ROW_FIELDS
 
 _MODEL_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
-_ROW_FIELDS = (
-    "dataset",
-    "split",
-    "model",
-    "condition",
-    "n",
-    "correct",
-    "incorrect",
-    "unextractable",
-    "accuracy",
-    "wilson_low",
-    "wilson_high",
-    "share_unextractable",
-    "questions",
-    "majority_accuracy",
-    "mean_tokens",
-    "mean_cost",
-)
 
 
 class _ExportablePlot(QWidget):
@@ -87,9 +70,9 @@ class _ExportablePlot(QWidget):
 def _write_rows_csv(path: str | Path, rows: Sequence[AccuracyRow]) -> Path:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(_ROW_FIELDS)
+        writer.writerow(ROW_FIELDS)
         for row in rows:
-            writer.writerow(["" if getattr(row, f) is None else getattr(row, f) for f in _ROW_FIELDS])
+            writer.writerow(["" if getattr(row, f) is None else getattr(row, f) for f in ROW_FIELDS])
     return Path(path)
 
 
