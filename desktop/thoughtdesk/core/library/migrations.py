@@ -301,6 +301,71 @@ def m006_browse_indexes(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m007_critiques(conn: sqlite3.Connection) -> None:
+    # Critiques (thoughtdesk.core.critiques): a model's structured judgement of one generated CoT,
+    # in the Digital Socrates layout. The raw text is always kept; each element's parse outcome
+    # (parsed / missing / unparseable, with why and the raw value) is a JSON object in
+    # ``outcomes``. ``elements`` keeps the critique_elements object exactly as a DSCB file had it
+    # (NULL for critiques ThoughtDesk ran), ``extra`` the critique record's unknown keys.
+    # Human ratings are per author: explanation ratings (score 0-5 and flaw dimensions) on a CoT,
+    # critique ratings (0-3) on a critique. A critique run is an ordinary run whose requests have
+    # step 'critique', the CoT they judge in ``target_cot_pk`` and their result in
+    # ``result_critique_pk``.
+    run_script(
+        conn,
+        """
+        CREATE TABLE critique (
+            id INTEGER PRIMARY KEY,
+            cot_pk INTEGER NOT NULL REFERENCES generated_cot(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            critique_model TEXT NOT NULL,
+            llm_options TEXT,
+            fragment_key TEXT,
+            prompt_text TEXT,
+            raw_text TEXT NOT NULL,
+            main_flaw TEXT,
+            dimension TEXT,
+            general_feedback TEXT,
+            specific_feedback TEXT,
+            explanation_score REAL,
+            outcomes TEXT NOT NULL DEFAULT '{}',
+            elements TEXT,
+            source TEXT NOT NULL DEFAULT 'run',
+            run_id INTEGER REFERENCES run(id) ON DELETE SET NULL,
+            request_id INTEGER REFERENCES request(id) ON DELETE SET NULL,
+            created TEXT NOT NULL,
+            extra TEXT
+        );
+        CREATE INDEX critique_cot ON critique(cot_pk);
+        CREATE INDEX critique_model ON critique(critique_model);
+        CREATE TABLE explanation_rating (
+            id INTEGER PRIMARY KEY,
+            cot_pk INTEGER NOT NULL REFERENCES generated_cot(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            author TEXT NOT NULL,
+            score INTEGER,
+            dimensions TEXT NOT NULL DEFAULT '[]',
+            created TEXT NOT NULL,
+            extra TEXT
+        );
+        CREATE INDEX explanation_rating_cot ON explanation_rating(cot_pk);
+        CREATE TABLE critique_rating (
+            id INTEGER PRIMARY KEY,
+            critique_pk INTEGER NOT NULL REFERENCES critique(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            author TEXT NOT NULL,
+            score INTEGER,
+            created TEXT NOT NULL,
+            extra TEXT
+        );
+        CREATE INDEX critique_rating_critique ON critique_rating(critique_pk);
+        ALTER TABLE request ADD COLUMN target_cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE;
+        ALTER TABLE request ADD COLUMN result_critique_pk INTEGER REFERENCES critique(id) ON DELETE SET NULL;
+        """,
+    )
+
+
 def run_script(conn: sqlite3.Connection, script: str) -> None:
     """Execute several statements inside the caller's transaction.
 

@@ -1,0 +1,145 @@
+"""Typed records of critiques and human ratings (Digital Socrates; docs/critiques.md).
+
+A critique judges one explanation (a generated CoT): the main flaw as a standalone statement,
+the flaw's dimension (one of :data:`DIMENSIONS`), general and specific feedback, and an
+explanation score 0-5. Every element carries its parse outcome, so a part a model wrote badly is
+recorded as such (with the raw value and why), never coerced or dropped silently.
+
+Humans rate explanations (score 0-5 plus flaw dimensions) and critiques (score 0-3), each rating
+stored per author (the Settings user name, or the DS Critique Bank worker id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: The 8 flaw dimensions of Digital Socrates, with their exact names, in the paper's order.
+DIMENSIONS: tuple[str, ...] = (
+    "misunderstanding",
+    "lack_justification",
+    "incorrect_information",
+    "missing_information",
+    "incorrect_reasoning",
+    "incomplete_reasoning",
+    "inconsistent_answer",
+    "irrelevant",
+)
+
+#: What each dimension means, in a few words (tooltips, the built-in prompt, docs).
+DIMENSION_HELP: dict[str, str] = {
+    "misunderstanding": "misunderstands the question or the answer choices",
+    "lack_justification": "states an answer without real justification",
+    "incorrect_information": "states a wrong fact",
+    "missing_information": "leaves out a crucial fact or perspective",
+    "incorrect_reasoning": "makes a wrong leap in the chain of reasoning",
+    "incomplete_reasoning": "does not reach the answer",
+    "inconsistent_answer": "gives an answer that does not match its own conclusion",
+    "irrelevant": "contains irrelevant or redundant content",
+}
+
+#: The parsed elements of a critique, in the layout's order (DSCB's critique_elements keys).
+ELEMENTS: tuple[str, ...] = ("main_flaw", "dimension", "general_feedback", "specific_feedback", "explanation_score")
+
+EXPLANATION_SCORES = range(0, 6)  # 0 = very wrong ... 5 = completely correct
+CRITIQUE_SCORES = range(0, 4)  # human rating of a critique, 0-3
+
+Outcome = Literal["parsed", "missing", "unparseable"]
+
+
+@dataclass(frozen=True, slots=True)
+class ElementOutcome:
+    """How one element of a critique text was read: ``parsed``, ``missing`` (the text has no
+    such part) or ``unparseable`` (it has one that cannot be read: ``raw`` is what was there and
+    ``why`` says what is wrong with it)."""
+
+    status: Outcome
+    raw: str | None = None
+    why: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status}
+        if self.raw is not None:
+            out["raw"] = self.raw
+        if self.why is not None:
+            out["why"] = self.why
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ElementOutcome:
+        return cls(data["status"], data.get("raw"), data.get("why"))
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCritique:
+    """The elements read from one critique text, and each element's outcome.
+
+    ``main_flaw`` is None both when the text has no flaw part and when it says there is no flaw
+    ("None"); ``outcomes`` tells the two apart (``parsed`` with ``raw`` "None" for the latter).
+    """
+
+    main_flaw: str | None = None
+    dimension: str | None = None
+    general_feedback: str | None = None
+    specific_feedback: str | None = None
+    explanation_score: float | None = None
+    outcomes: dict[str, ElementOutcome] = field(default_factory=dict)
+
+    def outcome(self, element: str) -> ElementOutcome:
+        return self.outcomes.get(element, ElementOutcome("missing"))
+
+    @property
+    def fully_parsed(self) -> bool:
+        return all(self.outcome(e).status == "parsed" for e in ELEMENTS)
+
+
+@dataclass(slots=True)
+class CritiqueRating:
+    """A human's rating of a critique: ``score`` 0-3 (None: not given)."""
+
+    author: str
+    score: int | None
+    created: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    pk: int | None = None
+
+
+@dataclass(slots=True)
+class ExplanationRating:
+    """A human's rating of an explanation (a CoT): ``score`` 0-5 (None: not given) and the flaw
+    dimensions they saw (names from :data:`DIMENSIONS`, in their order)."""
+
+    author: str
+    score: int | None
+    dimensions: tuple[str, ...] = ()
+    created: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    pk: int | None = None
+
+
+@dataclass(slots=True)
+class Critique:
+    """A stored critique of one generated CoT (``cot_pk``).
+
+    ``source`` is ``run`` (ThoughtDesk ran it: ``run_id``/``request_id`` say where, ``prompt_text``
+    is the exact text sent, ``fragment_key`` the template's key) or ``import`` (read from a file:
+    ``elements`` is the critique_elements object exactly as the file had it, ``extra`` the
+    record's unknown keys). ``llm_options`` are the critique model's options (JSON object).
+    """
+
+    cot_pk: int
+    critique_model: str
+    raw_text: str
+    parsed: ParsedCritique
+    llm_options: dict[str, Any] = field(default_factory=dict)
+    fragment_key: str | None = None
+    prompt_text: str | None = None
+    elements: dict[str, Any] | None = None
+    source: Literal["run", "import"] = "run"
+    run_id: int | None = None
+    request_id: int | None = None
+    created: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    ratings: list[CritiqueRating] = field(default_factory=list)
+    position: int = 0
+    pk: int | None = None

@@ -1,0 +1,222 @@
+"""Critiques and human ratings in the library: written and read back as typed records.
+
+Writers take the connection of the caller's transaction (``with lib.transaction() as conn``), so
+a critique commits together with whatever else the caller writes (a request row, an import).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from thoughtdesk.core.critiques.records import (
+    Critique,
+    CritiqueRating,
+    ElementOutcome,
+    ExplanationRating,
+    ParsedCritique,
+)
+from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.timestamps import now_iso
+
+CRITIQUE_COLUMNS = (
+    "id, cot_pk, position, critique_model, llm_options, fragment_key, prompt_text, raw_text, main_flaw, "
+    "dimension, general_feedback, specific_feedback, explanation_score, outcomes, elements, source, run_id, "
+    "request_id, created, extra"
+)
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _loads(text: str | None, default: Any) -> Any:
+    return default if text is None else json.loads(text)
+
+
+def add_critique(conn: sqlite3.Connection, critique: Critique) -> int:
+    """Insert ``critique`` (and its ratings) after the CoT's other critiques; return its primary key."""
+    position = conn.execute(
+        "SELECT coalesce(max(position) + 1, 0) FROM critique WHERE cot_pk = ?", (critique.cot_pk,)
+    ).fetchone()[0]
+    p = critique.parsed
+    pk = inserted_id(
+        conn.execute(
+            f"INSERT INTO critique ({CRITIQUE_COLUMNS}) VALUES (NULL, {', '.join('?' * 19)})",
+            (
+                critique.cot_pk,
+                position,
+                critique.critique_model,
+                _dumps(critique.llm_options),
+                critique.fragment_key,
+                critique.prompt_text,
+                critique.raw_text,
+                p.main_flaw,
+                p.dimension,
+                p.general_feedback,
+                p.specific_feedback,
+                p.explanation_score,
+                json.dumps({k: v.to_json() for k, v in p.outcomes.items()}),
+                _dumps(critique.elements),
+                critique.source,
+                critique.run_id,
+                critique.request_id,
+                critique.created or now_iso(),
+                _dumps(critique.extra or None),
+            ),
+        )
+    )
+    critique.pk, critique.position = pk, position
+    for rating in critique.ratings:
+        add_critique_rating(conn, pk, rating)
+    return pk
+
+
+def add_critique_rating(conn: sqlite3.Connection, critique_pk: int, rating: CritiqueRating) -> int:
+    """Append a rating to a critique (imports keep every rating, in file order)."""
+    position = conn.execute(
+        "SELECT coalesce(max(position) + 1, 0) FROM critique_rating WHERE critique_pk = ?", (critique_pk,)
+    ).fetchone()[0]
+    rating.pk = inserted_id(
+        conn.execute(
+            "INSERT INTO critique_rating (critique_pk, position, author, score, created, extra) VALUES (?, ?, ?, ?, ?, ?)",
+            (critique_pk, position, rating.author, rating.score, rating.created or now_iso(), _dumps(rating.extra or None)),
+        )
+    )
+    return rating.pk
+
+
+def add_explanation_rating(conn: sqlite3.Connection, cot_pk: int, rating: ExplanationRating) -> int:
+    """Append a rating to a CoT (imports keep every rating, in file order)."""
+    position = conn.execute(
+        "SELECT coalesce(max(position) + 1, 0) FROM explanation_rating WHERE cot_pk = ?", (cot_pk,)
+    ).fetchone()[0]
+    rating.pk = inserted_id(
+        conn.execute(
+            "INSERT INTO explanation_rating (cot_pk, position, author, score, dimensions, created, extra) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                cot_pk,
+                position,
+                rating.author,
+                rating.score,
+                json.dumps(list(rating.dimensions)),
+                rating.created or now_iso(),
+                _dumps(rating.extra or None),
+            ),
+        )
+    )
+    return rating.pk
+
+
+def _critique(row: Sequence[Any]) -> Critique:
+    outcomes = {k: ElementOutcome.from_json(v) for k, v in json.loads(row[13]).items()}
+    parsed = ParsedCritique(row[8], row[9], row[10], row[11], row[12], outcomes)
+    return Critique(
+        cot_pk=row[1],
+        critique_model=row[3],
+        raw_text=row[7],
+        parsed=parsed,
+        llm_options=_loads(row[4], {}),
+        fragment_key=row[5],
+        prompt_text=row[6],
+        elements=_loads(row[14], None),
+        source=row[15],
+        run_id=row[16],
+        request_id=row[17],
+        created=row[18],
+        extra=_loads(row[19], {}),
+        position=row[2],
+        pk=row[0],
+    )
+
+
+def _chunks(values: Sequence[int], size: int = 900) -> Iterable[Sequence[int]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def critiques_for_cots(lib: Library, cot_pks: Iterable[int]) -> dict[int, list[Critique]]:
+    """The critiques of each CoT (with their ratings), in stored order; CoTs without any are absent."""
+    pks = list(dict.fromkeys(cot_pks))
+    out: dict[int, list[Critique]] = {}
+    by_pk: dict[int, Critique] = {}
+    for chunk in _chunks(pks):
+        marks = ", ".join("?" * len(chunk))
+        for row in lib.conn.execute(
+            f"SELECT {CRITIQUE_COLUMNS} FROM critique WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position", chunk
+        ):
+            critique = _critique(row)
+            out.setdefault(critique.cot_pk, []).append(critique)
+            by_pk[critique.pk or 0] = critique
+    for chunk in _chunks(list(by_pk)):
+        marks = ", ".join("?" * len(chunk))
+        for pk, critique_pk, author, score, created, extra in lib.conn.execute(
+            f"SELECT id, critique_pk, author, score, created, extra FROM critique_rating "
+            f"WHERE critique_pk IN ({marks}) ORDER BY critique_pk, position",
+            chunk,
+        ):
+            by_pk[critique_pk].ratings.append(CritiqueRating(author, score, created, _loads(extra, {}), pk))
+    return out
+
+
+def explanation_ratings_for_cots(lib: Library, cot_pks: Iterable[int]) -> dict[int, list[ExplanationRating]]:
+    """The human explanation ratings of each CoT, in stored order; CoTs without any are absent."""
+    out: dict[int, list[ExplanationRating]] = {}
+    for chunk in _chunks(list(dict.fromkeys(cot_pks))):
+        marks = ", ".join("?" * len(chunk))
+        for pk, cot_pk, author, score, dimensions, created, extra in lib.conn.execute(
+            f"SELECT id, cot_pk, author, score, dimensions, created, extra FROM explanation_rating "
+            f"WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position",
+            chunk,
+        ):
+            out.setdefault(cot_pk, []).append(
+                ExplanationRating(author, score, tuple(json.loads(dimensions)), created, _loads(extra, {}), pk)
+            )
+    return out
+
+
+def set_explanation_rating(
+    conn: sqlite3.Connection, cot_pk: int, author: str, score: int | None, dimensions: Sequence[str]
+) -> ExplanationRating | None:
+    """Set ``author``'s rating of a CoT (a reviewer has one; the first of theirs is replaced);
+    a rating with no score and no dimensions deletes it. Returns the previous rating (for undo)."""
+    row = conn.execute(
+        "SELECT id, score, dimensions, created, extra FROM explanation_rating WHERE cot_pk = ? AND author = ? "
+        "ORDER BY position LIMIT 1",
+        (cot_pk, author),
+    ).fetchone()
+    previous = (
+        None
+        if row is None
+        else ExplanationRating(author, row[1], tuple(json.loads(row[2])), row[3], _loads(row[4], {}), row[0])
+    )
+    if score is None and not dimensions:
+        if row is not None:
+            conn.execute("DELETE FROM explanation_rating WHERE id = ?", (row[0],))
+    elif row is None:
+        add_explanation_rating(conn, cot_pk, ExplanationRating(author, score, tuple(dimensions)))
+    else:
+        conn.execute(
+            "UPDATE explanation_rating SET score = ?, dimensions = ?, created = ? WHERE id = ?",
+            (score, json.dumps(list(dimensions)), now_iso(), row[0]),
+        )
+    return previous
+
+
+def set_critique_rating(conn: sqlite3.Connection, critique_pk: int, author: str, score: int | None) -> int | None:
+    """Set ``author``'s rating of a critique (None deletes it). Returns the previous score (for undo)."""
+    row = conn.execute(
+        "SELECT id, score FROM critique_rating WHERE critique_pk = ? AND author = ? ORDER BY position LIMIT 1",
+        (critique_pk, author),
+    ).fetchone()
+    if score is None:
+        if row is not None:
+            conn.execute("DELETE FROM critique_rating WHERE id = ?", (row[0],))
+    elif row is None:
+        add_critique_rating(conn, critique_pk, CritiqueRating(author, score))
+    else:
+        conn.execute("UPDATE critique_rating SET score = ?, created = ? WHERE id = ?", (score, now_iso(), row[0]))
+    return None if row is None else row[1]
