@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from tests.helpers.libraries import demo_library
 from thoughtdesk.core.critiques import (
     Critique,
     CritiqueRating,
@@ -21,7 +22,6 @@ from thoughtdesk.core.critiques import (
 )
 from thoughtdesk.core.library import migrations
 from thoughtdesk.core.library.store import Library
-from tests.helpers.libraries import demo_library
 
 
 @pytest.fixture

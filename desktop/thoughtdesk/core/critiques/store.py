@@ -82,7 +82,14 @@ def add_critique_rating(conn: sqlite3.Connection, critique_pk: int, rating: Crit
     rating.pk = inserted_id(
         conn.execute(
             "INSERT INTO critique_rating (critique_pk, position, author, score, created, extra) VALUES (?, ?, ?, ?, ?, ?)",
-            (critique_pk, position, rating.author, rating.score, rating.created or now_iso(), _dumps(rating.extra or None)),
+            (
+                critique_pk,
+                position,
+                rating.author,
+                rating.score,
+                rating.created or now_iso(),
+                _dumps(rating.extra or None),
+            ),
         )
     )
     return rating.pk
