@@ -28,19 +28,23 @@ import re
 
 from thoughtdesk.core.critiques.records import DIMENSIONS, ELEMENTS, ElementOutcome, ParsedCritique
 
+# Outcomes without a raw value are the same every time: shared (they are frozen).
+_PARSED = ElementOutcome("parsed")
+_MISSING = ElementOutcome("missing")
+
 # A labelled line: optional bullet/heading/quote marks and emphasis, the label, a colon (inside
 # or outside the emphasis), the value. The label alternatives are mapped to elements below.
 _LABEL = re.compile(
-    r"""^[ \t>#*\-•+]*(?:\*\*|__|\*|_)?\s*
+    r"""^[ \t>#*\-•+]*(?:\*\*|__|\*|_)?[ \t]*
         (?P<label>main\s+flaw(?:\s*\([^)\n]*\))?|flaw|(?:flaw\s+)?dimensions?|
            general(?:\s+feedback)?|specific(?:\s+feedback)?|(?:explanation\s+)?score)
-        \s*(?:\*\*|__|\*|_)?\s*[:=]\s*(?:\*\*|__|\*|_)?\s*(?P<value>.*)$""",
-    re.IGNORECASE | re.VERBOSE,
+        [ \t]*(?:\*\*|__|\*|_)?[ \t]*[:=][ \t]*(?:\*\*|__|\*|_)?[ \t]*(?P<value>.*)$""",
+    re.IGNORECASE | re.VERBOSE | re.MULTILINE,
 )
 _SECTION = re.compile(
     r"^[\s>#*_\-]*(?:the explanation states|consider these points|critique\b|feedback\s*:?\s*$)", re.IGNORECASE
 )
-_EMPHASIS_EDGES = re.compile(r"^(?:\*\*|__|\*|_|`)+|(?:\*\*|__|\*|_|`)+$")
+_EDGE_MARKS = " \t*_`"
 _QUOTES = "\"'“”‘’«»`"
 _NO_FLAW = re.compile(r"^(?:none|n/?a|no\s+(?:main\s+)?flaws?(?:\s+found)?|nothing|-|—)\.?$", re.IGNORECASE)
 _SCORE = re.compile(
@@ -65,26 +69,32 @@ _DIMENSION_FINDER = re.compile(
 )
 
 
+_ELEMENT_CACHE: dict[str, str] = {}
+
+
 def _element_of(label: str) -> str:
-    label = label.lower()
-    if label.startswith("main") or label == "flaw":
-        return "main_flaw"
-    if "dimension" in label:
-        return "dimension"
-    if label.startswith("general"):
-        return "general_feedback"
-    if label.startswith("specific"):
-        return "specific_feedback"
-    return "explanation_score"
+    element = _ELEMENT_CACHE.get(label)
+    if element is not None:
+        return element
+    lower = label.lower()
+    if lower.startswith("main") or lower == "flaw":
+        element = "main_flaw"
+    elif "dimension" in lower:
+        element = "dimension"
+    elif lower.startswith("general"):
+        element = "general_feedback"
+    elif lower.startswith("specific"):
+        element = "specific_feedback"
+    else:
+        element = "explanation_score"
+    if len(_ELEMENT_CACHE) < 256:
+        _ELEMENT_CACHE[label] = element
+    return element
 
 
 def _clean(value: str) -> str:
-    value = value.strip()
-    previous = None
-    while previous != value:
-        previous = value
-        value = _EMPHASIS_EDGES.sub("", value).strip()
-    return value
+    """``value`` without surrounding whitespace, Markdown emphasis or code marks."""
+    return value.strip(_EDGE_MARKS)
 
 
 def _unquote(value: str) -> str:
@@ -99,30 +109,34 @@ def _unquote(value: str) -> str:
 def split_elements(text: str) -> dict[str, str]:
     """The raw value of each labelled element the text has (first occurrence wins); a text
     element continues over the following lines until a blank line, a label or a section line."""
-    found: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        match = _LABEL.match(line)
-        if match is not None:
-            element = _element_of(match.group("label"))
-            if element in found:
-                current = None  # a repeated label: the first one counts; its lines are ignored
-                continue
-            current = found[element] = [match.group("value")]
-            if element in ("dimension", "explanation_score"):
-                current = None  # one-line elements
-            continue
-        if current is None or not line.strip() or _SECTION.match(line):
-            current = None
-            continue
-        current.append(line.strip())
-    return {element: " ".join(p for p in parts if p.strip()) for element, parts in found.items()}
+    found: dict[str, str] = {}
+    matches = list(_LABEL.finditer(text))
+    for index, match in enumerate(matches):
+        element = _element_of(match.group("label"))
+        if element in found:
+            continue  # a repeated label: the first one counts
+        value = match.group("value")
+        if element not in ("dimension", "explanation_score"):  # text elements may continue
+            stop = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+            following = text[match.end() : stop]
+            if following.strip():
+                parts = [value]
+                for line in following.splitlines()[1:]:
+                    if not line.strip() or _SECTION.match(line):
+                        break
+                    parts.append(line.strip())
+                value = " ".join(p for p in parts if p.strip())
+        found[element] = value
+    return found
 
 
 def parse_dimension(raw: str) -> tuple[str | None, ElementOutcome]:
     """A dimension name from its raw value: the exact names, in any case, with spaces or
     hyphens for underscores, in emphasis or quotes, optionally followed by an explanation."""
     value = _unquote(_clean(raw))
+    fast = _DIMENSION_NAMES.get(value.lower().replace(" ", "_").replace("-", "_"))
+    if fast is not None:
+        return fast, _PARSED
     if not value:
         return None, ElementOutcome("unparseable", raw, "the dimension is empty")
     if _NO_FLAW.match(value):
@@ -135,7 +149,7 @@ def parse_dimension(raw: str) -> tuple[str | None, ElementOutcome]:
         (name,) = names
         first = _DIMENSION_FINDER.search(normalised)
         if first is not None and first.start() == 0:
-            return name, ElementOutcome("parsed")
+            return name, _PARSED
     if len(names) > 1:
         return None, ElementOutcome("unparseable", raw, "it names several dimensions: " + ", ".join(sorted(names)))
     return None, ElementOutcome("unparseable", raw, "not one of the 8 dimensions (" + ", ".join(DIMENSIONS) + ")")
@@ -144,6 +158,8 @@ def parse_dimension(raw: str) -> tuple[str | None, ElementOutcome]:
 def parse_score(raw: str) -> tuple[float | None, ElementOutcome]:
     """An explanation score 0-5 from its raw value: "3", "3.5", "3/5", "3 out of 5", "**3**"."""
     value = _clean(raw)
+    if len(value) == 1 and value in "012345":
+        return float(value), _PARSED
     match = _SCORE.match(value)
     if match is None:
         return None, ElementOutcome("unparseable", raw, "no number where the score should be")
@@ -155,44 +171,38 @@ def parse_score(raw: str) -> tuple[float | None, ElementOutcome]:
         return None, ElementOutcome("unparseable", raw, f"a score out of {denominator}, not out of 5")
     if not 0 <= number <= 5:
         return None, ElementOutcome("unparseable", raw, "the score is outside 0-5")
-    return number, ElementOutcome("parsed")
+    return number, _PARSED
 
 
 def _text_element(raw: str) -> tuple[str | None, ElementOutcome]:
     value = _unquote(_clean(raw))
     if not value:
         return None, ElementOutcome("unparseable", raw, "the text is empty")
-    return value, ElementOutcome("parsed")
+    return value, _PARSED
 
 
 def parse_critique(text: str) -> ParsedCritique:
     """Read the elements of a critique text; every element gets an outcome (see module doc)."""
     raw = split_elements(text)
     outcomes: dict[str, ElementOutcome] = {}
-    values: dict[str, object] = {}
+    texts: dict[str, str | None] = {}
+    dimension: str | None = None
+    score: float | None = None
     for element in ELEMENTS:
-        if element not in raw:
-            outcomes[element] = ElementOutcome("missing")
-            continue
-        value = raw[element]
-        if element == "dimension":
-            values[element], outcomes[element] = parse_dimension(value)
+        value = raw.get(element)
+        if value is None:
+            outcomes[element] = _MISSING
+            texts[element] = None
+        elif element == "dimension":
+            dimension, outcomes[element] = parse_dimension(value)
         elif element == "explanation_score":
-            values[element], outcomes[element] = parse_score(value)
-        elif element == "main_flaw" and _NO_FLAW.match(_unquote(_clean(value))):
-            values[element], outcomes[element] = None, ElementOutcome("parsed", _unquote(_clean(value)))
+            score, outcomes[element] = parse_score(value)
         else:
-            values[element], outcomes[element] = _text_element(value)
-    score = values.get("explanation_score")
+            cleaned = _unquote(_clean(value))
+            if element == "main_flaw" and _NO_FLAW.match(cleaned):
+                texts[element], outcomes[element] = None, ElementOutcome("parsed", cleaned)
+            else:
+                texts[element], outcomes[element] = _text_element(value)
     return ParsedCritique(
-        main_flaw=_str_or_none(values.get("main_flaw")),
-        dimension=_str_or_none(values.get("dimension")),
-        general_feedback=_str_or_none(values.get("general_feedback")),
-        specific_feedback=_str_or_none(values.get("specific_feedback")),
-        explanation_score=score if isinstance(score, float) else None,
-        outcomes=outcomes,
+        texts["main_flaw"], dimension, texts["general_feedback"], texts["specific_feedback"], score, outcomes
     )
-
-
-def _str_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
