@@ -9,8 +9,12 @@ first painted (it then quits; ``THOUGHTDESK_QUIT_WHEN_SHOWN=1`` for ThoughtDesk)
 - installed: ``python -m thoughtdesk`` (the installed package, a library with the demo
   collection; the first start, which creates it, is reported separately);
 - frozen: ``dist/thoughtdesk/thoughtdesk`` when the PyInstaller build exists.
-Offscreen Qt, a temporary HOME, no first-run wizard. Prints a table with medians and ratios
-against the baseline measured in the same run. The disk cache is warm after the first run
+- against: with ``--against DIR``, the same ``python -m thoughtdesk`` on another checkout's
+  ``DIR/desktop`` (PYTHONPATH), timed alternately with this one so both see the same load (a
+  before/after comparison of a change).
+Offscreen Qt, a temporary HOME, no first-run wizard. Prints a table with medians (wall clock,
+and the child's CPU seconds, which a busy machine disturbs less) and ratios against the baseline
+measured in the same run. The disk cache is warm after the first run
 of each variant (dropping it would need root and disturb other processes).
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,22 +65,25 @@ raise SystemExit(main())
 """
 
 
-def time_to_shown(command: list[str], env: dict[str, str]) -> tuple[float, float | None]:
-    """Seconds from spawn to the "window-shown" line (and the child's own figure, if printed)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_to_shown(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from spawn to the "window-shown" line, and the CPU seconds the child used in all."""
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    inner = None
     assert process.stdout is not None
     for line in process.stdout:
         if line.startswith("window-shown"):
             elapsed = time.perf_counter() - started
-            parts = line.split()
-            inner = float(parts[1]) if len(parts) > 1 and parts[1] != "nan" else None
             break
     else:
         raise RuntimeError(f"{command} exited ({process.wait()}) without showing its window")
     process.wait(timeout=60)
-    return elapsed, inner
+    return elapsed, _children_cpu() - cpu_before
 
 
 def main() -> int:
@@ -83,6 +91,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
         "--what-if-lazy-scipy", action="store_true", help="also time the installed app with scipy.stats imported lazily"
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="also time the checkout at DIR (its desktop/ on PYTHONPATH), alternately",
     )
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="td-coldstart-"))
@@ -104,25 +118,48 @@ def main() -> int:
     variants.append(("installed: python -m thoughtdesk", [sys.executable, "-m", "thoughtdesk"]))
     if args.what_if_lazy_scipy:
         variants.append(("what-if: installed, lazy scipy.stats", [sys.executable, "-c", LAZY_SCIPY]))
+    environments = {name: env for name, _ in variants}
+    if args.against is not None:
+        name = f"against: {args.against.name}/desktop"
+        variants.append((name, [sys.executable, "-m", "thoughtdesk"]))
+        environments[name] = dict(env, PYTHONPATH=str(args.against.resolve() / "desktop"))
+        # Its own library: an older schema must not meet a newer library.
+        environments[name]["THOUGHTDESK_LIBRARY"] = str(home / "against.thoughtdesk")
+        time_to_shown(variants[-1][1], environments[name])
     if FROZEN.exists():
         variants.append(("frozen: dist/thoughtdesk/thoughtdesk", [str(FROZEN)]))
     else:
         print(f"(no frozen build at {FROZEN}: run packaging/build.sh to include it)")
 
     first_start, _ = time_to_shown(variants[1][1], env)  # creates the library and the demo collection
-    results = []
     for name, command in variants:
-        time_to_shown(command, env)  # warm-up: page cache, Python bytecode cache
-        times = [time_to_shown(command, env)[0] for _ in range(args.runs)]
-        results.append((name, times))
+        time_to_shown(command, environments.get(name, env))  # warm-up: page cache, Python bytecode cache
+    # Round-robin: each round times every variant once, so a load that comes and goes during the
+    # run falls on all of them alike.
+    walls: dict[str, list[float]] = {name: [] for name, _ in variants}
+    cpus: dict[str, list[float]] = {name: [] for name, _ in variants}
+    for _ in range(args.runs):
+        for name, command in variants:
+            wall, cpu = time_to_shown(command, environments.get(name, env))
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    results = [(name, walls[name]) for name, _ in variants]
 
     baseline = statistics.median(results[0][1])
+    cpu_baseline = statistics.median(cpus[results[0][0]])
     print(f"\nCold start to main window shown ({args.runs} runs each, offscreen, {os.cpu_count()} CPUs)")
-    print(f"{'variant':<40} {'median s':>9} {'min s':>7} {'max s':>7} {'x base':>7}  target < {TARGET_SECONDS:g} s")
+    print(
+        f"{'variant':<40} {'median s':>9} {'min s':>7} {'max s':>7} {'x base':>7} {'cpu s':>7} {'x base':>7}"
+        f"  target < {TARGET_SECONDS:g} s"
+    )
     for name, times in results:
         median = statistics.median(times)
+        cpu = statistics.median(cpus[name])
         verdict = "" if name.startswith("baseline") else ("met" if median < TARGET_SECONDS else "MISSED")
-        print(f"{name:<40} {median:>9.3f} {min(times):>7.3f} {max(times):>7.3f} {median / baseline:>7.2f}  {verdict}")
+        print(
+            f"{name:<40} {median:>9.3f} {min(times):>7.3f} {max(times):>7.3f} {median / baseline:>7.2f}"
+            f" {cpu:>7.3f} {cpu / cpu_baseline:>7.2f}  {verdict}"
+        )
     print(f"{'installed, very first start (new library)':<40} {first_start:>9.3f}")
     return 0
 
