@@ -228,3 +228,52 @@ def test_cli_offline_flag(tmp_path, capsys):
     assert network.is_offline()
     network.clear_override()
     network.set_offline(False)
+
+
+@pytest.mark.parametrize("name", ["ward.localhost", "LOCALHOST.", "Api.Lab.LocalHost", "localhost"])
+def test_names_of_this_machine_are_answered_without_the_resolver(name, socket_events):
+    """Issue 15: offline, ``*.localhost`` and ``LOCALHOST.`` reached the system resolver, which
+    may ask the network's DNS server. Now they become loopback addresses before any lookup."""
+    network.set_offline(True)
+    try:
+        found = socket.getaddrinfo(name, 8080, type=socket.SOCK_STREAM)
+        assert found and all(info[4][0] in ("127.0.0.1", "::1") for info in found)
+        assert found[0][4][0] == "127.0.0.1"
+        assert socket.gethostbyname(name) == "127.0.0.1"
+        lookups = [target for event, target in socket_events if event != "socket.connect"]
+        assert lookups and all(target in ("127.0.0.1", "::1") for target in lookups), lookups
+    finally:
+        network.set_offline(False)
+
+
+def test_a_name_lookup_that_bypasses_the_wrapper_is_refused_offline(socket_events):
+    import _socket
+
+    network.set_offline(True)
+    try:
+        for name in ("ward.localhost", "LOCALHOST.", "example.org"):
+            with pytest.raises(OfflineError, match="a connection to"):
+                _socket.getaddrinfo(name, 80)
+        assert _socket.getaddrinfo("127.0.0.1", 80)  # a literal address asks no one
+    finally:
+        network.set_offline(False)
+
+
+def test_a_server_named_by_a_localhost_name_is_reached_offline(fake_server, socket_events):
+    """A model server at http://models.localhost:PORT works offline, through the local answer."""
+    network.set_offline(True)
+    try:
+        backend = OpenAICompatBackend(base_url=f"http://models.localhost:{fake_server.port}/v1", api_key="k")
+
+        async def call():
+            try:
+                return await backend.complete(Request(prompt="2+2?", model="m", max_tokens=5))
+            finally:
+                await backend.aclose()
+
+        response = asyncio.run(call())
+        assert response.texts
+        names = [t for e, t in socket_events if e != "socket.connect" and t not in ("127.0.0.1", "::1")]
+        assert names == []
+    finally:
+        network.set_offline(False)

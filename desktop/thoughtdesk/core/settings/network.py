@@ -14,6 +14,14 @@ Two layers make that a guarantee rather than a convention:
 
 Audit hooks cannot be removed, so the hook is installed once and consults a module flag; when
 offline mode is off it returns after one attribute read.
+
+Names of this machine (``localhost``, ``*.localhost``, in any case, with or without the final
+dot: RFC 6761) are answered by ThoughtDesk itself once the guard is installed: ``getaddrinfo`` and
+``gethostbyname`` are wrapped so such a name becomes a literal loopback address before the
+system resolver sees it, because a resolver may well ask the network's DNS server about
+``ward.localhost``. The hook therefore lets a name lookup through only for a literal loopback
+address (or plain ``localhost``, which the hosts file answers); any other name is a DNS query and
+is refused while offline.
 """
 
 from __future__ import annotations
@@ -21,9 +29,11 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import socket
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -45,6 +55,7 @@ _GUARDED_EVENTS = frozenset(
         "socket.gethostbyaddr",
     }
 )
+_NAME_EVENTS = frozenset({"socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex"})
 
 
 class OfflineError(ThoughtDeskError):
@@ -129,6 +140,31 @@ def is_loopback_host(host: object) -> bool:
     return address.is_loopback
 
 
+def is_loopback_name(host: object) -> bool:
+    """True for a *name* of this machine (``localhost``, ``*.localhost``, any case, final dot
+    allowed), which ThoughtDesk resolves itself; False for addresses and other names."""
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    name = host.strip().rstrip(".").lower()
+    return name in _LOOPBACK_NAMES or name.endswith(".localhost")
+
+
+def _is_literal_loopback(host: object) -> bool:
+    """``host`` is None, a loopback IP address written out, or exactly ``localhost`` (answered by
+    the hosts file, never by DNS): a lookup of it sends nothing to the network."""
+    if host is None:
+        return True
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    if host == "localhost":
+        return True
+    return not is_loopback_name(host) and is_loopback_host(host)
+
+
 def host_of_url(url: str) -> str:
     """The host part of ``url`` ("" when it has none)."""
     return urlsplit(url).hostname or ""
@@ -169,7 +205,10 @@ def _audit(event: str, args: tuple) -> None:
     if not _state.offline or event not in _GUARDED_EVENTS:
         return
     host = _host_of(event, args)
-    if is_loopback_host(host):
+    if event in _NAME_EVENTS:
+        if _is_literal_loopback(host):
+            return
+    elif is_loopback_host(host):
         return
     shown = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
     refused_attempts.append(RefusedAttempt(event, shown, threading.current_thread().name))
@@ -177,12 +216,50 @@ def _audit(event: str, args: tuple) -> None:
 
 
 def install_guard() -> None:
-    """Install the audit hook once per process (it is inert while offline mode is off)."""
+    """Install the audit hook once per process (it is inert while offline mode is off), and the
+    local answers for this machine's names (see the module docstring)."""
     with _lock:
         if _state.installed:
             return
+        _install_local_names()
         sys.addaudithook(_audit)
         _state.installed = True
+
+
+def _install_local_names() -> None:
+    """Wrap ``socket.getaddrinfo``/``gethostbyname``/``gethostbyname_ex`` so that this machine's
+    names resolve to loopback addresses without the system resolver (the wrappers look the
+    module attribute up, as asyncio and ``socket.create_connection`` do, so every caller uses them)."""
+    system_getaddrinfo = socket.getaddrinfo
+    system_gethostbyname = socket.gethostbyname
+    system_gethostbyname_ex = socket.gethostbyname_ex
+
+    def getaddrinfo(host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0) -> Any:
+        if not is_loopback_name(host):
+            return system_getaddrinfo(host, port, family, type, proto, flags)
+        found: list[Any] = []
+        # IPv4 first: local model servers listen on 127.0.0.1 far more often than on ::1.
+        for address, wanted in (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)):
+            if family in (0, wanted):
+                try:
+                    found.extend(system_getaddrinfo(address, port, family, type, proto, flags))
+                except OSError:
+                    pass  # no IPv6 on this machine: the IPv4 answer is enough
+        if not found:
+            raise socket.gaierror(socket.EAI_NONAME, f"no loopback address for {host!r}")
+        return found
+
+    def gethostbyname(host: Any) -> str:
+        return "127.0.0.1" if is_loopback_name(host) else system_gethostbyname(host)
+
+    def gethostbyname_ex(host: Any) -> tuple[str, list[str], list[str]]:
+        if is_loopback_name(host):
+            return str(host), [], ["127.0.0.1"]
+        return system_gethostbyname_ex(host)
+
+    socket.getaddrinfo = getaddrinfo
+    socket.gethostbyname = gethostbyname
+    socket.gethostbyname_ex = gethostbyname_ex
 
 
 def offline_override() -> bool | None:
