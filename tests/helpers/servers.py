@@ -29,13 +29,16 @@ from typing import Any
 @dataclass
 class Reply:
     """One scripted answer. ``drop_after`` sends that many body bytes, then closes the socket
-    (the Content-Length promises the whole body); ``delay`` is seconds before answering."""
+    (the Content-Length promises the whole body); ``delay`` is seconds before answering;
+    ``stream_bytes`` sends that many bytes of ``body`` repeated, with no Content-Length (the
+    body ends when the connection closes: an "endless" answer, bounded for the test)."""
 
     status: int = 200
     body: Any = None  # dict/list -> JSON, str/bytes as they are, None -> the normal answer
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop_after: int | None = None
+    stream_bytes: int | None = None
 
 
 @dataclass
@@ -141,6 +144,9 @@ class FakeModelServer:
         )
         handler.send_response(reply.status)
         handler.send_header("Content-Type", "application/json")
+        if reply.stream_bytes is not None:
+            self._stream(handler, data or b"x", reply.stream_bytes)
+            return
         handler.send_header("Content-Length", str(len(data)))
         for name, value in reply.headers.items():
             handler.send_header(name, value)
@@ -152,6 +158,21 @@ class FakeModelServer:
             handler.connection.shutdown(socket.SHUT_RDWR)
             return
         handler.wfile.write(data)
+
+    @staticmethod
+    def _stream(handler: BaseHTTPRequestHandler, unit: bytes, total: int) -> None:
+        """Up to ``total`` bytes of ``unit`` repeated, then close; stops when the client hangs up."""
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+        block = unit * max(1, 65536 // len(unit))
+        sent = 0
+        try:
+            while sent < total:
+                handler.wfile.write(block)
+                sent += len(block)
+        except OSError:
+            pass  # the client stopped reading: what the test wants
 
     def _normal(self, record: Recorded, anthropic: bool) -> Reply:
         headers = record.headers

@@ -17,7 +17,7 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
-from thoughtdesk.core.generation.backends.http import new_client, post_json
+from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -94,6 +94,7 @@ class AnthropicBackend(Backend):
             headers=headers,
             timeout=request.timeout,
             model=request.model,
+            max_bytes=response_byte_limit(request.max_tokens),
         )
         data, body = result.data, result.body
         hint = "the raw answer is kept with the failed request"
@@ -114,8 +115,8 @@ class AnthropicBackend(Backend):
             model=str(data.get("model") or request.model),
             texts=["".join(texts)],
             finish_reasons=[stop_reason if isinstance(stop_reason, str) else None],
-            prompt_tokens=usage.get("input_tokens") if isinstance(usage.get("input_tokens"), int) else None,
-            completion_tokens=(usage.get("output_tokens") if isinstance(usage.get("output_tokens"), int) else None),
+            prompt_tokens=valid_token_count(usage.get("input_tokens")),
+            completion_tokens=valid_token_count(usage.get("output_tokens")),
             latency=result.latency,
             raw_body=body,
         )

@@ -35,6 +35,31 @@ _MODEL_MISSING_WORDS = (
 )
 
 
+#: The most bytes an answer may have, whatever the request: beyond this a server is broken or
+#: hostile (an endless body reached MemoryError before this cap).
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+#: Room for the envelope (ids, usage, headers of the JSON) and for log-probs or echoed prompts.
+_RESPONSE_BASE_BYTES = 1024 * 1024
+#: Bytes per generated token allowed: a token is a few characters, but JSON may escape each
+#: character as \\uXXXX (6 bytes) and a choice may carry per-token log-probs.
+_BYTES_PER_TOKEN = 256
+
+
+def response_byte_limit(max_tokens: int | None, n: int = 1) -> int:
+    """How many body bytes an answer of ``n`` choices of at most ``max_tokens`` tokens may
+    have: a generous bound (1 MiB plus 256 bytes per token) capped at 64 MiB."""
+    tokens = max(1, max_tokens or 4096) * max(1, n)
+    return min(MAX_RESPONSE_BYTES, _RESPONSE_BASE_BYTES + _BYTES_PER_TOKEN * tokens)
+
+
+def valid_token_count(value: Any) -> int | None:
+    """A provider's token count if it is a plausible one (a non-negative int), else None: a
+    negative or non-integer figure is not stored as if it were true."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+        return value
+    return None
+
+
 @dataclass(slots=True)
 class HttpResult:
     """A successful (2xx) answer: its parsed JSON, the body text and the seconds it took."""
@@ -74,6 +99,33 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+async def _read_limited(response: httpx.Response, max_bytes: int, *, provider: str, url: str) -> bytes:
+    """The body, read until ``max_bytes``; a longer one fails without being read further."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise _too_large(provider, url, max_bytes, f"it announces {int(declared):,} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            head = b"".join(chunks)[:2000].decode("utf-8", "replace")
+            raise _too_large(provider, url, max_bytes, "it went on past that", raw_body=head)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(provider: str, url: str, max_bytes: int, why: str, raw_body: str | None = None) -> BadResponse:
+    return BadResponse(
+        provider,
+        f"the answer from {url} is larger than the {max_bytes:,} bytes allowed for this request ({why}); "
+        "reading stopped there",
+        hint="the server is misbehaving or the request asks for far more tokens than it sets as max tokens; "
+        "the start of the answer is kept with the failed request",
+        raw_body=raw_body,
+    )
 
 
 def error_text(body: str) -> str:
@@ -152,18 +204,24 @@ async def post_json(
     headers: dict[str, str],
     timeout: float,
     model: str,
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> HttpResult:
     """POST ``payload`` as JSON and return the parsed 2xx answer; raise BackendError otherwise.
 
     ``timeout`` bounds the whole exchange in seconds, including a server that sends its body
-    slowly; httpx's own per-read timeout alone would not.
+    slowly; httpx's own per-read timeout alone would not. ``max_bytes`` bounds the body: reading
+    stops there and the request fails with :class:`BadResponse` (see :func:`response_byte_limit`).
     """
     require_network(f"the {provider} API", url)  # offline mode: say so instead of trying
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            response = await client.post(url, json=payload, headers=headers, timeout=httpx.Timeout(timeout))
-            body_bytes = await response.aread()
+            request = client.build_request("POST", url, json=payload, headers=headers, timeout=httpx.Timeout(timeout))
+            response = await client.send(request, stream=True)
+            try:
+                body_bytes = await _read_limited(response, max_bytes, provider=provider, url=url)
+            finally:
+                await response.aclose()
     except TimeoutError:
         raise Timeout(
             provider,

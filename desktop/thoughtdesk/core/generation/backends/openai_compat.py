@@ -20,7 +20,7 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
-from thoughtdesk.core.generation.backends.http import new_client, post_json
+from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
 
 Endpoint = Literal["chat", "completions"]
 
@@ -118,16 +118,18 @@ class OpenAICompatBackend(Backend):
             headers=self._headers(),
             timeout=request.timeout,
             model=request.model,
+            max_bytes=response_byte_limit(request.max_tokens, request.n),
         )
         texts, reasons = _choices(self.provider, result.data, result.body, chat)
-        usage = result.data.get("usage") or {}
+        reported = result.data.get("usage")
+        usage = reported if isinstance(reported, dict) else {}
         return Response(
             provider=self.provider,
             model=str(result.data.get("model") or request.model),
             texts=texts,
             finish_reasons=reasons,
-            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-            completion_tokens=_int_or_none(usage.get("completion_tokens")),
+            prompt_tokens=valid_token_count(usage.get("prompt_tokens")),
+            completion_tokens=valid_token_count(usage.get("completion_tokens")),
             latency=result.latency,
             raw_body=result.body,
         )
@@ -151,8 +153,13 @@ def _merge(parts: list[Response]) -> Response:
     )
 
 
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _choice_index(choice: Any, position: int) -> int:
+    """A choice's ``index`` when it is a whole number, else its place in the list (servers send
+    strings, nulls or nothing there; sorting mixed types crashed a run)."""
+    index = choice.get("index") if isinstance(choice, dict) else None
+    if isinstance(index, str) and index.strip().isdigit():
+        return int(index)
+    return index if isinstance(index, int) and not isinstance(index, bool) else position
 
 
 def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str], list[str | None]]:
@@ -167,7 +174,7 @@ def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str]
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise BadResponse(provider, "the answer has no choices", hint=hint, raw_body=body)
-    ordered = sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+    ordered = [choice for _, _, choice in sorted((_choice_index(c, i), i, c) for i, c in enumerate(choices))]
     texts: list[str] = []
     reasons: list[str | None] = []
     for choice in ordered:

@@ -11,6 +11,7 @@ A 429 also pauses the whole gate, so concurrent requests stop hammering a limite
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +24,7 @@ from tenacity.wait import wait_base, wait_exponential, wait_random
 from thoughtdesk.core.generation.backends.base import (
     Backend,
     BackendError,
+    BadResponse,
     RateLimited,
     Request,
     Response,
@@ -160,10 +162,25 @@ class ResilientBackend(Backend):
         async for attempt in retrying:
             with attempt:
                 response = await self.gate.run(
-                    lambda: self.inner.complete(request, on_token), prompt_tokens + completion_tokens
+                    lambda: self._complete(request, on_token), prompt_tokens + completion_tokens
                 )
                 response.attempts = attempt.retry_state.attempt_number
         return response
+
+    async def _complete(self, request: Request, on_token: TokenCallback | None) -> Response:
+        """The wrapped call; an error that is no BackendError (a bug, or an answer no check
+        foresaw) becomes a failed request instead of ending the whole run."""
+        try:
+            return await self.inner.complete(request, on_token)
+        except BackendError:
+            raise
+        except Exception as error:
+            logging.getLogger(__name__).exception("unexpected error from the %s backend", self.inner.provider)
+            raise BadResponse(
+                self.inner.provider,
+                f"the answer could not be read ({type(error).__name__}: {error})",
+                hint="the request is kept as failed and can be retried with resume; the log has the details",
+            ) from None
 
     async def aclose(self) -> None:
         await self.inner.aclose()
