@@ -142,3 +142,59 @@ def test_bad_options_and_policy(dataset_fixtures):
         list(load_dataset("gsm8k", dataset_fixtures / "gsm8k", on_error="ignore"))
     with pytest.raises(TypeError):
         list(load_dataset("gsm8k", dataset_fixtures / "gsm8k", ecqa="x"))
+
+
+# Issue 15, point 8: these ended in UnicodeDecodeError / RecursionError tracebacks.
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "name, content, line, column, words",
+    [
+        (
+            "bad.jsonl",
+            b'{"question": "q", "answer": "a"}\n{"question": "caf\xe9", "answer": "a"}\n',
+            2,
+            None,
+            "not UTF-8 text (column 18: byte 0xE9)",
+        ),
+        (
+            "deep.jsonl",
+            b'{"question": "q", "answer": "a"}\n{"question": ' + DEEP.encode() + b"}\n",
+            2,
+            None,
+            "nested too deeply",
+        ),
+        ("deep.json", DEEP.encode(), 1, 2, "nested too deeply"),
+        ("bad.json", b'[{"question": "\xff", "answer": "a"}]', None, None, "not UTF-8 text (byte 15)"),
+    ],
+)
+def test_undecodable_and_deeply_nested_files_name_the_place(tmp_path, name, content, line, column, words):
+    from thoughtdesk.core.datasets.generic import ColumnMapping, load_generic
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(DataFileError) as caught:
+        list(load_generic(path, ColumnMapping(question="question", answer="answer")))
+    error = caught.value
+    assert (error.path, error.line, error.column) == (path, line, column)
+    assert words in str(error) and len(str(error).splitlines()) == 1
+
+
+def test_a_line_that_cannot_be_decoded_can_be_skipped(tmp_path):
+    from thoughtdesk.core.datasets.generic import ColumnMapping, load_generic
+
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(
+        b'{"question": "one", "answer": "a"}\n{"question": "\xe9"}\n'
+        + b'{"question": '
+        + DEEP.encode()
+        + b"}\n"
+        + b'{"question": "four", "answer": "b"}\n'
+    )
+    errors: list[DataFileError] = []
+    loaded = list(
+        load_generic(path, ColumnMapping(question="question", answer="answer"), on_error="skip", errors=errors)
+    )
+    assert [sample.question for _, sample in loaded] == ["one", "four"]
+    assert [e.line for e in errors] == [2, 3]

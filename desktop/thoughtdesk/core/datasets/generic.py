@@ -128,7 +128,7 @@ def _file_kind(path: Path) -> str:
             try:
                 json.loads(first)
                 return "jsonl" if "\n" in head.strip() else "json"
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return "json"
         return "json"
     raise DataFileError(path, f"unsupported file type {suffix or '(none)'}", hint="use JSON, JSON Lines, CSV or TSV")
@@ -222,7 +222,7 @@ def _as_list(value: Any, separator: str) -> list[Any]:
                 parsed = json.loads(stripped)
                 if isinstance(parsed, list):
                     return parsed
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 pass
         return [part.strip() for part in stripped.split(separator) if part.strip()]
     return [value]

@@ -29,6 +29,28 @@ def _msgspec_message(error: Exception) -> str:
     return str(error).replace("JSON is malformed: ", "")
 
 
+#: What a JSON value too deeply nested to decode is called in errors (Python's and msgspec's
+#: decoders give up with RecursionError somewhere near 1,000 levels).
+TOO_DEEP = "JSON nested too deeply (more than about 1,000 levels of arrays or objects)"
+
+
+def decode_line(raw: bytes) -> Any:
+    """One JSON value from one line's bytes; every way it can be bad is a ValueError whose
+    message says what is wrong (malformed, not UTF-8 at byte N, nested too deeply)."""
+    try:
+        return _json_decode(raw)
+    except msgspec.DecodeError as error:
+        raise ValueError(f"malformed JSON: {_msgspec_message(error)}") from None
+    except UnicodeDecodeError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as error:  # where in the line (msgspec counts within a string)
+            raise ValueError(f"not UTF-8 text (column {error.start + 1}: byte 0x{raw[error.start]:02X})") from None
+        raise ValueError("not UTF-8 text") from None
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+
+
 class JsonLineError(DataFileError):
     """A line of a JSON Lines file that is not valid JSON (the file itself can be read)."""
 
@@ -44,9 +66,11 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield number, _json_decode(raw)
-            except msgspec.DecodeError as error:
-                yield number, JsonLineError(path, f"malformed JSON: {_msgspec_message(error)}", line=number)
+                value = decode_line(raw)
+            except ValueError as error:
+                yield number, JsonLineError(path, str(error), line=number)
+            else:
+                yield number, value
 
 
 def first_jsonl_record(path: Path) -> Any:
@@ -55,8 +79,8 @@ def first_jsonl_record(path: Path) -> Any:
         for raw in handle:
             if raw.strip():
                 try:
-                    return _json_decode(raw)
-                except msgspec.DecodeError:
+                    return decode_line(raw)
+                except ValueError:
                     return None
     return None
 
@@ -129,6 +153,8 @@ def iter_json_container(path: Path) -> Iterator[tuple[int, str | int, Any]]:
             value, pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as error:
             raise _json_error(path, text, error, 0, "") from None
+        except RecursionError:
+            raise _json_error(path, text, None, pos, TOO_DEEP) from None
         yield counter.line_at(start), key, value
         index += 1
         pos = _skip_space(text, pos)
@@ -149,6 +175,8 @@ def load_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise DataFileError(path, f"malformed JSON: {error.msg}", line=error.lineno, column=error.colno) from None
+    except RecursionError:
+        raise DataFileError(path, TOO_DEEP) from None
 
 
 def first_json_item(path: Path, limit: int = 1 << 18) -> Any:
