@@ -239,3 +239,29 @@ def test_thoughtsource_file_refuses_subset_options_before_creating_a_library(tmp
         "--limit, --seed need --dataset or --map; a ThoughtSource collection file is imported whole"
     )
     assert not library.exists()
+
+
+def test_export_never_overwrites_the_library_and_asks_for_force_elsewhere(tmp_path):
+    """Issue 15, point 1: `export edge L` onto the open library L exited 0 and destroyed it."""
+    lib = tmp_path / "lib.thoughtdesk"
+    assert run("import", EDGE, "--collection", "edge", library=lib).returncode == 0
+    assert run("import", EDGE, "--collection", "other", library=lib).returncode == 0
+    before = lib.read_bytes()
+    for target in (lib, f"{lib}-wal", tmp_path / "." / lib.name):
+        for force in ([], ["--force"]):
+            result = run("export", "edge", target, *force, library=lib)
+            assert result.returncode == 1, result.stdout
+            assert "open library" in result.stderr and "Traceback" not in result.stderr
+            assert len(result.stderr.strip().splitlines()) == 1
+    assert lib.read_bytes() == before
+    result = run("collections", "--json", library=lib)
+    assert sorted(c["name"] for c in json.loads(result.stdout)) == ["edge", "other"]
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep me\n")
+    result = run("export", "edge", notes, library=lib)
+    assert result.returncode == 1 and "--force" in result.stderr and notes.read_text() == "keep me\n"
+    assert run("export", "edge", notes, "--force", library=lib).returncode == 0
+    assert json.loads(notes.read_text())  # overwritten with the export, as asked
+    result = run("export", "edge", "", library=lib)
+    assert result.returncode == 1 and "no file was named" in result.stderr

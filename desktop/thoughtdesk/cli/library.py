@@ -110,10 +110,12 @@ def _download(info, cache: str | None) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.files import check_export_target
     from thoughtdesk.core.importing.importer import export_thoughtsource
 
     with open_library(args, create=False) as lib:
-        count = export_thoughtsource(lib, args.collection, args.path)
+        target = check_export_target(args.path, libraries=[lib.path], force=args.force)
+        count = export_thoughtsource(lib, args.collection, target)
     print(f"{count} sample(s) of {args.collection!r} written to {args.path}")
     return EXIT_OK
 
@@ -235,6 +237,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON")
     p.add_argument("collection", help="the collection's name")
     p.add_argument("path", help="the file to write")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite PATH even when it is not an earlier export (never the open library itself)",
+    )
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("collections", help="list the collections in the library")

@@ -5,8 +5,20 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from thoughtdesk.core.errors import ThoughtDeskError
+
+#: The files SQLite keeps beside a library while it is open (write-ahead log, shared memory,
+#: rollback journal): overwriting one destroys the library as surely as overwriting the file.
+LIBRARY_COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+
+class ExportTargetError(ThoughtDeskError):
+    """An export would overwrite something it must not (the library itself, or a file that is
+    not an earlier export) or names no file at all."""
 
 
 def write_text_atomically(path: str | Path, text: str, *, private: bool = False) -> Path:
@@ -32,3 +44,55 @@ def write_text_atomically(path: str | Path, text: str, *, private: bool = False)
 def write_json_atomically(path: str | Path, document: Any, *, indent: int = 2) -> Path:
     """``document`` as indented JSON (non-ASCII kept) with a final newline, written atomically."""
     return write_text_atomically(path, json.dumps(document, indent=indent, ensure_ascii=False) + "\n")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def looks_like_export(path: Path) -> bool:
+    """True when ``path`` holds JSON or JSON Lines text (what ThoughtDesk exports write): the
+    first non-blank byte opens an object or an array. A database, a spreadsheet or any other
+    file is not taken for an earlier export."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    if head.startswith(b"SQLite format 3\x00"):
+        return False
+    stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    return not head or stripped[:1] in (b"{", b"[")
+
+
+def check_export_target(target: str | Path, *, libraries: Iterable[str | Path] = (), force: bool = False) -> Path:
+    """The path an export may write, or :class:`ExportTargetError` saying why not.
+
+    Never: a library in ``libraries`` (the open one) or its ``-wal``/``-shm``/``-journal`` files,
+    even with ``force``; an empty name; a folder. Only with ``force`` (the GUI asks instead): an
+    existing file that is not an earlier export (see :func:`looks_like_export`).
+    """
+    text = os.fspath(target)
+    if not text.strip():
+        raise ExportTargetError("no file was named for the export; give the path of the file to write")
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise ExportTargetError(f"{path} is a folder; name a file inside it to write the export to")
+    for library in libraries:
+        library = Path(library)
+        for suffix in LIBRARY_COMPANIONS:
+            companion = library.with_name(library.name + suffix)
+            if _same_file(path, companion) or path.resolve() == companion.resolve():
+                raise ExportTargetError(
+                    f"{path} is {'the open library' if not suffix else 'part of the open library'} "
+                    f"({library.name}); exporting onto it would destroy every collection in it. "
+                    "Choose another file name"
+                )
+    if path.exists() and not force and not looks_like_export(path):
+        raise ExportTargetError(
+            f"{path} already exists and is not an earlier export; choose another name, or add --force to overwrite it"
+        )
+    return path

@@ -349,3 +349,13 @@ def test_cancelled_dataset_import_in_the_window_changes_nothing(window, qtbot, s
     assert not reports and window.library.collection_id("medmc_qa") is None
     assert "cancelled" in window.statusBar().currentMessage()
     assert library_digest(window.library.path) == before
+
+
+def test_exporting_onto_the_open_library_is_refused_in_the_window(window, qtbot):
+    """Issue 15, point 1, in the GUI: the save dialog's own overwrite question is not enough."""
+    library_path = window.library.path
+    collections = [c.name for c in window.library.collections()]
+    before = library_path.read_bytes()
+    assert window.importing.export_collection(collections[0], library_path) is None
+    assert "open library" in last_message(window).text()
+    assert library_path.read_bytes() == before

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from thoughtdesk.core.files import ExportTargetError, check_export_target
 from thoughtdesk.core.importing.importer import (
     ImportReport,
     export_thoughtsource,
@@ -218,6 +219,12 @@ class ImportingController(QObject):
         if library is None:
             return None
         library_path = library.path
+        try:
+            # The save dialog already asked before replacing a file; the library itself never.
+            check_export_target(path, libraries=[library_path], force=True)
+        except ExportTargetError as error:
+            self._window.show_error("Export", str(error))
+            return None
 
         def work(ctx: TaskContext) -> int:
             with Library.open(library_path) as lib:

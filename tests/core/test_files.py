@@ -1,0 +1,61 @@
+"""Where an export may write (issue 15, point 1: `export ts67 L` onto the open library L exited 0
+and destroyed every other collection in it)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from thoughtdesk.core.files import ExportTargetError, check_export_target, looks_like_export
+from thoughtdesk.core.library.store import Library
+
+
+@pytest.fixture
+def library(tmp_path):
+    path = tmp_path / "lab.thoughtdesk"
+    with Library.open(path):
+        pass
+    return path
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal"])
+def test_the_open_library_and_its_companions_are_never_a_target(library, suffix):
+    target = library.with_name(library.name + suffix)
+    for force in (False, True):
+        with pytest.raises(ExportTargetError, match="open library.*would destroy every collection"):
+            check_export_target(target, libraries=[library], force=force)
+
+
+def test_the_library_reached_by_another_name_is_refused(library, tmp_path):
+    os.symlink(library, tmp_path / "alias.json")
+    with pytest.raises(ExportTargetError, match="the open library"):
+        check_export_target(tmp_path / "alias.json", libraries=[library], force=True)
+    with pytest.raises(ExportTargetError, match="the open library"):
+        check_export_target(tmp_path / "sub" / ".." / library.name, libraries=[library], force=True)
+
+
+def test_another_database_or_document_needs_force(library, tmp_path):
+    other = tmp_path / "other.thoughtdesk"
+    with Library.open(other):
+        pass
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for path in (other, notes):
+        with pytest.raises(ExportTargetError, match="not an earlier export.*--force"):
+            check_export_target(path, libraries=[library])
+        assert check_export_target(path, libraries=[library], force=True) == path
+
+
+def test_earlier_exports_new_files_and_bad_names(library, tmp_path):
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text('\ufeff  {"med_qa": {}}')
+    lines = tmp_path / "earlier.jsonl"
+    lines.write_text('{"id": 1}\n')
+    assert looks_like_export(earlier) and looks_like_export(lines) and not looks_like_export(library)
+    assert check_export_target(earlier, libraries=[library]) == earlier
+    assert check_export_target(tmp_path / "new.json", libraries=[library]) == tmp_path / "new.json"
+    with pytest.raises(ExportTargetError, match="no file was named"):
+        check_export_target("", libraries=[library])
+    with pytest.raises(ExportTargetError, match="is a folder"):
+        check_export_target(tmp_path, libraries=[library])
