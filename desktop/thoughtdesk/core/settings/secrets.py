@@ -76,19 +76,46 @@ def _fail(provider: str, action: str, error: Exception) -> SecretStoreError:
     )
 
 
+def checked_key(key: str, *, provider: str, source: str) -> str:
+    """``key`` without surrounding white space, if every character of it can go in an HTTP
+    header (printable ASCII); else :class:`SecretStoreError` naming ``source`` (where the key
+    came from: "the keyring", "OPENAI_API_KEY", "Settings") and the place of the bad character,
+    never the key itself. A stray ``\r`` from a copy and paste put the whole key into error
+    messages; a non-ASCII character crashed the run."""
+    key = key.strip()
+    if not key:
+        raise SecretStoreError(f"the {provider} API key in {source} is empty; paste the key and try again")
+    for position, character in enumerate(key, 1):
+        if not "!" <= character <= "~":
+            kind = (
+                "a space"
+                if character.isspace() and character.isprintable()
+                else "a control character"
+                if not character.isprintable()
+                else "a non-ASCII character"
+            )
+            raise SecretStoreError(
+                f"the {provider} API key in {source} has {kind} at position {position} of {len(key)}; "
+                "API keys are plain ASCII letters, digits and punctuation: copy the key again from the provider "
+                "and save it anew"
+            )
+    return key
+
+
 def get_api_key(provider: str) -> str | None:
-    """The stored key of ``provider`` (e.g. ``openai``), or None when none is stored."""
+    """The stored key of ``provider`` (e.g. ``openai``), or None when none is stored; a stored
+    key that cannot be sent (see :func:`checked_key`) raises :class:`SecretStoreError`."""
     try:
-        return active_keyring().get_password(SERVICE, provider)
+        key = active_keyring().get_password(SERVICE, provider)
     except keyring.errors.KeyringError as error:
         raise _fail(provider, "read", error) from None
+    return None if key is None else checked_key(key, provider=provider, source="the keyring")
 
 
 def set_api_key(provider: str, key: str) -> None:
-    """Store ``key`` for ``provider``, replacing any earlier one; surrounding spaces are removed."""
-    key = key.strip()
-    if not key:
-        raise SecretStoreError(f"the API key of {provider} is empty; paste the key and try again")
+    """Store ``key`` for ``provider``, replacing any earlier one; surrounding spaces are removed
+    and a key that could not be sent is refused (see :func:`checked_key`)."""
+    key = checked_key(key, provider=provider, source="Settings")
     try:
         active_keyring().set_password(SERVICE, provider, key)
     except keyring.errors.KeyringError as error:

@@ -23,6 +23,7 @@ from thoughtdesk.core.generation.backends.base import (
     ServerError,
     Timeout,
 )
+from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.core.settings.network import require_network
 
 _MODEL_MISSING_WORDS = (
@@ -237,19 +238,20 @@ async def post_json(
     except httpx.ConnectError as error:
         raise ServerDown(
             provider,
-            f"cannot connect to {url} ({error})",
+            f"cannot connect to {url} ({redact(str(error))})",
             hint="start the server, or check the base URL and the network",
         ) from None
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as error:
         raise ConnectionLost(
             provider,
-            f"the connection to {url} broke before the answer was complete ({type(error).__name__}: {error})",
+            f"the connection to {url} broke before the answer was complete ({type(error).__name__}: {redact(str(error))})",
             hint="retried automatically",
         ) from None
     except httpx.HTTPError as error:
         raise ServerDown(
             provider,
-            f"request to {url} failed ({type(error).__name__}: {error})",
+            # httpx quotes a header it refused, which may be the Authorization header: redacted.
+            f"request to {url} failed ({type(error).__name__}: {redact(str(error))})",
             hint="check the base URL and the network",
         ) from None
     latency = time.perf_counter() - started

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import (
     AuthError,
     Backend,
@@ -390,7 +391,7 @@ async def execute_run_async(
         try:
             for index, model in enumerate(spec.models):
                 built[index] = backends[index] if backends and index in backends else build_backend(model)
-        except BackendError as error:
+        except (BackendError, ThoughtDeskError) as error:  # e.g. an API key that cannot be sent
             set_run_status(lib, run_id, "failed", str(error))
             raise
         gates: dict[str, ProviderGate] = {}

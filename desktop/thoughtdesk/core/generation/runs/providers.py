@@ -20,7 +20,7 @@ from thoughtdesk.core.generation.backends import (
 )
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
 from thoughtdesk.core.settings.config import key_origin, stored_key_for
-from thoughtdesk.core.settings.secrets import get_api_key
+from thoughtdesk.core.settings.secrets import checked_key, get_api_key
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,8 @@ def api_key_for(provider: str, base_url: str | None = None) -> str | None:
     if get_api_key(provider):
         log.info("the stored %s key was saved for another server; not sending it to %s", provider, key_origin(url))
     if provider in KEY_ENVIRONMENT:
-        return os.environ.get(KEY_ENVIRONMENT[provider]) or None
+        value = os.environ.get(KEY_ENVIRONMENT[provider])
+        return checked_key(value, provider=provider, source=KEY_ENVIRONMENT[provider]) if value else None
     return None
 
 
