@@ -96,3 +96,43 @@ def test_environment_key_with_a_control_character_fails_the_run_cleanly(tmp_path
             for value in row
         )
     assert "secret" not in stored and "Zq81" not in stored
+
+
+# Issue 15, point 4: on a machine without a keyring, keyring's discovery picked up ThoughtDesk's
+# own in-memory and file keyrings and chained them as "the system keyring", so a key saved in
+# Settings went to memory, no warning or consent question appeared, and the next process had no key.
+_PROBE = """
+import keyring
+from thoughtdesk.core.settings import config, secrets
+from thoughtdesk.core.settings.logs import watch_keyring
+backend = keyring.get_keyring()
+chained = [type(b).__name__ for b in getattr(backend, "backends", [])]
+print(type(backend).__name__, chained, config.keyring_is_usable(backend))
+"""
+
+
+@pytest.mark.parametrize("forced", [None, "keyring.backends.fail.Keyring"])
+def test_our_own_keyrings_are_never_taken_for_the_system_keyring(tmp_path, forced):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("THOUGHTDESK_", "DBUS_", "PYTHON_KEYRING"))}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    if forced:
+        env["PYTHON_KEYRING_BACKEND"] = forced
+    result = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    name, _, rest = result.stdout.strip().partition(" ")
+    assert "MemoryKeyring" not in rest and "FileKeyring" not in rest, result.stdout
+    if name in ("Keyring", "ChainerBackend") and "SecretService" not in rest and "kwallet" not in rest.lower():
+        assert rest.endswith("False"), result.stdout  # no real keyring here: said so, not hidden
+
+
+def test_our_keyrings_still_work_when_chosen():
+    from thoughtdesk.core.settings.config import FileKeyring, keyring_is_usable
+
+    memory = MemoryKeyring()
+    memory.set_password("thoughtdesk", "openai", "k")
+    assert memory.get_password("thoughtdesk", "openai") == "k" and memory.priority == 1
+    assert FileKeyring().priority == 0.1 and keyring_is_usable(memory)

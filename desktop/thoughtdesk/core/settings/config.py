@@ -124,7 +124,7 @@ class FileKeyring(keyring.backend.KeyringBackend):
     file's permissions, not encrypted, and the Settings dialog says so.
     """
 
-    priority = 0.1
+    priority = secrets.OwnKeyringPriority(0.1)  # never discovered as a system keyring
 
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
@@ -172,9 +172,9 @@ def keyring_is_usable(backend: keyring.backend.KeyringBackend | None = None) -> 
     backend = backend or current_keyring()
     if isinstance(backend, (keyring.backends.fail.Keyring, keyring.backends.null.Keyring)):
         return False
-    inner = getattr(backend, "backends", None)
-    if type(backend).__name__ == "ChainerBackend" and not inner:
-        return False
+    if type(backend).__name__ == "ChainerBackend":
+        inner = [b for b in getattr(backend, "backends", None) or [] if keyring_is_usable(b)]
+        return bool(inner) and not all(isinstance(b, (secrets.MemoryKeyring, FileKeyring)) for b in inner)
     return True
 
 

@@ -24,10 +24,30 @@ class SecretStoreError(ThoughtDeskError):
     """The keyring cannot be used (none installed, locked, or refused access)."""
 
 
+class OwnKeyringPriority:
+    """The ``priority`` of ThoughtDesk's own keyrings: a number on an instance, but an error on
+    the class, which is how keyring's discovery tells a backend is not viable.
+
+    keyring registers every subclass of KeyringBackend and, when it looks for the system
+    keyring, chains every viable one: our in-memory and file keyrings were picked up that way
+    and reported as "the system keyring (ChainerBackend)", so a key saved in Settings on a
+    machine without a keyring went to memory and was lost (issue 15, point 4). They are used
+    only when chosen with :func:`use_keyring`.
+    """
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __get__(self, instance: object, owner: type | None = None) -> float:
+        if instance is None:
+            raise RuntimeError("ThoughtDesk's own keyring is used only when chosen explicitly")
+        return self.value
+
+
 class MemoryKeyring(keyring.backend.KeyringBackend):
     """A keyring that keeps passwords in this process only (for tests and throwaway sessions)."""
 
-    priority = 1
+    priority = OwnKeyringPriority(1)  # a descriptor: never discovered as a system keyring
 
     def __init__(self) -> None:
         super().__init__()
