@@ -8,6 +8,7 @@ Exit status is 0 on success; on failure one line saying why goes to stderr and t
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
@@ -78,6 +79,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         print(f"thoughtdesk: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return EXIT_FAIL
+    except sqlite3.Error as error:  # a read outside a transaction met a damaged or vanished file
+        print(f"thoughtdesk: {_sqlite_message(error, args)}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+def _sqlite_message(error: sqlite3.Error, args: argparse.Namespace) -> str:
+    from thoughtdesk.core.library.store import library_error
+    from thoughtdesk.core.paths import resolve_library_path
+
+    path = resolve_library_path(getattr(args, "library", None))
+    translated = library_error(error, path)
+    return str(translated) if translated is not None else f"the library {path}: SQLite error: {error}"
 
 
 if __name__ == "__main__":  # pragma: no cover

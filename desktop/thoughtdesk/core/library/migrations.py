@@ -387,6 +387,13 @@ def current_version() -> int:
     return len(MIGRATIONS)
 
 
+def pending_migrations(conn: sqlite3.Connection) -> list[str]:
+    """The names of the migrations a library lacks (read only: nothing is written)."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")} if "_migrations" in tables else set()
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations the file lacks, each in its own transaction; return their names."""
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")

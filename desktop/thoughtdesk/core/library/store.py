@@ -8,6 +8,7 @@ so an import that fails or is cancelled leaves the file exactly as it was.
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,74 @@ from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class LibraryReadOnlyError(LibraryError):
+    """A write was asked of a library opened read-only (its file or folder cannot be written)."""
+
+
+def library_error(error: sqlite3.Error, path: Path) -> LibraryError | None:
+    """The one-line error a user should read for an SQLite failure on the library at ``path``
+    (read-only, damaged, disk full, locked, I/O), or None for errors that are the caller's to
+    handle (a constraint, a syntax error: bugs or expected conflicts, not the file's state)."""
+    text = str(error).lower()
+    name = path.name
+    if "readonly" in text or "read-only" in text:
+        return LibraryReadOnlyError(
+            f"the library {path} cannot be written (SQLite: {error}); open it read-only, or give yourself write "
+            "permission on the file and its folder, or copy it to a folder you can write to"
+        )
+    if "malformed" in text or "not a database" in text or "file is not a database" in text:
+        return LibraryError(
+            f"the library {path} is damaged (SQLite: {error}); restore {name} from a backup, or export what still "
+            "opens and import it into a new library"
+        )
+    if "full" in text and ("disk" in text or "database" in text):
+        return LibraryError(
+            f"the disk holding the library {path} is full; nothing of this change was saved. Free some space and try again"
+        )
+    if "locked" in text or "busy" in text:
+        return LibraryError(
+            f"the library {path} is busy: another ThoughtDesk process is writing to it (SQLite: {error}); "
+            "wait for it to finish and try again"
+        )
+    if "disk i/o" in text or "unable to open" in text:
+        return LibraryError(
+            f"the library {path} could not be read or written (SQLite: {error}); check that its disk is "
+            "still there and has space, then try again"
+        )
+    return None
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process can write the library file and the files SQLite keeps beside it
+    (permissions, a read-only mount or folder, an immutable file: all found by trying)."""
+    try:
+        with path.open("r+b"):
+            pass
+    except OSError:
+        return False
+    if not (path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()):
+        try:
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError:
+            return False
+    return True
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection; ``immutable`` where SQLite cannot even keep its shared-memory file
+    beside the library (a read-only folder): then no other process may be writing it, which a
+    folder nobody can write guarantees."""
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
 def _check_before_opening(path: Path) -> None:
@@ -32,9 +101,11 @@ def _check_before_opening(path: Path) -> None:
             "it was left untouched. Choose another file or create a new library."
         )
     try:
-        probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        probe = _connect_read_only(path)
     except sqlite3.Error as error:
-        raise LibraryError(f"{path} cannot be opened: {error}; it was left untouched.") from None
+        raise library_error(error, path) or LibraryError(
+            f"{path} cannot be opened: {error}; it was left untouched."
+        ) from None
     try:
         version = probe.execute("PRAGMA user_version").fetchone()[0]
         tables = {row[0] for row in probe.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -42,7 +113,9 @@ def _check_before_opening(path: Path) -> None:
         if "_migrations" in tables:
             applied = {row[0] for row in probe.execute("SELECT name FROM _migrations")}
     except sqlite3.DatabaseError as error:
-        raise LibraryError(f"{path} is not a readable SQLite database ({error}); it was left untouched.") from None
+        raise library_error(error, path) or LibraryError(
+            f"{path} is not a readable SQLite database ({error}); it was left untouched."
+        ) from None
     finally:
         probe.close()
     known = {name for name, _ in migrations.MIGRATIONS}
@@ -67,22 +140,32 @@ def inserted_id(cursor: sqlite3.Cursor) -> int:
 class Library:
     """An open library file. Create with :meth:`open`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.path = path
         self.conn = conn
+        #: True when the file or its folder cannot be written: reading, searching, evaluating and
+        #: exporting work; :meth:`transaction` refuses with :class:`LibraryReadOnlyError`.
+        self.read_only = read_only
 
     @classmethod
     def open(cls, path: str | Path, *, create: bool = True) -> Library:
         """Open (and migrate) the library at ``path``; create it if ``create`` and it is absent.
 
-        Raises :class:`LibraryError` for a file that is not a library or is from a newer schema.
+        A library whose file or folder cannot be written opens read-only (``read_only``).
+        Raises :class:`LibraryError` for a file that is not a library or is from a newer schema,
+        and for an older one that needs an upgrade it cannot be given read-only.
         """
         path = Path(path)
         if not path.exists():
             if not create:
                 raise LibraryError(f"{path} does not exist; create a new library there first.")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise LibraryError(f"cannot create the library {path}: {error.strerror or error}") from None
         _check_before_opening(path)
+        if path.exists() and path.stat().st_size > 0 and not _writable(path):
+            return cls._open_read_only(path)
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
@@ -93,8 +176,35 @@ class Library:
         conn.execute("PRAGMA busy_timeout = 10000")
         conn.execute("PRAGMA cache_size = -16384")  # 16 MiB: enough for bulk writes
         conn.execute("PRAGMA temp_store = MEMORY")
-        migrations.apply_migrations(conn)
+        try:
+            conn.execute("PRAGMA quick_check(1)").fetchone()  # a damaged file is told now, not mid-work
+            migrations.apply_migrations(conn)
+        except sqlite3.Error as error:
+            conn.close()
+            raise library_error(error, path) or LibraryError(f"{path} cannot be opened: {error}") from None
+        except BaseException:
+            conn.close()
+            raise
         return cls(path, conn)
+
+    @classmethod
+    def _open_read_only(cls, path: Path) -> Library:
+        try:
+            conn = _connect_read_only(path)
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA cache_size = -16384")
+            conn.execute("PRAGMA temp_store = MEMORY")
+            pending = migrations.pending_migrations(conn)
+        except sqlite3.Error as error:
+            raise library_error(error, path) or LibraryError(f"{path} cannot be opened: {error}") from None
+        if pending:
+            conn.close()
+            raise LibraryError(
+                f"{path} was written by an older ThoughtDesk and needs an upgrade ({len(pending)} step(s)), "
+                "which cannot be saved: the file or its folder is read-only. Copy it to a folder you can write "
+                "to and open the copy"
+            )
+        return cls(path, conn, read_only=True)
 
     def close(self) -> None:
         self.conn.close()
@@ -107,14 +217,43 @@ class Library:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: committed when the block ends, rolled back on any exception."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        """One write transaction: committed when the block ends, rolled back on any exception.
+
+        SQLite failures that come from the file's state (read-only, damaged, disk full, locked)
+        are raised as :class:`LibraryError` naming the library and what to do; others (a
+        constraint) as they are.
+        """
+        if self.read_only:
+            raise LibraryReadOnlyError(
+                f"the library {self.path} is open read-only (the file or its folder cannot be written), so this "
+                "change cannot be saved; copy the library to a folder you can write to and open the copy"
+            )
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise self._translated(error) from None
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+        except BaseException as error:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # SQLite rolled back already (a full disk does): the first error is the one to tell
+            translated = library_error(error, self.path) if isinstance(error, sqlite3.Error) else None
+            if translated is not None:
+                raise translated from error
             raise
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise self._translated(error) from None
+
+    def _translated(self, error: sqlite3.Error) -> Exception:
+        return library_error(error, self.path) or error
 
     # Collections -------------------------------------------------------------------------
 

@@ -8,10 +8,13 @@ since every write is a transaction that either happened whole or not at all.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 import traceback
+from pathlib import Path
 from types import TracebackType
 
+from thoughtdesk.core.library.store import library_error
 from thoughtdesk.core.settings.logs import log_file, redact
 from thoughtdesk.ui.qt import QApplication, QMessageBox, Qt
 
@@ -19,11 +22,27 @@ log = logging.getLogger("thoughtdesk.crash")
 
 #: The crash dialog shown last: a window without a parent, held here so it is not collected.
 _dialog: QMessageBox | None = None
+#: The library the window shows, so an SQLite failure can be told with its name.
+_library: Path | None = None
+
+
+def set_crash_library(path: Path | None) -> None:
+    """Name the open library for the crash dialog (the main window calls this when it opens one)."""
+    global _library
+    _library = path
+
+
 _previous_hook = sys.excepthook
 
 
-def crash_message(error: BaseException) -> str:
-    """The dialog's text: what happened, where the details are, and that the data is safe."""
+def crash_message(error: BaseException, library: Path | None = None) -> str:
+    """The dialog's text: what happened, where the details are, and that the data is safe. An
+    SQLite failure that comes from the library file's state (damaged, read-only, disk full) is
+    told in words with what to do (``library``: the open library's path)."""
+    if isinstance(error, sqlite3.Error) and library is not None:
+        translated = library_error(error, library)
+        if translated is not None:
+            return f"{translated}.\n\nThe details were written to the log file:\n{log_file()}"
     summary = redact(f"{type(error).__name__}: {error}")[:500]
     return (
         "ThoughtDesk hit an unexpected error and could not finish what it was doing.\n\n"
@@ -46,7 +65,10 @@ def handle_exception(kind: type[BaseException], error: BaseException, tb: Traceb
         traceback.print_exception(kind, error, tb)
         return
     box = QMessageBox(
-        QMessageBox.Icon.Critical, "ThoughtDesk: unexpected error", crash_message(error), QMessageBox.StandardButton.Ok
+        QMessageBox.Icon.Critical,
+        "ThoughtDesk: unexpected error",
+        crash_message(error, _library),
+        QMessageBox.StandardButton.Ok,
     )
     box.setObjectName("crashDialog")
     box.setTextFormat(Qt.TextFormat.PlainText)

@@ -9,14 +9,16 @@ adds its tab, menus and actions and returns its controller, kept as a typed attr
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.store import Library, library_error
 from thoughtdesk.ui.app.about import AboutDialog, app_icon
 from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.app.crash import set_crash_library
 from thoughtdesk.ui.app.shortcuts import shortcuts_text
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import Keys
@@ -202,6 +204,8 @@ class MainWindow(QMainWindow):
             self.show_status(str(error), 10000)
         elif isinstance(error, (ThoughtDeskError, OSError)):
             self.show_error(f"{label.rstrip('…')}: failed", str(error))
+        elif isinstance(error, sqlite3.Error) and self.library is not None and library_error(error, self.library.path):
+            self.show_error(f"{label.rstrip('…')}: failed", str(library_error(error, self.library.path)))
         else:
             self.show_error("Unexpected error", f"{type(error).__name__}: {error}")
 
@@ -212,7 +216,15 @@ class MainWindow(QMainWindow):
         if self.library is not None and self.library is not library:
             self.library.close()
         self.library = library
-        self.setWindowTitle(f"ThoughtDesk — {library.path.name}")
+        set_crash_library(library.path)
+        read_only = " (read-only: changes cannot be saved)" if library.read_only else ""
+        self.setWindowTitle(f"ThoughtDesk — {library.path.name}{read_only}")
+        if library.read_only:
+            self.show_status(
+                f"{library.path} is read-only (its file or folder cannot be written): browsing, search, "
+                "evaluation and export work; changes are refused with a message",
+                0,
+            )
         self.samples.set_library(library)
         self.library_changed.emit(library)
         self.samples.show_first_collection()
