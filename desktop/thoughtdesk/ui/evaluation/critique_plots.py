@@ -44,6 +44,13 @@ def _legend(plot: pg.PlotItem) -> pg.LegendItem:
     return plot.addLegend(offset=(-10, 10), labelTextColor="#333333", brush=(255, 255, 255, 220))
 
 
+def _side_legend(layout: pg.GraphicsLayoutWidget) -> pg.LegendItem:
+    """A legend in its own column right of the plot (a stacked bar fills its panel to the top)."""
+    legend = pg.LegendItem(labelTextColor="#333333")
+    layout.addItem(legend, row=0, col=1)
+    return legend
+
+
 def _fill_legend(legend: pg.LegendItem, entries: list[tuple[str, str]]) -> None:
     legend.clear()
     for name, colour in entries:
@@ -60,7 +67,7 @@ class DimensionPlot(ExportablePlot):
         self.plot.setLabel("left", "share of critiques")
         self.plot.setLabel("bottom", "student model")
         self.plot.getAxis("bottom").setStyle(tickFont=tick_font())
-        self.legend = _legend(self.plot)
+        self.legend = _side_legend(self.layout_widget)
         self._legend_entries: list[tuple[str, str]] = []
         self.models: list[str] = []
         self.names: list[str] = []
@@ -166,9 +173,7 @@ class ScoreScatterPlot(ExportablePlot):
         super().__init__(parent)
         self.plot = self.layout_widget.addPlot()
         self.plot.setLabel("bottom", "critique model's explanation score (jittered)")
-        self.plot.setLabel("left", "human explanation score, mean of raters (jittered)")
-        self.plot.setXRange(-0.5, 5.5, padding=0)
-        self.plot.setYRange(-0.5, 5.5, padding=0)
+        self.plot.setLabel("left", "human score, mean of raters (jittered)")
         self.legend = _legend(self.plot)
         self._legend_entries: list[tuple[str, str]] = []
         self.points: list[ScorePoint] = []
@@ -187,6 +192,8 @@ class ScoreScatterPlot(ExportablePlot):
             colour = MODEL_COLOURS[i % len(MODEL_COLOURS)]
             self.plot.addItem(pg.ScatterPlotItem(x, y, size=6, pen=None, brush=pg.mkBrush(colour + "B0")))
             entries.append((model, colour))
+        self.plot.setXRange(-0.5, 5.5, padding=0)
+        self.plot.setYRange(-0.5, 5.5, padding=0)
         if entries != self._legend_entries:
             _fill_legend(self.legend, entries)
             self._legend_entries = entries

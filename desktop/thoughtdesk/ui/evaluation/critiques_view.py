@@ -114,6 +114,23 @@ def _table(name: str, model: RowsModel, stretch: int) -> QTableView:
     return table
 
 
+#: Widest a column is made to fit its contents (longer text is elided; the tooltip has it all).
+MAX_COLUMN_WIDTH = 260
+
+
+def _fit_columns(table: QTableView, model: RowsModel) -> None:
+    """Column widths from the distinct texts of each column (cheaper than resizeColumnsToContents,
+    which measures every cell of every row); the stretched column takes what is left."""
+    metrics = table.fontMetrics()
+    header = table.horizontalHeader()
+    for column, title in enumerate(model.headers):
+        if header.sectionResizeMode(column) == QHeaderView.ResizeMode.Stretch:
+            continue
+        texts = {row[column] for row in model.cells} | {title}
+        width = max(metrics.horizontalAdvance(t) for t in texts) + 16
+        table.setColumnWidth(column, min(width, MAX_COLUMN_WIDTH))
+
+
 def _analyse_in_background(path: Path, collection: str) -> CritiqueAnalysis | None:
     with Library.open(path, create=False) as lib:
         if lib.collection_id(collection) is None:
@@ -266,6 +283,12 @@ class CritiquesView(QWidget):
             ],
         )
         self.human_label.setText(" ".join(human_lines(analysis)) if analysis else "")
+        for table, model in (
+            (self.models_table, self.models_model),
+            (self.students_table, self.students_model),
+            (self.agreement_table, self.agreement_model),
+        ):
+            _fit_columns(table, model)
         for plot in (self.dimension_plot, self.score_plot, self.scatter_plot):
             plot.set_analysis(None if empty else analysis)
         self.pages.setCurrentIndex(1 if empty else 0)
