@@ -21,6 +21,7 @@ from thoughtdesk.core.critiques import (
 from thoughtdesk.core.critiques.analysis import analyse_collection
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.evaluation.critique_plots import DimensionPlot, ScoreDistributionPlot, ScoreScatterPlot
 from thoughtdesk.ui.evaluation.view import ResultsView
 
 
@@ -60,6 +61,18 @@ def test_empty_collection_says_how_to_get_critiques(window, qtbot):
         view.export_current("png", "/nonexistent/x.png")
     view.views.setCurrentIndex(0)
     assert all(b.isEnabled() for b in view.export_buttons)  # the accuracy plot is back
+    view.plots.setCurrentWidget(view.compare)
+    assert not any(b.isEnabled() for b in view.export_buttons)  # the comparison has no plot
+
+
+@pytest.mark.parametrize("plot_class", [DimensionPlot, ScoreDistributionPlot, ScoreScatterPlot])
+def test_plots_without_data_export_a_header_and_an_image(qtbot, tmp_path, plot_class):
+    plot = plot_class()
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    plot.set_analysis(None)
+    assert len(plot.export_csv(tmp_path / "p.csv").read_text(encoding="utf-8").splitlines()) == 1
+    assert plot.export_png(tmp_path / "p.png").stat().st_size > 0
 
 
 def test_tables_and_plots_show_the_analysis_and_export(window, qtbot, tmp_path):

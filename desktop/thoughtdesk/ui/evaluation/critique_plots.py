@@ -36,18 +36,25 @@ NONE_COLOUR = "#BBBBBB"
 MODEL_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
 #: Half-width of the jitter added to each scatter coordinate (scores are whole numbers).
 JITTER = 0.15
+#: Widest the legend column gets (names are not cut: longer ones widen the legend itself).
+LEGEND_WIDTH = 200
 #: Above this many bars the x labels would overlap: they are left out (the CSV names every bar).
 MAX_LABELLED = 14
 
 
-def _legend(plot: pg.PlotItem) -> pg.LegendItem:
-    return plot.addLegend(offset=(-10, 10), labelTextColor="#333333", brush=(255, 255, 255, 220))
-
-
 def _side_legend(layout: pg.GraphicsLayoutWidget) -> pg.LegendItem:
-    """A legend in its own column right of the plot (a stacked bar fills its panel to the top)."""
+    """A legend in its own column right of the plot, where it hides no bar or point (a stacked
+    bar fills its panel to the top, and scores of 5 are common)."""
+    column = layout.addLayout(row=0, col=1)
     legend = pg.LegendItem(labelTextColor="#333333")
-    layout.addItem(legend, row=0, col=1)
+    column.addItem(legend, row=0, col=0)
+    filler = column.addLayout(row=1, col=0)  # takes the height the legend does not need
+    column.layout.setRowStretchFactor(0, 0)
+    column.layout.setRowStretchFactor(1, 1)
+    filler.setMinimumHeight(0)
+    column.setMaximumWidth(LEGEND_WIDTH)
+    layout.ci.layout.setColumnStretchFactor(0, 1)
+    layout.ci.layout.setColumnStretchFactor(1, 0)
     return legend
 
 
@@ -100,7 +107,7 @@ class DimensionPlot(ExportablePlot):
             self.plot.setXRange(-0.6, len(self.models) - 0.4, padding=0)
             self.plot.setYRange(0, 1.0, padding=0.02)
         if entries != self._legend_entries:
-            _fill_legend(self.legend, entries)
+            _fill_legend(self.legend, entries[::-1])  # top to bottom, as the stack
             self._legend_entries = entries
 
     def export_csv(self, path: str | Path) -> Path:
@@ -126,7 +133,7 @@ class ScoreDistributionPlot(ExportablePlot):
         self.plot.setLabel("left", "critiques")
         self.plot.setLabel("bottom", "explanation score (rounded)")
         self.plot.getAxis("bottom").setTicks([[(float(b), str(b)) for b in SCORE_BINS]])
-        self.legend = _legend(self.plot)
+        self.legend = _side_legend(self.layout_widget)
         self._legend_entries: list[tuple[str, str]] = []
         self.rows: list[tuple[str, tuple[int, ...]]] = []
 
@@ -174,7 +181,7 @@ class ScoreScatterPlot(ExportablePlot):
         self.plot = self.layout_widget.addPlot()
         self.plot.setLabel("bottom", "critique model's explanation score (jittered)")
         self.plot.setLabel("left", "human score, mean of raters (jittered)")
-        self.legend = _legend(self.plot)
+        self.legend = _side_legend(self.layout_widget)
         self._legend_entries: list[tuple[str, str]] = []
         self.points: list[ScorePoint] = []
 
