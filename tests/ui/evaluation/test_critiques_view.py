@@ -116,3 +116,20 @@ def test_live_update_when_another_connection_writes_critiques(window, qtbot):
     qtbot.waitUntil(lambda: view.critiques.analysis.n_critiques == n and view.is_idle(), timeout=15000)
     assert view.critiques.models_model.cells[0][0] == "gpt-4o"
     assert view.critiques.pages.currentIndex() == 0
+
+
+def test_follows_the_chosen_collection(window, qtbot):
+    seed(window.library.path)
+    with Library.open(window.library.path) as other:
+        other.create_collection("empty one")
+    window.notify_data_changed(DataChanges(collections=True))
+    view = critiques(window, qtbot)
+    demo = view.collection_combo.currentText()
+    qtbot.waitUntil(lambda: view.critiques.analysis.n_critiques > 0 and view.is_idle(), timeout=30000)
+    view.collection_combo.setCurrentIndex(view.collection_combo.findText("empty one"))
+    qtbot.waitUntil(lambda: view.critiques.analysis.collection == "empty one" and view.is_idle(), timeout=30000)
+    assert view.critiques.pages.currentWidget() is view.critiques.empty
+    assert "empty one" in view.critiques.empty.text()
+    view.collection_combo.setCurrentIndex(view.collection_combo.findText(demo))
+    qtbot.waitUntil(lambda: view.critiques.analysis.collection == demo and view.is_idle(), timeout=30000)
+    assert view.critiques.models_model.rowCount() == 2
