@@ -68,6 +68,8 @@ def test_alpha_is_none_when_undefined_and_rejects_bad_input():
     assert krippendorff_alpha([[1, None], [None, 2]], "ordinal") is None  # no item rated twice
     with pytest.raises(ValueError, match="one entry"):
         krippendorff_alpha([[1, 2], [1]], "nominal")
+    with pytest.raises(ValueError, match="must be numbers"):
+        krippendorff_alpha([["a", "b"], ["a", "a"]], "ordinal")
     with pytest.raises(ValueError, match="unknown level"):
         krippendorff_alpha([[1], [1]], "cardinal")  # type: ignore[arg-type]  # the point of the test
 
@@ -133,3 +135,9 @@ def test_mean_interval_is_students_t():
     single = mean_interval([4.0])
     assert (single.mean, single.low, single.high) == (4.0, None, None)
     assert mean_interval([3.0, 3.0, 3.0]) == MeanInterval(3, 3.0, 3.0, 3.0)
+
+
+def test_alpha_takes_numpy_numbers():
+    ratings = [[np.int64(1), np.int64(2), None], [np.int64(1), np.int64(3), np.int64(2)]]
+    plain = [[1, 2, None], [1, 3, 2]]
+    assert krippendorff_alpha(ratings, "ordinal") == krippendorff_alpha(plain, "ordinal")

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from thoughtdesk.core.critiques.records import DIMENSIONS
-from thoughtdesk.core.evaluation.agreement_stats import auroc, kendall, krippendorff_alpha, spearman
+from thoughtdesk.core.evaluation.agreement_stats import Level, auroc, kendall, krippendorff_alpha, spearman
 from thoughtdesk.core.evaluation.evaluate import UNKNOWN_MODEL, condition_label
 from thoughtdesk.core.evaluation.metrics import mean_interval
 from thoughtdesk.core.library.store import Library
@@ -302,7 +302,7 @@ def _last_per_author(ratings: Iterable[tuple[int, str, int]]) -> dict[int, dict[
     return out
 
 
-def _alpha(by_item: dict[int, dict[str, int]], level) -> tuple[int, int, float | None]:
+def _alpha(by_item: dict[int, dict[str, int]], level: Level) -> tuple[int, int, float | None]:
     raters = sorted({a for scores in by_item.values() for a in scores})
     items = [item for item, scores in by_item.items() if len(scores) >= 2]
     if len(raters) < 2 or not items:

@@ -17,6 +17,7 @@ tau-b; the coefficients themselves come from scipy (loaded on first use: it cost
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,6 +43,12 @@ def normal_quantile(confidence: float) -> float:
 
 
 # Krippendorff's alpha --------------------------------------------------------------------------
+
+
+def _as_number(value: Hashable) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy numbers are Real too
+        raise ValueError(f"ordinal, interval and ratio ratings must be numbers; got {value!r}")
+    return float(value)
 
 
 def _distances(values: list, marginals: np.ndarray, level: Level) -> np.ndarray:
@@ -88,7 +95,8 @@ def krippendorff_alpha(ratings: Sequence[Sequence[Hashable | None]], level: Leve
         if len(values) >= 2:
             pairable.append(values)
     distinct = {v for values in pairable for v in values}
-    categories = sorted(distinct, key=repr) if level == "nominal" else sorted(distinct, key=float)  # type: ignore[arg-type]  # numbers at these levels
+    # Labels are ordered by repr only to be deterministic; numbers by value (ordinal distances need it).
+    categories = sorted(distinct, key=repr if level == "nominal" else _as_number)
     index = {c: i for i, c in enumerate(categories)}
     coincidence = np.zeros((len(categories), len(categories)))
     for values in pairable:
