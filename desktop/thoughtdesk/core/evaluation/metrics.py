@@ -242,3 +242,35 @@ def bootstrap_difference(
         rng=np.random.default_rng(seed),
     )
     return (diff, float(result.confidence_interval.low), float(result.confidence_interval.high))
+
+
+@dataclass(frozen=True, slots=True)
+class MeanInterval:
+    """The mean of ``n`` values with its Student-t interval (``low``..``high``).
+
+    ``mean`` is None without values; the interval is None with fewer than two (no spread to
+    estimate) and a point when every value is the same.
+    """
+
+    n: int
+    mean: float | None
+    low: float | None
+    high: float | None
+
+
+@lru_cache(maxsize=256)
+def _t(confidence: float, df: int) -> float:
+    return float(_stats().t.ppf(0.5 + confidence / 2, df))
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95) -> MeanInterval:
+    """Mean with the t interval ``mean +- t(n-1) * s / sqrt(n)`` (``s``: sample standard deviation)."""
+    n = len(values)
+    if n == 0:
+        return MeanInterval(0, None, None, None)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return MeanInterval(n, mean, None, None)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = _t(confidence, n - 1) * sd / math.sqrt(n)
+    return MeanInterval(n, mean, mean - half, mean + half)

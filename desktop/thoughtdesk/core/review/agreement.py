@@ -1,6 +1,7 @@
 """Agreement between reviewers per label: the statistics, and the ratings read from a library.
 
-Statistics (Cohen's kappa, Fleiss' kappa, Krippendorff's alpha, percent agreement). Why a small
+Statistics (Cohen's kappa, Fleiss' kappa, Krippendorff's alpha, percent agreement; alpha is
+computed by ``core.evaluation.agreement_stats``, shared with the critique analysis). Why a small
 implementation here rather than a library call at run time: the formulas are a few lines each,
 while the well-kept libraries that have them pull in large stacks the desktop build would have
 to ship (``statsmodels`` needs pandas and patsy, ``scikit-learn`` needs joblib and threadpoolctl
@@ -41,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from thoughtdesk.core.evaluation.agreement_stats import krippendorff_alpha
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.annotations import decode_value
 from thoughtdesk.core.review.types import NON_LABEL_KEYS, label_value
@@ -185,38 +187,10 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float | None:
 def krippendorff_alpha_nominal(ratings: Sequence[Sequence[Hashable | None]]) -> float | None:
     """Krippendorff's alpha for nominal data; ``ratings[rater][item]``, ``None`` = missing.
 
-    Built from the coincidence matrix: each item with ``m_u >= 2`` ratings adds
-    ``1 / (m_u - 1)`` for every ordered pair of its ratings. With ``n_c`` the marginal of
-    category ``c`` and ``n`` the total, ``alpha = 1 - (n - 1) * D_o / D_e`` where
-    ``D_o = sum_{c != k} o_ck`` and ``D_e = sum_{c != k} n_c * n_k``.
+    The one implementation is :func:`thoughtdesk.core.evaluation.agreement_stats.krippendorff_alpha`
+    (issue 12); this is its nominal level, under the name the review code has always used.
     """
-    if not ratings:
-        return None
-    n_items = len(ratings[0])
-    if any(len(row) != n_items for row in ratings):
-        raise ValueError("every rater needs one entry (or None) per item")
-    pairable = []
-    for item in range(n_items):
-        values = [row[item] for row in ratings if row[item] is not None]
-        if len(values) >= 2:
-            pairable.append(values)
-    categories = sorted({v for values in pairable for v in values}, key=repr)
-    index = {c: i for i, c in enumerate(categories)}
-    coincidence = np.zeros((len(categories), len(categories)))
-    for values in pairable:
-        counts = np.zeros(len(categories))
-        for value in values:
-            counts[index[value]] += 1
-        # Ordered pairs of different ratings within the item: n_c * n_k (c != k), n_c (n_c - 1).
-        coincidence += (np.outer(counts, counts) - np.diag(counts)) / (len(values) - 1)
-    marginals = coincidence.sum(axis=1)
-    total = marginals.sum()
-    off_diagonal = ~np.eye(len(categories), dtype=bool)
-    expected = (np.outer(marginals, marginals)[off_diagonal]).sum()
-    if total <= 1 or expected <= 0:
-        return None
-    observed = coincidence[off_diagonal].sum()
-    return float(1.0 - (total - 1.0) * observed / expected)
+    return krippendorff_alpha(ratings, "nominal")
 
 
 def percent_agreement(ratings: Sequence[Sequence[Hashable | None]]) -> float | None:

@@ -28,7 +28,7 @@ from thoughtdesk.core.evaluation.report import ROW_FIELDS
 _MODEL_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
 
 
-class _ExportablePlot(QWidget):
+class ExportablePlot(QWidget):
     """A graphics layout with PNG/SVG export of the whole figure."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -98,7 +98,7 @@ def short_labels(rows) -> list[str]:
     return labels
 
 
-def _tick_font() -> QFont:
+def tick_font() -> QFont:
     font = QFont()
     font.setPointSizeF(max(7.0, font.pointSizeF() * 0.85))
     return font
@@ -135,7 +135,7 @@ def label_bars(plot, rows, with_ticks: bool = True) -> None:
     bottom.setTicks([list(enumerate_labels(rows)) if with_ticks else []])
     title = varying_parts(rows)
     if bottom.labelText != title:  # setting it re-lays the panel out
-        bottom.setStyle(tickFont=_tick_font())  # several labels share a narrow panel
+        bottom.setStyle(tickFont=tick_font())  # several labels share a narrow panel
         plot.setLabel("bottom", title)
 
 
@@ -144,7 +144,7 @@ def label_bars(plot, rows, with_ticks: bool = True) -> None:
 MAX_LABELLED_BARS = 12
 
 
-class AccuracyPlot(_ExportablePlot):
+class AccuracyPlot(ExportablePlot):
     """Accuracy per condition with Wilson whiskers; bars coloured by model, one panel per dataset split.
 
     Redrawn live while a run is in progress, so the panels and the model legend are kept from one
@@ -233,7 +233,7 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
     return front
 
 
-class ParetoPlot(_ExportablePlot):
+class ParetoPlot(ExportablePlot):
     """Accuracy against mean tokens (or mean cost) per condition, with the Pareto front."""
 
     def __init__(self, parent: QWidget | None = None, *, use_cost: bool = False) -> None:
@@ -266,7 +266,7 @@ class ParetoPlot(_ExportablePlot):
         return _write_rows_csv(path, self.rows)
 
 
-class CorrectnessMap(_ExportablePlot):
+class CorrectnessMap(ExportablePlot):
     """Samples (rows) x conditions (columns): green correct, red incorrect, grey unextractable,
     white where the condition has no answer for the sample (not the same as unextractable).
 

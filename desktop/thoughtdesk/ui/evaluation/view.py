@@ -1,4 +1,5 @@
-"""The Results tab: accuracy table, accuracy / Pareto / correctness-map plots, pairwise comparison.
+"""The Results tab: accuracy table, accuracy / Pareto / correctness-map plots, pairwise comparison;
+and the Critiques view (``critiques_view.py``) beside the accuracy view.
 
 Everything heavy runs in the thread pool: evaluation (reading answers and building the table),
 re-scoring (through ``window.run_task`` with progress and Cancel) and the bootstrap of a pairwise
@@ -27,6 +28,7 @@ from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.throttle import Throttle
 from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
+from thoughtdesk.ui.evaluation.critiques_view import CritiquesView
 from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
 from thoughtdesk.ui.qt import (
@@ -157,25 +159,34 @@ class ResultsView(QWidget):
         self.compare = ComparePanel(self._start_task)
         self.plots.addTab(self.compare, "Compare two conditions")
 
+        # The export buttons serve both views: the visible plot of the Accuracy or Critiques view;
+        # disabled where there is none (the comparison tab, a view without data).
         exports = QHBoxLayout()
         exports.addStretch(1)
+        self.export_buttons: list[QPushButton] = []
         for kind in ("png", "svg", "csv"):
             button = QPushButton(f"Export {kind.upper()}…", objectName=f"export_{kind}")
             button.clicked.connect(lambda _=False, k=kind: self.export_dialog(k))
             exports.addWidget(button)
-        plot_box = QWidget()
-        plot_layout = QVBoxLayout(plot_box)
-        plot_layout.setContentsMargins(0, 0, 0, 0)
-        plot_layout.addWidget(self.plots)
-        plot_layout.addLayout(exports)
+            self.export_buttons.append(button)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
-        splitter.addWidget(plot_box)
+        splitter.addWidget(self.plots)
         splitter.setSizes([300, 500])
+        self.critiques = CritiquesView(self.window_, self.collection_combo.currentText)
+        self.views = QTabWidget(objectName="resultsViews")
+        self.views.addTab(splitter, "Accuracy")
+        self.views.addTab(self.critiques, "Critiques")
+        self.views.currentChanged.connect(lambda _: self.update_export_buttons())
+        self.plots.currentChanged.connect(lambda _: self.update_export_buttons())
+        self.critiques.plots.currentChanged.connect(lambda _: self.update_export_buttons())
+        self.critiques.pages.currentChanged.connect(lambda _: self.update_export_buttons())
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.views, 1)
+        layout.addLayout(exports)
+        self.update_export_buttons()
 
     @staticmethod
     def _page(plot: QWidget, *controls: QWidget) -> QWidget:
@@ -228,10 +239,14 @@ class ResultsView(QWidget):
         if changes.scores:
             self.reload_collections()
             self.schedule_refresh()
+        else:
+            # Critiques and their ratings have no flag of their own: any write may touch them.
+            self.critiques.schedule_refresh()
 
     def schedule_refresh(self) -> None:
         """Recompute soon (debounced); while the tab is hidden, only remember that it is stale."""
         self._refresh.request()
+        self.critiques.schedule_refresh()
 
     def poll_data_version(self) -> bool:
         """Schedule a refresh if another connection committed to the library since the last look."""
@@ -281,7 +296,7 @@ class ResultsView(QWidget):
 
     def is_idle(self) -> bool:
         """No evaluation running or waiting (for tests and the benchmark)."""
-        return not self._refresh.busy() and not self._tasks
+        return not self._refresh.busy() and not self._tasks and self.critiques.is_idle()
 
     # Drawing ----------------------------------------------------------------------------
 
@@ -411,22 +426,33 @@ class ResultsView(QWidget):
         return self.window_.run_task(f"Restoring the imported scoring of {collection}…", work, done)
 
     def current_plot(self):
+        """The plot the export buttons act on: the visible one of the visible view, or None."""
+        if self.views.currentWidget() is self.critiques:
+            return self.critiques.current_plot()
         return (self.accuracy_plot, self.pareto_plot, self.correctness_map, None)[self.plots.currentIndex()]
 
+    def update_export_buttons(self) -> None:
+        enabled = self.current_plot() is not None
+        for button in self.export_buttons:
+            button.setEnabled(enabled)
+            button.setToolTip("" if enabled else "Nothing to export here: choose a plot tab with data")
+
     def export_current(self, kind: str, path: str | Path) -> Path:
-        """Export the plot on the visible tab: ``kind`` "png", "svg" or "csv" (its data)."""
+        """Export the visible plot: ``kind`` "png", "svg" or "csv" (its data)."""
         plot = self.current_plot()
         if plot is None:
-            raise ValueError("the comparison tab has no plot to export")
+            raise ValueError("this tab has no plot to export")
         return {"png": plot.export_png, "svg": plot.export_svg, "csv": plot.export_csv}[kind](path)
 
     def export_dialog(self, kind: str) -> None:
         if self.current_plot() is None:
-            self.window_.show_error(
-                "Export", "Choose a plot tab first (Accuracy, Accuracy vs tokens or Correctness map)."
-            )
+            self.window_.show_error("Export", "Choose a plot tab with data first.")
             return
-        name = self.plots.tabText(self.plots.currentIndex()).lower().replace(" ", "_")
+        if self.views.currentWidget() is self.critiques:
+            tab = "critiques_" + self.critiques.current_plot_name()
+        else:
+            tab = self.plots.tabText(self.plots.currentIndex())
+        name = tab.lower().replace(" ", "_")
         filters = {"png": "PNG images (*.png)", "svg": "SVG images (*.svg)", "csv": "CSV files (*.csv)"}
         path, _ = QFileDialog.getSaveFileName(self, "Export plot", str(Path.home() / f"{name}.{kind}"), filters[kind])
         if not path:
