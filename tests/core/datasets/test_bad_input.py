@@ -198,3 +198,40 @@ def test_a_line_that_cannot_be_decoded_can_be_skipped(tmp_path):
     )
     assert [sample.question for _, sample in loaded] == ["one", "four"]
     assert [e.line for e in errors] == [2, 3]
+
+
+# Issue 15, the smaller failures.
+
+
+def test_invalid_utf8_in_a_csv_names_its_real_line(tmp_path):
+    from thoughtdesk.core.datasets.generic import ColumnMapping, load_generic
+
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"question,answer\n" + b"fine,a\n" * 5000 + b"caf\xe9,c\n")
+    with pytest.raises(DataFileError) as caught:
+        list(load_generic(path, ColumnMapping(question="question", answer="answer")))
+    assert (caught.value.line, caught.value.column) == (5002, 4) and "byte 0xE9" in str(caught.value)
+
+
+def test_a_list_valued_question_is_refused_with_its_field(tmp_path):
+    from thoughtdesk.core.datasets.generic import ColumnMapping, load_generic
+
+    path = tmp_path / "lists.json"
+    path.write_text('[{"question": "fine", "answer": "a"}, {"question": ["x", "y"], "answer": "b"}]')
+    with pytest.raises(DataFileError) as caught:
+        list(load_generic(path, ColumnMapping(question="question", answer="answer")))
+    assert (
+        caught.value.line == 1 and "field question" in str(caught.value) and "is a list, not text" in str(caught.value)
+    )
+    # The first item is what the user can map instead.
+    loaded = list(load_generic(path, ColumnMapping(question="question.0", answer="answer"), on_error="skip", errors=[]))
+    assert [sample.question for _, sample in loaded] == ["x"]
+
+
+def test_a_thoughtsource_file_with_a_utf8_bom_is_read(tmp_path):
+    from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile
+    from thoughtdesk.core.paths import resource_path
+
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + resource_path("demo_collection.json").read_bytes())
+    assert len(ThoughtSourceFile(path)) == 16

@@ -271,3 +271,18 @@ def test_cli_shows_one_datasets_metadata(tmp_path, name):
         assert part in result.stdout
     as_json = json.loads(run_cli("datasets", name, "--json", library=tmp_path / "l").stdout)
     assert as_json["name"] == name and as_json["sources"][0]["url"] == info.sources[0].url
+
+
+def test_a_file_with_no_samples_imports_nothing_and_says_so(tmp_path):
+    """Issue 15: importing `{}` created an empty collection and exited 0."""
+    from thoughtdesk.core.errors import DataFileError
+    from thoughtdesk.core.importing.importer import import_thoughtsource
+
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        with pytest.raises(DataFileError, match=r"empty.json: holds no samples that could be read"):
+            import_thoughtsource(lib, empty)
+        assert lib.collections() == []
+    result = run_cli("import", str(empty), library=tmp_path / "lib.thoughtdesk")
+    assert result.returncode == 1 and "holds no samples" in result.stderr

@@ -260,7 +260,16 @@ def mapped_sample(record: Any, index: int, mapping: ColumnMapping, stem: str) ->
             return None
         return found
 
-    question = _text(value(mapping.question, "question", True))
+    raw_question = value(mapping.question, "question", True)
+    if isinstance(raw_question, (list, dict)):
+        # Its JSON text ('["x"]') was stored as the question: refuse rather than guess a join.
+        kind = "a list" if isinstance(raw_question, list) else "an object"
+        raise RecordError(
+            mapping.question,
+            f"the question (column {mapping.question!r}) is {kind}, not text; map a column that holds the "
+            "question's text (e.g. question.0 for a list's first item)",
+        )
+    question = _text(raw_question)
     if len(mapping.choices) == 1:
         raw_choices = value(mapping.choices[0], "choices", True)
         choices = [

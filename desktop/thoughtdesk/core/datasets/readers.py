@@ -261,8 +261,21 @@ def iter_csv(
                 yield start, row
         except csv.Error as error:
             raise DataFileError(path, f"malformed CSV: {error}", line=previous_end + 1) from None
-        except UnicodeDecodeError as error:
-            raise DataFileError(path, f"not UTF-8 text (byte {error.start})", line=previous_end + 1) from None
+        except UnicodeDecodeError:
+            line, column, byte = first_bad_utf8(path)
+            raise DataFileError(path, f"not UTF-8 text (byte 0x{byte:02X})", line=line, column=column) from None
+
+
+def first_bad_utf8(path: Path) -> tuple[int, int, int]:
+    """Line, column (1-based) and value of the first byte of ``path`` that is not UTF-8 (the
+    text decoder reports a place inside its read buffer, not in the file)."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                return number, error.start + 1, raw[error.start]
+    return 1, 1, 0
 
 
 def csv_header(rows: Iterator[tuple[int, list[str] | DataFileError]]) -> list[str] | None:

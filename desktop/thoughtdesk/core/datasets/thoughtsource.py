@@ -7,6 +7,7 @@ to the file's size and every error names the dataset, split, sample index and fi
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -56,6 +57,8 @@ class ThoughtSourceFile:
             self._data = self.path.read_bytes()
         except OSError as error:
             raise DataFileError(self.path, f"cannot be read: {error.strerror or error}") from None
+        if self._data.startswith(codecs.BOM_UTF8):  # editors on Windows write one; JSON allows readers to skip it
+            self._data = self._data[len(codecs.BOM_UTF8) :]
         try:
             outer = msgspec.json.decode(self._data, type=_Outer)
         except msgspec.ValidationError:  # (a subclass of DecodeError: caught first)

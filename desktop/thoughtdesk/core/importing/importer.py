@@ -88,6 +88,12 @@ def import_records(
                     raise Cancelled("import")
                 if progress is not None:
                     progress(done, total or 0)
+        if done == 0:  # rolls back: no empty collection is left behind
+            raise DataFileError(
+                path or source or collection,
+                "holds no samples that could be read, so nothing was imported",
+                hint="check that this is the file you meant",
+            )
         result = writer.close(collection)
     if progress is not None:
         progress(done, total or done)
