@@ -275,18 +275,18 @@ def add_imported(
                 _dumps(critique.extra or None),
             )
         )
-        for position, rating in enumerate(critique.ratings):
-            rating.pk = next_rating
+        for position, critique_rating in enumerate(critique.ratings):
+            critique_rating.pk = next_rating
             next_rating += 1
             rating_rows.append(
                 (
-                    rating.pk,
+                    critique_rating.pk,
                     critique.pk,
                     position,
-                    rating.author,
-                    rating.score,
-                    rating.created or created,
-                    _dumps(rating.extra or None),
+                    critique_rating.author,
+                    critique_rating.score,
+                    critique_rating.created or created,
+                    _dumps(critique_rating.extra or None),
                 )
             )
     conn.executemany(f"INSERT INTO critique ({CRITIQUE_COLUMNS}) VALUES ({', '.join('?' * 20)})", critique_rows)

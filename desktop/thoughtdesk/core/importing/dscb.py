@@ -23,6 +23,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +75,34 @@ class _Question:
         self.payload: _Payload = []
 
 
+@dataclass
+class DscbImportReport(ImportReport):
+    """An import report that also counts DSCB records (generated CoTs), critiques and ratings."""
+
+    records: int = 0
+    critiques: int = 0
+    ratings: int = 0
+
+    @property
+    def summary(self) -> str:
+        parts = [
+            f"{self.records} DS Critique Bank record(s) of {self.inserted + self.replaced} question(s) imported "
+            f"into {self.collection!r} with {self.critiques} critique(s) and {self.ratings} human rating(s)"
+        ]
+        if self.replaced:
+            parts.append(f"{self.replaced} question(s) replaced")
+        if self.skipped:
+            parts.append(f"{self.skipped} question(s) already there skipped")
+        if self.bad_records:
+            parts.append(f"{len(self.bad_records)} bad record(s) skipped")
+        return ", ".join(parts)
+
+
 class _Hook:
     """Stores each written sample's critiques and ratings (see ImportHook)."""
 
     def __init__(self) -> None:
+        self.records = 0
         self.current: tuple[Sample, _Payload] | None = None
         self.critiques: list[Critique] = []
         self.ratings: list[tuple[int, ExplanationRating]] = []
@@ -85,6 +110,7 @@ class _Hook:
     def queued(self, first_cot_pk: int, sample: Sample) -> None:
         if self.current is None or self.current[0] is not sample:
             return
+        self.records += len(self.current[1])
         for offset, (critiques, ratings) in enumerate(self.current[1]):
             for critique in critiques:
                 critique.cot_pk = first_cot_pk + offset
@@ -122,7 +148,7 @@ def import_dscb(
     on_error: str = "abort",
     progress: Progress | None = None,
     cancel: Cancel | None = None,
-) -> ImportReport:
+) -> DscbImportReport:
     """Import a DS Critique Bank JSON Lines file (any of its five kinds) into ``collection``
     (default: the file's name). ``split`` defaults to :func:`split_for`. All or nothing: a bad
     record raises :class:`DataFileError` naming the file, line and field, and nothing is stored
@@ -154,8 +180,12 @@ def import_dscb(
         path=path,
         hook=hook,
     )
-    report.bad_records = errors
-    return report
+    return DscbImportReport(
+        **{**vars(report), "bad_records": errors},
+        records=hook.records,
+        critiques=len(hook.critiques),
+        ratings=len(hook.ratings) + sum(len(c.ratings) for c in hook.critiques),
+    )
 
 
 # Export -------------------------------------------------------------------------------------------
@@ -195,7 +225,7 @@ def dscb_records(library: Library, collection: str) -> list[dict[str, Any]]:
                 batch = []
             if stored is None:
                 break
-    out = []
+    out: list[dict[str, Any]] = []
     for rows in by_split.values():
         rows.sort(key=lambda row: (row[0], row[1]))
         out.extend(record for _, _, record in rows)

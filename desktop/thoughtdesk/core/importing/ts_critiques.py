@@ -243,7 +243,7 @@ class CritiqueRestore:
     def take(self, sample: Sample, where: str) -> Sample:
         """Remove the extension field from ``sample``'s CoTs, remembering what it held."""
         found = False
-        payload = []
+        payload: list[tuple[list[Critique], list[ExplanationRating]]] = []
         for index, cot in enumerate(sample.generated_cot):
             value = cot.extra.pop(EXTENSION, None) if cot.extra else None
             if value is None:
