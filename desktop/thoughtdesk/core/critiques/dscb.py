@@ -280,24 +280,29 @@ def read_dscb(
 
 def split_choices(question: str) -> tuple[str, list[str]] | None:
     """The stem and the choices of a question with its choices inline ("... (A) x (B) y"), or
-    None when the text has no run of markers (A), (B), ... in order, at least two of them."""
+    None when the text has no run of consecutive markers (A), (B), ..., at least two of them.
+    A run that reaches the last marker wins (the choices close the question), so "(A)" or "(B)"
+    quoted in the stem stays in the stem."""
     marks = list(_CHOICE_MARK.finditer(question))
+    runs = []
     for start, mark in enumerate(marks):
         if mark.group(1) != "A":
             continue
-        run = [mark]
-        for later in marks[start + 1 :]:
-            if ord(later.group(1)) == ord(run[-1].group(1)) + 1:
-                run.append(later)
-        if len(run) < 2:
-            continue
-        stem = question[: run[0].start()].strip()
-        choices = [
-            question[m.end() : (run[i + 1].start() if i + 1 < len(run) else len(question))].strip()
-            for i, m in enumerate(run)
-        ]
-        return stem, choices
-    return None
+        end = start + 1
+        while end < len(marks) and ord(marks[end].group(1)) == ord(marks[end - 1].group(1)) + 1:
+            end += 1
+        if end - start >= 2:
+            runs.append((start, end))
+    if not runs:
+        return None
+    start, end = next((run for run in runs if run[1] == len(marks)), runs[0])
+    run = marks[start:end]
+    stem = question[: run[0].start()].strip()
+    choices = [
+        question[m.end() : (run[i + 1].start() if i + 1 < len(run) else len(question))].strip()
+        for i, m in enumerate(run)
+    ]
+    return stem, choices
 
 
 def sample_for(record: dict[str, Any]) -> Sample:
