@@ -31,7 +31,7 @@ FILES = sorted(DSCB.glob("*.jsonl"))
 
 
 def lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 def round_trip(record: dict, sample: Sample | None = None) -> dict:
