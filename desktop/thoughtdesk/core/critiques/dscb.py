@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -155,9 +155,62 @@ class _Check:
             raise self.fail(field, f"must be a whole number 0-{top} or null, not {value!r}")
 
 
+# The common shapes, checked by msgspec in C: a record that converts to these types is valid by
+# every rule below (they accept a subset of what the rules accept), so only the rest takes the
+# careful path, which names the field that is wrong. Unknown fields are ignored here (kept by
+# the conversion), absent fields take their defaults as the rules allow.
+class _FastElements(msgspec.Struct):
+    main_flaw: str | None = None
+    dimension: str | None = None
+    general_feedback: str | None = None
+    specific_feedback: str | None = None
+    explanation_score: int | float | None = None
+
+
+class _FastCritiqueNote(msgspec.Struct):
+    critique_score: Annotated[int, msgspec.Meta(ge=0, le=3)] | None = None
+    worker: str | None = None
+
+
+class _FastCritique(msgspec.Struct):
+    critique_model: str
+    critique_llm_options: dict[str, Any] | None = None
+    critique_text: str | None = None
+    critique_elements: _FastElements | None = None
+    critique_annotations: list[_FastCritiqueNote] | None = None
+
+
+class _FastExplanationNote(msgspec.Struct):
+    explanation_score: Annotated[int, msgspec.Meta(ge=0, le=5)] | None = None
+    dimensions: list[str] | None = None
+    worker: str | None = None
+
+
+class _FastRecord(msgspec.Struct):
+    id: str
+    qid: str
+    dataset: str
+    question: str
+    gold_answer: str
+    student_model: str
+    student_prompt: str | None = None
+    student_llm_options: dict[str, Any] | None = None
+    student_answer: str | None = None
+    student_accuracy: int | float | None = None
+    student_explanation: str | None = None
+    student_raw_output: str | None = None
+    critiques: list[_FastCritique] | None = None
+    explanation_annotations: list[_FastExplanationNote] | None = None
+
+
 def validate_record(obj: Any, path: Path | None, line: int) -> dict[str, Any]:
     """Check one decoded record; return it unchanged or raise :class:`DataFileError` naming the
     file, the line and the field (``critiques[1].critique_elements.explanation_score``)."""
+    try:
+        msgspec.convert(obj, _FastRecord)
+        return obj
+    except msgspec.ValidationError:
+        pass  # the careful path below says what is wrong, or accepts an unusual valid record
     c = _Check(path, line)
     if not isinstance(obj, dict):
         raise DataFileError(path, f"a DSCB record must be a JSON object, not {_kind(obj)}", line=line)
@@ -201,10 +254,17 @@ def validate_record(obj: Any, path: Path | None, line: int) -> dict[str, Any]:
     return obj
 
 
+# Outcomes are frozen: the common ones are shared rather than built for every critique.
+_PARSED = ElementOutcome("parsed")
+_MISSING = ElementOutcome("missing")
+
+
 def _element_score(value: Any, c: _Check | None, field: str) -> tuple[float | None, ElementOutcome]:
     """The explanation score of critique_elements: a number, or text holding one ("3", "3/5")."""
+    if type(value) is int and 0 <= value <= 5:
+        return float(value), _PARSED
     if value is None:
-        return None, ElementOutcome("missing")
+        return None, _MISSING
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         if c is None:
             return None, ElementOutcome("unparseable", str(value), "not a number")
@@ -216,7 +276,7 @@ def _element_score(value: Any, c: _Check | None, field: str) -> tuple[float | No
         return score, outcome
     if not math.isfinite(value) or not 0 <= value <= 5:
         return None, ElementOutcome("unparseable", str(value), "the score is outside 0-5")
-    return float(value), ElementOutcome("parsed")
+    return float(value), _PARSED
 
 
 # Reading ------------------------------------------------------------------------------------------
@@ -409,18 +469,18 @@ def parsed_from_elements(elements: dict[str, Any]) -> ParsedCritique:
     for key in ("main_flaw", "general_feedback", "specific_feedback"):
         value = elements.get(key)
         if not isinstance(value, str):
-            outcomes[key], texts[key] = ElementOutcome("missing"), None
+            outcomes[key], texts[key] = _MISSING, None
         elif key == "main_flaw" and _NO_FLAW.match(value):
             outcomes[key], texts[key] = ElementOutcome("parsed", value), None
         elif not value.strip():
             outcomes[key], texts[key] = ElementOutcome("unparseable", value, "the text is empty"), None
         else:
-            outcomes[key], texts[key] = ElementOutcome("parsed"), value
+            outcomes[key], texts[key] = _PARSED, value
     dimension = elements.get("dimension")
     if isinstance(dimension, str):
         name, outcomes["dimension"] = _dimension(dimension)
     else:
-        name, outcomes["dimension"] = None, ElementOutcome("missing")
+        name, outcomes["dimension"] = None, _MISSING
     score, outcomes["explanation_score"] = _element_score(elements.get("explanation_score"), None, "")
     return ParsedCritique(
         main_flaw=texts["main_flaw"],
@@ -433,6 +493,9 @@ def parsed_from_elements(elements: dict[str, Any]) -> ParsedCritique:
 
 
 def _rating_fidelity(note: dict[str, Any], known: tuple[str, ...], score_key: str) -> dict[str, Any]:
+    if len(note) == len(known) and all(note.get(k) is not None for k in known):
+        if type(note[score_key]) is not float:
+            return {}  # the usual annotation: every field there, nothing null
     extra = {k: v for k, v in note.items() if k not in known}
     fidelity: dict[str, Any] = {}
     missing = [k for k in known if k not in note]
@@ -454,11 +517,11 @@ def critiques_for(record: dict[str, Any]) -> list[Critique]:
     ratings and its position in the record."""
     out = []
     for position, c in enumerate(record.get("critiques") or ()):
-        extra = {k: v for k, v in c.items() if k not in _CRITIQUE_KEY_SET}
+        keys = c.keys()
+        extra = {} if keys <= _CRITIQUE_KEY_SET else {k: v for k, v in c.items() if k not in _CRITIQUE_KEY_SET}
         fidelity: dict[str, Any] = {}
-        missing = [k for k in CRITIQUE_KEYS if k not in c]
-        if missing:
-            fidelity["missing"] = missing
+        if len(keys) - len(extra) != len(CRITIQUE_KEYS):
+            fidelity["missing"] = [k for k in CRITIQUE_KEYS if k not in c]
         if c.get("critique_llm_options", {}) is None:
             fidelity["llm_options"] = None
         if c.get("critique_text", "") is None:

@@ -18,11 +18,13 @@ back equal as JSON to what was read, in file order within each split.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,20 @@ from thoughtdesk.core.library.writer import OnDuplicate
 
 _PREFIX = re.compile(r"^(?:ds[-_ ]?critique[-_ ]?bank|dscb)[-_ .]+", re.IGNORECASE)
 _Payload = list[tuple[list[Critique], list[ExplanationRating]]]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Automatic cycle collection off while an import builds its many small records (the
+    collector would walk all of them again and again: a 10,000-record file imports about twice
+    as fast without it); restored after. In the GUI it is off already (ui/app/gc_guard.py)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def split_for(path: str | Path) -> str:
@@ -157,7 +173,20 @@ def import_dscb(
     """
     if on_error not in ON_ERROR_CHOICES:
         raise ValueError(f"on_error must be one of {', '.join(ON_ERROR_CHOICES)}, not {on_error!r}")
-    path = Path(path)
+    with _collector_paused():
+        return _import(library, Path(path), collection, split, on_duplicate, on_error, progress, cancel)
+
+
+def _import(
+    library: Library,
+    path: Path,
+    collection: str | None,
+    split: str | None,
+    on_duplicate: OnDuplicate | str,
+    on_error: str,
+    progress: Progress | None,
+    cancel: Cancel | None,
+) -> DscbImportReport:
     split = split or split_for(path)
     errors: list[DataFileError] = []
     questions = _group(read_dscb(path, on_error=on_error, errors=errors), cancel)
