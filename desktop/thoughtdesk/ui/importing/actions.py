@@ -65,8 +65,8 @@ class ImportingController(QObject):
             ("ThoughtSource collection JSON… (or any file, recognised by its content)", self.import_dialog),
             ("Dataset from its original files…", lambda: self.dataset_import_dialog()),
             ("Table (JSON, JSONL, CSV, TSV) with a column mapping…", lambda: self.mapping_import_dialog()),
-            ("DS Critique Bank file (JSONL)…", lambda: self.dscb_import_dialog()),
             ("Download a dataset from the catalogue…", lambda: self.dataset_import_dialog(download=True)),
+            ("DS Critique Bank file (JSONL)…", lambda: self.dscb_import_dialog()),
         )
         for text, slot in entries:
             action = menu.addAction(text)
