@@ -8,8 +8,9 @@ questions (four students each, as DSCB has), 1-3 critiques per record with eleme
 annotations on a third of them, explanation annotations on a fifth, some unknown fields.
 
 - baseline: read the file line by line, ``json.loads`` each record, ``executemany`` one row per
-  record (its fields as columns, the critiques as JSON text) into a fresh SQLite file, one
-  transaction: storing the records without understanding them;
+  record (its fields as columns, the critiques as JSON text) into a fresh SQLite file (WAL,
+  synchronous NORMAL, as a library), one transaction: storing the records without understanding
+  them;
 - ThoughtDesk: ``import_dscb`` into a fresh library: validation, choices parsed, one sample per
   question with counters and full-text index, one generated CoT and answer per record, critiques
   and ratings as rows, all in one transaction.
@@ -123,10 +124,14 @@ BASE_COLUMNS = (
 ).split()
 
 
-def baseline(path: Path, db: Path) -> float:
+def baseline(path: Path, db: Path) -> tuple[float, float]:
     conn = sqlite3.connect(db, isolation_level=None)
+    # The library's own settings (core/library/store.py), so the comparison is of the work done,
+    # not of fsync policies.
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute(f"CREATE TABLE records ({', '.join(BASE_COLUMNS)})")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     rows = []
     with path.open("r", encoding="utf-8") as handle:
         for line in handle:
@@ -137,18 +142,18 @@ def baseline(path: Path, db: Path) -> float:
     conn.execute("BEGIN")
     conn.executemany(f"INSERT INTO records VALUES ({', '.join('?' * len(BASE_COLUMNS))})", rows)
     conn.execute("COMMIT")
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     conn.close()
-    return seconds
+    return seconds, cpu
 
 
-def ours(path: Path, library: Path) -> float:
+def ours(path: Path, library: Path) -> tuple[float, float]:
     with Library.open(library) as lib:  # schema created before the clock starts, as for the baseline
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         report = import_dscb(lib, path, collection="bench")
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert report.records == sum(1 for _ in path.open(encoding="utf-8"))
-    return seconds
+    return seconds, cpu
 
 
 def main() -> None:
@@ -176,14 +181,21 @@ def main() -> None:
         original = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
         back = [json.loads(line) for line in (folder / "back.jsonl").read_text(encoding="utf-8").splitlines()]
         assert back == original, "the export differs from the file"
-    base, best = min(base_times), min(our_times)
+    base, best = min(t for t, _ in base_times), min(t for t, _ in our_times)
+    base_cpu, best_cpu = min(c for _, c in base_times), min(c for _, c in our_times)
     print(f"{args.records} DSCB records ({size:.1f} MB); stored: {counts}")
-    print(f"{'operation':<52} {'best s':>8} {'x baseline':>11}")
-    print(f"{'json.loads + executemany (baseline)':<52} {base:>8.3f} {1.0:>11.2f}")
-    print(f"{'import_dscb (validate, samples, CoTs, critiques)':<52} {best:>8.3f} {best / base:>11.2f}")
-    print(f"{'export_dscb (equal to the file: checked)':<52} {export_seconds:>8.3f} {export_seconds / base:>11.2f}")
+    print(
+        f"{'operation (best of ' + str(args.rounds) + ')':<52} {'wall s':>8} {'x base':>7} {'CPU s':>7} {'x base':>7}"
+    )
+    print(f"{'json.loads + executemany (baseline)':<52} {base:>8.3f} {1.0:>7.2f} {base_cpu:>7.3f} {1.0:>7.2f}")
+    print(
+        f"{'import_dscb (validate, samples, CoTs, critiques)':<52} {best:>8.3f} {best / base:>7.2f} "
+        f"{best_cpu:>7.3f} {best_cpu / base_cpu:>7.2f}"
+    )
+    print(f"{'export_dscb (equal to the file: checked)':<52} {export_seconds:>8.3f} {export_seconds / base:>7.2f}")
+    # Wall time decides; CPU time is shown because a shared machine's load moves wall time a lot.
     verdict = "within" if best / base <= 2.5 else "NOT within"
-    print(f"target: import within 2.5x of the baseline: {verdict} ({best / base:.2f}x)")
+    print(f"target: import within 2.5x of the baseline (wall): {verdict} ({best / base:.2f}x)")
 
 
 if __name__ == "__main__":

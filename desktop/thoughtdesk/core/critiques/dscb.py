@@ -400,10 +400,11 @@ def cot_for(record: dict[str, Any], sample: Sample, line: int | None = None) -> 
     fidelity: dict[str, Any] = {}
     if line is not None:
         fidelity["line"] = line
-    missing = [k for k in RECORD_KEYS[len(REQUIRED_KEYS) :] if k not in record]
-    if missing:
-        fidelity["missing"] = missing
-    unknown = {k: v for k, v in record.items() if k not in _RECORD_KEY_SET}
+    keys = record.keys()
+    known = keys <= _RECORD_KEY_SET  # the usual record: no unknown fields
+    unknown = {} if known else {k: v for k, v in record.items() if k not in _RECORD_KEY_SET}
+    if len(keys) - len(unknown) != len(RECORD_KEYS):
+        fidelity["missing"] = [k for k in _OPTIONAL_KEYS if k not in record]
     if unknown:
         fidelity["unknown"] = unknown
     options = record.get("student_llm_options")
@@ -411,9 +412,8 @@ def cot_for(record: dict[str, Any], sample: Sample, line: int | None = None) -> 
         fidelity["llm_options"] = options
     elif "student_llm_options" in record:
         fidelity["llm_options"] = None
-    for key in ("critiques", "explanation_annotations"):
-        if key in record and record[key] is None:
-            fidelity.setdefault("null", []).append(key)
+    if record.get("critiques", ()) is None or record.get("explanation_annotations", ()) is None:
+        fidelity["null"] = [k for k in ("critiques", "explanation_annotations") if k in record and record[k] is None]
     if "student_raw_output" in record:
         fidelity["raw_output"] = record["student_raw_output"]
     accuracy = record.get("student_accuracy")
@@ -453,6 +453,7 @@ def cot_for(record: dict[str, Any], sample: Sample, line: int | None = None) -> 
 
 
 _RECORD_KEY_SET = frozenset(RECORD_KEYS)
+_OPTIONAL_KEYS = RECORD_KEYS[len(REQUIRED_KEYS) :]
 _CRITIQUE_KEY_SET = frozenset(CRITIQUE_KEYS)
 
 
@@ -461,34 +462,46 @@ def _dimension(raw: str) -> tuple[str | None, ElementOutcome]:
     return parse_dimension(raw)  # a file repeats a handful of dimension strings
 
 
+@lru_cache(maxsize=256)
+def _no_flaw(raw: str) -> ElementOutcome:
+    return ElementOutcome("parsed", raw)  # shared: a file says "None" the same few ways
+
+
+def _feedback(value: Any) -> tuple[str | None, ElementOutcome]:
+    if value.__class__ is not str:
+        return None, _MISSING
+    if not value.strip():
+        return None, ElementOutcome("unparseable", value, "the text is empty")
+    return value, _PARSED
+
+
 def parsed_from_elements(elements: dict[str, Any]) -> ParsedCritique:
     """The parsed critique from a DSCB critique_elements object (no text parsing needed): every
     element with its outcome; "None" as the main flaw means no flaw."""
-    outcomes: dict[str, ElementOutcome] = {}
-    texts: dict[str, str | None] = {}
-    for key in ("main_flaw", "general_feedback", "specific_feedback"):
-        value = elements.get(key)
-        if not isinstance(value, str):
-            outcomes[key], texts[key] = _MISSING, None
-        elif key == "main_flaw" and _NO_FLAW.match(value):
-            outcomes[key], texts[key] = ElementOutcome("parsed", value), None
-        elif not value.strip():
-            outcomes[key], texts[key] = ElementOutcome("unparseable", value, "the text is empty"), None
-        else:
-            outcomes[key], texts[key] = _PARSED, value
-    dimension = elements.get("dimension")
-    if isinstance(dimension, str):
-        name, outcomes["dimension"] = _dimension(dimension)
+    get = elements.get
+    flaw = get("main_flaw")
+    if flaw.__class__ is str and _NO_FLAW.match(flaw):
+        flaw, flaw_outcome = None, _no_flaw(flaw)
     else:
-        name, outcomes["dimension"] = None, _MISSING
-    score, outcomes["explanation_score"] = _element_score(elements.get("explanation_score"), None, "")
+        flaw, flaw_outcome = _feedback(flaw)
+    general, general_outcome = _feedback(get("general_feedback"))
+    specific, specific_outcome = _feedback(get("specific_feedback"))
+    dimension = get("dimension")
+    name, dimension_outcome = _dimension(dimension) if dimension.__class__ is str else (None, _MISSING)
+    score, score_outcome = _element_score(get("explanation_score"), None, "")
     return ParsedCritique(
-        main_flaw=texts["main_flaw"],
-        dimension=name,
-        general_feedback=texts["general_feedback"],
-        specific_feedback=texts["specific_feedback"],
-        explanation_score=score,
-        outcomes=outcomes,
+        flaw,
+        name,
+        general,
+        specific,
+        score,
+        {
+            "main_flaw": flaw_outcome,
+            "dimension": dimension_outcome,
+            "general_feedback": general_outcome,
+            "specific_feedback": specific_outcome,
+            "explanation_score": score_outcome,
+        },
     )
 
 
@@ -519,35 +532,43 @@ def critiques_for(record: dict[str, Any]) -> list[Critique]:
     for position, c in enumerate(record.get("critiques") or ()):
         keys = c.keys()
         extra = {} if keys <= _CRITIQUE_KEY_SET else {k: v for k, v in c.items() if k not in _CRITIQUE_KEY_SET}
-        fidelity: dict[str, Any] = {}
-        if len(keys) - len(extra) != len(CRITIQUE_KEYS):
-            fidelity["missing"] = [k for k in CRITIQUE_KEYS if k not in c]
-        if c.get("critique_llm_options", {}) is None:
-            fidelity["llm_options"] = None
-        if c.get("critique_text", "") is None:
-            fidelity["text"] = None
-        if "critique_annotations" in c and c["critique_annotations"] is None:
-            fidelity["annotations"] = None
-        if fidelity:
-            extra[ROW_EXTRA] = fidelity
-        elements = c.get("critique_elements")
-        text = c.get("critique_text") or ""
-        parsed = parsed_from_elements(elements) if isinstance(elements, dict) else parse_critique(text)
-        ratings = [
-            CritiqueRating(
-                author=note.get("worker") or "",
-                score=None if note.get("critique_score") is None else int(note["critique_score"]),
-                extra=_rating_fidelity(note, CRITIQUE_ANNOTATION_KEYS, "critique_score"),
-            )
-            for note in c.get("critique_annotations") or ()
-        ]
+        get = c.get
+        options, text, notes = get("critique_llm_options"), get("critique_text"), get("critique_annotations")
+        if len(keys) - len(extra) != len(CRITIQUE_KEYS) or options is None or text is None or notes is None:
+            fidelity: dict[str, Any] = {}
+            if len(keys) - len(extra) != len(CRITIQUE_KEYS):
+                fidelity["missing"] = [k for k in CRITIQUE_KEYS if k not in c]
+            if options is None and "critique_llm_options" in c:
+                fidelity["llm_options"] = None
+            if text is None and "critique_text" in c:
+                fidelity["text"] = None
+            if notes is None and "critique_annotations" in c:
+                fidelity["annotations"] = None
+            if fidelity:
+                extra[ROW_EXTRA] = fidelity
+        elements = get("critique_elements")
+        text = text or ""
+        parsed = parsed_from_elements(elements) if elements.__class__ is dict else parse_critique(text)
+        ratings = (
+            [
+                CritiqueRating(
+                    note.get("worker") or "",
+                    None if note.get("critique_score") is None else int(note["critique_score"]),
+                    "",
+                    _rating_fidelity(note, CRITIQUE_ANNOTATION_KEYS, "critique_score"),
+                )
+                for note in notes
+            ]
+            if notes
+            else []
+        )
         out.append(
             Critique(
-                cot_pk=0,
-                critique_model=c["critique_model"],
-                raw_text=text,
-                parsed=parsed,
-                llm_options=c.get("critique_llm_options") or {},
+                0,
+                c["critique_model"],
+                text,
+                parsed,
+                options or {},
                 elements=elements,
                 source="import",
                 extra=extra,
