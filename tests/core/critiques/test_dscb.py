@@ -385,3 +385,20 @@ def test_generated_records_come_back_equal(record):
 
     data = validate_record(json.loads(json.dumps(record)), None, 1)
     assert round_trip(data) == data
+
+
+def test_model_field_keeps_each_records_options():
+    record = lines(DSCB / "DSCB-train-silver.jsonl")[0]
+    sample = sample_for(record)
+    models = [
+        cot_for({**record, "student_llm_options": options}, sample).model
+        for options in ({"temperature": 0}, {"temperature": 0.0}, {"temperature": False}, {"stop": ["\n"]}, {}, None)
+    ]
+    assert models == [
+        "{'name': 'gpt-4-0613', 'temperature': 0}",
+        "{'name': 'gpt-4-0613', 'temperature': 0.0}",
+        "{'name': 'gpt-4-0613', 'temperature': False}",
+        "{'name': 'gpt-4-0613', 'stop': ['\\n']}",
+        "gpt-4-0613",
+        "gpt-4-0613",
+    ]

@@ -423,8 +423,6 @@ def cot_for(record: dict[str, Any], sample: Sample, line: int | None = None) -> 
     for key in ("question", "gold_answer"):  # a record that differs from its question's first record
         if record[key] != original.get(key):
             fidelity[key] = record[key]
-    name = record["student_model"]
-    params = {k: v for k, v in (options or {}).items() if k != "name" and isinstance(k, str)}
     return GeneratedCot(
         id=record["id"],
         cot=record.get("student_explanation"),
@@ -446,10 +444,33 @@ def cot_for(record: dict[str, Any], sample: Sample, line: int | None = None) -> 
         author="",
         date="",
         api_service="",
-        model=model_repr(name, **params) if params else name,
+        model=_model_field(record["student_model"], options),
         comment="",
         extra={COT_EXTRA: fidelity},
     )
+
+
+def _model_field(name: str, options: dict[str, Any] | None) -> str:
+    """ThoughtSource's model field: the repr of ``{'name': model, **options}`` (just the name
+    without options); cached, as a file repeats a few students with the same options."""
+    if not options:
+        return name
+    try:
+        # With the types: 0, 0.0 and False are equal keys but print differently.
+        key = (name, tuple((k, v.__class__, v) for k, v in options.items()))
+        hash(key)
+    except TypeError:  # an option whose value is a list or an object
+        return _model_repr(name, options)
+    return _cached_model_repr(key)
+
+
+@lru_cache(maxsize=256)
+def _cached_model_repr(key: tuple[str, tuple[tuple[str, type, Any], ...]]) -> str:
+    return _model_repr(key[0], {k: v for k, _, v in key[1]})
+
+
+def _model_repr(name: str, options: dict[str, Any]) -> str:
+    return model_repr(name, **{k: v for k, v in options.items() if k != "name"})
 
 
 _RECORD_KEY_SET = frozenset(RECORD_KEYS)
