@@ -402,3 +402,12 @@ def test_model_field_keeps_each_records_options():
         "gpt-4-0613",
         "gpt-4-0613",
     ]
+
+
+def test_looks_like_dscb_reads_only_the_start_of_a_one_line_file(tmp_path):
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"x": {"y": ["a" * 100 for _ in range(30000)]}}))  # 3 MB, one line
+    assert not looks_like_dscb(big)
+    padded = tmp_path / "padded.jsonl"
+    padded.write_text("\n\n" + json.dumps(GOOD) + "\n")
+    assert looks_like_dscb(padded)

@@ -283,21 +283,26 @@ def _element_score(value: Any, c: _Check | None, field: str) -> tuple[float | No
 
 
 def looks_like_dscb(path: str | Path) -> bool:
-    """True when the first record of ``path`` (JSON Lines) has DSCB's identifying fields."""
+    """True when the first record of ``path`` (JSON Lines) has DSCB's identifying fields. Reads
+    at most the first megabyte of the first line: a big one-line JSON file is not read whole."""
     path = Path(path)
     if not path.is_file():
         return False
     try:
         with path.open("rb") as handle:
-            for raw in handle:
-                if raw.strip():
-                    first = msgspec.json.decode(raw)
+            for _ in range(100):  # blank lines before the first record
+                raw = handle.readline(_FIRST_LINE_LIMIT)
+                if not raw or raw.strip():
                     break
-            else:
+            if not raw.strip() or not raw.lstrip().startswith(b"{"):
                 return False
+            first = msgspec.json.decode(raw)
     except (OSError, msgspec.DecodeError, UnicodeDecodeError):
         return False
     return isinstance(first, dict) and {"qid", "student_model", "student_explanation"} <= first.keys()
+
+
+_FIRST_LINE_LIMIT = 1 << 20
 
 
 def read_dscb(

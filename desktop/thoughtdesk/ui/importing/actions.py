@@ -3,7 +3,8 @@ background, and showing the imported collection from data computed in the worker
 
 File ▸ Import… (Ctrl+I) picks any file and routes it by what it holds; its submenu opens each
 kind of import directly (a ThoughtSource collection, a dataset's original files, a table with a
-column mapping, a download from the catalogue).
+column mapping, a download from the catalogue, a DS Critique Bank file). File ▸ Export collection
+writes ThoughtSource JSON, or DS Critique Bank records when that file type is chosen.
 """
 
 from __future__ import annotations
@@ -160,9 +161,9 @@ class ImportingController(QObject):
     ) -> Task[ImportDone] | None:
         """Import in the background with a progress dialog; the Samples tab shows the collection.
 
-        Without ``request`` the file is a ThoughtSource collection; with one it is a dataset's
-        original files or a mapped table. Bad records skipped by ``request.on_error == "skip"``
-        are saved in a report beside the library.
+        Without ``request`` the file is a ThoughtSource collection; with one it is a DS Critique
+        Bank file (``request.dscb``), a dataset's original files or a mapped table. Bad records
+        skipped by ``request.on_error == "skip"`` are saved in a report beside the library.
         """
         library = self._window.library
         if library is None:
