@@ -253,3 +253,23 @@ def test_generated_files_come_back_equal(tmp_path, records):
         import_dscb(lib, path, collection="g")
         export_dscb(lib, "g", folder / "out.jsonl")
     assert lines(folder / "out.jsonl") == [json.loads(json.dumps(r)) for r in records]
+
+
+def test_a_malformed_critique_extension_names_its_place_and_changes_nothing(lib, tmp_path):
+    import_dscb(lib, DSCB / "DSCB-train-expert.jsonl", collection="expert")
+    ts = tmp_path / "expert.json"
+    export_thoughtsource(lib, "expert", ts)
+    data = json.loads(ts.read_text(encoding="utf-8"))
+    data["Quiz-FR"]["train-expert"][0]["generated_cot"][0]["thoughtdesk_critiques"]["critiques"][0]["raw_text"] = 3
+    ts.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    target = tmp_path / "other.thoughtdesk"
+    with Library.open(target):
+        pass
+    before = library_digest(target)
+    with Library.open(target) as other, pytest.raises(DataFileError) as raised:
+        import_thoughtsource(other, ts)
+    assert str(raised.value) == (
+        f"{ts}: dataset Quiz-FR, split train-expert, sample index 0, generated_cot 0, "
+        "field thoughtdesk_critiques.critiques[0].raw_text: must be text"
+    )
+    assert library_digest(target) == before
