@@ -273,3 +273,13 @@ def test_a_malformed_critique_extension_names_its_place_and_changes_nothing(lib,
         "field thoughtdesk_critiques.critiques[0].raw_text: must be text"
     )
     assert library_digest(target) == before
+
+
+def test_progress_counts_questions(lib, tmp_path):
+    record = lines(DSCB / "DSCB-train-silver.jsonl")[0]
+    path = tmp_path / "DSCB-many.jsonl"
+    path.write_text("".join(json.dumps({**record, "qid": f"q{i // 2}", "id": f"r{i}"}) + "\n" for i in range(1400)))
+    calls: list[tuple[int, int]] = []
+    report = import_dscb(lib, path, progress=lambda done, total: calls.append((done, total)))
+    assert (report.records, report.inserted) == (1400, 700)
+    assert calls == [(500, 700), (700, 700)]
