@@ -283,3 +283,24 @@ def test_progress_counts_questions(lib, tmp_path):
     report = import_dscb(lib, path, progress=lambda done, total: calls.append((done, total)))
     assert (report.records, report.inserted) == (1400, 700)
     assert calls == [(500, 700), (700, 700)]
+
+
+def test_ratings_a_reviewer_adds_are_exported_where_the_file_had_none(lib, tmp_path):
+    from thoughtdesk.core.critiques import set_critique_rating, set_explanation_rating
+
+    path = DSCB / "DSCB-train-silver.jsonl"  # no annotation fields at all
+    import_dscb(lib, path, collection="dscb")
+    cot_pk = lib.conn.execute("SELECT id FROM generated_cot WHERE cot_id LIKE 'OBQA%'").fetchone()[0]
+    critique_pk = lib.conn.execute("SELECT id FROM critique WHERE cot_pk = ?", (cot_pk,)).fetchone()[0]
+    with lib.transaction() as conn:
+        set_explanation_rating(conn, cot_pk, "ana", 4, ["irrelevant"])
+        set_critique_rating(conn, critique_pk, "ana", 2)
+    out = tmp_path / "out.jsonl"
+    export_dscb(lib, "dscb", out)
+    records, original = lines(out), lines(path)
+    assert records[:3] == original[:3]
+    rated = records[3]
+    assert rated["explanation_annotations"] == [{"explanation_score": 4, "dimensions": ["irrelevant"], "worker": "ana"}]
+    assert rated["critiques"][0]["critique_annotations"] == [{"critique_score": 2, "worker": "ana"}]
+    del rated["explanation_annotations"], rated["critiques"][0]["critique_annotations"]
+    assert rated == original[3]

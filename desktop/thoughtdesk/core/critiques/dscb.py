@@ -481,6 +481,8 @@ def _model_repr(name: str, options: dict[str, Any]) -> str:
 _RECORD_KEY_SET = frozenset(RECORD_KEYS)
 _OPTIONAL_KEYS = RECORD_KEYS[len(REQUIRED_KEYS) :]
 _CRITIQUE_KEY_SET = frozenset(CRITIQUE_KEYS)
+_CRITIQUE_KEYS_BUT_NOTES = CRITIQUE_KEYS[:-1]
+_RECORD_KEYS_BUT_NOTES = RECORD_KEYS[:-1]
 
 
 @lru_cache(maxsize=1024)
@@ -690,13 +692,14 @@ def critique_json(critique: Critique) -> dict[str, Any]:
         "critique_elements": elements,
     }
     if critique.ratings or "annotations" in fidelity or (critique.source == "import"):
+        # Ratings added since the import (a reviewer's) are written even where the file had none.
         out["critique_annotations"] = (
             None
-            if "annotations" in fidelity
+            if "annotations" in fidelity and not critique.ratings
             else [_rating_json(r.extra, "critique_score", r.score, {"worker": r.author}) for r in critique.ratings]
         )
     out.update((k, v) for k, v in critique.extra.items() if k != ROW_EXTRA)
-    return _without(fidelity, CRITIQUE_KEYS, out)
+    return _without(fidelity, CRITIQUE_KEYS if not critique.ratings else _CRITIQUE_KEYS_BUT_NOTES, out)
 
 
 def record_from(
@@ -741,6 +744,7 @@ def record_from(
             for r in ratings
         ]
     for key in fidelity.get("null", ()):
-        out[key] = None
+        if key != "explanation_annotations" or not ratings:
+            out[key] = None
     out.update(fidelity.get("unknown", {}))
-    return _without(fidelity, RECORD_KEYS, out)
+    return _without(fidelity, RECORD_KEYS if not ratings else _RECORD_KEYS_BUT_NOTES, out)
