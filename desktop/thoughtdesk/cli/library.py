@@ -23,6 +23,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         mapping = resolve_mapping(args.map)
     elif args.save_mapping:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
+    if not (args.dataset or mapping):
+        from thoughtdesk.core.critiques.dscb import looks_like_dscb
+
+        if looks_like_dscb(args.path):
+            return _import_dscb(args)
     if not (args.dataset or mapping):  # a ThoughtSource collection file: checked before the library opens
         if args.on_error != "abort":
             raise ThoughtDeskError(
@@ -60,6 +65,35 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.save_mapping and mapping is not None:  # --save-mapping without --map was refused above
         SavedMappings().save(args.save_mapping, mapping)
         print(f"mapping saved as {args.save_mapping.strip()!r}; reuse it with --map {args.save_mapping.strip()!r}")
+    if saved is not None:
+        print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
+    return EXIT_OK
+
+
+def _import_dscb(args: argparse.Namespace) -> int:
+    """A DS Critique Bank JSON Lines file, recognised by its records' fields."""
+    from thoughtdesk.core.importing.dscb import import_dscb
+    from thoughtdesk.core.importing.report import save_import_report
+
+    chosen = [f"--{name}" for name in ("limit", "seed", "save_mapping") if getattr(args, name) is not None]
+    if chosen:
+        raise ThoughtDeskError(f"{', '.join(chosen)} cannot be used with a DS Critique Bank file; it is imported whole")
+    if args.split is not None and len(args.split) != 1:
+        raise ThoughtDeskError("a DS Critique Bank file goes into one split: give --split once")
+    with open_library(args) as lib:
+        bar = ProgressLine("importing")
+        report = import_dscb(
+            lib,
+            args.path,
+            collection=args.collection,
+            split=args.split[0] if args.split else None,
+            on_duplicate=args.on_duplicate,
+            on_error=args.on_error,
+            progress=bar,
+        )
+        bar.finish()
+        saved = save_import_report(lib.path, report, args.path)
+    print(report.summary)
     if saved is not None:
         print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
     return EXIT_OK
@@ -115,6 +149,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     with open_library(args, create=False) as lib:
         target = check_export_target(args.path, libraries=[lib.path], force=args.force)
+        if args.format == "dscb":
+            from thoughtdesk.core.importing.dscb import export_dscb
+
+            count = export_dscb(lib, args.collection, target)
+            print(f"{count} DS Critique Bank record(s) of {args.collection!r} written to {args.path}")
+            return EXIT_OK
         count = export_thoughtsource(lib, args.collection, target)
     print(f"{count} sample(s) of {args.collection!r} written to {args.path}")
     return EXIT_OK
@@ -179,7 +219,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add import, datasets, export, collections and stats."""
     p = sub.add_parser(
         "import",
-        help="import a ThoughtSource collection JSON file, a dataset's original files (--dataset) or any table (--map)",
+        help="import a ThoughtSource collection JSON file, a DS Critique Bank JSONL file (recognised by its "
+        "records), a dataset's original files (--dataset) or any table (--map)",
     )
     p.add_argument("path", help="the file to import")
     p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
@@ -202,7 +243,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="after the import, save the --map mapping under NAME (shared with the GUI)",
     )
-    p.add_argument("--split", action="append", metavar="S", help="only these splits (repeatable)")
+    p.add_argument(
+        "--split",
+        action="append",
+        metavar="S",
+        help="only these splits (repeatable); for a DS Critique Bank file the split to import into "
+        "(default: the file's name without DSCB-, e.g. train-silver)",
+    )
     p.add_argument("--limit", type=int, metavar="N", help="at most N samples per split")
     p.add_argument(
         "--seed",
@@ -234,13 +281,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
     p.set_defaults(func=cmd_datasets)
 
-    p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON")
+    p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON or DS Critique Bank JSONL")
     p.add_argument("collection", help="the collection's name")
     p.add_argument("path", help="the file to write")
     p.add_argument(
         "--force",
         action="store_true",
         help="overwrite PATH even when it is not an earlier export (never the open library itself)",
+    )
+    p.add_argument(
+        "--format",
+        choices=["thoughtsource", "dscb"],
+        default="thoughtsource",
+        help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT) "
+        "or dscb (one DS Critique Bank record per generated CoT, JSON Lines)",
     )
     p.set_defaults(func=cmd_export)
 

@@ -231,12 +231,12 @@ def test_download_404_names_the_url_and_how_to_load_by_hand(qtbot, file_server, 
     save_screenshot(dialog, tmp_path, "download_404")
 
 
-def test_file_import_menu_offers_the_four_sources(window, monkeypatch, tmp_path):
+def test_file_import_menu_offers_the_five_sources(window, monkeypatch, tmp_path):
     reports = imported_reports(window)
     menu = window.importing.action_import.menu()
     assert window.importing.action_import.shortcut().toString() == "Ctrl+I"
     texts = [a.text() for a in menu.actions()]
-    assert [t.split()[0] for t in texts] == ["ThoughtSource", "Dataset", "Table", "Download"]
+    assert [t.split()[0] for t in texts] == ["ThoughtSource", "Dataset", "Table", "Download", "DS"]
     opened: list[DatasetImportDialog] = []
 
     def capture(dialog):

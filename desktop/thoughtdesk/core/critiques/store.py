@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from thoughtdesk.core.critiques.records import (
     Critique,
     CritiqueRating,
@@ -227,3 +229,108 @@ def set_critique_rating(conn: sqlite3.Connection, critique_pk: int, author: str,
     else:
         conn.execute("UPDATE critique_rating SET score = ?, created = ? WHERE id = ?", (score, now_iso(), row[0]))
     return None if row is None else row[1]
+
+
+def _next_id(conn: sqlite3.Connection, table: str) -> int:
+    return (conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
+
+
+def add_imported(
+    conn: sqlite3.Connection,
+    critiques: Sequence[Critique],
+    explanation_ratings: Sequence[tuple[int, ExplanationRating]] = (),
+) -> None:
+    """Insert many critiques (with their ratings) and explanation ratings ``(cot_pk, rating)`` at
+    once, for an import into CoTs it has just written: primary keys assigned here and rows sent
+    with ``executemany``; each critique keeps its ``position``, ratings their order in the lists.
+    (:func:`add_critique` is the one-at-a-time form for CoTs that may already have critiques.)"""
+    created = now_iso()
+    encode = msgspec.json.encode  # JSON values from a file: the same text as json.dumps, faster
+
+    def dumps(value: Any) -> str | None:
+        return None if value is None else encode(value).decode("utf-8")
+
+    # Most critiques share a handful of outcome combinations (all parsed, no flaw, ...).
+    outcome_json: dict[tuple[Any, ...], str] = {}
+    next_critique = _next_id(conn, "critique")
+    next_rating = _next_id(conn, "critique_rating")
+    critique_rows: list[tuple[Any, ...]] = []
+    rating_rows: list[tuple[Any, ...]] = []
+    for critique in critiques:
+        critique.pk = next_critique
+        next_critique += 1
+        p = critique.parsed
+        # By identity: the outcomes are alive (held by ``critiques``) for the whole call, and the
+        # common ones are shared objects, so equal keys mean equal outcomes (no dataclass hashing).
+        outcome_key = (*p.outcomes, *map(id, p.outcomes.values()))
+        outcomes = outcome_json.get(outcome_key)
+        if outcomes is None:
+            outcomes = outcome_json[outcome_key] = json.dumps({k: v.to_json() for k, v in p.outcomes.items()})
+        critique_rows.append(
+            (
+                critique.pk,
+                critique.cot_pk,
+                critique.position,
+                critique.critique_model,
+                dumps(critique.llm_options),
+                critique.fragment_key,
+                critique.prompt_text,
+                critique.raw_text,
+                p.main_flaw,
+                p.dimension,
+                p.general_feedback,
+                p.specific_feedback,
+                p.explanation_score,
+                outcomes,
+                dumps(critique.elements),
+                critique.source,
+                critique.run_id,
+                critique.request_id,
+                critique.created or created,
+                dumps(critique.extra or None),
+            )
+        )
+        for position, critique_rating in enumerate(critique.ratings):
+            critique_rating.pk = next_rating
+            next_rating += 1
+            rating_rows.append(
+                (
+                    critique_rating.pk,
+                    critique.pk,
+                    position,
+                    critique_rating.author,
+                    critique_rating.score,
+                    critique_rating.created or created,
+                    dumps(critique_rating.extra or None),
+                )
+            )
+    conn.executemany(f"INSERT INTO critique ({CRITIQUE_COLUMNS}) VALUES ({', '.join('?' * 20)})", critique_rows)
+    conn.executemany(
+        "INSERT INTO critique_rating (id, critique_pk, position, author, score, created, extra) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rating_rows,
+    )
+    positions: dict[int, int] = {}
+    explanation_rows = []
+    next_explanation = _next_id(conn, "explanation_rating")
+    for cot_pk, rating in explanation_ratings:
+        position = positions[cot_pk] = positions.get(cot_pk, -1) + 1
+        rating.pk = next_explanation
+        next_explanation += 1
+        explanation_rows.append(
+            (
+                rating.pk,
+                cot_pk,
+                position,
+                rating.author,
+                rating.score,
+                dumps(list(rating.dimensions)),
+                rating.created or created,
+                dumps(rating.extra or None),
+            )
+        )
+    conn.executemany(
+        "INSERT INTO explanation_rating (id, cot_pk, position, author, score, dimensions, created, extra) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        explanation_rows,
+    )

@@ -7,13 +7,15 @@ Every importer (ThoughtSource JSON, the dataset loaders, generic files) produces
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile, write_collection
 from thoughtdesk.core.errors import Cancelled, DataFileError
+from thoughtdesk.core.importing.ts_critiques import CritiqueRestore, collection_with_critiques, has_critiques
 from thoughtdesk.core.library.reader import iter_collection
 from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.library.store import Library
@@ -27,6 +29,16 @@ Cancel = Callable[[], bool]
 
 #: How often (in samples) progress is reported and cancel is checked.
 TICK = 500
+
+
+class ImportHook(Protocol):
+    """Rows an importer stores beside the samples (critiques and ratings), in the same transaction."""
+
+    def queued(self, first_cot_pk: int, sample: Sample) -> None:
+        """``sample`` was queued for writing; its generated CoTs get ``first_cot_pk``, +1, ... in order."""
+
+    def finish(self, conn: sqlite3.Connection) -> None:
+        """Every sample is written: store the rest (still inside the import's transaction)."""
 
 
 @dataclass
@@ -66,8 +78,12 @@ def import_records(
     cancel: Cancel | None = None,
     source: str = "",
     path: Path | None = None,
+    hook: ImportHook | None = None,
 ) -> ImportReport:
     """Store ``records`` in ``collection`` (created if absent), all or nothing.
+
+    ``hook`` is told which CoT keys each written sample got, and stores its own rows (critiques,
+    ratings) at the end, inside the same transaction.
 
     Raises :class:`DataFileError` for a bad record, :class:`DuplicateSamplesError` when
     ``on_duplicate`` is ``fail`` and a sample exists, :class:`Cancelled` when ``cancel()`` turns
@@ -81,7 +97,10 @@ def import_records(
         writer = SampleWriter(library, cid, OnDuplicate(on_duplicate))
         done = 0
         for dataset, split, sample, where in records:
+            first_cot = writer.next_cot_pk
             writer.add(dataset, split, sample, where=where, path=path)
+            if hook is not None and writer.next_cot_pk > first_cot:
+                hook.queued(first_cot, sample)
             done += 1
             if done % TICK == 0:
                 if cancel is not None and cancel():
@@ -95,6 +114,8 @@ def import_records(
                 hint="check that this is the file you meant",
             )
         result = writer.close(collection)
+        if hook is not None:
+            hook.finish(library.conn)
     if progress is not None:
         progress(done, total or done)
     return ImportReport(collection, cid, created, result.inserted, result.replaced, result.skipped)
@@ -109,14 +130,19 @@ def import_thoughtsource(
     progress: Progress | None = None,
     cancel: Cancel | None = None,
 ) -> ImportReport:
-    """Import a ThoughtSource collection file; the collection is named after the file by default."""
+    """Import a ThoughtSource collection file; the collection is named after the file by default.
+
+    Critiques and ratings a ThoughtDesk export put into CoTs (the ``thoughtdesk_critiques``
+    extension field) are stored again as critiques and ratings.
+    """
     path = Path(path)
     source = ThoughtSourceFile(path)
     name = collection or path.stem
+    restore = CritiqueRestore(path)
     records = ((r.dataset, r.split, r.sample, r.where) for r in source.records())
     return import_records(
         library,
-        records,
+        restore.samples(records),
         collection=name,
         on_duplicate=on_duplicate,
         total=len(source),
@@ -124,6 +150,7 @@ def import_thoughtsource(
         cancel=cancel,
         source=str(path),
         path=path,
+        hook=restore,
     )
 
 
@@ -229,6 +256,11 @@ def export_thoughtsource(
     *,
     progress: Callable[[int], None] | None = None,
 ) -> int:
-    """Write a collection as a ThoughtSource JSON file; return the number of samples written."""
+    """Write a collection as a ThoughtSource JSON file; return the number of samples written.
+
+    CoTs with critiques or explanation ratings carry them in the ``thoughtdesk_critiques``
+    extension field (see :mod:`thoughtdesk.core.importing.ts_critiques`).
+    """
     cid = library.require_collection(collection)
-    return write_collection(path, iter_collection(library, cid), progress=progress)
+    splits = collection_with_critiques(library, cid) if has_critiques(library, cid) else iter_collection(library, cid)
+    return write_collection(path, splits, progress=progress)

@@ -140,6 +140,13 @@ def load_sample(lib: Library, pk: int) -> StoredSample | None:
 
 def iter_split(lib: Library, collection_id: int, dataset: str, split: str) -> Iterator[Sample]:
     """The samples of one dataset split, in stored order, a chunk at a time."""
+    for stored in iter_stored_split(lib, collection_id, dataset, split):
+        yield stored.sample
+
+
+def iter_stored_split(lib: Library, collection_id: int, dataset: str, split: str) -> Iterator[StoredSample]:
+    """:func:`iter_split` with the row keys (the sample's and its CoTs'), for exports that add
+    rows of other tables (critiques) to each CoT."""
     last = -1
     while True:
         rows = lib.conn.execute(
@@ -150,8 +157,7 @@ def iter_split(lib: Library, collection_id: int, dataset: str, split: str) -> It
         if not rows:
             return
         last = rows[-1][-1]
-        for stored in _build(lib, [r[:-1] for r in rows]):
-            yield stored.sample
+        yield from _build(lib, [r[:-1] for r in rows])
 
 
 def iter_collection(lib: Library, collection_id: int) -> Iterator[tuple[str, str, Iterator[Sample]]]:

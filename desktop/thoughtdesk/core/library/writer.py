@@ -101,6 +101,12 @@ class SampleWriter:
         self._annotations: list[tuple] = []
         self._fts: list[tuple] = []
 
+    @property
+    def next_cot_pk(self) -> int:
+        """The primary key the next queued generated CoT gets: a sample's CoTs get consecutive keys
+        in their order, so an importer that stores rows referring to them (critiques) knows them."""
+        return self._next_cot
+
     def _next_id(self, table: str) -> int:
         return (self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
 

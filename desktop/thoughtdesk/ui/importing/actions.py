@@ -3,7 +3,8 @@ background, and showing the imported collection from data computed in the worker
 
 File ▸ Import… (Ctrl+I) picks any file and routes it by what it holds; its submenu opens each
 kind of import directly (a ThoughtSource collection, a dataset's original files, a table with a
-column mapping, a download from the catalogue).
+column mapping, a download from the catalogue, a DS Critique Bank file). File ▸ Export collection
+writes ThoughtSource JSON, or DS Critique Bank records when that file type is chosen.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from thoughtdesk.core.files import ExportTargetError, check_export_target
+from thoughtdesk.core.importing.dscb import export_dscb, import_dscb
 from thoughtdesk.core.importing.importer import (
     ImportReport,
     export_thoughtsource,
@@ -29,6 +31,9 @@ from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
 from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QObject, Signal
+
+THOUGHTSOURCE_FILTER = "ThoughtSource collections (*.json)"
+DSCB_FILTER = "DS Critique Bank records (*.jsonl)"
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class ImportingController(QObject):
             ("Dataset from its original files…", lambda: self.dataset_import_dialog()),
             ("Table (JSON, JSONL, CSV, TSV) with a column mapping…", lambda: self.mapping_import_dialog()),
             ("Download a dataset from the catalogue…", lambda: self.dataset_import_dialog(download=True)),
+            ("DS Critique Bank file (JSONL)…", lambda: self.dscb_import_dialog()),
         )
         for text, slot in entries:
             action = menu.addAction(text)
@@ -82,7 +88,7 @@ class ImportingController(QObject):
             "Import a ThoughtSource collection, a dataset file or a table",
             str(Path.home()),
             "ThoughtSource collections (*.json);;Dataset files and tables (*.json *.jsonl "
-            "*.jsonlines *.ndjson *.csv *.tsv *.xml *.txt);;All files (*)",
+            "*.jsonlines *.ndjson *.csv *.tsv *.xml *.txt);;DS Critique Bank files (*.jsonl);;All files (*)",
         )
         if path:
             self.import_path(Path(path))
@@ -95,6 +101,9 @@ class ImportingController(QObject):
             return
         if kind == "table":
             self.mapping_import_dialog(path)
+            return
+        if kind == "dscb":
+            self.dscb_import_dialog(path)
             return
         dialog = ImportDialog(path, self._collection_names(), self._window.dialog_parent)
         if dialog.exec() != QDialog.DialogCode.Accepted:
@@ -118,6 +127,25 @@ class ImportingController(QObject):
             return None
         return self.import_request(dialog.request())
 
+    def dscb_import_dialog(self, path: Path | None = None) -> Task[ImportDone] | None:
+        """A DS Critique Bank file: which collection, what to do with questions already there."""
+        if path is None:
+            chosen, _ = QFileDialog.getOpenFileName(
+                self._window.dialog_parent,
+                "Import a DS Critique Bank file",
+                str(Path.home()),
+                "DS Critique Bank files (*.jsonl);;All files (*)",
+            )
+            if not chosen:
+                return None
+            path = Path(chosen)
+        dialog = ImportDialog(path, self._collection_names(), self._window.dialog_parent)
+        dialog.setWindowTitle("Import a DS Critique Bank file")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        request = ImportRequest(path, dialog.collection_name or path.stem, on_duplicate=dialog.on_duplicate, dscb=True)
+        return self.import_request(request)
+
     # Importing --------------------------------------------------------------------------------
 
     def import_request(self, request: ImportRequest) -> Task[ImportDone] | None:
@@ -134,9 +162,9 @@ class ImportingController(QObject):
     ) -> Task[ImportDone] | None:
         """Import in the background with a progress dialog; the Samples tab shows the collection.
 
-        Without ``request`` the file is a ThoughtSource collection; with one it is a dataset's
-        original files or a mapped table. Bad records skipped by ``request.on_error == "skip"``
-        are saved in a report beside the library.
+        Without ``request`` the file is a ThoughtSource collection; with one it is a DS Critique
+        Bank file (``request.dscb``), a dataset's original files or a mapped table. Bad records
+        skipped by ``request.on_error == "skip"`` are saved in a report beside the library.
         """
         library = self._window.library
         if library is None:
@@ -150,7 +178,17 @@ class ImportingController(QObject):
 
         def work(ctx: TaskContext) -> ImportDone:
             with Library.open(library_path) as lib:
-                if request is None or (request.dataset is None and request.mapping is None):
+                if request is not None and request.dscb:
+                    report: ImportReport = import_dscb(
+                        lib,
+                        path,
+                        collection=name,
+                        on_duplicate=on_duplicate,
+                        on_error=request.on_error,
+                        progress=ctx.progress,
+                        cancel=ctx.cancelled,
+                    )
+                elif request is None or (request.dataset is None and request.mapping is None):
                     report = import_thoughtsource(
                         lib,
                         path,
@@ -204,17 +242,19 @@ class ImportingController(QObject):
         if collection is None:
             self._window.show_error("Export", "Select a collection to export first.")
             return
-        path, _ = QFileDialog.getSaveFileName(
+        path, chosen = QFileDialog.getSaveFileName(
             self._window.dialog_parent,
             f"Export {collection}",
             str(Path.home() / f"{collection}.json"),
-            "ThoughtSource collections (*.json)",
+            f"{THOUGHTSOURCE_FILTER};;{DSCB_FILTER}",
         )
         if path:
-            self.export_collection(collection, Path(path))
+            dscb = chosen == DSCB_FILTER or path.lower().endswith(".jsonl")
+            self.export_collection(collection, Path(path), dscb=dscb)
 
-    def export_collection(self, collection: str, path: Path) -> Task[int] | None:
-        """Write ``collection`` as a ThoughtSource file in the background."""
+    def export_collection(self, collection: str, path: Path, *, dscb: bool = False) -> Task[int] | None:
+        """Write ``collection`` as a ThoughtSource file (or with ``dscb`` as DS Critique Bank
+        JSON Lines, one record per generated CoT) in the background."""
         library = self._window.library
         if library is None:
             return None
@@ -229,10 +269,12 @@ class ImportingController(QObject):
         def work(ctx: TaskContext) -> int:
             with Library.open(library_path) as lib:
                 total = next((c.samples for c in lib.collections() if c.name == collection), 0)
+                if dscb:
+                    return export_dscb(lib, collection, path, progress=lambda n: ctx.progress(n, 0))
                 return export_thoughtsource(lib, collection, path, progress=lambda n: ctx.progress(n, total))
 
         return self._window.run_task(
             f"Exporting {collection}…",
             work,
-            lambda n: self._window.show_status(f"{n} sample(s) written to {path}", 10000),
+            lambda n: self._window.show_status(f"{n} {'record' if dscb else 'sample'}(s) written to {path}", 10000),
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from thoughtdesk.core.critiques.dscb import looks_like_dscb
 from thoughtdesk.core.datasets import (
     DatasetInfo,
     catalogue,
@@ -57,9 +58,12 @@ def looks_like_thoughtsource(path: Path) -> bool:
 
 
 def classify_import_file(path: Path) -> str:
-    """``"thoughtsource"``, ``"dataset"`` (a known dataset's original files) or ``"table"``."""
+    """``"thoughtsource"``, ``"dscb"`` (a DS Critique Bank file), ``"dataset"`` (a known dataset's
+    original files) or ``"table"``."""
     if looks_like_thoughtsource(path):
         return "thoughtsource"
+    if looks_like_dscb(path):
+        return "dscb"
     if detect_dataset(path) is not None or path.is_dir():
         return "dataset"
     return "table" if path.suffix.lower() in TABLE_SUFFIXES else "dataset"

@@ -35,8 +35,9 @@ from thoughtdesk.ui.widgets.labels import plain_label
 class ImportRequest:
     """What the user asked an import dialog for; ``MainWindow.import_file`` carries it out.
 
-    Neither ``dataset`` nor ``mapping``: a ThoughtSource collection file. ``limit`` is per split;
-    with ``seed`` the N samples are drawn at random, else the first N are taken.
+    Neither ``dataset`` nor ``mapping``: a ThoughtSource collection file, or with ``dscb`` a DS
+    Critique Bank JSON Lines file. ``limit`` is per split; with ``seed`` the N samples are drawn
+    at random, else the first N are taken.
     """
 
     path: Path
@@ -48,6 +49,7 @@ class ImportRequest:
     seed: int | None = None
     on_duplicate: str = "skip"
     on_error: str = "abort"
+    dscb: bool = False
 
 
 def metadata_text(info: DatasetInfo) -> str:
