@@ -235,3 +235,33 @@ def test_a_thoughtsource_file_with_a_utf8_bom_is_read(tmp_path):
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + resource_path("demo_collection.json").read_bytes())
     assert len(ThoughtSourceFile(path)) == 16
+
+
+@pytest.mark.parametrize(
+    "name, content, line",
+    [
+        ("dup.jsonl", '{"question": "a", "answer": "x"}\n{"question": "b", "answer": "y", "answer": "z"}\n', 2),
+        ("dup-spaced.jsonl", '{"question" : "a", "question"  :  "b", "answer": "x"}\n', 1),
+        ("dup-nested.jsonl", '{"question": "a", "answer": "x", "meta": {"k": 1, "k": 2}}\n', 1),
+        ("dup.json", '[{"question": "a", "answer": "x"},\n {"question": "b",\n  "answer": "y", "answer": "z"}]', 2),
+    ],
+)
+def test_duplicate_keys_are_refused_with_their_place(tmp_path, name, content, line):
+    """Issue 15: duplicate JSON keys silently dropped data (the decoders keep the last value)."""
+    from thoughtdesk.core.datasets.generic import ColumnMapping, load_generic
+
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(DataFileError) as caught:
+        list(load_generic(path, ColumnMapping(question="question", answer="answer")))
+    assert caught.value.line == line and "appears twice in one object" in str(caught.value)
+
+
+def test_values_that_look_like_keys_are_not_duplicates(tmp_path):
+    from thoughtdesk.core.datasets.generic import ColumnMapping, load_generic
+
+    path = tmp_path / "fine.jsonl"
+    path.write_text('{"question": "say \\"a\\": twice \\"a\\":", "answer": "x"}\n')
+    assert [s.question for _, s in load_generic(path, ColumnMapping(question="question", answer="answer"))] == [
+        'say "a": twice "a":'
+    ]

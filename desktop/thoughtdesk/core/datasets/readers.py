@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,37 @@ from thoughtdesk.core.errors import DataFileError
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 _json_decode = msgspec.json.decode
-_DECODER = json.JSONDecoder()
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names the same key twice: decoders keep the last value and drop the rest."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(
+                    f"the key {key!r} appears twice in one object (JSON keeps only the last value, so data "
+                    "would be lost); remove or rename one"
+                )
+            seen.add(key)
+    return result
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+#: A key's closing quote and colon: counting them bounds how many keys a line has.
+_KEY_END = re.compile(rb'"\s*:')
+
+
+def _count_keys(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(_count_keys(v) for v in value.values() if isinstance(v, (dict, list)))
+    if isinstance(value, list):
+        return sum(_count_keys(v) for v in value if isinstance(v, (dict, list)))
+    return 0
 
 
 def _msgspec_message(error: Exception) -> str:
@@ -38,7 +69,18 @@ def decode_line(raw: bytes) -> Any:
     """One JSON value from one line's bytes; every way it can be bad is a ValueError whose
     message says what is wrong (malformed, not UTF-8 at byte N, nested too deeply)."""
     try:
-        return _json_decode(raw)
+        value = _json_decode(raw)
+        # msgspec keeps the last of two equal keys silently. A line with more key-like places
+        # than the decoded value has keys may have a duplicate: the exact check is only paid then.
+        # Key ends as usually written ('":'); other spacing is rare and takes the regex count.
+        places = raw.count(b'":') if b'" ' not in raw and b'"\t' not in raw else len(raw)
+        if places > (len(value) if isinstance(value, dict) else 0) and (
+            len(_KEY_END.findall(raw)) > _count_keys(value)
+        ):
+            json.loads(raw, object_pairs_hook=_unique_pairs)
+        return value
+    except DuplicateKeyError as error:
+        raise ValueError(str(error)) from None
     except msgspec.DecodeError as error:
         raise ValueError(f"malformed JSON: {_msgspec_message(error)}") from None
     except UnicodeDecodeError:
@@ -155,6 +197,8 @@ def iter_json_container(path: Path) -> Iterator[tuple[int, str | int, Any]]:
             raise _json_error(path, text, error, 0, "") from None
         except RecursionError:
             raise _json_error(path, text, None, pos, TOO_DEEP) from None
+        except DuplicateKeyError as error:
+            raise _json_error(path, text, None, start, str(error)) from None
         yield counter.line_at(start), key, value
         index += 1
         pos = _skip_space(text, pos)
@@ -172,7 +216,9 @@ def load_json(path: Path) -> Any:
     """A whole JSON file; a syntax error raises :class:`DataFileError` with line and column."""
     text = _read_text(path)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except DuplicateKeyError as error:
+        raise DataFileError(path, str(error)) from None
     except json.JSONDecodeError as error:
         raise DataFileError(path, f"malformed JSON: {error.msg}", line=error.lineno, column=error.colno) from None
     except RecursionError:
