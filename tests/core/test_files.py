@@ -59,3 +59,29 @@ def test_earlier_exports_new_files_and_bad_names(library, tmp_path):
         check_export_target("", libraries=[library])
     with pytest.raises(ExportTargetError, match="is a folder"):
         check_export_target(tmp_path, libraries=[library])
+
+
+def test_an_export_that_fails_leaves_nothing_and_names_the_file(tmp_path):
+    """Issue 15: a full disk during export printed no path; a killed export left <target>.part."""
+    import errno
+    import time
+
+    from thoughtdesk.core.files import PART_SUFFIX, export_file
+
+    target = tmp_path / "out.json"
+    with pytest.raises(ExportTargetError, match=r"out.json could not be written \(No space left on device\)"):
+        with export_file(target) as out:
+            out.write("{")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert list(tmp_path.iterdir()) == []
+
+    stale = tmp_path / ("killed.json" + PART_SUFFIX)
+    stale.write_text("{ half")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    fresh = tmp_path / ("running.json" + PART_SUFFIX)  # another export still writing: kept
+    fresh.write_text("{ going")
+    with export_file(target) as out:
+        out.write("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", fresh.name]
+    assert target.read_text() == "{}"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from thoughtdesk.core.errors import ThoughtDeskError
 
@@ -18,7 +20,51 @@ LIBRARY_COMPANIONS = ("", "-wal", "-shm", "-journal")
 
 class ExportTargetError(ThoughtDeskError):
     """An export would overwrite something it must not (the library itself, or a file that is
-    not an earlier export) or names no file at all."""
+    not an earlier export) or names no file at all; or it could not be written."""
+
+
+#: The ending of an export being written: ``<target>.thoughtdesk.part``, renamed at the end.
+PART_SUFFIX = ".thoughtdesk.part"
+#: A part file untouched for this long belongs to an export that was killed (a running export
+#: writes to it all the time): the next export into that folder removes it.
+STALE_PART_SECONDS = 600.0
+
+
+def remove_stale_parts(folder: Path, *, older_than: float = STALE_PART_SECONDS) -> list[Path]:
+    """Delete the part files of killed exports in ``folder``; return what was removed."""
+    removed = []
+    now = time.time()
+    for part in folder.glob("*" + PART_SUFFIX):
+        try:
+            if now - part.stat().st_mtime > older_than:
+                part.unlink()
+                removed.append(part)
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed
+
+
+@contextlib.contextmanager
+def export_file(path: Path) -> Iterator[TextIO]:
+    """A text stream for an export to ``path``: written to a part file beside it and renamed
+    into place only when the block ends without error, so ``path`` never holds half an export.
+    Stale part files of killed exports are removed first; a write that fails (a full disk, a
+    vanished drive) is an :class:`ExportTargetError` naming ``path``, with the part file gone."""
+    remove_stale_parts(path.parent)
+    part = path.with_name(path.name + PART_SUFFIX)
+    try:
+        with part.open("w", encoding="utf-8", newline="\n") as out:
+            yield out
+        os.replace(part, path)
+    except OSError as error:
+        part.unlink(missing_ok=True)
+        raise ExportTargetError(
+            f"{path} could not be written ({error.strerror or error}); nothing was written under that name. "
+            "Free some space or choose another folder, then export again"
+        ) from None
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
 
 
 def write_text_atomically(path: str | Path, text: str, *, private: bool = False) -> Path:

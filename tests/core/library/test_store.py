@@ -104,6 +104,35 @@ def test_newer_schema_is_refused_and_untouched(tmp_path):
     assert file_hash(path) == before
 
 
+def test_an_unknown_migration_is_not_called_newer(tmp_path):
+    """Issue 15: a library with a migration this build lacks (same version number) was refused
+    as "written by a newer ThoughtDesk (schema version 7 ...)", which was not true."""
+    path = tmp_path / "branch.thoughtdesk"
+    with Library.open(path) as lib:
+        lib.conn.execute("INSERT INTO _migrations VALUES ('m007_from_another_branch', 'then')")
+        lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = file_hash(path)
+    with pytest.raises(LibraryError) as caught:
+        Library.open(path)
+    message = str(caught.value)
+    assert "newer" not in message and "m007_from_another_branch" in message and "another build" in message
+    assert file_hash(path) == before
+
+
+def test_refusing_a_foreign_wal_database_leaves_no_files_beside_it(tmp_path):
+    """Issue 15: opening a refused file created -wal/-shm files beside it."""
+    path = tmp_path / "someone-elses.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE notes (t TEXT)")
+    conn.commit()
+    conn.close()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(LibraryError, match="not a ThoughtDesk library"):
+        Library.open(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_library_location_precedence(tmp_path, monkeypatch):
     monkeypatch.delenv("THOUGHTDESK_LIBRARY", raising=False)
     default = default_library_path()

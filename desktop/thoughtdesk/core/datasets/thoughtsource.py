@@ -19,6 +19,7 @@ from typing import Any, Literal, overload
 import msgspec
 
 from thoughtdesk.core.errors import DataFileError, line_column
+from thoughtdesk.core.files import export_file
 from thoughtdesk.core.library.records import (
     ANNOTATION_KEYS,
     ANSWER_KEYS,
@@ -430,42 +431,37 @@ def write_collection(
 ) -> int:
     """Write ``{dataset: {split: [...]}}`` to ``path`` one sample at a time; return the count.
 
-    Writes to a temporary file beside ``path`` and renames it at the end, so a failed export
-    never leaves a truncated file under the requested name. ``splits`` must yield each
+    Writes through :func:`thoughtdesk.core.files.export_file`, so a failed export never leaves a
+    truncated file under the requested name. ``splits`` must yield each
     (dataset, split) once, grouped by dataset.
     """
     path = Path(path)
-    tmp = path.with_name(path.name + ".part")
     count = 0
-    try:
-        with tmp.open("w", encoding="utf-8") as out:
-            out.write("{")
-            current: str | None = None
-            first_split = True
-            for dataset, split, samples in splits:
-                if dataset != current:
-                    if current is not None:
-                        out.write("\n  }")
-                        out.write(",")
-                    out.write(f"\n  {json.dumps(dataset, ensure_ascii=False)}: {{")
-                    current, first_split = dataset, True
-                out.write("" if first_split else ",")
-                first_split = False
-                out.write(f"\n    {json.dumps(split, ensure_ascii=False)}: [")
-                first = True
-                for sample in samples:
-                    out.write("\n      " if first else ",\n      ")
-                    first = False
-                    out.write(json.dumps(sample_to_json(sample), ensure_ascii=False))
-                    count += 1
-                    if progress is not None and count % 1000 == 0:
-                        progress(count)
-                out.write("\n    ]")
-            if current is not None:
-                out.write("\n  }")
-            out.write("\n}\n")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with export_file(path) as out:
+        out.write("{")
+        current: str | None = None
+        first_split = True
+        for dataset, split, samples in splits:
+            if dataset != current:
+                if current is not None:
+                    out.write("\n  }")
+                    out.write(",")
+                out.write(f"\n  {json.dumps(dataset, ensure_ascii=False)}: {{")
+                current, first_split = dataset, True
+            out.write("" if first_split else ",")
+            first_split = False
+            out.write(f"\n    {json.dumps(split, ensure_ascii=False)}: [")
+            first = True
+            for sample in samples:
+                out.write("\n      " if first else ",\n      ")
+                first = False
+                out.write(json.dumps(sample_to_json(sample), ensure_ascii=False))
+                count += 1
+                if progress is not None and count % 1000 == 0:
+                    progress(count)
+            out.write("\n    ]")
+        if current is not None:
+            out.write("\n  }")
+        out.write("\n}\n")
+
     return count

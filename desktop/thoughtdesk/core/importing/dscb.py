@@ -42,6 +42,7 @@ from thoughtdesk.core.critiques.dscb import (
 from thoughtdesk.core.critiques.records import Critique, ExplanationRating
 from thoughtdesk.core.critiques.store import add_imported, critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.errors import Cancelled, DataFileError
+from thoughtdesk.core.files import export_file
 from thoughtdesk.core.importing.importer import (
     ON_ERROR_CHOICES,
     TICK,
@@ -270,20 +271,14 @@ def export_dscb(
 ) -> int:
     """Write ``collection`` as DS Critique Bank JSON Lines; return the number of records.
 
-    Written to ``path.part`` and renamed at the end, so a failure never leaves half a file.
+    Written through :func:`thoughtdesk.core.files.export_file` (a part file renamed at the end), so a failure never leaves half a file.
     """
     path = Path(path)
     records = dscb_records(library, collection)
-    tmp = path.with_name(path.name + ".part")
-    try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as out:
-            for count, record in enumerate(records, start=1):
-                out.write(json.dumps(record, ensure_ascii=False))
-                out.write("\n")
-                if progress is not None and count % 1000 == 0:
-                    progress(count)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with export_file(path) as out:
+        for count, record in enumerate(records, start=1):
+            out.write(json.dumps(record, ensure_ascii=False))
+            out.write("\n")
+            if progress is not None and count % 1000 == 0:
+                progress(count)
     return len(records)

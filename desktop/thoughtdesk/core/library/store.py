@@ -101,7 +101,9 @@ def _check_before_opening(path: Path) -> None:
             "it was left untouched. Choose another file or create a new library."
         )
     try:
-        probe = _connect_read_only(path)
+        # immutable: the probe never creates -wal/-shm files beside a file it may refuse.
+        probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
         raise library_error(error, path) or LibraryError(
             f"{path} cannot be opened: {error}; it was left untouched."
@@ -119,11 +121,20 @@ def _check_before_opening(path: Path) -> None:
     finally:
         probe.close()
     known = {name for name, _ in migrations.MIGRATIONS}
-    if version > migrations.current_version() or applied - known:
+    if version > migrations.current_version():
         raise LibraryError(
             f"{path} was written by a newer ThoughtDesk (schema version {version}; this version "
             f"reads up to {migrations.current_version()}); it was left untouched. "
             "Update ThoughtDesk to open it."
+        )
+    unknown = sorted(applied - known)
+    if unknown:
+        # Same or lower version number, but steps this version never had: another branch or
+        # build of ThoughtDesk changed it. Not "newer": say what was found.
+        raise LibraryError(
+            f"{path} has schema changes this ThoughtDesk does not know ({', '.join(unknown[:3])}"
+            f"{', ...' if len(unknown) > 3 else ''}), made by another build of ThoughtDesk; it was left "
+            "untouched. Open it with the ThoughtDesk that made those changes"
         )
     if tables and "_migrations" not in tables:
         raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
