@@ -46,6 +46,7 @@ from thoughtdesk.core.critiques.records import (
     ExplanationRating,
     ParsedCritique,
 )
+from thoughtdesk.core.datasets.readers import decode_line
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample, model_name, model_repr
 
@@ -297,7 +298,7 @@ def looks_like_dscb(path: str | Path) -> bool:
             if not raw.strip() or not raw.lstrip().startswith(b"{"):
                 return False
             first = msgspec.json.decode(raw)
-    except (OSError, msgspec.DecodeError, UnicodeDecodeError):
+    except (OSError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(first, dict) and {"qid", "student_model", "student_explanation"} <= first.keys()
 
@@ -317,7 +318,6 @@ def read_dscb(
     ``"skip"`` appends its error to ``errors`` and goes on. A blank line is skipped.
     """
     path = Path(path)
-    decode = msgspec.json.decode
     try:
         handle = path.open("rb")
     except OSError as error:
@@ -328,9 +328,9 @@ def read_dscb(
                 continue
             try:
                 try:
-                    obj = decode(raw)
-                except msgspec.DecodeError as error:
-                    message = str(error).split(" (byte")[0].replace("JSON is malformed: ", "")
+                    obj = decode_line(raw)
+                except ValueError as error:  # malformed, not UTF-8, nested too deeply, a key twice
+                    message = str(error).split(" (byte")[0].replace("malformed JSON: ", "")
                     raise DataFileError(path, f"invalid JSON: {message}", line=line) from None
                 yield DscbRecord(line, validate_record(obj, path, line))
             except DataFileError as error:

@@ -81,6 +81,14 @@ class LoadContext:
                     where += f", field {error.field}"
                 self.report(DataFileError(path, error.message, line=line, where=where))
                 continue
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
+                # A value of a shape the loader did not check for (found by fuzzing): the record
+                # is bad like any other, with its place, never a traceback.
+                where = f"dataset {self.dataset}, split {split}, record {index + 1}"
+                self.report(
+                    DataFileError(path, f"a value has an unexpected form ({_plain(error)})", line=line, where=where)
+                )
+                continue
             if sample is not None:
                 # Some originals repeat a record (EntailmentBank test has one id twice); later
                 # copies get a stable suffix so ids stay unique within the split.
@@ -90,6 +98,14 @@ class LoadContext:
                 if count > 1:
                     sample.id = f"{sample.id}_{count}"
                 yield split, sample
+
+
+def _plain(error: Exception) -> str:
+    """A Python error in words short enough for a one-line message."""
+    text = str(error).replace("\n", " ")
+    if isinstance(error, KeyError):
+        return f"no field {text}"
+    return text[:200] if text else type(error).__name__
 
 
 def need(record: Any, key: str, kind: type | tuple[type, ...] = str, *, label: str | None = None):

@@ -262,6 +262,8 @@ def first_json_item(path: Path, limit: int = 1 << 18) -> Any:
         except (json.JSONDecodeError, IndexError):
             if len(text) < limit:
                 return None
+        except (RecursionError, DuplicateKeyError):
+            return None  # not something to sniff; reading the file says what is wrong with it
     return None
 
 

@@ -18,6 +18,7 @@ from typing import Any, Literal, overload
 
 import msgspec
 
+from thoughtdesk.core.datasets.readers import TOO_DEEP, first_bad_utf8
 from thoughtdesk.core.errors import DataFileError, line_column
 from thoughtdesk.core.files import export_file
 from thoughtdesk.core.library.records import (
@@ -69,6 +70,11 @@ class ThoughtSourceFile:
             ) from None
         except msgspec.DecodeError as error:
             raise self._syntax_error(error) from None
+        except RecursionError:
+            raise DataFileError(self.path, TOO_DEEP) from None
+        except UnicodeDecodeError:
+            line, column, byte = first_bad_utf8(self.path)
+            raise DataFileError(self.path, f"not UTF-8 text (byte 0x{byte:02X})", line=line, column=column) from None
         self._splits: list[tuple[str, str, list[msgspec.Raw]]] = []
         for dataset, splits in outer.items():
             for split, raw in splits.items():
@@ -107,14 +113,19 @@ class ThoughtSourceFile:
         for dataset, split, samples in self._splits:
             for index, raw in enumerate(samples):
                 try:
-                    # Fast path: a sample with exactly ThoughtSource's keys and types is decoded
-                    # and validated by msgspec in C.
-                    sample = _from_strict(strict(raw))
-                except msgspec.ValidationError:
-                    # Anything unusual (extra or missing keys, nulls, wrong types) takes the
-                    # careful path, which keeps extras and names the field that is wrong.
+                    try:
+                        # Fast path: a sample with exactly ThoughtSource's keys and types is
+                        # decoded and validated by msgspec in C.
+                        sample = _from_strict(strict(raw))
+                    except msgspec.ValidationError:
+                        # Anything unusual (extra or missing keys, nulls, wrong types) takes the
+                        # careful path, which keeps extras and names the field that is wrong.
+                        where = f"dataset {dataset}, split {split}, sample index {index}"
+                        sample = sample_from_json(msgspec.json.decode(raw), self.path, where)
+                except (RecursionError, UnicodeDecodeError) as error:
                     where = f"dataset {dataset}, split {split}, sample index {index}"
-                    sample = sample_from_json(msgspec.json.decode(raw), self.path, where)
+                    why = TOO_DEEP if isinstance(error, RecursionError) else "a text that is not UTF-8"
+                    raise DataFileError(self.path, why, where=where) from None
                 yield Record(dataset, split, index, sample)
 
 
