@@ -4,7 +4,7 @@ No Qt. Public API:
 
 * records: :data:`DIMENSIONS`, :data:`ELEMENTS`, :class:`ParsedCritique`, :class:`ElementOutcome`,
   :class:`Critique`, :class:`CritiqueRating`, :class:`ExplanationRating`;
-* store: :func:`add_critique`, :func:`critiques_for_cots`, :func:`explanation_ratings_for_cots`,
+* store: :func:`add_critique`, :func:`critique_by_pk`, :func:`critiques_for_cots`, :func:`explanation_ratings_for_cots`,
   :func:`set_explanation_rating`, :func:`set_critique_rating`.
 """
 
@@ -24,6 +24,7 @@ from thoughtdesk.core.critiques.store import (
     add_critique,
     add_critique_rating,
     add_explanation_rating,
+    critique_by_pk,
     critiques_for_cots,
     explanation_ratings_for_cots,
     set_critique_rating,
@@ -44,6 +45,7 @@ __all__ = [
     "add_critique",
     "add_critique_rating",
     "add_explanation_rating",
+    "critique_by_pk",
     "critiques_for_cots",
     "explanation_ratings_for_cots",
     "set_critique_rating",
