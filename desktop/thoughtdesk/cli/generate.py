@@ -14,7 +14,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
 from thoughtdesk.core.generation.fragment_store import FragmentStore
-from thoughtdesk.core.generation.fragments import critique_templates
+from thoughtdesk.core.generation.fragments import ALL_KINDS, critique_templates, import_fragments
 from thoughtdesk.core.generation.prompts import FragmentLibrary, PromptMode
 from thoughtdesk.core.generation.runs import (
     ONLY_CHOICES,
@@ -223,6 +223,33 @@ def cmd_critique(args: argparse.Namespace) -> int:
     return _execute(args, run_id)
 
 
+def cmd_fragments_import(args: argparse.Namespace) -> int:
+    store = FragmentStore()
+    library = store.load()
+    if store.unreadable is not None:
+        raise ThoughtDeskError(f"{store.unreadable}; fix or move that file first (nothing was imported)")
+    report = import_fragments(library, args.file, on_conflict="replace" if args.replace else "keep")
+    store.save(library)
+    for fragment in report.added + report.replaced:
+        print(f"{fragment.kind}\t{fragment.key}")
+    conflicts = ", ".join(f"{f.key} ({f.kind})" for f in report.conflicts)
+    print(
+        f"{len(report.added)} added, {len(report.replaced)} replaced, {report.unchanged} already present"
+        + (f"; kept yours (different text; --replace to take the file's): {conflicts}" if conflicts else ""),
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def cmd_fragments_list(args: argparse.Namespace) -> int:
+    for fragment in user_fragments():
+        if args.kind and fragment.kind != args.kind:
+            continue
+        first_line = fragment.text.splitlines()[0] if fragment.text else ""
+        print(f"{fragment.kind}\t{fragment.key}\t{fragment.source}\t{first_line[:80]}")
+    return EXIT_OK
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     with open_library(args) as lib:
         runs = list_runs(lib)
@@ -355,6 +382,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preview", type=int, default=1, metavar="K", help="with --plan-only: CoTs whose prompts are shown")
     _execution_options(p)
     p.set_defaults(func=cmd_critique)
+
+    p = sub.add_parser("fragments", help="list or import prompt fragments and critique templates")
+    fragments = p.add_subparsers(dest="fragments_command", required=True, metavar="COMMAND")
+    q = fragments.add_parser(
+        "import",
+        help="add the fragments of a ThoughtDesk or ThoughtSource fragments file, or DS Critique Bank's "
+        "DSCB-prompts.json (its critique template and student prompts), to yours",
+    )
+    q.add_argument("file", help="the JSON file")
+    q.add_argument("--replace", action="store_true", help="replace your fragments that have the same key")
+    q.set_defaults(func=cmd_fragments_import)
+    q = fragments.add_parser("list", help="list your fragments (kind, key, source, first line)")
+    q.add_argument("--kind", choices=list(ALL_KINDS), help="only this kind")
+    q.set_defaults(func=cmd_fragments_list)
 
     p = sub.add_parser("runs", help="list generation and critique runs")
     p.add_argument("--json", action="store_true", help="print JSON")
