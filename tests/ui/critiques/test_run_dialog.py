@@ -6,6 +6,7 @@ from __future__ import annotations
 from tests.cli.test_critique import DSCB
 from tests.core.generation.test_critique_runs import N_COTS, N_INCORRECT, CritiqueServer
 from tests.helpers.screenshots import save_screenshot
+from tests.helpers.servers import Reply
 from thoughtdesk.core.critiques import critiques_for_cots
 from thoughtdesk.core.generation.runs import run_info, run_requests
 from thoughtdesk.core.library.store import Library
@@ -119,3 +120,42 @@ def test_templates_added_in_the_fragment_editor_appear_and_a_bad_choice_is_expla
         assert not dialog.start_button.isEnabled() and dialog.plan is None
         dialog.reject()
         assert server.requests == []
+
+
+def test_critique_run_pauses_resumes_cancels_and_resumes_to_the_end_in_the_runs_tab(window, qtbot):
+    generation = window.generation
+    panel = generation.runs_panel
+    with CritiqueServer() as server:
+        server.script(*[Reply(delay=0.2) for _ in range(N_COTS)])
+        dialog = generation.open_critique_dialog()
+        add_judge(dialog, server.base_url)
+        wait_plan(qtbot, dialog, N_COTS)
+        dialog.concurrency.setValue(1)
+        dialog.start_button.click()
+        qtbot.waitUntil(lambda: panel.model.rowCount() == 1 and bool(panel.workers), timeout=10000)
+        run_id = panel.model.runs[0].id
+        live = lambda: panel.model.live.get(run_id)  # noqa: E731 - reads as the value it names
+        qtbot.waitUntil(lambda: live() is not None and live().done >= 2, timeout=30000)
+        panel.select_run(run_id)
+        panel.pause_button.click()
+        qtbot.waitUntil(lambda: live().status == "paused" and live().in_flight == 0, timeout=30000)
+        paused_done = live().done
+        qtbot.wait(800)
+        assert live().done == paused_done, "nothing is sent while paused"
+        panel.start_button.click()  # resume
+        qtbot.waitUntil(lambda: live().done > paused_done, timeout=30000)
+        with qtbot.waitSignal(panel.run_ended, timeout=30000):
+            panel.cancel_button.click()
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "cancelled", timeout=10000)
+        with Library.open(window.library.path) as lib:
+            stored = lib.conn.execute("SELECT count(*) FROM critique").fetchone()[0]
+            done = lib.conn.execute(
+                "SELECT count(*) FROM request WHERE run_id = ? AND status = 'done'", (run_id,)
+            ).fetchone()[0]
+        assert stored == done < N_COTS
+        panel.select_run(run_id)
+        with qtbot.waitSignal(panel.run_ended, timeout=60000):
+            panel.start_button.click()  # a new worker sends exactly the missing critiques
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "done", timeout=10000)
+    with Library.open(window.library.path) as lib:
+        assert lib.conn.execute("SELECT count(*) FROM critique").fetchone()[0] == N_COTS
