@@ -270,6 +270,12 @@ def test_identical_requests_are_answered_from_the_store_unless_forced(library_pa
     forced = _plan_and_create(library_path, CritiqueSpec(spec.cots, spec.models, force=True))
     assert execute_run(library_path, forced).cached == 0
     assert len(server.requests) == 22 and _count(library_path, "SELECT count(*) FROM critique") == 22
+    # Critiques deleted from the library are not "in the store": the next identical request is sent.
+    with Library.open(library_path) as lib, lib.transaction() as conn:
+        conn.execute("DELETE FROM critique")
+    again = _plan_and_create(library_path, spec)
+    assert execute_run(library_path, again).cached == 0 and len(server.requests) == 33
+    assert _count(library_path, "SELECT count(*) FROM critique") == 11
 
 
 def test_failed_requests_keep_no_critique_and_resume_sends_exactly_them(library_path, server):

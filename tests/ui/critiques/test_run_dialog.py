@@ -37,6 +37,7 @@ def add_judge(dialog: CritiqueRunDialog, base_url: str, model: str = "tidy-judge
 def test_dialog_plans_counts_and_exact_prompt_then_runs_into_the_runs_tab(window, qtbot, tmp_path):
     generation = window.generation
     assert generation.action_critique.text() == "&Critique…"
+    assert generation.action_critique.shortcut().toString() == "Ctrl+Shift+G"
     with CritiqueServer() as server:
         dialog = generation.open_critique_dialog()
         assert dialog is not None and dialog.collection.currentText() == "Demo"

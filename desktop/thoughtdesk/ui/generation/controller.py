@@ -37,7 +37,7 @@ class GenerationUI(QObject):
         window.add_tab(self.runs_panel, "Runs", "Ctrl+4")
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
-        self.action_critique = window.add_action(menu, "&Critique…", None, self.open_critique_dialog)
+        self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
         window.library_changed.connect(self._library_changed)

@@ -399,14 +399,19 @@ def store_critique(
     return critique_pk
 
 
-def store_cached_critique(lib: Library, request: RequestRow, source: int, src_critique: int, *, run_id: int) -> int:
+def store_cached_critique(
+    lib: Library, request: RequestRow, source: int, src_critique: int, *, run_id: int
+) -> int | None:
     """Answer ``request`` from request ``source``, an identical one already done, which stored
     critique ``src_critique``: reused when it judges the same CoT, else copied onto this CoT
-    (an identical prompt means the same question, explanation and answers)."""
+    (an identical prompt means the same question, explanation and answers). None (nothing
+    written) when that critique is gone: the request is then sent."""
     with lib.transaction() as conn:
         found = critique_by_pk(conn, src_critique)
+        if found is None:
+            return None
         critique_pk = src_critique
-        if found is not None and found.cot_pk != request.target_cot_pk:
+        if found.cot_pk != request.target_cot_pk:
             copy = dataclasses.replace(
                 found,
                 cot_pk=request.target_cot_pk or 0,

@@ -286,7 +286,11 @@ class _Execution:
         if request.step == "critique":
             if source.result_critique_pk is None:
                 return False
-            store_cached_critique(self.lib, request, source.id, source.result_critique_pk, run_id=self.run_id)
+            if (
+                store_cached_critique(self.lib, request, source.id, source.result_critique_pk, run_id=self.run_id)
+                is None
+            ):
+                return False
         elif request.step == "cot":
             if source.result_cot_pk is None:
                 return False
