@@ -12,6 +12,7 @@ from thoughtdesk.core.generation.runs import run_info, run_requests
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.critiques.run_dialog import CritiqueRunDialog
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS
+from thoughtdesk.ui.qt import QLabel
 
 
 def wait_plan(qtbot, dialog: CritiqueRunDialog, total: int | None = None):
@@ -46,6 +47,11 @@ def test_dialog_plans_counts_and_exact_prompt_then_runs_into_the_runs_tab(window
         add_judge(dialog, server.base_url)
         add_judge(dialog, server.base_url, "untidy-judge")
         plan = wait_plan(qtbot, dialog, 2 * N_COTS)
+        assert all(m.max_tokens == 512 for m in plan.spec.models)  # the critique default, not a CoT's
+        form = dialog.models_widget.form
+        assert form.extraction_max_tokens.isHidden()
+        labels = [label.text() for label in form.findChildren(QLabel) if not label.isHidden()]
+        assert "Max tokens (critique)" in labels and "Max tokens (extraction)" not in labels
         assert f"{2 * N_COTS} critique request(s): {N_COTS} CoT(s)" in dialog.summary.text()
         assert "Cost: at most $0.0000" in dialog.summary.text()
         assert dialog.preview.toPlainText().endswith(plan.requests[0].prompt)
@@ -61,6 +67,9 @@ def test_dialog_plans_counts_and_exact_prompt_then_runs_into_the_runs_tab(window
         dialog.resize(1366 - 40, 768 - 60)
         shot = save_screenshot(dialog, tmp_path, "critique-dialog")
         assert shot.stat().st_size > 10_000
+        dialog.tabs.setCurrentIndex(1)
+        assert save_screenshot(dialog, tmp_path, "critique-dialog-models").stat().st_size > 10_000
+        dialog.tabs.setCurrentIndex(0)
         assert dialog.width() <= 1366 and dialog.height() <= 768
         assert server.requests == []  # nothing sent before Start
         panel = generation.runs_panel

@@ -18,7 +18,26 @@ from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planner import RunPlannerDialog
 from thoughtdesk.ui.generation.runs_panel import RunsPanel
-from thoughtdesk.ui.qt import QObject, Qt
+from thoughtdesk.ui.qt import QFormLayout, QLabel, QObject, Qt
+
+
+def critique_model_list() -> ModelList:
+    """The planner's model list set up for critique models: 512 tokens per critique by default,
+    no extraction setting (a critique is one call; the wrapper decides the prompt format)."""
+    models = ModelList()
+    form = models.form
+    form.max_tokens.setValue(512)
+    for layout in form.findChildren(QFormLayout):
+        for field in (form.max_tokens, form.extraction_max_tokens):
+            label = layout.labelForField(field)
+            if label is None:
+                continue
+            if field is form.extraction_max_tokens:
+                field.hide()
+                label.hide()
+            elif isinstance(label, QLabel):
+                label.setText("Max tokens (critique)")
+    return models
 
 
 class GenerationUI(QObject):
@@ -88,7 +107,7 @@ class GenerationUI(QObject):
             window.library.path,
             critique_templates(self.fragments),
             prices,
-            ModelList(),
+            critique_model_list(),
             collection=collection,
             parent=window.dialog_parent,
         )
