@@ -80,6 +80,7 @@ def test_critique_runs_stores_critiques_and_lists_as_a_critique_run(library_path
         assert all(r.path.endswith("/v1/completions") for r in server.requests) and len(server.requests) == 2
         assert all(r.json["max_tokens"] == 512 and r.json["temperature"] == 0 for r in server.requests)
     assert "run 1: done; 2 done (0 from the store), 0 failed of 2" in out
+    assert "2 critique(s): 2 fully parsed\n" in out
     with Library.open(library_path) as lib:
         rows = run_requests(lib, 1)
         critiques = critiques_for_cots(lib, [r.target_cot_pk or 0 for r in rows])

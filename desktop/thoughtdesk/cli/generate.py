@@ -29,6 +29,7 @@ from thoughtdesk.core.generation.runs import (
     create_critique_run,
     create_run,
     list_runs,
+    parse_summary,
     plan_critique_run,
     plan_run,
     resolve_run_id,
@@ -119,6 +120,10 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         f"{final.completion_tokens} completion tokens; cost {_cost_text(args, run_id, final.cost, prices)}; "
         f"{final.elapsed:.1f} s"
     )
+    with open_library(args, create=False) as lib:
+        parsed = parse_summary(lib, run_id)
+    if parsed:
+        print(parsed)
     if final.status != "done":
         print(
             f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "

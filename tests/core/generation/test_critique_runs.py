@@ -33,6 +33,7 @@ from thoughtdesk.core.generation.runs import (
     create_critique_run,
     execute_run,
     list_runs,
+    parse_summary,
     plan_critique_run,
     resume_run,
     run_requests,
@@ -251,6 +252,9 @@ def test_judge_panel_stores_tidy_and_untidy_critiques_parsed_with_outcomes(libra
     outcome = bad.parsed.outcome("explanation_score")
     assert outcome.status == "unparseable" and outcome.raw and "7/10" in outcome.raw and outcome.why
     assert bad.parsed.explanation_score is None and bad.parsed.dimension == "incorrect_reasoning"
+    with Library.open(library_path) as lib:
+        summary = parse_summary(lib, run_id)
+    assert summary == "63 critique(s): 42 fully parsed; not parsed: explanation_score 21 unparseable"
 
 
 def test_identical_requests_are_answered_from_the_store_unless_forced(library_path, server):

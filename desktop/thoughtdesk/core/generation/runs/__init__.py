@@ -39,7 +39,8 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
 * critique runs (the same engine; requests with step ``critique``): :class:`CritiqueSpec`,
   :class:`CotSelection`; :func:`plan_critique_run` ``(lib, spec, *, templates=None, prices=None)
   -> CritiquePlan`` (``total``, ``n_cots``, ``counts_by_correctness()``, estimates, ``previews()``,
-  ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``; executed and
+  ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
+  :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
@@ -52,6 +53,7 @@ from thoughtdesk.core.generation.runs.critique import (
     PlannedCritique,
     create_critique_run,
     find_template,
+    parse_summary,
     plan_critique_run,
 )
 from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
@@ -111,6 +113,7 @@ __all__ = [
     "execute_run_async",
     "find_template",
     "list_runs",
+    "parse_summary",
     "plan_critique_run",
     "plan_run",
     "resolve_run_id",

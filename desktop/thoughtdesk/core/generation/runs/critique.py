@@ -30,6 +30,7 @@ from thoughtdesk.core.critiques.prompts import (
     question_with_choices,
     render,
 )
+from thoughtdesk.core.critiques.records import ELEMENTS
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
 from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
@@ -441,3 +442,36 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
             rows,
         )
     return run_id
+
+
+def parse_summary(lib: Library, run_id: int) -> str:
+    """How the critiques of a run parsed, in one line: ``12 critique(s): 10 fully parsed; not
+    parsed: explanation_score 2 (2 unparseable)``. Empty when the run has none."""
+    rows = lib.conn.execute(
+        "SELECT c.outcomes FROM request q JOIN critique c ON c.id = q.result_critique_pk WHERE q.run_id = ?",
+        (run_id,),
+    ).fetchall()
+    if not rows:
+        return ""
+    full = 0
+    missing: Counter[str] = Counter()
+    unparseable: Counter[str] = Counter()
+    for (outcomes,) in rows:
+        statuses = {k: v.get("status") for k, v in json.loads(outcomes).items()}
+        if all(statuses.get(e) == "parsed" for e in ELEMENTS):
+            full += 1
+        for element in ELEMENTS:
+            status = statuses.get(element, "missing")
+            if status == "missing":
+                missing[element] += 1
+            elif status == "unparseable":
+                unparseable[element] += 1
+    text = f"{len(rows)} critique(s): {full} fully parsed"
+    problems = []
+    for element in ELEMENTS:
+        if missing[element] or unparseable[element]:
+            parts = [
+                f"{n} {what}" for what, n in (("missing", missing[element]), ("unparseable", unparseable[element])) if n
+            ]
+            problems.append(f"{element} {', '.join(parts)}")
+    return text + (f"; not parsed: {'; '.join(problems)}" if problems else "")
