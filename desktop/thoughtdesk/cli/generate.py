@@ -377,7 +377,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N CoTs per dataset split")
     p.add_argument("--seed", type=int, metavar="K", help="with --limit: draw the CoTs at random")
-    p.add_argument("--temperature", type=float, help="default 0")
+    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", type=int, metavar="M", help="tokens per critique (default 512)")
     p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per call")
     p.add_argument("--model-seed", type=int, metavar="K", help="sampling seed sent to the model")

@@ -93,10 +93,14 @@ def test_dialog_plans_counts_and_exact_prompt_then_runs_into_the_runs_tab(window
 
 def test_templates_added_in_the_fragment_editor_appear_and_a_bad_choice_is_explained(window, qtbot):
     generation = window.generation
+    markup = "<b>not bold</b> & <script>alert(1)</script>"
+    with window.library.transaction() as conn:  # model text is untrusted: shown literally
+        conn.execute("UPDATE generated_cot SET cot = ? WHERE id = (SELECT min(id) FROM generated_cot)", (markup,))
     with CritiqueServer() as server:
         dialog = generation.open_critique_dialog()
         add_judge(dialog, server.base_url)
-        wait_plan(qtbot, dialog, N_COTS)
+        plan = wait_plan(qtbot, dialog, N_COTS)
+        assert markup in plan.requests[0].prompt and markup in dialog.preview.toPlainText()
         editor = generation.open_fragment_editor()
         editor.select("critique", "td-critique-v1")
         assert editor.tabs.tabText(editor.tabs.currentIndex()) == "Critique prompts"
