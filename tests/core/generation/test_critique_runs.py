@@ -185,6 +185,9 @@ def test_only_limit_and_seed_filters(library_path, server):
             conn.execute("UPDATE generated_cot SET cot = '' WHERE id = ?", (explicit[0],))
         plan = plan_critique_run(lib, CritiqueSpec(CotSelection(DEMO, cot_pks=(explicit[0],)), models))
         assert plan.total == 1 and "Explanation to review:\n\n\nAnswer the explanation" in plan.requests[0].prompt
+        correct = [c.pk for c in plan_critique_run(lib, CritiqueSpec(CotSelection(DEMO, only="correct"), models)).cots]
+        with pytest.raises(RunSpecError, match=r"none of the 2 chosen CoT\(s\) is incorrect"):
+            cots(cot_pks=tuple(correct[:2]), only="incorrect")
         with pytest.raises(RunSpecError, match=r"no dataset 'nope' \(it has: commonsense_qa, gsm8k"):
             cots(datasets=("nope",))
         with pytest.raises(RunSpecError, match="no critique template 'missing'"):

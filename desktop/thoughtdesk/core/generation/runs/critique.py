@@ -273,7 +273,10 @@ def select_cots(lib: Library, selection: CotSelection) -> list[CotRef]:
         missing = [pk for pk in given if pk not in found]
         if missing:
             raise RunSpecError(f"CoT key(s) {missing[:5]} are not in collection {selection.collection!r}")
-        return _rows_to_refs(lib, [found[pk] for pk in given if _keep(found[pk][7], selection.only)])
+        kept = [found[pk] for pk in given if _keep(found[pk][7], selection.only)]
+        if not kept:
+            raise RunSpecError(f"none of the {len(given)} chosen CoT(s) is {selection.only}")
+        return _rows_to_refs(lib, kept)
     splits = lib.splits(cid)
     for name, known in (("dataset", {d for d, _ in splits}), ("split", {s for _, s in splits})):
         wanted = selection.datasets if name == "dataset" else selection.splits
