@@ -1,5 +1,6 @@
-"""``thoughtdesk generate``, ``thoughtdesk runs`` and ``thoughtdesk resume``: CoT generation runs
-from the command line, over :mod:`thoughtdesk.core.generation.runs`."""
+"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk runs`` and ``thoughtdesk resume``:
+CoT generation runs and critique runs from the command line, over
+:mod:`thoughtdesk.core.generation.runs`."""
 
 from __future__ import annotations
 
@@ -8,20 +9,28 @@ import json
 import sys
 
 from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, open_library
+from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS, CritiqueTemplate
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
 from thoughtdesk.core.generation.fragment_store import FragmentStore
+from thoughtdesk.core.generation.fragments import ALL_KINDS, critique_templates, import_fragments
 from thoughtdesk.core.generation.prompts import FragmentLibrary, PromptMode
 from thoughtdesk.core.generation.runs import (
+    ONLY_CHOICES,
+    CotSelection,
+    CritiqueSpec,
     FewShotSpec,
     ModelSpec,
     RunLimits,
     RunProgress,
     RunSpec,
     SampleSelection,
+    create_critique_run,
     create_run,
     list_runs,
+    parse_summary,
+    plan_critique_run,
     plan_run,
     resolve_run_id,
     resume_run,
@@ -39,6 +48,11 @@ def user_fragments() -> FragmentLibrary:
     if store.unreadable is not None:
         print(f"thoughtdesk: {store.unreadable}; using the built-in fragments", file=sys.stderr)
     return library
+
+
+def user_critique_templates() -> dict[str, CritiqueTemplate]:
+    """The critique templates the user sees in the app (the built-in ones are always added)."""
+    return critique_templates(user_fragments())
 
 
 def user_prices() -> PriceTable:
@@ -106,6 +120,10 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         f"{final.completion_tokens} completion tokens; cost {_cost_text(args, run_id, final.cost, prices)}; "
         f"{final.elapsed:.1f} s"
     )
+    with open_library(args, create=False) as lib:
+        parsed = parse_summary(lib, run_id)
+    if parsed:
+        print(parsed)
     if final.status != "done":
         print(
             f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "
@@ -169,6 +187,74 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return _execute(args, run_id)
 
 
+def cmd_critique(args: argparse.Namespace) -> int:
+    preset = DS_PRESET if args.preset == "ds" else {}
+    options: dict[str, object] = {
+        "temperature": args.temperature if args.temperature is not None else preset.get("temperature", 0.0),
+        "max_tokens": args.max_tokens if args.max_tokens is not None else preset.get("max_tokens", 512),
+        "timeout": args.timeout,
+        "seed": args.model_seed,
+    }
+    if args.base_url:
+        options["base_url"] = args.base_url
+    wrapper = args.wrapper or str(preset.get("wrapper", "chat"))
+    models = tuple(ModelSpec.parse(text, **options) for text in args.model)
+    spec = CritiqueSpec(
+        cots=CotSelection(
+            args.collection,
+            datasets=tuple(args.dataset or ()),
+            splits=tuple(args.split or ()),
+            only=args.only,
+            limit=args.limit,
+            seed=args.seed,
+        ),
+        models=models,
+        template=args.template,
+        wrappers=(wrapper,),  # type: ignore[arg-type]  # argparse checked it against WRAPPERS
+        force=args.force,
+        name=args.name or "",
+    )
+    with open_library(args) as lib:
+        args.prices = user_prices()
+        plan = plan_critique_run(lib, spec, templates=user_critique_templates(), prices=args.prices)
+        print(plan.summary(), file=sys.stderr)
+        if args.plan_only:
+            for preview in plan.previews(args.preview):
+                print(f"--- {preview.step} | {preview.sample_label} | {preview.model} | {preview.variant}")
+                print(preview.prompt)
+            return EXIT_OK
+        run_id = create_critique_run(lib, plan)
+    print(f"run {run_id} created ({plan.total} critique requests)", file=sys.stderr)
+    return _execute(args, run_id)
+
+
+def cmd_fragments_import(args: argparse.Namespace) -> int:
+    store = FragmentStore()
+    library = store.load()
+    if store.unreadable is not None:
+        raise ThoughtDeskError(f"{store.unreadable}; fix or move that file first (nothing was imported)")
+    report = import_fragments(library, args.file, on_conflict="replace" if args.replace else "keep")
+    store.save(library)
+    for fragment in report.added + report.replaced:
+        print(f"{fragment.kind}\t{fragment.key}")
+    conflicts = ", ".join(f"{f.key} ({f.kind})" for f in report.conflicts)
+    print(
+        f"{len(report.added)} added, {len(report.replaced)} replaced, {report.unchanged} already present"
+        + (f"; kept yours (different text; --replace to take the file's): {conflicts}" if conflicts else ""),
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def cmd_fragments_list(args: argparse.Namespace) -> int:
+    for fragment in user_fragments():
+        if args.kind and fragment.kind != args.kind:
+            continue
+        first_line = fragment.text.splitlines()[0] if fragment.text else ""
+        print(f"{fragment.kind}\t{fragment.key}\t{fragment.source}\t{first_line[:80]}")
+    return EXIT_OK
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     with open_library(args) as lib:
         runs = list_runs(lib)
@@ -178,7 +264,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for run in runs:
         error = f"  ({run.last_error})" if run.last_error else ""
         print(
-            f"{run.id}\t{run.status}\t{run.done}/{run.total} done, {run.failed} failed\t"
+            f"{run.id}\t{run.kind}\t{run.status}\t{run.done}/{run.total} done, {run.failed} failed\t"
             f"{', '.join(run.models)}\t{run.name}{error}"
         )
     return EXIT_OK
@@ -258,7 +344,65 @@ def register(sub: argparse._SubParsersAction) -> None:
     _execution_options(p)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("runs", help="list generation runs")
+    p = sub.add_parser(
+        "critique",
+        help="critique the CoTs of a collection with one or more critique models (a judge panel)",
+        description="Critique stored CoTs (all of them by default, bare answers included) in the Digital "
+        "Socrates layout; each critique is parsed and stored with the CoT. A run like `generate`: "
+        "planned, resumable with `thoughtdesk resume N`, identical requests answered from the store.",
+    )
+    p.add_argument("collection", help="the collection's name")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable: a judge panel)",
+    )
+    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible or Anthropic server address")
+    p.add_argument(
+        "--template",
+        default="td-critique-v1",
+        metavar="KEY",
+        help="critique template (default td-critique-v1, built in; others from `thoughtdesk fragments import`)",
+    )
+    p.add_argument(
+        "--preset",
+        choices=["ds"],
+        help="ds: the Digital Socrates models' exact input wrapper, greedy decoding, 512 new tokens",
+    )
+    p.add_argument("--wrapper", choices=list(WRAPPERS), help="how the prompt reaches the model (default chat)")
+    p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
+    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
+    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N CoTs per dataset split")
+    p.add_argument("--seed", type=int, metavar="K", help="with --limit: draw the CoTs at random")
+    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=int, metavar="M", help="tokens per critique (default 512)")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=int, metavar="K", help="sampling seed sent to the model")
+    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
+    p.add_argument("--name", metavar="NAME", help="a name for the run")
+    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+    p.add_argument("--preview", type=int, default=1, metavar="K", help="with --plan-only: CoTs whose prompts are shown")
+    _execution_options(p)
+    p.set_defaults(func=cmd_critique)
+
+    p = sub.add_parser("fragments", help="list or import prompt fragments and critique templates")
+    fragments = p.add_subparsers(dest="fragments_command", required=True, metavar="COMMAND")
+    q = fragments.add_parser(
+        "import",
+        help="add the fragments of a ThoughtDesk or ThoughtSource fragments file, or DS Critique Bank's "
+        "DSCB-prompts.json (its critique template and student prompts), to yours",
+    )
+    q.add_argument("file", help="the JSON file")
+    q.add_argument("--replace", action="store_true", help="replace your fragments that have the same key")
+    q.set_defaults(func=cmd_fragments_import)
+    q = fragments.add_parser("list", help="list your fragments (kind, key, source, first line)")
+    q.add_argument("--kind", choices=list(ALL_KINDS), help="only this kind")
+    q.set_defaults(func=cmd_fragments_list)
+
+    p = sub.add_parser("runs", help="list generation and critique runs")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_runs)
 

@@ -125,7 +125,7 @@ def test_server_down_shows_a_message_naming_the_provider(window, generation, qtb
 
 def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
     titles = [a.text() for a in window.menu("&Generate").actions()]
-    assert titles == ["&Plan a run…", "&Fragments…", "&Runs"]
+    assert titles == ["&Plan a run…", "&Critique…", "&Fragments…", "&Runs"]
     assert generation.action_plan.shortcut().toString() == "Ctrl+G"
     assert window.tabs.tabText(window.tabs.indexOf(generation.runs_panel)) == "Runs"
     editor = generation.open_fragment_editor()

@@ -4,8 +4,9 @@ No Qt. Public API:
 
 * records: :data:`DIMENSIONS`, :data:`ELEMENTS`, :class:`ParsedCritique`, :class:`ElementOutcome`,
   :class:`Critique`, :class:`CritiqueRating`, :class:`ExplanationRating`;
-* store: :func:`add_critique`, :func:`add_imported` (bulk, for imports), :func:`critiques_for_cots`, :func:`explanation_ratings_for_cots`,
-  :func:`set_explanation_rating`, :func:`set_critique_rating`;
+* store: :func:`add_critique`, :func:`add_imported` (bulk, for imports), :func:`critique_by_pk`,
+  :func:`critiques_for_cots`, :func:`explanation_ratings_for_cots`, :func:`set_explanation_rating`,
+  :func:`set_critique_rating`;
 * DS Critique Bank files: :mod:`thoughtdesk.core.critiques.dscb` (imported by module path).
 """
 
@@ -26,6 +27,7 @@ from thoughtdesk.core.critiques.store import (
     add_critique_rating,
     add_explanation_rating,
     add_imported,
+    critique_by_pk,
     critiques_for_cots,
     explanation_ratings_for_cots,
     set_critique_rating,
@@ -47,6 +49,7 @@ __all__ = [
     "add_critique_rating",
     "add_explanation_rating",
     "add_imported",
+    "critique_by_pk",
     "critiques_for_cots",
     "explanation_ratings_for_cots",
     "set_critique_rating",

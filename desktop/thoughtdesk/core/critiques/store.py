@@ -142,6 +142,12 @@ def _critique(row: Sequence[Any]) -> Critique:
     )
 
 
+def critique_by_pk(conn: sqlite3.Connection, critique_pk: int) -> Critique | None:
+    """One stored critique (without its ratings), or None if there is no such row."""
+    row = conn.execute(f"SELECT {CRITIQUE_COLUMNS} FROM critique WHERE id = ?", (critique_pk,)).fetchone()
+    return None if row is None else _critique(row)
+
+
 def _chunks(values: Sequence[int], size: int = 900) -> Iterable[Sequence[int]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]

@@ -27,9 +27,9 @@ from typing import Any
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.generation.fragments import (
+    ALL_KINDS,
     FORMAT_NAME,
     FORMAT_VERSION,
-    FRAGMENT_KINDS,
     Fragment,
     FragmentKind,
     FragmentLibrary,
@@ -139,7 +139,7 @@ def _read_overlay(path: Path) -> tuple[list[Fragment], list[tuple[FragmentKind, 
     for index, entry in enumerate(hidden_entries, 1):
         kind = entry.get("kind") if isinstance(entry, dict) else None
         key = entry.get("key") if isinstance(entry, dict) else None
-        if kind not in FRAGMENT_KINDS or not isinstance(key, str):
+        if kind not in ALL_KINDS or not isinstance(key, str):
             raise DataFileError(
                 path, 'expected {"kind", "key"} with a known kind', where=f"hidden_builtin entry {index}"
             )

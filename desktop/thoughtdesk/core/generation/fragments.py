@@ -6,6 +6,13 @@ A fragment is identified by its kind and key (ThoughtSource reuses keys across k
 ThoughtSource collection that names ``qa-01`` or ``lievin-01`` resolves. ThoughtSource's own
 ``fragments.json`` (``{"version", "instructions", "cot_triggers", "answer_extractions"}``) and
 its older ``templates.json`` (``cot-triggers``/``answer-extractions``) can be imported.
+
+Critique templates are fragments too (:data:`CRITIQUE_KINDS`): a template ``K`` is the
+``critique`` fragment ``K`` (the main text, with the placeholders of
+:mod:`thoughtdesk.core.critiques.prompts`) and the ``critique_system`` fragment ``K`` (its system
+text; none means an empty one). The built-in template is part of the defaults and is always
+available to runs (:func:`critique_templates`). DS Critique Bank's ``DSCB-prompts.json`` is read by
+:func:`read_dscb_prompts`.
 """
 
 from __future__ import annotations
@@ -16,12 +23,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from thoughtdesk.core.critiques.prompts import BUILTIN_TEMPLATES, CritiqueTemplate
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.paths import resource_path
 
-FragmentKind = Literal["instruction", "cot_trigger", "answer_extraction"]
+FragmentKind = Literal["instruction", "cot_trigger", "answer_extraction", "critique", "critique_system"]
+#: The kinds a generation prompt is built from (the run planner's columns).
 FRAGMENT_KINDS: tuple[FragmentKind, ...] = ("instruction", "cot_trigger", "answer_extraction")
+#: The kinds of a critique template: its main text and its system text, under one key.
+CRITIQUE_KINDS: tuple[FragmentKind, ...] = ("critique", "critique_system")
+ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS
 
 #: ThoughtSource's section names (fragments.json, then templates.json spelling) per kind.
 _THOUGHTSOURCE_SECTIONS: dict[FragmentKind, tuple[str, ...]] = {
@@ -74,8 +86,8 @@ class ImportReport:
 
 
 def _check_kind(kind: str) -> FragmentKind:
-    if kind not in FRAGMENT_KINDS:
-        raise FragmentError(f"unknown fragment kind {kind!r}; use one of {', '.join(FRAGMENT_KINDS)}")
+    if kind not in ALL_KINDS:
+        raise FragmentError(f"unknown fragment kind {kind!r}; use one of {', '.join(ALL_KINDS)}")
     return kind
 
 
@@ -91,8 +103,14 @@ class FragmentLibrary:
 
     @classmethod
     def defaults(cls) -> FragmentLibrary:
-        """The fragments ThoughtDesk ships (its own, ThoughtSource's keys, cited triggers)."""
-        return cls.load(resource_path("fragments.json"))
+        """The fragments ThoughtDesk ships (its own, ThoughtSource's keys, cited triggers) and the
+        built-in critique templates."""
+        library = cls.load(resource_path("fragments.json"))
+        for template in BUILTIN_TEMPLATES.values():
+            for fragment in template_fragments(template, source="thoughtdesk"):
+                if (fragment.kind, fragment.key) not in library:
+                    library.add(fragment)
+        return library
 
     @classmethod
     def load(cls, path: str | Path) -> FragmentLibrary:
@@ -107,10 +125,13 @@ class FragmentLibrary:
         A key already present with the same text is left alone; with a different text it is
         kept (and listed in ``conflicts``) unless ``on_conflict="replace"``.
         """
-        path = Path(path)
-        incoming = list(_read_fragments_file(path))
+        return self.merge(_read_fragments_file(Path(path)), on_conflict=on_conflict)
+
+    def merge(self, incoming: Iterable[Fragment], *, on_conflict: Literal["keep", "replace"] = "keep") -> ImportReport:
+        """Merge ``incoming`` fragments as :meth:`import_file` does (all read before any is
+        merged, so a bad file changes nothing)."""
         report = ImportReport()
-        for fragment in incoming:
+        for fragment in list(incoming):
             current = self._items.get((fragment.kind, fragment.key))
             if current is None:
                 self._items[(fragment.kind, fragment.key)] = fragment
@@ -296,9 +317,9 @@ def _read_thoughtdesk(path: Path, raw: str, document: Mapping[str, Any]) -> Iter
         raw_key = item.get("key")
         line = _line_of(raw, raw_key) if isinstance(raw_key, str) else None
         key, kind, text = (_required_text(item, name, path, line, where) for name in ("key", "kind", "text"))
-        if kind not in FRAGMENT_KINDS:
+        if kind not in ALL_KINDS:
             raise DataFileError(
-                path, f"unknown kind {kind!r} (use {', '.join(FRAGMENT_KINDS)})", line=line, where=f"{where} ({key})"
+                path, f"unknown kind {kind!r} (use {', '.join(ALL_KINDS)})", line=line, where=f"{where} ({key})"
             )
         citation = item.get("citation")
         yield Fragment(
@@ -337,3 +358,109 @@ def _read_thoughtsource(path: Path, raw: str, document: Mapping[str, Any]) -> It
             hint="expected ThoughtDesk's {'fragments': [...]} or ThoughtSource's "
             "'instructions', 'cot_triggers' and 'answer_extractions' sections",
         )
+
+
+# --- critique templates ---------------------------------------------------------------------
+
+
+def template_fragments(template: CritiqueTemplate, *, source: str = "user", note: str | None = None) -> list[Fragment]:
+    """The fragments that hold ``template``: its main text and (when it has one) its system text."""
+    out = [Fragment(template.key, "critique", template.main, source=source, note=note)]
+    if template.system.strip():
+        out.append(Fragment(template.key, "critique_system", template.system, source=source, note=note))
+    return out
+
+
+def critique_templates(library: FragmentLibrary) -> dict[str, CritiqueTemplate]:
+    """The critique templates of ``library`` by key, after the built-in ones (which a user's
+    deletion does not remove: runs can always use them; an edit of one is used as edited)."""
+    out = dict(BUILTIN_TEMPLATES)
+    for fragment in library.of_kind("critique"):
+        system = library.text("critique_system", fragment.key) if ("critique_system", fragment.key) in library else ""
+        out[fragment.key] = CritiqueTemplate(fragment.key, system or "", fragment.text, fragment.source)
+    return out
+
+
+#: The student prompts of DSCB-prompts.json (placeholder ``[[QUESTION]]``).
+DSCB_STUDENT_KEYS = ("QA_zeroshot1", "QA_explanation1", "QA_reasoning_step1")
+DSCB_CRITIQUE_KEY = "digital_socrates_v1"
+
+
+def read_dscb_prompts(path: str | Path) -> list[Fragment]:
+    """The fragments in DS Critique Bank's ``DSCB-prompts.json``.
+
+    ``digital_socrates_v1`` (``system`` and ``main``) becomes a critique template of that key. Each
+    student prompt (``QA_*``, one text around ``[[QUESTION]]``) becomes an instruction (the text
+    before the question) and a CoT trigger (the text after it) of its key, so that a generation
+    run with both puts the question where the prompt had it (choices follow the question on
+    their own line). Other keys are ignored. Errors name the file, the line and the key.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataFileError(path, "DSCB prompts file not found") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFileError(path, f"cannot read DSCB prompts file: {error}") from None
+    try:
+        document = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise DataFileError(path, f"not valid JSON: {error.msg}", line=error.lineno, column=error.colno) from None
+    if not isinstance(document, dict):
+        raise DataFileError(path, "expected a JSON object of prompts (keys such as digital_socrates_v1)", line=1)
+    source = f"import:{path.name}"
+    out: list[Fragment] = []
+    critique = document.get(DSCB_CRITIQUE_KEY)
+    if critique is not None:
+        line = _line_of(raw, DSCB_CRITIQUE_KEY)
+        if not isinstance(critique, dict):
+            raise DataFileError(path, "expected an object with 'system' and 'main'", line=line, where=DSCB_CRITIQUE_KEY)
+        main = _required_text(critique, "main", path, line, DSCB_CRITIQUE_KEY)
+        system = critique.get("system") or ""
+        if not isinstance(system, str):
+            raise DataFileError(path, "field 'system' must be a string", line=line, where=DSCB_CRITIQUE_KEY)
+        template = CritiqueTemplate(DSCB_CRITIQUE_KEY, system, main, source)
+        out.extend(template_fragments(template, source=source, note="DS Critique Bank critique prompt"))
+    for key in DSCB_STUDENT_KEYS:
+        if key not in document:
+            continue
+        line = _line_of(raw, key)
+        text = document[key]
+        if isinstance(text, dict):  # a prompt object like the critique's: its main text
+            text = text.get("main")
+        if not isinstance(text, str) or not text.strip():
+            raise DataFileError(path, "a student prompt must be a non-empty string", line=line, where=key)
+        if "[[QUESTION]]" not in text:
+            raise DataFileError(path, "a student prompt must contain [[QUESTION]]", line=line, where=key)
+        before, after = text.split("[[QUESTION]]", 1)
+        note = "DS Critique Bank student prompt"
+        if before.strip():
+            out.append(
+                Fragment(key, "instruction", before.rstrip(), source=source, note=f"{note}: before the question")
+            )
+        if after.strip():
+            out.append(Fragment(key, "cot_trigger", after.strip(), source=source, note=f"{note}: after the question"))
+    if not out:
+        raise DataFileError(
+            path, f"no DSCB prompts found (expected {DSCB_CRITIQUE_KEY} or {', '.join(DSCB_STUDENT_KEYS)})", line=1
+        )
+    return out
+
+
+def is_dscb_prompts(path: str | Path) -> bool:
+    """True if ``path`` looks like DSCB-prompts.json (a JSON object with a DSCB key) rather than a
+    fragments file."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(document, dict) and any(k in document for k in (DSCB_CRITIQUE_KEY, *DSCB_STUDENT_KEYS))
+
+
+def import_fragments(
+    library: FragmentLibrary, path: str | Path, *, on_conflict: Literal["keep", "replace"] = "keep"
+) -> ImportReport:
+    """Merge a fragments file (ThoughtDesk, ThoughtSource) or DSCB-prompts.json into ``library``."""
+    if not is_dscb_prompts(path):
+        return library.import_file(path, on_conflict=on_conflict)
+    return library.merge(read_dscb_prompts(path), on_conflict=on_conflict)

@@ -13,6 +13,7 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Escape", "clear the search"),
     ("Ctrl+1 / 2 / 3 / 4", "Samples / Review / Results / Runs tab"),
     ("Ctrl+G", "plan a generation run"),
+    ("Ctrl+Shift+G", "critique CoTs (a critique run)"),
     ("Ctrl+,", "settings"),
     ("Review: 1–9", "toggle a label (on selected text: a span label)"),
     ("Review: j / k", "next / previous CoT"),

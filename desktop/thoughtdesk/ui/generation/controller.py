@@ -7,14 +7,37 @@ from __future__ import annotations
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.backends.pricing import default_price_path, load_price_table
 from thoughtdesk.core.generation.fragment_store import FragmentStore
+from thoughtdesk.core.generation.fragments import critique_templates
 from thoughtdesk.core.generation.runs import RunLimits
+from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.critiques.run_dialog import CritiqueRunDialog
 from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
+from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planner import RunPlannerDialog
 from thoughtdesk.ui.generation.runs_panel import RunsPanel
-from thoughtdesk.ui.qt import QObject, Qt
+from thoughtdesk.ui.qt import QFormLayout, QLabel, QObject, Qt
+
+
+def critique_model_list() -> ModelList:
+    """The planner's model list set up for critique models: 512 tokens per critique by default,
+    no extraction setting (a critique is one call; the wrapper decides the prompt format)."""
+    models = ModelList()
+    form = models.form
+    form.max_tokens.setValue(512)
+    for layout in form.findChildren(QFormLayout):
+        for field in (form.max_tokens, form.extraction_max_tokens):
+            label = layout.labelForField(field)
+            if label is None:
+                continue
+            if field is form.extraction_max_tokens:
+                field.hide()
+                label.hide()
+            elif isinstance(label, QLabel):
+                label.setText("Max tokens (critique)")
+    return models
 
 
 class GenerationUI(QObject):
@@ -28,10 +51,12 @@ class GenerationUI(QObject):
         self.price_path = default_price_path()
         self.editor: FragmentEditor | None = None
         self.planner: RunPlannerDialog | None = None
+        self.critique_dialog: CritiqueRunDialog | None = None
         self.runs_panel = RunsPanel(None, prices=self.current_prices, on_data_changed=self._runs_wrote)
         window.add_tab(self.runs_panel, "Runs", "Ctrl+4")
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
+        self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
         window.library_changed.connect(self._library_changed)
@@ -63,6 +88,39 @@ class GenerationUI(QObject):
     def _fragments_changed(self) -> None:
         if self.planner is not None:
             self.planner.refresh_fragments()
+        if self.critique_dialog is not None:
+            self.critique_dialog.refresh_templates(critique_templates(self.fragments))
+
+    def open_critique_dialog(self) -> CritiqueRunDialog | None:
+        """Open Generate > Critique… on the current library and the collection shown in the tree."""
+        window = self.window
+        if window.library is None:
+            return None
+        prices, _problem = load_price_table(self.price_path)  # a bad file is reported by the planner
+        shown = window.samples.current_filter()
+        collection = (
+            collection_name(window.library, shown.collection_id)
+            if shown is not None and shown.collection_id is not None
+            else None
+        )
+        dialog = CritiqueRunDialog(
+            window.library.path,
+            critique_templates(self.fragments),
+            prices,
+            critique_model_list(),
+            collection=collection,
+            parent=window.dialog_parent,
+        )
+        self.critique_dialog = dialog
+        dialog.run_created.connect(self._run_created)
+        dialog.finished.connect(self._critique_dialog_closed)
+        dialog.open()
+        return dialog
+
+    def _critique_dialog_closed(self) -> None:
+        if self.critique_dialog is not None:
+            self.critique_dialog.deleteLater()
+        self.critique_dialog = None
 
     def open_planner(self) -> RunPlannerDialog | None:
         """Open the run planner on the current library, collection filter and selected sample."""

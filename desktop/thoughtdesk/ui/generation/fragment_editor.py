@@ -14,7 +14,14 @@ from typing import Any
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.fragment_store import FragmentStore, replace_contents
-from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, Fragment, FragmentKind, FragmentLibrary, ImportReport
+from thoughtdesk.core.generation.fragments import (
+    ALL_KINDS,
+    Fragment,
+    FragmentKind,
+    FragmentLibrary,
+    ImportReport,
+    import_fragments,
+)
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -48,6 +55,8 @@ KIND_TITLES: dict[str, str] = {
     "instruction": "Instructions",
     "cot_trigger": "CoT triggers",
     "answer_extraction": "Answer extractions",
+    "critique": "Critique prompts",
+    "critique_system": "Critique system texts",
 }
 COLUMNS = ("Key", "Text", "Citation", "Source")
 
@@ -142,7 +151,7 @@ class FragmentEditor(QWidget):
         self.tabs = QTabWidget(objectName="fragmentKinds")
         self.models: dict[str, FragmentTableModel] = {}
         self.views: dict[str, QTableView] = {}
-        for kind in FRAGMENT_KINDS:
+        for kind in ALL_KINDS:
             model = FragmentTableModel(self.library, kind, self)
             view = QTableView(objectName=f"fragments_{kind}")
             view.setModel(model)
@@ -258,7 +267,7 @@ class FragmentEditor(QWidget):
     # Selection ------------------------------------------------------------------------------
 
     def current_kind(self) -> FragmentKind:
-        return FRAGMENT_KINDS[self.tabs.currentIndex()]
+        return ALL_KINDS[self.tabs.currentIndex()]
 
     def current_fragment(self) -> Fragment | None:
         kind = self.current_kind()
@@ -268,7 +277,7 @@ class FragmentEditor(QWidget):
 
     def select(self, kind: str, key: str) -> bool:
         """Show the fragment ``key`` of ``kind``; False if there is none."""
-        self.tabs.setCurrentIndex(FRAGMENT_KINDS.index(kind))
+        self.tabs.setCurrentIndex(ALL_KINDS.index(kind))  # a kind that is not one raises ValueError, as before
         row = self.models[kind].row_of(key)
         if row is None:
             return False
@@ -416,12 +425,13 @@ class FragmentEditor(QWidget):
         return restored
 
     def import_file(self, path: str | Path, *, replace_conflicts: bool = False) -> ImportReport | None:
-        """Merge a ThoughtSource or ThoughtDesk fragments file as one undoable step."""
+        """Merge a ThoughtSource or ThoughtDesk fragments file, or DS Critique Bank's
+        DSCB-prompts.json (critique template and student prompts), as one undoable step."""
         path = Path(path)
         report: list[ImportReport] = []
 
         def merge(lib: FragmentLibrary) -> Fragment | None:
-            report.append(lib.import_file(path, on_conflict="replace" if replace_conflicts else "keep"))
+            report.append(import_fragments(lib, path, on_conflict="replace" if replace_conflicts else "keep"))
             changed = report[0].added + report[0].replaced
             return changed[0] if changed else None
 
@@ -435,14 +445,17 @@ class FragmentEditor(QWidget):
             f"{result.unchanged} already present",
         ]
         if result.conflicts:
-            keys = ", ".join(f"{f.key} ({KIND_TITLES[f.kind].lower()[:-1]})" for f in result.conflicts[:6])
+            keys = ", ".join(f"{f.key} ({KIND_TITLES[f.kind].lower().removesuffix('s')})" for f in result.conflicts[:6])
             parts.append(f"{len(result.conflicts)} kept as they were because your text differs: {keys}")
         self._report(f"Imported {path.name}: " + "; ".join(parts) + ".")
         return result
 
     def import_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Import prompt fragments", str(Path.home()), "Fragments (*.json);;All files (*)"
+            self,
+            "Import prompt fragments",
+            str(Path.home()),
+            "Fragments or DSCB-prompts.json (*.json);;All files (*)",
         )
         if not path:
             return

@@ -149,7 +149,8 @@ class RunTableModel(QAbstractTableModel):
             return None
         name = RUN_COLUMNS[column]
         if name == "Run":
-            return f"#{run.id}  {run.name}"
+            kind = "  [critique]" if run.kind == "critique" else ""
+            return f"#{run.id}  {run.name}{kind}"
         if name == "Status":
             in_flight = values.in_flight
             return f"{values.status} ({in_flight} in flight)" if in_flight else values.status

@@ -36,11 +36,26 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
 * reading: :func:`list_runs`, :func:`run_info`, :func:`run_requests`, :func:`get_request`,
   :func:`run_spec`, :func:`resolve_run_id`; :class:`RunInfo`,
   :class:`RequestRow`, :class:`RunNotFound`.
+* critique runs (the same engine; requests with step ``critique``): :class:`CritiqueSpec`,
+  :class:`CotSelection`; :func:`plan_critique_run` ``(lib, spec, *, templates=None, prices=None)
+  -> CritiquePlan`` (``total``, ``n_cots``, ``counts_by_correctness()``, estimates, ``previews()``,
+  ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
+  :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
+  resumed by :func:`execute_run` / :func:`resume_run` like any run.
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
   ``ANTHROPIC_API_KEY``).
 """
 
+from thoughtdesk.core.generation.runs.critique import (
+    CotRef,
+    CritiquePlan,
+    PlannedCritique,
+    create_critique_run,
+    find_template,
+    parse_summary,
+    plan_critique_run,
+)
 from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
 from thoughtdesk.core.generation.runs.plan import PlannedRequest, PromptPreview, RunPlan, create_run, plan_run
 from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
@@ -56,6 +71,10 @@ from thoughtdesk.core.generation.runs.read import (
     run_spec,
 )
 from thoughtdesk.core.generation.runs.spec import (
+    ONLY_CHOICES,
+    AnySpec,
+    CotSelection,
+    CritiqueSpec,
     FewShotSpec,
     ModelSpec,
     RunLimits,
@@ -65,8 +84,15 @@ from thoughtdesk.core.generation.runs.spec import (
 )
 
 __all__ = [
+    "ONLY_CHOICES",
+    "AnySpec",
+    "CotRef",
+    "CotSelection",
+    "CritiquePlan",
+    "CritiqueSpec",
     "FewShotSpec",
     "ModelSpec",
+    "PlannedCritique",
     "PlannedRequest",
     "PromptPreview",
     "RequestRow",
@@ -81,10 +107,14 @@ __all__ = [
     "SampleSelection",
     "api_key_for",
     "build_backend",
+    "create_critique_run",
     "create_run",
     "execute_run",
     "execute_run_async",
+    "find_template",
     "list_runs",
+    "parse_summary",
+    "plan_critique_run",
     "plan_run",
     "resolve_run_id",
     "resume_run",

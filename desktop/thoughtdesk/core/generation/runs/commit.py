@@ -4,11 +4,14 @@ marked done (or the reverse), and a result is never stored twice."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from thoughtdesk.core.critiques import Critique, add_critique, critique_by_pk
+from thoughtdesk.core.critiques.parse import parse_critique
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
 from thoughtdesk.core.generation.backends import BackendError, Response
 from thoughtdesk.core.generation.runs.plan import SampleRef
@@ -353,3 +356,74 @@ def store_failure(lib: Library, request_id: int, error: BackendError | str, *, s
             "sent_at = ?, finished_at = ?, attempts = attempts - 1 + ? WHERE id = ?",
             (message, kind, raw, sent_at, now_iso(), attempts, request_id),
         )
+
+
+def _critique_options(model: ModelSpec, request: RequestRow) -> dict[str, Any]:
+    """The critique model's options stored with its critique (DSCB's ``critique_llm_options``)."""
+    params = json.loads(request.params)
+    return {
+        "provider": model.provider,
+        "base_url": model.base_url,
+        "temperature": params.get("temperature"),
+        "max_tokens": params.get("max_tokens"),
+        "seed": params.get("seed_used"),
+        "wrapper": params.get("wrapper"),
+        "endpoint": model.endpoint if model.provider == "openai" else None,
+        "chat": model.chat,
+    }
+
+
+def store_critique(
+    lib: Library, *, run_id: int, request: RequestRow, model: ModelSpec, call: CallRecord, template_key: str
+) -> int:
+    """Commit the critique a ``critique`` request returned, parsed element by element (the raw
+    text always kept), with the request row done, in one transaction; return its key."""
+    text = call.response.texts[0]
+    critique = Critique(
+        cot_pk=request.target_cot_pk or 0,
+        critique_model=model.model_name,
+        raw_text=text,
+        parsed=parse_critique(text),
+        llm_options=_critique_options(model, request),
+        fragment_key=template_key,
+        prompt_text=request.prompt,
+        source="run",
+        run_id=run_id,
+        request_id=request.id,
+        extra={"thoughtdesk": _provenance(model, {"critique_template": template_key}, request, call, run_id)},
+    )
+    with lib.transaction() as conn:
+        critique_pk = add_critique(conn, critique)
+        _finish_request(conn, request.id, call)
+        conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
+    return critique_pk
+
+
+def store_cached_critique(
+    lib: Library, request: RequestRow, source: int, src_critique: int, *, run_id: int
+) -> int | None:
+    """Answer ``request`` from request ``source``, an identical one already done, which stored
+    critique ``src_critique``: reused when it judges the same CoT, else copied onto this CoT
+    (an identical prompt means the same question, explanation and answers). None (nothing
+    written) when that critique is gone: the request is then sent."""
+    with lib.transaction() as conn:
+        found = critique_by_pk(conn, src_critique)
+        if found is None:
+            return None
+        critique_pk = src_critique
+        if found.cot_pk != request.target_cot_pk:
+            copy = dataclasses.replace(
+                found,
+                cot_pk=request.target_cot_pk or 0,
+                run_id=run_id,
+                request_id=request.id,
+                created="",
+                ratings=[],  # humans rated the other CoT's critique, not this one
+                extra={**found.extra, "copied_from_critique": src_critique},
+                position=0,
+                pk=None,
+            )
+            critique_pk = add_critique(conn, copy)
+        _finish_request(conn, request.id, None, cached_from=source)
+        conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
+    return critique_pk

@@ -29,6 +29,7 @@ from thoughtdesk.core.generation.backends import (
     PriceTable,
     ProviderGate,
     ProviderLimits,
+    Request,
     ResilientBackend,
     RetryPolicy,
     ServerDown,
@@ -39,11 +40,14 @@ from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
     store_cached_answer,
     store_cached_cot,
+    store_cached_critique,
     store_cot,
+    store_critique,
     store_extraction,
     store_failure,
 )
 from thoughtdesk.core.generation.runs.control import RunControl
+from thoughtdesk.core.generation.runs.critique import critique_request
 from thoughtdesk.core.generation.runs.plan import (
     SampleRef,
     extraction_prompt,
@@ -53,7 +57,7 @@ from thoughtdesk.core.generation.runs.plan import (
 )
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunProgress, RunStatus, get_request
-from thoughtdesk.core.generation.runs.spec import ModelSpec, RunLimits, RunSpec
+from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, RunLimits, RunSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import RunTally, set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.store import Library
@@ -74,7 +78,7 @@ class _Execution:
         lib: Library,
         run_id: int,
         backends: dict[int, Backend],
-        spec: RunSpec,
+        spec: AnySpec,
         document: dict[str, Any],
         control: RunControl,
         progress: ProgressCallback | None,
@@ -83,13 +87,15 @@ class _Execution:
     ) -> None:
         self.lib, self.run_id, self.backends, self.spec = lib, run_id, backends, spec
         self.control, self.progress, self.force, self.prices = control, progress, force, prices
-        self.variants_json = document["variants"]
+        self.variants_json = document.get("variants", [])
         self.variants = [variant_from_provenance(v) for v in self.variants_json]
         self.exemplars = {
             d: [Exemplar(e["question"], e["cot"], e["answer"], tuple(e["answer_choices"]), e["context"]) for e in ex]
             for d, ex in document.get("exemplars", {}).items()
         }
-        self.one_step = spec.mode is PromptMode.ONE_STEP
+        self.one_step = isinstance(spec, RunSpec) and spec.mode is PromptMode.ONE_STEP
+        # A critique run: the template its prompts were filled from (stored with each critique).
+        self.template_key: str = (document.get("template") or {}).get("key", "")
         self.tally = RunTally(lib, run_id)
         self.queue: asyncio.Queue[int | None] = asyncio.Queue()
         self.outstanding = 0
@@ -196,6 +202,9 @@ class _Execution:
         request = get_request(self.lib, request_id)
         sample = self._sample(request.sample_pk)
         model = self.spec.models[request.model_index]
+        if request.step == "critique":
+            await self._process_critique(request, sample, model)
+            return
         variant = self.variants[request.variant_index]
         cot_pk, cot_text = None, None
         if request.step == "extraction":
@@ -228,10 +237,36 @@ class _Execution:
                     )
         if not self.force and await self._answer_from_store(request, sample, cot_pk):
             return
+        call = model_request(model, request.prompt or "", request.step, request.replicate)
+        await self._send_once(request, sample, model, call, cot_pk, cot_text)
+
+    async def _process_critique(self, request: RequestRow, sample: SampleRef, model: ModelSpec) -> None:
+        exists = self.lib.conn.execute("SELECT 1 FROM generated_cot WHERE id = ?", (request.target_cot_pk,)).fetchone()
+        if exists is None:  # the CoT was deleted (its request rows cascade; a race with a delete)
+            store_failure(self.lib, request.id, "the CoT it judges was deleted", sent_at=now_iso(), attempts=0)
+            self.tally.failed += 1
+            self._after_failed(request)
+            return
+        if not self.force and await self._answer_from_store(request, sample, None):
+            return
+        params = json.loads(request.params)
+        call = critique_request(model, request.prompt or "", int(params.get("system_chars", -1)))
+        await self._send_once(request, sample, model, call, None, None)
+
+    async def _send_once(
+        self,
+        request: RequestRow,
+        sample: SampleRef,
+        model: ModelSpec,
+        call: Request,
+        cot_pk: int | None,
+        cot_text: str | None,
+    ) -> None:
+        """Send ``call``; identical requests arriving meanwhile wait for it and reuse its result."""
         waiter = asyncio.get_running_loop().create_future()
         self.in_flight[request.fingerprint] = waiter
         try:
-            await self._send(request, sample, model, cot_pk, cot_text)
+            await self._send(request, sample, model, call, cot_pk, cot_text)
         finally:
             self.in_flight.pop(request.fingerprint, None)
             waiter.set_result(None)
@@ -242,13 +277,22 @@ class _Execution:
             await other  # an identical call is under way: wait for it, then reuse its result
         row = self.lib.conn.execute(
             REQUEST_SELECT + " WHERE fingerprint = ? AND status = 'done' AND id != ? AND "
-            "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL) ORDER BY id LIMIT 1",
+            "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL OR result_critique_pk IS NOT NULL) "
+            "ORDER BY id LIMIT 1",
             (request.fingerprint, request.id),
         ).fetchone()
         if row is None:
             return False
         source = RequestRow(*row)
-        if request.step == "cot":
+        if request.step == "critique":
+            if source.result_critique_pk is None:
+                return False
+            if (
+                store_cached_critique(self.lib, request, source.id, source.result_critique_pk, run_id=self.run_id)
+                is None
+            ):
+                return False
+        elif request.step == "cot":
             if source.result_cot_pk is None:
                 return False
             store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)
@@ -262,10 +306,15 @@ class _Execution:
         return True
 
     async def _send(
-        self, request: RequestRow, sample: SampleRef, model: ModelSpec, cot_pk: int | None, cot_text: str | None
+        self,
+        request: RequestRow,
+        sample: SampleRef,
+        model: ModelSpec,
+        call: Request,
+        cot_pk: int | None,
+        cot_text: str | None,
     ) -> None:
         backend = self.backends[request.model_index]
-        call = model_request(model, request.prompt or "", request.step, request.replicate)
         sent_at = now_iso()
         with self.lib.transaction() as conn:
             conn.execute(
@@ -304,8 +353,12 @@ class _Execution:
         )
         cost = self.prices.cost(model.price_provider, model.model_name, prompt_tokens, completion_tokens)
         record = CallRecord(response, sent_at, now_iso(), prompt_tokens, completion_tokens, cost)
-        variant = self.variants_json[request.variant_index]
-        if request.step == "cot":
+        if request.step == "critique":
+            store_critique(
+                self.lib, run_id=self.run_id, request=request, model=model, call=record, template_key=self.template_key
+            )
+        elif request.step == "cot":
+            variant = self.variants_json[request.variant_index]
             store_cot(
                 self.lib,
                 run_id=self.run_id,
@@ -317,6 +370,7 @@ class _Execution:
                 one_step=self.one_step,
             )
         else:
+            variant = self.variants_json[request.variant_index]
             store_extraction(
                 self.lib,
                 run_id=self.run_id,
@@ -386,7 +440,7 @@ async def execute_run_async(
     lib = Library.open(library_path, create=False)
     try:
         document = json.loads(lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()[0])
-        spec = RunSpec.from_json(document["spec"])
+        spec = spec_from_document(document)
         built: dict[int, Backend] = {}
         try:
             for index, model in enumerate(spec.models):

@@ -18,12 +18,12 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpec
+from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
 from thoughtdesk.core.library.store import Library
 
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed"]
 RequestStatus = Literal["pending", "sent", "done", "failed"]
-RequestStep = Literal["cot", "extraction"]
+RequestStep = Literal["cot", "extraction", "critique"]
 
 
 class RunNotFound(ThoughtDeskError):
@@ -81,6 +81,8 @@ class RunInfo:
     last_error: str | None
     #: The models as specified (for pricing: a local OpenAI-compatible server is free).
     model_specs: tuple[ModelSpec, ...] = ()
+    #: ``generation`` (CoTs and answers) or ``critique`` (critiques of stored CoTs).
+    kind: str = "generation"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +90,7 @@ class RunInfo:
             "name": self.name,
             "created": self.created,
             "status": self.status,
+            "kind": self.kind,
             "collection": self.collection,
             "models": list(self.models),
             "total": self.total,
@@ -137,6 +140,8 @@ class RequestRow:
     result_cot_pk: int | None
     result_answer_pk: int | None
     cached_from: int | None
+    target_cot_pk: int | None = None  # a critique request: the CoT it judges
+    result_critique_pk: int | None = None  # a critique request: the critique it stored
 
 
 #: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with ``RequestRow(*row)``.
@@ -157,7 +162,8 @@ FROM run r LEFT JOIN request q ON q.run_id = r.id
 
 
 def _info(row: tuple) -> RunInfo:
-    spec = json.loads(row[5]).get("spec", {})
+    document = json.loads(row[5])
+    spec = document.get("spec", {})
     models = tuple(f"{m['provider']}:{m['model']}" for m in spec.get("models", []))
     specs = []
     for stored in spec.get("models", []):
@@ -182,6 +188,7 @@ def _info(row: tuple) -> RunInfo:
         cost=float(row[12]),
         last_error=row[6],
         model_specs=tuple(specs),
+        kind=document.get("kind", "generation"),
     )
 
 
@@ -214,12 +221,13 @@ def resolve_run_id(lib: Library, run: int | str) -> int:
     return int(row[0])
 
 
-def run_spec(lib: Library, run_id: int) -> RunSpec:
-    """The spec a run was created with."""
+def run_spec(lib: Library, run_id: int) -> AnySpec:
+    """The spec a run was created with (a :class:`RunSpec`, or a :class:`CritiqueSpec` for a
+    critique run; both have ``models``, ``force`` and ``name``)."""
     row = lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()
     if row is None:
         raise RunNotFound(f"no run {run_id} in {lib.path}")
-    return RunSpec.from_json(json.loads(row[0])["spec"])
+    return spec_from_document(json.loads(row[0]))
 
 
 def get_request(lib: Library, request_id: int) -> RequestRow:

@@ -8,10 +8,11 @@ keys are looked up (keyring, then environment) right before a backend is built.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
+from thoughtdesk.core.critiques.prompts import WRAPPERS, Wrapper
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
@@ -196,6 +197,8 @@ class RunSpec:
     force: bool = False
     name: str = ""
 
+    kind: ClassVar[str] = "generation"
+
     def __post_init__(self) -> None:
         if not self.models:
             raise RunSpecError("a run needs at least one model")
@@ -260,3 +263,144 @@ class RunLimits:
     tokens_per_minute: float | None = None
     max_attempts: int = 6
     initial_wait: float = 1.0  # seconds before the first retry (doubles each time, plus jitter)
+
+
+# --- critique runs ---------------------------------------------------------------------------
+
+#: Which CoTs a critique run covers by the correctness of their (first) answer.
+Only = Literal["all", "correct", "incorrect"]
+ONLY_CHOICES: tuple[Only, ...] = ("all", "correct", "incorrect")
+
+
+@dataclass(frozen=True, slots=True)
+class CotSelection:
+    """Which generated CoTs of a collection a critique run judges.
+
+    Empty ``datasets``/``splits`` mean all. ``only`` keeps CoTs whose first answer is scored
+    correct or incorrect (CoTs with no scored answer count only for ``all``). ``cot_pks`` (row
+    keys of ``generated_cot``) is an explicit selection and overrides the filters. ``limit``
+    keeps at most that many CoTs per dataset split: the first in stored order, or a random draw
+    with ``seed``. Every CoT counts, including one with no text (a bare answer).
+    """
+
+    collection: str
+    datasets: tuple[str, ...] = ()
+    splits: tuple[str, ...] = ()
+    only: Only = "all"
+    cot_pks: tuple[int, ...] = ()
+    limit: int | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.only not in ONLY_CHOICES:
+            raise RunSpecError(f"--only {self.only!r}: use one of {', '.join(ONLY_CHOICES)}")
+        if self.limit is not None and self.limit < 1:
+            raise RunSpecError(f"--limit {self.limit}: at least 1 CoT per dataset split")
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for name in ("datasets", "splits", "cot_pks"):
+            data[name] = list(data[name])
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CotSelection:
+        return cls(
+            **{
+                **data,
+                "datasets": tuple(data.get("datasets") or ()),
+                "splits": tuple(data.get("splits") or ()),
+                "cot_pks": tuple(data.get("cot_pks") or ()),
+            }
+        )
+
+
+def critique_model(model: ModelSpec, wrapper: Wrapper) -> ModelSpec:
+    """``model`` set up to receive prompts in ``wrapper`` form.
+
+    The chat form sends system and user messages (OpenAI's chat endpoint; a GGUF's own chat
+    template). The ``ds`` and ``llama2`` forms are one raw string that must reach the model as
+    it is: OpenAI-compatible servers get it on the completions endpoint, GGUF models as a raw
+    completion. Anthropic has no raw completions, so it takes the chat form only.
+    """
+    if wrapper not in WRAPPERS:
+        raise RunSpecError(f"unknown prompt wrapper {wrapper!r}; use one of {', '.join(WRAPPERS)}")
+    chat = wrapper == "chat"
+    if model.provider == "anthropic" and not chat:
+        raise RunSpecError(
+            f"{model.label}: Anthropic's API takes chat messages only; use the chat wrapper "
+            f"(the {wrapper} wrapper is a raw prompt for a completion model)"
+        )
+    if model.provider == "openai":
+        return replace(model, endpoint="chat" if chat else "completions", chat=chat)
+    if model.provider == "llamacpp":
+        return replace(model, chat=chat, completion_template=DEFAULT_COMPLETION_TEMPLATE)
+    return model
+
+
+@dataclass(frozen=True, slots=True)
+class CritiqueSpec:
+    """A critique run: every selected CoT x every critique model (a judge panel).
+
+    ``template`` is the key of a critique template (the built-in ``td-critique-v1`` or one of the
+    user's); ``wrappers`` says per model how the filled template reaches it (``chat``, ``ds`` =
+    the Digital Socrates models' input, ``llama2``); one wrapper for all models may be given as
+    a single entry. Models are adjusted to their wrapper (:func:`critique_model`). ``force``
+    sends requests even when an identical one is stored.
+    """
+
+    cots: CotSelection
+    models: tuple[ModelSpec, ...]
+    template: str = "td-critique-v1"
+    wrappers: tuple[Wrapper, ...] = ("chat",)
+    force: bool = False
+    name: str = ""
+
+    kind: ClassVar[str] = "critique"
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise RunSpecError("a critique run needs at least one critique model")
+        wrappers = self.wrappers or ("chat",)
+        if len(wrappers) == 1:
+            wrappers = wrappers * len(self.models)
+        if len(wrappers) != len(self.models):
+            raise RunSpecError(f"{len(self.wrappers)} wrapper(s) for {len(self.models)} model(s): give one or one each")
+        # frozen: normalised once here, so the stored spec is what is sent
+        object.__setattr__(self, "wrappers", tuple(wrappers))
+        object.__setattr__(
+            self, "models", tuple(critique_model(m, w) for m, w in zip(self.models, wrappers, strict=True))
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets)."""
+        return {
+            "kind": self.kind,
+            "cots": self.cots.to_json(),
+            "models": [m.to_json() for m in self.models],
+            "template": self.template,
+            "wrappers": list(self.wrappers),
+            "force": self.force,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CritiqueSpec:
+        return cls(
+            cots=CotSelection.from_json(data["cots"]),
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            template=data.get("template", "td-critique-v1"),
+            wrappers=tuple(data.get("wrappers") or ("chat",)),
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
+        )
+
+
+AnySpec = RunSpec | CritiqueSpec
+
+
+def spec_from_document(document: dict[str, Any]) -> AnySpec:
+    """The spec of a stored run document: a generation run's or a critique run's."""
+    if document.get("kind") == "critique":
+        return CritiqueSpec.from_json(document["spec"])
+    return RunSpec.from_json(document["spec"])
