@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
+from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import resolve_library_path
@@ -45,3 +48,61 @@ class ProgressLine:
 def open_library(args: argparse.Namespace, *, create: bool = True) -> Library:
     """The library named by ``--library`` (or the default one)."""
     return Library.open(resolve_library_path(args.library), create=create)
+
+
+# --- option types: every number and address is checked when the command line is read, before
+# anything is created (a bad value used to crash mid-way and leave a run "planned" or "running").
+
+
+def whole(low: int | None = None, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number within ``low``..``high`` (either may be open)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({_range(low, high)})")
+        return value
+
+    return parse
+
+
+def number(
+    low: float | None = None, high: float | None = None, *, above: float | None = None
+) -> Callable[[str], float]:
+    """An argparse type: a finite number within ``low``..``high``, or greater than ``above``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if above is not None and value <= above:
+            raise argparse.ArgumentTypeError(f"{text} must be greater than {above:g}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range ({_range(low, high)})")
+        return value
+
+    return parse
+
+
+def _range(low: float | None, high: float | None) -> str:
+    if low is not None and high is not None:
+        return f"{low:g} to {high:g}"
+    return f"at least {low:g}" if low is not None else f"at most {high:g}"
+
+
+def server_url(text: str) -> str:
+    """An argparse type: an http(s) address with a host and, if given, a valid port."""
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// or https:// address with a host")
+    try:
+        parts.port  # noqa: B018 - reading it validates it (urllib raises for a bad port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} has a port that is not a number from 0 to 65535") from None
+    return text.strip()

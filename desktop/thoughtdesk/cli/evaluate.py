@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library
+from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     form.add_argument("--markdown", action="store_true", help="print Markdown tables")
     p.add_argument(
         "--resamples",
-        type=int,
+        type=whole(100, 1_000_000),
         default=9999,
         metavar="N",
         help="bootstrap resamples for the difference intervals (default: 9999)",

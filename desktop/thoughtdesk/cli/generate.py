@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, open_library
+from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, number, open_library, server_url, whole
 from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS, CritiqueTemplate
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
@@ -278,16 +278,20 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def _execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--concurrency", type=int, default=8, metavar="C", help="requests in flight per provider (default 8)"
+        "--concurrency", type=whole(1, 1024), default=8, metavar="C", help="requests in flight per provider (default 8)"
     )
-    p.add_argument("--rpm", type=float, metavar="R", help="at most R requests per minute")
-    p.add_argument("--tpm", type=float, metavar="T", help="at most T tokens per minute")
+    p.add_argument("--rpm", type=number(above=0), metavar="R", help="at most R requests per minute")
+    p.add_argument("--tpm", type=number(above=0), metavar="T", help="at most T tokens per minute")
     p.add_argument(
-        "--max-attempts", type=int, default=6, metavar="A", help="tries per request, retries included (default 6)"
+        "--max-attempts",
+        type=whole(1, 100),
+        default=6,
+        metavar="A",
+        help="tries per request, retries included (default 6)",
     )
     p.add_argument(
         "--retry-wait",
-        type=float,
+        type=number(0, 600),
         default=1.0,
         metavar="S",
         help="seconds before the first retry, doubling after (default 1)",
@@ -315,10 +319,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--extraction", action="append", metavar="KEY", help="answer-extraction fragment (repeatable)")
     p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N samples per dataset split")
-    p.add_argument("--seed", type=int, metavar="K", help="with --limit: draw the samples at random")
-    p.add_argument("--n", type=int, default=1, metavar="K", help="samples per prompt (self-consistency)")
-    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible or Anthropic server address")
+    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N samples per dataset split")
+    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the samples at random")
+    p.add_argument("--n", type=whole(1, 1000), default=1, metavar="K", help="samples per prompt (self-consistency)")
+    p.add_argument("--base-url", type=server_url, metavar="URL", help="OpenAI-compatible or Anthropic server address")
     p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint (default chat)")
     p.add_argument(
         "--chat", action="store_true", help="send prompts as chat messages (llamacpp: use the GGUF's chat template)"
@@ -330,17 +334,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
         "<start_of_turn>model\\n'",
     )
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--max-tokens", type=int, default=256, metavar="M", help="tokens per CoT (default 256)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=int, metavar="K", help="sampling seed sent to the model")
+    p.add_argument("--temperature", type=number(0, 5), default=0.0)
+    p.add_argument(
+        "--max-tokens", type=whole(1, 1_000_000), default=256, metavar="M", help="tokens per CoT (default 256)"
+    )
+    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
     p.add_argument("--one-step", action="store_true", help="read the answer from the CoT (no extraction call)")
-    p.add_argument("--few-shot", type=int, default=0, metavar="K", help="K exemplars with reference CoTs")
+    p.add_argument("--few-shot", type=whole(0, 64), default=0, metavar="K", help="K exemplars with reference CoTs")
     p.add_argument("--few-shot-split", default="train", metavar="S", help="split the exemplars come from")
     p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
     p.add_argument("--name", metavar="NAME", help="a name for the run")
     p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
-    p.add_argument("--preview", type=int, default=1, metavar="K", help="with --plan-only: prompts shown")
+    p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
     _execution_options(p)
     p.set_defaults(func=cmd_generate)
 
@@ -359,7 +365,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PROVIDER:MODEL",
         help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable: a judge panel)",
     )
-    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible or Anthropic server address")
+    p.add_argument("--base-url", type=server_url, metavar="URL", help="OpenAI-compatible or Anthropic server address")
     p.add_argument(
         "--template",
         default="td-critique-v1",
@@ -375,16 +381,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
     p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N CoTs per dataset split")
-    p.add_argument("--seed", type=int, metavar="K", help="with --limit: draw the CoTs at random")
-    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default 0)")
-    p.add_argument("--max-tokens", type=int, metavar="M", help="tokens per critique (default 512)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=int, metavar="K", help="sampling seed sent to the model")
+    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")
+    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the CoTs at random")
+    p.add_argument("--temperature", type=number(0, 5), metavar="T", help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=whole(1, 1_000_000), metavar="M", help="tokens per critique (default 512)")
+    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
     p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
     p.add_argument("--name", metavar="NAME", help="a name for the run")
     p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
-    p.add_argument("--preview", type=int, default=1, metavar="K", help="with --plan-only: CoTs whose prompts are shown")
+    p.add_argument(
+        "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: CoTs whose prompts are shown"
+    )
     _execution_options(p)
     p.set_defaults(func=cmd_critique)
 

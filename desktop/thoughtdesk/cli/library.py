@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library
+from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 
 
@@ -250,10 +250,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="only these splits (repeatable); for a DS Critique Bank file the split to import into "
         "(default: the file's name without DSCB-, e.g. train-silver)",
     )
-    p.add_argument("--limit", type=int, metavar="N", help="at most N samples per split")
+    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N samples per split")
     p.add_argument(
         "--seed",
-        type=int,
+        type=whole(0),
         metavar="K",
         help="with --limit: a random sample drawn with this seed instead of the first N",
     )
