@@ -263,8 +263,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return EXIT_OK
     for run in runs:
         error = f"  ({run.last_error})" if run.last_error else ""
+        status = f"interrupted - resume with: thoughtdesk resume {run.id}" if run.interrupted else run.status
         print(
-            f"{run.id}\t{run.kind}\t{run.status}\t{run.done}/{run.total} done, {run.failed} failed\t"
+            f"{run.id}\t{run.kind}\t{status}\t{run.done}/{run.total} done, {run.failed} failed\t"
             f"{', '.join(run.models)}\t{run.name}{error}"
         )
     return EXIT_OK

@@ -27,7 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--strict", action="store_true", help="merge nothing unless every annotation matches the library")
     imp.add_argument("--dry-run", action="store_true", help="report only; change nothing")
     imp.add_argument(
-        "--show-unmatched", type=whole(0), default=10, metavar="N", help="list up to N unmatched annotations (default: 10)"
+        "--show-unmatched",
+        type=whole(0),
+        default=10,
+        metavar="N",
+        help="list up to N unmatched annotations (default: 10)",
     )
     imp.set_defaults(func=cmd_import)
     agr = sub.add_parser("agreement", help="agreement between reviewers per label")

@@ -366,6 +366,20 @@ def m007_critiques(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m008_run_lease(conn: sqlite3.Connection) -> None:
+    # Who executes a run (thoughtdesk.core.generation.runs.lease): the holder process
+    # (host:pid:token) and when its lease runs out (Unix seconds). Two processes never execute
+    # one run; a run whose holder is gone shows as interrupted.
+    run_script(
+        conn,
+        """
+        ALTER TABLE run ADD COLUMN holder TEXT;
+        ALTER TABLE run ADD COLUMN lease_expires REAL;
+        """,
+    )
+
+
 def run_script(conn: sqlite3.Connection, script: str) -> None:
     """Execute several statements inside the caller's transaction.
 

@@ -112,7 +112,7 @@ class RunTableModel(QAbstractTableModel):
         live = self.live.get(run.id)
         if live is None:
             return RunFigures(
-                status=run.status,
+                status="interrupted: select it and press Resume" if run.interrupted else run.status,
                 total=run.total,
                 done=run.done,
                 failed=run.failed,

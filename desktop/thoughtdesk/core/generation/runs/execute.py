@@ -48,6 +48,7 @@ from thoughtdesk.core.generation.runs.commit import (
 )
 from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.critique import critique_request
+from thoughtdesk.core.generation.runs.lease import Lease, claim_run
 from thoughtdesk.core.generation.runs.plan import (
     SampleRef,
     extraction_prompt,
@@ -103,6 +104,7 @@ class _Execution:
         self.in_flight: dict[str | None, asyncio.Future[None]] = {}  # by fingerprint
         self.stop_error: BackendError | None = None
         self.workers = 0
+        self.lease: Lease | None = None  # this process's hold on the run (set by execute_run_async)
 
     # --- bookkeeping --------------------------------------------------------------------
 
@@ -175,10 +177,13 @@ class _Execution:
         return self.tally.snapshot()
 
     async def _watch(self) -> None:
-        """Turn pause/cancel requests into status changes and wake idle workers on cancel."""
+        """Turn pause/cancel requests into status changes and wake idle workers on cancel; keep
+        the run's lease (every RENEW_SECONDS: the call returns at once in between)."""
         paused = False
         while True:
             await asyncio.sleep(0.05)
+            if self.lease is not None:
+                self.lease.renew()
             if self.control.cancelled:
                 self._stop_workers()
                 return
@@ -317,10 +322,15 @@ class _Execution:
         backend = self.backends[request.model_index]
         sent_at = now_iso()
         with self.lib.transaction() as conn:
-            conn.execute(
-                "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ?",
+            # Claimed atomically: a request that is no longer pending (another executor took it,
+            # whatever went wrong elsewhere) is never sent a second time.
+            claimed = conn.execute(
+                "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
                 (sent_at, request.id),
-            )
+            ).rowcount
+        if claimed != 1:
+            self._finished()
+            return
         self.tally.in_flight += 1
         attempts = _attempts.set(1)
         try:
@@ -438,7 +448,9 @@ async def execute_run_async(
     limits = limits or RunLimits()
     control = control or RunControl()
     lib = Library.open(library_path, create=False)
+    lease: Lease | None = None
     try:
+        lease = claim_run(lib, run_id)  # RunBusyError when another live process executes it
         document = json.loads(lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()[0])
         spec = spec_from_document(document)
         built: dict[int, Backend] = {}
@@ -474,6 +486,7 @@ async def execute_run_async(
             spec.force if force is None else force,
             prices or PriceTable(),
         )
+        execution.lease = lease
         try:
             result = await execution.run(limits.concurrency)
         finally:
@@ -484,6 +497,8 @@ async def execute_run_async(
             raise execution.stop_error
         return result
     finally:
+        if lease is not None:
+            lease.release()
         lib.close()
 
 

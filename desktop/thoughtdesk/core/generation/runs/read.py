@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.runs.lease import is_interrupted
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
 from thoughtdesk.core.library.store import Library
 
@@ -83,6 +84,14 @@ class RunInfo:
     model_specs: tuple[ModelSpec, ...] = ()
     #: ``generation`` (CoTs and answers) or ``critique`` (critiques of stored CoTs).
     kind: str = "generation"
+    #: Stored as running or paused, but the process executing it is gone (killed, crashed):
+    #: nothing is happening until it is resumed (see :mod:`...runs.lease`).
+    interrupted: bool = False
+
+    @property
+    def shown_status(self) -> str:
+        """The status as the user should read it: ``interrupted`` for a run nobody executes."""
+        return "interrupted" if self.interrupted else self.status
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +99,7 @@ class RunInfo:
             "name": self.name,
             "created": self.created,
             "status": self.status,
+            "interrupted": self.interrupted,
             "kind": self.kind,
             "collection": self.collection,
             "models": list(self.models),
@@ -156,7 +166,8 @@ SELECT r.id, r.name, r.created, r.status, r.collection, r.spec, r.last_error,
        coalesce(sum(q.status = 'done'), 0),
        coalesce(sum(q.status = 'failed'), 0),
        coalesce(sum(q.prompt_tokens), 0), coalesce(sum(q.completion_tokens), 0),
-       coalesce(sum(q.cost), 0.0)
+       coalesce(sum(q.cost), 0.0),
+       r.holder, r.lease_expires
 FROM run r LEFT JOIN request q ON q.run_id = r.id
 """
 
@@ -189,6 +200,7 @@ def _info(row: tuple) -> RunInfo:
         last_error=row[6],
         model_specs=tuple(specs),
         kind=document.get("kind", "generation"),
+        interrupted=is_interrupted(row[3], row[13], row[14]),
     )
 
 

@@ -1,0 +1,121 @@
+"""Who is executing a run: a lease in the library, so two processes never execute one run.
+
+Two ``thoughtdesk resume N`` at once used to send every request twice and store everything
+twice. Now the process that executes a run holds its lease (``run.holder``: host, process id
+and a token; ``run.lease_expires``: Unix seconds) and renews it while it works; a second process
+is refused with who holds it. A holder that died (killed, crashed, the laptop lid closed for
+good) loses the lease when it expires, at once when it was a process of this machine that no
+longer exists; the next execution takes over. A run whose status says it is running but whose
+holder is gone is *interrupted* (:func:`is_interrupted`): the CLI and the Runs tab say so and
+offer to resume it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from dataclasses import dataclass
+
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.library.store import Library
+
+#: How long a lease lasts without renewal, in seconds; the holder renews it every RENEW_SECONDS.
+LEASE_SECONDS = 30.0
+RENEW_SECONDS = 10.0
+
+_TOKEN = secrets.token_hex(4)  # tells this process from an earlier one that had the same pid
+
+
+class RunBusyError(ThoughtDeskError):
+    """Another live process executes the run."""
+
+
+def this_holder() -> str:
+    """This process as a lease holder: ``host:pid:token``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_TOKEN}"
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, as another user's
+    except OSError:
+        return True
+    return True
+
+
+def holder_alive(holder: str | None, lease_expires: float | None, now: float | None = None) -> bool:
+    """Whether ``holder`` still holds its lease: not expired, and (for a process of this
+    machine) still running."""
+    if not holder or lease_expires is None:
+        return False
+    if lease_expires < (time.time() if now is None else now):
+        return False
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host == socket.gethostname() and pid_text.isdigit() and holder != this_holder():
+        return _process_exists(int(pid_text))
+    return True
+
+
+def is_interrupted(status: str, holder: str | None, lease_expires: float | None) -> bool:
+    """A run stored as running or paused whose executing process is gone."""
+    return status in ("running", "paused") and not holder_alive(holder, lease_expires)
+
+
+def describe_holder(holder: str) -> str:
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    return f"process {pid} on {host}" if pid else holder
+
+
+@dataclass
+class Lease:
+    """This process's hold on run ``run_id`` (see the module docstring)."""
+
+    lib: Library
+    run_id: int
+    holder: str
+    renewed: float = 0.0
+
+    def renew(self, *, force: bool = False) -> None:
+        """Extend the lease (at most every RENEW_SECONDS unless ``force``)."""
+        now = time.time()
+        if not force and now - self.renewed < RENEW_SECONDS:
+            return
+        with self.lib.transaction() as conn:
+            conn.execute(
+                "UPDATE run SET lease_expires = ? WHERE id = ? AND holder = ?",
+                (now + LEASE_SECONDS, self.run_id, self.holder),
+            )
+        self.renewed = now
+
+    def release(self) -> None:
+        """Give the run up (when the execution ends, however it ends)."""
+        with self.lib.transaction() as conn:
+            conn.execute(
+                "UPDATE run SET holder = NULL, lease_expires = NULL WHERE id = ? AND holder = ?",
+                (self.run_id, self.holder),
+            )
+
+
+def claim_run(lib: Library, run_id: int) -> Lease:
+    """Take run ``run_id``'s lease for this process, or raise :class:`RunBusyError` naming the
+    live process that holds it. Atomic: two processes claiming at once cannot both win."""
+    holder = this_holder()
+    now = time.time()
+    with lib.transaction() as conn:
+        row = conn.execute("SELECT holder, lease_expires FROM run WHERE id = ?", (run_id,)).fetchone()
+        if row is not None and row[0] and row[0] != holder and holder_alive(row[0], row[1], now):
+            raise RunBusyError(
+                f"run {run_id} is being executed by {describe_holder(row[0])}; wait for it to finish, or pause or "
+                "cancel it there (a process that was killed loses the run within "
+                f"{LEASE_SECONDS:g} seconds, then resume it here)"
+            )
+        conn.execute("UPDATE run SET holder = ?, lease_expires = ? WHERE id = ?", (holder, now + LEASE_SECONDS, run_id))
+    return Lease(lib, run_id, holder, now)

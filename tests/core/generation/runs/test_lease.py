@@ -1,0 +1,103 @@
+"""One process executes a run at a time (issue 15, points 3 and 14): two `resume` processes on
+one run sent every request twice and stored everything twice; a killed run showed "running" for
+ever. Now the second process is refused naming the holder, and a run whose holder is gone is
+shown as interrupted, with how to resume it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+from tests.core.generation.runs.conftest import DEMO
+from tests.core.generation.runs.test_resume_and_secrets import _cli, _count
+from tests.helpers.servers import FakeModelServer, Reply
+from thoughtdesk.core.generation.runs import ModelSpec, RunSpec, SampleSelection, create_run, list_runs, plan_run
+from thoughtdesk.core.generation.runs.lease import RunBusyError, claim_run, holder_alive, is_interrupted
+from thoughtdesk.core.library.store import Library
+
+
+def _plan(library_path, server: FakeModelServer) -> int:
+    spec = RunSpec(
+        samples=SampleSelection(DEMO),
+        models=(ModelSpec("openai", "slow", base_url=server.base_url, timeout=10.0),),
+        instructions=("qa-01",),
+        cot_triggers=("kojima-01",),
+        answer_extractions=(None,),
+    )
+    with Library.open(library_path) as lib:
+        return create_run(lib, plan_run(lib, spec))
+
+
+def _wait_for(library_path, sql: str, at_least: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _count(library_path, sql) >= at_least:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {sql}")
+
+
+def test_a_second_resume_is_refused_and_nothing_is_sent_twice(library_path):
+    with FakeModelServer() as server:
+        server.script(*[Reply(delay=0.25) for _ in range(16)])
+        run_id = _plan(library_path, server)
+        first = _cli(library_path, "resume", str(run_id), "--concurrency", "2")
+        _wait_for(library_path, "SELECT count(*) FROM request WHERE status = 'done'", 2)
+        second = _cli(library_path, "resume", str(run_id), "--concurrency", "8")
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 1, out
+        assert f"run {run_id} is being executed by process {first.pid}" in err and "Traceback" not in err
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err
+        assert len(server.requests) == 16  # each request sent once
+    assert _count(library_path, "SELECT count(*) - count(DISTINCT cot_id) FROM generated_cot") == 0
+    assert _count(library_path, "SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%'") == 16
+    assert _count(library_path, "SELECT count(*) FROM run WHERE holder IS NOT NULL") == 0  # released
+
+
+def test_a_killed_run_is_shown_interrupted_and_resumes(library_path):
+    with FakeModelServer() as server:
+        server.script(*[Reply(delay=0.3) for _ in range(16)])
+        run_id = _plan(library_path, server)
+        process = _cli(library_path, "resume", str(run_id), "--concurrency", "1")
+        _wait_for(library_path, "SELECT count(*) FROM request WHERE status = 'done'", 2)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        with Library.open(library_path) as lib:
+            (run,) = [r for r in list_runs(lib) if r.id == run_id]
+        assert run.status == "running" and run.interrupted and run.shown_status == "interrupted"
+        listing = _cli(library_path, "runs")
+        out, _ = listing.communicate(timeout=60)
+        assert f"interrupted - resume with: thoughtdesk resume {run_id}" in out
+        listing = _cli(library_path, "runs", "--json")
+        assert json.loads(listing.communicate(timeout=60)[0])[0]["interrupted"] is True
+        server.replies.clear()
+        resumed = _cli(library_path, "resume", str(run_id))
+        out, err = resumed.communicate(timeout=120)
+        assert resumed.returncode == 0, err
+    with Library.open(library_path) as lib:
+        (run,) = [r for r in list_runs(lib) if r.id == run_id]
+    assert run.status == "done" and not run.interrupted and run.done == 16
+
+
+def test_the_lease_rules(library_path, tmp_path):
+    with FakeModelServer() as server:
+        run_id = _plan(library_path, server)
+    with Library.open(library_path) as lib:
+        lease = claim_run(lib, run_id)
+        # This process again (a GUI resuming its own run) may claim it; a live other one may not.
+        claim_run(lib, run_id)
+        lib.conn.execute("UPDATE run SET holder = ? WHERE id = ?", ("elsewhere:1:abcd", run_id))
+        try:
+            claim_run(lib, run_id)
+        except RunBusyError as error:
+            assert "process 1 on elsewhere" in str(error)
+        else:
+            raise AssertionError("a live holder elsewhere was not respected")
+        lib.conn.execute("UPDATE run SET lease_expires = ? WHERE id = ?", (time.time() - 1, run_id))
+        claim_run(lib, run_id)  # expired: taken over
+        lease.release()
+    now = time.time()
+    assert not holder_alive(None, None) and not holder_alive("h:1:x", now - 1, now)
+    assert is_interrupted("running", None, None) and not is_interrupted("done", None, None)
