@@ -46,8 +46,21 @@ class ProgressLine:
 
 
 def open_library(args: argparse.Namespace, *, create: bool = True) -> Library:
-    """The library named by ``--library`` (or the default one)."""
-    return Library.open(resolve_library_path(args.library), create=create)
+    """The library named by ``--library`` (or the default one); a write that has to wait for
+    another ThoughtDesk process says so on stderr while it waits."""
+    library = Library.open(resolve_library_path(args.library), create=create)
+
+    def waiting(seconds: float, what: str | None) -> None:
+        doing = f" ({what})" if what else ""
+        print(
+            f"thoughtdesk: waiting for another ThoughtDesk process to finish writing to {library.path}{doing}: "
+            f"{seconds:.0f} s so far",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    library.on_write_wait = waiting
+    return library
 
 
 # --- option types: every number and address is checked when the command line is read, before

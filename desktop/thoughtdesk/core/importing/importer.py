@@ -89,7 +89,7 @@ def import_records(
     ``on_duplicate`` is ``fail`` and a sample exists, :class:`Cancelled` when ``cancel()`` turns
     true; in every such case the library is left exactly as it was.
     """
-    with library.transaction():
+    with library.transaction(), library.long_write(f"importing {Path(source).name or collection}"):
         cid = library.collection_id(collection)
         created = cid is None
         if cid is None:

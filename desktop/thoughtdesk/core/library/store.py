@@ -7,9 +7,12 @@ so an import that fails or is cancelled leaves the file exactly as it was.
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -140,6 +143,20 @@ def _check_before_opening(path: Path) -> None:
         raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
 
 
+def _writer_note_path(path: Path) -> Path:
+    return path.with_name(path.name + "-writer.json")
+
+
+def read_writer_note(path: Path) -> str | None:
+    """What another process said it is writing to the library at ``path`` ("importing x.json
+    (process 123)"), or None."""
+    try:
+        note = json.loads(_writer_note_path(path).read_text(encoding="utf-8"))
+        return f"{note['what']} (process {note['pid']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def inserted_id(cursor: sqlite3.Cursor) -> int:
     """The rowid the INSERT just run on ``cursor`` gave its row."""
     rowid = cursor.lastrowid
@@ -148,8 +165,20 @@ def inserted_id(cursor: sqlite3.Cursor) -> int:
     return rowid
 
 
+#: Called while a write waits for another process to finish writing: seconds waited so far,
+#: and what that process said it is doing (the writer note), if anything.
+WaitCallback = Callable[[float, str | None], None]
+
+
 class Library:
     """An open library file. Create with :meth:`open`."""
+
+    #: How long a write waits for another process's write before giving up, in seconds
+    #: (SQLite's own busy timeout covers the first 10 s of it). A run sets this much higher:
+    #: it must never die because another process is importing.
+    max_write_wait: float = 120.0
+    #: Told every ~10 s while a write waits (the CLI prints it, the GUI shows it).
+    on_write_wait: WaitCallback | None = None
 
     def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.path = path
@@ -239,10 +268,7 @@ class Library:
                 f"the library {self.path} is open read-only (the file or its folder cannot be written), so this "
                 "change cannot be saved; copy the library to a folder you can write to and open the copy"
             )
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as error:
-            raise self._translated(error) from None
+        self._begin()
         try:
             yield self.conn
         except BaseException as error:
@@ -262,6 +288,37 @@ class Library:
             except sqlite3.Error:
                 pass
             raise self._translated(error) from None
+
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE, waiting (up to ``max_write_wait``) while another process writes."""
+        started = time.monotonic()
+        while True:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                text = str(error).lower()
+                waited = time.monotonic() - started
+                if ("locked" not in text and "busy" not in text) or waited >= self.max_write_wait:
+                    raise self._translated(error) from None
+                if self.on_write_wait is not None:
+                    self.on_write_wait(waited, read_writer_note(self.path))
+            except sqlite3.Error as error:
+                raise self._translated(error) from None
+
+    @contextmanager
+    def long_write(self, what: str) -> Iterator[None]:
+        """Say, beside the library, what this process writes for a long time (an import), so
+        another process that waits for it can tell its user (see :func:`read_writer_note`)."""
+        note = _writer_note_path(self.path)
+        try:
+            note.write_text(json.dumps({"pid": os.getpid(), "what": what, "since": time.time()}), encoding="utf-8")
+        except OSError:
+            pass  # only a courtesy to other processes
+        try:
+            yield
+        finally:
+            note.unlink(missing_ok=True)
 
     def _translated(self, error: sqlite3.Error) -> Exception:
         return library_error(error, self.path) or error

@@ -65,6 +65,8 @@ from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 
 ProgressCallback = Callable[[RunProgress], None]
+#: Seconds a run's write waits for another process's write before the run stops (resumable).
+RUN_WRITE_WAIT = 3600.0
 #: Errors that no retry fixes and that would fail every further request the same way: the run
 #: stops (status ``failed``, message kept) so the user can fix the cause and resume.
 STOPPING_ERRORS = (AuthError, ModelNotFound, ModelFileError, ServerDown)
@@ -175,6 +177,12 @@ class _Execution:
         self.tally.last_error = error or self.tally.last_error
         self._report()
         return self.tally.snapshot()
+
+    def waiting_for_library(self, seconds: float, what: str | None) -> None:
+        """A write of this run waits for another process: said in the run's last message."""
+        doing = f" ({what})" if what else ""
+        self.tally.last_error = f"waiting {seconds:.0f} s for another ThoughtDesk process writing to the library{doing}"
+        self._report()
 
     async def _watch(self) -> None:
         """Turn pause/cancel requests into status changes and wake idle workers on cancel; keep
@@ -448,6 +456,18 @@ async def execute_run_async(
     limits = limits or RunLimits()
     control = control or RunControl()
     lib = Library.open(library_path, create=False)
+    # A run must not die because another process writes (an import holds the library for as
+    # long as it takes): its writes wait, for an hour at most, and say so in the progress.
+    lib.max_write_wait = RUN_WRITE_WAIT
+
+    def waiting_to_start(seconds: float, what: str | None) -> None:
+        if progress is not None:
+            tally = RunTally(lib, run_id)  # a read: it does not wait
+            doing = f" ({what})" if what else ""
+            tally.last_error = f"waiting {seconds:.0f} s for another ThoughtDesk process writing to the library{doing}"
+            progress(tally.snapshot())
+
+    lib.on_write_wait = waiting_to_start
     lease: Lease | None = None
     try:
         lease = claim_run(lib, run_id)  # RunBusyError when another live process executes it
@@ -487,6 +507,7 @@ async def execute_run_async(
             prices or PriceTable(),
         )
         execution.lease = lease
+        lib.on_write_wait = execution.waiting_for_library
         try:
             result = await execution.run(limits.concurrency)
         finally:
