@@ -28,7 +28,7 @@ def test_a_double_quoted_passage_is_found_case_and_whitespace_insensitively():
         "It says ‘the pancreas stores glucose’ wrongly.",
         "It says « the pancreas stores glucose » wrongly.",
         "It says 'the pancreas stores glucose' wrongly.",
-        'It says "the pancreas stores glucose." wrongly.',  # punctuation inside the quote marks
+        'It says "the pancreas stores glucose!" wrongly.',  # punctuation inside the quote marks
         'It says "...the pancreas stores glucose..." wrongly.',  # ellipses
     ],
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
     QColor,
     QFrame,
@@ -61,13 +62,19 @@ class CotView:
 
 @dataclass(frozen=True, slots=True)
 class SpanMark:
-    """A highlighted range of a CoT's text: Python offsets ``[start, end)``, ``#rrggbb`` colours."""
+    """A highlighted range of a CoT's text: Python offsets ``[start, end)``, ``#rrggbb`` colours.
+
+    ``flaw``: text a critique's main flaw quotes, drawn with the flaw format of
+    :mod:`thoughtdesk.ui.critiques.text` (a red wave underline over the similarity colour)
+    instead of a span label's background.
+    """
 
     start: int
     end: int
     background: str
     foreground: str
     tooltip: str = ""
+    flaw: bool = False
 
 
 def numbered_label(index: int, cot: CotView) -> str:
@@ -217,9 +224,13 @@ class CotPanel(QFrame):
             return
         cursor = QTextCursor(self.text_view.document())
         cursor.beginEditBlock()  # one layout pass for all marks
+        theme = theme_of(self.text_view)
         for mark in self.marks:
             cursor.setPosition(self.positions.to_document(mark.start))
             cursor.setPosition(self.positions.to_document(mark.end), QTextCursor.MoveMode.KeepAnchor)
+            if mark.flaw:
+                cursor.mergeCharFormat(flaw_format(theme, mark.tooltip))
+                continue
             char_format = QTextCharFormat()
             char_format.setBackground(QColor(mark.background))
             char_format.setForeground(QColor(mark.foreground))
