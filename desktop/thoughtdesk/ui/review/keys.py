@@ -31,7 +31,9 @@ Action = Callable[[], None]
 #: A prefix key's handler: the digit typed after it, or None for Delete / Backspace.
 PrefixHandler = Callable[[int | None], None]
 _CLEAR_KEYS = (int(Qt.Key.Key_Delete), int(Qt.Key.Key_Backspace))
-_MODIFIER_KEYS = {int(k) for k in (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_AltGr)}
+_MODIFIER_KEYS = {
+    int(k) for k in (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_AltGr)
+}
 _DIGITS = {getattr(Qt.Key, f"Key_{d}"): d for d in range(10)}
 _PLAIN = (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
 

@@ -111,7 +111,9 @@ class RatingCommand(QUndoCommand):
         self.host.ratings_written(self.cot_pk)
 
 
-def _explanation_writer(cot_pk: int, author: str, score: int | None, dims: tuple[str, ...]) -> Callable[[Library], Write]:
+def _explanation_writer(
+    cot_pk: int, author: str, score: int | None, dims: tuple[str, ...]
+) -> Callable[[Library], Write]:
     def apply(library: Library) -> Write:
         with library.transaction() as conn:
             before = set_explanation_rating(conn, cot_pk, author, score, dims)

@@ -34,6 +34,8 @@ from thoughtdesk.core.review import (
     review_from,
     set_position,
 )
+from thoughtdesk.ui.critiques.rating import RatingPanel
+from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.qt import (
     QEvent,
     QHBoxLayout,
@@ -41,16 +43,14 @@ from thoughtdesk.ui.qt import (
     QScrollArea,
     QSettings,
     QSplitter,
-    QTabWidget,
     Qt,
+    QTabWidget,
     QTimer,
     QUndoStack,
     QVBoxLayout,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.critiques.rating import RatingPanel
-from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
 from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, SpanMark
 from thoughtdesk.ui.review.edits import ReviewEdits, others_text, review_summary, reviewer_name
@@ -284,7 +284,9 @@ class ReviewView(QWidget):
         self.critiques = critiques_for_cots(self.library, pks)
         self.explanation_ratings = explanation_ratings_for_cots(self.library, pks)
         texts = {pk: cot.cot or "" for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)}
-        self.flaw_marks = {pk: self._flaw_marks(texts.get(pk, ""), critiques) for pk, critiques in self.critiques.items()}
+        self.flaw_marks = {
+            pk: self._flaw_marks(texts.get(pk, ""), critiques) for pk, critiques in self.critiques.items()
+        }
 
     def _flaw_marks(self, text: str, critiques: list[Critique]) -> list[SpanMark]:
         foreground, underline = FLAW_COLOURS[self.compare.theme()]
@@ -427,7 +429,9 @@ class ReviewView(QWidget):
         index = self.cot_pks.index(cot_pk)
         self._show_review(index, cot_pk, self.reviews.get(cot_pk) or CotReview(cot_pk, self.author))
         if cot_pk == self.current_cot_pk():
-            self.rating_panel.show_rating(self.my_explanation_rating(cot_pk), self.explanation_ratings[cot_pk], self.author)
+            self.rating_panel.show_rating(
+                self.my_explanation_rating(cot_pk), self.explanation_ratings[cot_pk], self.author
+            )
             for critique in fresh:
                 self.rating_panel.update_critique(critique)
         self._notify_timer.start()

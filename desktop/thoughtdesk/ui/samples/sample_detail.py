@@ -2,14 +2,21 @@
 
 All text from datasets and models goes into widgets set to plain text (``Qt.PlainText``), so
 markup such as ``<img src=x>`` or ``<a href=...>`` is shown literally and never interpreted.
+Each generated CoT shows its critiques (:mod:`thoughtdesk.ui.critiques.cards`) and the human
+ratings of it; CoT text a critique's main flaw quotes is marked (plain text with a format).
 """
 
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping, Sequence
 
+from thoughtdesk.core.critiques import Critique, ExplanationRating
+from thoughtdesk.core.critiques.quotes import find_quote_spans
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import GeneratedCot, model_name
+from thoughtdesk.ui.critiques.cards import CritiqueList
+from thoughtdesk.ui.critiques.text import FittedText, Part
 from thoughtdesk.ui.qt import (
     QFrame,
     QLabel,
@@ -22,6 +29,9 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 
+#: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
+MARKED_COT_CHARS = 20_000
+
 
 def heading(text: str) -> QLabel:
     return plain_label(text, name="heading", bold=True, keep_height=True)
@@ -32,9 +42,16 @@ def letters(n: int) -> list[str]:
 
 
 class CotCard(QFrame):
-    """One generated CoT: model, prompt fragments, the CoT text, extracted answer and verdict."""
+    """One generated CoT: model, prompt fragments, the CoT text, extracted answer and verdict,
+    then its critiques and human ratings."""
 
-    def __init__(self, cot: GeneratedCot, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        cot: GeneratedCot,
+        parent: QWidget | None = None,
+        critiques: Sequence[Critique] = (),
+        ratings: Sequence[ExplanationRating] = (),
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("cotCard")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -48,7 +65,16 @@ class CotCard(QFrame):
         if extraction:
             fragments += "; extraction: " + ", ".join(dict.fromkeys(extraction))
         layout.addWidget(plain_label(fragments, name="cotFragments", keep_height=True))
-        layout.addWidget(plain_label(cot.cot or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
+        text = cot.cot or ""
+        quotes = sorted(
+            {(q.start, q.end) for critique in critiques for q in find_quote_spans(critique.parsed.main_flaw, text)}
+        )
+        if quotes:
+            marked = FittedText(self, name="cotText")
+            marked.set_parts([Part("", text, tuple(quotes))], limit=MARKED_COT_CHARS)
+            layout.addWidget(marked)
+        else:
+            layout.addWidget(plain_label(text or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
         for answer in cot.answers:
             verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
@@ -66,6 +92,20 @@ class CotCard(QFrame):
             layout.addWidget(
                 plain_label("Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True)
             )
+        if ratings:
+            rated = "; ".join(
+                f"{r.author or '(no author)'} "
+                + ("—" if r.score is None else f"{r.score}/5")
+                + (f" ({', '.join(r.dimensions)})" if r.dimensions else "")
+                for r in ratings
+            )
+            layout.addWidget(plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True))
+        if critiques:
+            self.critique_list: CritiqueList | None = CritiqueList(self)
+            self.critique_list.show_critiques(critiques)
+            layout.addWidget(self.critique_list)
+        else:
+            self.critique_list = None
 
 
 class SampleDetail(QScrollArea):
@@ -76,6 +116,8 @@ class SampleDetail(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.current: StoredSample | None = None
+        self.critiques: Mapping[int, Sequence[Critique]] = {}
+        self.ratings: Mapping[int, Sequence[ExplanationRating]] = {}
         self._placeholder()
 
     def _placeholder(self) -> None:
@@ -91,11 +133,19 @@ class SampleDetail(QScrollArea):
         self.current = None
         self._placeholder()
 
-    def show_sample(self, stored: StoredSample | None) -> None:
+    def show_sample(
+        self,
+        stored: StoredSample | None,
+        critiques: Mapping[int, Sequence[Critique]] | None = None,
+        ratings: Mapping[int, Sequence[ExplanationRating]] | None = None,
+    ) -> None:
+        """Show ``stored`` with the critiques and explanation ratings of its CoTs (by CoT key,
+        read with the sample: ``critiques_for_cots`` / ``explanation_ratings_for_cots``)."""
         if stored is None:
             self.clear()
             return
         self.current = stored
+        self.critiques, self.ratings = critiques or {}, ratings or {}
         s = stored.sample
         body = QWidget()
         body.setObjectName("sampleDetail")
@@ -164,12 +214,18 @@ class SampleDetail(QScrollArea):
             layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", keep_height=True))
 
         layout.addWidget(heading(f"Generated CoTs ({len(s.generated_cot)})"))
-        for cot in s.generated_cot:
-            layout.addWidget(CotCard(cot))
+        for cot_pk, cot in zip(stored.cot_pks, s.generated_cot, strict=False):
+            layout.addWidget(
+                CotCard(cot, critiques=self.critiques.get(cot_pk, ()), ratings=self.ratings.get(cot_pk, ()))
+            )
         layout.addStretch(1)
         self.setWidget(body)
 
     def texts(self) -> list[str]:
         """Every text shown (for tests and accessibility checks)."""
         widget = self.widget()
-        return [label.text() for label in widget.findChildren(QLabel)] if widget else []
+        if widget is None:
+            return []
+        return [label.text() for label in widget.findChildren(QLabel)] + [
+            view.toPlainText() for view in widget.findChildren(FittedText)
+        ]
