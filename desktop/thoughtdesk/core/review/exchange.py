@@ -321,7 +321,7 @@ class _Matcher:
         self.samples: dict[tuple, list[int]] = {}
         self.cots: dict[int, list[tuple[int, str, int, str]]] = {}
 
-    def _sample_pks(self, rec: _Incoming) -> list[int]:
+    def _sample_pks(self, rec: _Incoming | IncomingRating) -> list[int]:
         if self.collection_id is not None:
             scope = [self.collection_id]
         elif rec.collection and rec.collection in self.collections:

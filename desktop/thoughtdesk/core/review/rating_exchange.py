@@ -144,11 +144,9 @@ def read_ratings(path: Path, document: dict) -> list[IncomingRating]:
             raise DataFileError(path, f"field {key!r} must be a list", where="top level")
         for index, obj in enumerate(items):
             if not isinstance(obj, dict):
-                problem = "bad record: not an object"
-                out.append(
-                    IncomingRating(kind, f"{kind} rating {index}", None, "", "", "", "", None, None, "", "", None)
-                )
-                out[-1].problem = problem
+                bad = IncomingRating(kind, f"{kind} rating {index}", None, "", "", "", "", None, None, "", "", None)
+                bad.problem = "bad record: not an object"
+                out.append(bad)
                 continue
             position = obj.get("cot_position")
             where = (
@@ -157,6 +155,7 @@ def read_ratings(path: Path, document: dict) -> list[IncomingRating]:
                 + (f", critique by {_text(obj, 'critique_model')}" if kind == "critique" else "")
                 + ")"
             )
+            problem: str | None
             score, problem = _score(obj.get("score"), top)
             dims: tuple[str, ...] = ()
             if not _text(obj, "dataset") or not _text(obj, "sample_id"):
