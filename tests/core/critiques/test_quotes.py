@@ -62,10 +62,10 @@ def test_no_flaw_no_cot_or_no_quotes_give_nothing():
     assert find_quote_spans("The reasoning skips a step.", COT) == []
 
 
-def test_offsets_are_python_offsets_even_with_emoji_and_case_folding():
-    cot = "🙂 Die STRAßE ist nass. Fine."
-    spans = find_quote_spans('It writes "die strasse ist nass"', cot)
-    assert quoted(cot, spans) == ["Die STRAßE ist nass"]
+def test_offsets_are_python_offsets_even_with_emoji_and_accents():
+    cot = "🙂🙂 Élan VITAL\u00a0ist   nass. Fine."
+    spans = find_quote_spans('It writes "élan vital ist nass"', cot)
+    assert quoted(cot, spans) == ["Élan VITAL\u00a0ist   nass"]
 
 
 def test_hostile_flaw_text_is_only_searched():

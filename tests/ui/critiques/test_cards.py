@@ -118,3 +118,14 @@ def test_focus_moves_between_critiques_and_wraps(qtbot):
     listing.move_focus(-1)
     listing.move_focus(-1)
     assert listing.focused().pk == 3
+
+
+def test_without_a_reviewer_every_rating_is_listed(qtbot):
+    card = CritiqueCard()
+    qtbot.addWidget(card)
+    item = critique()
+    card.show_critique(item)
+    assert card.ratings.text() == "not rated by a person yet"
+    item.ratings = [CritiqueRating("alice", 2), CritiqueRating("bob", 3)]
+    card.show_critique(item)
+    assert card.ratings.text() == "ratings: alice 2/3, bob 3/3"

@@ -71,11 +71,12 @@ def test_keyboard_rating_with_undo_and_redo(rated_session) -> None:
     cot = view.current_cot_pk()
     assert cot is not None
     panel = view.rating_panel
-    assert [c.critique_model for c in panel.critique_list.critiques] == list(MODELS)
+    assert view.side_tabs.currentIndex() == 0  # the Annotations tab: the rating panel waits
 
     # e 4: explanation score 4, saved at once under the Settings user name.
     session.key(Qt.Key.Key_E)
     assert panel.hint.text().startswith("Explanation score") and view.side_tabs.currentIndex() == 1
+    assert [c.critique_model for c in panel.critique_list.critiques] == list(MODELS)
     session.key(Qt.Key.Key_4)
     assert explanation_rows(session, cot) == [(REVIEWER, 4, "[]")]
     assert panel.score_buttons[4].isChecked() and panel.hint.isHidden()
@@ -161,8 +162,9 @@ def test_flaw_quotes_are_marked_and_blind_mode_hides_critique_models(rated_sessi
     assert len(flaws) == 1 and flaws[0].start == 0
     assert " ".join(text[flaws[0].start : flaws[0].end].split()) == " ".join(text.split()[:4])
     assert "critic-a" in flaws[0].tooltip
-    assert "critiques 1/5 2/5 3/5" in panel.note.text()
+    assert "critiques 1/5 2/5 3/5" in panel.stats.text()
 
+    view.side_tabs.setCurrentIndex(1)
     session.controller.blind_action.setChecked(True)
     shown = "\n".join(view.rating_panel.critique_list.texts())
     assert not any(model in shown for model in MODELS)
@@ -178,7 +180,35 @@ def test_other_reviewers_ratings_are_shown_and_never_changed(rated_session, libr
     with Library.open(library_path) as library, library.transaction() as conn:
         set_explanation_rating(conn, cot, "bob", 1, ("irrelevant",))
     view.reload()
+    view.side_tabs.setCurrentIndex(1)  # the panel is filled when its tab is shown
     assert "bob: 1/5 (irrelevant)" in view.rating_panel.others.text()
     session.key(Qt.Key.Key_E)
     session.key(Qt.Key.Key_5)
     assert sorted(explanation_rows(session, cot)) == [(REVIEWER, 5, "[]"), ("bob", 1, '["irrelevant"]')]
+
+
+def test_screenshots_at_1366x768_fit(qtbot, library_path, tmp_path) -> None:
+    """The Review tab with the Critiques & rating pane, and the Samples detail with critique
+    cards, at 1366x768 (THOUGHTDESK_SCREENSHOTS=DIR collects the PNGs): nothing wider than the
+    screen, the rating controls reachable in the pane."""
+    from tests.helpers.screenshots import save_screenshot
+
+    seed_critiques(library_path)
+    session = Session(qtbot, library_path)
+    try:
+        window, view = session.window, session.view
+        window.resize(1366, 768)
+        for key in (Qt.Key.Key_E, Qt.Key.Key_3, Qt.Key.Key_D, Qt.Key.Key_5, Qt.Key.Key_F):
+            session.key(key)
+        qtbot.wait(50)
+        assert view.side_tabs.currentIndex() == 1
+        assert window.minimumSizeHint().width() <= 1366 and window.minimumSizeHint().height() <= 768
+        assert view.side_tabs.width() >= view.rating_panel.critique_list.minimumSizeHint().width()
+        save_screenshot(window, tmp_path, "review-critiques")
+        window.tabs.setCurrentWidget(window.samples)
+        qtbot.wait(50)
+        detail = window.samples.detail
+        assert detail.widget().minimumSizeHint().width() <= detail.viewport().width()
+        save_screenshot(window, tmp_path, "samples-critiques")
+    finally:
+        session.close()

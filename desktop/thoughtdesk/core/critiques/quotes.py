@@ -4,7 +4,8 @@ A Digital Socrates main flaw often quotes the explanation ("The explanation stat
 liver makes insulin', which is false"). A quote is text between quotation marks in the flaw
 (straight or typographic double quotes, typographic single quotes, guillemets, and straight
 single quotes that open after a space and close before one). It counts when it occurs in the
-CoT compared case-insensitively and with runs of whitespace treated as one space; the span
+CoT compared case-insensitively (Unicode simple case folding) and with runs of whitespace
+treated as one space; the span
 returned covers the CoT's own characters (its case, its line breaks), so the GUI can highlight
 exactly that text. Pure Python, no Qt.
 """
@@ -53,28 +54,14 @@ def flaw_quotes(flaw: str) -> list[str]:
     return list(dict.fromkeys(quote for _, quote in found))
 
 
-def _normalised(text: str) -> tuple[str, list[int]]:
-    """``text`` case-folded with whitespace runs as one space, and for each character of the
-    result the offset in ``text`` it came from (case folding may turn one character into two)."""
-    chars: list[str] = []
-    origin: list[int] = []
-    in_space = False
-    for index, char in enumerate(text):
-        if char.isspace():
-            if not in_space:
-                chars.append(" ")
-                origin.append(index)
-            in_space = True
-            continue
-        in_space = False
-        for folded in char.casefold():
-            chars.append(folded)
-            origin.append(index)
-    return "".join(chars), origin
-
-
 def _key(quote: str) -> str:
-    return " ".join(quote.casefold().split())
+    return " ".join(quote.split())
+
+
+def _pattern(key: str) -> re.Pattern[str]:
+    """A case-insensitive pattern of ``key``'s words with any whitespace between them: the CoT
+    is searched as it is (offsets need no mapping back), in C, not character by character."""
+    return re.compile(r"\s+".join(re.escape(word) for word in key.split()), re.IGNORECASE)
 
 
 def find_quote_spans(flaw: str | None, cot: str) -> list[QuoteSpan]:
@@ -89,18 +76,15 @@ def find_quote_spans(flaw: str | None, cot: str) -> list[QuoteSpan]:
     quotes = flaw_quotes(flaw)
     if not quotes:
         return []
-    haystack, origin = _normalised(cot)
     spans: list[QuoteSpan] = []
     for quote in quotes:
-        for candidate in dict.fromkeys((_key(quote), _key(quote.strip(_TRIM)))):
-            if len(candidate) < MIN_QUOTE_CHARS:
+        for key in dict.fromkeys((_key(quote), _key(quote.strip(_TRIM)))):
+            if len(key) < MIN_QUOTE_CHARS:
                 continue
-            at = haystack.find(candidate)
-            if at < 0:
-                continue
-            last = origin[at + len(candidate) - 1]
-            spans.append(QuoteSpan(origin[at], last + 1, quote))
-            break
+            found = _pattern(key).search(cot)
+            if found is not None:
+                spans.append(QuoteSpan(found.start(), found.end(), quote))
+                break
     spans.sort(key=lambda s: (s.start, -s.end))
     kept: list[QuoteSpan] = []
     for span in spans:

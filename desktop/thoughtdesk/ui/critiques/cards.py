@@ -90,7 +90,11 @@ def critique_title(critique: Critique, number: int, blind: bool) -> str:
 
 
 def ratings_text(critique: Critique, me: str) -> str:
-    """Human ratings of the critique: this reviewer's first, then the others'."""
+    """Human ratings of the critique: this reviewer's first, then the others' (``me`` empty:
+    everyone's, as in the Samples detail)."""
+    if not me:
+        every = [f"{r.author or '(no author)'} {r.score}/3" for r in critique.ratings]
+        return "ratings: " + ", ".join(every) if every else "not rated by a person yet"
     mine = next((r for r in critique.ratings if r.author == me), None)
     parts = [f"your rating: {mine.score}/3" if mine is not None and mine.score is not None else "your rating: —"]
     others = [f"{r.author or '(no author)'} {r.score}/3" for r in critique.ratings if r.author != me]
@@ -116,9 +120,10 @@ class CritiqueCard(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setProperty("focused", False)
         self.critique: Critique | None = None
-        self.badge = plain_label("", name="critiqueScore", bold=True, wrap=False)
+        # Badge and chip wrap: an unparseable value ("score: unparseable ('…')") may be long.
+        self.badge = plain_label("", name="critiqueScore", bold=True, keep_height=True)
         self.badge.setContentsMargins(6, 1, 6, 1)
-        self.chip = plain_label("", name="critiqueDimension", wrap=False)
+        self.chip = plain_label("", name="critiqueDimension", keep_height=True)
         self.chip.setContentsMargins(6, 1, 6, 1)
         _fill(self.chip, "#e4e4f4")
         self.title = plain_label("", name="critiqueTitle", bold=True, selectable=True, keep_height=True)

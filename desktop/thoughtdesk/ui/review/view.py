@@ -130,9 +130,17 @@ class ReviewView(QWidget):
         rating_scroll = QScrollArea(objectName="ratingScroll")
         rating_scroll.setWidgetResizable(True)
         rating_scroll.setWidget(self.rating_panel)
+        # Both panes scroll: the tab then fits a 1366x768 screen however many labels a set has.
+        annotation_scroll = QScrollArea(objectName="annotationScroll")
+        annotation_scroll.setWidgetResizable(True)
+        annotation_scroll.setWidget(self.panel)
         self.side_tabs = QTabWidget(objectName="reviewSideTabs")
-        self.side_tabs.addTab(self.panel, "Annotations")
+        self.side_tabs.addTab(annotation_scroll, "Annotations")
+        self.side_tabs.setMinimumWidth(390)  # the scroll areas would let the splitter squeeze it
         self.side_tabs.addTab(rating_scroll, "Critiques && rating")
+        self.side_tabs.currentChanged.connect(lambda _index: self._fill_rating_panel())
+        #: The CoT the rating panel shows (-1: none yet); it is filled only while its tab is shown.
+        self._rating_cot: int | None = -1
 
         top = QHBoxLayout()
         top.addWidget(self.progress)
@@ -263,11 +271,17 @@ class ReviewView(QWidget):
             self.message.emit(f"Sample {sample_pk} is no longer in the library")
             return
         self.stored = stored
+        self._read_critiques(stored)  # before the views: their statistics line lists the critiques
         views, self.cot_pks = self._views(stored)
         self.notes = self.store.sample_annotations(sample_pk)
-        self._read_critiques(stored)
+        names = self.label_names()
+        panel_notes = [
+            "" if pk is None else self._note(review_from(pk, self.author, self.notes.get(pk, [])), pk, names)
+            for pk in self.cot_pks
+        ]
         self.question.setPlainText(self._question_text(stored))
-        self.compare.set_cots(views, self.prefetch.take(views))
+        self._rating_cot = -1  # the critiques were read again
+        self.compare.set_cots(views, self.prefetch.take(views), panel_notes)
         self._refresh_all_cots(from_notes=True)
         first = next((i for i, pk in enumerate(self.cot_pks) if pk is not None), 0 if views else -1)
         self.compare.set_current(first)
@@ -332,6 +346,7 @@ class ReviewView(QWidget):
                     answer=(answer.answer or "") if answer else "",
                     correct=answer.correct_answer if answer else None,
                     title=names.get(cot_pk, ""),
+                    critiques=self._critiques_text(cot_pk),
                 )
             )
             cot_pks.append(cot_pk)
@@ -405,6 +420,7 @@ class ReviewView(QWidget):
                 self.compare.set_current(index)
                 self._show_current()
             if critique_pk is not None:
+                self.side_tabs.setCurrentIndex(1)
                 self.rating_panel.focus_critique(critique_pk)
             if self.compare.panels[index].isHidden():
                 self.message.emit(f"{description}: the CoT is hidden by the filters")
@@ -428,7 +444,7 @@ class ReviewView(QWidget):
         self.critiques[cot_pk] = fresh
         index = self.cot_pks.index(cot_pk)
         self._show_review(index, cot_pk, self.reviews.get(cot_pk) or CotReview(cot_pk, self.author))
-        if cot_pk == self.current_cot_pk():
+        if cot_pk == self.current_cot_pk() and cot_pk == self._rating_cot:
             self.rating_panel.show_rating(
                 self.my_explanation_rating(cot_pk), self.explanation_ratings[cot_pk], self.author
             )
@@ -442,20 +458,26 @@ class ReviewView(QWidget):
 
     def focused_critique(self) -> Critique | None:
         """The critique of the current CoT the rating keys act on."""
+        self._show_rating_tab()
         return self.rating_panel.critique_list.focused() if self.current_cot_pk() is not None else None
+
+    def _show_rating_tab(self) -> None:
+        """Bring the rating panel to the front (filled for the current CoT)."""
+        self.side_tabs.setCurrentIndex(1)
+        self._fill_rating_panel()
 
     def move_critique(self, step: int) -> None:
         """Focus the current CoT's next (+1) or previous (-1) critique (f / Shift+F)."""
+        self._show_rating_tab()
         if not self.rating_panel.critique_list.critiques:
             self.message.emit("This CoT has no critiques")
             return
-        self.side_tabs.setCurrentIndex(1)
         self.rating_panel.move_focus(step)
 
     def _prefix_pending(self, key: int | None) -> None:
         prefix = {int(Qt.Key.Key_E): "e", int(Qt.Key.Key_D): "d", int(Qt.Key.Key_R): "r"}.get(key or -1)
         if prefix is not None:
-            self.side_tabs.setCurrentIndex(1)  # the rating shows what the key does
+            self._show_rating_tab()  # the rating shows what the key does
         self.rating_panel.set_hint(prefix)
 
     def move_cot(self, step: int) -> None:
@@ -477,16 +499,33 @@ class ReviewView(QWidget):
         index = self.compare.current_index()
         cot_pk = self.current_cot_pk()
         if cot_pk is None:
-            text = "The reference CoT is not annotated here" if index >= 0 else "No CoT"
-            self.panel.show_review(None, text)
+            self.panel.show_review(None, "The reference CoT is not annotated here" if index >= 0 else "No CoT")
+        else:
+            title = self.compare.panels[index].title.text()
+            self.panel.show_review(
+                self.reviews.get(cot_pk), f"Annotating {title}", others_text(self.notes.get(cot_pk, []), self.author)
+            )
+        if cot_pk != self._rating_cot:
+            self._rating_cot = -1  # stale: filled now if its tab is shown, else when it is
+            self._fill_rating_panel()
+
+    def _fill_rating_panel(self, force: bool = False) -> None:
+        """Show the current CoT's critiques and rating in the rating panel, if its tab is shown
+        and it shows another CoT (or ``force``). Filling cards lays out their text: skipping
+        it while the Annotations tab is in front keeps j / k and n as fast as without critiques."""
+        if self.side_tabs.currentIndex() != 1:
+            return
+        cot_pk = self.current_cot_pk()
+        if cot_pk == self._rating_cot and not force:
+            return
+        self._rating_cot = cot_pk
+        index = self.compare.current_index()
+        if cot_pk is None:
+            text = "The reference CoT is not rated here" if index >= 0 else "No CoT"
             self.rating_panel.show_cot(text, None, [], [], blind=self.blind, me=self.author, enabled=False)
             return
-        title = self.compare.panels[index].title.text()
-        self.panel.show_review(
-            self.reviews.get(cot_pk), f"Annotating {title}", others_text(self.notes.get(cot_pk, []), self.author)
-        )
         self.rating_panel.show_cot(
-            f"Rating {title}",
+            f"Rating {self.compare.panels[index].title.text()}",
             self.my_explanation_rating(cot_pk),
             self.explanation_ratings.get(cot_pk, []),
             self.critiques.get(cot_pk, []),
@@ -526,17 +565,21 @@ class ReviewView(QWidget):
         marks.extend(self.flaw_marks.get(cot_pk, []))
         self.compare.set_marks(index, marks)
 
-    def _note(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> str:
-        """The CoT's one-line note: the review, the critiques' scores and this reviewer's rating."""
-        parts = [review_summary(review, names)]
+    def _critiques_text(self, cot_pk: int) -> str:
+        """``"critiques 2/5 4/5 ?"``: the scores of a CoT's critiques, for its statistics line
+        (that line is always shown: a note shown on every panel would cost a layout pass)."""
         critiques = self.critiques.get(cot_pk, [])
-        if critiques:
-            scores = " ".join(
-                f"{c.parsed.explanation_score:g}/5" if c.parsed.explanation_score is not None else "?"
-                for c in critiques[:5]
-            )
-            more = f" +{len(critiques) - 5}" if len(critiques) > 5 else ""
-            parts.append(f"critiques {scores}{more}")
+        if not critiques:
+            return ""
+        scores = " ".join(
+            f"{c.parsed.explanation_score:g}/5" if c.parsed.explanation_score is not None else "?"
+            for c in critiques[:5]
+        )
+        return f"critiques {scores}" + (f" +{len(critiques) - 5}" if len(critiques) > 5 else "")
+
+    def _note(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> str:
+        """The CoT's one-line note: the review and this reviewer's rating (hidden when empty)."""
+        parts = [review_summary(review, names)]
         mine = self.my_explanation_rating(cot_pk)
         if mine is not None:
             score = "—" if mine.score is None else f"{mine.score}/5"

@@ -50,6 +50,8 @@ class CotView:
     is_reference: bool = False
     title: str = field(default="")
     key: object = None
+    #: A plain-text summary of the CoT's critiques for the statistics line ("" for none).
+    critiques: str = ""
 
     def label(self) -> str:
         """A short plain-text name: the title, else the model and prompt keys."""
@@ -171,8 +173,10 @@ class CotPanel(QFrame):
         if cot is not None:
             self.show_cot(index, cot, steps)
 
-    def show_cot(self, index: int, cot: CotView, steps: int) -> None:
-        """Show another CoT in this panel (header and statistics; the text is painted later)."""
+    def show_cot(self, index: int, cot: CotView, steps: int, note: str = "") -> None:
+        """Show another CoT in this panel (header, statistics and ``note``; the text is painted
+        later). Passing the note here, not after, spares a hide-and-show of the note label per
+        panel (laying out 60 panels again)."""
         self.index = index
         self.cot = cot
         self.setObjectName("referencePanel" if cot.is_reference else "cotPanel")
@@ -181,10 +185,12 @@ class CotPanel(QFrame):
         stats = f"{len(text)} chars · {len(text.split())} words · {steps} steps"
         if not cot.is_reference:
             stats += f" · answer: {cot.answer.strip() or '(none)'} · {verdict}"
+        if cot.critiques:
+            stats += f" · {cot.critiques}"
         self.title.setText(numbered_label(index, cot))
         self.stats.setText(stats)
         self.marks = ()
-        self.set_note("")
+        self.set_note(note)
 
     def set_note(self, text: str) -> None:
         """A one-line plain-text summary under the statistics (labels, score...); "" hides it."""
