@@ -13,7 +13,10 @@ exactly that text. Pure Python, no Qt.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from thoughtdesk.core.critiques.records import Critique
 
 #: Quotes shorter than this (after normalising) are ignored: "a" or "is" occur everywhere.
 MIN_QUOTE_CHARS = 4
@@ -91,3 +94,17 @@ def find_quote_spans(flaw: str | None, cot: str) -> list[QuoteSpan]:
         if not kept or span.start >= kept[-1].end:
             kept.append(span)
     return kept
+
+
+def quotes_by_cot(
+    critiques: Mapping[int, Sequence[Critique]], texts: Mapping[int, str]
+) -> dict[int, list[tuple[int, QuoteSpan]]]:
+    """For each CoT (key -> its critiques, key -> its text): ``(i, span)`` for every span the main
+    flaw of its ``i``-th critique (0-based) quotes, in critique order. CoTs without any are absent."""
+    out: dict[int, list[tuple[int, QuoteSpan]]] = {}
+    for cot_pk, items in critiques.items():
+        text = texts.get(cot_pk, "")
+        found = [(i, span) for i, c in enumerate(items) for span in find_quote_spans(c.parsed.main_flaw, text)]
+        if found:
+            out[cot_pk] = found
+    return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from thoughtdesk.core.critiques import Critique, ExplanationRating, critiques_for_cots, explanation_ratings_for_cots
-from thoughtdesk.core.critiques.quotes import find_quote_spans
+from thoughtdesk.core.critiques.quotes import quotes_by_cot
 from thoughtdesk.core.library.queries import cot_sample
 from thoughtdesk.core.library.reader import StoredSample, load_sample
 from thoughtdesk.core.library.records import model_name
@@ -196,6 +196,7 @@ class ReviewView(QWidget):
     def set_library(self, library: Library) -> None:
         """Review ``library`` (clears the undo history and any queue)."""
         self.library = library
+        self.prefetch.forget_critiques()  # sample keys of another library mean other samples
         self.store = AnnotationStore(library, self.author)
         self.undo_stack.clear()
         self.queue = None
@@ -275,13 +276,13 @@ class ReviewView(QWidget):
         views, self.cot_pks = self._views(stored)
         self.notes = self.store.sample_annotations(sample_pk)
         names = self.label_names()
-        panel_notes = [
-            "" if pk is None else self._note(review_from(pk, self.author, self.notes.get(pk, [])), pk, names)
-            for pk in self.cot_pks
-        ]
+        reviews = {pk: review_from(pk, self.author, self.notes.get(pk, [])) for pk in self.cot_pks if pk is not None}
+        # Notes and marks go with the panels: set afterwards, each would lay out or paint again.
+        panel_notes = ["" if pk is None else self._note(reviews[pk], pk, names) for pk in self.cot_pks]
+        panel_marks = [[] if pk is None else self._marks(reviews[pk], pk, names) for pk in self.cot_pks]
         self.question.setPlainText(self._question_text(stored))
         self._rating_cot = -1  # the critiques were read again
-        self.compare.set_cots(views, self.prefetch.take(views), panel_notes)
+        self.compare.set_cots(views, self.prefetch.take(views), panel_notes, panel_marks)
         self._refresh_all_cots(from_notes=True)
         first = next((i for i, pk in enumerate(self.cot_pks) if pk is not None), 0 if views else -1)
         self.compare.set_current(first)
@@ -295,22 +296,24 @@ class ReviewView(QWidget):
         each main flaw quotes (marked in the CoT)."""
         assert self.library is not None
         pks = list(stored.cot_pks)
-        self.critiques = critiques_for_cots(self.library, pks)
-        self.explanation_ratings = explanation_ratings_for_cots(self.library, pks)
-        texts = {pk: cot.cot or "" for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)}
-        self.flaw_marks = {
-            pk: self._flaw_marks(texts.get(pk, ""), critiques) for pk, critiques in self.critiques.items()
-        }
-
-    def _flaw_marks(self, text: str, critiques: list[Critique]) -> list[SpanMark]:
-        foreground, underline = FLAW_COLOURS[self.compare.theme()]
-        marks: list[SpanMark] = []
-        for number, critique in enumerate(critiques, start=1):
-            who = "" if self.blind else f" ({critique.critique_model})"
-            for span in find_quote_spans(critique.parsed.main_flaw, text):
-                tip = f"Quoted by the main flaw of critique {number}{who}"
-                marks.append(SpanMark(span.start, span.end, underline, foreground, tip, flaw=True))
-        return marks
+        ahead = self.prefetch.take_critiques(stored.pk)
+        if ahead is not None:
+            self.critiques, self.explanation_ratings, quotes = ahead
+        else:
+            self.critiques = critiques_for_cots(self.library, pks)
+            self.explanation_ratings = explanation_ratings_for_cots(self.library, pks)
+            texts = {pk: cot.cot or "" for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)}
+            quotes = quotes_by_cot(self.critiques, texts)
+        foreground, underline = FLAW_COLOURS[self.compare.theme()]  # (the painter uses the theme's own)
+        self.flaw_marks = {}
+        for cot_pk, found in quotes.items():
+            critiques = self.critiques[cot_pk]
+            for number, span in found:
+                who = "" if self.blind else f" ({critiques[number].critique_model})"
+                tip = f"Quoted by the main flaw of critique {number + 1}{who}"
+                self.flaw_marks.setdefault(cot_pk, []).append(
+                    SpanMark(span.start, span.end, underline, foreground, tip, flaw=True)
+                )
 
     def next_sample_key(self) -> int | None:
         """The sample ``n`` would show (for computing its similarity ahead)."""
@@ -354,6 +357,7 @@ class ReviewView(QWidget):
 
     def reload(self) -> None:
         """Show the current sample again (after an import, a name change, blind mode...)."""
+        self.prefetch.forget_critiques()  # an import or another name: read everything again
         if self.stored is not None:
             current = self.current_cot_pk()
             self.show_sample(self.stored.pk)
@@ -437,6 +441,7 @@ class ReviewView(QWidget):
     def ratings_written(self, cot_pk: int) -> None:
         """A rating of ``cot_pk`` or of one of its critiques was written or undone: read that
         CoT's ratings again (one query each) and show them."""
+        self.prefetch.forget_critiques()
         if self.library is None or cot_pk not in self.cot_pks:
             return
         self.explanation_ratings[cot_pk] = explanation_ratings_for_cots(self.library, [cot_pk]).get(cot_pk, [])
@@ -556,6 +561,10 @@ class ReviewView(QWidget):
         self.reviews[cot_pk] = review
         names = self.label_names()
         self.compare.set_note(index, self._note(review, cot_pk, names))
+        self.compare.set_marks(index, self._marks(review, cot_pk, names))
+
+    def _marks(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> list[SpanMark]:
+        """A CoT's span-label marks, then the text its critiques' main flaws quote."""
         colours = {label.key: label.colour for label in self.label_set.labels} if self.label_set else {}
         theme = self.compare.theme()
         marks = []
@@ -563,7 +572,7 @@ class ReviewView(QWidget):
             background, foreground = mark_colours(colours.get(key, "#999999"), theme)
             marks.append(SpanMark(span.start, span.end, background, foreground, names.get(key, key)))
         marks.extend(self.flaw_marks.get(cot_pk, []))
-        self.compare.set_marks(index, marks)
+        return marks
 
     def _critiques_text(self, cot_pk: int) -> str:
         """``"critiques 2/5 4/5 ?"``: the scores of a CoT's critiques, for its statistics line
