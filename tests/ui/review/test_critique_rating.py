@@ -137,8 +137,11 @@ def test_escape_cancels_a_prefix_and_other_keys_still_work(rated_session) -> Non
     session.key(Qt.Key.Key_3)  # now a label toggle, not a score
     assert explanation_rows(session, cot) == []
     assert session.review(cot).labels
-    session.key(Qt.Key.Key_J)
-    assert view.current_cot_pk() != cot
+    session.key(Qt.Key.Key_E)
+    session.key(Qt.Key.Key_J)  # another review key: the prefix is cancelled and j moves on
+    assert view.current_cot_pk() != cot and view.keys.pending is None
+    assert view.rating_panel.hint.isHidden()
+    assert explanation_rows(session, cot) == []
 
 
 def test_undo_of_a_rating_on_another_sample_shows_that_sample_first(rated_session) -> None:

@@ -94,6 +94,9 @@ class ReviewKeys(QObject):
         modifiers = Qt.KeyboardModifier(modifiers) & ~Qt.KeyboardModifier.KeypadModifier
         if self.pending is not None:
             return self._after_prefix(self.pending, int(key), modifiers)
+        return self._plain_action(key, modifiers)
+
+    def _plain_action(self, key: int, modifiers: Qt.KeyboardModifier) -> Action | None:
         if modifiers == Qt.KeyboardModifier.NoModifier and int(key) in self.prefixes:
             prefix = int(key)
             return lambda: self._set_pending(prefix)
@@ -109,7 +112,8 @@ class ReviewKeys(QObject):
 
     def _after_prefix(self, prefix: int, key: int, modifiers: Qt.KeyboardModifier) -> Action | None:
         """The key after a prefix: a digit or Delete finishes it; a bare modifier (Shift pressed
-        on the way to a digit) waits; anything else cancels it (and is swallowed)."""
+        on the way to a digit) waits; Escape cancels it; another review key (j, Ctrl+Z...)
+        cancels it and does its own job; a key that is not the review's leaves it waiting."""
         if key in _MODIFIER_KEYS:
             return None
         handler = self.prefixes[prefix]
@@ -118,7 +122,10 @@ class ReviewKeys(QObject):
             return lambda: self._finish(lambda: handler(digit))
         if modifiers == Qt.KeyboardModifier.NoModifier and key in _CLEAR_KEYS:
             return lambda: self._finish(lambda: handler(None))
-        return lambda: self._set_pending(None)
+        if key == int(Qt.Key.Key_Escape):
+            return lambda: self._set_pending(None)
+        other = self._plain_action(key, modifiers)
+        return None if other is None else (lambda: self._finish(other))
 
     def _set_pending(self, prefix: int | None) -> None:
         self.pending = prefix
