@@ -54,3 +54,41 @@ def test_a_rating_added_elsewhere_shows_after_a_refresh(qtbot, tmp_path) -> None
         qtbot.waitUntil(lambda: bool(detail.widget().findChildren(CritiqueList)), timeout=5000)
     finally:
         close_window(window)
+
+
+def test_many_critiques_wait_behind_a_button_per_cot(qtbot, tmp_path) -> None:
+    from thoughtdesk.core.critiques import (
+        ELEMENTS,
+        Critique,
+        ElementOutcome,
+        ParsedCritique,
+        add_critique,
+        critiques_for_cots,
+    )
+    from thoughtdesk.core.library.reader import load_sample
+    from thoughtdesk.ui.qt import QToolButton
+    from thoughtdesk.ui.samples.sample_detail import OPEN_CRITIQUES, SampleDetail
+
+    path = make_library(tmp_path / "lib.thoughtdesk")
+    with Library.open(path) as library:
+        stored = load_sample(library, library.conn.execute("SELECT min(id) FROM sample").fetchone()[0])
+        parsed = ParsedCritique(
+            "None", "irrelevant", "g & <b>", "s", 4.0, {e: ElementOutcome("parsed") for e in ELEMENTS}
+        )
+        with library.transaction() as conn:
+            for cot_pk in stored.cot_pks:
+                for number in range(5):
+                    add_critique(conn, Critique(cot_pk, f"m{number}", f"raw {number}", parsed))
+        critiques = critiques_for_cots(library, stored.cot_pks)
+    assert sum(len(c) for c in critiques.values()) > OPEN_CRITIQUES
+    detail = SampleDetail()
+    qtbot.addWidget(detail)
+    detail.show_sample(stored, critiques, {})
+    assert not detail.widget().findChildren(CritiqueList)
+    toggles = detail.widget().findChildren(QToolButton, "critiquesToggle")
+    assert len(toggles) == len(stored.cot_pks)
+    assert toggles[0].text() == "Show 5 critique(s): 4/5 4/5 4/5 4/5 4/5"
+    toggles[0].click()
+    (shown,) = detail.widget().findChildren(CritiqueList)
+    assert len(shown.cards) == 5 and toggles[0].isHidden()
+    assert "g & <b>" in "\n".join(shown.texts())

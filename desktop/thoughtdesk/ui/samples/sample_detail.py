@@ -15,7 +15,7 @@ from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import find_quote_spans
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import GeneratedCot, model_name
-from thoughtdesk.ui.critiques.cards import CritiqueList
+from thoughtdesk.ui.critiques.cards import CritiqueList, one_line, score_text
 from thoughtdesk.ui.critiques.text import FittedText, Part
 from thoughtdesk.ui.qt import (
     QFrame,
@@ -31,6 +31,9 @@ from thoughtdesk.ui.widgets.labels import plain_label
 
 #: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
 MARKED_COT_CHARS = 20_000
+#: A sample with at most this many critiques shows their cards at once; with more, each CoT has
+#: a "Show critiques" button (a card lays out text: 180 cards would stall the GUI for seconds).
+OPEN_CRITIQUES = 12
 
 
 def heading(text: str) -> QLabel:
@@ -51,6 +54,7 @@ class CotCard(QFrame):
         parent: QWidget | None = None,
         critiques: Sequence[Critique] = (),
         ratings: Sequence[ExplanationRating] = (),
+        open_critiques: bool = True,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("cotCard")
@@ -100,12 +104,29 @@ class CotCard(QFrame):
                 for r in ratings
             )
             layout.addWidget(plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True))
-        if critiques:
-            self.critique_list: CritiqueList | None = CritiqueList(self)
-            self.critique_list.show_critiques(critiques)
-            layout.addWidget(self.critique_list)
-        else:
-            self.critique_list = None
+        self.critiques = list(critiques)
+        self.critique_list: CritiqueList | None = None
+        self.critiques_toggle: QToolButton | None = None
+        if critiques and open_critiques:
+            self._open_critiques()
+        elif critiques:
+            scores = " ".join(score_text(c.parsed).replace("score: ", "") for c in critiques[:6])
+            self.critiques_toggle = QToolButton(objectName="critiquesToggle")
+            # A button reads "&" as a mnemonic: doubled, it shows as itself.
+            label = f"Show {len(critiques)} critique(s): {one_line(scores, 80)}".replace("&", "&&")
+            self.critiques_toggle.setText(label)
+            self.critiques_toggle.clicked.connect(self._open_critiques)
+            layout.addWidget(self.critiques_toggle)
+
+    def _open_critiques(self) -> None:
+        """Show the critique cards (made on demand when the sample has many critiques)."""
+        if self.critique_list is not None:
+            return
+        self.critique_list = CritiqueList(self)
+        self.critique_list.show_critiques(self.critiques)
+        self.layout().addWidget(self.critique_list)
+        if self.critiques_toggle is not None:
+            self.critiques_toggle.hide()
 
 
 class SampleDetail(QScrollArea):
@@ -214,9 +235,15 @@ class SampleDetail(QScrollArea):
             layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", keep_height=True))
 
         layout.addWidget(heading(f"Generated CoTs ({len(s.generated_cot)})"))
+        open_critiques = sum(len(c) for c in self.critiques.values()) <= OPEN_CRITIQUES
         for cot_pk, cot in zip(stored.cot_pks, s.generated_cot, strict=False):
             layout.addWidget(
-                CotCard(cot, critiques=self.critiques.get(cot_pk, ()), ratings=self.ratings.get(cot_pk, ()))
+                CotCard(
+                    cot,
+                    critiques=self.critiques.get(cot_pk, ()),
+                    ratings=self.ratings.get(cot_pk, ()),
+                    open_critiques=open_critiques,
+                )
             )
         layout.addStretch(1)
         self.setWidget(body)
