@@ -59,7 +59,7 @@ class CotCard(QFrame):
         super().__init__(parent)
         self.setObjectName("cotCard")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         name = model_name(cot.model) or "unknown model"
         service = f" via {cot.api_service}" if cot.api_service else ""
         layout.addWidget(plain_label(f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True))
@@ -113,8 +113,8 @@ class CotCard(QFrame):
             scores = " ".join(score_text(c.parsed).replace("score: ", "") for c in critiques[:6])
             self.critiques_toggle = QToolButton(objectName="critiquesToggle")
             # A button reads "&" as a mnemonic: doubled, it shows as itself.
-            label = f"Show {len(critiques)} critique(s): {one_line(scores, 80)}".replace("&", "&&")
-            self.critiques_toggle.setText(label)
+            toggle_text = f"Show {len(critiques)} critique(s): {one_line(scores, 80)}".replace("&", "&&")
+            self.critiques_toggle.setText(toggle_text)
             self.critiques_toggle.clicked.connect(self._open_critiques)
             layout.addWidget(self.critiques_toggle)
 
@@ -124,7 +124,7 @@ class CotCard(QFrame):
             return
         self.critique_list = CritiqueList(self)
         self.critique_list.show_critiques(self.critiques)
-        self.layout().addWidget(self.critique_list)
+        self._layout.addWidget(self.critique_list)
         if self.critiques_toggle is not None:
             self.critiques_toggle.hide()
 
