@@ -129,3 +129,10 @@ def test_without_a_reviewer_every_rating_is_listed(qtbot):
     item.ratings = [CritiqueRating("alice", 2), CritiqueRating("bob", 3)]
     card.show_critique(item)
     assert card.ratings.text() == "ratings: alice 2/3, bob 3/3"
+
+
+def test_flaw_tooltips_show_hostile_model_names_literally(qtbot):
+    from thoughtdesk.ui.critiques.text import flaw_format, plain_tooltip
+
+    assert plain_tooltip("critique 1 (<img src=x>)") == "<p>critique 1 (&lt;img src=x&gt;)</p>"
+    assert "&lt;b&gt;" in flaw_format("light", "by <b>m</b>").toolTip()

@@ -9,6 +9,7 @@ the window) and is capped: the first :data:`CAP_CHARS` characters of a field are
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,8 +49,14 @@ def flaw_format(theme: str = "light", tooltip: str = FLAW_TOOLTIP) -> QTextCharF
     char_format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
     char_format.setUnderlineColor(QColor(line))
     if tooltip:
-        char_format.setToolTip(tooltip)
+        char_format.setToolTip(plain_tooltip(tooltip))
     return char_format
+
+
+def plain_tooltip(text: str) -> str:
+    """``text`` for a tooltip, shown literally: Qt guesses whether a tooltip is rich text (a
+    critique model called ``<img src=x>`` would be), so it is escaped inside a paragraph."""
+    return f"<p>{html.escape(text, quote=False)}</p>"
 
 
 def capped(text: str, limit: int | None) -> tuple[str, bool]:
