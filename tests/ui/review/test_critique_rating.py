@@ -132,6 +132,14 @@ def test_keyboard_rating_with_undo_and_redo(rated_session) -> None:
 def test_escape_cancels_a_prefix_and_other_keys_still_work(rated_session) -> None:
     session, view = rated_session, rated_session.view
     cot = view.current_cot_pk()
+    messages: list[str] = []
+    view.message.connect(messages.append)
+    session.key(Qt.Key.Key_E)
+    session.key(Qt.Key.Key_7)  # out of range: said, nothing stored
+    session.key(Qt.Key.Key_R)
+    session.key(Qt.Key.Key_9)
+    assert messages[-2:] == ["An explanation score is 0–5, not 7", "A critique rating is 0–3, not 9"]
+    assert explanation_rows(session, cot) == [] and critique_rows(session, cot) == []
     session.key(Qt.Key.Key_E)
     session.key(Qt.Key.Key_Escape)
     session.key(Qt.Key.Key_3)  # now a label toggle, not a score
