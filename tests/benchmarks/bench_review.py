@@ -1,6 +1,10 @@
 """Benchmark: the Review tab with one sample of 60 CoTs of about 12 sentences (issue 6).
 
-Run on demand:  python tests/benchmarks/bench_review.py [--repeats 20]
+Run on demand:  python tests/benchmarks/bench_review.py [--repeats 20] [--critiques 3]
+
+``--critiques N`` gives every CoT N critiques (the first quoting the CoT, so flaw marks are
+drawn) and times the human-rating keys too (issue 13: explanation score and critique rating
+written and repainted < 16 ms; the next sample still < 100 ms with the critiques read).
 
 Targets: highlight computation p50 < 50 ms; the compare view repainted < 100 ms after moving to
 the next sample; toggling a label repaints < 16 ms. Everything runs on a real library file
@@ -66,9 +70,33 @@ def write_collection(path: Path) -> str:
     return source
 
 
+def add_critiques(library, per_cot: int) -> None:
+    """``per_cot`` critiques of every CoT; the first one's main flaw quotes a stretch of the CoT."""
+    from thoughtdesk.core.critiques import ELEMENTS, Critique, ElementOutcome, ParsedCritique, add_critique
+
+    outcomes = {e: ElementOutcome("parsed") for e in ELEMENTS}
+    rows = library.conn.execute("SELECT id, cot FROM generated_cot").fetchall()
+    with library.transaction() as conn:
+        for cot_pk, text in rows:
+            words = (text or "").split()
+            for number in range(per_cot):
+                quote = " ".join(words[5:12]) if number == 0 else ""
+                flaw = f'The explanation states "{quote}", which is unsupported.' if quote else "None"
+                parsed = ParsedCritique(
+                    flaw,
+                    "incorrect_reasoning",
+                    "General feedback " * 8,
+                    "Specific feedback " * 8,
+                    float(number % 6),
+                    outcomes,
+                )
+                add_critique(conn, Critique(cot_pk, f"critic-{number}", f"critique {number} of {cot_pk}", parsed))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--critiques", type=int, default=0, help="critiques per CoT (default 0)")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench_review_"))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -94,6 +122,8 @@ def main() -> None:
     source = write_collection(workdir / "bench.json")
     library = Library.open(workdir / "bench.thoughtdesk")
     import_thoughtsource(library, workdir / "bench.json", collection="Bench")
+    if args.critiques:
+        add_critiques(library, args.critiques)
     pks = [r[0] for r in library.conn.execute("SELECT id FROM sample ORDER BY id")]
     texts = [
         r[0]
@@ -168,6 +198,41 @@ def main() -> None:
 
     rows.append(("span label toggle: write + re-mark + Qt's repaint", *p50_p95(timings(toggle_span, args.repeats)), ""))
 
+    scores = iter(range(10**6))
+
+    def rate_explanation() -> None:  # e then 2 / 3, alternately: write, re-read the CoT's ratings, show
+        view.ratings.set_score(2 + next(scores) % 2)
+        app.processEvents()
+
+    def toggle_dimension() -> None:  # d then 5
+        view.ratings.toggle_dimension_digit(5)
+        app.processEvents()
+
+    rows.append(
+        ("rating: e score, write + Qt's repaint", *p50_p95(timings(rate_explanation, args.repeats)), "target < 16 ms")
+    )
+    rows.append(("rating: d dimension, write + Qt's repaint", *p50_p95(timings(toggle_dimension, args.repeats)), ""))
+    if args.critiques:
+
+        def rate_critique() -> None:  # r then 1 / 2, alternately, on the focused critique
+            view.ratings.rate_critique(1 + next(scores) % 2)
+            app.processEvents()
+
+        def next_critique() -> None:  # f
+            view.move_critique(+1)
+            app.processEvents()
+
+        rows.append(
+            (
+                "rating: r critique, write + Qt's repaint",
+                *p50_p95(timings(rate_critique, args.repeats)),
+                "target < 16 ms",
+            )
+        )
+        rows.append(("focus next critique (f) + Qt's repaint", *p50_p95(timings(next_critique, args.repeats)), ""))
+        rated = library.conn.execute("SELECT count(*) FROM critique_rating").fetchone()[0]
+        assert rated, "the critique-rating step wrote nothing: its timing would be meaningless"
+
     def next_cot() -> None:
         view.move_cot(+1 if next(turn) % 8 < 4 else -1)
         app.processEvents()
@@ -211,7 +276,10 @@ def main() -> None:
     library.close()
 
     reference = statistics.median(highlight)
-    print(f"\nOne sample of {len(texts)} CoTs ({source}); {N_SAMPLES} such samples alternate; repeats {args.repeats}.")
+    print(
+        f"\nOne sample of {len(texts)} CoTs ({source}), {args.critiques} critique(s) per CoT; "
+        f"{N_SAMPLES} such samples alternate; repeats {args.repeats}."
+    )
     print("Ratio = p50 / p50 of the highlight computation in this run.\n")
     print(f"{'step':48} {'p50 ms':>9} {'p95 ms':>9} {'ratio':>8}  note")
     print("-" * 92)
@@ -222,7 +290,10 @@ def main() -> None:
         ("next sample p50", rows[1][1], 100.0),
         ("next sample (cold) p50", rows[2][1], 100.0),
         ("label toggle p50", rows[4][1], 16.0),
+        ("rating (e) p50", rows[7][1], 16.0),
     ]
+    if args.critiques:
+        verdicts.append(("critique rating (r) p50", rows[9][1], 16.0))
     print()
     for name, value, target in verdicts:
         print(f"{name} {value:.1f} ms vs target {target:.0f} ms: {'PASS' if value < target else 'FAIL'}")

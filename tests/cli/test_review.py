@@ -44,3 +44,24 @@ def test_export_import_and_agreement_commands(tmp_path):
     (tmp_path / "bad.json").write_text("[1]")
     out = run(target, "annotations", "import", tmp_path / "bad.json")
     assert out.returncode == 1 and "unknown annotation format" in out.stdout
+
+
+def test_annotation_files_carry_ratings_through_the_commands(tmp_path):
+    from tests.core.review.test_rating_exchange import rate, ratings_of, seed
+
+    source, target = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    with open_library(source) as lib:
+        cots, critiques = seed(lib)
+        rate(lib, "ann", cots[0], critiques[0], 3, ("irrelevant",), 2)
+    with open_library(target) as lib:
+        seed(lib)
+
+    out = run(source, "annotations", "export", tmp_path / "ann.json", "--author", "ann")
+    assert out.returncode == 0, out.stderr
+    assert "with 1 explanation rating(s) and 1 critique rating(s)" in out.stdout
+    out = run(target, "annotations", "import", tmp_path / "ann.json", "--dry-run")
+    assert out.returncode == 0 and "would merge 2 of 2 rating(s): 2 added" in out.stdout
+    out = run(target, "annotations", "import", tmp_path / "ann.json")
+    assert out.returncode == 0 and "merged 2 of 2 rating(s): 2 added" in out.stdout
+    with open_library(target) as lib:
+        assert ratings_of(lib, cot_pks(lib, "mq-1")[0]) == ([("ann", 3, ("irrelevant",))], [("m-a", "ann", 2)])

@@ -1,7 +1,8 @@
 """``thoughtdesk annotations export|import`` and ``thoughtdesk agreement COLLECTION``.
 
-Reviewers exchange annotation files from the command line as they do in the GUI; a failed or
-partial import prints what matched, what did not and why, and exits 1 when nothing was merged.
+Reviewers exchange annotation files from the command line as they do in the GUI (the files carry
+their explanation and critique ratings too); a failed or partial import prints what matched,
+what did not and why, and exits 1 when nothing was merged.
 """
 
 from __future__ import annotations
@@ -16,22 +17,20 @@ from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, open_library, whole
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("annotations", help="export or import reviewers' annotations")
     actions = p.add_subparsers(dest="annotations_action", required=True)
-    exp = actions.add_parser("export", help="write annotations to a thoughtdesk-annotations file")
+    exp = actions.add_parser("export", help="write annotations and ratings to a thoughtdesk-annotations file")
     exp.add_argument("path", help="the file to write (JSON)")
-    exp.add_argument("--author", help="only this author's annotations (default: everyone's)")
+    exp.add_argument("--author", help="only this author's annotations and ratings (default: everyone's)")
     exp.add_argument("--collection", help="only this collection")
     exp.set_defaults(func=cmd_export)
     imp = actions.add_parser("import", help="merge a thoughtdesk-annotations or ThoughtSource collection file")
     imp.add_argument("path", help="the file to read")
     imp.add_argument("--collection", help="match samples of this collection only")
-    imp.add_argument("--strict", action="store_true", help="merge nothing unless every annotation matches the library")
+    imp.add_argument(
+        "--strict", action="store_true", help="merge nothing unless every annotation and rating matches the library"
+    )
     imp.add_argument("--dry-run", action="store_true", help="report only; change nothing")
     imp.add_argument(
-        "--show-unmatched",
-        type=whole(0),
-        default=10,
-        metavar="N",
-        help="list up to N unmatched annotations (default: 10)",
+        "--show-unmatched", type=whole(0), default=10, metavar="N", help="list up to N unmatched records (default: 10)"
     )
     imp.set_defaults(func=cmd_import)
     agr = sub.add_parser("agreement", help="agreement between reviewers per label")
@@ -55,11 +54,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from thoughtdesk.core.review import export_annotations
+    from thoughtdesk.core.review.exchange import export_review
 
     with open_library(args, create=False) as lib:
-        count = export_annotations(lib, args.author, args.path, collection=args.collection)
-    print(f"{count} annotation(s) written to {args.path}")
+        counts = export_review(lib, args.author, args.path, collection=args.collection)
+    print(
+        f"{counts.annotations} annotation(s) written to {args.path}, with {counts.explanation_ratings} "
+        f"explanation rating(s) and {counts.critique_ratings} critique rating(s)"
+    )
     return EXIT_OK
 
 
@@ -75,7 +77,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"  not matched: {item.where}: {item.reason}")
     if len(report.unmatched) > args.show_unmatched:
         print(f"  ... and {len(report.unmatched) - args.show_unmatched} more")
-    return EXIT_OK if report.ok and (report.merged or not report.records) else EXIT_FAIL
+    merged = report.merged + report.ratings.merged
+    records = report.records + report.ratings.records
+    return EXIT_OK if report.ok and (merged or not records) else EXIT_FAIL
 
 
 def _fmt(value: float | None) -> str:

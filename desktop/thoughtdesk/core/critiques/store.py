@@ -6,6 +6,7 @@ a critique commits together with whatever else the caller writes (a request row,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -339,4 +340,63 @@ def add_imported(
         "INSERT INTO explanation_rating (id, cot_pk, position, author, score, dimensions, created, extra) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         explanation_rows,
+    )
+
+
+# ---- exchanging ratings between reviewers (core/review/exchange.py) ---------------------------
+
+
+def critique_content_hash(text: str | None) -> str:
+    """``"sha256:<hex>"`` of a critique's raw text (UTF-8): with the critique model and the CoT,
+    what identifies a critique across libraries (primary keys differ from library to library)."""
+    return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
+
+
+def find_critique(conn: sqlite3.Connection, cot_pk: int, critique_model: str, content_hash: str) -> int | None:
+    """The primary key of ``cot_pk``'s critique by ``critique_model`` whose raw text has this hash."""
+    for pk, raw_text in conn.execute(
+        "SELECT id, raw_text FROM critique WHERE cot_pk = ? AND critique_model = ? ORDER BY position",
+        (cot_pk, critique_model),
+    ):
+        if critique_content_hash(raw_text) == content_hash:
+            return int(pk)
+    return None
+
+
+def explanation_rating_of(conn: sqlite3.Connection, cot_pk: int, author: str) -> ExplanationRating | None:
+    """``author``'s (first) rating of a CoT, or None."""
+    row = conn.execute(
+        "SELECT id, score, dimensions, created, extra FROM explanation_rating WHERE cot_pk = ? AND author = ? "
+        "ORDER BY position LIMIT 1",
+        (cot_pk, author),
+    ).fetchone()
+    if row is None:
+        return None
+    return ExplanationRating(author, row[1], tuple(json.loads(row[2])), row[3], _loads(row[4], {}), row[0])
+
+
+def critique_rating_of(conn: sqlite3.Connection, critique_pk: int, author: str) -> CritiqueRating | None:
+    """``author``'s (first) rating of a critique, or None."""
+    row = conn.execute(
+        "SELECT id, score, created, extra FROM critique_rating WHERE critique_pk = ? AND author = ? "
+        "ORDER BY position LIMIT 1",
+        (critique_pk, author),
+    ).fetchone()
+    return None if row is None else CritiqueRating(author, row[1], row[2], _loads(row[3], {}), row[0])
+
+
+def replace_explanation_rating(
+    conn: sqlite3.Connection, rating_pk: int, score: int | None, dimensions: Sequence[str], created: str
+) -> None:
+    """Overwrite a stored explanation rating with a newer one (a merge keeps the other's date)."""
+    conn.execute(
+        "UPDATE explanation_rating SET score = ?, dimensions = ?, created = ? WHERE id = ?",
+        (score, json.dumps(list(dimensions)), created or now_iso(), rating_pk),
+    )
+
+
+def replace_critique_rating(conn: sqlite3.Connection, rating_pk: int, score: int | None, created: str) -> None:
+    """Overwrite a stored critique rating with a newer one (a merge keeps the other's date)."""
+    conn.execute(
+        "UPDATE critique_rating SET score = ?, created = ? WHERE id = ?", (score, created or now_iso(), rating_pk)
     )

@@ -52,10 +52,13 @@ Public API (import from ``thoughtdesk.core.review``)::
 
     # Several reviewers
     export_annotations(library, author: str | None, path, *, collection=None) -> int
+    export_review(library, author, path, *, collection=None)
+        -> ExportCounts(annotations, explanation_ratings, critique_ratings)   # ratings too
     import_annotations(library, path, *, collection=None, strict=False, dry_run=False)
         -> MergeReport
     MergeReport(path, format, records, added, updated, unchanged, kept, matched_samples,
-                matched_cots, authors, unmatched: list[Unmatched(where, reason)], error, dry_run)
+                matched_cots, authors, unmatched: list[Unmatched(where, reason)], error, dry_run,
+                ratings: RatingCounts(records, added, updated, unchanged, kept))
         .ok / .merged / .reasons() / .summary
     cot_content_hash(text) -> "sha256:<hex>"
 
@@ -70,8 +73,10 @@ from thoughtdesk.core.review.annotations import AnnotationStore, review_from, ut
 from thoughtdesk.core.review.exchange import (
     FORMAT_NAME,
     FORMAT_VERSION,
+    ExportCounts,
     cot_content_hash,
     export_annotations,
+    export_review,
     import_annotations,
 )
 from thoughtdesk.core.review.labels import (
@@ -96,7 +101,7 @@ from thoughtdesk.core.review.queues import (
     mark_done,
     set_position,
 )
-from thoughtdesk.core.review.report import MergeReport, Unmatched
+from thoughtdesk.core.review.report import MergeReport, RatingCounts, Unmatched
 from thoughtdesk.core.review.types import (
     COMMENT_KEY,
     LABEL_OFF,
@@ -129,6 +134,7 @@ __all__ = [
     "Label",
     "LabelSet",
     "MergeReport",
+    "RatingCounts",
     "NON_LABEL_KEYS",
     "PREFERRED_KEY",
     "QUALITY_KEY",
@@ -146,6 +152,8 @@ __all__ = [
     "delete_queue",
     "draw_samples",
     "export_annotations",
+    "export_review",
+    "ExportCounts",
     "import_annotations",
     "label_set",
     "label_value",

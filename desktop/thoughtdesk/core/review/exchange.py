@@ -32,6 +32,15 @@ from thoughtdesk.core.review.annotations import (
     utc_now,
     write_slot,
 )
+from thoughtdesk.core.review.rating_exchange import (
+    CRITIQUE_KEY,
+    EXPLANATION_KEY,
+    IncomingRating,
+    critique_of,
+    export_ratings,
+    merge_rating,
+    read_ratings,
+)
 from thoughtdesk.core.review.report import MergeReport, Unmatched
 from thoughtdesk.core.review.types import Span
 
@@ -44,11 +53,37 @@ def cot_content_hash(text: str | None) -> str:
     return "sha256:" + hashlib.sha256((text or "").encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class ExportCounts:
+    """What an export wrote: annotations, explanation ratings and critique ratings."""
+
+    annotations: int
+    explanation_ratings: int = 0
+    critique_ratings: int = 0
+
+    @property
+    def summary(self) -> str:
+        """``"12 annotation(s), 3 explanation rating(s), 5 critique rating(s)"``."""
+        return (
+            f"{self.annotations} annotation(s), {self.explanation_ratings} explanation rating(s), "
+            f"{self.critique_ratings} critique rating(s)"
+        )
+
+
 def export_annotations(
     library: Library, author: str | None, path: str | os.PathLike[str], *, collection: str | None = None
 ) -> int:
-    """Write ``author``'s annotations (everyone's if ``None``; one collection if given) to
-    ``path`` in the ThoughtDesk exchange format; return the number of annotations written.
+    """Write ``author``'s annotations and ratings (everyone's if ``None``; one collection if
+    given) to ``path`` in the ThoughtDesk exchange format; return the number of annotations
+    written (:func:`export_review` tells the ratings too)."""
+    return export_review(library, author, path, collection=collection).annotations
+
+
+def export_review(
+    library: Library, author: str | None, path: str | os.PathLike[str], *, collection: str | None = None
+) -> ExportCounts:
+    """Write ``author``'s annotations, explanation ratings and critique ratings (everyone's if
+    ``None``; one collection if given) to ``path`` in the ThoughtDesk exchange format.
 
     The file is written to a temporary name and renamed, so a failed export leaves no half file.
     """
@@ -57,9 +92,10 @@ def export_annotations(
     if author is not None:
         clauses.append("a.author = ?")
         params.append(author)
-    if collection is not None:
+    collection_id = library.require_collection(collection) if collection is not None else None
+    if collection_id is not None:
         clauses.append("s.collection_id = ?")
-        params.append(library.require_collection(collection))
+        params.append(collection_id)
     where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
     rows = library.conn.execute(
         f"""SELECT k.name, s.dataset, s.split, s.sample_id, c.cot_id, c.position, c.cot,
@@ -92,15 +128,18 @@ def export_annotations(
                 "span": span.to_json() if span is not None else None,
             }
         )
+    explanation, critique = export_ratings(library, author, collection_id, cot_content_hash)
     document = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "exported": utc_now(),
         "author": author,
         "annotations": records,
+        EXPLANATION_KEY: explanation,
+        CRITIQUE_KEY: critique,
     }
     write_json_atomically(Path(path), document, indent=1)
-    return len(records)
+    return ExportCounts(len(records), len(explanation), len(critique))
 
 
 @dataclass
@@ -239,7 +278,7 @@ def _sample_annotations(dataset: str, split: str, sample: Sample) -> Iterator[_I
             )
 
 
-def _read(path: Path) -> tuple[str, list[_Incoming]]:
+def _read(path: Path) -> tuple[str, list[_Incoming], list[IncomingRating]]:
     document = _read_json(path)
     if isinstance(document, dict) and "format" in document:
         if document.get("format") != FORMAT_NAME:
@@ -248,7 +287,7 @@ def _read(path: Path) -> tuple[str, list[_Incoming]]:
                 f"unknown annotation format {document.get('format')!r}; "
                 f"expected {FORMAT_NAME!r} or a ThoughtSource collection",
             )
-        return "thoughtdesk", _exchange_records(path, document)
+        return "thoughtdesk", _exchange_records(path, document), read_ratings(path, document)
     looks_like_ts = (
         isinstance(document, dict)
         and document
@@ -269,7 +308,7 @@ def _read(path: Path) -> tuple[str, list[_Incoming]]:
             f"{FORMAT_NAME} file or a ThoughtSource collection "
             "{dataset: {split: [sample]}}",
         )
-    return "thoughtsource", _thoughtsource_records(path, document)
+    return "thoughtsource", _thoughtsource_records(path, document), []
 
 
 class _Matcher:
@@ -282,7 +321,7 @@ class _Matcher:
         self.samples: dict[tuple, list[int]] = {}
         self.cots: dict[int, list[tuple[int, str, int, str]]] = {}
 
-    def _sample_pks(self, rec: _Incoming) -> list[int]:
+    def _sample_pks(self, rec: _Incoming | IncomingRating) -> list[int]:
         if self.collection_id is not None:
             scope = [self.collection_id]
         elif rec.collection and rec.collection in self.collections:
@@ -302,7 +341,7 @@ class _Matcher:
             ]
         return self.samples[key]
 
-    def match(self, rec: _Incoming) -> tuple[int, int] | str:
+    def match(self, rec: _Incoming | IncomingRating) -> tuple[int, int] | str:
         """(sample_pk, cot_pk), or the reason there is none."""
         if rec.problem:
             return rec.problem
@@ -341,6 +380,10 @@ def _date_key(date: str) -> str:
     return date.replace("/", "-").replace(" ", "T")
 
 
+def _newer(first: str, second: str) -> bool:
+    return _date_key(first or "") > _date_key(second or "")
+
+
 def import_annotations(
     library: Library,
     path: str | os.PathLike[str],
@@ -360,7 +403,7 @@ def import_annotations(
     report = MergeReport(path, dry_run=dry_run)
     try:
         collection_id = library.require_collection(collection) if collection is not None else None
-        report.format, incoming = _read(path)
+        report.format, incoming, ratings = _read(path)
     except ThoughtDeskError as error:  # a bad file, or LibraryError for an unknown collection
         report.error = str(error)
         return report
@@ -373,20 +416,34 @@ def import_annotations(
             report.unmatched.append(Unmatched(rec.where, result))
         else:
             matched.append((rec, *result))
+    report.ratings.records = len(ratings)
+    rated: list[tuple[IncomingRating, int, int, int]] = []  # (rating, sample, CoT, CoT or critique)
+    for rating in ratings:
+        result = matcher.match(rating)
+        if not isinstance(result, str):
+            sample_pk, cot_pk = result
+            target = critique_of(library.conn, rating, cot_pk) if rating.kind == "critique" else cot_pk
+            if not isinstance(target, str):
+                rated.append((rating, sample_pk, cot_pk, target))
+                continue
+            result = target
+        report.unmatched.append(Unmatched(rating.where, result))
     if strict and report.unmatched:
         report.error = (
-            f"{len(report.unmatched)} of {report.records} annotation(s) match nothing "
+            f"{len(report.unmatched)} of {report.records + report.ratings.records} record(s) match nothing "
             f"in the library and strict mode is on; first: {report.unmatched[0].where}: "
             f"{report.unmatched[0].reason}"
         )
         return report
-    report.matched_samples = len({sample_pk for _, sample_pk, _ in matched})
-    report.matched_cots = len({cot_pk for _, _, cot_pk in matched})
-    report.authors = sorted({rec.author for rec, _, _ in matched})
+    report.matched_samples = len({r[1] for r in matched} | {r[1] for r in rated})
+    report.matched_cots = len({r[2] for r in matched} | {r[2] for r in rated})
+    report.authors = sorted({r[0].author for r in matched} | {r[0].author for r in rated})
     try:
         with library.transaction() as conn:
             for rec, _, cot_pk in matched:
                 _merge_one(conn, report, rec, cot_pk)
+            for rating, _, _, target in rated:
+                merge_rating(conn, report.ratings, rating, target, _newer)
             # One recount per sample (the counter sums all its CoTs), through any of its CoTs.
             for cot_pk in {sample_pk: cot_pk for _, sample_pk, cot_pk in matched}.values():
                 counters.recount_annotations(conn, cot_pk)
@@ -397,6 +454,7 @@ def import_annotations(
     except Exception as error:
         report.error = f"{path}: the merge failed and was rolled back: {error}"
         report.added = report.updated = report.unchanged = report.kept = 0
+        report.ratings.added = report.ratings.updated = report.ratings.unchanged = report.ratings.kept = 0
     return report
 
 

@@ -17,6 +17,23 @@ class Unmatched:
 
 
 @dataclass
+class RatingCounts:
+    """What an import did with the human ratings of a file (explanation and critique ratings):
+    ``records`` read, then added / updated / unchanged / kept as for annotations."""
+
+    records: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    kept: int = 0
+
+    @property
+    def merged(self) -> int:
+        """Ratings that matched a CoT or critique of the library."""
+        return self.added + self.updated + self.unchanged + self.kept
+
+
+@dataclass
 class MergeReport:
     """The outcome of :func:`import_annotations`.
 
@@ -43,6 +60,9 @@ class MergeReport:
     unmatched: list[Unmatched] = field(default_factory=list)
     error: str | None = None
     dry_run: bool = False
+    #: The file's explanation and critique ratings (docs/critiques-review.md); their unmatched
+    #: records are in ``unmatched`` too.
+    ratings: RatingCounts = field(default_factory=RatingCounts)
 
     @property
     def ok(self) -> bool:
@@ -73,6 +93,12 @@ class MergeReport:
             f"{self.added} added, {self.updated} updated, {self.unchanged} already present, "
             f"{self.kept} kept (stored one newer)"
         )
+        r = self.ratings
+        if r.records:
+            text += (
+                f"; {verb} {r.merged} of {r.records} rating(s): {r.added} added, {r.updated} updated, "
+                f"{r.unchanged} already present, {r.kept} kept"
+            )
         if self.unmatched:
             why = "; ".join(f"{n} {reason}" for reason, n in self.reasons().items())
             text += f"; {len(self.unmatched)} not matched ({why})"

@@ -32,7 +32,7 @@ from thoughtdesk.ui.widgets.signals import blocked
 KEY_HELP = (
     "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "
     "n / p next / previous sample · c comment · s preferred · Alt+1…5 quality (Alt+0 clears) · "
-    "Ctrl+Z undo · Ctrl+Shift+Z redo"
+    "e / d / r rate (see Critiques & rating) · Ctrl+Z undo · Ctrl+Shift+Z redo"
 )
 
 

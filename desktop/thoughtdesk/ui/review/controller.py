@@ -20,12 +20,12 @@ from thoughtdesk.core.review import (
     ReviewQueue,
     agreement_table,
     create_queue,
-    export_annotations,
     import_annotations,
     list_queues,
     load_queue,
 )
 from thoughtdesk.core.review.agreement import AgreementRow
+from thoughtdesk.core.review.exchange import ExportCounts, export_review
 from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.throttle import Throttle
@@ -281,18 +281,18 @@ class ReviewController(QObject):
         if path:
             self.export_file(Path(path))
 
-    def export_file(self, path: Path) -> Task[int]:
-        """Write this reviewer's annotations to ``path`` in the background."""
+    def export_file(self, path: Path) -> Task[ExportCounts]:
+        """Write this reviewer's annotations and ratings to ``path`` in the background."""
         library_path, author = self._library().path, self.view.author
 
-        def work(_ctx: TaskContext) -> int:
+        def work(_ctx: TaskContext) -> ExportCounts:
             with Library.open(library_path) as lib:
-                return export_annotations(lib, author, path)
+                return export_review(lib, author, path)
 
         return self.window.run_task(
             f"Exporting annotations to {path.name}…",
             work,
-            lambda n: self.window.show_status(f"{n} annotation(s) by {author} written to {path}", 10000),
+            lambda counts: self.window.show_status(f"{counts.summary} by {author} written to {path}", 10000),
         )
 
     def import_dialog(self) -> None:

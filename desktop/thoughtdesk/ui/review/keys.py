@@ -28,6 +28,12 @@ from thoughtdesk.ui.qt import (
 )
 
 Action = Callable[[], None]
+#: A prefix key's handler: the digit typed after it, or None for Delete / Backspace.
+PrefixHandler = Callable[[int | None], None]
+_CLEAR_KEYS = (int(Qt.Key.Key_Delete), int(Qt.Key.Key_Backspace))
+_MODIFIER_KEYS = {
+    int(k) for k in (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_AltGr)
+}
 _DIGITS = {getattr(Qt.Key, f"Key_{d}"): d for d in range(10)}
 _PLAIN = (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
 
@@ -48,7 +54,9 @@ class ReviewKeys(QObject):
 
     ``letters`` maps a ``Qt.Key`` (no modifier) to an action; ``chords`` maps a key sequence
     text such as ``"Ctrl+Z"`` to one; ``on_digit(d)`` gets 1-9; ``on_alt_digit(d)`` gets
-    Alt+0..5. Install with :meth:`install`; it goes away with the view.
+    Alt+0..5. ``prefixes`` maps a ``Qt.Key`` to a :data:`PrefixHandler` for the key typed next;
+    ``on_pending(key or None)`` is told when a prefix starts waiting and when it is done (to show
+    a hint). Install with :meth:`install`; it goes away with the view.
     """
 
     def __init__(
@@ -58,6 +66,8 @@ class ReviewKeys(QObject):
         on_digit: Callable[[int], None],
         on_alt_digit: Callable[[int], None],
         chords: dict[str, Action] | None = None,
+        prefixes: dict[Qt.Key, PrefixHandler] | None = None,
+        on_pending: Callable[[int | None], None] | None = None,
     ) -> None:
         super().__init__(view)
         self.view = view
@@ -69,6 +79,10 @@ class ReviewKeys(QObject):
         }
         self.on_digit = on_digit
         self.on_alt_digit = on_alt_digit
+        self.prefixes = {int(key): handler for key, handler in (prefixes or {}).items()}
+        self.on_pending = on_pending
+        #: The prefix key waiting for its digit, if any.
+        self.pending: int | None = None
 
     def install(self) -> None:
         app = QApplication.instance()
@@ -78,6 +92,14 @@ class ReviewKeys(QObject):
     def action_for(self, key: int, modifiers: Qt.KeyboardModifier) -> Action | None:
         """The action for this key press, or ``None`` when the key is not the review's."""
         modifiers = Qt.KeyboardModifier(modifiers) & ~Qt.KeyboardModifier.KeypadModifier
+        if self.pending is not None:
+            return self._after_prefix(self.pending, int(key), modifiers)
+        return self._plain_action(key, modifiers)
+
+    def _plain_action(self, key: int, modifiers: Qt.KeyboardModifier) -> Action | None:
+        if modifiers == Qt.KeyboardModifier.NoModifier and int(key) in self.prefixes:
+            prefix = int(key)
+            return lambda: self._set_pending(prefix)
         if modifiers == Qt.KeyboardModifier.NoModifier:
             if key in _DIGITS and _DIGITS[key] > 0:
                 digit = _DIGITS[key]
@@ -87,6 +109,32 @@ class ReviewKeys(QObject):
             digit = _DIGITS[key]
             return lambda: self.on_alt_digit(digit)
         return self.chords.get(modifiers.value | int(key))  # QKeyCombination.toCombined() of the press
+
+    def _after_prefix(self, prefix: int, key: int, modifiers: Qt.KeyboardModifier) -> Action | None:
+        """The key after a prefix: a digit or Delete finishes it; a bare modifier (Shift pressed
+        on the way to a digit) waits; Escape cancels it; another review key (j, Ctrl+Z...)
+        cancels it and does its own job; a key that is not the review's leaves it waiting."""
+        if key in _MODIFIER_KEYS:
+            return None
+        handler = self.prefixes[prefix]
+        if modifiers == Qt.KeyboardModifier.NoModifier and key in _DIGITS:
+            digit = _DIGITS[key]
+            return lambda: self._finish(lambda: handler(digit))
+        if modifiers == Qt.KeyboardModifier.NoModifier and key in _CLEAR_KEYS:
+            return lambda: self._finish(lambda: handler(None))
+        if key == int(Qt.Key.Key_Escape):
+            return lambda: self._set_pending(None)
+        other = self._plain_action(key, modifiers)
+        return None if other is None else (lambda: self._finish(other))
+
+    def _set_pending(self, prefix: int | None) -> None:
+        self.pending = prefix
+        if self.on_pending is not None:
+            self.on_pending(prefix)
+
+    def _finish(self, action: Action) -> None:
+        self._set_pending(None)
+        action()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # Qt override
         kind = event.type()

@@ -5,6 +5,11 @@ The similarity matrix is most of the cost of showing a sample with many CoTs (ab
 thread, a few ms) and its matrix computed in the thread pool; ``show_sample`` then takes it
 instead of computing it. A matrix is only used for exactly the texts, in the order, it was
 computed for, so blind order, a changed CoT or another sample simply miss the cache.
+
+The next sample's critiques and explanation ratings are read ahead too, with it (one query each
+for all its CoTs): decoding a few hundred critiques costs ~10 ms, which ``n`` then does not pay.
+They are used once, by the next ``show_sample`` of that sample, and dropped by any rating change
+or reload (:meth:`SimilarityPrefetch.forget_critiques`), so a stale rating is never shown.
 """
 
 from __future__ import annotations
@@ -12,12 +17,18 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from thoughtdesk.core.critiques import Critique, ExplanationRating, critiques_for_cots, explanation_ratings_for_cots
+from thoughtdesk.core.critiques.quotes import QuoteSpan, quotes_by_cot
 from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.review.compare.similarity import SimilarityMatrix
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import QObject, QTimer
 from thoughtdesk.ui.review.compare.view import CotView
 
+#: A sample's critiques, explanation ratings and flaw quotes, by CoT key (read ahead).
+SampleCritiques = tuple[
+    dict[int, list[Critique]], dict[int, list[ExplanationRating]], dict[int, list[tuple[int, QuoteSpan]]]
+]
 #: Matrices kept (the next sample, and a few the reviewer may go back to).
 CACHE_SIZE = 4
 #: Milliseconds after a sample is shown before the next one is prepared (painting comes first).
@@ -38,12 +49,22 @@ class SimilarityPrefetch(QObject):
         self.enabled = True
         self._cache: OrderedDict[tuple[str, ...], SimilarityMatrix] = OrderedDict()
         self._running: dict[tuple[str, ...], Task[SimilarityMatrix]] = {}
+        #: The next sample's critiques and ratings, read ahead: sample key -> (critiques, ratings).
+        self._critiques: dict[int, SampleCritiques] = {}
         self._timer = QTimer(self, singleShot=True, interval=DELAY_MS)
         self._timer.timeout.connect(self._prepare_next)
 
     def take(self, views: Sequence[CotView]) -> SimilarityMatrix | None:
         """The matrix computed ahead for exactly these CoTs, if there is one."""
         return self._cache.get(texts_of(views))
+
+    def take_critiques(self, sample_pk: int) -> SampleCritiques | None:
+        """The critiques and explanation ratings of ``sample_pk`` read ahead, once (None: not read)."""
+        return self._critiques.pop(sample_pk, None)
+
+    def forget_critiques(self) -> None:
+        """Drop what was read ahead (a rating changed, an import, another reviewer name)."""
+        self._critiques.clear()
 
     def schedule(self) -> None:
         if self.enabled:
@@ -59,6 +80,12 @@ class SimilarityPrefetch(QObject):
         stored = load_sample(view.library, pk)
         if stored is None:
             return
+        critiques = critiques_for_cots(view.library, stored.cot_pks)
+        texts = {
+            cot_pk: cot.cot or "" for cot_pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)
+        }
+        ratings = explanation_ratings_for_cots(view.library, stored.cot_pks)
+        self._critiques = {pk: (critiques, ratings, quotes_by_cot(critiques, texts))}
         views, _ = view._views(stored)
         key = texts_of(views)
         if key in self._cache or key in self._running or not key:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from thoughtdesk.core.critiques import Critique, ExplanationRating, critiques_for_cots, explanation_ratings_for_cots
+from thoughtdesk.core.critiques.quotes import quotes_by_cot
 from thoughtdesk.core.library.queries import cot_sample
 from thoughtdesk.core.library.reader import StoredSample, load_sample
 from thoughtdesk.core.library.records import model_name
@@ -32,13 +34,17 @@ from thoughtdesk.core.review import (
     review_from,
     set_position,
 )
+from thoughtdesk.ui.critiques.rating import RatingPanel
+from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.qt import (
     QEvent,
     QHBoxLayout,
     QPlainTextEdit,
+    QScrollArea,
     QSettings,
     QSplitter,
     Qt,
+    QTabWidget,
     QTimer,
     QUndoStack,
     QVBoxLayout,
@@ -51,6 +57,7 @@ from thoughtdesk.ui.review.edits import ReviewEdits, others_text, review_summary
 from thoughtdesk.ui.review.keys import ReviewKeys
 from thoughtdesk.ui.review.label_colours import mark_colours
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
+from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 from thoughtdesk.ui.widgets.labels import plain_label
 
@@ -86,6 +93,11 @@ class ReviewView(QWidget):
         self.cot_pks: list[int | None] = []  # per compare-view panel; None for the reference
         self.notes: dict[int, list[StoredAnnotation]] = {}
         self.reviews: dict[int, CotReview] = {}
+        #: The shown sample's critiques and explanation ratings (all authors), by CoT key: read
+        #: with the sample, one query each, never per CoT.
+        self.critiques: dict[int, list[Critique]] = {}
+        self.explanation_ratings: dict[int, list[ExplanationRating]] = {}
+        self.flaw_marks: dict[int, list[SpanMark]] = {}
         self.blind = bool(QSettings().value(BLIND_SETTING, False, type=bool))
         self.queue: ReviewQueue | None = None
         self.queue_index = 0
@@ -94,6 +106,7 @@ class ReviewView(QWidget):
         self._pending: Callable[[], None] | None = None  # work deferred until the tab is shown
         self.undo_stack = QUndoStack(self)
         self.edits = ReviewEdits(self, self.undo_stack, self)
+        self.ratings = ReviewRatings(self, self.undo_stack)
         self.prefetch = SimilarityPrefetch(self)
 
         self.status = plain_label("", name="reviewStatus", selectable=True, keep_height=True)
@@ -110,6 +123,24 @@ class ReviewView(QWidget):
         self.panel.preferredToggled.connect(self.edits.set_preferred)
         self.panel.qualityChosen.connect(self.edits.set_quality)
         self.panel.labelSetChosen.connect(self.choose_label_set)
+        self.rating_panel = RatingPanel()
+        self.rating_panel.scoreChosen.connect(lambda score: self.ratings.set_score(score))
+        self.rating_panel.dimensionToggled.connect(lambda name: self.ratings.toggle_dimension(name))
+        self.rating_panel.critiqueRated.connect(lambda score: self.ratings.rate_critique(score))
+        rating_scroll = QScrollArea(objectName="ratingScroll")
+        rating_scroll.setWidgetResizable(True)
+        rating_scroll.setWidget(self.rating_panel)
+        # Both panes scroll: the tab then fits a 1366x768 screen however many labels a set has.
+        annotation_scroll = QScrollArea(objectName="annotationScroll")
+        annotation_scroll.setWidgetResizable(True)
+        annotation_scroll.setWidget(self.panel)
+        self.side_tabs = QTabWidget(objectName="reviewSideTabs")
+        self.side_tabs.addTab(annotation_scroll, "Annotations")
+        self.side_tabs.setMinimumWidth(390)  # the scroll areas would let the splitter squeeze it
+        self.side_tabs.addTab(rating_scroll, "Critiques && rating")
+        self.side_tabs.currentChanged.connect(lambda _index: self._fill_rating_panel())
+        #: The CoT the rating panel shows (-1: none yet); it is filled only while its tab is shown.
+        self._rating_cot: int | None = -1
 
         top = QHBoxLayout()
         top.addWidget(self.progress)
@@ -121,7 +152,7 @@ class ReviewView(QWidget):
         left_layout.addWidget(self.compare, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
-        self.splitter.addWidget(self.panel)
+        self.splitter.addWidget(self.side_tabs)
         self.splitter.setStretchFactor(0, 4)
         self.splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
@@ -137,6 +168,7 @@ class ReviewView(QWidget):
                 Qt.Key.Key_P: lambda: self.move_sample(-1),
                 Qt.Key.Key_C: self.edits.edit_comment,
                 Qt.Key.Key_S: self.edits.toggle_preferred,
+                Qt.Key.Key_F: lambda: self.move_critique(+1),
             },
             on_digit=self.edits.toggle_label_digit,
             on_alt_digit=lambda d: self.edits.set_quality(d or None),
@@ -144,7 +176,14 @@ class ReviewView(QWidget):
                 "Ctrl+Z": self.undo_stack.undo,
                 "Ctrl+Shift+Z": self.undo_stack.redo,
                 "Ctrl+Y": self.undo_stack.redo,
+                "Shift+F": lambda: self.move_critique(-1),
             },
+            prefixes={
+                Qt.Key.Key_E: self.ratings.set_score,
+                Qt.Key.Key_D: self.ratings.toggle_dimension_digit,
+                Qt.Key.Key_R: self.ratings.rate_critique,
+            },
+            on_pending=self._prefix_pending,
         )
         self.keys.install()
         self._notify_timer = QTimer(self, singleShot=True, interval=NOTIFY_DELAY_MS)
@@ -157,6 +196,7 @@ class ReviewView(QWidget):
     def set_library(self, library: Library) -> None:
         """Review ``library`` (clears the undo history and any queue)."""
         self.library = library
+        self.prefetch.forget_critiques()  # sample keys of another library mean other samples
         self.store = AnnotationStore(library, self.author)
         self.undo_stack.clear()
         self.queue = None
@@ -232,10 +272,17 @@ class ReviewView(QWidget):
             self.message.emit(f"Sample {sample_pk} is no longer in the library")
             return
         self.stored = stored
+        self._read_critiques(stored)  # before the views: their statistics line lists the critiques
         views, self.cot_pks = self._views(stored)
         self.notes = self.store.sample_annotations(sample_pk)
+        names = self.label_names()
+        reviews = {pk: review_from(pk, self.author, self.notes.get(pk, [])) for pk in self.cot_pks if pk is not None}
+        # Notes and marks go with the panels: set afterwards, each would lay out or paint again.
+        panel_notes = ["" if pk is None else self._note(reviews[pk], pk, names) for pk in self.cot_pks]
+        panel_marks = [[] if pk is None else self._marks(reviews[pk], pk, names) for pk in self.cot_pks]
         self.question.setPlainText(self._question_text(stored))
-        self.compare.set_cots(views, self.prefetch.take(views))
+        self._rating_cot = -1  # the critiques were read again
+        self.compare.set_cots(views, self.prefetch.take(views), panel_notes, panel_marks)
         self._refresh_all_cots(from_notes=True)
         first = next((i for i, pk in enumerate(self.cot_pks) if pk is not None), 0 if views else -1)
         self.compare.set_current(first)
@@ -243,6 +290,30 @@ class ReviewView(QWidget):
         self._update_progress()
         self.sampleShown.emit(sample_pk)
         self.prefetch.schedule()
+
+    def _read_critiques(self, stored: StoredSample) -> None:
+        """The sample's critiques and ratings (one query each for all its CoTs) and the CoT text
+        each main flaw quotes (marked in the CoT)."""
+        assert self.library is not None
+        pks = list(stored.cot_pks)
+        ahead = self.prefetch.take_critiques(stored.pk)
+        if ahead is not None:
+            self.critiques, self.explanation_ratings, quotes = ahead
+        else:
+            self.critiques = critiques_for_cots(self.library, pks)
+            self.explanation_ratings = explanation_ratings_for_cots(self.library, pks)
+            texts = {pk: cot.cot or "" for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)}
+            quotes = quotes_by_cot(self.critiques, texts)
+        foreground, underline = FLAW_COLOURS[self.compare.theme()]  # (the painter uses the theme's own)
+        self.flaw_marks = {}
+        for cot_pk, found in quotes.items():
+            critiques = self.critiques[cot_pk]
+            for number, span in found:
+                who = "" if self.blind else f" ({critiques[number].critique_model})"
+                tip = f"Quoted by the main flaw of critique {number + 1}{who}"
+                self.flaw_marks.setdefault(cot_pk, []).append(
+                    SpanMark(span.start, span.end, underline, foreground, tip, flaw=True)
+                )
 
     def next_sample_key(self) -> int | None:
         """The sample ``n`` would show (for computing its similarity ahead)."""
@@ -278,6 +349,7 @@ class ReviewView(QWidget):
                     answer=(answer.answer or "") if answer else "",
                     correct=answer.correct_answer if answer else None,
                     title=names.get(cot_pk, ""),
+                    critiques=self._critiques_text(cot_pk),
                 )
             )
             cot_pks.append(cot_pk)
@@ -285,6 +357,7 @@ class ReviewView(QWidget):
 
     def reload(self) -> None:
         """Show the current sample again (after an import, a name change, blind mode...)."""
+        self.prefetch.forget_critiques()  # an import or another name: read everything again
         if self.stored is not None:
             current = self.current_cot_pk()
             self.show_sample(self.stored.pk)
@@ -332,21 +405,29 @@ class ReviewView(QWidget):
         Called before an undo or redo, so a change is never undone out of sight. A CoT whose
         sample is not shown because the filters hide it is still changed, and said so.
         """
-        if op.cot_pk not in self.cot_pks and self.library is not None:
-            sample_pk = cot_sample(self.library, op.cot_pk)
+        self.reveal_cot_pk(op.cot_pk, op.description)
+
+    def reveal_cot_pk(self, cot_pk: int, description: str, critique_pk: int | None = None) -> None:
+        """:meth:`reveal_cot` for any change of ``cot_pk`` (ratings too); ``critique_pk`` is
+        focused in the rating panel."""
+        if cot_pk not in self.cot_pks and self.library is not None:
+            sample_pk = cot_sample(self.library, cot_pk)
             if sample_pk is None:
                 return  # the CoT is gone; the write reports it
             if self.queue is not None and sample_pk in self.queue.sample_pks:
                 self.go_to_queue_index(self.queue.sample_pks.index(sample_pk))
             else:
                 self.show_sample(sample_pk)
-        if op.cot_pk in self.cot_pks:
-            index = self.cot_pks.index(op.cot_pk)
+        if cot_pk in self.cot_pks:
+            index = self.cot_pks.index(cot_pk)
             if index != self.compare.current_index():
                 self.compare.set_current(index)
                 self._show_current()
+            if critique_pk is not None:
+                self.side_tabs.setCurrentIndex(1)
+                self.rating_panel.focus_critique(critique_pk)
             if self.compare.panels[index].isHidden():
-                self.message.emit(f"{op.description}: the CoT is hidden by the filters")
+                self.message.emit(f"{description}: the CoT is hidden by the filters")
 
     def cot_written(self, cot_pk: int) -> None:
         """A change of ``cot_pk`` was written or undone: show it, and tell the window soon."""
@@ -356,6 +437,53 @@ class ReviewView(QWidget):
             if index == self.compare.current_index():
                 self._show_current()
         self._notify_timer.start()
+
+    def ratings_written(self, cot_pk: int) -> None:
+        """A rating of ``cot_pk`` or of one of its critiques was written or undone: read that
+        CoT's ratings again (one query each) and show them."""
+        self.prefetch.forget_critiques()
+        if self.library is None or cot_pk not in self.cot_pks:
+            return
+        self.explanation_ratings[cot_pk] = explanation_ratings_for_cots(self.library, [cot_pk]).get(cot_pk, [])
+        fresh = critiques_for_cots(self.library, [cot_pk]).get(cot_pk, [])
+        self.critiques[cot_pk] = fresh
+        index = self.cot_pks.index(cot_pk)
+        self._show_review(index, cot_pk, self.reviews.get(cot_pk) or CotReview(cot_pk, self.author))
+        if cot_pk == self.current_cot_pk() and cot_pk == self._rating_cot:
+            self.rating_panel.show_rating(
+                self.my_explanation_rating(cot_pk), self.explanation_ratings[cot_pk], self.author
+            )
+            for critique in fresh:
+                self.rating_panel.update_critique(critique)
+        self._notify_timer.start()
+
+    def my_explanation_rating(self, cot_pk: int) -> ExplanationRating | None:
+        """This reviewer's rating of ``cot_pk``, as read with the sample or after the last change."""
+        return next((r for r in self.explanation_ratings.get(cot_pk, []) if r.author == self.author), None)
+
+    def focused_critique(self) -> Critique | None:
+        """The critique of the current CoT the rating keys act on."""
+        self._show_rating_tab()
+        return self.rating_panel.critique_list.focused() if self.current_cot_pk() is not None else None
+
+    def _show_rating_tab(self) -> None:
+        """Bring the rating panel to the front (filled for the current CoT)."""
+        self.side_tabs.setCurrentIndex(1)
+        self._fill_rating_panel()
+
+    def move_critique(self, step: int) -> None:
+        """Focus the current CoT's next (+1) or previous (-1) critique (f / Shift+F)."""
+        self._show_rating_tab()
+        if not self.rating_panel.critique_list.critiques:
+            self.message.emit("This CoT has no critiques")
+            return
+        self.rating_panel.move_focus(step)
+
+    def _prefix_pending(self, key: int | None) -> None:
+        prefix = {int(Qt.Key.Key_E): "e", int(Qt.Key.Key_D): "d", int(Qt.Key.Key_R): "r"}.get(key or -1)
+        if prefix is not None:
+            self._show_rating_tab()  # the rating shows what the key does
+        self.rating_panel.set_hint(prefix)
 
     def move_cot(self, step: int) -> None:
         """Next (+1) or previous (-1) generated CoT the filters show (j / k)."""
@@ -377,10 +505,37 @@ class ReviewView(QWidget):
         cot_pk = self.current_cot_pk()
         if cot_pk is None:
             self.panel.show_review(None, "The reference CoT is not annotated here" if index >= 0 else "No CoT")
+        else:
+            title = self.compare.panels[index].title.text()
+            self.panel.show_review(
+                self.reviews.get(cot_pk), f"Annotating {title}", others_text(self.notes.get(cot_pk, []), self.author)
+            )
+        if cot_pk != self._rating_cot:
+            self._rating_cot = -1  # stale: filled now if its tab is shown, else when it is
+            self._fill_rating_panel()
+
+    def _fill_rating_panel(self, force: bool = False) -> None:
+        """Show the current CoT's critiques and rating in the rating panel, if its tab is shown
+        and it shows another CoT (or ``force``). Filling cards lays out their text: skipping
+        it while the Annotations tab is in front keeps j / k and n as fast as without critiques."""
+        if self.side_tabs.currentIndex() != 1:
             return
-        title = self.compare.panels[index].title.text()
-        self.panel.show_review(
-            self.reviews.get(cot_pk), f"Annotating {title}", others_text(self.notes.get(cot_pk, []), self.author)
+        cot_pk = self.current_cot_pk()
+        if cot_pk == self._rating_cot and not force:
+            return
+        self._rating_cot = cot_pk
+        index = self.compare.current_index()
+        if cot_pk is None:
+            text = "The reference CoT is not rated here" if index >= 0 else "No CoT"
+            self.rating_panel.show_cot(text, None, [], [], blind=self.blind, me=self.author, enabled=False)
+            return
+        self.rating_panel.show_cot(
+            f"Rating {self.compare.panels[index].title.text()}",
+            self.my_explanation_rating(cot_pk),
+            self.explanation_ratings.get(cot_pk, []),
+            self.critiques.get(cot_pk, []),
+            blind=self.blind,
+            me=self.author,
         )
 
     def _refresh_all_cots(self, from_notes: bool = False) -> None:
@@ -405,14 +560,41 @@ class ReviewView(QWidget):
     def _show_review(self, index: int, cot_pk: int, review: CotReview) -> None:
         self.reviews[cot_pk] = review
         names = self.label_names()
-        self.compare.set_note(index, review_summary(review, names))
+        self.compare.set_note(index, self._note(review, cot_pk, names))
+        self.compare.set_marks(index, self._marks(review, cot_pk, names))
+
+    def _marks(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> list[SpanMark]:
+        """A CoT's span-label marks, then the text its critiques' main flaws quote."""
         colours = {label.key: label.colour for label in self.label_set.labels} if self.label_set else {}
         theme = self.compare.theme()
         marks = []
         for key, span in review.spans:
             background, foreground = mark_colours(colours.get(key, "#999999"), theme)
             marks.append(SpanMark(span.start, span.end, background, foreground, names.get(key, key)))
-        self.compare.set_marks(index, marks)
+        marks.extend(self.flaw_marks.get(cot_pk, []))
+        return marks
+
+    def _critiques_text(self, cot_pk: int) -> str:
+        """``"critiques 2/5 4/5 ?"``: the scores of a CoT's critiques, for its statistics line
+        (that line is always shown: a note shown on every panel would cost a layout pass)."""
+        critiques = self.critiques.get(cot_pk, [])
+        if not critiques:
+            return ""
+        scores = " ".join(
+            f"{c.parsed.explanation_score:g}/5" if c.parsed.explanation_score is not None else "?"
+            for c in critiques[:5]
+        )
+        return f"critiques {scores}" + (f" +{len(critiques) - 5}" if len(critiques) > 5 else "")
+
+    def _note(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> str:
+        """The CoT's one-line note: the review and this reviewer's rating (hidden when empty)."""
+        parts = [review_summary(review, names)]
+        mine = self.my_explanation_rating(cot_pk)
+        if mine is not None:
+            score = "—" if mine.score is None else f"{mine.score}/5"
+            flaws = f" ({', '.join(mine.dimensions)})" if mine.dimensions else ""
+            parts.append(f"my rating {score}{flaws}")
+        return " · ".join(p for p in parts if p)
 
     # ---- samples and queues -----------------------------------------------------------------
 

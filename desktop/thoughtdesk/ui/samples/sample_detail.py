@@ -2,14 +2,21 @@
 
 All text from datasets and models goes into widgets set to plain text (``Qt.PlainText``), so
 markup such as ``<img src=x>`` or ``<a href=...>`` is shown literally and never interpreted.
+Each generated CoT shows its critiques (:mod:`thoughtdesk.ui.critiques.cards`) and the human
+ratings of it; CoT text a critique's main flaw quotes is marked (plain text with a format).
 """
 
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping, Sequence
 
+from thoughtdesk.core.critiques import Critique, ExplanationRating
+from thoughtdesk.core.critiques.quotes import find_quote_spans
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import GeneratedCot, model_name
+from thoughtdesk.ui.critiques.cards import CritiqueList, one_line, score_text
+from thoughtdesk.ui.critiques.text import FittedText, Part
 from thoughtdesk.ui.qt import (
     QFrame,
     QLabel,
@@ -22,6 +29,12 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 
+#: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
+MARKED_COT_CHARS = 20_000
+#: A sample with at most this many critiques shows their cards at once; with more, each CoT has
+#: a "Show critiques" button (a card lays out text: 180 cards would stall the GUI for seconds).
+OPEN_CRITIQUES = 12
+
 
 def heading(text: str) -> QLabel:
     return plain_label(text, name="heading", bold=True, keep_height=True)
@@ -32,13 +45,21 @@ def letters(n: int) -> list[str]:
 
 
 class CotCard(QFrame):
-    """One generated CoT: model, prompt fragments, the CoT text, extracted answer and verdict."""
+    """One generated CoT: model, prompt fragments, the CoT text, extracted answer and verdict,
+    then its critiques and human ratings."""
 
-    def __init__(self, cot: GeneratedCot, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        cot: GeneratedCot,
+        parent: QWidget | None = None,
+        critiques: Sequence[Critique] = (),
+        ratings: Sequence[ExplanationRating] = (),
+        open_critiques: bool = True,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("cotCard")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         name = model_name(cot.model) or "unknown model"
         service = f" via {cot.api_service}" if cot.api_service else ""
         layout.addWidget(plain_label(f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True))
@@ -48,7 +69,16 @@ class CotCard(QFrame):
         if extraction:
             fragments += "; extraction: " + ", ".join(dict.fromkeys(extraction))
         layout.addWidget(plain_label(fragments, name="cotFragments", keep_height=True))
-        layout.addWidget(plain_label(cot.cot or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
+        text = cot.cot or ""
+        quotes = sorted(
+            {(q.start, q.end) for critique in critiques for q in find_quote_spans(critique.parsed.main_flaw, text)}
+        )
+        if quotes:
+            marked = FittedText(self, name="cotText")
+            marked.set_parts([Part("", text, tuple(quotes))], limit=MARKED_COT_CHARS)
+            layout.addWidget(marked)
+        else:
+            layout.addWidget(plain_label(text or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
         for answer in cot.answers:
             verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
@@ -66,6 +96,37 @@ class CotCard(QFrame):
             layout.addWidget(
                 plain_label("Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True)
             )
+        if ratings:
+            rated = "; ".join(
+                f"{r.author or '(no author)'} "
+                + ("—" if r.score is None else f"{r.score}/5")
+                + (f" ({', '.join(r.dimensions)})" if r.dimensions else "")
+                for r in ratings
+            )
+            layout.addWidget(plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True))
+        self.critiques = list(critiques)
+        self.critique_list: CritiqueList | None = None
+        self.critiques_toggle: QToolButton | None = None
+        if critiques and open_critiques:
+            self._open_critiques()
+        elif critiques:
+            scores = " ".join(score_text(c.parsed).replace("score: ", "") for c in critiques[:6])
+            self.critiques_toggle = QToolButton(objectName="critiquesToggle")
+            # A button reads "&" as a mnemonic: doubled, it shows as itself.
+            toggle_text = f"Show {len(critiques)} critique(s): {one_line(scores, 80)}".replace("&", "&&")
+            self.critiques_toggle.setText(toggle_text)
+            self.critiques_toggle.clicked.connect(self._open_critiques)
+            layout.addWidget(self.critiques_toggle)
+
+    def _open_critiques(self) -> None:
+        """Show the critique cards (made on demand when the sample has many critiques)."""
+        if self.critique_list is not None:
+            return
+        self.critique_list = CritiqueList(self)
+        self.critique_list.show_critiques(self.critiques)
+        self._layout.addWidget(self.critique_list)
+        if self.critiques_toggle is not None:
+            self.critiques_toggle.hide()
 
 
 class SampleDetail(QScrollArea):
@@ -76,6 +137,8 @@ class SampleDetail(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.current: StoredSample | None = None
+        self.critiques: Mapping[int, Sequence[Critique]] = {}
+        self.ratings: Mapping[int, Sequence[ExplanationRating]] = {}
         self._placeholder()
 
     def _placeholder(self) -> None:
@@ -91,11 +154,19 @@ class SampleDetail(QScrollArea):
         self.current = None
         self._placeholder()
 
-    def show_sample(self, stored: StoredSample | None) -> None:
+    def show_sample(
+        self,
+        stored: StoredSample | None,
+        critiques: Mapping[int, Sequence[Critique]] | None = None,
+        ratings: Mapping[int, Sequence[ExplanationRating]] | None = None,
+    ) -> None:
+        """Show ``stored`` with the critiques and explanation ratings of its CoTs (by CoT key,
+        read with the sample: ``critiques_for_cots`` / ``explanation_ratings_for_cots``)."""
         if stored is None:
             self.clear()
             return
         self.current = stored
+        self.critiques, self.ratings = critiques or {}, ratings or {}
         s = stored.sample
         body = QWidget()
         body.setObjectName("sampleDetail")
@@ -164,12 +235,24 @@ class SampleDetail(QScrollArea):
             layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", keep_height=True))
 
         layout.addWidget(heading(f"Generated CoTs ({len(s.generated_cot)})"))
-        for cot in s.generated_cot:
-            layout.addWidget(CotCard(cot))
+        open_critiques = sum(len(c) for c in self.critiques.values()) <= OPEN_CRITIQUES
+        for cot_pk, cot in zip(stored.cot_pks, s.generated_cot, strict=False):
+            layout.addWidget(
+                CotCard(
+                    cot,
+                    critiques=self.critiques.get(cot_pk, ()),
+                    ratings=self.ratings.get(cot_pk, ()),
+                    open_critiques=open_critiques,
+                )
+            )
         layout.addStretch(1)
         self.setWidget(body)
 
     def texts(self) -> list[str]:
         """Every text shown (for tests and accessibility checks)."""
         widget = self.widget()
-        return [label.text() for label in widget.findChildren(QLabel)] if widget else []
+        if widget is None:
+            return []
+        return [label.text() for label in widget.findChildren(QLabel)] + [
+            view.toPlainText() for view in widget.findChildren(FittedText)
+        ]

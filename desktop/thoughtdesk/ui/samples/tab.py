@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from thoughtdesk.core.critiques import critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.library.queries import (
     Browse,
     BrowseState,
@@ -21,7 +22,7 @@ from thoughtdesk.core.library.queries import (
     browse,
     sample_collection_name,
 )
-from thoughtdesk.core.library.reader import load_sample
+from thoughtdesk.core.library.reader import StoredSample, load_sample
 from thoughtdesk.core.library.records import ANSWER_TYPES, CollectionInfo, SplitStats
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
@@ -277,8 +278,18 @@ class SamplesTab(QSplitter):
             self.detail.clear()
             self.sample_selected.emit(None)
             return
-        self.detail.show_sample(load_sample(library, key))
+        self._show_detail(library, load_sample(library, key))
         self.sample_selected.emit(key)
+
+    def _show_detail(self, library: Library, stored: StoredSample | None) -> None:
+        """Show a sample with its CoTs' critiques and ratings (one query each for the sample)."""
+        if stored is None:
+            self.detail.show_sample(None)
+            return
+        critiques = critiques_for_cots(library, stored.cot_pks)
+        ratings = explanation_ratings_for_cots(library, stored.cot_pks)
+        if stored != self.detail.current or critiques != self.detail.critiques or ratings != self.detail.ratings:
+            self.detail.show_sample(stored, critiques, ratings)
 
     # Refresh after a change -------------------------------------------------------------------
 
@@ -332,9 +343,8 @@ class SamplesTab(QSplitter):
             finally:
                 self.table.selectionModel().blockSignals(False)
             self.table.viewport().update()
-            stored = load_sample(library, sample)
-            if stored != self.detail.current:  # its CoTs or answers changed: show them
-                self.detail.show_sample(stored)
+            # Shown again only if its CoTs, answers, critiques or ratings changed.
+            self._show_detail(library, load_sample(library, sample))
         elif self.model.rowCount():
             self.table.selectRow(0)
         else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
     QColor,
     QFrame,
@@ -49,6 +50,8 @@ class CotView:
     is_reference: bool = False
     title: str = field(default="")
     key: object = None
+    #: A plain-text summary of the CoT's critiques for the statistics line ("" for none).
+    critiques: str = ""
 
     def label(self) -> str:
         """A short plain-text name: the title, else the model and prompt keys."""
@@ -61,13 +64,19 @@ class CotView:
 
 @dataclass(frozen=True, slots=True)
 class SpanMark:
-    """A highlighted range of a CoT's text: Python offsets ``[start, end)``, ``#rrggbb`` colours."""
+    """A highlighted range of a CoT's text: Python offsets ``[start, end)``, ``#rrggbb`` colours.
+
+    ``flaw``: text a critique's main flaw quotes, drawn with the flaw format of
+    :mod:`thoughtdesk.ui.critiques.text` (a red wave underline over the similarity colour)
+    instead of a span label's background.
+    """
 
     start: int
     end: int
     background: str
     foreground: str
     tooltip: str = ""
+    flaw: bool = False
 
 
 def numbered_label(index: int, cot: CotView) -> str:
@@ -164,8 +173,10 @@ class CotPanel(QFrame):
         if cot is not None:
             self.show_cot(index, cot, steps)
 
-    def show_cot(self, index: int, cot: CotView, steps: int) -> None:
-        """Show another CoT in this panel (header and statistics; the text is painted later)."""
+    def show_cot(self, index: int, cot: CotView, steps: int, note: str = "") -> None:
+        """Show another CoT in this panel (header, statistics and ``note``; the text is painted
+        later). Passing the note here, not after, spares a hide-and-show of the note label per
+        panel (laying out 60 panels again)."""
         self.index = index
         self.cot = cot
         self.setObjectName("referencePanel" if cot.is_reference else "cotPanel")
@@ -174,10 +185,12 @@ class CotPanel(QFrame):
         stats = f"{len(text)} chars · {len(text.split())} words · {steps} steps"
         if not cot.is_reference:
             stats += f" · answer: {cot.answer.strip() or '(none)'} · {verdict}"
+        if cot.critiques:
+            stats += f" · {cot.critiques}"
         self.title.setText(numbered_label(index, cot))
         self.stats.setText(stats)
         self.marks = ()
-        self.set_note("")
+        self.set_note(note)
 
     def set_note(self, text: str) -> None:
         """A one-line plain-text summary under the statistics (labels, score...); "" hides it."""
@@ -217,9 +230,13 @@ class CotPanel(QFrame):
             return
         cursor = QTextCursor(self.text_view.document())
         cursor.beginEditBlock()  # one layout pass for all marks
+        theme = theme_of(self.text_view)
         for mark in self.marks:
             cursor.setPosition(self.positions.to_document(mark.start))
             cursor.setPosition(self.positions.to_document(mark.end), QTextCursor.MoveMode.KeepAnchor)
+            if mark.flaw:
+                cursor.mergeCharFormat(flaw_format(theme, mark.tooltip))
+                continue
             char_format = QTextCharFormat()
             char_format.setBackground(QColor(mark.background))
             char_format.setForeground(QColor(mark.foreground))

@@ -197,13 +197,21 @@ class CompareView(QWidget):
         """``"dark"`` when the text background is dark, else ``"light"``."""
         return "dark" if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else "light"
 
-    def set_cots(self, cots: Sequence[CotView], matrix: SimilarityMatrix | None = None) -> None:
+    def set_cots(
+        self,
+        cots: Sequence[CotView],
+        matrix: SimilarityMatrix | None = None,
+        notes: Sequence[str] | None = None,
+        marks: Sequence[Sequence[SpanMark]] | None = None,
+    ) -> None:
         """Show a new sample's CoTs (reference first, if any); computes the similarity once.
 
         ``matrix``: the similarity of exactly these CoTs, computed ahead (e.g. in a worker while
         the reviewer read the previous sample); ignored unless its texts match. Panels in view
         are painted before this returns; the rest follow when the event loop is idle (at most
-        :data:`IDLE_BUDGET_MS` per step) or as soon as they are scrolled to.
+        :data:`IDLE_BUDGET_MS` per step) or as soon as they are scrolled to. ``notes``: each
+        panel's note line (as :meth:`set_note`), given here so notes are not hidden and shown again;
+        ``marks``: each panel's span marks (as :meth:`set_marks`), so no panel is painted twice.
         """
         self._cots = list(cots)
         texts = tuple(c.text if isinstance(c.text, str) else "\n".join(c.text) for c in self._cots)
@@ -216,7 +224,10 @@ class CompareView(QWidget):
             self._add_panel()
         for index, cot in enumerate(self._cots):
             panel = self._pool[index]
-            panel.show_cot(index, cot, len(self._matrix.sentences[index]))
+            note = notes[index] if notes is not None and index < len(notes) else ""
+            panel.show_cot(index, cot, len(self._matrix.sentences[index]), note)
+            if marks is not None and index < len(marks):
+                panel.marks = tuple(marks[index])
             panel.set_current(False)
             panel.text_view.estimate(alignment.texts[index])
         for panel in self._pool[len(self._cots) :]:
