@@ -89,15 +89,19 @@ def critique_title(critique: Critique, number: int, blind: bool) -> str:
     return f"Critique {number}" if blind else f"Critique {number} · {critique.critique_model or 'unknown model'}"
 
 
+def _critique_score(score: int | None) -> str:
+    return "no score" if score is None else f"{score}/3"
+
+
 def ratings_text(critique: Critique, me: str) -> str:
     """Human ratings of the critique: this reviewer's first, then the others' (``me`` empty:
     everyone's, as in the Samples detail)."""
     if not me:
-        every = [f"{r.author or '(no author)'} {r.score}/3" for r in critique.ratings]
+        every = [f"{r.author or '(no author)'} {_critique_score(r.score)}" for r in critique.ratings]
         return "ratings: " + ", ".join(every) if every else "not rated by a person yet"
     mine = next((r for r in critique.ratings if r.author == me), None)
     parts = [f"your rating: {mine.score}/3" if mine is not None and mine.score is not None else "your rating: —"]
-    others = [f"{r.author or '(no author)'} {r.score}/3" for r in critique.ratings if r.author != me]
+    others = [f"{r.author or '(no author)'} {_critique_score(r.score)}" for r in critique.ratings if r.author != me]
     if others:
         parts.append("others: " + ", ".join(others[:6]) + (f" (+{len(others) - 6})" if len(others) > 6 else ""))
     return " · ".join(parts)

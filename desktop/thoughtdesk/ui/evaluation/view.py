@@ -39,6 +39,7 @@ from thoughtdesk.ui.qt import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSortFilterProxyModel,
     QSplitter,
     Qt,
@@ -111,7 +112,9 @@ class ResultsView(QWidget):
         self.restore_button = QPushButton("Restore imported", objectName="restoreButton")
         self.restore_button.setToolTip("Undo re-scoring: put back the correctness the imported file came with")
         self.restore_button.clicked.connect(self.restore_current)
-        self.status = plain_label(name="resultsStatus", wrap=False)
+        self.status = plain_label(name="resultsStatus", wrap=True)
+        # A long status wraps instead of widening the window past a 1366-pixel laptop screen.
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top = QHBoxLayout()
         top.addWidget(QLabel("Collection:"))
         top.addWidget(self.collection_combo)
