@@ -138,6 +138,9 @@ def _analyse_in_background(path: Path, collection: str) -> CritiqueAnalysis | No
         return analyse_collection(lib, collection)
 
 
+CritiquePlot = DimensionPlot | ScoreDistributionPlot | ScoreScatterPlot
+
+
 class CritiquesView(QWidget):
     """The Critiques view; ``collection()`` names the collection the Results tab shows."""
 
@@ -171,13 +174,17 @@ class CritiquesView(QWidget):
         self.tables.addTab(self.students_table, "Student conditions")
         self.tables.addTab(agreement_page, "Agreement")
 
-        self.dimension_plot = DimensionPlot()
-        self.score_plot = ScoreDistributionPlot()
-        self.scatter_plot = ScoreScatterPlot()
+        # The plots are made when first drawn: three pyqtgraph widgets cost ~0.16 s of start-up,
+        # and most sessions never open this view.
+        self._plot_widgets: list[CritiquePlot | None] = [None, None, None]
+        self._plot_slots: list[QVBoxLayout] = []
         self.plots = QTabWidget(objectName="critiquePlots")
-        self.plots.addTab(self.dimension_plot, "Dimensions by student model")
-        self.plots.addTab(self.score_plot, "Scores by critique model")
-        self.plots.addTab(self.scatter_plot, "Critique vs human score")
+        for name in ("Dimensions by student model", "Scores by critique model", "Critique vs human score"):
+            slot = QWidget()
+            slot_layout = QVBoxLayout(slot)
+            slot_layout.setContentsMargins(0, 0, 0, 0)
+            self._plot_slots.append(slot_layout)
+            self.plots.addTab(slot, name)
         self._drawn: set[int] = set()  # plot tabs drawn from the current analysis
         self.plots.currentChanged.connect(lambda _: self._draw_current_plot())
 
@@ -316,7 +323,7 @@ class CritiquesView(QWidget):
             return
         self._drawn.add(index)
         analysis = self.analysis if self.analysis is not None and self.analysis.n_critiques else None
-        (self.dimension_plot, self.score_plot, self.scatter_plot)[index].set_analysis(analysis)
+        self._plot_at(index).set_analysis(analysis)
 
     # Export -------------------------------------------------------------------------------------
 
@@ -324,7 +331,33 @@ class CritiquesView(QWidget):
         """The plot on the visible plot tab, or None while the view shows no data."""
         if self.pages.currentIndex() != 0:
             return None
-        return (self.dimension_plot, self.score_plot, self.scatter_plot)[self.plots.currentIndex()]
+        return self._plot_at(self.plots.currentIndex())
+
+    def _plot_at(self, index: int) -> CritiquePlot:
+        plot = self._plot_widgets[index]
+        if plot is None:
+            plot = (DimensionPlot, ScoreDistributionPlot, ScoreScatterPlot)[index]()
+            self._plot_slots[index].addWidget(plot)
+            self._plot_widgets[index] = plot
+        return plot
+
+    @property
+    def dimension_plot(self) -> DimensionPlot:
+        plot = self._plot_at(0)
+        assert isinstance(plot, DimensionPlot)
+        return plot
+
+    @property
+    def score_plot(self) -> ScoreDistributionPlot:
+        plot = self._plot_at(1)
+        assert isinstance(plot, ScoreDistributionPlot)
+        return plot
+
+    @property
+    def scatter_plot(self) -> ScoreScatterPlot:
+        plot = self._plot_at(2)
+        assert isinstance(plot, ScoreScatterPlot)
+        return plot
 
     def current_plot_name(self) -> str:
         return self.plots.tabText(self.plots.currentIndex())
