@@ -49,11 +49,22 @@ _KEY_END = re.compile(rb'"\s*:')
 
 
 def _count_keys(value: Any) -> int:
-    if isinstance(value, dict):
-        return len(value) + sum(_count_keys(v) for v in value.values() if isinstance(v, (dict, list)))
-    if isinstance(value, list):
-        return sum(_count_keys(v) for v in value if isinstance(v, (dict, list)))
-    return 0
+    """How many keys the objects in ``value`` have, all levels (plain loops: this runs per line)."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            count += len(item)
+            for child in item.values():
+                if type(child) is dict or type(child) is list:
+                    stack.append(child)
+        elif kind is list:
+            for child in item:
+                if type(child) is dict or type(child) is list:
+                    stack.append(child)
+    return count
 
 
 def _msgspec_message(error: Exception) -> str:
@@ -73,10 +84,8 @@ def decode_line(raw: bytes) -> Any:
         # msgspec keeps the last of two equal keys silently. A line with more key-like places
         # than the decoded value has keys may have a duplicate: the exact check is only paid then.
         # Key ends as usually written ('":'); other spacing is rare and takes the regex count.
-        places = raw.count(b'":') if b'" ' not in raw and b'"\t' not in raw else len(raw)
-        if places > (len(value) if isinstance(value, dict) else 0) and (
-            len(_KEY_END.findall(raw)) > _count_keys(value)
-        ):
+        places = raw.count(b'":') if b'" ' not in raw and b'"\t' not in raw else len(_KEY_END.findall(raw))
+        if places > (len(value) if isinstance(value, dict) else 0) and places > _count_keys(value):
             json.loads(raw, object_pairs_hook=_unique_pairs)
         return value
     except DuplicateKeyError as error:
