@@ -136,3 +136,19 @@ def test_our_keyrings_still_work_when_chosen():
     memory.set_password("thoughtdesk", "openai", "k")
     assert memory.get_password("thoughtdesk", "openai") == "k" and memory.priority == 1
     assert FileKeyring().priority == 0.1 and keyring_is_usable(memory)
+
+
+def test_without_any_keyring_the_environment_key_is_used(monkeypatch):
+    """A machine with no keyring (keyring's fail backend) has no stored key; a run with
+    OPENAI_API_KEY set must not fail on reading the keyring."""
+    import keyring.backends.fail
+
+    use_keyring(keyring.backends.fail.Keyring())
+    try:
+        assert get_api_key("openai") is None
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        assert api_key_for("openai", "http://127.0.0.1:9/v1") == SECRET
+        with pytest.raises(SecretStoreError):
+            set_api_key("openai", SECRET)  # storing still says there is no keyring
+    finally:
+        use_keyring(None)

@@ -56,8 +56,7 @@ def test_declining_stores_the_key_nowhere(qtbot, no_keyring, tmp_path):
     assert seen and "no system keyring" in seen[0] and str(tmp_path / "config" / "api-keys.json") in seen[0]
     assert not (tmp_path / "config" / "api-keys.json").exists()
     assert core_config.load_config().keys_in_file is False
-    with pytest.raises(secrets.SecretStoreError, match="cannot read the API key of openai"):
-        secrets.get_api_key("openai")
+    assert secrets.get_api_key("openai") is None  # no keyring holds no key (the environment's may be used)
 
 
 def test_agreeing_keeps_keys_in_a_private_file(qtbot, no_keyring, tmp_path):

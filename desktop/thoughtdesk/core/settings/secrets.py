@@ -127,6 +127,8 @@ def get_api_key(provider: str) -> str | None:
     key that cannot be sent (see :func:`checked_key`) raises :class:`SecretStoreError`."""
     try:
         key = active_keyring().get_password(SERVICE, provider)
+    except keyring.errors.NoKeyringError:
+        return None  # no keyring at all holds no key: the environment's key may still be used
     except keyring.errors.KeyringError as error:
         raise _fail(provider, "read", error) from None
     return None if key is None else checked_key(key, provider=provider, source="the keyring")
