@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 
 from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, number, open_library, server_url, whole
 from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS, CritiqueTemplate
@@ -22,6 +23,7 @@ from thoughtdesk.core.generation.runs import (
     CritiqueSpec,
     FewShotSpec,
     ModelSpec,
+    PromptPreview,
     RunLimits,
     RunProgress,
     RunSpec,
@@ -178,13 +180,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
         plan = plan_run(lib, spec, fragments=user_fragments(), prices=args.prices)
         print(plan.summary(), file=sys.stderr)
         if args.plan_only:
-            for preview in plan.previews(args.preview):
-                print(f"--- {preview.step} | {preview.sample_label} | {preview.model} | {preview.variant}")
-                print(preview.prompt)
+            _print_previews(plan.previews(args.preview))
             return EXIT_OK
         run_id = create_run(lib, plan)
     print(f"run {run_id} created ({plan.total} requests)", file=sys.stderr)
     return _execute(args, run_id)
+
+
+def _print_previews(previews: Iterable[PromptPreview]) -> None:
+    """The exact prompts of ``--plan-only``, each under a line naming its step, sample, model and variant."""
+    for preview in previews:
+        print(f"--- {preview.step} | {preview.sample_label} | {preview.model} | {preview.variant}")
+        print(preview.prompt)
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
@@ -219,9 +226,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
         plan = plan_critique_run(lib, spec, templates=user_critique_templates(), prices=args.prices)
         print(plan.summary(), file=sys.stderr)
         if args.plan_only:
-            for preview in plan.previews(args.preview):
-                print(f"--- {preview.step} | {preview.sample_label} | {preview.model} | {preview.variant}")
-                print(preview.prompt)
+            _print_previews(plan.previews(args.preview))
             return EXIT_OK
         run_id = create_critique_run(lib, plan)
     print(f"run {run_id} created ({plan.total} critique requests)", file=sys.stderr)

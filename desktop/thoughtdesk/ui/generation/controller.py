@@ -13,7 +13,7 @@ from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.window_api import WindowApi
-from thoughtdesk.ui.critiques.run_dialog import CritiqueRunDialog
+from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
 from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planner import RunPlannerDialog

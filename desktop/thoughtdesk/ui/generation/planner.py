@@ -15,12 +15,13 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
-from thoughtdesk.core.generation.runs import FewShotSpec, RunLimits, RunPlan, RunSpec, create_run, plan_run
+from thoughtdesk.core.generation.runs import FewShotSpec, RunPlan, RunSpec, create_run, plan_run
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
+from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
 from thoughtdesk.ui.generation.price_editor import PriceEditor
 from thoughtdesk.ui.qt import (
     QComboBox,
@@ -53,7 +54,7 @@ LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "an
 DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_extraction": "kojima-01"}
 
 
-class RunPlannerDialog(QDialog):
+class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
     """Plan a run and start it. ``plan_ready(RunPlan)`` after each re-plan; ``run_created(int,
     RunLimits)`` once Start has written the run (the dialog then closes)."""
 
@@ -366,53 +367,11 @@ class RunPlannerDialog(QDialog):
             .start()
         )
 
-    def _planned(self, generation: int, plan: RunPlan) -> None:
-        if generation != self._generation:
-            return  # an older plan finishing after a newer one was asked for
-        self.plan, self.error = plan, ""
-        self.summary.setStyleSheet("")
-        self.summary.setText(describe_plan(plan))
-        self.preview.setPlainText(format_previews(plan))
-        self.start_button.setEnabled(plan.total > 0)
-        self.plan_ready.emit(plan)
+    def describe(self, plan: RunPlan) -> str:
+        return describe_plan(plan)
 
-    def _failed(self, generation: int, error: BaseException) -> None:
-        if generation != self._generation:
-            return
-        self.plan = None
-        self.error = str(error) if isinstance(error, ThoughtDeskError) else f"{type(error).__name__}: {error}"
-        self.summary.setStyleSheet("color: #b3261e;")
-        self.summary.setText(self.error)
-        self.preview.setPlainText("")
-        self.start_button.setEnabled(False)
-        self.plan_failed.emit(self.error)
+    def previews_text(self, plan: RunPlan) -> str:
+        return format_previews(plan)
 
-    # Starting -------------------------------------------------------------------------------
-
-    def limits(self) -> RunLimits:
-        return RunLimits(concurrency=self.concurrency.value(), max_attempts=self.attempts.value())
-
-    def start(self) -> Task[int] | None:
-        """Write the planned run (nothing is sent yet) in a worker, then emit ``run_created``."""
-        plan = self.plan
-        if plan is None or self._timer.isActive():
-            return None
-        self.start_button.setEnabled(False)
-        self.summary.setText("Writing the run's requests…")
-        path, name, limits = self.library_path, self.run_name.text().strip() or None, self.limits()
-
-        def work(_ctx: TaskContext) -> int:
-            with Library.open(path) as lib:
-                return create_run(lib, plan, name=name)
-
-        def created(run_id: int) -> None:
-            self.run_created.emit(run_id, limits)
-            self.accept()
-
-        return (
-            Task(work)
-            .on_success(created)
-            .on_failure(lambda error: self._failed(self._generation, error))
-            .owned_by(self, self._tasks)
-            .start()
-        )
+    def create_planned_run(self, lib: Library, plan: RunPlan, name: str | None) -> int:
+        return create_run(lib, plan, name=name)

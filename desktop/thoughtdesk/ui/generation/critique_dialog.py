@@ -6,16 +6,16 @@ reads the library), so the dialog stays responsive on large collections. It show
 (CoTs by correctness, requests), the estimated tokens and cost, and the exact prompt of the first
 CoT as plain text, before anything is sent. Start writes the run's request rows in a worker and
 hands the run id to the Runs tab through :attr:`CritiqueRunDialog.run_created`.
-
-This module sits below ``ui.generation`` (see docs/design.md, "Layers"), so the models widget
-(``ui.generation.model_form.ModelList``) is handed in by the Generate menu that opens the dialog.
+The models widget (``ModelList``, shared with the run planner) is handed in by the Generate menu
+that opens the dialog; the planning and starting are :class:`PlannedRunMixin`'s, as the run
+planner's.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import cast
 
 from thoughtdesk.core.critiques.prompts import BUILTIN_KEY, DS_PRESET, CritiqueTemplate
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -26,12 +26,13 @@ from thoughtdesk.core.generation.runs import (
     CritiquePlan,
     CritiqueSpec,
     ModelSpec,
-    RunLimits,
     create_critique_run,
     plan_critique_run,
 )
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.generation.model_form import ModelList
+from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDialog,
@@ -59,14 +60,6 @@ WRAPPER_CHOICES = (
     ("llama2", "Llama-2 chat form, one raw prompt"),
 )
 ONLY_LABELS = {"all": "All CoTs", "correct": "Only CoTs with a correct answer", "incorrect": "Only incorrect ones"}
-
-
-class ModelChooser(Protocol):
-    """What the dialog needs of the models widget it is given (``ModelList``)."""
-
-    changed: Any  # a Qt signal without arguments
-
-    def specs(self) -> list[ModelSpec]: ...
 
 
 def apply_preset(model: ModelSpec, wrapper: str) -> ModelSpec:
@@ -106,7 +99,7 @@ def format_critique_previews(plan: CritiquePlan, limit: int = 1) -> str:
     return "\n\n".join(parts)
 
 
-class CritiqueRunDialog(QDialog):
+class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
     """Plan a critique run and start it. ``plan_ready(CritiquePlan)`` after each re-plan;
     ``run_created(int, RunLimits)`` once Start has written the run (the dialog then closes)."""
 
@@ -119,7 +112,7 @@ class CritiqueRunDialog(QDialog):
         library_path: Path,
         templates: dict[str, CritiqueTemplate],
         prices: PriceTable,
-        models: QWidget,
+        models: ModelList,
         *,
         collection: str | None = None,
         parent: QWidget | None = None,
@@ -131,7 +124,7 @@ class CritiqueRunDialog(QDialog):
         self.templates = dict(templates)
         self.prices = prices
         self.models_widget = models
-        self.chooser: ModelChooser = models  # type: ignore[assignment]  # ModelList has specs() and changed
+        self.chooser = models
         self.plan: CritiquePlan | None = None
         self.error = ""
         self._generation = 0
@@ -330,53 +323,11 @@ class CritiqueRunDialog(QDialog):
             .start()
         )
 
-    def _planned(self, generation: int, plan: CritiquePlan) -> None:
-        if generation != self._generation:
-            return  # an older plan finishing after a newer one was asked for
-        self.plan, self.error = plan, ""
-        self.summary.setStyleSheet("")
-        self.summary.setText(describe_critique_plan(plan))
-        self.preview.setPlainText(format_critique_previews(plan))
-        self.start_button.setEnabled(plan.total > 0)
-        self.plan_ready.emit(plan)
+    def describe(self, plan: CritiquePlan) -> str:
+        return describe_critique_plan(plan)
 
-    def _failed(self, generation: int, error: BaseException) -> None:
-        if generation != self._generation:
-            return
-        self.plan = None
-        self.error = str(error) if isinstance(error, ThoughtDeskError) else f"{type(error).__name__}: {error}"
-        self.summary.setStyleSheet("color: #b3261e;")
-        self.summary.setText(self.error)
-        self.preview.setPlainText("")
-        self.start_button.setEnabled(False)
-        self.plan_failed.emit(self.error)
+    def previews_text(self, plan: CritiquePlan) -> str:
+        return format_critique_previews(plan)
 
-    # Starting -------------------------------------------------------------------------------
-
-    def limits(self) -> RunLimits:
-        return RunLimits(concurrency=self.concurrency.value(), max_attempts=self.attempts.value())
-
-    def start(self) -> Task[int] | None:
-        """Write the planned run (nothing is sent yet) in a worker, then emit ``run_created``."""
-        plan = self.plan
-        if plan is None or self._timer.isActive():
-            return None
-        self.start_button.setEnabled(False)
-        self.summary.setText("Writing the run's requests…")
-        path, name, limits = self.library_path, self.run_name.text().strip() or None, self.limits()
-
-        def work(_ctx: TaskContext) -> int:
-            with Library.open(path) as lib:
-                return create_critique_run(lib, plan, name=name)
-
-        def created(run_id: int) -> None:
-            self.run_created.emit(run_id, limits)
-            self.accept()
-
-        return (
-            Task(work)
-            .on_success(created)
-            .on_failure(lambda error: self._failed(self._generation, error))
-            .owned_by(self, self._tasks)
-            .start()
-        )
+    def create_planned_run(self, lib: Library, plan: CritiquePlan, name: str | None) -> int:
+        return create_critique_run(lib, plan, name=name)

@@ -3,6 +3,10 @@ templates from the fragment editor, then a run that shows in the Runs tab and st
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from tests.cli.test_critique import DSCB
 from tests.core.generation.test_critique_runs import N_COTS, N_INCORRECT, CritiqueServer
 from tests.helpers.screenshots import save_screenshot
@@ -10,7 +14,7 @@ from tests.helpers.servers import Reply
 from thoughtdesk.core.critiques import critiques_for_cots
 from thoughtdesk.core.generation.runs import run_info, run_requests
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.critiques.run_dialog import CritiqueRunDialog
+from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS
 from thoughtdesk.ui.qt import QLabel
 
@@ -33,6 +37,12 @@ def add_judge(dialog: CritiqueRunDialog, base_url: str, model: str = "tidy-judge
     form.model_name.setText(model)
     form.base_url.setText(base_url)
     assert models.add_from_form() is not None, models.error.text()
+
+
+@pytest.fixture
+def window_library(tmp_path: Path) -> Path:
+    """A new library, which gets the demo collection (not this folder's "Lab quiz" library)."""
+    return tmp_path / "lib.thoughtdesk"
 
 
 def test_dialog_plans_counts_and_exact_prompt_then_runs_into_the_runs_tab(window, qtbot, tmp_path):
