@@ -256,7 +256,9 @@ def build_summary(lib: Library, scope: ReportScope, sample_pks: Sequence[int]) -
     cot_pks, references = _cot_pks(lib, sample_pks)
     notes = _annotations(lib, cot_pks)
     everyone = sorted({note.author for found in notes.values() for note in found})
-    shown_notes = sum(1 for found in notes.values() for note in found if not scope.author or note.author == scope.author)
+    shown_notes = sum(
+        1 for found in notes.values() for note in found if not scope.author or note.author == scope.author
+    )
     label_cots: Counter[str] = Counter()
     label_spans: Counter[str] = Counter()
     label_people: dict[str, set[str]] = {}

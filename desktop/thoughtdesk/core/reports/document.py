@@ -277,7 +277,9 @@ def cot_html(cot: CotEntry, options: ReportOptions, label_colours: dict[str, str
     if spans:
         rows = []
         for number, (author, label, span) in enumerate(shown_spans, start=1):
-            rows.append((f"[{number}]", _label_chip(label, label_colours), escaped(author), text_html(span.text, limit)))
+            rows.append(
+                (f"[{number}]", _label_chip(label, label_colours), escaped(author), text_html(span.text, limit))
+            )
         parts.append("<p><b>Span labels</b></p>" + _table(("", "Label", "Reviewer", "Text"), rows))
         if len(shown_spans) < len(spans):
             parts.append(f"<p>{len(spans) - len(shown_spans)} span label(s) lie in the part of the text not shown.</p>")
@@ -377,11 +379,7 @@ def critique_html(number: int, critique: Critique, limit: int) -> str:
 
 def document_head(title: str) -> str:
     """The start of a report document (also of each part drawn into the PDF)."""
-    return (
-        '<html><head><meta charset="utf-8"/>'
-        f"<title>{escaped(title)}</title></head>"
-        f'<body style="{_BODY_STYLE}">'
-    )
+    return f'<html><head><meta charset="utf-8"/><title>{escaped(title)}</title></head><body style="{_BODY_STYLE}">'
 
 
 DOCUMENT_TAIL = "</body></html>\n"

@@ -40,6 +40,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.reports import install as install_reports
 from thoughtdesk.ui.review import install as install_review
 from thoughtdesk.ui.samples import install as install_samples
 from thoughtdesk.ui.settings import install as install_settings
@@ -87,6 +88,7 @@ class MainWindow(QMainWindow):
         self.review = install_review(self)
         self.evaluation = install_evaluation(self)
         self.importing = install_importing(self)
+        self.reports = install_reports(self)
         self.settings = install_settings(self)
         self.generation = install_generation(self)
         self.file_menu.addSeparator()

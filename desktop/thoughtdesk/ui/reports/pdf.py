@@ -117,7 +117,9 @@ class _PdfPages:
         self.painter.setFont(self.footer_font)
         self.painter.setPen(Qt.GlobalColor.darkGray)
         box = QRectF(0, self.height, self.width, self.footer)
-        self.painter.drawText(box, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom), f"page {self.pages}")
+        self.painter.drawText(
+            box, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom), f"page {self.pages}"
+        )
         self.painter.restore()
 
     def close(self) -> None:
