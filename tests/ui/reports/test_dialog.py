@@ -1,0 +1,70 @@
+"""File > Export report… in the real window: the dialog's choices, the report written in the
+background (HTML and PDF), a missing file name refused in the dialog, and its size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.reports.conftest import seed_reports
+from tests.core.review.conftest import COLLECTION
+from tests.helpers.screenshots import save_screenshot
+from tests.ui.reports.test_pdf import page_objects
+from thoughtdesk.ui.reports.dialog import EVERY_REVIEWER, ReportDialog
+
+
+def open_dialog(window) -> ReportDialog:
+    window.reports.action_report.trigger()
+    dialog = window.reports.dialog
+    assert isinstance(dialog, ReportDialog) and dialog.isVisible()
+    return dialog
+
+
+def test_export_report_dialog_writes_html_and_pdf(make_window, qtbot, tmp_path: Path):
+    seeded = seed_reports(tmp_path / "lib.thoughtdesk")
+    window = make_window(seeded.path)
+    written: list[tuple[Path, str]] = []
+    window.reports.written.connect(lambda path, what: written.append((path, what)))
+
+    dialog = open_dialog(window)
+    # Fits a 1366x768 hospital laptop, with room for the window's frame.
+    assert dialog.width() <= 1366 and dialog.height() <= 700
+    save_screenshot(dialog, tmp_path, "report_dialog")
+    dialog.collection.setCurrentText(COLLECTION)
+    assert [dialog.author.itemText(i) for i in range(dialog.author.count())] == [EVERY_REVIEWER, "ann", "bob"]
+    assert dialog.queue.currentText() == "first two" and dialog.scope_queue.isEnabled()
+
+    # No file named: the dialog stays open and says what to do.
+    dialog.export_button.click()
+    assert dialog.isVisible() and "Choose the file" in dialog.error.text()
+
+    dialog.scope_queue.setChecked(True)
+    dialog.author.setCurrentText("ann")
+    dialog.kind_html.setChecked(True)
+    dialog.path.setText(str(tmp_path / "queue.html"))
+    dialog.export_button.click()
+    qtbot.waitUntil(lambda: bool(written), timeout=60000)
+    assert written[-1] == (tmp_path / "queue.html", "2 sample(s)")
+    html = (tmp_path / "queue.html").read_text(encoding="utf-8")
+    assert "reviews by &#x27;ann&#x27; only" in html and "Sample 2 of 2" in html
+
+    dialog = open_dialog(window)
+    dialog.collection.setCurrentText(COLLECTION)
+    dialog.kind_html.setChecked(True)
+    dialog.path.setText(str(tmp_path / "all.html"))
+    dialog.kind_pdf.setChecked(True)  # the suffix follows the format
+    assert dialog.path.text().endswith("all.pdf")
+    dialog.export_button.click()
+    qtbot.waitUntil(lambda: len(written) == 2, timeout=60000)
+    path, what = written[-1]
+    assert path == tmp_path / "all.pdf" and what == f"{page_objects(path)} page(s)"
+    assert "Review report written" in window.statusBar().currentMessage()
+
+
+def test_shown_samples_scope_follows_the_samples_tab(make_window, qtbot, tmp_path: Path):
+    seeded = seed_reports(tmp_path / "lib.thoughtdesk")
+    window = make_window(seeded.path)
+    dialog = open_dialog(window)
+    shown = window.samples.current_collection()
+    dialog.collection.setCurrentText(COLLECTION)
+    assert dialog.scope_shown.isEnabled() == (shown == COLLECTION)
+    dialog.reject()
