@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.core.reports.conftest import seed_reports
-from tests.core.review.conftest import COLLECTION
+from tests.core.review.conftest import COLLECTION, sample_pk
 from tests.helpers.screenshots import save_screenshot
 from tests.ui.reports.test_pdf import page_objects
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.reports.dialog import EVERY_REVIEWER, ReportDialog
 
 
@@ -60,11 +61,35 @@ def test_export_report_dialog_writes_html_and_pdf(make_window, qtbot, tmp_path: 
     assert "Review report written" in window.statusBar().currentMessage()
 
 
-def test_shown_samples_scope_follows_the_samples_tab(make_window, qtbot, tmp_path: Path):
+def test_shown_and_selected_samples_follow_the_samples_tab(make_window, qtbot, tmp_path: Path):
     seeded = seed_reports(tmp_path / "lib.thoughtdesk")
     window = make_window(seeded.path)
+    written: list[tuple[Path, str]] = []
+    window.reports.written.connect(lambda path, what: written.append((path, what)))
+    with Library.open(seeded.path) as lib:
+        mq2 = sample_pk(lib, "mq-2")
+    assert window.open_sample(mq2) and window.samples.current_sample_key() == mq2
+
     dialog = open_dialog(window)
-    shown = window.samples.current_collection()
-    dialog.collection.setCurrentText(COLLECTION)
-    assert dialog.scope_shown.isEnabled() == (shown == COLLECTION)
-    dialog.reject()
+    assert dialog.collection.currentText() == COLLECTION
+    assert dialog.scope_shown.isEnabled() and dialog.scope_selected.isEnabled()
+    dialog.scope_selected.setChecked(True)
+    dialog.kind_html.setChecked(True)
+    dialog.path.setText(str(tmp_path / "one.html"))
+    dialog.export_button.click()
+    qtbot.waitUntil(lambda: bool(written), timeout=60000)
+    assert written[-1][1] == "1 sample(s)"
+    html = (tmp_path / "one.html").read_text(encoding="utf-8")
+    assert "A child with fever and cough" in html and "A 54-year-old" not in html
+
+    # A search narrows what the Samples tab shows: the report covers those samples.
+    window.samples.search.setText("fever")
+    assert window.samples.current_filter().search == "fever"
+    dialog = open_dialog(window)
+    dialog.scope_shown.setChecked(True)
+    dialog.kind_html.setChecked(True)
+    dialog.path.setText(str(tmp_path / "shown.html"))
+    dialog.export_button.click()
+    qtbot.waitUntil(lambda: len(written) == 2, timeout=60000)
+    html = (tmp_path / "shown.html").read_text(encoding="utf-8")
+    assert written[-1][1] == "1 sample(s)" and "A child with fever and cough" in html

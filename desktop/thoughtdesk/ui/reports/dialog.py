@@ -45,14 +45,15 @@ PDF_FILTER = "PDF report (*.pdf)"
 
 @dataclass(frozen=True, slots=True)
 class ReportRequest:
-    """What the dialog asks for. ``scope`` is ``"collection"``, ``"queue"`` or ``"shown"`` (the
-    samples of ``shown_filter``, the Samples tab's search and filters); ``kind`` ``"html"`` or
-    ``"pdf"``."""
+    """What the dialog asks for. ``scope`` is ``"collection"``, ``"queue"``, ``"shown"`` (the
+    samples of ``shown_filter``, the Samples tab's search and filters) or ``"selected"`` (the
+    sample ``selected``); ``kind`` ``"html"`` or ``"pdf"``."""
 
     collection: str
     scope: str
     queue: str | None
     shown_filter: SampleFilter | None
+    selected: int | None
     author: str | None
     kind: str
     path: Path
@@ -82,12 +83,14 @@ class ReportDialog(QDialog):
         *,
         collection: str | None = None,
         shown_filter: SampleFilter | None = None,
+        selected: int | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export review report")
         self.setObjectName("reportDialog")
         self.library = library
         self.shown_filter = shown_filter
+        self.selected = selected
         layout = QVBoxLayout(self)
         form = QFormLayout()
         layout.addLayout(form)
@@ -101,8 +104,9 @@ class ReportDialog(QDialog):
         self.scope_whole = QRadioButton("The whole collection", objectName="scopeCollection")
         self.scope_queue = QRadioButton("A review queue:", objectName="scopeQueue")
         self.scope_shown = QRadioButton("", objectName="scopeShown")
+        self.scope_selected = QRadioButton("The sample selected in the Samples tab", objectName="scopeSelected")
         self.scope_group = QButtonGroup(self)
-        for button in (self.scope_whole, self.scope_queue, self.scope_shown):
+        for button in (self.scope_whole, self.scope_queue, self.scope_shown, self.scope_selected):
             self.scope_group.addButton(button)
         self.scope_whole.setChecked(True)
         self.queue = QComboBox(objectName="reportQueue")
@@ -113,6 +117,7 @@ class ReportDialog(QDialog):
         scope_box.addWidget(self.scope_whole)
         scope_box.addLayout(queue_row)
         scope_box.addWidget(self.scope_shown)
+        scope_box.addWidget(self.scope_selected)
         form.addRow("Samples:", scope_box)
 
         self.author = QComboBox(objectName="reportAuthor")
@@ -181,12 +186,21 @@ class ReportDialog(QDialog):
             if shown
             else "The samples the Samples tab shows (select this collection there first)"
         )
+        self.scope_selected.setEnabled(
+            self.selected is not None
+            and collection_id is not None
+            and self._in_collection(self.selected, collection_id)
+        )
         checked = self.scope_group.checkedButton()
         if checked is None or not checked.isEnabled():
             self.scope_whole.setChecked(True)
         self.author.clear()
         self.author.addItem(EVERY_REVIEWER)
         self.author.addItems(_authors(self.library, name) if name else [])
+
+    def _in_collection(self, sample: int, collection_id: int) -> bool:
+        row = self.library.conn.execute("SELECT collection_id FROM sample WHERE id = ?", (sample,)).fetchone()
+        return row is not None and row[0] == collection_id
 
     def _kind_changed(self) -> None:
         text = self.path.text().strip()
@@ -222,13 +236,21 @@ class ReportDialog(QDialog):
         if problem:
             self.error.setText(problem)
             return None
-        scope = "queue" if self.scope_queue.isChecked() else "shown" if self.scope_shown.isChecked() else "collection"
+        scope = "collection"
+        for name, button in (
+            ("queue", self.scope_queue),
+            ("shown", self.scope_shown),
+            ("selected", self.scope_selected),
+        ):
+            if button.isChecked():
+                scope = name
         author = self.author.currentText()
         return ReportRequest(
             collection=collection,
             scope=scope,
             queue=self.queue.currentText() if scope == "queue" else None,
             shown_filter=self.shown_filter if scope == "shown" else None,
+            selected=self.selected if scope == "selected" else None,
             author=None if author == EVERY_REVIEWER or not author else author,
             kind="pdf" if self.kind_pdf.isChecked() else "html",
             path=Path(text).expanduser(),
@@ -265,6 +287,7 @@ class ReportsController(QObject):
             self._window.dialog_parent,
             collection=samples.current_collection(),
             shown_filter=samples.current_filter(),
+            selected=samples.current_sample_key(),
         )
         self.dialog = dialog
         dialog.finished.connect(lambda code: self._closed(dialog, code))
@@ -296,6 +319,8 @@ class ReportsController(QObject):
                 sample_pks = None
                 if request.shown_filter is not None:
                     sample_pks = tuple(sample_keys(lib, request.shown_filter))
+                elif request.selected is not None:
+                    sample_pks = (request.selected,)
                 scope = ReportScope(request.collection, request.queue, sample_pks, request.author)
                 options = ReportOptions(max_text_chars=request.max_text_chars)
                 if request.kind == "pdf":
