@@ -26,6 +26,7 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QObject,
     QPushButton,
@@ -99,12 +100,12 @@ class ReportDialog(QDialog):
         self.collection.addItems([c.name for c in library.collections()])
         if collection:
             self.collection.setCurrentText(collection)
-        form.addRow("Collection:", self.collection)
+        form.addRow("&Collection:", self.collection)
 
-        self.scope_whole = QRadioButton("The whole collection", objectName="scopeCollection")
-        self.scope_queue = QRadioButton("A review queue:", objectName="scopeQueue")
+        self.scope_whole = QRadioButton("The &whole collection", objectName="scopeCollection")
+        self.scope_queue = QRadioButton("A review &queue:", objectName="scopeQueue")
         self.scope_shown = QRadioButton("", objectName="scopeShown")
-        self.scope_selected = QRadioButton("The sample selected in the Samples tab", objectName="scopeSelected")
+        self.scope_selected = QRadioButton("The sample se&lected in the Samples tab", objectName="scopeSelected")
         self.scope_group = QButtonGroup(self)
         for button in (self.scope_whole, self.scope_queue, self.scope_shown, self.scope_selected):
             self.scope_group.addButton(button)
@@ -121,10 +122,10 @@ class ReportDialog(QDialog):
         form.addRow("Samples:", scope_box)
 
         self.author = QComboBox(objectName="reportAuthor")
-        form.addRow("Reviews by:", self.author)
+        form.addRow("Reviews &by:", self.author)
 
-        self.kind_html = QRadioButton("HTML (one self-contained file)", objectName="kindHtml")
-        self.kind_pdf = QRadioButton("PDF", objectName="kindPdf")
+        self.kind_html = QRadioButton("HT&ML (one self-contained file)", objectName="kindHtml")
+        self.kind_pdf = QRadioButton("&PDF", objectName="kindPdf")
         self.kind_group = QButtonGroup(self)
         self.kind_group.addButton(self.kind_html)
         self.kind_group.addButton(self.kind_pdf)
@@ -141,22 +142,25 @@ class ReportDialog(QDialog):
         self.limit.setGroupSeparatorShown(True)
         self.limit.setValue(DEFAULT_MAX_CHARS)
         self.limit.setSuffix(" characters")
-        form.addRow("Cut texts after:", self.limit)
+        form.addRow("Cut &texts after:", self.limit)
 
         self.path = QLineEdit(objectName="reportPath")
         self.path.setPlaceholderText("the file to write")
-        browse = QPushButton("Browse…", objectName="reportBrowse")
+        browse = QPushButton("B&rowse…", objectName="reportBrowse")
         browse.clicked.connect(self.choose_path)
         path_row = QHBoxLayout()
         path_row.addWidget(self.path, 1)
         path_row.addWidget(browse)
-        form.addRow("Save as:", path_row)
+        save_label = QLabel("&Save as:")
+        save_label.setBuddy(self.path)
+        form.addRow(save_label, path_row)
 
         self.error = plain_label("", name="reportError")
         self.error.setStyleSheet("color: #b00020;")
         layout.addWidget(self.error)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.export_button = self.buttons.addButton("&Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.export_button.setDefault(True)  # Enter exports
         self.export_button.setObjectName("reportExport")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -182,7 +186,7 @@ class ReportDialog(QDialog):
         shown = self.shown_filter is not None and self.shown_filter.collection_id == collection_id
         self.scope_shown.setEnabled(shown)
         self.scope_shown.setText(
-            "The samples the Samples tab shows (its search and filters)"
+            "The samples the Samples tab s&hows (its search and filters)"
             if shown
             else "The samples the Samples tab shows (select this collection there first)"
         )

@@ -43,6 +43,8 @@ MARGIN_MM = 15.0
 #: Height of the page-number line under each page, in points.
 FOOTER_PT = 14.0
 
+_APPLICATION: list[QGuiApplication] = []
+
 
 def ensure_gui_application() -> None:
     """A QGuiApplication for fonts, created if there is none (the command line): offscreen when
@@ -51,8 +53,8 @@ def ensure_gui_application() -> None:
         return
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    # Kept on the function: the application must outlive every document drawn with it.
-    ensure_gui_application.app = QGuiApplication(["thoughtdesk"])  # type: ignore[attr-defined]  # a slot for the instance
+    # Kept for the process: the application must outlive every document drawn with it.
+    _APPLICATION.append(QGuiApplication(["thoughtdesk"]))
 
 
 def _is_pdf(path: Path) -> bool:
