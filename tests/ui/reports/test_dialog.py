@@ -10,7 +10,7 @@ from tests.core.review.conftest import COLLECTION, sample_pk
 from tests.helpers.screenshots import save_screenshot
 from tests.ui.reports.test_pdf import page_objects
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.reports.dialog import EVERY_REVIEWER, ReportDialog
+from thoughtdesk.ui.reports.dialog import EVERY_REVIEWER, ReportDialog, ReportRequest
 
 
 def open_dialog(window) -> ReportDialog:
@@ -93,3 +93,14 @@ def test_shown_and_selected_samples_follow_the_samples_tab(make_window, qtbot, t
     qtbot.waitUntil(lambda: len(written) == 2, timeout=60000)
     html = (tmp_path / "shown.html").read_text(encoding="utf-8")
     assert written[-1][1] == "1 sample(s)" and "A child with fever and cough" in html
+
+
+def test_cancel_stops_the_report_and_leaves_no_file(make_window, qtbot, tmp_path: Path):
+    seeded = seed_reports(tmp_path / "lib.thoughtdesk")
+    window = make_window(seeded.path)
+    request = ReportRequest(COLLECTION, "collection", None, None, None, None, "pdf", tmp_path / "r.pdf", 20_000)
+    task = window.reports.export_report(request)
+    assert task is not None
+    task.cancel()  # as the progress dialog's Cancel does; checked before each sample
+    qtbot.waitUntil(lambda: "cancelled" in window.statusBar().currentMessage(), timeout=60000)
+    assert not (tmp_path / "r.pdf").exists() and not list(tmp_path.glob("*.part"))
