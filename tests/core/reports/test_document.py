@@ -14,6 +14,7 @@ from thoughtdesk.core.errors import Cancelled, LibraryError
 from thoughtdesk.core.files import ExportTargetError
 from thoughtdesk.core.reports import EMITTED_TAGS, ReportError, ReportOptions, ReportScope, write_html_report
 from thoughtdesk.core.reports.content import build_summary, resolve_samples
+from thoughtdesk.core.review import agreement_table
 
 ALLOWED_ATTRIBUTES = {"style", "border", "cellspacing", "cellpadding", "charset"}
 
@@ -100,6 +101,8 @@ def test_summary_counts_labels_agreement_and_accuracy(report_lib):
     assert labels["Hallucinated fact"].spans == 1
     (row,) = [r for r in summary.agreement if r.label == "Incorrect reasoning"]
     assert row.raters == ("ann", "bob") and row.n_items == 3 and row.cohen == pytest.approx(0.4)
+    # The whole collection: the same rows as Review > Agreement.
+    assert summary.agreement == [r for r in agreement_table(report_lib, COLLECTION) if r.n_items > 0]
     assert summary.critiques == 2
     assert summary.accuracy_by_model and all(r.n > 0 for r in summary.accuracy_by_model)
 

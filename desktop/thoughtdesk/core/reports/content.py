@@ -280,12 +280,10 @@ def build_summary(lib: Library, scope: ReportScope, sample_pks: Sequence[int]) -
         LabelCount(label, label_cots[label], label_spans[label], len(label_people.get(label, ())))
         for label in sorted(set(label_cots) | set(label_spans), key=lambda k: (-label_cots[k] - label_spans[k], k))
     ]
-    # Agreement is between reviewers: always everyone's annotations, whatever the author filter.
+    # Agreement is between reviewers: everyone's annotations whatever the author filter, read
+    # as Review > Agreement reads them (agreement_table: a span label counts for its CoT).
     ratings = label_ratings(
-        (note.author, str(cot_pk), note.key, note.value)
-        for cot_pk, found in notes.items()
-        for note in found
-        if note.span is None
+        (note.author, str(cot_pk), note.key, note.value) for cot_pk, found in notes.items() for note in found
     )
     agreement = [row for row in agreement_rows(ratings) if len(row.raters) >= 2 and row.n_items > 0]
     n_critiques = sum(len(found) for found in critiques_for_cots(lib, cot_pks).values())

@@ -153,8 +153,9 @@ def summary_html(summary: ReportSummary) -> str:
     parts.append("<h3>Agreement between reviewers</h3>")
     if summary.agreement:
         parts.append(
-            f'<p style="{_MUTED}">Whole-CoT labels of every reviewer (also when the report shows one '
-            "reviewer's reviews); kappa and alpha from -1 to 1, '-' where undefined.</p>"
+            f'<p style="{_MUTED}">Labels of every reviewer (also when the report shows one '
+            "reviewer's reviews), as Review > Agreement computes them; kappa and alpha from -1 to 1, "
+            "'-' where undefined.</p>"
         )
         parts.append(
             _table(
