@@ -110,15 +110,22 @@ def test_export_after_rescore_carries_thoughtdesk_values(capsys, library, tmp_pa
     for sample in exported["bad_cases"]["test"]:
         answer = sample["generated_cot"][0]["answers"][0]
         exp = expected[sample["id"]]
-        assert answer["correct_answer"] == exp.correct_value
+        # not extractable is exported as graded, not correct (false); ThoughtDesk's outcome
+        # rides along in the extension field
+        assert answer["correct_answer"] is (exp.correct_value is True)
+        assert answer["thoughtdesk_scoring"]["outcome"] == exp.outcome
         if types[sample["id"]] in ("multiplechoice", "bool"):
-            assert answer["answer_from_choices"] == (exp.letter or "")
+            assert answer["answer_from_choices"] == exp.letter
             checked += 1
     assert checked == 4
     # the stored verdicts differ from ThoughtSource's: e.g. gold not among the choices was True
     original = json.loads(path.read_text(encoding="utf-8"))["bad_cases"]["test"][0]
     assert original["generated_cot"][0]["answers"][0]["correct_answer"] is True
-    assert exported["bad_cases"]["test"][0]["generated_cot"][0]["answers"][0]["correct_answer"] is None
+    first = exported["bad_cases"]["test"][0]["generated_cot"][0]["answers"][0]
+    assert first["correct_answer"] is False
+    assert first["thoughtdesk_scoring"]["outcome"] == "unextractable"
+    assert "not among the choices" in first["thoughtdesk_scoring"]["reason"]
+    assert first["thoughtdesk_scoring"]["original"] == {"correct_answer": True}
 
 
 def test_majority_vote_and_tokens(capsys, tmp_path):

@@ -49,7 +49,8 @@ def test_rescore_writes_td_columns_counters_and_keeps_originals(lib):
             assert reason
         assert json.loads(original) == {"correct_answer": None if before[row[0]] is None else bool(before[row[0]])}
         if kind in ("multiplechoice", "bool"):
-            assert json.loads(extra)["answer_from_choices"] == (exp.letter or (value or ""))
+            # null, not "", when nothing was extracted: as ThoughtSource writes it
+            assert json.loads(extra)["answer_from_choices"] == (exp.letter or value)
     counts = lib.conn.execute(
         "SELECT s.id, s.n_correct, s.n_incorrect, s.n_unextractable, "
         "sum(a.td_outcome = 'correct'), sum(a.td_outcome = 'incorrect'), sum(a.td_outcome = 'unextractable') "
@@ -109,11 +110,34 @@ def test_without_rescore_stored_correctness_is_used(lib, shared):
     assert lib.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0] == 0
 
 
-def test_unscored_answers_are_left_out_and_counted(lib, shared):
+def test_never_scored_answers_are_scored_now_not_left_out(lib, shared):
+    # test_1_generate.json: one answer with correct_answer null (never evaluated), whose gold
+    # answer is not among the choices: ThoughtDesk's verdict is "not extractable".
     import_thoughtsource(lib, shared("thoughtsource", "test_1_generate.json"), collection="g")
     result = evaluate(lib, "g")
-    assert result.unscored == 1 and result.rows == [] and result.source == "none"
-    assert evaluate(lib, "g", rescore=True).unscored == 0
+    assert result.scored_now == 1 and result.unscored == 0 and result.source == "thoughtdesk"
+    assert [(r.n, r.correct, r.unextractable) for r in result.rows] == [(1, 0, 1)]
+    # scored in memory only: nothing written
+    assert lib.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0] == 0
+    rescored = evaluate(lib, "g", rescore=True)
+    assert rescored.scored_now == 0 and rescored.scored_by_thoughtdesk == 1
+    assert [(r.n, r.correct, r.unextractable) for r in rescored.rows] == [(1, 0, 1)]
+
+
+def test_answers_of_samples_without_gold_are_left_out_and_said(lib, tmp_path):
+    sample = {
+        "id": "q1",
+        "question": "Which?",
+        "type": "multiplechoice",
+        "choices": ["red", "blue"],
+        "answer": [],
+        "generated_cot": [{"cot": "It is red.", "answers": [{"answer": "A) red", "correct_answer": None}]}],
+    }
+    path = tmp_path / "nogold.json"
+    path.write_text(json.dumps({"d": {"test": [sample]}}), encoding="utf-8")
+    import_thoughtsource(lib, path, collection="n")
+    result = evaluate(lib, "n")
+    assert result.unscored == 1 and result.scored_now == 0 and result.rows == []
 
 
 def test_rescore_in_batches_reports_progress_and_cancel_keeps_done_batches(lib):

@@ -25,11 +25,14 @@ from thoughtdesk.core.library.records import (
     ANNOTATION_KEYS,
     ANSWER_KEYS,
     COT_KEYS,
+    OUTCOMES,
     SAMPLE_KEYS,
+    SCORING_KEY,
     Annotation,
     Answer,
     GeneratedCot,
     Sample,
+    Scoring,
 )
 
 _BYTE = re.compile(r"\(byte (\d+)\)")
@@ -307,6 +310,50 @@ def sample_from_json(obj: Any, path: Path | None, where: str) -> Sample:
     )
 
 
+#: The ``correct_answer`` a ThoughtDesk export writes for each outcome.
+_EXPORTED_CORRECT = {"correct": True, "incorrect": False, "unextractable": False}
+
+
+def _scoring_from_json(fa: _Fields, correct: bool | None) -> Scoring | None:
+    """ThoughtDesk's scoring carried in the answer's :data:`SCORING_KEY` field, or None.
+
+    The field is checked strictly (a clear error names it). It is restored only when it still
+    agrees with ``correct_answer``: a file whose answers another tool re-graded keeps that
+    tool's verdict, and the stale field stays in the answer's extras, unchanged.
+    """
+    if SCORING_KEY not in fa.extra:
+        return None
+    value = fa.extra[SCORING_KEY]
+    field = SCORING_KEY
+    if not isinstance(value, dict):
+        raise fa.error(field, f"must be an object, not {_json_kind(type(value).__name__)}")
+    outcome = value.get("outcome")
+    if outcome not in OUTCOMES:
+        raise fa.error(f"{field}.outcome", f"must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+    texts: dict[str, str | None] = {}
+    for key in ("value", "method", "reason"):
+        text = value.get(key)
+        if text is not None and not isinstance(text, str):
+            raise fa.error(f"{field}.{key}", f"must be text or null, not {_json_kind(type(text).__name__)}")
+        texts[key] = text
+    span = value.get("span")
+    if span is not None:
+        if (
+            not isinstance(span, list)
+            or len(span) != 3
+            or not (span[0] is None or isinstance(span[0], str))
+            or not all(p is None or (isinstance(p, int) and not isinstance(p, bool)) for p in span[1:])
+        ):
+            raise fa.error(f"{field}.span", "must be [source, start, end] (text, whole numbers or nulls)")
+        span = (span[0], span[1], span[2])
+    original = value.get("original")
+    if original is not None and not isinstance(original, dict):
+        raise fa.error(f"{field}.original", f"must be an object or null, not {_json_kind(type(original).__name__)}")
+    if correct is not _EXPORTED_CORRECT[outcome]:
+        return None
+    return Scoring(outcome, texts["value"], texts["method"], texts["reason"], span, original)
+
+
 def _cot_from_json(obj: Any, path: Path | None, where: str) -> GeneratedCot:
     f = _Fields(obj, COT_KEYS, path, where, "a generated CoT")
     answers = []
@@ -315,6 +362,11 @@ def _cot_from_json(obj: Any, path: Path | None, where: str) -> GeneratedCot:
         correct = a.get("correct_answer")
         if correct is not None and not isinstance(correct, bool):
             raise fa.error("correct_answer", "must be true, false or null")
+        scoring = _scoring_from_json(fa, correct)
+        if scoring is not None:
+            del fa.extra[SCORING_KEY]  # held in ``scoring`` now; written back from it on export
+            if scoring.outcome == "unextractable":
+                correct = None  # ThoughtDesk keeps "not extractable" apart from "incorrect"
         answers.append(
             Answer(
                 id=fa.text("id"),
@@ -325,6 +377,7 @@ def _cot_from_json(obj: Any, path: Path | None, where: str) -> GeneratedCot:
                 correct_answer=correct,
                 extra=fa.extra,
                 missing=fa.missing,
+                scoring=scoring,
             )
         )
     annotations = []
@@ -371,25 +424,37 @@ def _known(record: Any, keys: tuple[str, ...], values: dict[str, Any]) -> dict[s
     return out
 
 
+def _answer_to_json(a: Answer) -> dict[str, Any]:
+    """An answer's JSON object. An answer ThoughtDesk scored carries that scoring in
+    :data:`SCORING_KEY`, and one it found not extractable is written ``correct_answer: false``
+    (graded, not correct), because ThoughtSource reads null as "never evaluated"."""
+    correct = a.correct_answer
+    if a.scoring is not None and correct is None and a.scoring.outcome == "unextractable":
+        correct = False
+    out = _known(
+        a,
+        ANSWER_KEYS,
+        {
+            "id": a.id,
+            "answer_extraction": a.answer_extraction,
+            "answer_extraction_template": a.answer_extraction_template,
+            "answer_extraction_text": a.answer_extraction_text,
+            "answer": a.answer,
+            "correct_answer": correct,
+        },
+    )
+    if a.scoring is not None:
+        if "correct_answer" not in out:  # the source file had no such key: the verdict needs it
+            out["correct_answer"] = correct
+        out[SCORING_KEY] = a.scoring.to_json()
+    return out
+
+
 def sample_to_json(s: Sample) -> dict[str, Any]:
     """The ThoughtSource JSON object of a sample: known keys in ThoughtSource's order, then extras."""
     cots = []
     for c in s.generated_cot:
-        answers = [
-            _known(
-                a,
-                ANSWER_KEYS,
-                {
-                    "id": a.id,
-                    "answer_extraction": a.answer_extraction,
-                    "answer_extraction_template": a.answer_extraction_template,
-                    "answer_extraction_text": a.answer_extraction_text,
-                    "answer": a.answer,
-                    "correct_answer": a.correct_answer,
-                },
-            )
-            for a in c.answers
-        ]
+        answers = [_answer_to_json(a) for a in c.answers]
         annotations = [
             _known(n, ANNOTATION_KEYS, {"author": n.author, "date": n.date, "key": n.key, "value": n.value})
             for n in c.annotations

@@ -3,8 +3,12 @@
 :func:`evaluate` reads every answer's correctness, either ThoughtDesk's own (the ``td_*``
 columns written by :func:`~thoughtdesk.core.evaluation.rescoring.rescore`, run first with
 ``rescore=True``) or, where an answer was never re-scored, the ``correct_answer`` stored in the
-imported file (True correct, False incorrect; null answers are *unscored* and left out of the
-table, counted in :attr:`EvaluationResult.unscored`). It then builds the accuracy table
+imported file (True correct, False incorrect). An answer with neither (``correct_answer: null``:
+ThoughtSource's "never evaluated") is scored now with ThoughtDesk's extraction, in memory, not
+written (counted in :attr:`EvaluationResult.scored_now`; not extractable counts as not correct),
+so that no answer silently leaves the denominator; only answers of samples without a gold answer
+are left out (:attr:`EvaluationResult.unscored`), as ThoughtSource's own evaluation skips such
+samples. It then builds the accuracy table
 (:func:`~thoughtdesk.core.evaluation.metrics.accuracy_table`: n, accuracy, Wilson 95 % interval, share not
 extractable, majority-vote accuracy) and, for conditions answered on the same samples of one
 dataset split, McNemar's exact test and a paired bootstrap interval of the difference.
@@ -24,6 +28,9 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import msgspec
+
+from thoughtdesk.core.evaluation.answers import extract_answer
 from thoughtdesk.core.evaluation.metrics import (
     AccuracyRow,
     ScoredAnswer,
@@ -85,8 +92,9 @@ class EvaluationResult:
 
     ``answers`` are the scored answers the table was built from (``sample_id`` is
     :func:`sample_label`; ``sample_pks`` maps it to the sample's primary key).
-    ``scored_by_thoughtdesk``/``scored_from_file``/``unscored`` count answers by where their
-    correctness came from. ``mean_cot_chars`` is the mean CoT length in characters per row key
+    ``scored_by_thoughtdesk``/``scored_from_file``/``scored_now``/``unscored`` count answers by
+    where their correctness came from: stored by ThoughtDesk, stored in the imported file, neither
+    and scored by this evaluation (not written), none at all (no gold answer: left out). ``mean_cot_chars`` is the mean CoT length in characters per row key
     (to estimate tokens when none are stored). ``comparisons_skipped`` names dataset splits with
     more than ``MAX_COMPARED_CONDITIONS`` conditions, whose pairs were not all compared.
     """
@@ -99,6 +107,7 @@ class EvaluationResult:
     mean_cot_chars: dict[Key, float]
     scored_by_thoughtdesk: int = 0
     scored_from_file: int = 0
+    scored_now: int = 0
     unscored: int = 0
     comparisons_skipped: list[tuple[str, str]] = field(default_factory=list)
     rescore_report: RescoreReport | None = None
@@ -106,9 +115,10 @@ class EvaluationResult:
     @property
     def source(self) -> str:
         """Where correctness came from: "thoughtdesk", "file", "mixed" or "none"."""
-        if self.scored_by_thoughtdesk and self.scored_from_file:
+        by_thoughtdesk = self.scored_by_thoughtdesk + self.scored_now
+        if by_thoughtdesk and self.scored_from_file:
             return "mixed"
-        if self.scored_by_thoughtdesk:
+        if by_thoughtdesk:
             return "thoughtdesk"
         return "file" if self.scored_from_file else "none"
 
@@ -154,6 +164,20 @@ def _number(value: object) -> float | None:
     return number if number == number and abs(number) != float("inf") else None
 
 
+#: SQL: the answer ``a`` holds no correctness at all (never scored by ThoughtDesk or in the file).
+_NEVER_SCORED = "a.td_outcome IS NULL AND a.correct_answer IS NULL"
+
+
+def _json_list(text: str | None) -> list:
+    if not text:
+        return []
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
 def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResult) -> None:
     """Fill ``result.answers``, ``sample_pks``, ``mean_cot_chars`` and the source counts."""
     tokens_sql, cost_sql = _usage_expressions(lib)
@@ -162,7 +186,11 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
                    g.cot_trigger, a.answer_extraction, a.td_outcome, a.td_value, a.correct_answer,
                    {tokens_sql}, {cost_sql}, length(g.cot),
                    CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra)
-                        THEN json_extract(a.extra, '$.answer_from_choices') END
+                        THEN json_extract(a.extra, '$.answer_from_choices') END,
+                   -- what scoring an answer needs, read only for answers never scored
+                   CASE WHEN {_NEVER_SCORED} THEN s.type END, CASE WHEN {_NEVER_SCORED} THEN s.choices END,
+                   CASE WHEN {_NEVER_SCORED} THEN s.answer END, CASE WHEN {_NEVER_SCORED} THEN a.answer END,
+                   CASE WHEN {_NEVER_SCORED} THEN g.cot END
             FROM sample s JOIN generated_cot g ON g.sample_pk = s.id JOIN answer a ON a.cot_pk = g.id
             WHERE s.collection_id = ? ORDER BY s.id, g.position, a.position""",
         (collection_id,),
@@ -189,6 +217,11 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         cost,
         cot_chars,
         from_choices,
+        kind,
+        choices_json,
+        gold_json,
+        output,
+        cot,
     ) in cursor:
         if td_outcome is not None:
             outcome, value = td_outcome, td_value
@@ -198,8 +231,16 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
             value = from_choices or None
             result.scored_from_file += 1
         else:
-            result.unscored += 1
-            continue
+            gold = _json_list(gold_json)
+            if not gold or gold[0] is None:
+                result.unscored += 1
+                continue
+            scored = extract_answer(
+                kind or "", extraction_output=output, cot=cot, choices=_json_list(choices_json), gold=gold
+            )
+            outcome = scored.outcome
+            value = None if scored.value is None else str(scored.value)
+            result.scored_now += 1
         label = labels.get(pk)
         if label is None:
             label = labels[pk] = sample_label(dataset, split, sid)

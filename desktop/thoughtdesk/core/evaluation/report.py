@@ -36,7 +36,7 @@ ROW_FIELDS = (
 _SOURCE_TEXT = {
     "thoughtdesk": "ThoughtDesk's scoring",
     "file": "correctness stored in the imported file",
-    "mixed": "ThoughtDesk's scoring where re-scored, else the stored correctness",
+    "mixed": "ThoughtDesk's scoring where re-scored or never scored, else the stored correctness",
     "none": "no scored answers",
 }
 
@@ -50,6 +50,7 @@ def to_json_dict(result: EvaluationResult) -> dict[str, Any]:
         "answers": {
             "scored_by_thoughtdesk": result.scored_by_thoughtdesk,
             "scored_from_file": result.scored_from_file,
+            "scored_now": result.scored_now,
             "unscored": result.unscored,
         },
         "rescore": None
@@ -149,17 +150,29 @@ def _comparison_cells(result: EvaluationResult) -> list[list[str]]:
     ]
 
 
+def scored_now_text(result: EvaluationResult) -> str:
+    """The note on answers the file left unscored (empty when there were none): they are in the
+    table, scored by this evaluation, not extractable counted as not correct."""
+    parts = []
+    if result.scored_now:
+        parts.append(
+            f"{result.scored_now:,} answer(s) had no stored correctness (null: never evaluated) and were "
+            "scored now by ThoughtDesk, not extractable counted as not correct (not saved; re-score to save)"
+        )
+    if result.unscored:
+        parts.append(f"{result.unscored:,} answer(s) of samples without a gold answer are left out")
+    return "; ".join(parts)
+
+
 def _header_lines(result: EvaluationResult) -> list[str]:
-    scored = result.scored_by_thoughtdesk + result.scored_from_file
+    scored = result.scored_by_thoughtdesk + result.scored_from_file + result.scored_now
     lines = [
         f"Collection {result.collection!r}: {scored:,} scored answer(s); correctness from "
         f"{_SOURCE_TEXT[result.source]}."
     ]
-    if result.unscored:
-        lines.append(
-            f"{result.unscored:,} answer(s) have no stored correctness and are left out; "
-            "run with --rescore to score them."
-        )
+    note = scored_now_text(result)
+    if note:
+        lines.append(note + ".")
     if result.rescore_report is not None:
         lines.append(result.rescore_report.summary + ".")
     return lines

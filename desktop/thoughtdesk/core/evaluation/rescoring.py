@@ -5,11 +5,13 @@ collection and writes, per answer:
 
 - the ``td_*`` columns (outcome, extracted value, method, span, reason);
 - ``correct_answer`` = ThoughtDesk's verdict: 1 correct, 0 incorrect, NULL not extractable
-  (ThoughtSource reads null as "not scored"; ThoughtDesk never folds "not extractable" into
-  False), so that an export carries ThoughtDesk's correctness;
+  (inside the library ThoughtDesk never folds "not extractable" into False; the td_outcome
+  column tells it from "never scored"). A ThoughtSource export writes a not-extractable answer as
+  ``false`` with the outcome and reason in an extension field, restored on import
+  (docs/answer-extraction.md, "Scored answers in ThoughtSource files");
 - ``answer_from_choices`` (an extra key, as ThoughtSource writes it) for multiple-choice and
   yes/no samples: the chosen letter ("C"), the label ("yes"/"no"/"maybe") for yes/no samples
-  without options, "" when nothing could be extracted;
+  without options, null when nothing could be extracted (as ThoughtSource writes it);
 - ``original_scoring``: on the first re-score only, the values the answer had before
   (``{"correct_answer": ..., "answer_from_choices": ...}``, the second key only when it
   existed), so :func:`restore_original_scoring` can put them back and nothing is lost;
@@ -203,7 +205,7 @@ def _score_batch(
         new_extra_json = extra_json
         if (kind or "").strip().lower() in _CHOICE_TYPES:
             # The letter; a yes/no sample without options has none: its label then.
-            chosen = result.letter or ("" if result.value is None else str(result.value))
+            chosen = result.letter or (None if result.value is None else str(result.value))
             extra["answer_from_choices"] = chosen
             new_extra_json = _encode(extra).decode("utf-8")
         value = result.value

@@ -16,7 +16,8 @@ counters commit (or roll back) with the rows. The one exception is the bulk impo
 (:class:`thoughtdesk.core.library.writer.SampleWriter`): it writes new samples with their
 counters already filled in, counted in Python while it walks the records (a second pass or an
 UPDATE per sample would cost import speed), by the same rules as :func:`add_cot` and
-:func:`add_answer` (imported answers are never "unextractable": ThoughtDesk has not scored them).
+:func:`add_answer` (an imported answer is "unextractable" only when the file carries
+ThoughtDesk's own scoring of it, i.e. a ThoughtDesk export re-imported).
 """
 
 from __future__ import annotations

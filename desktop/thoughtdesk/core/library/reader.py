@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from thoughtdesk.core.library.records import Annotation, Answer, GeneratedCot, Sample
+from thoughtdesk.core.library.records import Annotation, Answer, GeneratedCot, Sample, Scoring
 from thoughtdesk.core.library.store import Library
 
 CHUNK = 1000
@@ -20,7 +20,8 @@ _COT_COLS = (
 )
 _ANSWER_COLS = (
     "cot_pk, answer_id, answer_extraction, answer_extraction_template, answer_extraction_text, "
-    "answer, correct_answer, extra, missing"
+    "answer, correct_answer, extra, missing, td_outcome, td_value, td_method, td_reason, td_span_source, "
+    "td_span_start, td_span_end, original_scoring"
 )
 _ANNOTATION_COLS = "cot_pk, author, date, key, value, value_is_json, extra, missing"
 
@@ -35,6 +36,15 @@ def _missing(text: str | None) -> tuple[str, ...]:
 
 def _loads(text: str | None):
     return None if text is None else json.loads(text)
+
+
+def _scoring(row: tuple) -> Scoring | None:
+    """ThoughtDesk's scoring of an answer row (columns 9.. of ``_ANSWER_COLS``), None if unscored."""
+    outcome, value, method, reason, source, start, end, original = row[9:17]
+    if outcome is None:
+        return None
+    span = None if source is None and start is None and end is None else (source, start, end)
+    return Scoring(outcome, value, method, reason, span, json.loads(original) if original else None)
 
 
 @dataclass
@@ -94,6 +104,7 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
                     correct_answer=None if r[6] is None else bool(r[6]),
                     extra=_extra(r[7]),
                     missing=_missing(r[8]),
+                    scoring=_scoring(r),
                 )
             )
         for r in lib.conn.execute(

@@ -76,9 +76,48 @@ class Annotation:
     missing: tuple[str, ...] = ()
 
 
+#: The answer extension field that carries ThoughtDesk's scoring through a ThoughtSource file
+#: (see docs/answer-extraction.md, "Scored answers in ThoughtSource files").
+SCORING_KEY = "thoughtdesk_scoring"
+#: ThoughtDesk's three scoring outcomes.
+OUTCOMES = ("correct", "incorrect", "unextractable")
+
+
+@dataclass(slots=True)
+class Scoring:
+    """ThoughtDesk's own scoring of an answer (the ``td_*`` columns): ``outcome`` is one of
+    :data:`OUTCOMES`; ``reason`` says why an answer is not extractable; ``span`` is
+    (source, start, end) of the extracted text; ``original`` is what the answer held before
+    ThoughtDesk first re-scored it (``{"correct_answer": ..., "answer_from_choices": ...}``), or
+    None when ThoughtDesk scored it from the start (a generation run)."""
+
+    outcome: str
+    value: str | None = None
+    method: str | None = None
+    reason: str | None = None
+    span: tuple[str | None, int | None, int | None] | None = None
+    original: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The extension field's value: outcome first, empty parts left out."""
+        out: dict[str, Any] = {"outcome": self.outcome}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.value is not None:
+            out["value"] = self.value
+        if self.method:
+            out["method"] = self.method
+        if self.span is not None and any(part is not None for part in self.span):
+            out["span"] = list(self.span)
+        if self.original is not None:
+            out["original"] = self.original
+        return out
+
+
 @dataclass(slots=True)
 class Answer:
-    """One extracted answer of a generated CoT."""
+    """One extracted answer of a generated CoT. ``scoring`` is ThoughtDesk's scoring where it
+    scored the answer (not a ThoughtSource field: exported as :data:`SCORING_KEY`)."""
 
     id: str | None = ""
     answer_extraction: str | None = ""
@@ -88,6 +127,7 @@ class Answer:
     correct_answer: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
+    scoring: Scoring | None = None
 
 
 @dataclass(slots=True)

@@ -22,7 +22,7 @@ BATCH = 2000
 
 _SAMPLE_COLUMNS = (
     "id collection_id dataset split position sample_id ref_id question type choices context cot "
-    "answer feedback extra missing n_cots n_answers n_correct n_incorrect n_annotations"
+    "answer feedback extra missing n_cots n_answers n_correct n_incorrect n_unextractable n_annotations"
 )
 _COT_COLUMNS = (
     "id sample_pk position cot_id fragments_version instruction cot_trigger cot_trigger_template "
@@ -30,7 +30,8 @@ _COT_COLUMNS = (
 )
 _ANSWER_COLUMNS = (
     "id cot_pk position answer_id answer_extraction answer_extraction_template "
-    "answer_extraction_text answer correct_answer extra missing"
+    "answer_extraction_text answer correct_answer extra missing td_outcome td_value td_method td_reason "
+    "td_span_source td_span_start td_span_end original_scoring"
 )
 _ANNOTATION_COLUMNS = "id cot_pk position author date key value value_is_json extra missing"
 
@@ -164,7 +165,7 @@ class SampleWriter:
         self._next_sample += 1
         # The sample counters, counted here while walking the records rather than by
         # core.library.counters (one UPDATE per sample would cost import speed); same rules.
-        n_answers = n_correct = n_incorrect = n_annotations = 0
+        n_answers = n_correct = n_incorrect = n_unextractable = n_annotations = 0
         for cot_position, cot in enumerate(s.generated_cot):
             cot_pk = self._next_cot
             self._next_cot += 1
@@ -191,6 +192,8 @@ class SampleWriter:
                 )
             )
             for a_position, a in enumerate(cot.answers):
+                scoring = a.scoring
+                span = (scoring.span if scoring is not None else None) or (None, None, None)
                 self._answers.append(
                     (
                         self._next_answer,
@@ -204,6 +207,12 @@ class SampleWriter:
                         None if a.correct_answer is None else int(a.correct_answer),
                         _opt_json(a.extra),
                         _opt_json(a.missing),
+                        None if scoring is None else scoring.outcome,
+                        None if scoring is None else scoring.value,
+                        None if scoring is None else scoring.method,
+                        None if scoring is None else scoring.reason,
+                        *span,
+                        None if scoring is None or scoring.original is None else _json(scoring.original),
                     )
                 )
                 self._next_answer += 1
@@ -212,6 +221,8 @@ class SampleWriter:
                     n_correct += 1
                 elif a.correct_answer is False:
                     n_incorrect += 1
+                elif scoring is not None and scoring.outcome == "unextractable":
+                    n_unextractable += 1
             for n_position, n in enumerate(cot.annotations):
                 is_json = not isinstance(n.value, str)
                 self._annotations.append(
@@ -252,6 +263,7 @@ class SampleWriter:
                 n_answers,
                 n_correct,
                 n_incorrect,
+                n_unextractable,
                 n_annotations,
             )
         )

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
+from thoughtdesk.core.evaluation.report import scored_now_text
 from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
 from thoughtdesk.core.library.queries import data_version
 from thoughtdesk.core.library.store import Library
@@ -316,18 +317,19 @@ class ResultsView(QWidget):
         if result is None:
             self.status.setText("No collection selected." if not self.collection_combo.currentText() else "")
             return
-        scored = result.scored_by_thoughtdesk + result.scored_from_file
+        scored = result.scored_by_thoughtdesk + result.scored_from_file + result.scored_now
         text = (
             f"{scored:,} scored answer(s) in {len(rows)} condition row(s); correctness: "
             + {
                 "thoughtdesk": "ThoughtDesk",
                 "file": "stored in the imported file",
-                "mixed": "ThoughtDesk where re-scored, else stored",
+                "mixed": "ThoughtDesk where re-scored or never scored, else stored",
                 "none": "none scored",
             }[result.source]
         )
-        if result.unscored:
-            text += f"; {result.unscored:,} answer(s) without stored correctness (Re-score to score them)"
+        note = scored_now_text(result)
+        if note:
+            text += "; " + note
         self.status.setText(text)
 
     def _fit_name_columns(self, rows) -> None:

@@ -81,6 +81,10 @@ class CotCard(QFrame):
             layout.addWidget(plain_label(text or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
         for answer in cot.answers:
             verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
+            scoring = answer.scoring
+            if answer.correct_answer is None and scoring is not None and scoring.outcome == "unextractable":
+                # scored, no answer found: not the same as never scored (issue 17.5)
+                verdict = f"✗ not extractable ({scoring.reason})" if scoring.reason else "✗ not extractable"
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
             label = plain_label(text, name="cotAnswer", bold=True, selectable=True, keep_height=True)
             if answer.correct_answer is not None:

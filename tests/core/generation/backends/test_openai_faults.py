@@ -251,15 +251,20 @@ def test_tokens_per_period_limit_spaces_requests(fake_server: FakeModelServer) -
     assert times[1] - times[0] >= 0.55 and times[2] - times[0] >= 1.3
 
 
-def test_rate_limit_pauses_other_requests_of_the_provider(fake_server: FakeModelServer) -> None:
-    fake_server.script(Reply(429, "wait", {"Retry-After": "1"}))
-    gate = ProviderGate(ProviderLimits(concurrency=1))
+def test_one_429_does_not_pause_the_other_requests_of_the_provider(fake_server: FakeModelServer) -> None:
+    # Only the rejected request waits its Retry-After; the others go on (the old gate paused
+    # the whole provider for a second at every 429).
+    fake_server.script(Reply(429, "wait", {"Retry-After": "1"}, delay=0.05), *[Reply(delay=0.05) for _ in range(3)])
+    gate = ProviderGate(ProviderLimits(concurrency=4))
 
     async def main() -> None:
         backend = ResilientBackend(OpenAICompatBackend(fake_server.base_url), gate=gate, retry=FAST_RETRY)
-        await asyncio.gather(*(backend.complete(Request(model="m", prompt=str(i))) for i in range(3)))
+        await asyncio.gather(*(backend.complete(Request(model="m", prompt=str(i))) for i in range(4)))
         await backend.aclose()
 
     run(main())
-    times = [r.time for r in fake_server.requests]
-    assert len(times) == 4 and times[1] - times[0] >= 0.95
+    times = sorted(r.time for r in fake_server.requests)
+    assert len(times) == 5
+    assert times[3] - times[0] < 0.5  # the other three did not wait for the rejected one
+    assert times[4] - times[0] >= 0.95  # the rejected one waited what the server asked
+    assert gate.rejected == 1 and 2.0 <= gate.window < 4.0  # halved once, growing back

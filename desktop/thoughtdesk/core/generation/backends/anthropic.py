@@ -119,6 +119,7 @@ class AnthropicBackend(Backend):
             completion_tokens=valid_token_count(usage.get("output_tokens")),
             latency=result.latency,
             raw_body=body,
+            rate_limits=result.rate_limits,
         )
 
     async def aclose(self) -> None:

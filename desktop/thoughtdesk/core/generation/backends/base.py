@@ -84,6 +84,20 @@ class Request:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class RateLimitHeaders:
+    """What a provider said about its rate limits with an answer (OpenAI's ``x-ratelimit-*``,
+    Anthropic's ``anthropic-ratelimit-*`` headers): per minute ``limit_*``, what is left
+    ``remaining_*`` and seconds until the budget is full again ``reset_*``; None where not sent."""
+
+    limit_requests: int | None = None
+    remaining_requests: int | None = None
+    reset_requests: float | None = None
+    limit_tokens: int | None = None
+    remaining_tokens: int | None = None
+    reset_tokens: float | None = None
+
+
 @dataclass(slots=True)
 class Response:
     """What came back: one text and finish reason per sample, token counts, timing, raw body.
@@ -102,9 +116,12 @@ class Response:
     latency: float
     raw_body: str
     attempts: int = 1
+    rate_limits: RateLimitHeaders | None = None  # for the provider's gate; not stored
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data.pop("rate_limits")
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,10 +180,13 @@ class BackendError(ThoughtDeskError):
         status: int | None = None,
         raw_body: str | None = None,
         retry_after: float | None = None,
+        rate_limits: RateLimitHeaders | None = None,
     ) -> None:
         self.provider = provider
         # Seconds the server asked us to wait (Retry-After), honoured by the retry policy.
         self.retry_after = retry_after
+        # The rate-limit headers of the answer, if any (the provider's gate paces by them).
+        self.rate_limits = rate_limits
         self.message = message
         self.hint = hint
         self.status = status

@@ -1,12 +1,23 @@
-"""Posting JSON to a provider with httpx and turning every failure into a typed BackendError."""
+"""Posting JSON to a provider with httpx and turning every failure into a typed BackendError.
+
+Clients come from :func:`new_client`, whose connections are spread over several small httpx
+connection pools (:class:`ShardedTransport`): httpcore's pool does work proportional to its
+number of connections on every request start and end (it checks each idle connection with a
+system call), so one pool of 64 connections cost more client CPU per request than the requests'
+own work, and concurrency 64 was slower than 32 (docs/runs.md, "Throughput").
+"""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
 import json
+import re
+import ssl
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -19,6 +30,7 @@ from thoughtdesk.core.generation.backends.base import (
     ConnectionLost,
     ModelNotFound,
     RateLimited,
+    RateLimitHeaders,
     ServerDown,
     ServerError,
     Timeout,
@@ -63,21 +75,142 @@ def valid_token_count(value: Any) -> int | None:
 
 @dataclass(slots=True)
 class HttpResult:
-    """A successful (2xx) answer: its parsed JSON, the body text and the seconds it took."""
+    """A successful (2xx) answer: its parsed JSON, the body text, the seconds it took and the
+    provider's rate-limit headers (None when it sent none)."""
 
     data: Any
     body: str
     latency: float
+    rate_limits: RateLimitHeaders | None = None
+
+
+#: Connections per httpx pool of a :class:`ShardedTransport`: small enough that a pool's
+#: per-request bookkeeping stays cheap, large enough that few pools are needed.
+CONNECTIONS_PER_SHARD = 8
+
+
+class _CountedStream(httpx.AsyncByteStream):
+    """A response body that tells its shard when it is closed (the connection is free again)."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, release: Any) -> None:
+        self._inner = inner
+        self._release = release
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        try:
+            await self._inner.aclose()
+        finally:
+            self._release()
+
+
+class ShardedTransport(httpx.AsyncBaseTransport):
+    """``max_connections`` spread over pools of at most :data:`CONNECTIONS_PER_SHARD`; each
+    request goes to the pool with the fewest requests open. All pools share one TLS context
+    (making one reads the CA bundle: ~0.1 s each). Keep-alive: every connection is kept."""
+
+    def __init__(self, max_connections: int = 100) -> None:
+        shards = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
+        per_shard = -(-max_connections // shards)
+        limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
+        context = ssl.create_default_context()
+        self._pools = [httpx.AsyncHTTPTransport(verify=context, limits=limits, trust_env=False) for _ in range(shards)]
+        self._open = [0] * shards
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        index = min(range(len(self._pools)), key=self._open.__getitem__)
+        self._open[index] += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._open[index] -= 1
+
+        try:
+            response = await self._pools[index].handle_async_request(request)
+        except BaseException:
+            release()
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)  # what AsyncHTTPTransport returns
+        response.stream = _CountedStream(response.stream, release)
+        return response
+
+    async def aclose(self) -> None:
+        for pool in self._pools:
+            await pool.aclose()
 
 
 def new_client(max_connections: int = 100) -> httpx.AsyncClient:
-    """An AsyncClient with enough pooled connections for concurrent requests.
+    """An AsyncClient with enough kept-alive connections for concurrent requests, spread over
+    small pools (:class:`ShardedTransport`).
 
     Timeouts are set per request (see :func:`post_json`); no proxy or netrc is read from the
     environment so that a test server on 127.0.0.1 is reached directly.
     """
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncClient(limits=limits, trust_env=False)
+    return httpx.AsyncClient(transport=ShardedTransport(max_connections), trust_env=False)
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def _seconds(value: str | None) -> float | None:
+    """A reset time as seconds from now: OpenAI's durations ("1s", "6m0s", "20ms", "0.5s"),
+    a plain number of seconds, or Anthropic's RFC 3339 time; None when unreadable."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(text)
+    if parts and "".join(number + unit for number, unit in parts) == text:
+        scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+        return sum(float(number) * scale[unit] for number, unit in parts)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _count(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        number = int(float(value.strip()))
+    except ValueError:
+        return None
+    return number if number >= 0 else None
+
+
+def parse_rate_limits(headers: httpx.Headers) -> RateLimitHeaders | None:
+    """The provider's rate-limit headers (OpenAI ``x-ratelimit-{limit,remaining,reset}-{requests,
+    tokens}``, Anthropic ``anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}``), or
+    None when the answer has none."""
+    values: dict[str, str | None] = {}
+    for kind in ("requests", "tokens"):
+        for part in ("limit", "remaining", "reset"):
+            values[f"{part}_{kind}"] = headers.get(f"x-ratelimit-{part}-{kind}") or headers.get(
+                f"anthropic-ratelimit-{kind}-{part}"
+            )
+    if not any(values.values()):
+        return None
+    return RateLimitHeaders(
+        limit_requests=_count(values["limit_requests"]),
+        remaining_requests=_count(values["remaining_requests"]),
+        reset_requests=_seconds(values["reset_requests"]),
+        limit_tokens=_count(values["limit_tokens"]),
+        remaining_tokens=_count(values["remaining_tokens"]),
+        reset_tokens=_seconds(values["reset_tokens"]),
+    )
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:
@@ -155,7 +288,15 @@ def error_for_status(
     said = f" (server said: {detail})" if detail else ""
 
     def error(kind: type[BackendError], message: str, hint: str) -> BackendError:
-        return kind(provider, message, hint=hint, status=status, raw_body=body, retry_after=retry_after)
+        return kind(
+            provider,
+            message,
+            hint=hint,
+            status=status,
+            raw_body=body,
+            retry_after=retry_after,
+            rate_limits=parse_rate_limits(headers),
+        )
 
     if status in (401, 403):
         return error(
@@ -269,4 +410,4 @@ async def post_json(
             raw_body=body,
             status=response.status_code,
         ) from None
-    return HttpResult(data=data, body=body, latency=latency)
+    return HttpResult(data=data, body=body, latency=latency, rate_limits=parse_rate_limits(response.headers))

@@ -132,6 +132,7 @@ class OpenAICompatBackend(Backend):
             completion_tokens=valid_token_count(usage.get("completion_tokens")),
             latency=result.latency,
             raw_body=result.body,
+            rate_limits=result.rate_limits,
         )
 
     async def aclose(self) -> None:

@@ -1,21 +1,36 @@
 """Retries with exponential backoff and jitter, concurrency and rate limits per provider.
 
-:class:`ProviderGate` holds one provider's limits (a semaphore for concurrent requests and
-``aiolimiter`` buckets for requests and tokens per minute) and is shared by every backend of
-that provider, so two models of the same account share its limits. :class:`ResilientBackend`
-wraps any backend: it waits at the gate, calls, and retries retryable errors with tenacity,
-waiting what ``Retry-After`` asks for when the server says, else exponential backoff with jitter.
-A 429 also pauses the whole gate, so concurrent requests stop hammering a limited provider.
+:class:`ProviderGate` holds one provider's limits and is shared by every backend of that
+provider, so two models of the same account share them:
+
+- the concurrency the user set is a ceiling; the gate runs an adaptive window below it (AIMD,
+  as TCP does): each success widens it by 1/window (about one request per round of answers),
+  a 429 halves it when 429s are a real share of recent answers (:data:`OVERLOAD_SHARE`), at
+  most once per round trip and per ``Retry-After`` (429s of requests sent before a halving do
+  not count again). Only the rejected request waits its ``Retry-After``; the others go on within the
+  smaller window, so one 429 no longer pauses the whole provider;
+- where the provider sends rate-limit headers (OpenAI ``x-ratelimit-*``, Anthropic
+  ``anthropic-ratelimit-*``), the gate keeps an estimate of the requests and tokens left
+  (the last answer's ``remaining``, minus what was sent since that request, plus the refill
+  at ``limit`` per minute) and starts a request only when the estimate covers it: the provider's
+  limit is used up to the last request without being overrun;
+- the user's own requests and tokens per minute (``aiolimiter`` buckets) stay as they were.
+
+:class:`ResilientBackend` wraps any backend: it waits at the gate, calls, and retries retryable
+errors with tenacity, waiting what ``Retry-After`` asks for when the server says, else
+exponential backoff with jitter.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -26,6 +41,7 @@ from thoughtdesk.core.generation.backends.base import (
     BackendError,
     BadResponse,
     RateLimited,
+    RateLimitHeaders,
     Request,
     Response,
     TokenCallback,
@@ -54,33 +70,174 @@ class ProviderLimits:
     period: float = 60.0  # seconds the two budgets refill over (a minute; shorter in tests)
 
 
+#: The window is halved only when at least this share of recent answers were 429s: a provider
+#: over its limit refuses most requests beyond it, while a sporadic 429 (10 % of answers in
+#: bench_runs) says little about the load and halving for each collapsed the throughput.
+OVERLOAD_SHARE = 0.2
+#: A header budget keeps this many requests' worth in reserve (for requests and for tokens):
+#: requests the client sent before one whose answer told the budget may reach the server after
+#: it (a busy client), so "remaining" can be one or two too many.
+BUDGET_RESERVE = 1.0
+
+
+@dataclass
+class HeaderBudget:
+    """The requests (or tokens) a provider still allows, estimated from its rate-limit headers.
+
+    ``level`` units were left at monotonic time ``at``; the budget refills at ``rate`` units a
+    second up to ``cap`` (the per-minute limit: rate = limit / 60). Units the gate started are
+    remembered for a minute so that an answer's ``remaining`` (counted by the server when it
+    admitted that request) can be brought up to date. Without a known limit there is no refill
+    estimate: the budget is trusted until the reset time the server gave, then forgotten.
+    """
+
+    level: float | None = None
+    at: float = 0.0
+    rate: float | None = None
+    cap: float | None = None
+    expires: float = math.inf
+    starts: deque[tuple[float, float]] = field(default_factory=deque)
+
+    def available(self, now: float) -> float | None:
+        """Units left now (None: unknown, i.e. not limited by headers)."""
+        if self.level is None:
+            return None
+        if self.rate is None:
+            if now >= self.expires:
+                self.level = None
+                return None
+            return self.level
+        level = self.level + self.rate * (now - self.at)
+        return level if self.cap is None else min(self.cap, level)
+
+    def wait_for(self, units: float, now: float) -> float:
+        """Seconds until ``units`` are available (0: now; at most until the reset time)."""
+        left = self.available(now)
+        if left is None:
+            return 0.0
+        if self.cap is not None:
+            # a request larger than the whole budget still runs (when it is full); the others
+            # leave a reserve of their own size
+            units = self.cap if units >= self.cap else min(self.cap, units * (1 + BUDGET_RESERVE))
+        if left >= units:
+            return 0.0
+        if self.rate:
+            return (units - left) / self.rate
+        return max(0.0, self.expires - now)
+
+    def take(self, units: float, now: float) -> None:
+        """``units`` were just sent."""
+        self.starts.append((now, units))
+        while self.starts and self.starts[0][0] < now - 60.0:
+            self.starts.popleft()
+        left = self.available(now)
+        if left is not None:
+            self.level, self.at = left - units, now
+
+    def observe(
+        self, remaining: int | None, limit: int | None, reset: float | None, sent_at: float, now: float
+    ) -> None:
+        """An answer to a request sent at ``sent_at`` said ``remaining`` units were left."""
+        if remaining is None:
+            return
+        if limit:
+            self.cap, self.rate = float(limit), limit / 60.0
+        since = sum(units for started, units in self.starts if started > sent_at)
+        level = remaining - since + (self.rate * (now - sent_at) if self.rate else 0.0)
+        self.level = level if self.cap is None else min(self.cap, level)
+        self.at = now
+        self.expires = now + reset if reset is not None else math.inf
+
+
 class ProviderGate:
-    """The shared limits of one provider; create one per provider and pass it to its backends."""
+    """The shared limits of one provider; create one per provider and pass it to its backends
+    (see the module docstring for the adaptive window and the header budgets)."""
 
     def __init__(self, limits: ProviderLimits = ProviderLimits()) -> None:
         if limits.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.limits = limits
-        self._semaphore = asyncio.Semaphore(limits.concurrency)
+        self.window = float(limits.concurrency)  # adaptive concurrency, 1 <= window <= limits.concurrency
+        self.in_flight = 0
+        self.rejected = 0  # 429s seen (for the benchmark and the run's log)
+        self._changed = asyncio.Condition()
+        self._holdoff_until = -math.inf  # no halving of the window before this monotonic time
+        self._request_budget = HeaderBudget()
+        self._token_budget = HeaderBudget()
+        # Our token estimate (characters / 4 + max tokens) against the provider's count: raised
+        # when a 429 comes although the estimate said the tokens were there, eased by successes.
+        self.token_scale = 1.0
+        self.limited_share = 0.0  # moving share of 429s among recent answers (over about a window)
         self._requests = AsyncLimiter(limits.requests_per_minute, limits.period) if limits.requests_per_minute else None
         self._tokens = AsyncLimiter(limits.tokens_per_minute, limits.period) if limits.tokens_per_minute else None
-        self._paused_until = 0.0  # time.monotonic() before which no request starts
 
-    def pause(self, seconds: float) -> None:
-        """Hold back new requests for ``seconds`` (after the provider said it is overloaded)."""
-        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+    def _wait_needed(self, tokens: float, now: float) -> float:
+        if self.in_flight >= max(1, int(self.window)):
+            return math.inf  # woken when a request finishes
+        return max(self._request_budget.wait_for(1, now), self._token_budget.wait_for(tokens * self.token_scale, now))
 
     async def run(self, call: Callable[[], Awaitable[Response]], tokens: int) -> Response:
-        """Run ``call`` once a concurrency slot and the rate budgets allow; ``tokens`` is its
-        estimated token use (capped at the per-minute budget so one huge request still runs)."""
-        async with self._semaphore:
-            while (delay := self._paused_until - time.monotonic()) > 0:
-                await asyncio.sleep(delay)
+        """Run ``call`` once the window and the rate budgets allow; ``tokens`` is its estimated
+        token use (capped at a budget's size so one huge request still runs)."""
+        async with self._changed:
+            while (wait := self._wait_needed(tokens, time.monotonic())) > 0:
+                try:
+                    await asyncio.wait_for(self._changed.wait(), None if math.isinf(wait) else wait)
+                except TimeoutError:
+                    pass
+            self.in_flight += 1
+            sent_at = time.monotonic()
+            self._request_budget.take(1, sent_at)
+            self._token_budget.take(tokens * self.token_scale, sent_at)
+        try:
             if self._requests is not None:
                 await self._requests.acquire()
             if self._tokens is not None and tokens > 0:
                 await self._tokens.acquire(min(float(tokens), self._tokens.max_rate))
-            return await call()
+            response = await call()
+        except RateLimited as error:
+            await self._finish(sent_at, error.rate_limits, limited=True, retry_after=error.retry_after)
+            raise
+        except BaseException as error:
+            await self._finish(sent_at, getattr(error, "rate_limits", None), limited=False, success=False)
+            raise
+        await self._finish(sent_at, response.rate_limits, limited=False)
+        return response
+
+    async def _finish(
+        self,
+        sent_at: float,
+        headers: RateLimitHeaders | None,
+        *,
+        limited: bool,
+        success: bool = True,
+        retry_after: float | None = None,
+    ) -> None:
+        now = time.monotonic()
+        async with self._changed:
+            self.in_flight -= 1
+            if headers is not None:
+                self._request_budget.observe(
+                    headers.remaining_requests, headers.limit_requests, headers.reset_requests, sent_at, now
+                )
+                self._token_budget.observe(
+                    headers.remaining_tokens, headers.limit_tokens, headers.reset_tokens, sent_at, now
+                )
+            weight = 1.0 / max(4.0, self.window)
+            self.limited_share += weight * (float(limited) - self.limited_share)
+            if limited:
+                self.rejected += 1
+                if headers is not None and headers.remaining_tokens is not None and headers.remaining_requests != 0:
+                    self.token_scale = min(4.0, self.token_scale * 1.1)  # tokens, not requests, ran out
+                # One halving per round trip, and none while the server's Retry-After runs: the
+                # 429s of requests sent before a halving are answers to the old window.
+                if now >= self._holdoff_until and self.limited_share >= OVERLOAD_SHARE:
+                    self.window = max(1.0, self.window / 2)
+                    self._holdoff_until = now + max(retry_after or 0.0, now - sent_at)
+            elif success:
+                self.window = min(float(self.limits.concurrency), self.window + 1 / self.window)
+                self.token_scale = max(1.0, self.token_scale * 0.999)
+            self._changed.notify_all()
 
 
 class _WaitRetryAfterOrBackoff(wait_base):
@@ -144,8 +301,6 @@ class ResilientBackend(Backend):
     def _before_sleep(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
-        if isinstance(error, RateLimited) and error.retry_after:
-            self.gate.pause(error.retry_after)
         if self._on_retry is not None and isinstance(error, BackendError):
             self._on_retry(error, state.attempt_number, wait)
 
