@@ -6,9 +6,11 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from urllib.parse import urlsplit
 
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import resolve_library_path
 
@@ -45,10 +47,55 @@ class ProgressLine:
             sys.stderr.write("\n")
 
 
-def open_library(args: argparse.Namespace, *, create: bool = True) -> Library:
-    """The library named by ``--library`` (or the default one); a write that has to wait for
-    another ThoughtDesk process says so on stderr while it waits."""
-    library = Library.open(resolve_library_path(args.library), create=create)
+@contextmanager
+def library_for_import(args: argparse.Namespace) -> Iterator[Library]:
+    """The library an import writes to, created if missing (and said so). When this command
+    created it and the import then fails, the new, empty file is removed again, so a refused
+    import leaves nothing behind where a typo in --library pointed."""
+    path = resolve_library_path(args.library)
+    existed = path.exists()
+    made = [folder for folder in path.parents if not folder.exists()]  # innermost first
+    library = open_library(args, create=True)
+    try:
+        yield library
+    except BaseException:
+        empty = not existed and not library.collections()  # the import's one transaction rolled back
+        library.close()
+        if empty:
+            for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                leftover.unlink(missing_ok=True)
+            for folder in made:
+                with suppress(OSError):  # a folder something else has put files into stays
+                    folder.rmdir()
+            print(f"thoughtdesk: removed the new library {path} again: nothing was imported", file=sys.stderr)
+        raise
+    finally:
+        library.close()
+
+
+def open_library(args: argparse.Namespace, *, create: bool = False) -> Library:
+    """The library named by ``--library`` (or the default one).
+
+    Only a command that creates data (``import``) passes ``create=True``: a missing file is then
+    created and the user is told so on stderr, as is any folder made for it, before it is made.
+    Every other command refuses a missing file with "no library at PATH" instead of leaving an
+    empty library behind where a typo pointed. A write that has to wait for another ThoughtDesk
+    process says so on stderr while it waits.
+    """
+    path = resolve_library_path(args.library)
+    created = False
+    if not path.exists():
+        if not create:
+            raise ThoughtDeskError(
+                f"no library at {path}; check --library (or $THOUGHTDESK_LIBRARY), or create one by "
+                f"importing data: thoughtdesk import FILE --library {path}"
+            )
+        if not path.parent.is_dir():
+            print(f"thoughtdesk: creating the folder {path.parent} for a new library", file=sys.stderr, flush=True)
+        created = True
+    library = Library.open(path, create=create)
+    if created:
+        print(f"thoughtdesk: created new library at {path}", file=sys.stderr, flush=True)
 
     def waiting(seconds: float, what: str | None) -> None:
         doing = f" ({what})" if what else ""

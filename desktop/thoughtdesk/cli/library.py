@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
+from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 
 
@@ -23,11 +23,17 @@ def cmd_import(args: argparse.Namespace) -> int:
         mapping = resolve_mapping(args.map)
     elif args.save_mapping:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
+    from thoughtdesk.core.importing.detect import check_importable, options_needed
+
+    check_importable(args.path)  # a picture or a binary file: said before any library is created
     if not (args.dataset or mapping):
         from thoughtdesk.core.critiques.dscb import looks_like_dscb
 
         if looks_like_dscb(args.path):
             return _import_dscb(args)
+        guidance = options_needed(args.path)  # a dataset's files or a table: which option imports it
+        if guidance is not None:
+            raise ThoughtDeskError(guidance)
     if not (args.dataset or mapping):  # a ThoughtSource collection file: checked before the library opens
         if args.on_error != "abort":
             raise ThoughtDeskError(
@@ -39,7 +45,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise ThoughtDeskError(
                 f"{', '.join(chosen)} need --dataset or --map; a ThoughtSource collection file is imported whole"
             )
-    with open_library(args) as lib:
+    with library_for_import(args) as lib:
         bar = ProgressLine("importing")
         if args.dataset or mapping:
             report = import_dataset(
@@ -80,7 +86,7 @@ def _import_dscb(args: argparse.Namespace) -> int:
         raise ThoughtDeskError(f"{', '.join(chosen)} cannot be used with a DS Critique Bank file; it is imported whole")
     if args.split is not None and len(args.split) != 1:
         raise ThoughtDeskError("a DS Critique Bank file goes into one split: give --split once")
-    with open_library(args) as lib:
+    with library_for_import(args) as lib:
         bar = ProgressLine("importing")
         report = import_dscb(
             lib,
