@@ -61,7 +61,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
             restored = restore_original_scoring(lib, args.collection)
             print(f"{restored} answer(s) of {args.collection!r} restored to the imported correctness", file=sys.stderr)
-        bar = ProgressLine("re-scoring") if args.rescore else None
+        bar = ProgressLine("re-scoring", unit="answers") if args.rescore else None
         try:
             result = evaluate(
                 lib,

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
-from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, whole
+from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 
 
@@ -14,6 +17,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
     from thoughtdesk.core.importing.report import save_import_report
 
+    if args.path == "-":  # standard input: spooled to a file, since readers sniff and re-read it
+        if not args.collection:
+            raise ThoughtDeskError("importing from standard input (-) needs --collection NAME")
+        with tempfile.TemporaryDirectory(prefix="thoughtdesk-stdin-") as folder:
+            args.path = str(spool_stdin(Path(folder)))
+            return cmd_import(args)
     mapping = None
     if args.save_mapping is not None and not args.save_mapping.strip():
         raise ThoughtDeskError("--save-mapping needs a name")
@@ -46,7 +55,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 f"{', '.join(chosen)} need --dataset or --map; a ThoughtSource collection file is imported whole"
             )
     with library_for_import(args) as lib:
-        bar = ProgressLine("importing")
+        bar = ProgressLine("importing", unit="samples")
         if args.dataset or mapping:
             report = import_dataset(
                 lib,
@@ -67,12 +76,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
         bar.finish()
         saved = save_import_report(lib.path, report, args.path)
-    print(report.summary)
     if args.save_mapping and mapping is not None:  # --save-mapping without --map was refused above
         SavedMappings().save(args.save_mapping, mapping)
-        print(f"mapping saved as {args.save_mapping.strip()!r}; reuse it with --map {args.save_mapping.strip()!r}")
-    if saved is not None:
-        print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
+    _print_import(args, lib.path, report, saved)
     return EXIT_OK
 
 
@@ -87,7 +93,7 @@ def _import_dscb(args: argparse.Namespace) -> int:
     if args.split is not None and len(args.split) != 1:
         raise ThoughtDeskError("a DS Critique Bank file goes into one split: give --split once")
     with library_for_import(args) as lib:
-        bar = ProgressLine("importing")
+        bar = ProgressLine("importing", unit="samples")
         report = import_dscb(
             lib,
             args.path,
@@ -99,10 +105,36 @@ def _import_dscb(args: argparse.Namespace) -> int:
         )
         bar.finish()
         saved = save_import_report(lib.path, report, args.path)
+    _print_import(args, lib.path, report, saved)
+    return EXIT_OK
+
+
+def _print_import(args: argparse.Namespace, library: Path, report, saved: Path | None) -> None:
+    """What an import did: a JSON object with ``--json``, else lines of text."""
+    mapping_name = (getattr(args, "save_mapping", None) or "").strip()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "library": str(library),
+                    "collection": report.collection,
+                    "created_collection": report.created,
+                    "inserted": report.inserted,
+                    "replaced": report.replaced,
+                    "skipped_duplicates": report.skipped,
+                    "bad_records": len(report.bad_records),
+                    "report": str(saved) if saved is not None else None,
+                    "saved_mapping": mapping_name or None,
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
     print(report.summary)
+    if mapping_name:
+        print(f"mapping saved as {mapping_name!r}; reuse it with --map {mapping_name!r}")
     if saved is not None:
         print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
-    return EXIT_OK
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
@@ -134,7 +166,7 @@ def _download(info, cache: str | None) -> int:
     from thoughtdesk.core.paths import user_cache_dir
 
     cache_dir = Path(cache) if cache else user_cache_dir() / "datasets"
-    bar = ProgressLine(f"downloading {info.name}")
+    bar = ProgressLine(f"downloading {info.name}", unit="bytes")
     try:
         paths = download_dataset(info, cache_dir, progress=lambda done, total: bar(done, total or 0))
     except KeyboardInterrupt:
@@ -153,16 +185,34 @@ def cmd_export(args: argparse.Namespace) -> int:
     from thoughtdesk.core.files import check_export_target
     from thoughtdesk.core.importing.importer import export_thoughtsource
 
+    if args.path == "-":  # standard output: written to a file first, so a failure sends nothing half-done
+        with tempfile.TemporaryDirectory(prefix="thoughtdesk-stdout-") as folder:
+            args.path = str(Path(folder) / ("export.jsonl" if args.format == "dscb" else "export.json"))
+            args.stdout = True
+            return cmd_export(args)
+    to_stdout = getattr(args, "stdout", False)
     with open_library(args, create=False) as lib:
         target = check_export_target(args.path, libraries=[lib.path], force=args.force)
         if args.format == "dscb":
             from thoughtdesk.core.importing.dscb import export_dscb
 
             count = export_dscb(lib, args.collection, target)
-            print(f"{count} DS Critique Bank record(s) of {args.collection!r} written to {args.path}")
-            return EXIT_OK
-        count = export_thoughtsource(lib, args.collection, target)
-    print(f"{count} sample(s) of {args.collection!r} written to {args.path}")
+            what = "DS Critique Bank record(s)"
+        else:
+            count = export_thoughtsource(lib, args.collection, target)
+            what = "sample(s)"
+    where = "standard output" if to_stdout else args.path
+    if to_stdout:
+        with open(target, "rb") as source:
+            shutil.copyfileobj(source, sys.stdout.buffer)
+        sys.stdout.flush()
+    if args.json:
+        print(
+            json.dumps({"collection": args.collection, "format": args.format, "records": count, "path": where}),
+            file=sys.stderr if to_stdout else sys.stdout,
+        )
+    else:
+        print(f"{count} {what} of {args.collection!r} written to {where}", file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK
 
 
@@ -228,7 +278,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="import a ThoughtSource collection JSON file, a DS Critique Bank JSONL file (recognised by its "
         "records), a dataset's original files (--dataset) or any table (--map)",
     )
-    p.add_argument("path", help="the file to import")
+    p.add_argument("path", help="the file to import, or - for standard input (then --collection is needed)")
+    p.add_argument("--json", action="store_true", help="print what was imported as one JSON object")
     p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
     p.add_argument(
         "--on-duplicate",
@@ -289,7 +340,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON or DS Critique Bank JSONL")
     p.add_argument("collection", help="the collection's name")
-    p.add_argument("path", help="the file to write")
+    p.add_argument("path", help="the file to write, or - for standard output")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON (on stderr when PATH is -)")
     p.add_argument(
         "--force",
         action="store_true",

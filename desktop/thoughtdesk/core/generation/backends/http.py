@@ -25,6 +25,7 @@ from thoughtdesk.core.generation.backends.base import (
 )
 from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.core.settings.network import require_network
+from thoughtdesk.core.settings.transport import async_client
 
 _MODEL_MISSING_WORDS = (
     "model_not_found",
@@ -73,11 +74,13 @@ class HttpResult:
 def new_client(max_connections: int = 100) -> httpx.AsyncClient:
     """An AsyncClient with enough pooled connections for concurrent requests.
 
-    Timeouts are set per request (see :func:`post_json`); no proxy or netrc is read from the
-    environment so that a test server on 127.0.0.1 is reached directly.
+    Timeouts are set per request (see :func:`post_json`). The environment's proxy and
+    certificate settings are honoured and loopback always goes direct
+    (:mod:`thoughtdesk.core.settings.transport`): on a hospital network generation works where
+    dataset downloads work, and a model server on 127.0.0.1 is never sent through the proxy.
     """
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncClient(limits=limits, trust_env=False)
+    return async_client(limits=limits)
 
 
 def parse_retry_after(headers: httpx.Headers) -> float | None:
