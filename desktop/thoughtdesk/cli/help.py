@@ -12,6 +12,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk import medqa_collection.json --collection 'MedQA sample'",
         "thoughtdesk import ~/Downloads/pubmedqa --dataset pubmed_qa --limit 200 --seed 1",
         "thoughtdesk import quiz.csv --map question=problem,answer=label --save-mapping quiz",
+        "thoughtdesk import exam.csv --no-header --map 'question=1,choices=2|3|4|5,answer=6,type=multiplechoice'",
         "cat collection.json | thoughtdesk import - --collection piped",
     ),
     "datasets": ("thoughtdesk datasets", "thoughtdesk datasets med_qa --json", "thoughtdesk datasets gsm8k --download"),

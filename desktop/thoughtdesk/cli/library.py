@@ -27,9 +27,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.save_mapping is not None and not args.save_mapping.strip():
         raise ThoughtDeskError("--save-mapping needs a name")
     if args.map:
+        from thoughtdesk.core.datasets.generic import first_row_is_data
         from thoughtdesk.core.importing.mappings import SavedMappings, resolve_mapping
 
         mapping = resolve_mapping(args.map)
+        if args.no_header:
+            mapping.header = False
+        elif mapping.header and first_row_is_data(args.path):
+            print(
+                f"thoughtdesk: note: the first row of {args.path} looks like data, not a header; if it is, "
+                "add --no-header and map columns by position (question=1,...)",
+                file=sys.stderr,
+            )
+    elif args.no_header:
+        raise ThoughtDeskError("--no-header needs --map: the columns are then named by position, e.g. question=1")
     elif args.save_mapping:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
     from thoughtdesk.core.importing.detect import check_importable, options_needed
@@ -294,6 +305,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--map",
         metavar="FIELD=COLUMN,...",
         help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label, or the name of a saved mapping",
+    )
+    p.add_argument(
+        "--no-header",
+        action="store_true",
+        help="with --map: the CSV/TSV file's first row is data (as in MMLU's files); its columns are "
+        "named by position, e.g. --map question=1,choices=2|3|4|5,answer=6",
     )
     p.add_argument(
         "--save-mapping",

@@ -13,7 +13,7 @@ from typing import Literal
 
 from thoughtdesk.core.critiques.dscb import looks_like_dscb
 from thoughtdesk.core.datasets import detect_dataset
-from thoughtdesk.core.datasets.generic import preview
+from thoughtdesk.core.datasets.generic import first_row_is_data, head_records, preview
 from thoughtdesk.core.datasets.readers import first_json_item
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 
@@ -146,6 +146,12 @@ def import_guidance(path: str | Path) -> str:
             f"{path} holds the {name} dataset's original files; import them with --dataset {name} "
             f"(e.g. thoughtdesk import {_quoted(path)} --dataset {name})"
         )
+    if kind == "table" and first_row_is_data(path):
+        width = len(_columns(path, header=False))
+        return (
+            f"{path} is a table whose first row is data (no header); import it with --no-header and --map "
+            f"naming columns by position 1 to {width}, e.g. --map question=1,answer={width} --no-header"
+        )
     if kind == "table":
         columns = _columns(path)
         listed = f" Its columns: {', '.join(columns[:12])}{', ...' if len(columns) > 12 else ''}." if columns else ""
@@ -159,9 +165,9 @@ def import_guidance(path: str | Path) -> str:
     )
 
 
-def _columns(path: Path) -> list[str]:
+def _columns(path: Path, *, header: bool = True) -> list[str]:
     try:
-        columns, _ = preview(path, n=5)
+        columns, _ = preview(path, n=5, records=head_records(path, 5, header=header))
     except (ThoughtDeskError, DataFileError, OSError, ValueError):
         return []
     return columns
