@@ -198,13 +198,37 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.path == "-":  # standard output: written to a file first, so a failure sends nothing half-done
         with tempfile.TemporaryDirectory(prefix="thoughtdesk-stdout-") as folder:
-            args.path = str(Path(folder) / ("export.jsonl" if args.format == "dscb" else "export.json"))
+            args.path = str(Path(folder) / f"export{_SUFFIXES.get(args.format, '.json')}")
             args.stdout = True
             return cmd_export(args)
     to_stdout = getattr(args, "stdout", False)
+    chat_options = [
+        f"--{n.replace('_', '-')}" for n in ("correct_only", "preferred_only", "label", "system") if getattr(args, n)
+    ]
+    if chat_options and args.format != "chat-jsonl":
+        raise ThoughtDeskError(f"{', '.join(chat_options)} only apply to --format chat-jsonl")
+    if args.format == "parquet":
+        from thoughtdesk.core.importing.flat_export import require_pyarrow
+
+        require_pyarrow()  # said before anything is opened or written
     with open_library(args, create=False) as lib:
         target = check_export_target(args.path, libraries=[lib.path], force=args.force)
-        if args.format == "dscb":
+        if args.format in FLAT_WHAT:
+            from thoughtdesk.core.importing.flat_export import ChatFilter, export_flat
+
+            bar = ProgressLine("exporting", unit="samples")
+            count = export_flat(
+                lib,
+                args.collection,
+                target,
+                args.format,
+                filters=ChatFilter(args.correct_only, args.preferred_only, tuple(args.label or ())),
+                system=args.system,
+                progress=bar,
+            )
+            bar.finish()
+            what = FLAT_WHAT[args.format]
+        elif args.format == "dscb":
             from thoughtdesk.core.importing.dscb import export_dscb
 
             count = export_dscb(lib, args.collection, target)
@@ -225,6 +249,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         print(f"{count} {what} of {args.collection!r} written to {where}", file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK
+
+
+#: What each export format counts, for the message after it.
+FLAT_WHAT = {
+    "samples-jsonl": "sample(s)",
+    "samples-csv": "row(s) (one per generated CoT)",
+    "answers-csv": "answer row(s)",
+    "chat-jsonl": "chat example(s)",
+    "parquet": "row(s) (one per generated CoT)",
+}
+_SUFFIXES = {
+    "dscb": ".jsonl",
+    "samples-jsonl": ".jsonl",
+    "chat-jsonl": ".jsonl",
+    "samples-csv": ".csv",
+    "answers-csv": ".csv",
+    "parquet": ".parquet",
+}
 
 
 def cmd_collections(args: argparse.Namespace) -> int:
@@ -355,7 +397,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
     p.set_defaults(func=cmd_datasets)
 
-    p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON or DS Critique Bank JSONL")
+    p = sub.add_parser(
+        "export",
+        help="export a collection: ThoughtSource JSON, DS Critique Bank JSONL, samples or answers as "
+        "JSONL/CSV, chat JSONL for fine-tuning, Parquet",
+    )
     p.add_argument("collection", help="the collection's name")
     p.add_argument("path", help="the file to write, or - for standard output")
     p.add_argument("--json", action="store_true", help="print what was written as JSON (on stderr when PATH is -)")
@@ -366,11 +412,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["thoughtsource", "dscb"],
+        choices=["thoughtsource", "dscb", *FLAT_WHAT],
         default="thoughtsource",
-        help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT) "
-        "or dscb (one DS Critique Bank record per generated CoT, JSON Lines)",
+        help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT); "
+        "dscb (one DS Critique Bank record per generated CoT, JSON Lines); samples-jsonl (one object per sample "
+        "with its CoTs, answers and verdicts); samples-csv (one row per generated CoT); answers-csv (one row per "
+        "answer); chat-jsonl (messages for fine-tuning); parquet (the samples-csv rows; needs pyarrow)",
     )
+    p.add_argument("--correct-only", action="store_true", help="chat-jsonl: only CoTs with an answer judged correct")
+    p.add_argument("--preferred-only", action="store_true", help="chat-jsonl: only CoTs a reviewer marked preferred")
+    p.add_argument(
+        "--label",
+        action="append",
+        metavar="KEY",
+        help="chat-jsonl: only CoTs annotated with this label set to true (repeatable: all of them)",
+    )
+    p.add_argument("--system", metavar="TEXT", help="chat-jsonl: a system message put before every example")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("collections", help="list the collections in the library")

@@ -120,6 +120,8 @@ def parse_mapping(text: str) -> ColumnMapping:
 
 def _file_kind(path: Path) -> str:
     suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return "parquet"
     if suffix in (".jsonl", ".jsonlines", ".ndjson"):
         return "jsonl"
     if suffix == ".tsv":
@@ -138,7 +140,9 @@ def _file_kind(path: Path) -> str:
             except (json.JSONDecodeError, RecursionError):
                 return "json"
         return "json"
-    raise DataFileError(path, f"unsupported file type {suffix or '(none)'}", hint="use JSON, JSON Lines, CSV or TSV")
+    raise DataFileError(
+        path, f"unsupported file type {suffix or '(none)'}", hint="use JSON, JSON Lines, CSV, TSV or Parquet"
+    )
 
 
 def position_names(count: int) -> list[str]:
@@ -170,7 +174,9 @@ def table_records(path: Path, *, header: bool = True) -> Iterator[tuple[int, Any
     """``(line, record-dict | DataFileError)`` for any supported file. ``header=False``: a
     CSV/TSV file's first row is data, and its columns are named by position (:func:`position_names`)."""
     kind = _file_kind(path)
-    if kind == "jsonl":
+    if kind == "parquet":
+        yield from parquet_records(path)
+    elif kind == "jsonl":
         yield from iter_jsonl(path)
     elif kind == "json":
         for line, key, value in iter_json_container(path):
@@ -196,6 +202,26 @@ def table_records(path: Path, *, header: bool = True) -> Iterator[tuple[int, Any
             return
         for line, row in rows:
             yield line, row if isinstance(row, DataFileError) else dict(zip(columns, row, strict=False))
+
+
+def parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(row number, record-dict)`` of a Parquet file (1-based rows stand in for lines), read a
+    batch at a time through pyarrow, which is optional: without it a clear error says so."""
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-not-found,unused-ignore]  # optional dependency
+    except ImportError:
+        raise DataFileError(
+            path, "reading Parquet needs pyarrow, which is not installed", hint="pip install 'thoughtdesk[parquet]'"
+        ) from None
+    try:
+        reader = pq.ParquetFile(path)
+        row = 0
+        for batch in reader.iter_batches(batch_size=2000):
+            for record in batch.to_pylist():
+                row += 1
+                yield row, record
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise DataFileError(path, f"not a readable Parquet file: {error}") from None
 
 
 def head_records(path: str | Path, n: int, *, header: bool = True) -> list[tuple[int | None, Any]]:

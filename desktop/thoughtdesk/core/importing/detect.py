@@ -20,7 +20,7 @@ from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 ImportKind = Literal["thoughtsource", "dscb", "dataset", "table", "unknown"]
 
 #: Suffixes of the tables the generic import reads through a column mapping.
-TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv")
+TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv", ".parquet")
 #: Suffixes a dataset's original files come in (besides the tables): MedQA's and others' text files.
 DATASET_SUFFIXES = (".xml", ".txt")
 
@@ -47,6 +47,8 @@ def binary_kind(path: Path) -> str | None:
             head = handle.read(4096)
     except OSError:
         return None  # the import itself names the file that cannot be read
+    if head.startswith(b"PAR1") and path.suffix.lower() == ".parquet":
+        return None  # binary, but a table the generic import reads (with pyarrow)
     for magic, what in _MAGIC:
         if head.startswith(magic):
             return what

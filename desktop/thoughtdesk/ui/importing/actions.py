@@ -89,7 +89,7 @@ class ImportingController(QObject):
             "Import a ThoughtSource collection, a dataset file or a table",
             str(Path.home()),
             "ThoughtSource collections (*.json);;Dataset files and tables (*.json *.jsonl "
-            "*.jsonlines *.ndjson *.csv *.tsv *.xml *.txt);;DS Critique Bank files (*.jsonl);;All files (*)",
+            "*.jsonlines *.ndjson *.csv *.tsv *.parquet *.xml *.txt);;DS Critique Bank files (*.jsonl);;All files (*)",
         )
         if path:
             self.import_path(Path(path))

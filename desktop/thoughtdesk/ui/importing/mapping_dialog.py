@@ -399,6 +399,6 @@ def choose_table_file(parent: QWidget) -> Path | None:
         parent,
         "Table to import",
         str(Path.home()),
-        "Tables (*.json *.jsonl *.jsonlines *.ndjson *.csv *.tsv);;All files (*)",
+        "Tables (*.json *.jsonl *.jsonlines *.ndjson *.csv *.tsv *.parquet);;All files (*)",
     )
     return Path(path) if path else None
