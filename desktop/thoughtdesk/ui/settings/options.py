@@ -109,9 +109,11 @@ def _migrate_native_settings(target: QSettings) -> None:
     if old.fileName() == target.fileName():
         return
     keys = old.allKeys()
+    if not keys:  # nothing to bring over: no file is made until something is saved
+        return
     for key in keys:
         target.setValue(key, old.value(key))
-    target.setValue(MIGRATED_FROM, old.fileName() if keys else "")  # once: the file exists from now on
+    target.setValue(MIGRATED_FROM, old.fileName())  # once: the file exists from now on
     target.sync()
 
 
