@@ -28,11 +28,15 @@ def cmd_library_path(args: argparse.Namespace) -> int:
 
 
 def cmd_library_metadata(args: argparse.Namespace) -> int:
-    """The shipped Datasette metadata, keyed by this library's database name (its file's stem,
-    as Datasette names it), on stdout or into ``--output``."""
-    document = json.loads(resource_path(DATASETTE_METADATA).read_text(encoding="utf-8"))
-    name = resolve_library_path(args.library).stem
-    document["databases"] = {name: next(iter(document["databases"].values()))}
+    """The shipped Datasette metadata fitted to this library (sqlite-utils' introspection: its
+    full-text index and internal tables), keyed by its database name (the file's stem, as
+    Datasette names it), on stdout or into ``--output``."""
+    from thoughtdesk.core.library.schema import library_metadata
+
+    template = json.loads(resource_path(DATASETTE_METADATA).read_text(encoding="utf-8"))
+    with open_library(args) as lib:  # a missing library is "no library at ..."; an old one is upgraded first
+        path = lib.path
+    document = library_metadata(path, template)  # the tables and index this file really has
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if args.output:
         from pathlib import Path
