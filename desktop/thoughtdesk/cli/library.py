@@ -231,10 +231,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         elif args.format == "dscb":
             from thoughtdesk.core.importing.dscb import export_dscb
 
-            count = export_dscb(lib, args.collection, target)
+            bar = ProgressLine("exporting", unit="records")
+            count = export_dscb(lib, args.collection, target, progress=lambda done: bar(done, 0))
+            bar.finish()
             what = "DS Critique Bank record(s)"
         else:
-            count = export_thoughtsource(lib, args.collection, target)
+            samples = next((c.samples for c in lib.collections() if c.name == args.collection), 0)
+            bar = ProgressLine("exporting", unit="samples")
+            count = export_thoughtsource(lib, args.collection, target, progress=lambda done: bar(done, samples))
+            bar.finish()
             what = "sample(s)"
     where = "standard output" if to_stdout else args.path
     if to_stdout:
