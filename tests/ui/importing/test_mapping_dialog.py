@@ -189,3 +189,15 @@ def test_a_headerless_table_is_mapped_by_position(qtbot, tmp_path):
     again.no_header.setChecked(False)
     assert again.load_saved("exam by position")
     assert again.no_header.isChecked() and again.mapping().header is False and again.columns[0] == "1"
+
+
+def test_import_button_waits_for_a_mapping_that_works(dialog, qtbot):
+    """Issue 16, point 9: Import is enabled only while the choice can be imported."""
+    assert dialog.import_button.isEnabled(), dialog.problem()
+    dialog.target.collection.setEditText("  ")
+    assert not dialog.import_button.isEnabled() and "Name the collection" in dialog.import_button.toolTip()
+    dialog.target.collection.setEditText("quiz")
+    dialog.set_field("answer", "no such column")
+    dialog.refresh_preview()
+    assert not dialog.import_button.isEnabled()
+    assert "None of the first records can be mapped" in dialog.import_button.toolTip()

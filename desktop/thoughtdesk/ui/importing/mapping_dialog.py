@@ -163,7 +163,8 @@ class MappingDialog(QDialog):
         self.error_label.setStyleSheet("color: #b3261e;")
         layout.addWidget(self.error_label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        self.import_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.import_button.setText("Import")
         buttons.accepted.connect(self.try_accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -175,6 +176,7 @@ class MappingDialog(QDialog):
             combo.currentIndexChanged.connect(lambda _: self._timer.start())
         self.choices.editTextChanged.connect(lambda _: self._timer.start())
         self.no_header.toggled.connect(lambda _: self._header_toggled())
+        self.target.collection.editTextChanged.connect(lambda _: self._update_import_button())
         self.load_button.clicked.connect(lambda: self.load_saved(self.saved_combo.currentText()))
         self.save_button.clicked.connect(lambda: self.save_current(self.save_name.text()))
         self._reload_saved_names()
@@ -287,9 +289,34 @@ class MappingDialog(QDialog):
 
     # Preview --------------------------------------------------------------------------------
 
+    def problem(self) -> str | None:
+        """Why the dialog cannot import yet (the Import button waits), or None."""
+        if not self.columns:
+            return "The file has no columns to map."
+        try:
+            self.mapping()
+        except ValueError as error:
+            return str(error)
+        if self.rows and all(item.error for item in self.rows):
+            return "None of the first records can be mapped: see the preview."
+        if not self.target.collection_name:
+            return "Name the collection to import into."
+        return None
+
+    def _update_import_button(self) -> None:
+        problem = self.problem()
+        self.import_button.setEnabled(problem is None)
+        self.import_button.setToolTip(problem or "")
+
     def refresh_preview(self) -> None:
         """Map the first rows with the current mapping and show them (errors inline)."""
         self._timer.stop()
+        try:
+            self._show_preview()
+        finally:
+            self._update_import_button()
+
+    def _show_preview(self) -> None:
         try:
             self.rows = preview_mapping(self.path, self.mapping(), self.preview_rows, records=self._head)
         except (ValueError, ThoughtDeskError) as error:
