@@ -170,3 +170,15 @@ def test_progress_line_shows_rate_and_time_left_and_ends_cleanly(monkeypatch):
     assert "100/200" in text and "samples/s" in text and "short" in text
     assert text.removesuffix("\x1b[?25h").endswith("\n")  # the line is ended (then the cursor shown again)
     assert common._ACTIVE == set()
+
+
+def test_download_reports_its_files_as_json(tmp_path, shared, capsys):
+    import shutil
+
+    cache = tmp_path / "cache"
+    (cache / "gsm8k").mkdir(parents=True)
+    for name in ("train.jsonl", "test.jsonl"):
+        shutil.copy(shared("gsm8k") / name, cache / "gsm8k" / name)
+    assert main(["datasets", "gsm8k", "--download", "--cache", str(cache), "--json", "--offline"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["dataset"] == "gsm8k" and len(result["files"]) == 2

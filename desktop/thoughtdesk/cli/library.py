@@ -157,7 +157,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
         info = get_dataset(args.name)  # an unknown name lists the known ones
         if args.download:
-            return _download(info, args.cache)
+            return _download(info, args.cache, as_json=args.json)
         print(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) if args.json else info.describe())
         return EXIT_OK
     if args.download:
@@ -171,7 +171,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _download(info, cache: str | None) -> int:
+def _download(info, cache: str | None, *, as_json: bool = False) -> int:
     """Fetch a dataset's source files into the cache (resuming a partial download)."""
     from thoughtdesk.core.datasets import dataset_cache_dir, download_dataset
     from thoughtdesk.core.paths import user_cache_dir
@@ -187,6 +187,9 @@ def _download(info, cache: str | None) -> int:
         ) from None
     bar.finish()
     folder = dataset_cache_dir(info, cache_dir)
+    if as_json:
+        print(json.dumps({"dataset": info.name, "folder": str(folder), "files": [str(p) for p in paths]}))
+        return EXIT_OK
     print(f"{len(paths)} file(s) of {info.name} in {folder}")
     print(f"import them with: thoughtdesk import {folder} --dataset {info.name}")
     return EXIT_OK
@@ -392,7 +395,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="?",
         help="show this dataset's description, citation, licence, homepage, source URLs and answer type",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (with --download: the files fetched)")
     p.add_argument(
         "--download",
         action="store_true",
