@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, open_library, whole
+from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, open_library, whole
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,9 +83,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     from thoughtdesk.core.review import import_annotations
 
     with open_library(args, create=False) as lib:
+        bar = ProgressLine("merging annotations", unit="records")
         report = import_annotations(
-            lib, args.path, collection=args.collection, strict=args.strict, dry_run=args.dry_run
+            lib, args.path, collection=args.collection, strict=args.strict, dry_run=args.dry_run, progress=bar
         )
+        bar.finish()
     merged = report.merged + report.ratings.merged
     records = report.records + report.ratings.records
     status = EXIT_OK if report.ok and (merged or not records) else EXIT_FAIL
