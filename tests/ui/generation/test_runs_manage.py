@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.helpers.screenshots import save_screenshot
 from tests.ui.generation.conftest import COLLECTION
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpec, SampleSelection, create_run, list_runs, plan_run
 from thoughtdesk.core.library.store import Library
@@ -14,7 +15,7 @@ def stored_runs(path) -> list:
         return list_runs(lib)
 
 
-def test_rename_and_delete_from_the_runs_tab(window, generation, qtbot):
+def test_rename_and_delete_from_the_runs_tab(window, generation, qtbot, tmp_path):
     with Library.open(window.library.path) as lib:
         run_id = create_run(lib, plan_run(lib, RunSpec(samples=SampleSelection(COLLECTION), models=(LOCAL,))))
     panel = generation.runs_panel
@@ -22,6 +23,10 @@ def test_rename_and_delete_from_the_runs_tab(window, generation, qtbot):
     qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=5000)
     assert panel.select_run(run_id)
     assert panel.rename_button.isEnabled() and panel.delete_button.isEnabled()
+    window.show_tab(panel)
+    window.resize(1366, 740)  # a laptop screen less a taskbar: the button row must fit
+    save_screenshot(window, tmp_path, "runs_tab_rename_delete")
+    assert panel.delete_button.geometry().right() < panel.width()
 
     task = panel.rename_selected("ward round check")
     assert task is not None
