@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers.libraries import DEMO
 from thoughtdesk.cli.main import main
-from thoughtdesk.core.generation.runs import list_runs
+from thoughtdesk.core.generation.runs import ModelSpec, RunSpec, SampleSelection, create_run, list_runs, plan_run
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.settings import network
 
@@ -72,3 +72,16 @@ def test_rename_and_delete_from_the_command_line(library_path, capsys, restore_o
     assert runs(library_path) == []
     assert main([*base, "runs", "--delete", "baseline"]) == 1
     assert "no run 'baseline'" in capsys.readouterr().err
+
+
+def test_resume_is_refused_before_it_touches_the_run(library_path, capsys, restore_online):
+    base = ["--library", str(library_path)]
+    with Library.open(library_path) as lib:  # a run written earlier, while online
+        spec = RunSpec(samples=SampleSelection(DEMO, limit=1), models=(ModelSpec("openai", "gpt-4o-mini"),))
+        run_id = create_run(lib, plan_run(lib, spec))
+    before = runs(library_path)[0]
+    capsys.readouterr()
+    assert main([*base, "--offline", "resume", str(run_id)]) == 1
+    assert "offline mode is on" in capsys.readouterr().err
+    after = runs(library_path)[0]
+    assert (after.status, after.last_error, after.done) == (before.status, before.last_error, before.done)

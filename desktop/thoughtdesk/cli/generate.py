@@ -364,6 +364,8 @@ def _change_run(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     with open_library(args, create=False) as lib:
         run_id = resolve_run_id(lib, args.run)
+        models = run_info(lib, run_id).model_specs
+    check_models_ready(models)  # offline, a moved model file: said now, the run left as it was
     return _execute(args, run_id)
 
 
