@@ -40,3 +40,17 @@ def test_rename_and_delete_from_the_runs_tab(window, generation, qtbot, tmp_path
     assert stored_runs(window.library.path) == []
     assert "deleted; its CoTs and answers are kept" in panel.message.text()
     assert not panel.delete_button.isEnabled()  # nothing selected any more
+
+
+def test_start_of_a_run_that_cannot_run_is_refused_and_leaves_it_unchanged(window, generation, qtbot, tmp_path):
+    missing = ModelSpec.parse(f"llamacpp:{tmp_path / 'moved-away.gguf'}")
+    with Library.open(window.library.path) as lib:
+        run_id = create_run(lib, plan_run(lib, RunSpec(samples=SampleSelection(COLLECTION), models=(missing,))))
+    panel = generation.runs_panel
+    panel.reload()
+    qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=5000)
+    assert panel.select_run(run_id)
+    assert panel.resume_selected() is None and run_id not in panel.workers
+    assert "moved-away.gguf does not exist" in panel.message.text() and "unchanged" in panel.message.text()
+    (stored,) = stored_runs(window.library.path)
+    assert stored.status == "planned" and not stored.last_error

@@ -13,12 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import (
     RequestRow,
     RunInfo,
     RunLimits,
     RunProgress,
+    check_models_ready,
     delete_run,
     list_runs,
     rename_run,
@@ -315,6 +317,13 @@ class RunsPanel(QWidget):
             worker.resume()
             self._update_buttons()
             return worker
+        row = self.model.row_of(run_id)
+        try:  # offline mode, a moved model file: said now, and the run is left as it was
+            check_models_ready(self.model.runs[row].model_specs if row is not None else ())
+        except ThoughtDeskError as error:
+            self.message.setText(f"{error}. Run {run_id} was not started and is unchanged.")
+            self.message.setStyleSheet("color: #b3261e;")
+            return None
         return self.start_run(run_id)
 
     def rename_selected(self, name: str | None = None) -> Task[int] | None:
