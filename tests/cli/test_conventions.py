@@ -168,6 +168,7 @@ def test_progress_line_shows_rate_and_time_left_and_ends_cleanly(monkeypatch):
     bar.finish()
     text = terminal.getvalue()
     assert "100/200" in text and "samples/s" in text and "short" in text
+    assert text.count("\r\x1b[2K") >= 2  # every redraw erases the whole line first: no tail of a longer label
     assert text.removesuffix("\x1b[?25h").endswith("\n")  # the line is ended (then the cursor shown again)
     assert common._ACTIVE == set()
 
