@@ -113,7 +113,7 @@ class TlsServer(socketserver.ThreadingTCPServer):
 
 
 class TlsHandler(ProxyHandler):
-    server: TlsServer  # type: ignore[assignment]  # answers like the forward proxy does
+    server: TlsServer  # type: ignore[assignment]  # reuses ProxyHandler, whose server is a Proxy
 
     def handle(self) -> None:
         line = self.rfile.readline().decode("latin-1").strip()
