@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.paths import FIXTURES
 from thoughtdesk import __version__
+from thoughtdesk.core.library.store import Library
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
@@ -90,7 +91,7 @@ def test_library_from_environment(tmp_path):
 )
 def test_failures_exit_non_zero_with_one_line(tmp_path, args, message):
     lib = tmp_path / "lib.thoughtdesk"
-    run("collections", library=lib)
+    Library.open(lib).close()  # an existing, empty library
     result = run(*args, library=lib)
     assert result.returncode == 1
     assert result.stderr.startswith("thoughtdesk: ") and result.stderr.count("\n") == 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -335,12 +336,14 @@ def evaluate(
     max_compared_conditions: int = MAX_COMPARED_CONDITIONS,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    comparison_progress: Callable[[int, int], None] | None = None,
 ) -> EvaluationResult:
     """Evaluate ``collection``; with ``rescore`` first re-score every answer (writes the library).
 
     ``comparisons`` compares every pair of conditions within each dataset split (up to
     ``max_compared_conditions`` conditions per split), with ``n_resamples`` bootstrap resamples.
-    ``progress``/``cancel`` are passed to the re-score.
+    ``progress``/``cancel`` are passed to the re-score; ``comparison_progress(done, total)`` is
+    told after each compared pair (the bootstrap takes seconds on large collections).
     """
     cid = lib.require_collection(collection)
     report = rescore_collection(lib, collection, progress=progress, cancel=cancel) if rescore else None
@@ -349,13 +352,17 @@ def evaluate(
     result.rows = accuracy_table(result.answers)
     if comparisons:
         paired = PairedOutcomes(result.answers)
+        pairs: list[tuple[Any, Any]] = []
         for (dataset, split), group in itertools.groupby(result.rows, key=lambda r: (r.dataset, r.split)):
             keys = [r.key for r in group]
             if len(keys) > max_compared_conditions:
                 result.comparisons_skipped.append((dataset, split))
                 continue
-            for a, b in itertools.combinations(keys, 2):
-                compared = compare_conditions(paired, a, b, n_resamples=n_resamples)
-                if compared is not None:
-                    result.comparisons.append(compared)
+            pairs.extend(itertools.combinations(keys, 2))
+        for done, (a, b) in enumerate(pairs, 1):
+            compared = compare_conditions(paired, a, b, n_resamples=n_resamples)
+            if compared is not None:
+                result.comparisons.append(compared)
+            if comparison_progress is not None:
+                comparison_progress(done, len(pairs))
     return result

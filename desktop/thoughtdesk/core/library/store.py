@@ -8,6 +8,7 @@ so an import that fails or is cancelled leaves the file exactly as it was.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import tempfile
@@ -18,8 +19,11 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.library import migrations
+from thoughtdesk.core.library.backup import backup_before_upgrade
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
+
+log = logging.getLogger(__name__)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -170,6 +174,21 @@ def inserted_id(cursor: sqlite3.Cursor) -> int:
 WaitCallback = Callable[[float, str | None], None]
 
 
+def _backup_if_upgrading(conn: sqlite3.Connection, path: Path) -> Path | None:
+    """Copy an existing library aside before its schema is migrated (core/library/backup.py).
+    A copy that cannot be written is logged and the upgrade goes on: each migration is its own
+    transaction, and refusing would lock the user out of their data."""
+    if not migrations.pending_migrations(conn):
+        return None
+    try:
+        copy = backup_before_upgrade(conn, path)
+    except LibraryError as error:
+        log.warning("no backup before upgrading %s: %s", path, error)
+        return None
+    log.info("backed up %s to %s before upgrading its schema", path, copy)
+    return copy
+
+
 class Library:
     """An open library file. Create with :meth:`open`."""
 
@@ -179,6 +198,8 @@ class Library:
     max_write_wait: float = 120.0
     #: Told every ~10 s while a write waits (the CLI prints it, the GUI shows it).
     on_write_wait: WaitCallback | None = None
+    #: The copy written before this open migrated an older library's schema, if one was.
+    upgrade_backup: Path | None = None
 
     def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.path = path
@@ -206,6 +227,7 @@ class Library:
         _check_before_opening(path)
         if path.exists() and path.stat().st_size > 0 and not _writable(path):
             return cls._open_read_only(path)
+        had_data = path.exists() and path.stat().st_size > 0
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
@@ -218,6 +240,7 @@ class Library:
         conn.execute("PRAGMA temp_store = MEMORY")
         try:
             conn.execute("PRAGMA quick_check(1)").fetchone()  # a damaged file is told now, not mid-work
+            backup = _backup_if_upgrading(conn, path) if had_data else None
             migrations.apply_migrations(conn)
         except sqlite3.Error as error:
             conn.close()
@@ -225,7 +248,9 @@ class Library:
         except BaseException:
             conn.close()
             raise
-        return cls(path, conn)
+        library = cls(path, conn)
+        library.upgrade_backup = backup
+        return library
 
     @classmethod
     def _open_read_only(cls, path: Path) -> Library:

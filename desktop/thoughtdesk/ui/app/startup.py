@@ -42,6 +42,9 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     app.setOrganizationName("ThoughtDesk")
     app.setApplicationName("ThoughtDesk")
+    from thoughtdesk.ui.settings.options import use_settings_file
+
+    use_settings_file()  # QSettings() and the command line: one INI file in the config folder
     from thoughtdesk.ui.app import gc_guard
 
     gc_guard.install(app)

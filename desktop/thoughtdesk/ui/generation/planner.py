@@ -15,7 +15,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
-from thoughtdesk.core.generation.runs import FewShotSpec, RunPlan, RunSpec, create_run, plan_run
+from thoughtdesk.core.generation.runs import FewShotSpec, RunPlan, RunSpec, check_models_ready, create_run, plan_run
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
@@ -374,4 +374,5 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         return format_previews(plan)
 
     def create_planned_run(self, lib: Library, plan: RunPlan, name: str | None) -> int:
+        check_models_ready(plan.spec.models)  # offline mode, a missing model file: no run is written
         return create_run(lib, plan, name=name)

@@ -13,8 +13,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
-from thoughtdesk.core.generation.runs import RequestRow, RunInfo, RunLimits, RunProgress, list_runs, run_requests
+from thoughtdesk.core.generation.runs import (
+    RequestRow,
+    RunInfo,
+    RunLimits,
+    RunProgress,
+    check_models_ready,
+    delete_run,
+    list_runs,
+    rename_run,
+    run_requests,
+)
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
@@ -23,7 +34,9 @@ from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -120,6 +133,16 @@ class RunsPanel(QWidget):
         )
         self.cancel_button = self._button(
             buttons, "&Cancel", "cancelRun", self.cancel_selected, "Stop the run; it can be resumed later"
+        )
+        self.rename_button = self._button(
+            buttons, "Re&name…", "renameRun", lambda: self.rename_selected(), "Give the selected run another name"
+        )
+        self.delete_button = self._button(
+            buttons,
+            "&Delete…",
+            "deleteRun",
+            lambda: self.delete_selected(),
+            "Delete the selected run and its request rows; the CoTs and answers it produced stay",
         )
         self._button(buttons, "Refresh", "refreshRuns", self.reload, "Read the runs from the library again")
         buttons.addStretch(1)
@@ -269,6 +292,8 @@ class RunsPanel(QWidget):
         self.start_button.setEnabled(run_id is not None and (not running or paused) and status != "done")
         self.pause_button.setEnabled(running and not paused)
         self.cancel_button.setEnabled(running)
+        self.rename_button.setEnabled(run_id is not None)
+        self.delete_button.setEnabled(run_id is not None and not running)
 
     def pause_selected(self) -> None:
         worker = self.workers.get(self.selected_run() or -1)
@@ -292,7 +317,82 @@ class RunsPanel(QWidget):
             worker.resume()
             self._update_buttons()
             return worker
+        row = self.model.row_of(run_id)
+        try:  # offline mode, a moved model file: said now, and the run is left as it was
+            check_models_ready(self.model.runs[row].model_specs if row is not None else ())
+        except ThoughtDeskError as error:
+            self.message.setText(f"{error}. Run {run_id} was not started and is unchanged.")
+            self.message.setStyleSheet("color: #b3261e;")
+            return None
         return self.start_run(run_id)
+
+    def rename_selected(self, name: str | None = None) -> Task[int] | None:
+        """Rename the selected run (``name``, else asked for); written in a worker."""
+        run_id, path = self.selected_run(), self.library_path
+        if run_id is None or path is None:
+            return None
+        if name is None:
+            current = self.model.data(self.model.index(self.table.currentIndex().row(), 0)) or ""
+            name, ok = QInputDialog.getText(self, "Rename run", f"New name of run {run_id}:", text=str(current))
+            if not ok:
+                return None
+        if not name.strip():
+            self.message.setText("A run's name cannot be empty.")
+            return None
+        new_name = name
+
+        def work() -> int:
+            with Library.open(path, create=False) as lib:
+                return rename_run(lib, run_id, new_name)
+
+        return self._change(work, f"Run {run_id} renamed.")
+
+    def delete_selected(self, *, confirm: bool = True) -> Task[int] | None:
+        """Delete the selected run after asking (unless ``confirm`` is False); its request rows go,
+        the CoTs and answers it produced stay. A run this window is executing is not deleted."""
+        run_id, path = self.selected_run(), self.library_path
+        if run_id is None or path is None:
+            return None
+        worker = self.workers.get(run_id)
+        if worker is not None and worker.isRunning():
+            self.message.setText(f"Run {run_id} is running: cancel it first, then delete it.")
+            return None
+        if confirm:
+            answer = QMessageBox.question(
+                self,
+                "Delete run",
+                f"Delete run {run_id} and its request rows? The CoTs and answers it produced stay in the "
+                "collection. This cannot be undone.",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return None
+
+        def work() -> int:
+            with Library.open(path, create=False) as lib:
+                return delete_run(lib, run_id)[0]
+
+        def forget(deleted: int) -> None:
+            self.workers.pop(deleted, None)
+            self.errors.pop(deleted, None)
+            self.model.live.pop(deleted, None)
+
+        return self._change(work, f"Run {run_id} deleted; its CoTs and answers are kept.", forget)
+
+    def _change(
+        self, work: Callable[[], int], done_text: str, then: Callable[[int], object] | None = None
+    ) -> Task[int]:
+        def done(run_id: int) -> None:
+            if then is not None:
+                then(run_id)
+            self.reload(then=lambda: self.message.setText(done_text))
+
+        return (
+            Task(lambda _ctx: work())
+            .on_success(done)
+            .on_failure(lambda error: self.message.setText(str(error)))
+            .owned_by(self, self._tasks)
+            .start()
+        )
 
     # Workers --------------------------------------------------------------------------------
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from thoughtdesk.core.critiques.dscb import looks_like_dscb
 from thoughtdesk.core.datasets import (
     DatasetInfo,
     catalogue,
     dataset_files,
     detect_dataset,
 )
-from thoughtdesk.core.datasets.readers import first_json_item
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.ui.importing.widgets import (
     DownloadPanel,
@@ -45,28 +43,6 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
-
-TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv")
-
-
-def looks_like_thoughtsource(path: Path) -> bool:
-    """True when ``path`` is a ThoughtSource collection: ``{dataset: {split: [samples]}}``."""
-    if not path.is_file() or path.suffix.lower() != ".json":
-        return False
-    first = first_json_item(path)
-    return isinstance(first, dict) and bool(first) and all(isinstance(value, list) for value in first.values())
-
-
-def classify_import_file(path: Path) -> str:
-    """``"thoughtsource"``, ``"dscb"`` (a DS Critique Bank file), ``"dataset"`` (a known dataset's
-    original files) or ``"table"``."""
-    if looks_like_thoughtsource(path):
-        return "thoughtsource"
-    if looks_like_dscb(path):
-        return "dscb"
-    if detect_dataset(path) is not None or path.is_dir():
-        return "dataset"
-    return "table" if path.suffix.lower() in TABLE_SUFFIXES else "dataset"
 
 
 def _spin(name: str, minimum: int, maximum: int, value: int) -> QSpinBox:
@@ -94,6 +70,7 @@ class DatasetImportDialog(QDialog):
         self.setWindowTitle("Import a dataset")
         self.resize(760, 720)
         self.infos = {info.name: info for info in (datasets or catalogue())}
+        self._files_problem: str | None = None  # why the chosen files are not this dataset's
         layout = QVBoxLayout(self)
 
         source_box = QGroupBox("Source")
@@ -172,7 +149,8 @@ class DatasetImportDialog(QDialog):
         self.error_label.setStyleSheet("color: #b3261e;")
         layout.addWidget(self.error_label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        self.import_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.import_button.setText("Import")
         buttons.accepted.connect(self.try_accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -189,8 +167,11 @@ class DatasetImportDialog(QDialog):
         self._source_changed()
         self._dataset_changed()
         self._count_changed()
+        self.path_edit.textChanged.connect(lambda _: self._update_import_button())
+        self.target.collection.editTextChanged.connect(lambda _: self._update_import_button())
         if path is not None:
             self.set_path(path)
+        self._update_import_button()
 
     # Source ---------------------------------------------------------------------------------
 
@@ -263,12 +244,14 @@ class DatasetImportDialog(QDialog):
             return []
         text = self.path_edit.text().strip()
         self.files_label.setText("")
+        self._files_problem = None
         if not text or not Path(text).exists():
             return list(info.splits)
         try:
             files = dataset_files(info.name, text)
         except ThoughtDeskError as error:
             self.files_label.setText(str(error))
+            self._files_problem = str(error)
             return list(info.splits)
         self.files_label.setText(
             "Files: "
@@ -287,8 +270,10 @@ class DatasetImportDialog(QDialog):
         for split in self.available_splits():
             box = QCheckBox(split, objectName=f"split_{split}")
             box.setChecked(True)
+            box.toggled.connect(lambda _: self._update_import_button())
             self.splits_layout.insertWidget(self.splits_layout.count() - 1, box)
             self.split_boxes[split] = box
+        self._update_import_button()
 
     def set_splits(self, splits: list[str]) -> None:
         for split, box in self.split_boxes.items():
@@ -302,20 +287,36 @@ class DatasetImportDialog(QDialog):
 
     # Result ---------------------------------------------------------------------------------
 
-    def request(self) -> ImportRequest:
-        """The import the dialog describes; raises ``ValueError`` saying what is missing."""
+    def problem(self) -> str | None:
+        """What keeps the dialog from importing (the Import button is disabled while there is
+        something), or None when the choice is valid."""
         text = self.path_edit.text().strip()
         if not text:
-            raise ValueError("Choose a file or folder, or download the dataset first.")
+            return "Choose a file or folder, or download the dataset first."
         if not Path(text).exists():
-            raise ValueError(f"{text} does not exist.")
+            return f"{text} does not exist."
         if self.dataset is None:
-            raise ValueError("Choose the dataset.")
-        splits = [split for split, box in self.split_boxes.items() if box.isChecked()]
-        if not splits:
-            raise ValueError("Tick at least one split.")
+            return "Choose the dataset."
+        if self._files_problem is not None:
+            return self._files_problem
+        if not any(box.isChecked() for box in self.split_boxes.values()):
+            return "Tick at least one split."
         if not self.target.collection_name:
-            raise ValueError("Name the collection to import into.")
+            return "Name the collection to import into."
+        return None
+
+    def _update_import_button(self) -> None:
+        problem = self.problem()
+        self.import_button.setEnabled(problem is None)
+        self.import_button.setToolTip(problem or "")
+
+    def request(self) -> ImportRequest:
+        """The import the dialog describes; raises ``ValueError`` saying what is missing."""
+        problem = self.problem()
+        if problem is not None:
+            raise ValueError(problem)
+        text = self.path_edit.text().strip()
+        splits = [split for split, box in self.split_boxes.items() if box.isChecked()]
         some = self.some_radio.isChecked()
         return ImportRequest(
             path=Path(text),

@@ -42,6 +42,10 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
   :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
+* managing: :func:`check_models_ready` ``(models)`` (raises what would stop the run at its first
+  request: offline mode, a missing model file; call it before ``create_run``),
+  :func:`rename_run` ``(lib, run, name)``, :func:`delete_run` ``(lib, run) -> (id, requests)``
+  (its CoTs and answers stay), :class:`RunInUseError`.
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
   ``ANTHROPIC_API_KEY``).
@@ -57,6 +61,7 @@ from thoughtdesk.core.generation.runs.critique import (
     plan_critique_run,
 )
 from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
+from thoughtdesk.core.generation.runs.manage import RunInUseError, check_models_ready, delete_run, rename_run
 from thoughtdesk.core.generation.runs.plan import PlannedRequest, PromptPreview, RunPlan, create_run, plan_run
 from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
 from thoughtdesk.core.generation.runs.read import (
@@ -84,6 +89,10 @@ from thoughtdesk.core.generation.runs.spec import (
 )
 
 __all__ = [
+    "RunInUseError",
+    "check_models_ready",
+    "delete_run",
+    "rename_run",
     "ONLY_CHOICES",
     "AnySpec",
     "CotRef",
