@@ -68,12 +68,23 @@ def _opt_json(value: dict | tuple) -> str | None:
     return _json(list(value) if isinstance(value, tuple) else value) if value else None
 
 
+#: Characters of one text (a question, a CoT) the full-text index holds: search finds words in the
+#: first 100,000 characters. The index stores what it indexes, so a 20 MB model answer indexed
+#: whole would be stored twice more (content and terms) beside the CoT itself (issue 15, point 6).
+FTS_CHARS = 100_000
+
+
+def fts_prefix(text: str) -> str:
+    """The part of ``text`` the full-text index holds (its first :data:`FTS_CHARS` characters)."""
+    return text if len(text) <= FTS_CHARS else text[:FTS_CHARS]
+
+
 def cot_fts_text(cots: list[GeneratedCot]) -> str:
-    return "\n".join(c.cot for c in cots if c.cot)
+    return "\n".join(fts_prefix(c.cot) for c in cots if c.cot)
 
 
 def reference_fts_text(steps: list[Any]) -> str:
-    return "\n".join(s for s in steps if isinstance(s, str))
+    return fts_prefix("\n".join(s for s in steps if isinstance(s, str)))
 
 
 class SampleWriter:
@@ -256,7 +267,9 @@ class SampleWriter:
             )
         )
         cot_list = s.cot if isinstance(s.cot, list) else []
-        self._fts.append((pk, s.question or "", reference_fts_text(cot_list), cot_fts_text(s.generated_cot)))
+        self._fts.append(
+            (pk, fts_prefix(s.question or ""), reference_fts_text(cot_list), cot_fts_text(s.generated_cot))
+        )
 
     def flush(self) -> None:
         c = self.conn
