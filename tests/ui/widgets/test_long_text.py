@@ -90,3 +90,18 @@ def test_plain_labels_show_invisible_characters_and_never_markup(qtbot) -> None:
     assert label.text() == "file_<U+202E>txt.exe <b>x</b>"
     assert label.textFormat() == Qt.TextFormat.PlainText
     assert isinstance(label, QLabel)
+
+
+def test_invisible_characters_are_escapes_in_their_own_style(qtbot) -> None:
+    long = LongText("file_\u202etxt.exe")
+    qtbot.addWidget(long)
+    assert long.shown_text() == "file_<U+202E>txt.exe"
+    block = long.view.document().firstBlock()
+    fragments = []
+    iterator = block.begin()
+    while not iterator.atEnd():
+        fragment = iterator.fragment()
+        fragments.append((fragment.text(), fragment.charFormat().background().color().name()))
+        iterator += 1
+    assert ("<U+202E>", "#5c5c5c") in fragments
+    assert fragments[0][0] == "file_" and fragments[0][1] != "#5c5c5c"

@@ -23,6 +23,7 @@ import re
 
 from thoughtdesk.ui.qt import (
     QApplication,
+    QColor,
     QDialog,
     QDialogButtonBox,
     QFrame,
@@ -30,6 +31,8 @@ from thoughtdesk.ui.qt import (
     QPushButton,
     QSizePolicy,
     Qt,
+    QTextCharFormat,
+    QTextCursor,
     QTextEdit,
     QTextOption,
     QToolButton,
@@ -37,7 +40,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
-from thoughtdesk.ui.widgets.visible_text import reveal
+from thoughtdesk.ui.widgets.visible_text import escape_of, has_invisible, reveal, split_invisible
 
 #: Characters shown before "Show all" (laid out in about 20 ms).
 DISPLAY_CHARS = 20_000
@@ -61,6 +64,15 @@ def wrap_mode_for(text: str) -> QTextOption.WrapMode:
     if _LONG_WORD.search(text):
         return QTextOption.WrapMode.WrapAnywhere
     return QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+
+
+def invisible_format() -> QTextCharFormat:
+    """The character format of an invisible character's escape: white on grey, as in the
+    compare view (``safe_text.INVISIBLE_STYLE``), readable on any theme."""
+    char_format = QTextCharFormat()
+    char_format.setBackground(QColor("#5c5c5c"))
+    char_format.setForeground(QColor("#ffffff"))
+    return char_format
 
 
 def capped(text: str, limit: int = DISPLAY_CHARS) -> tuple[str, int]:
@@ -117,9 +129,17 @@ class FittedPlainText(QTextEdit):
         self._fitted_width = -1
 
     def set_text(self, text: str) -> None:
-        """Show ``text`` (already revealed and capped by the caller)."""
+        """Show ``text`` (capped by the caller); invisible characters as ``<U+202E>`` in their
+        own style (inserted as text with a format: nothing is read as markup)."""
         self.setWordWrapMode(wrap_mode_for(text))
-        self.setPlainText(text)
+        if not has_invisible(text):
+            self.setPlainText(text)
+        else:
+            self.clear()
+            cursor = QTextCursor(self.document())
+            plain, escape = QTextCharFormat(), invisible_format()
+            for piece, invisible in split_invisible(text):
+                cursor.insertText(escape_of(piece) if invisible else piece, escape if invisible else plain)
         if self.isVisible():
             self._fit()
         else:  # laid out when shown, at its real width (not once more at a default one)
@@ -189,7 +209,7 @@ class LongText(QWidget):
         self.text = text
         shown, hidden = capped(text, self.limit)
         self._shown = len(shown)
-        self.view.set_text(reveal(shown))
+        self.view.set_text(shown)
         self.more.setText(more_text(hidden))
         self.more.setVisible(hidden > 0)
 
@@ -202,7 +222,7 @@ class LongText(QWidget):
         else in a :class:`FullTextDialog`."""
         if len(self.text) <= INLINE_ALL_CHARS:
             self._shown = len(self.text)
-            self.view.set_text(reveal(self.text))
+            self.view.set_text(self.text)
             self.more.setVisible(False)
             return
         self.dialog = open_full_text(self, self.title, self.text)
