@@ -118,6 +118,14 @@ class SampleWriter:
         in their order, so an importer that stores rows referring to them (critiques) knows them."""
         return self._next_cot
 
+    def resync(self) -> None:
+        """Continue above keys other processes took since the last commit (a staged import
+        commits in chunks; this writer chooses its own primary keys)."""
+        self._next_sample = max(self._next_sample, self._next_id("sample"))
+        self._next_cot = max(self._next_cot, self._next_id("generated_cot"))
+        self._next_answer = max(self._next_answer, self._next_id("answer"))
+        self._next_annotation = max(self._next_annotation, self._next_id("annotation"))
+
     def _next_id(self, table: str) -> int:
         return (self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
 
