@@ -4,8 +4,10 @@ for llama-cpp-python's OpenAI-compatible server.
 :class:`FakeModelServer` answers like an OpenAI-compatible server (``/v1/chat/completions``,
 ``/v1/completions``) or like Anthropic's Messages API (``/v1/messages``). Queue :class:`Reply`
 objects on it to inject faults (a status with headers, a slow answer, a connection dropped
-mid-body, invalid JSON, an empty ``choices``); when the queue is empty it answers normally. Every
-request is recorded with its headers, JSON body and arrival time.
+mid-body, invalid JSON, an empty ``choices``, another content type, a redirect); when the queue
+is empty it answers normally. Every request is recorded with its headers, JSON body and arrival
+time. ``tests/core/generation/backends/test_fault_matrix.py`` runs every failure class against
+every HTTP backend.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Reply:
     delay: float = 0.0
     drop_after: int | None = None
     stream_bytes: int | None = None
+    #: The Content-Type header sent (a web page's ``text/html`` where JSON was expected).
+    content_type: str = "application/json"
 
 
 @dataclass
@@ -47,6 +51,19 @@ class Recorded:
     headers: dict[str, str]
     json: Any
     time: float  # time.monotonic() at arrival
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A threaded HTTP server that does not print a traceback when a client hangs up mid-answer
+    (the endless-body test closes the connection on purpose; anything else is still printed)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def free_port() -> int:
@@ -97,8 +114,7 @@ class FakeModelServer:
                     with server._lock:
                         server.in_flight -= 1
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -134,7 +150,14 @@ class FakeModelServer:
             reply = (
                 self._normal(record, anthropic)
                 if scripted is None
-                else Reply(reply.status, self._normal(record, anthropic).body, reply.headers, 0, reply.drop_after)
+                else Reply(
+                    reply.status,
+                    self._normal(record, anthropic).body,
+                    reply.headers,
+                    0,
+                    reply.drop_after,
+                    content_type=reply.content_type,
+                )
             )
         body = reply.body
         data = (
@@ -143,7 +166,7 @@ class FakeModelServer:
             else body
         )
         handler.send_response(reply.status)
-        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Type", reply.content_type)
         if reply.stream_bytes is not None:
             self._stream(handler, data or b"x", reply.stream_bytes)
             return

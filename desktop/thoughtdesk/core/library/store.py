@@ -13,6 +13,7 @@ import os
 import sqlite3
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -107,9 +108,14 @@ def _check_before_opening(path: Path) -> None:
             f"{path} is not a ThoughtDesk library (it is not an SQLite database); "
             "it was left untouched. Choose another file or create a new library."
         )
+    # immutable: the probe never creates -wal/-shm files beside a file it may refuse. When they
+    # exist, another process has the library open and may be writing (a staged import commits
+    # and checkpoints as it goes): an immutable read of a file changing under it can look
+    # "malformed", so the probe then reads through the write-ahead log like any reader.
+    in_use = path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()
+    mode = "mode=ro" if in_use else "mode=ro&immutable=1"
     try:
-        # immutable: the probe never creates -wal/-shm files beside a file it may refuse.
-        probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        probe = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
         probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
         raise library_error(error, path) or LibraryError(
@@ -145,6 +151,27 @@ def _check_before_opening(path: Path) -> None:
         )
     if tables and "_migrations" not in tables:
         raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
+
+
+#: The ``source`` prefix of a collection an import is still writing (hidden until published).
+STAGING = "thoughtdesk-importing:"
+
+
+def _process_alive(pid_text: str) -> bool:
+    """Whether process ``pid_text`` runs (on this machine); an unreadable pid counts as alive."""
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists but is not ours (PermissionError)
+    return True
 
 
 def _writer_note_path(path: Path) -> Path:
@@ -250,6 +277,7 @@ class Library:
             raise
         library = cls(path, conn)
         library.upgrade_backup = backup
+        library.remove_abandoned_imports()  # an import killed mid-way left a hidden collection
         return library
 
     @classmethod
@@ -351,16 +379,70 @@ class Library:
     # Collections -------------------------------------------------------------------------
 
     def collections(self) -> list[CollectionInfo]:
+        """Every collection, by name; a collection an import is still writing is not one yet."""
         rows = self.conn.execute(
-            """SELECT c.id, c.name, c.created, c.source,
+            f"""SELECT c.id, c.name, c.created, c.source,
                       (SELECT count(*) FROM sample s WHERE s.collection_id = c.id)
-               FROM collection c ORDER BY c.name COLLATE NOCASE"""
+               FROM collection c WHERE c.source NOT LIKE '{STAGING}%' ORDER BY c.name COLLATE NOCASE"""
         ).fetchall()
         return [CollectionInfo(id=r[0], name=r[1], created=r[2], source=r[3], samples=r[4]) for r in rows]
 
     def collection_id(self, name: str) -> int | None:
-        row = self.conn.execute("SELECT id FROM collection WHERE name = ?", (name,)).fetchone()
+        row = self.conn.execute(
+            f"SELECT id FROM collection WHERE name = ? AND source NOT LIKE '{STAGING}%'", (name,)
+        ).fetchone()
         return row[0] if row else None
+
+    # Staged imports (issue 15, point 5) ---------------------------------------------------
+    # A long import into a new collection commits in chunks, so other writers get the library
+    # between them, into a collection hidden from every list and lookup until its last chunk
+    # names it. Its ``source`` says who writes it: 'thoughtdesk-importing:<pid>:<source>'.
+
+    def create_staging_collection(self, source: str) -> int:
+        """A hidden collection for an import to fill (inside the caller's transaction)."""
+        cur = self.conn.execute(
+            "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)",
+            (f"{STAGING}{uuid.uuid4().hex}", now_iso(), f"{STAGING}{os.getpid()}:{source}"),
+        )
+        return inserted_id(cur)
+
+    def publish_collection(self, collection_id: int, name: str, source: str) -> None:
+        """Give a filled staging collection its name (inside the caller's transaction): from now
+        on it is seen, all at once."""
+        if self.collection_id(name) is not None:
+            raise LibraryError(
+                f"a collection named {name!r} was created in {self.path} while this import ran; "
+                "nothing was imported: import again under another name"
+            )
+        self.conn.execute("UPDATE collection SET name = ?, source = ? WHERE id = ?", (name, source, collection_id))
+
+    def drop_collection_rows(self, collection_id: int) -> None:
+        """Delete a collection and everything in it, its search index rows too (inside the
+        caller's transaction; rows that refer to its samples go with them)."""
+        self.conn.execute(
+            "DELETE FROM sample_fts WHERE rowid IN (SELECT id FROM sample WHERE collection_id = ?)", (collection_id,)
+        )
+        self.conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
+
+    def remove_abandoned_imports(self) -> int:
+        """Delete staging collections whose importing process is gone (killed mid-import);
+        return how many. Never fails: a library another process is writing is left for later."""
+        rows = self.conn.execute(f"SELECT id, source FROM collection WHERE source LIKE '{STAGING}%'").fetchall()
+        gone = [cid for cid, source in rows if not _process_alive(source[len(STAGING) :].split(":", 1)[0])]
+        if not gone or self.read_only:
+            return 0
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:
+            return 0
+        try:
+            for cid in gone:
+                self.drop_collection_rows(cid)
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            self.conn.execute("ROLLBACK")
+            return 0
+        return len(gone)
 
     def require_collection(self, name: str) -> int:
         """The id of the collection called ``name``; a clear error listing the names if absent."""

@@ -50,6 +50,8 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import display_lines
+from thoughtdesk.ui.widgets.visible_text import reveal
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
@@ -467,7 +469,7 @@ class RunsPanel(QWidget):
             self._stream_dirty = False
             self.stream_title.setText(self._stream_label or "Local model output (current request)")
             text = "".join(self._stream_text)[-STREAM_KEEP:]
-            self.stream.setPlainText(text)
+            self.stream.setPlainText(display_lines(reveal(text)))  # model output: controls shown, lines bounded
             self.stream.verticalScrollBar().setValue(self.stream.verticalScrollBar().maximum())
 
     def _flush_data_changed(self, *, now: bool = False) -> None:

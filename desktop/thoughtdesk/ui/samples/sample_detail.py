@@ -1,7 +1,10 @@
 """The right-hand pane: one sample with its choices, context, reference CoT and generated CoTs.
 
 All text from datasets and models goes into widgets set to plain text (``Qt.PlainText``), so
-markup such as ``<img src=x>`` or ``<a href=...>`` is shown literally and never interpreted.
+markup such as ``<img src=x>`` or ``<a href=...>`` is shown literally and never interpreted;
+invisible characters (bidi overrides) are shown as ``<U+202E>``. A text too long for a label, or
+with a word longer than a line, goes into a :class:`~thoughtdesk.ui.widgets.long_text.LongText`:
+capped, wrapped anywhere, with "Show all" (a 10 MB one-word question opens like a short one).
 Each generated CoT shows its critiques (:mod:`thoughtdesk.ui.critiques.cards`) and the human
 ratings of it; CoT text a critique's main flaw quotes is marked (plain text with a format).
 """
@@ -28,6 +31,8 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import LongText, display_lines, fits_label
+from thoughtdesk.ui.widgets.visible_text import reveal
 
 #: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
 MARKED_COT_CHARS = 20_000
@@ -38,6 +43,14 @@ OPEN_CRITIQUES = 12
 
 def heading(text: str) -> QLabel:
     return plain_label(text, name="heading", bold=True, keep_height=True)
+
+
+def data_text(text: str, name: str, *, bold: bool = False, title: str = "Full text") -> QWidget:
+    """A selectable plain label for ``text``, or a :class:`LongText` when the text is too long
+    for one or has a word a label could not wrap."""
+    if fits_label(text):
+        return plain_label(text, name=name, bold=bold, selectable=True, keep_height=True)
+    return LongText(text, name=name, title=title)
 
 
 def letters(n: int) -> list[str]:
@@ -78,7 +91,7 @@ class CotCard(QFrame):
             marked.set_parts([Part("", text, tuple(quotes))], limit=MARKED_COT_CHARS)
             layout.addWidget(marked)
         else:
-            layout.addWidget(plain_label(text or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
+            layout.addWidget(data_text(text or "(empty CoT)", "cotText", title=f"CoT of {name}"))
         for answer in cot.answers:
             verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
             scoring = answer.scoring
@@ -86,7 +99,7 @@ class CotCard(QFrame):
                 # scored, no answer found: not the same as never scored (issue 17.5)
                 verdict = f"✗ not extractable ({scoring.reason})" if scoring.reason else "✗ not extractable"
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
-            label = plain_label(text, name="cotAnswer", bold=True, selectable=True, keep_height=True)
+            label = data_text(text, "cotAnswer", bold=True, title="Extracted answer")
             if answer.correct_answer is not None:
                 label.setProperty("correct", answer.correct_answer)
             layout.addWidget(label)
@@ -184,7 +197,7 @@ class SampleDetail(QScrollArea):
             )
         )
         layout.addWidget(heading("Question"))
-        layout.addWidget(plain_label(s.question or "", name="question", selectable=True, keep_height=True))
+        layout.addWidget(data_text(s.question or "", "question", title="Question"))
 
         gold = {str(a) for a in (s.answer or [])}
         if s.choices:
@@ -192,18 +205,15 @@ class SampleDetail(QScrollArea):
             for letter, choice in zip(letters(len(s.choices)), s.choices, strict=False):
                 is_gold = str(choice) in gold or letter in gold
                 mark = "✓ " if is_gold else "   "
-                label = plain_label(
-                    f"{mark}{letter}) {choice}", name="choice", bold=is_gold, selectable=True, keep_height=True
-                )
+                label = data_text(f"{mark}{letter}) {choice}", "choice", bold=is_gold, title=f"Choice {letter}")
                 label.setProperty("gold", is_gold)
                 layout.addWidget(label)
         layout.addWidget(
-            plain_label(
+            data_text(
                 "Gold answer: " + ("; ".join(str(a) for a in s.answer or []) or "(none)"),
-                name="gold",
+                "gold",
                 bold=True,
-                selectable=True,
-                keep_height=True,
+                title="Gold answer",
             )
         )
 
@@ -218,7 +228,9 @@ class SampleDetail(QScrollArea):
             context = QPlainTextEdit()
             context.setObjectName("context")
             context.setReadOnly(True)
-            context.setPlainText(s.context)
+            # A plain-text edit lays out only the lines in view; lines of a long unbroken
+            # context are shown in pieces so no one line is laid out whole.
+            context.setPlainText(display_lines(reveal(s.context)))
             context.setMaximumHeight(180)
             context.setVisible(toggle.isChecked())
 
@@ -234,7 +246,7 @@ class SampleDetail(QScrollArea):
         layout.addWidget(heading(f"Reference CoT ({len(steps)} steps)"))
         if steps:
             for n, step in enumerate(steps, start=1):
-                layout.addWidget(plain_label(f"{n}. {step}", name="referenceStep", selectable=True, keep_height=True))
+                layout.addWidget(data_text(f"{n}. {step}", "referenceStep", title=f"Reference step {n}"))
         else:
             layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", keep_height=True))
 
@@ -257,6 +269,8 @@ class SampleDetail(QScrollArea):
         widget = self.widget()
         if widget is None:
             return []
-        return [label.text() for label in widget.findChildren(QLabel)] + [
-            view.toPlainText() for view in widget.findChildren(FittedText)
-        ]
+        return (
+            [label.text() for label in widget.findChildren(QLabel)]
+            + [view.toPlainText() for view in widget.findChildren(FittedText)]
+            + [long.shown_text() for long in widget.findChildren(LongText)]
+        )

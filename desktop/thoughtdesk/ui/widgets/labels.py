@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from thoughtdesk.ui.qt import QLabel, QSizePolicy, Qt
+from thoughtdesk.ui.widgets.visible_text import reveal
 
 
 def plain_label(
@@ -22,11 +23,15 @@ def plain_label(
     labels share a column (the sample detail, the review panels). It is off by default because in
     a form with spare room the size hint (taken at a narrower width than the label gets) would
     make a one-line note two or three lines tall.
+
+    Invisible characters (bidi controls, zero-width spaces) in ``text`` are shown as escapes,
+    ``<U+202E>`` (:func:`~thoughtdesk.ui.widgets.visible_text.reveal`); so is text set later
+    through :func:`set_plain_text`.
     """
     label = QLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(wrap)
-    label.setText(text)
+    label.setText(reveal(text))
     if wrap and keep_height:
         label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     if selectable:
@@ -38,3 +43,8 @@ def plain_label(
         font.setBold(True)
         label.setFont(font)
     return label
+
+
+def set_plain_text(label: QLabel, text: str) -> None:
+    """Set a plain label's text later, invisible characters shown as in :func:`plain_label`."""
+    label.setText(reveal(text))

@@ -343,6 +343,15 @@ def error_for_status(
             f"server error (HTTP {status}){said}",
             "retried automatically; if it persists, check the server's logs or the provider's status page",
         )
+    if 300 <= status < 400:
+        # Never followed: a redirect would take the API key (in the headers) to another address.
+        location = redact(headers.get("location") or "") or "no address given"
+        return error(
+            BadRequest,
+            f"the server at {url} redirected the request (HTTP {status}) to {location}",
+            "redirects are not followed, so the API key never goes to another address; if you trust "
+            "that address, use it as the base URL",
+        )
     return error(
         BadRequest,
         f"the request was rejected (HTTP {status}){said}",
