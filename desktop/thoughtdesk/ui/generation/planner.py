@@ -47,6 +47,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
+from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
@@ -94,7 +95,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.replan)
         self._connect_changes()
-        self.resize(1300, 820)
+        fit_to_screen(self, 1300, 820)
         self.schedule_replan()
 
     @staticmethod
@@ -107,15 +108,19 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
 
     def _build(self) -> None:
         self.source = QComboBox(objectName="sampleSource")
+        compact_combo(self.source)
         self.source.addItem("A collection, dataset and split", "collection")
         if self.main_filter is not None and self._filter_collection:
             self.source.addItem("The samples shown in the main window (its filter)", "filter")
         if self.selected_pks:
             self.source.addItem(f"The selected sample(s) ({len(self.selected_pks)})", "selection")
         self.collection = QComboBox(objectName="collection")
+        compact_combo(self.collection)
         self.collection.addItems(list(self._collections))
         self.dataset = QComboBox(objectName="dataset")
+        compact_combo(self.dataset)
         self.split = QComboBox(objectName="split")
+        compact_combo(self.split)
         self.collection.currentIndexChanged.connect(self._fill_datasets)
         self.dataset.currentIndexChanged.connect(self._fill_splits)
         self._fill_datasets()
@@ -144,6 +149,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             grid.addWidget(widget, 1, column)
         self.refresh_fragments()
         self.mode = QComboBox(objectName="mode")
+        compact_combo(self.mode)
         self.mode.addItem("Two-step: CoT, then the answer-extraction prompt", PromptMode.TWO_STEP.value)
         self.mode.addItem("One-step: answer parsed from the CoT", PromptMode.ONE_STEP.value)
         self.n = QSpinBox(objectName="n", minimum=1, maximum=1000, value=1)
@@ -157,13 +163,13 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         options_form = QFormLayout(options)
         options_form.addRow("&Mode", self.mode)
         options_form.addRow("&n per prompt", self.n)
+        # Two short rows, not one long one: the planner must fit a 1366 px laptop screen.
         few = QHBoxLayout()
         few.addWidget(self.few_shot_k)
         few.addWidget(QLabel("exemplars from split"))
-        few.addWidget(self.few_shot_split)
-        few.addWidget(QLabel("seed"))
-        few.addWidget(self.few_shot_seed)
+        few.addWidget(self.few_shot_split, 1)
         options_form.addRow("Few-shot", few)
+        options_form.addRow("Few-shot seed", self.few_shot_seed)
 
         what = QWidget()
         what_layout = QVBoxLayout(what)

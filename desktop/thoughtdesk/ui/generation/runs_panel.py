@@ -37,6 +37,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
@@ -133,7 +134,8 @@ class RunsPanel(QWidget):
         failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.failed.setWordWrap(True)
-        self.stream_title = plain_label("Local model output (current request)", name="streamTitle", wrap=False)
+        # Elided: the title holds the end of the prompt, and a one-line label would widen the window to it.
+        self.stream_title = ElidedLabel("Local model output (current request)", name="streamTitle")
         self.stream = QPlainTextEdit(objectName="streamedText")
         self.stream.setReadOnly(True)
         self.stream.setMaximumBlockCount(2000)

@@ -36,6 +36,7 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -45,6 +46,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
 TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv")
 
@@ -76,6 +78,12 @@ def _spin(name: str, minimum: int, maximum: int, value: int) -> QSpinBox:
     return spin
 
 
+def show_note(label: QLabel, text: str) -> None:
+    """Set a note's text; an empty note is hidden (it would still take a line of the dialog)."""
+    label.setText(text)
+    label.setVisible(bool(text))
+
+
 class DatasetImportDialog(QDialog):
     """Import a catalogue dataset from local files or a download; see the module docstring."""
 
@@ -92,7 +100,7 @@ class DatasetImportDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("datasetImportDialog")
         self.setWindowTitle("Import a dataset")
-        self.resize(760, 720)
+        fit_to_screen(self, 760, 720)
         self.infos = {info.name: info for info in (datasets or catalogue())}
         layout = QVBoxLayout(self)
 
@@ -129,7 +137,7 @@ class DatasetImportDialog(QDialog):
 
         self.metadata = QPlainTextEdit(objectName="metadataText")
         self.metadata.setReadOnly(True)
-        self.metadata.setMinimumHeight(150)
+        self.metadata.setMinimumHeight(80)  # the dialog must fit a laptop screen with a long message above
         layout.addWidget(self.metadata, 1)
 
         self.splits_box = QGroupBox("Splits")
@@ -138,6 +146,7 @@ class DatasetImportDialog(QDialog):
         self.split_boxes: dict[str, QCheckBox] = {}
         layout.addWidget(self.splits_box)
         self.files_label = plain_label(name="filesLabel")
+        self.files_label.hide()  # shown with a note: an empty label still takes a line of height
         layout.addWidget(self.files_label)
 
         count_box = QGroupBox("Samples per split")
@@ -170,6 +179,7 @@ class DatasetImportDialog(QDialog):
         layout.addWidget(self.target)
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")
+        self.error_label.hide()
         layout.addWidget(self.error_label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
@@ -262,17 +272,18 @@ class DatasetImportDialog(QDialog):
         if info is None:
             return []
         text = self.path_edit.text().strip()
-        self.files_label.setText("")
+        show_note(self.files_label, "")
         if not text or not Path(text).exists():
             return list(info.splits)
         try:
             files = dataset_files(info.name, text)
         except ThoughtDeskError as error:
-            self.files_label.setText(str(error))
+            show_note(self.files_label, str(error))
             return list(info.splits)
-        self.files_label.setText(
+        show_note(
+            self.files_label,
             "Files: "
-            + ", ".join(f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files)
+            + ", ".join(f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files),
         )
         found = [split for split, _ in files]
         if "*" in found:
@@ -332,7 +343,7 @@ class DatasetImportDialog(QDialog):
         try:
             self.request()
         except ValueError as error:
-            self.error_label.setText(str(error))
+            show_note(self.error_label, str(error))
             return
-        self.error_label.setText("")
+        show_note(self.error_label, "")
         self.accept()

@@ -62,7 +62,11 @@ class CotCard(QFrame):
         layout = self._layout = QVBoxLayout(self)
         name = model_name(cot.model) or "unknown model"
         service = f" via {cot.api_service}" if cot.api_service else ""
-        layout.addWidget(plain_label(f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True))
+        layout.addWidget(
+            plain_label(
+                f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True, breakable=True
+            )
+        )
         keys = [k for k in (cot.instruction, cot.cot_trigger) if k]
         extraction = [a.answer_extraction for a in cot.answers if a.answer_extraction]
         fragments = "prompt: " + (" + ".join(keys) if keys else "(no instruction or trigger)")
@@ -78,11 +82,13 @@ class CotCard(QFrame):
             marked.set_parts([Part("", text, tuple(quotes))], limit=MARKED_COT_CHARS)
             layout.addWidget(marked)
         else:
-            layout.addWidget(plain_label(text or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
+            layout.addWidget(
+                plain_label(text or "(empty CoT)", name="cotText", selectable=True, keep_height=True, breakable=True)
+            )
         for answer in cot.answers:
             verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
-            label = plain_label(text, name="cotAnswer", bold=True, selectable=True, keep_height=True)
+            label = plain_label(text, name="cotAnswer", bold=True, selectable=True, keep_height=True, breakable=True)
             if answer.correct_answer is not None:
                 label.setProperty("correct", answer.correct_answer)
             layout.addWidget(label)
@@ -94,7 +100,9 @@ class CotCard(QFrame):
                 for a in cot.annotations
             )
             layout.addWidget(
-                plain_label("Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True)
+                plain_label(
+                    "Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True, breakable=True
+                )
             )
         if ratings:
             rated = "; ".join(
@@ -103,7 +111,9 @@ class CotCard(QFrame):
                 + (f" ({', '.join(r.dimensions)})" if r.dimensions else "")
                 for r in ratings
             )
-            layout.addWidget(plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True))
+            layout.addWidget(
+                plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True, breakable=True)
+            )
         self.critiques = list(critiques)
         self.critique_list: CritiqueList | None = None
         self.critiques_toggle: QToolButton | None = None
@@ -136,6 +146,8 @@ class SampleDetail(QScrollArea):
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        # Everything wraps (plain_label(breakable=True)): the pane never scrolls sideways.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.current: StoredSample | None = None
         self.critiques: Mapping[int, Sequence[Critique]] = {}
         self.ratings: Mapping[int, Sequence[ExplanationRating]] = {}
@@ -177,10 +189,13 @@ class SampleDetail(QScrollArea):
                 name="sampleHeader",
                 selectable=True,
                 keep_height=True,
+                breakable=True,
             )
         )
         layout.addWidget(heading("Question"))
-        layout.addWidget(plain_label(s.question or "", name="question", selectable=True, keep_height=True))
+        layout.addWidget(
+            plain_label(s.question or "", name="question", selectable=True, keep_height=True, breakable=True)
+        )
 
         gold = {str(a) for a in (s.answer or [])}
         if s.choices:
@@ -189,7 +204,12 @@ class SampleDetail(QScrollArea):
                 is_gold = str(choice) in gold or letter in gold
                 mark = "✓ " if is_gold else "   "
                 label = plain_label(
-                    f"{mark}{letter}) {choice}", name="choice", bold=is_gold, selectable=True, keep_height=True
+                    f"{mark}{letter}) {choice}",
+                    name="choice",
+                    bold=is_gold,
+                    selectable=True,
+                    keep_height=True,
+                    breakable=True,
                 )
                 label.setProperty("gold", is_gold)
                 layout.addWidget(label)
@@ -200,6 +220,7 @@ class SampleDetail(QScrollArea):
                 bold=True,
                 selectable=True,
                 keep_height=True,
+                breakable=True,
             )
         )
 
@@ -230,7 +251,9 @@ class SampleDetail(QScrollArea):
         layout.addWidget(heading(f"Reference CoT ({len(steps)} steps)"))
         if steps:
             for n, step in enumerate(steps, start=1):
-                layout.addWidget(plain_label(f"{n}. {step}", name="referenceStep", selectable=True, keep_height=True))
+                layout.addWidget(
+                    plain_label(f"{n}. {step}", name="referenceStep", selectable=True, keep_height=True, breakable=True)
+                )
         else:
             layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", keep_height=True))
 
