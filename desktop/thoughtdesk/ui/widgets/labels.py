@@ -6,7 +6,6 @@ import re
 
 from thoughtdesk.ui.qt import QFrame, QLabel, QSize, QSizePolicy, Qt, QTextEdit, QTextOption, QWidget
 
-
 #: Spaces that forbid a line break (MedMCQA has them between words): shown as plain spaces.
 _NO_BREAK = re.compile("[\u00a0\u2007\u202f\u2060\ufeff]")
 #: Runs of this many characters without a break opportunity get one every BREAK_EVERY.
