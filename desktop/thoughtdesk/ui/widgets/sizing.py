@@ -58,13 +58,16 @@ class ElidedLabel(QLabel):
         *,
         name: str = "",
         mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight,
+        max_hint: int = 400,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.mode = mode
+        self.max_hint = max_hint
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setWordWrap(False)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Preferred: the whole text's width (up to ``max_hint``) when there is room, less when not.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         if name:
             self.setObjectName(name)
         self.setText(text)
@@ -79,7 +82,7 @@ class ElidedLabel(QLabel):
 
     def sizeHint(self) -> QSize:  # Qt API
         hint = super().sizeHint()
-        return QSize(min(hint.width(), 400), hint.height())
+        return QSize(min(hint.width(), self.max_hint), hint.height())
 
     def paintEvent(self, _event) -> None:  # Qt API: draw the text elided to the width
         painter = QPainter(self)
