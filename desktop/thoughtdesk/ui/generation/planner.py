@@ -57,7 +57,8 @@ DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_ext
 
 class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
     """Plan a run and start it. ``plan_ready(RunPlan)`` after each re-plan; ``run_created(int,
-    RunLimits)`` once Start has written the run (the dialog then closes)."""
+    RunLimits)`` once Start has written the run (the dialog then closes). It opens on the
+    collection, dataset and split selected in the main window's tree (``main_filter``)."""
 
     plan_ready = Signal(object)
     plan_failed = Signal(str)
@@ -72,10 +73,13 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         price_path: Path | None = None,
         main_filter: SampleFilter | None = None,
         selected_pks: tuple[int, ...] = (),
+        models: ModelList | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("runPlanner")
+        #: The models of the run (the window passes one started from the user's Settings).
+        self.models = models if models is not None else ModelList()
         self.setWindowTitle("Plan a run")
         self.library_path = library_path
         self.fragments = fragments
@@ -124,6 +128,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         self.collection.currentIndexChanged.connect(self._fill_datasets)
         self.dataset.currentIndexChanged.connect(self._fill_splits)
         self._fill_datasets()
+        self._select_tree_node()
         self.limit = QSpinBox(objectName="limit", minimum=0, maximum=10_000_000)
         self.limit.setSpecialValueText("all")
         self.limit.setToolTip("Most samples per dataset split (collection) or in all (filter, selection)")
@@ -179,7 +184,6 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         what_layout.addLayout(top)
         what_layout.addWidget(prompts, 1)
 
-        self.models = ModelList()
         self.tabs = QTabWidget(objectName="plannerTabs")
         self.tabs.addTab(what, "&Samples and prompts")
         self.tabs.addTab(self.models, "&Models")
@@ -250,6 +254,18 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         for row in range(widget.count()):
             item = widget.item(row)
             item.setCheckState(Qt.CheckState.Checked if item.data(KEY_ROLE) in keys else Qt.CheckState.Unchecked)
+
+    def _select_tree_node(self) -> None:
+        """Start on the collection, dataset and split selected in the main window's tree (not
+        the first collection alphabetically: a first run once went to the wrong collection)."""
+        shown = self.main_filter
+        if shown is None or not self._filter_collection or self._filter_collection not in self._collections:
+            return
+        self.collection.setCurrentText(self._filter_collection)  # refills datasets and splits
+        for combo, value in ((self.dataset, shown.dataset), (self.split, shown.split)):
+            index = combo.findData(value) if value is not None else -1
+            if index >= 0:
+                combo.setCurrentIndex(index)
 
     def _fill_datasets(self) -> None:
         with blocked(self.dataset):
