@@ -21,7 +21,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 def cmd_gui(args: argparse.Namespace) -> int:
     from thoughtdesk.ui.app.startup import run_gui
 
-    return run_gui(args.library)
+    return run_gui(getattr(args, "file", None) or args.library)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("gui", help="start the desktop application (the default)")
+    # The desktop entry's `thoughtdesk gui %f`: a library file opened from the file manager.
+    p.add_argument("file", nargs="?", metavar="LIBRARY", help="a library file to open (as --library)")
     p.set_defaults(func=cmd_gui)
 
     for module in (library, generate, evaluate, critiques, review):

@@ -240,6 +240,17 @@ class MainWindow(QMainWindow):
         self.set_library(library)
         return True
 
+    def open_handed_over(self, path: Path | None) -> None:
+        """A second launch handed over ``path`` (None: no file): open it unless it is the
+        library shown, and come to the front."""
+        shown = self.library.path.resolve() if self.library is not None else None
+        if path is not None and path.resolve() != shown:
+            self.open_library(path)
+        if self.isMinimized():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
     def new_library_dialog(self) -> None:
         """File ▸ New library…"""
         path, _ = QFileDialog.getSaveFileName(
