@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.screenshots import save_screenshot
+from tests.helpers.window import last_message
 from thoughtdesk.core.settings.network import set_offline
 from thoughtdesk.ui.qt import QLabel, QRect, QSize, QWidget
 from thoughtdesk.ui.widgets.sizing import LAPTOP_CLIENT, ElidedLabel, fit_to_screen
@@ -247,3 +248,16 @@ def test_an_elided_label_never_widens_its_window_and_shows_markup_literally(qtbo
     label.show()
     assert not label.grab().isNull()
     assert isinstance(label, QLabel)
+
+
+def test_messages_with_long_paths_fit(window, qtbot, tmp_path):
+    from thoughtdesk.core.importing.importer import ImportReport
+    from thoughtdesk.ui.importing.widgets import ImportReportDialog
+
+    deep = tmp_path.joinpath(*(["a_rather_long_folder_name_from_a_hospital_share"] * 6)) / "medmcqa_train.json"
+    report = ImportReport("MedMCQA", 1, True, inserted=180_000, report_path=deep.with_suffix(".report.txt"))
+    dialog = ImportReportDialog(report, f"{deep}, line 12: " + "x" * 3000, window)
+    qtbot.addWidget(dialog)
+    assert_fits(dialog, "the import report with a long path")
+    window.show_error("Import: failed", f"{deep}, line 1: not a file ThoughtDesk can import")
+    assert_fits(last_message(window), "an error message naming a long path")

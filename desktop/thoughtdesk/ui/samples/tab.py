@@ -146,7 +146,7 @@ class SamplesTab(QSplitter):
         self.addWidget(centre)
         self.addWidget(self.detail)
         # The table gets the most: the question is what people read in it.
-        self.setSizes([160, 830, 360])
+        self.setSizes([185, 815, 350])
 
     # Columns ----------------------------------------------------------------------------------
 
