@@ -52,6 +52,7 @@ from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other 
     QPainter,
     QPalette,
     QPixmap,
+    QResizeEvent,
     QShortcut,
     QStandardItem,
     QStandardItemModel,

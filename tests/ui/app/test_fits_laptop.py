@@ -18,8 +18,8 @@ import pytest
 from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import last_message
 from thoughtdesk.core.settings.network import set_offline
-from thoughtdesk.ui.qt import QLabel, QRect, QSize, QWidget
-from thoughtdesk.ui.widgets.sizing import LAPTOP_CLIENT, ElidedLabel, fit_to_screen
+from thoughtdesk.ui.qt import QSize, QWidget
+from thoughtdesk.ui.widgets.sizing import LAPTOP_CLIENT, ElidedLabel
 
 QUESTION = (
     "A 67-year-old man with a history of chronic obstructive pulmonary disease presents with fever, productive "
@@ -226,28 +226,6 @@ def test_review_dialogs_fit(window, qtbot):
     assert_fits(TextReportDialog("Merge report", "line\n" * 500, window), "the merge report")
     row = AgreementRow("Incorrect reasoning", 10, 10, ("ann", "bob", "carla"), 0.41, 0.4, 0.39, 80.0)
     assert_fits(AgreementDialog("Demo", [row] * 12, window), "the agreement table")
-
-
-def test_fit_to_screen_keeps_initial_sizes_on_the_laptop():
-    widget = QWidget()
-    laptop = QRect(0, 0, 1366, 728)  # the available area above a 40 px taskbar
-    assert fit_to_screen(widget, 1300, 820, laptop) == QSize(1300, 690)
-    assert widget.size() == QSize(1300, 690)
-    assert fit_to_screen(widget, 1400, 860, laptop) == QSize(1350, 690)
-    assert fit_to_screen(widget, 1400, 860, QRect(0, 0, 2560, 1400)) == QSize(1400, 860)  # a big monitor
-    assert fit_to_screen(widget, 700, 500, laptop) == QSize(700, 500)
-
-
-def test_an_elided_label_never_widens_its_window_and_shows_markup_literally(qtbot):
-    label = ElidedLabel("<b>not bold</b> " + QUESTION * 10)
-    qtbot.addWidget(label)
-    assert label.minimumSizeHint().width() < 100 and label.sizeHint().width() <= 400
-    assert label.text().startswith("<b>not bold</b>")
-    assert "&lt;b&gt;" in label.toolTip()  # the tooltip shows the text, not bold markup
-    label.resize(300, 30)
-    label.show()
-    assert not label.grab().isNull()
-    assert isinstance(label, QLabel)
 
 
 def test_messages_with_long_paths_fit(window, qtbot, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from thoughtdesk.ui.qt import QFrame, QLabel, QSize, QSizePolicy, Qt, QTextEdit, QTextOption, QWidget
+from thoughtdesk.ui.qt import QFrame, QLabel, QResizeEvent, QSize, QSizePolicy, Qt, QTextEdit, QTextOption, QWidget
 
 #: Spaces that forbid a line break (MedMCQA has them between words): shown as plain spaces.
 _NO_BREAK = re.compile("[\u00a0\u2007\u202f\u2060\ufeff]")
@@ -111,4 +111,8 @@ class MessageText(QTextEdit):
         wanted = int(document.size().height()) if self.toPlainText() else line
         height = min(wanted, self.max_lines * line + 2) + 2 * self.frameWidth() + 1
         if height != self.height():
+            before = self.size()
             self.setFixedHeight(height)
+            # QTextEdit sets its scroll range in resizeEvent; a height set from inside one is
+            # not always followed by another, which left a range for the old height.
+            super().resizeEvent(QResizeEvent(self.size(), before))
