@@ -6,7 +6,7 @@ import pytest
 
 from tests.ui.generation.conftest import COLLECTION
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
-from thoughtdesk.ui.generation.planner import RunPlannerDialog
+from thoughtdesk.ui.generation.planner import KEY_ROLE, RunPlannerDialog
 from thoughtdesk.ui.qt import QPlainTextEdit
 
 ISSUE_PROMPT = (
@@ -221,3 +221,13 @@ def test_the_model_form_starts_from_the_wizard_and_settings_choices(window, gene
     critique = generation.open_critique_dialog()
     assert critique.models_widget.form.provider.currentData() == "anthropic"
     critique.reject()
+
+
+def test_fragment_lists_show_the_whole_text_in_a_plain_tooltip(generation, qtbot):
+    planner = open_planner(generation, qtbot)
+    triggers = planner.lists["cot_trigger"]
+    item = next(
+        triggers.item(row) for row in range(triggers.count()) if triggers.item(row).data(KEY_ROLE) == "kojima-01"
+    )
+    assert item.toolTip() == "<p>kojima-01 — Answer: Let's think step by step.</p>"
+    planner.reject()

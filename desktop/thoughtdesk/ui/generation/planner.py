@@ -9,6 +9,7 @@ and hands the run id to the runs panel through :attr:`RunPlannerDialog.run_creat
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -233,6 +234,9 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
                 widget.clear()
                 for key, label in entries:
                     item = QListWidgetItem(label.replace("\n", " ⏎ "))
+                    # The list is narrow on a laptop: the whole fragment in the tooltip, escaped
+                    # (Qt reads a tooltip that looks like markup as rich text).
+                    item.setToolTip(f"<p>{html.escape(label, quote=False)}</p>")
                     item.setData(KEY_ROLE, key)
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                     item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
