@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 def cmd_gui(args: argparse.Namespace) -> int:
     from thoughtdesk.ui.app.startup import run_gui
 
-    return run_gui(args.library)
+    return run_gui(getattr(args, "file", None) or args.library)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("gui", help="start the desktop application (the default)")
+    # The desktop entry's `thoughtdesk gui %f`: a library file opened from the file manager.
+    p.add_argument("file", nargs="?", metavar="LIBRARY", help="a library file to open (as --library)")
     p.set_defaults(func=cmd_gui)
 
     for module in (library, generate, evaluate, critiques, review, report, admin):

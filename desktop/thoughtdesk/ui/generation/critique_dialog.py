@@ -53,6 +53,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
+from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
 #: The wrapper choices: (data, label). "ds" is the Digital Socrates preset.
 WRAPPER_CHOICES = (
@@ -138,7 +139,7 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.replan)
         self._connect_changes()
-        self.resize(1240, 700)  # fits 1366x768 with the window frame
+        fit_to_screen(self, 1240, 700)
         self.schedule_replan()
 
     # Layout ---------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import display_lines
+from thoughtdesk.ui.widgets.sizing import ElidedLabel
 from thoughtdesk.ui.widgets.visible_text import reveal
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
@@ -158,7 +159,8 @@ class RunsPanel(QWidget):
         failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.failed.setWordWrap(True)
-        self.stream_title = plain_label("Local model output (current request)", name="streamTitle", wrap=False)
+        # Elided: the title holds the end of the prompt, and a one-line label would widen the window to it.
+        self.stream_title = ElidedLabel("Local model output (current request)", name="streamTitle")
         self.stream = QPlainTextEdit(objectName="streamedText")
         self.stream.setReadOnly(True)
         self.stream.setMaximumBlockCount(2000)

@@ -34,6 +34,7 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -43,6 +44,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
 
 def _spin(name: str, minimum: int, maximum: int, value: int) -> QSpinBox:
@@ -50,6 +52,12 @@ def _spin(name: str, minimum: int, maximum: int, value: int) -> QSpinBox:
     spin.setRange(minimum, maximum)
     spin.setValue(value)
     return spin
+
+
+def show_note(label: QLabel, text: str) -> None:
+    """Set a note's text; an empty note is hidden (it would still take a line of the dialog)."""
+    label.setText(text)
+    label.setVisible(bool(text))
 
 
 class DatasetImportDialog(QDialog):
@@ -68,7 +76,7 @@ class DatasetImportDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("datasetImportDialog")
         self.setWindowTitle("Import a dataset")
-        self.resize(760, 720)
+        fit_to_screen(self, 760, 720)
         self.infos = {info.name: info for info in (datasets or catalogue())}
         self._files_problem: str | None = None  # why the chosen files are not this dataset's
         layout = QVBoxLayout(self)
@@ -106,7 +114,7 @@ class DatasetImportDialog(QDialog):
 
         self.metadata = QPlainTextEdit(objectName="metadataText")
         self.metadata.setReadOnly(True)
-        self.metadata.setMinimumHeight(150)
+        self.metadata.setMinimumHeight(80)  # the dialog must fit a laptop screen with a long message above
         layout.addWidget(self.metadata, 1)
 
         self.splits_box = QGroupBox("Splits")
@@ -115,6 +123,7 @@ class DatasetImportDialog(QDialog):
         self.split_boxes: dict[str, QCheckBox] = {}
         layout.addWidget(self.splits_box)
         self.files_label = plain_label(name="filesLabel")
+        self.files_label.hide()  # shown with a note: an empty label still takes a line of height
         layout.addWidget(self.files_label)
 
         count_box = QGroupBox("Samples per split")
@@ -147,6 +156,7 @@ class DatasetImportDialog(QDialog):
         layout.addWidget(self.target)
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")
+        self.error_label.hide()
         layout.addWidget(self.error_label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.import_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
@@ -243,19 +253,20 @@ class DatasetImportDialog(QDialog):
         if info is None:
             return []
         text = self.path_edit.text().strip()
-        self.files_label.setText("")
+        show_note(self.files_label, "")
         self._files_problem = None
         if not text or not Path(text).exists():
             return list(info.splits)
         try:
             files = dataset_files(info.name, text)
         except ThoughtDeskError as error:
-            self.files_label.setText(str(error))
+            show_note(self.files_label, str(error))
             self._files_problem = str(error)
             return list(info.splits)
-        self.files_label.setText(
+        show_note(
+            self.files_label,
             "Files: "
-            + ", ".join(f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files)
+            + ", ".join(f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files),
         )
         found = [split for split, _ in files]
         if "*" in found:
@@ -333,7 +344,7 @@ class DatasetImportDialog(QDialog):
         try:
             self.request()
         except ValueError as error:
-            self.error_label.setText(str(error))
+            show_note(self.error_label, str(error))
             return
-        self.error_label.setText("")
+        show_note(self.error_label, "")
         self.accept()

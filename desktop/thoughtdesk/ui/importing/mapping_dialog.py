@@ -36,6 +36,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 #: Optional mapping fields, in form order: (attribute, label).
 OPTIONAL_FIELDS = (
@@ -82,7 +83,7 @@ class MappingDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("mappingDialog")
         self.setWindowTitle("Import a table with a column mapping")
-        self.resize(1000, 720)
+        fit_to_screen(self, 1000, 720)
         self.path = Path(path)
         self.saved = saved or SavedMappings()
         self.preview_rows = preview_rows
@@ -136,6 +137,10 @@ class MappingDialog(QDialog):
         for value, text in ANSWER_FORMATS:
             self.answer_format.addItem(text, value)
         answer_form.addRow("Answer holds:", self.answer_format)
+        # Entries are column names, or a headerless file's first row (a whole question): the
+        # combo boxes must not be as wide as them, or the dialog outgrows a laptop screen.
+        for combo in (self.saved_combo, self.question, self.choices, *self.optional.values(), self.answer_format):
+            compact_combo(combo)
         self.dataset_name = QLineEdit(self.path.stem, objectName="datasetNameEdit")
         other_form.addRow("Dataset name:", self.dataset_name)
         self.no_header = QCheckBox("First row is data (no header): columns by position", objectName="noHeaderCheck")

@@ -63,6 +63,9 @@ class ReviewController(QObject):
         super().__init__(view)
         self.window = window
         self.view = view
+        #: A blind queue turned blind mode on; leaving it gives back ``_blind_before_queue``.
+        self._blind_queue_active = False
+        self._blind_before_queue = False
         # Changes made elsewhere reload the tab, at once when shown, else when it is next shown.
         self._reload = Throttle(view, self._reload_view, delay_ms=None, visible_only=True)
         view.sample_neighbour = window.samples.neighbour
@@ -113,7 +116,7 @@ class ReviewController(QObject):
         queue_id = QSettings().value(ACTIVE_QUEUE_SETTING + str(library.path), None)
         if queue_id is not None:
             try:
-                self._resume_queue(load_queue(library, int(str(queue_id))))
+                self._resume_queue(load_queue(library, int(str(queue_id))), at_start=True)
             except (KeyError, ValueError, TypeError):
                 QSettings().remove(ACTIVE_QUEUE_SETTING + str(library.path))
 
@@ -213,10 +216,21 @@ class ReviewController(QObject):
         self._resume_queue(queue)
         self.window.show_tab(self.view)
 
-    def _resume_queue(self, queue: ReviewQueue) -> None:
+    def _resume_queue(self, queue: ReviewQueue, *, at_start: bool = False) -> None:
+        self._end_blind_queue()  # another queue replaces one that turned blind mode on
         if queue.blind:
+            # At start-up the saved blind setting is the queue's own: off is what came before.
+            self._blind_before_queue = False if at_start else self.blind_action.isChecked()
+            self._blind_queue_active = True
             self.blind_action.setChecked(True)  # the view, the menu and the saved setting agree
         self.view.start_queue(queue)
+
+    def _end_blind_queue(self) -> None:
+        """Blind mode as it was before a blind queue turned it on (off when that queue was
+        resumed at start-up): blind mode belongs to the queue, not to the reviewer's later work."""
+        if self._blind_queue_active:
+            self._blind_queue_active = False
+            self.blind_action.setChecked(self._blind_before_queue)
 
     def open_queue_dialog(self) -> QInputDialog | None:
         """Review ▸ Open review queue…: pick a stored queue to resume."""
@@ -238,6 +252,7 @@ class ReviewController(QObject):
         """Review ▸ Leave the queue: back to the Samples tab's samples."""
         QSettings().remove(ACTIVE_QUEUE_SETTING + str(self._library().path))
         self.view.leave_queue()
+        self._end_blind_queue()
 
     # ---- reviewer name ------------------------------------------------------------------------
 

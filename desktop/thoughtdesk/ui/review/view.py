@@ -60,8 +60,8 @@ from thoughtdesk.ui.review.label_colours import mark_colours
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
-from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS, capped, display_lines
+from thoughtdesk.ui.widgets.sizing import ElidedLabel
 from thoughtdesk.ui.widgets.visible_text import reveal
 
 LABEL_SET_SETTING = "review/labelSet"
@@ -112,8 +112,13 @@ class ReviewView(QWidget):
         self.ratings = ReviewRatings(self, self.undo_stack)
         self.prefetch = SimilarityPrefetch(self)
 
-        self.status = plain_label("", name="reviewStatus", selectable=True, keep_height=True)
-        self.progress = plain_label("", bold=True, name="queueProgress", selectable=True, keep_height=True)
+        self.status = ElidedLabel(name="reviewStatus")
+        # One line each, never wrapped: a wrapped label beside a stretched one was squeezed to a
+        # few characters per line. The queue's progress is shown whole while there is room.
+        self.progress = ElidedLabel(name="queueProgress", max_hint=900)
+        bold = self.progress.font()
+        bold.setBold(True)
+        self.progress.setFont(bold)
         self.question = QPlainTextEdit(objectName="reviewQuestion")
         self.question.setReadOnly(True)
         self.question.setMaximumHeight(96)
@@ -146,7 +151,7 @@ class ReviewView(QWidget):
         self._rating_cot: int | None = -1
 
         top = QHBoxLayout()
-        top.addWidget(self.progress)
+        top.addWidget(self.progress, 3)
         top.addWidget(self.status, 1)
         left = QWidget()
         left_layout = QVBoxLayout(left)

@@ -49,7 +49,7 @@ def data_text(text: str, name: str, *, bold: bool = False, title: str = "Full te
     """A selectable plain label for ``text``, or a :class:`LongText` when the text is too long
     for one or has a word a label could not wrap."""
     if fits_label(text):
-        return plain_label(text, name=name, bold=bold, selectable=True, keep_height=True)
+        return plain_label(text, name=name, bold=bold, selectable=True, keep_height=True, breakable=True)
     return LongText(text, name=name, title=title)
 
 
@@ -75,7 +75,11 @@ class CotCard(QFrame):
         layout = self._layout = QVBoxLayout(self)
         name = model_name(cot.model) or "unknown model"
         service = f" via {cot.api_service}" if cot.api_service else ""
-        layout.addWidget(plain_label(f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True))
+        layout.addWidget(
+            plain_label(
+                f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True, breakable=True
+            )
+        )
         keys = [k for k in (cot.instruction, cot.cot_trigger) if k]
         extraction = [a.answer_extraction for a in cot.answers if a.answer_extraction]
         fragments = "prompt: " + (" + ".join(keys) if keys else "(no instruction or trigger)")
@@ -111,7 +115,9 @@ class CotCard(QFrame):
                 for a in cot.annotations
             )
             layout.addWidget(
-                plain_label("Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True)
+                plain_label(
+                    "Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True, breakable=True
+                )
             )
         if ratings:
             rated = "; ".join(
@@ -120,7 +126,9 @@ class CotCard(QFrame):
                 + (f" ({', '.join(r.dimensions)})" if r.dimensions else "")
                 for r in ratings
             )
-            layout.addWidget(plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True))
+            layout.addWidget(
+                plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True, breakable=True)
+            )
         self.critiques = list(critiques)
         self.critique_list: CritiqueList | None = None
         self.critiques_toggle: QToolButton | None = None
@@ -153,6 +161,8 @@ class SampleDetail(QScrollArea):
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        # Everything wraps (plain_label(breakable=True)): the pane never scrolls sideways.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.current: StoredSample | None = None
         self.critiques: Mapping[int, Sequence[Critique]] = {}
         self.ratings: Mapping[int, Sequence[ExplanationRating]] = {}
@@ -194,6 +204,7 @@ class SampleDetail(QScrollArea):
                 name="sampleHeader",
                 selectable=True,
                 keep_height=True,
+                breakable=True,
             )
         )
         layout.addWidget(heading("Question"))

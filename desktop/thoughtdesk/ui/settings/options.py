@@ -14,6 +14,7 @@ key                                type    meaning
 ``providers/anthropic/enabled``    bool    offer Anthropic
 ``providers/anthropic/base_url``   str     Anthropic's API address
 ``firstRun/done``                  bool    the first-run wizard was completed
+``columns/<table>``                str     a table's column widths the user set ("150,0,90")
 =================================  ======  ==============================================
 
 API keys are never settings: they live in the OS keyring (:mod:`thoughtdesk.core.settings.secrets`).
@@ -53,6 +54,7 @@ ANTHROPIC_BASE_URL = "providers/anthropic/base_url"
 FIRST_RUN_DONE = "firstRun/done"
 #: Where the settings were copied from on the first start with the settings file ("" = nowhere).
 MIGRATED_FROM = "settingsFile/migratedFrom"
+COLUMN_WIDTHS = "columns/"  # + the table's object name
 
 
 def default_user_name() -> str:
@@ -180,3 +182,19 @@ def apply_startup_settings(store: QSettings | None = None) -> AppSettings:
     network.set_offline(settings.offline if forced is None else forced)
     core_config.use_key_file_if_allowed()
     return settings
+
+
+def column_widths(table: str, store: QSettings | None = None) -> list[int]:
+    """The column widths saved for ``table`` (an object name), [] when none or unreadable."""
+    text = str(_read(store or open_settings(), COLUMN_WIDTHS + table, ""))
+    try:
+        widths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:  # an edited settings file: fall back to the computed widths
+        return []
+    return widths if all(0 <= width <= 10_000 for width in widths) else []
+
+
+def save_column_widths(table: str, widths: list[int], store: QSettings | None = None) -> None:
+    """Remember ``table``'s column widths (written when the user resizes a column)."""
+    store = store or open_settings()
+    store.setValue(COLUMN_WIDTHS + table, ",".join(str(width) for width in widths))
