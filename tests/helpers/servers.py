@@ -53,6 +53,11 @@ class Recorded:
     time: float  # time.monotonic() at arrival
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 reset connections when 32 clients connected at once.
+    request_queue_size = 256
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -80,6 +85,9 @@ class FakeModelServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm the body waited for
+            # the client's delayed ACK (40 ms a request).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
@@ -103,7 +111,7 @@ class FakeModelServer:
                     with server._lock:
                         server.in_flight -= 1
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
