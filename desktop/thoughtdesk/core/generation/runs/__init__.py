@@ -42,6 +42,10 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
   :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
+* guided runs (requests with step ``guided``; docs/rationales.md): :class:`GuideSpec` as
+  ``RunSpec.guide``; each step stored as it is chosen, read back with :func:`cot_steps`,
+  :func:`guided_cot_pks` and :func:`collection_trajectories` (:class:`Trajectory`,
+  :class:`TrajectoryStep`, :class:`Candidate`).
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
   ``ANTHROPIC_API_KEY``).
@@ -71,20 +75,40 @@ from thoughtdesk.core.generation.runs.read import (
     run_spec,
 )
 from thoughtdesk.core.generation.runs.spec import (
+    GUIDE_METHODS,
     ONLY_CHOICES,
+    SUPERVISIONS,
     AnySpec,
     CotSelection,
     CritiqueSpec,
     FewShotSpec,
+    GuideSpec,
     ModelSpec,
     RunLimits,
     RunSpec,
     RunSpecError,
     SampleSelection,
 )
+from thoughtdesk.core.generation.runs.trajectories import (
+    Candidate,
+    Trajectory,
+    TrajectoryStep,
+    collection_trajectories,
+    cot_steps,
+    guided_cot_pks,
+)
 
 __all__ = [
+    "GUIDE_METHODS",
     "ONLY_CHOICES",
+    "SUPERVISIONS",
+    "Candidate",
+    "GuideSpec",
+    "Trajectory",
+    "TrajectoryStep",
+    "collection_trajectories",
+    "cot_steps",
+    "guided_cot_pks",
     "AnySpec",
     "CotRef",
     "CotSelection",
