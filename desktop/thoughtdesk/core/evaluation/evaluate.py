@@ -42,9 +42,23 @@ UNKNOWN_MODEL = "(unknown model)"
 MAX_COMPARED_CONDITIONS = 12
 
 
-def condition_label(instruction: str | None, cot_trigger: str | None, extraction: str | None) -> str:
-    """The prompt condition's name: instruction / CoT trigger / answer extraction keys, "-" for none."""
-    return " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
+#: SQL for a generated CoT ``g``'s guide label (NULL for an ordinary, one-shot CoT).
+GUIDE_SQL = (
+    "CASE WHEN g.extra IS NOT NULL AND json_valid(g.extra) THEN json_extract(g.extra, '$.thoughtdesk.guide.label') END"
+)
+
+
+def condition_label(
+    instruction: str | None, cot_trigger: str | None, extraction: str | None, guide: str | None = None
+) -> str:
+    """The prompt condition's name: instruction / CoT trigger / answer extraction keys, "-" for none.
+
+    A guided CoT (written one step at a time) names its guide first, ``rationalyst-implicit: ...``
+    or ``stepwise: ...`` (the plain step-by-step baseline), so guided, step-by-step and one-shot
+    CoTs of the same prompt are separate conditions that compare directly.
+    """
+    keys = " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
+    return f"{guide}: {keys}" if guide else keys
 
 
 def sample_label(dataset: str, split: str, sample_id: str) -> str:
@@ -162,7 +176,8 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
                    g.cot_trigger, a.answer_extraction, a.td_outcome, a.td_value, a.correct_answer,
                    {tokens_sql}, {cost_sql}, length(g.cot),
                    CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra)
-                        THEN json_extract(a.extra, '$.answer_from_choices') END
+                        THEN json_extract(a.extra, '$.answer_from_choices') END,
+                   {GUIDE_SQL}
             FROM sample s JOIN generated_cot g ON g.sample_pk = s.id JOIN answer a ON a.cot_pk = g.id
             WHERE s.collection_id = ? ORDER BY s.id, g.position, a.position""",
         (collection_id,),
@@ -189,6 +204,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         cost,
         cot_chars,
         from_choices,
+        guide,
     ) in cursor:
         if td_outcome is not None:
             outcome, value = td_outcome, td_value
@@ -204,7 +220,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         if label is None:
             label = labels[pk] = sample_label(dataset, split, sid)
             result.sample_pks[label] = pk
-        parts = (instruction, trigger, extraction)
+        parts = (instruction, trigger, extraction, guide)
         condition = conditions.get(parts)
         if condition is None:
             condition = conditions[parts] = condition_label(*parts)

@@ -223,3 +223,23 @@ def test_kill_mid_trajectory_then_resume_repeats_and_duplicates_nothing(library_
     for what, sql in checks.items():
         assert _count(library_path, sql) == 0, what
     assert _count(library_path, "SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%'") == 16
+
+
+def test_guided_stepwise_and_one_shot_are_separate_conditions_in_evaluate(library_path, fake_server):
+    from thoughtdesk.core.evaluation.evaluate import evaluate
+    from thoughtdesk.core.generation.prompts import PromptMode
+
+    fake_server.script(_chat("The answer is B."), _chat("The answer is B."), _chat("The answer is B."))
+    rationale = ModelSpec("openai", "rationale", base_url=fake_server.base_url, timeout=5.0)
+    _run(library_path, _spec(fake_server, GuideSpec(method="stepwise")))
+    _run(library_path, _spec(fake_server, None, mode=PromptMode.ONE_STEP))
+    _run(
+        library_path,
+        _spec(fake_server, GuideSpec(method="rationalyst", supervision="explicit", rationale_model=rationale)),
+    )
+    with Library.open(library_path) as lib:
+        result = evaluate(lib, DEMO, n_resamples=99)
+    conditions = sorted(row.condition for row in result.rows if row.model == "agent")
+    assert conditions == ["- / - / -", "rationalyst-explicit: - / - / -", "stepwise: - / - / -"]
+    ours = [c for c in result.comparisons if c.model_a == c.model_b == "agent"]
+    assert len(ours) == 3  # every pair of the three compared on the same question
