@@ -92,10 +92,13 @@ from thoughtdesk.core.generation.runs.spec import (
 from thoughtdesk.core.generation.runs.trajectories import (
     Candidate,
     Trajectory,
+    TrajectoryContext,
     TrajectoryStep,
     collection_trajectories,
     cot_steps,
     guided_cot_pks,
+    is_guided,
+    trajectory_context,
 )
 
 __all__ = [
@@ -105,10 +108,13 @@ __all__ = [
     "Candidate",
     "GuideSpec",
     "Trajectory",
+    "TrajectoryContext",
     "TrajectoryStep",
     "collection_trajectories",
     "cot_steps",
     "guided_cot_pks",
+    "is_guided",
+    "trajectory_context",
     "AnySpec",
     "CotRef",
     "CotSelection",

@@ -157,6 +157,11 @@ def cot_steps(lib: Library, cot_pk: int) -> list[TrajectoryStep]:
     return [_step(row) for row in rows]
 
 
+def is_guided(lib: Library, cot_pk: int) -> bool:
+    """Whether a stored CoT has a trajectory (was written by a guided run)."""
+    return lib.conn.execute("SELECT 1 FROM trajectory_step WHERE cot_pk = ? LIMIT 1", (cot_pk,)).fetchone() is not None
+
+
 def guided_cot_pks(lib: Library, sample_pk: int) -> list[int]:
     """The guided CoTs of a sample (those with stored steps), in the sample's CoT order."""
     rows = lib.conn.execute(
@@ -181,3 +186,45 @@ def collection_trajectories(lib: Library, collection: str) -> list[Trajectory]:
         Trajectory(cot, sample, sid, dataset, split, model, method or "", tuple(cot_steps(lib, cot)))
         for cot, sample, sid, dataset, split, model, method in rows
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryContext:
+    """What the trajectory view shows beside the steps: the question, the guided CoT, and a
+    plain (unguided) CoT of the same model on the same question when there is one."""
+
+    cot_pk: int
+    question: str
+    model: str
+    method: str
+    cot: str
+    plain_cot_pk: int | None
+    plain_cot: str | None
+
+
+def trajectory_context(lib: Library, cot_pk: int) -> TrajectoryContext | None:
+    """The question, guided CoT and plain counterpart of ``cot_pk`` (None: no such CoT)."""
+    row = lib.conn.execute(
+        "SELECT g.sample_pk, s.question, coalesce(g.model_name, g.model, ''), g.cot, "
+        "CASE WHEN json_valid(g.extra) THEN json_extract(g.extra, '$.thoughtdesk.guide.label') END "
+        "FROM generated_cot g JOIN sample s ON s.id = g.sample_pk WHERE g.id = ?",
+        (cot_pk,),
+    ).fetchone()
+    if row is None:
+        return None
+    sample_pk, question, model, cot, method = row
+    plain = lib.conn.execute(
+        "SELECT g.id, g.cot FROM generated_cot g WHERE g.sample_pk = ? AND g.id != ? "
+        "AND coalesce(g.model_name, g.model, '') = ? AND NOT EXISTS "
+        "(SELECT 1 FROM trajectory_step t WHERE t.cot_pk = g.id) ORDER BY g.position LIMIT 1",
+        (sample_pk, cot_pk, model),
+    ).fetchone()
+    return TrajectoryContext(
+        cot_pk,
+        question or "",
+        model,
+        method or "",
+        cot or "",
+        None if plain is None else plain[0],
+        None if plain is None else plain[1] or "",
+    )
