@@ -9,8 +9,8 @@ ratings of it; CoT text a critique's main flaw quotes is marked (plain text with
 from __future__ import annotations
 
 import string
-from functools import partial
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import find_quote_spans

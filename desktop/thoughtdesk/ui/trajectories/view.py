@@ -28,7 +28,6 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 
-
 #: Characters of the question shown above the steps (the Samples tab shows it whole).
 QUESTION_CHARS = 500
 
