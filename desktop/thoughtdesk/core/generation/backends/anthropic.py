@@ -33,6 +33,7 @@ class AnthropicBackend(Backend):
     capabilities = Capabilities(
         chat=True, completion=False, multiple_samples=False, seed=False, logprobs=False, prompt_logprobs=False
     )
+    scoring_unsupported_reason = "Anthropic's Messages API returns no token log-probs"
 
     def __init__(
         self,

@@ -14,8 +14,9 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -30,7 +31,10 @@ from thoughtdesk.core.generation.backends.base import (
     Response,
     TokenCallback,
 )
-from thoughtdesk.core.generation.backends.pricing import estimate_request_tokens
+from thoughtdesk.core.generation.backends.pricing import estimate_request_tokens, estimate_tokens
+from thoughtdesk.core.generation.scoring import TokenScores
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,7 @@ class ProviderGate:
         """Hold back new requests for ``seconds`` (after the provider said it is overloaded)."""
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)
 
-    async def run(self, call: Callable[[], Awaitable[Response]], tokens: int) -> Response:
+    async def run(self, call: Callable[[], Awaitable[T]], tokens: int) -> T:
         """Run ``call`` once a concurrency slot and the rate budgets allow; ``tokens`` is its
         estimated token use (capped at the per-minute budget so one huge request still runs)."""
         async with self._semaphore:
@@ -170,8 +174,11 @@ class ResilientBackend(Backend):
     async def _complete(self, request: Request, on_token: TokenCallback | None) -> Response:
         """The wrapped call; an error that is no BackendError (a bug, or an answer no check
         foresaw) becomes a failed request instead of ending the whole run."""
+        return await self._guarded(lambda: self.inner.complete(request, on_token))
+
+    async def _guarded(self, call: Callable[[], Awaitable[T]]) -> T:
         try:
-            return await self.inner.complete(request, on_token)
+            return await call()
         except BackendError:
             raise
         except Exception as error:
@@ -181,6 +188,28 @@ class ResilientBackend(Backend):
                 f"the answer could not be read ({type(error).__name__}: {error})",
                 hint="the request is kept as failed and can be retried with resume; the log has the details",
             ) from None
+
+    @property
+    def scoring_detail(self) -> str:
+        return self.inner.scoring_detail
+
+    async def score(self, prefix: str, continuations: Sequence[str]) -> list[TokenScores]:
+        """The wrapped backend's ``score`` within the gate's limits, retrying retryable errors
+        (ScoringUnsupported is not retryable: it comes back at once)."""
+        tokens = estimate_tokens(prefix) + sum(estimate_tokens(text) for text in continuations)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.retry.max_attempts),
+            wait=_WaitRetryAfterOrBackoff(self.retry),
+            retry=retry_if_exception(_should_retry(self.retry)),
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                scores = await self.gate.run(
+                    lambda: self._guarded(lambda: self.inner.score(prefix, continuations)), tokens
+                )
+        return scores
 
     async def aclose(self) -> None:
         await self.inner.aclose()
