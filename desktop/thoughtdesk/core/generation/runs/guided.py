@@ -168,7 +168,7 @@ class GuidedWriter:
         helper = self.helpers["scorer"]
         prefix = fill(self.texts["scorer"], {"TRAJECTORY": trajectory, "RATIONALE": rationale})
         started = time.monotonic()
-        scored = await helper.backend.score(prefix, [" " + step for step in steps])  # type: ignore[attr-defined]  # Backend.score comes with the scoring interface of branch h14a (SCORING_API.md)
+        scored = await helper.backend.score(prefix, [" " + step for step in steps])
         evaluated = sum(s.evaluated_tokens for s in scored) or estimate_tokens(prefix) + sum(
             estimate_tokens(step) for step in steps
         )
