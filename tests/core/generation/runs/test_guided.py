@@ -243,3 +243,26 @@ def test_guided_stepwise_and_one_shot_are_separate_conditions_in_evaluate(librar
     assert conditions == ["- / - / -", "rationalyst-explicit: - / - / -", "stepwise: - / - / -"]
     ours = [c for c in result.comparisons if c.model_a == c.model_b == "agent"]
     assert len(ours) == 3  # every pair of the three compared on the same question
+
+
+def test_a_scorer_that_cannot_score_stops_the_run_in_one_line_and_nothing_is_approximated(library_path, fake_server):
+    from thoughtdesk.core.generation.backends.base import ScoringUnsupported
+    from thoughtdesk.core.generation.runs import run_info
+
+    with pytest.raises(RunSpecError, match="cannot score text: Anthropic"):
+        GuideSpec(rationale_model=ModelSpec("anthropic", "claude"))
+    # The fake server's /completions echoes no log-probs, like llama.cpp's own llama-server.
+    rationale = ModelSpec("openai", "rationale", base_url=fake_server.base_url, timeout=5.0)
+    guide = GuideSpec(rationale_model=rationale)
+    assert guide.scorer is not None and guide.scorer.endpoint == "completions"  # the endpoint that can echo
+    spec = _spec(fake_server, guide, samples=SampleSelection(DEMO, datasets=("med_qa",), limit=2))
+    with Library.open(library_path) as lib:
+        run_id = create_run(lib, plan_run(lib, spec))
+    with pytest.raises(ScoringUnsupported) as raised:
+        execute_run(library_path, run_id, limits=ONE)
+    assert "cannot score text" in str(raised.value) and "\n" not in str(raised.value)
+    with Library.open(library_path) as lib:
+        info = run_info(lib, run_id)
+        assert info.status == "failed" and "cannot score text" in (info.last_error or "")
+        assert lib.conn.execute("SELECT count(*) FROM trajectory_step").fetchone()[0] == 0  # no unscored step kept
+        assert lib.conn.execute("SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()[0] == 0

@@ -36,6 +36,7 @@ from thoughtdesk.core.generation.backends import (
     ServerDown,
     estimate_request_tokens,
 )
+from thoughtdesk.core.generation.backends.base import ScoringUnsupported
 from thoughtdesk.core.generation.guide_prompts import answer_stated
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
@@ -73,7 +74,7 @@ ProgressCallback = Callable[[RunProgress], None]
 RUN_WRITE_WAIT = 3600.0
 #: Errors that no retry fixes and that would fail every further request the same way: the run
 #: stops (status ``failed``, message kept) so the user can fix the cause and resume.
-STOPPING_ERRORS = (AuthError, ModelNotFound, ModelFileError, ServerDown)
+STOPPING_ERRORS = (AuthError, ModelNotFound, ModelFileError, ServerDown, ScoringUnsupported)
 _attempts: contextvars.ContextVar[int] = contextvars.ContextVar("attempts", default=1)
 
 

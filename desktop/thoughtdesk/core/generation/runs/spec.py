@@ -194,13 +194,25 @@ class GuideSpec:
             raise RunSpecError("--candidates and --max-steps must be at least 1")
         if self.decay is not None and not 0 < self.decay <= 1:
             raise RunSpecError(f"--decay {self.decay}: use a number in (0, 1]")
+        scorer = self.scorer
+        if scorer is not None and scorer.provider == "anthropic":
+            raise RunSpecError(
+                f"{scorer.label} cannot score text: Anthropic's API returns no token log-probs; choose a "
+                "--scorer-model on llama.cpp (llamacpp:PATH.gguf) or an OpenAI-compatible server whose "
+                "/v1/completions echoes log-probs (vLLM, llama-cpp-python's server)"
+            )
 
     @property
     def scorer(self) -> ModelSpec | None:
-        """The model that scores candidates under implicit supervision (None otherwise)."""
+        """The model that scores candidates under implicit supervision (None otherwise). An
+        OpenAI-compatible scorer is asked on its completions endpoint, the only one that echoes
+        the log-probs of given text."""
         if self.method != "rationalyst" or self.supervision != "implicit":
             return None
-        return self.scorer_model or self.rationale_model
+        model = self.scorer_model or self.rationale_model
+        if model is not None and model.provider == "openai" and (model.endpoint != "completions" or model.chat):
+            return replace(model, endpoint="completions", chat=False)
+        return model
 
     @property
     def n_candidates(self) -> int:
