@@ -50,16 +50,17 @@ class _Usage:
     completion_tokens: int = 0
     cost: float | None = 0.0
     latency: float = 0.0
-    by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_role: dict[str, dict[str, float]] = field(default_factory=dict)  # tokens, calls, seconds by role
 
     def add(self, role: str, model: ModelSpec, prompt_tokens: int, completion_tokens: int, latency: float) -> None:
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         self.latency += latency
-        part = self.by_role.setdefault(role, {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0})
+        part = self.by_role.setdefault(role, {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "seconds": 0.0})
         part["prompt_tokens"] += prompt_tokens
         part["completion_tokens"] += completion_tokens
         part["calls"] += 1
+        part["seconds"] += latency
         cost = self.prices.cost(model.price_provider, model.model_name, prompt_tokens, completion_tokens)
         self.cost = None if cost is None or self.cost is None else self.cost + cost
 
