@@ -52,6 +52,8 @@ class LlamaCppSettings:
     ``chat_template="gguf"`` formats chat requests with the template stored in the GGUF file;
     ``"none"`` joins the messages' texts and treats them as a raw prompt. ``completion_template``
     wraps raw prompts; its ``{prompt}`` is replaced literally (e.g. a model's turn markers).
+    ``score_reuse_prefix`` evaluates a scored prefix once for all its continuations (False:
+    each continuation's whole text in one evaluation, slower; see :func:`score_with_llama`).
     """
 
     model_path: Path
@@ -61,6 +63,7 @@ class LlamaCppSettings:
     chat_template: Literal["gguf", "none"] = "gguf"
     completion_template: str = "{prompt}"
     seed: int = 0xFFFFFFFF  # llama.cpp's "random seed" value, used when a request has none
+    score_reuse_prefix: bool = True
 
 
 def check_gguf_file(path: str | Path) -> Path:
@@ -197,7 +200,10 @@ class LlamaCppBackend(Backend):
         loop = asyncio.get_running_loop()
         cancel = threading.Event()
         future = loop.run_in_executor(
-            self._executor, lambda: score_with_llama(self._scorer, prefix, list(continuations), cancel=cancel)
+            self._executor,
+            lambda: score_with_llama(
+                self._scorer, prefix, list(continuations), reuse=self.settings.score_reuse_prefix, cancel=cancel
+            ),
         )
         try:
             return await asyncio.shield(future)
@@ -398,11 +404,15 @@ def score_with_llama(
 
     Texts are tokenised as a completion prompt is (BOS added, special tokens read), prefix and
     prefix + continuation each; the continuation's tokens start where the two differ. With
-    ``reuse`` the tokens before the last shared one are evaluated once without logits (kept in
-    the KV cache, and kept across calls: a longer prefix next time evaluates only what is new),
-    and for each continuation only that last shared token and the continuation's tokens are
-    evaluated, with logits. Without ``reuse`` every continuation evaluates its whole text (the
-    direct computation, for comparison). Runs on the thread that owns ``llama``.
+    ``reuse`` the shared tokens but the last are evaluated once, without logits (only scored
+    positions need them), and stay in the KV cache; each continuation then evaluates that last
+    shared token and its own tokens, with logits. Without ``reuse`` every continuation
+    evaluates its whole text in one go (as a server does with a text it has not seen).
+
+    llama.cpp's CPU results change with how tokens are split into evaluations (by up to ~0.2
+    nats a token on the small Q4 test model), so the split is fixed by the texts alone: the
+    cache is reused only when it holds exactly the shared tokens, and a score never depends on
+    what was scored before. Runs on the thread that owns ``llama``.
     """
     from llama_cpp import Llama
 
@@ -422,20 +432,16 @@ def score_with_llama(
             raise ValueError(f"prefix + continuation are {len(joint)} tokens, more than the context ({llama.n_ctx()})")
         evaluated = 0
         if reuse:
-            # The cached tokens that still match are kept; the rest of the shared part (all but
-            # its last token) is evaluated without logits: only positions scored need them.
             shared = joint[: start - 1]
-            cached = llama.input_ids[: llama.n_tokens].tolist()
-            kept = continuation_start(cached, shared)
-            llama.n_tokens = kept
-            if kept < len(shared):
-                evaluated += _eval(llama, shared[kept:], logits=False)
+            if llama.input_ids[: llama.n_tokens].tolist() != shared:
+                llama.reset()
+                evaluated += _eval(llama, shared, logits=False)
             first = start - 1
-            evaluated += _eval(llama, joint[first:], logits=True)
         else:
             llama.reset()
             first = 0
-            evaluated += _eval(llama, joint, logits=True)
+        llama.n_tokens = first
+        evaluated += _eval(llama, joint[first:], logits=True)
         rows = llama.scores[start - 1 : len(joint) - 1]
         logprobs = Llama.logits_to_logprobs(rows)
         tokens = joint[start:]
@@ -452,13 +458,15 @@ def score_with_llama(
     return results
 
 
-def _eval(llama: Any, tokens: list[int], *, logits: bool) -> int:
+def _eval(llama: Any, tokens: Sequence[int], *, logits: bool) -> int:
     """Evaluate ``tokens`` after the cached ones; logits are computed (and kept in
     ``llama.scores``) only when asked for: for a 262k vocabulary they cost more than the model.
 
     llama-cpp-python's ``eval`` asks llama.cpp for the logits of every position when the
     instance has ``logits_all``; its ``_logits_all`` flag is switched off for the call instead.
     """
+    if not tokens:
+        return 0
     previous = llama._logits_all
     llama._logits_all = logits and previous
     try:
