@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+from dataclasses import replace
 import sqlite3
 import time
 from typing import Any
@@ -163,7 +164,8 @@ def test_plan_counts_guided_requests_and_the_helper_models(library_path, fake_se
     assert "rationalyst-implicit" in plan.summary() and "4 guided CoT(s)" in plan.summary()
     steps = [p.step for p in plan.previews(1)]
     assert steps == ["rationale", "guided step", "scorer prefix"]
-    assert spec.all_models()[1:] == [rationale, rationale]  # the scorer defaults to the rationale model
+    # the scorer defaults to the rationale model, asked on the endpoint that echoes log-probs
+    assert spec.all_models()[1:] == [rationale, replace(rationale, endpoint="completions")]
     assert RunSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
 
 
