@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import signal
-from dataclasses import replace
 import sqlite3
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
