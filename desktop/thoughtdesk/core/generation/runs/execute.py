@@ -161,7 +161,9 @@ class _Execution:
             # Extractions wait for their CoT; those whose CoT is done can go now.
             if dependency_status is None or dependency_status == "done":
                 self.queue.put_nowait(request_id)
-        self.workers = max(1, concurrency) * max(1, len(self.backends))
+        # Workers per agent model: a guided run's helper backends (rationale, scorer, rater) are
+        # called from inside its trajectories, not fed requests of their own.
+        self.workers = max(1, concurrency) * max(1, len(self.spec.models))
         watcher = asyncio.create_task(self._watch())
         try:
             await asyncio.gather(*(self._worker() for _ in range(self.workers)))
