@@ -31,6 +31,7 @@ def test_guide_tab_plans_guided_cots_and_names_what_is_missing(generation, qtbot
     guide.supervision.setCurrentIndex(guide.supervision.findData("explicit"))
     plan = wait_plan(qtbot, planner, 3)
     assert plan.spec.guide.label == "rationalyst-explicit" and not guide.decay.isEnabled()
+    assert plan.spec.guide.n_candidates == 1 and not guide.candidates.isEnabled()
     assert "<BOT>" in planner.preview.toPlainText()
     guide.method.setCurrentIndex(guide.method.findData("process"))
     qtbot.waitUntil(

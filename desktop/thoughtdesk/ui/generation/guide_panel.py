@@ -117,7 +117,7 @@ class GuidePanel(QWidget):
         self.decay.setEnabled(implicit)
         for box in (self.max_steps, self.step_temperature, self.step_max_tokens):
             box.setEnabled(method is not None)
-        self.candidates.setEnabled(method in ("rationalyst", "process"))
+        self.candidates.setEnabled(implicit or method == "process")
         self.helpers.setTabEnabled(0, rationalyst)
         self.helpers.setTabEnabled(1, implicit and not self.scorer_same.isChecked())
         self.helpers.setTabEnabled(2, method == "process")

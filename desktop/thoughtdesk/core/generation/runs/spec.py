@@ -216,8 +216,11 @@ class GuideSpec:
 
     @property
     def n_candidates(self) -> int:
-        """Candidates sampled per step: one for the plain step-by-step baseline."""
-        return 1 if self.method == "stepwise" else self.candidates
+        """Candidates sampled per step: one for the plain step-by-step baseline and for explicit
+        supervision (the agent reads the rationale and writes its step; nothing picks among several)."""
+        if self.method == "stepwise" or (self.method == "rationalyst" and self.supervision == "explicit"):
+            return 1
+        return self.candidates
 
     @property
     def label(self) -> str:
