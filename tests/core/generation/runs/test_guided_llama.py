@@ -109,3 +109,6 @@ def test_stopped_between_steps_then_resumed_continues_at_the_next_step(library_p
         steps = request_steps(lib, request_id)
     assert rows_after[: len(rows_before)] == rows_before  # the stored step is kept, not redone
     assert [s.index for s in steps] == list(range(len(steps))) and len(steps) >= 2
+    # the resumed run's counts include the step stored before the stop, once
+    assert final.prompt_tokens == sum(s.prompt_tokens for s in steps)
+    assert final.completion_tokens == sum(s.completion_tokens for s in steps)
