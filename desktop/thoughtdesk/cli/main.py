@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from thoughtdesk import __version__
-from thoughtdesk.cli import critiques, evaluate, generate, library, review, trajectories
+from thoughtdesk.cli import critiques, evaluate, generate, library, rationales, review, trajectories
 from thoughtdesk.cli.common import EXIT_FAIL
 from thoughtdesk.core.errors import ThoughtDeskError
 
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gui", help="start the desktop application (the default)")
     p.set_defaults(func=cmd_gui)
 
-    for module in (library, generate, evaluate, critiques, review, trajectories):
+    for module in (library, generate, evaluate, critiques, review, rationales, trajectories):
         module.register(sub)
     return parser
 

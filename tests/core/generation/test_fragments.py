@@ -48,6 +48,7 @@ def test_published_triggers_carry_citations() -> None:
         "answer_extraction",
         "critique",
         "critique_system",
+        "rationale_extraction",
         "guide",
     }
 

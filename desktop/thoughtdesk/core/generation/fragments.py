@@ -29,14 +29,18 @@ from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.generation.guide_prompts import GUIDE_TEXTS
 from thoughtdesk.core.paths import resource_path
 
-FragmentKind = Literal["instruction", "cot_trigger", "answer_extraction", "critique", "critique_system", "guide"]
+FragmentKind = Literal[
+    "instruction", "cot_trigger", "answer_extraction", "critique", "critique_system", "rationale_extraction", "guide"
+]
 #: The kinds a generation prompt is built from (the run planner's columns).
 FRAGMENT_KINDS: tuple[FragmentKind, ...] = ("instruction", "cot_trigger", "answer_extraction")
 #: The kinds of a critique template: its main text and its system text, under one key.
 CRITIQUE_KINDS: tuple[FragmentKind, ...] = ("critique", "critique_system")
+#: The prompt a model rewrites a document with, inserting rationales (core/rationales/extraction.py).
+RATIONALE_KINDS: tuple[FragmentKind, ...] = ("rationale_extraction",)
 #: The prompts of guided generation, one key per role (:mod:`thoughtdesk.core.generation.guide_prompts`).
 GUIDE_KINDS: tuple[FragmentKind, ...] = ("guide",)
-ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS + GUIDE_KINDS
+ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS + RATIONALE_KINDS + GUIDE_KINDS
 
 #: ThoughtSource's section names (fragments.json, then templates.json spelling) per kind.
 _THOUGHTSOURCE_SECTIONS: dict[FragmentKind, tuple[str, ...]] = {

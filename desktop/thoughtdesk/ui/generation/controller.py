@@ -18,7 +18,7 @@ from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planner import RunPlannerDialog
 from thoughtdesk.ui.generation.runs_panel import RunsPanel
-from thoughtdesk.ui.qt import QFormLayout, QLabel, QObject, Qt
+from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
 
 
 def critique_model_list() -> ModelList:
@@ -57,6 +57,7 @@ class GenerationUI(QObject):
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
+        self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
         window.library_changed.connect(self._library_changed)
@@ -115,6 +116,20 @@ class GenerationUI(QObject):
         dialog.run_created.connect(self._run_created)
         dialog.finished.connect(self._critique_dialog_closed)
         dialog.open()
+        return dialog
+
+    def open_rationales_dialog(self) -> QDialog | None:
+        """Open Generate > Mine rationales… on the current library (pyqtgraph is imported then,
+        not at start-up)."""
+        from thoughtdesk.ui.generation.rationales_dialog import RationalesDialog
+
+        window = self.window
+        if window.library is None:
+            return None
+        collections = [info.name for info in window.library.collections()]
+        dialog = RationalesDialog(window.library.path, collections, self.fragments, parent=window.dialog_parent)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.show()
         return dialog
 
     def _critique_dialog_closed(self) -> None:
