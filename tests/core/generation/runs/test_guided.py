@@ -253,11 +253,20 @@ def test_a_scorer_that_cannot_score_stops_the_run_in_one_line_and_nothing_is_app
 
     with pytest.raises(RunSpecError, match="cannot score text: Anthropic"):
         GuideSpec(rationale_model=ModelSpec("anthropic", "claude"))
-    # The fake server's /completions echoes no log-probs, like llama.cpp's own llama-server.
+    # A /completions answer without log-probs, as llama.cpp's own llama-server gives.
+    no_logprobs = Reply(
+        body={
+            "id": "x",
+            "object": "text_completion",
+            "model": "rationale",
+            "choices": [{"index": 0, "text": "!", "finish_reason": "length"}],
+        }
+    )
+    fake_server.script(_chat("A rationale."), _chat("One.", "Two.", "Three."), no_logprobs, no_logprobs, no_logprobs)
     rationale = ModelSpec("openai", "rationale", base_url=fake_server.base_url, timeout=5.0)
     guide = GuideSpec(rationale_model=rationale)
     assert guide.scorer is not None and guide.scorer.endpoint == "completions"  # the endpoint that can echo
-    spec = _spec(fake_server, guide, samples=SampleSelection(DEMO, datasets=("med_qa",), limit=2))
+    spec = _spec(fake_server, guide, samples=SampleSelection(DEMO, datasets=("med_qa",), limit=1))
     with Library.open(library_path) as lib:
         run_id = create_run(lib, plan_run(lib, spec))
     with pytest.raises(ScoringUnsupported) as raised:
@@ -268,3 +277,31 @@ def test_a_scorer_that_cannot_score_stops_the_run_in_one_line_and_nothing_is_app
         assert info.status == "failed" and "cannot score text" in (info.last_error or "")
         assert lib.conn.execute("SELECT count(*) FROM trajectory_step").fetchone()[0] == 0  # no unscored step kept
         assert lib.conn.execute("SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()[0] == 0
+
+
+def test_implicit_supervision_keeps_the_candidate_the_scorer_finds_likeliest(library_path, fake_server):
+    # The scorer is a second server whose /completions echoes log-probs from a toy model: a word
+    # seen before in the text scores -0.5, an unseen one -3.0 (tests/helpers/servers.py).
+    fake_server.script(
+        _chat("Multiply the muffins by their price."),
+        _chat("Bananas fly quickly.", "Multiply the muffins by their price.", "Multiply bananas."),
+        _chat("State it."),
+        _chat("The answer is B.", "The answer is B.", "The answer is B."),
+    )
+    with FakeModelServer() as scorer_server:
+        rationale = ModelSpec("openai", "rationale", base_url=fake_server.base_url, timeout=5.0)
+        scorer = ModelSpec("openai", "scorer", base_url=scorer_server.base_url, timeout=5.0)
+        _run(library_path, _spec(fake_server, GuideSpec(rationale_model=rationale, scorer_model=scorer)))
+        scored = [r.json for r in scorer_server.requests]
+    with Library.open(library_path) as lib:
+        (cot_pk, cot) = lib.conn.execute("SELECT id, cot FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()
+        steps = cot_steps(lib, cot_pk)
+    first = steps[0]
+    assert first.rationale == "Multiply the muffins by their price."
+    scores = [c.score for c in first.candidates]
+    assert scores[1] == pytest.approx(-0.5)  # every word was in the rationale
+    assert scores[0] == pytest.approx(-3.0) and -3.0 < scores[2] < -0.5
+    assert first.chosen == 1 and steps[1].final and cot == "Multiply the muffins by their price. The answer is B."
+    assert len(scored) == 6 and all(body["echo"] is True and body["logprobs"] == 1 for body in scored)
+    assert all("(Rationale: Multiply the muffins by their price.)" in body["prompt"] for body in scored[:3])
+    assert set(first.extra["usage"]) == {"rationale", "agent", "scorer"}
