@@ -27,15 +27,19 @@ from thoughtdesk.core.generation.fragment_store import FragmentStore
 from thoughtdesk.core.generation.fragments import ALL_KINDS, critique_templates, import_fragments
 from thoughtdesk.core.generation.prompts import FragmentLibrary, PromptMode
 from thoughtdesk.core.generation.runs import (
+    GUIDE_METHODS,
     ONLY_CHOICES,
+    SUPERVISIONS,
     CotSelection,
     CritiqueSpec,
     FewShotSpec,
+    GuideSpec,
     ModelSpec,
     PromptPreview,
     RunLimits,
     RunProgress,
     RunSpec,
+    RunSpecError,
     SampleSelection,
     check_models_ready,
     create_critique_run,
@@ -196,6 +200,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.completion_template:
         options["completion_template"] = args.completion_template.replace("\\n", "\n")
     models = tuple(ModelSpec.parse(text, **options) for text in args.model)
+    guide = _guide(args, options)
     few_shot = FewShotSpec(args.few_shot, args.few_shot_split) if args.few_shot else None
     spec = RunSpec(
         samples=SampleSelection(
@@ -214,6 +219,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         few_shot=few_shot,
         force=args.force,
         name=args.name or "",
+        guide=guide,
     )
     if not args.plan_only:
         check_models_ready(models)  # refused before a run is written, not left behind as "failed"
@@ -227,6 +233,31 @@ def cmd_generate(args: argparse.Namespace) -> int:
         run_id = create_run(lib, plan)
     print(f"run {run_id} created ({plan.total} requests)", file=sys.stderr)
     return _execute(args, run_id)
+
+
+def _guide(args: argparse.Namespace, options: dict[str, object]) -> GuideSpec | None:
+    """The guide of ``--guide`` (None without it); helper models take the agent's server options."""
+    if args.guide is None:
+        for flag in ("rationale_model", "scorer_model", "rater_model"):
+            if getattr(args, flag):
+                raise RunSpecError(f"--{flag.replace('_', '-')} needs --guide (rationalyst, stepwise or process)")
+        return None
+
+    def helper(text: str | None) -> ModelSpec | None:
+        return None if text is None else ModelSpec.parse(text, **{**options, "temperature": 0.0})
+
+    return GuideSpec(
+        method=args.guide,
+        supervision=args.supervision,
+        rationale_model=helper(args.rationale_model),
+        scorer_model=helper(args.scorer_model),
+        rater_model=helper(args.rater_model),
+        candidates=args.candidates,
+        max_steps=args.max_steps,
+        step_temperature=args.step_temperature,
+        step_max_tokens=args.step_max_tokens,
+        decay=0.9 if args.decay else None,
+    )
 
 
 def _print_previews(previews: Iterable[PromptPreview]) -> None:
@@ -449,6 +480,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", metavar="NAME", help="a name for the run")
     p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
     p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
+    guide = p.add_argument_group("guided generation (one step at a time; docs/rationales.md)")
+    guide.add_argument(
+        "--guide",
+        choices=list(GUIDE_METHODS),
+        help="rationalyst: rationale-supervised steps; stepwise: plain step-by-step baseline; "
+        "process: a rater model rates each candidate 0-3",
+    )
+    guide.add_argument("--rationale-model", metavar="PROVIDER:MODEL", help="rationalyst: writes each step's rationale")
+    guide.add_argument(
+        "--scorer-model",
+        metavar="PROVIDER:MODEL",
+        help="implicit supervision: scores candidates (default: the rationale model)",
+    )
+    guide.add_argument("--rater-model", metavar="PROVIDER:MODEL", help="process: rates each candidate 0-3")
+    guide.add_argument("--supervision", choices=list(SUPERVISIONS), default="implicit", help="default implicit")
+    guide.add_argument(
+        "--candidates", type=whole(1, 32), default=3, metavar="N", help="candidates per step (default 3)"
+    )
+    guide.add_argument("--max-steps", type=whole(1, 200), default=15, metavar="N", help="steps at most (default 15)")
+    guide.add_argument(
+        "--step-temperature", type=number(0, 5), default=0.7, metavar="T", help="candidates' temperature (default 0.7)"
+    )
+    guide.add_argument(
+        "--step-max-tokens", type=whole(1, 4096), default=64, metavar="M", help="tokens per candidate step (default 64)"
+    )
+    guide.add_argument("--decay", action="store_true", help="implicit: weight token i by 0.9**i in the mean")
     _execution_options(p)
     p.set_defaults(func=cmd_generate)
 

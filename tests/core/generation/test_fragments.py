@@ -49,6 +49,7 @@ def test_published_triggers_carry_citations() -> None:
         "critique",
         "critique_system",
         "rationale_extraction",
+        "guide",
     }
 
 

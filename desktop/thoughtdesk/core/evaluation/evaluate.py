@@ -50,9 +50,23 @@ UNKNOWN_MODEL = "(unknown model)"
 MAX_COMPARED_CONDITIONS = 12
 
 
-def condition_label(instruction: str | None, cot_trigger: str | None, extraction: str | None) -> str:
-    """The prompt condition's name: instruction / CoT trigger / answer extraction keys, "-" for none."""
-    return " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
+#: SQL for a generated CoT ``g``'s guide label (NULL for an ordinary, one-shot CoT).
+GUIDE_SQL = (
+    "CASE WHEN g.extra IS NOT NULL AND json_valid(g.extra) THEN json_extract(g.extra, '$.thoughtdesk.guide.label') END"
+)
+
+
+def condition_label(
+    instruction: str | None, cot_trigger: str | None, extraction: str | None, guide: str | None = None
+) -> str:
+    """The prompt condition's name: instruction / CoT trigger / answer extraction keys, "-" for none.
+
+    A guided CoT (written one step at a time) names its guide first, ``rationalyst-implicit: ...``
+    or ``stepwise: ...`` (the plain step-by-step baseline), so guided, step-by-step and one-shot
+    CoTs of the same prompt are separate conditions that compare directly.
+    """
+    keys = " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
+    return f"{guide}: {keys}" if guide else keys
 
 
 def sample_label(dataset: str, split: str, sample_id: str) -> str:
@@ -188,6 +202,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
                    {tokens_sql}, {cost_sql}, length(g.cot),
                    CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra)
                         THEN json_extract(a.extra, '$.answer_from_choices') END,
+                   {GUIDE_SQL},
                    -- what scoring an answer needs, read only for answers never scored
                    CASE WHEN {_NEVER_SCORED} THEN s.type END, CASE WHEN {_NEVER_SCORED} THEN s.choices END,
                    CASE WHEN {_NEVER_SCORED} THEN s.answer END, CASE WHEN {_NEVER_SCORED} THEN a.answer END,
@@ -218,6 +233,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         cost,
         cot_chars,
         from_choices,
+        guide,
         kind,
         choices_json,
         gold_json,
@@ -246,7 +262,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         if label is None:
             label = labels[pk] = sample_label(dataset, split, sid)
             result.sample_pks[label] = pk
-        parts = (instruction, trigger, extraction)
+        parts = (instruction, trigger, extraction, guide)
         condition = conditions.get(parts)
         if condition is None:
             condition = conditions[parts] = condition_label(*parts)

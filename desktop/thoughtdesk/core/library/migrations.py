@@ -485,3 +485,36 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
             raise
         applied.append(name)
     return applied
+
+
+@migration
+def m010_trajectories(conn: sqlite3.Connection) -> None:
+    # Guided generation (thoughtdesk.core.generation.runs.guided): a guided CoT is written one step
+    # (sentence) at a time; each step is stored the moment it is chosen, with the rationale
+    # written for it, every candidate with its score (JSON list of {text, score}) and the index of
+    # the chosen one, plus the step's tokens and cost over all the models it called. The
+    # ``request`` is the run's 'guided' request; ``cot_pk`` is set when the finished CoT is
+    # stored. UNIQUE(request_id, step_index): a resumed trajectory can never store a step twice.
+    run_script(
+        conn,
+        """
+        CREATE TABLE trajectory_step (
+            id INTEGER PRIMARY KEY,
+            request_id INTEGER REFERENCES request(id) ON DELETE SET NULL,
+            cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            step_index INTEGER NOT NULL,
+            rationale TEXT,
+            candidates TEXT NOT NULL,
+            chosen INTEGER NOT NULL,
+            final INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            latency REAL NOT NULL DEFAULT 0,
+            created TEXT NOT NULL,
+            extra TEXT,
+            UNIQUE (request_id, step_index)
+        );
+        CREATE INDEX trajectory_step_cot ON trajectory_step(cot_pk);
+        """,
+    )

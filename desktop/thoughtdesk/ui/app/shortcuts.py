@@ -40,6 +40,7 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Review: r then 0…3 / r Delete", "rate the focused critique / clear it"),
     ("Review: Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
     ("Ctrl+Shift+B", "blind review on or off"),
+    ("Ctrl+Shift+T", "trajectory of the current CoT (a guided CoT's steps and candidates)"),
     ("?", "this list"),
     ("Ctrl+Q", "quit"),
 ]

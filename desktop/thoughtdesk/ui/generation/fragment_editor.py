@@ -58,6 +58,7 @@ KIND_TITLES: dict[str, str] = {
     "critique": "Critique prompts",
     "critique_system": "Critique system texts",
     "rationale_extraction": "Rationale extraction",
+    "guide": "Guided generation",
 }
 COLUMNS = ("Key", "Text", "Citation", "Source")
 

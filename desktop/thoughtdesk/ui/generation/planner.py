@@ -20,6 +20,7 @@ from thoughtdesk.core.generation.runs import FewShotSpec, RunPlan, RunSpec, chec
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.generation.guide_panel import GuidePanel
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
 from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
@@ -37,6 +38,7 @@ from thoughtdesk.ui.qt import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     Qt,
@@ -188,6 +190,11 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         self.tabs = QTabWidget(objectName="plannerTabs")
         self.tabs.addTab(what, "&Samples and prompts")
         self.tabs.addTab(self.models, "&Models")
+        self.guide = GuidePanel()
+        guide_scroll = QScrollArea(objectName="guideScroll")  # the tab's forms must not widen the dialog
+        guide_scroll.setWidgetResizable(True)
+        guide_scroll.setWidget(self.guide)
+        self.tabs.addTab(guide_scroll, "&Guide")
         self.tabs.addTab(self.price_editor, "P&rices")
 
         self.summary = plain_label("Planning…", name="planSummary")
@@ -308,6 +315,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         for widget in self.lists.values():
             widget.itemChanged.connect(lambda _: self.schedule_replan())
         self.models.changed.connect(self.schedule_replan)
+        self.guide.changed.connect(self.schedule_replan)
         self.price_editor.changed.connect(self.schedule_replan)
 
     # Planning -------------------------------------------------------------------------------
@@ -358,6 +366,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             few_shot=FewShotSpec(few, self.few_shot_split.text().strip() or "train", self.few_shot_seed.value())
             if few
             else None,
+            guide=self.guide.guide(),
         )
 
     def schedule_replan(self) -> None:

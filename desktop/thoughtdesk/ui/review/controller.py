@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from thoughtdesk.core.generation.runs import is_guided as guided_cot
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
@@ -49,6 +50,7 @@ from thoughtdesk.ui.review.dialogs import (
 )
 from thoughtdesk.ui.review.label_set_editor import LabelSetEditor
 from thoughtdesk.ui.review.view import ReviewView
+from thoughtdesk.ui.trajectories.view import open_trajectory
 
 ACTIVE_QUEUE_SETTING = "review/activeQueue/"
 
@@ -94,6 +96,7 @@ class ReviewController(QObject):
         self.blind_action.toggled.connect(view.set_blind)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
         w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
+        w.add_action(menu, "&Trajectory of the current CoT…", "Ctrl+Shift+T", self.show_trajectory)
         menu.addSeparator()
         # Undo/redo keys are handled by the view's key filter (so a text editor keeps its own
         # Ctrl+Z); these menu entries show them and work by mouse.
@@ -108,6 +111,18 @@ class ReviewController(QObject):
         w.add_action(menu, "&Export my annotations…", None, self.export_dialog)
         w.add_action(menu, "&Import a colleague's annotations…", None, self.import_dialog)
         w.add_action(menu, "&Agreement between reviewers…", None, self.show_agreement)
+
+    def show_trajectory(self) -> None:
+        """Open the current CoT's trajectory (a guided CoT's steps, rationales and candidates)."""
+        view = self.view
+        pk = view.current_cot_pk()
+        if pk is None or view.library is None:
+            view.show_message("Select a generated CoT first (the reference has no trajectory).")
+            return
+        if not guided_cot(view.library, pk):
+            view.show_message("This CoT was not written by a guided run: it has no trajectory.")
+            return
+        open_trajectory(view, view.library, pk)
 
     # ---- following the window -----------------------------------------------------------------
 

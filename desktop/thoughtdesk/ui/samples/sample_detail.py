@@ -12,7 +12,8 @@ ratings of it; CoT text a critique's main flaw quotes is marked (plain text with
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import find_quote_spans
@@ -29,6 +30,7 @@ from thoughtdesk.ui.qt import (
     QToolButton,
     QVBoxLayout,
     QWidget,
+    Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import LongText, display_lines, fits_label
@@ -68,6 +70,7 @@ class CotCard(QFrame):
         critiques: Sequence[Critique] = (),
         ratings: Sequence[ExplanationRating] = (),
         open_critiques: bool = True,
+        on_trajectory: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("cotCard")
@@ -86,6 +89,14 @@ class CotCard(QFrame):
         if extraction:
             fragments += "; extraction: " + ", ".join(dict.fromkeys(extraction))
         layout.addWidget(plain_label(fragments, name="cotFragments", keep_height=True))
+        guide = (cot.extra.get("thoughtdesk") or {}).get("guide") if isinstance(cot.extra, dict) else None
+        if isinstance(guide, dict) and on_trajectory is not None:
+            # A guided CoT (written step by step): its rationales and candidates are one click away.
+            steps = guide.get("steps", "?")
+            button = QToolButton(objectName="trajectoryButton")
+            button.setText(f"Trajectory… ({guide.get('label', 'guided')}, {steps} steps)")
+            button.clicked.connect(on_trajectory)
+            layout.addWidget(button)
         text = cot.cot or ""
         quotes = sorted(
             {(q.start, q.end) for critique in critiques for q in find_quote_spans(critique.parsed.main_flaw, text)}
@@ -155,7 +166,10 @@ class CotCard(QFrame):
 
 
 class SampleDetail(QScrollArea):
-    """Shows one :class:`StoredSample`; empty until :meth:`show_sample` is called."""
+    """Shows one :class:`StoredSample`; empty until :meth:`show_sample` is called.
+    ``trajectory_requested(cot_pk)``: the user asked for a guided CoT's trajectory."""
+
+    trajectory_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -270,6 +284,7 @@ class SampleDetail(QScrollArea):
                     critiques=self.critiques.get(cot_pk, ()),
                     ratings=self.ratings.get(cot_pk, ()),
                     open_critiques=open_critiques,
+                    on_trajectory=partial(self.trajectory_requested.emit, cot_pk),
                 )
             )
         layout.addStretch(1)

@@ -50,6 +50,7 @@ from thoughtdesk.ui.samples.collection_tree import CollectionTree, TreeNode
 from thoughtdesk.ui.samples.sample_detail import SampleDetail
 from thoughtdesk.ui.samples.sample_model import COLUMNS, SampleTableModel
 from thoughtdesk.ui.settings.options import column_widths, save_column_widths
+from thoughtdesk.ui.trajectories.view import open_trajectory
 
 #: Milliseconds between the last key typed in the search box and the query.
 SEARCH_DELAY_MS = 150
@@ -142,6 +143,7 @@ class SamplesTab(QSplitter):
 
         self.detail = SampleDetail()
         self.detail.setObjectName("sampleDetailPane")
+        self.detail.trajectory_requested.connect(lambda pk: open_trajectory(self, self._window.library, pk))
         self.addWidget(self.tree)
         self.addWidget(centre)
         self.addWidget(self.detail)

@@ -46,6 +46,10 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   request: offline mode, a missing model file; call it before ``create_run``),
   :func:`rename_run` ``(lib, run, name)``, :func:`delete_run` ``(lib, run) -> (id, requests)``
   (its CoTs and answers stay), :class:`RunInUseError`.
+* guided runs (requests with step ``guided``; docs/rationales.md): :class:`GuideSpec` as
+  ``RunSpec.guide``; each step stored as it is chosen, read back with :func:`cot_steps`,
+  :func:`guided_cot_pks` and :func:`collection_trajectories` (:class:`Trajectory`,
+  :class:`TrajectoryStep`, :class:`Candidate`).
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
   ``ANTHROPIC_API_KEY``).
@@ -76,16 +80,30 @@ from thoughtdesk.core.generation.runs.read import (
     run_spec,
 )
 from thoughtdesk.core.generation.runs.spec import (
+    GUIDE_METHODS,
     ONLY_CHOICES,
+    SUPERVISIONS,
     AnySpec,
     CotSelection,
     CritiqueSpec,
     FewShotSpec,
+    GuideSpec,
     ModelSpec,
     RunLimits,
     RunSpec,
     RunSpecError,
     SampleSelection,
+)
+from thoughtdesk.core.generation.runs.trajectories import (
+    Candidate,
+    Trajectory,
+    TrajectoryContext,
+    TrajectoryStep,
+    collection_trajectories,
+    cot_steps,
+    guided_cot_pks,
+    is_guided,
+    trajectory_context,
 )
 
 __all__ = [
@@ -93,7 +111,19 @@ __all__ = [
     "check_models_ready",
     "delete_run",
     "rename_run",
+    "GUIDE_METHODS",
     "ONLY_CHOICES",
+    "SUPERVISIONS",
+    "Candidate",
+    "GuideSpec",
+    "Trajectory",
+    "TrajectoryContext",
+    "TrajectoryStep",
+    "collection_trajectories",
+    "cot_steps",
+    "guided_cot_pks",
+    "is_guided",
+    "trajectory_context",
     "AnySpec",
     "CotRef",
     "CotSelection",

@@ -24,6 +24,7 @@ from thoughtdesk.core.generation.backends import BackendError, Response
 from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
+from thoughtdesk.core.generation.runs.trajectories import attach_steps
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
@@ -233,11 +234,16 @@ def store_cot(
     variant: dict[str, Any],
     call: CallRecord,
     one_step: bool,
+    guide: dict[str, Any] | None = None,
 ) -> tuple[int, int | None]:
-    """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys."""
+    """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys.
+    ``guide`` (a guided CoT: its guide's settings and label) is kept in the provenance, and the
+    trajectory's stored steps are linked to the CoT in the same transaction."""
     text = call.response.texts[0]
     raw = slim_raw_body(call.response.raw_body, text, "generated_cot.cot")
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
+    if guide is not None:
+        extra["thoughtdesk"]["guide"] = guide
     ident = f"td-{run_id}-{request.id}"
     instruction, trigger = variant.get("instruction"), variant.get("cot_trigger")
     template = variant["cot_template"]
@@ -278,6 +284,8 @@ def store_cot(
             )
         )
         counters.add_cot(conn, sample.pk)
+        if guide is not None:
+            attach_steps(conn, request.id, cot_pk)
         conn.execute(
             "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
             (fts_prefix(text), sample.pk),
