@@ -1,0 +1,236 @@
+"""Statistics of a stored collection, per dataset and split, in one streaming pass.
+
+Rows are read a chunk at a time with keyset paging (``CHUNK`` samples, then their generated
+CoTs), so memory holds one chunk of text, the token lengths (4 bytes per text) and, with overlap,
+each unit's distinct n-gram hashes (8 bytes each). What a token is, and the n-grams: see
+:mod:`thoughtdesk.core.stats.tokens`; the overlap measures: :mod:`thoughtdesk.core.stats.overlap`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from thoughtdesk.core.errors import Cancelled
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.stats.overlap import NgramSet, OverlapMatrix, overlap_matrix
+from thoughtdesk.core.stats.tokens import NgramHasher, token_count
+
+CHUNK = 2000
+#: The texts whose token lengths are counted, in the order tables and plots show them.
+LENGTH_FIELDS = ("question", "context", "reference_cot", "generated_cot")
+#: The texts whose n-gram overlap can be computed: questions and reference CoTs (the dataset's
+#: own text; generated CoTs share a model's phrasing across datasets, which is not leakage).
+OVERLAP_FIELDS = ("question", "reference_cot")
+DEFAULT_N = 8
+#: Percentiles of each length summary.
+PERCENTILES = (5, 25, 50, 75, 95)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class LengthSummary:
+    """Token lengths of the non-empty texts of one field (empty or missing texts not counted)."""
+
+    count: int
+    mean: float
+    minimum: int
+    maximum: int
+    percentiles: dict[int, float]
+
+    @staticmethod
+    def of(lengths: np.ndarray) -> LengthSummary:
+        if len(lengths) == 0:
+            return LengthSummary(0, 0.0, 0, 0, {p: 0.0 for p in PERCENTILES})
+        values = np.percentile(lengths, PERCENTILES)  # linear interpolation, numpy's default
+        return LengthSummary(
+            int(len(lengths)),
+            float(lengths.mean()),
+            int(lengths.min()),
+            int(lengths.max()),
+            {p: float(v) for p, v in zip(PERCENTILES, values, strict=True)},
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "count": self.count,
+            "mean": round(self.mean, 3),
+            "min": self.minimum,
+            "max": self.maximum,
+            **{f"p{p}": round(v, 3) for p, v in self.percentiles.items()},
+        }
+
+
+@dataclass
+class SplitStatistics:
+    """Counts and distributions of one dataset split."""
+
+    dataset: str
+    split: str
+    samples: int = 0
+    generated_cots: int = 0
+    answers: int = 0
+    annotations: int = 0
+    with_context: int = 0
+    with_reference_cot: int = 0
+    with_generated_cot: int = 0
+    #: answer type ("multiplechoice", "number", ...; "" when none is stored) -> samples
+    answer_types: dict[str, int] = field(default_factory=dict)
+    #: number of choices (0: none) -> samples
+    choice_counts: dict[int, int] = field(default_factory=dict)
+    lengths: dict[str, LengthSummary] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "samples": self.samples,
+            "generated_cots": self.generated_cots,
+            "answers": self.answers,
+            "annotations": self.annotations,
+            "with_context": self.with_context,
+            "with_reference_cot": self.with_reference_cot,
+            "with_generated_cot": self.with_generated_cot,
+            "answer_types": dict(sorted(self.answer_types.items())),
+            "choice_counts": {str(k): v for k, v in sorted(self.choice_counts.items())},
+            "token_lengths": {name: self.lengths[name].to_json() for name in LENGTH_FIELDS},
+        }
+
+
+@dataclass
+class CollectionStatistics:
+    """The statistics of a collection; ``overlap`` empty unless asked for."""
+
+    collection: str
+    splits: list[SplitStatistics]
+    overlap: list[OverlapMatrix] = field(default_factory=list)
+    overlap_by: str = "dataset"
+
+    def to_json(self) -> dict:
+        """Everything as plain JSON data (what ``thoughtdesk stats --json`` prints)."""
+        out: dict = {
+            "collection": self.collection,
+            "tokens": "words: maximal runs of Unicode letters, digits and _ (see docs/stats.md)",
+            "splits": [s.to_json() for s in self.splits],
+        }
+        if self.overlap:
+            out["overlap"] = {
+                "by": self.overlap_by,
+                "normalisation": "case-folded; punctuation and whitespace dropped (word tokens)",
+                "fields": [m.to_json() for m in self.overlap],
+            }
+        return out
+
+
+def _reference_text(stored: str | None) -> str | None:
+    """The reference CoT column (JSON: a list of steps, or a string) as one text."""
+    if not stored:
+        return None
+    value = json.loads(stored)
+    if isinstance(value, list):
+        return " ".join(str(step) for step in value if step) or None
+    return str(value) if value else None
+
+
+def _choice_count(stored: str | None) -> int:
+    if not stored:
+        return 0
+    value = json.loads(stored)
+    return len(value) if isinstance(value, list | dict) else 0
+
+
+class _Lengths:
+    """Token lengths gathered a chunk at a time (int32)."""
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []
+
+    def add(self, lengths: list[int]) -> None:
+        if lengths:
+            self.parts.append(np.array(lengths, dtype=np.int32))
+
+    def summary(self) -> LengthSummary:
+        return LengthSummary.of(np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int32))
+
+
+def collection_statistics(
+    lib: Library,
+    collection: str,
+    *,
+    overlap: bool = False,
+    n: int = DEFAULT_N,
+    overlap_by: str = "dataset",
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> CollectionStatistics:
+    """Counts, answer types, choice counts and token lengths per dataset split of ``collection``;
+    with ``overlap``, the n-gram overlap of questions and of reference CoTs between datasets
+    (``overlap_by="dataset"``) or between dataset splits (``"split"``).
+
+    ``progress(done, total)`` counts samples read; ``cancel()`` is checked after every chunk and
+    stops with :class:`Cancelled` (nothing is written either way).
+    """
+    if overlap_by not in ("dataset", "split"):
+        raise ValueError(f"overlap_by must be 'dataset' or 'split', not {overlap_by!r}")
+    cid = lib.require_collection(collection)
+    counts = lib.split_stats(cid)
+    total = sum(c.samples for c in counts)
+    hasher = NgramHasher(n) if overlap else None
+    sets: dict[str, dict[str, NgramSet]] = {f: {} for f in OVERLAP_FIELDS}
+    splits: list[SplitStatistics] = []
+    done = 0
+    conn = lib.conn
+    for c in counts:
+        stats = SplitStatistics(c.dataset, c.split, c.samples, c.generated_cots, c.answers, c.annotations)
+        lengths = {name: _Lengths() for name in LENGTH_FIELDS}
+        types: Counter[str] = Counter()
+        choices: Counter[int] = Counter()
+        unit = c.dataset if overlap_by == "dataset" else f"{c.dataset}/{c.split}"
+        unit_sets = {f: sets[f].setdefault(unit, NgramSet()) for f in OVERLAP_FIELDS}
+        last = -1
+        while True:
+            rows = conn.execute(
+                "SELECT id, position, question, type, choices, context, cot FROM sample "
+                "WHERE collection_id = ? AND dataset = ? AND split = ? AND position > ? "
+                "ORDER BY position LIMIT ?",
+                (cid, c.dataset, c.split, last, CHUNK),
+            ).fetchall()
+            if not rows:
+                break
+            last = rows[-1][1]
+            questions = [r[2] for r in rows]
+            references = [_reference_text(r[6]) for r in rows]
+            types.update(r[3] or "" for r in rows)
+            choices.update(_choice_count(r[4]) for r in rows)
+            contexts = [r[5] for r in rows]
+            stats.with_context += sum(1 for t in contexts if t)
+            stats.with_reference_cot += sum(1 for t in references if t)
+            lengths["question"].add([token_count(t) for t in questions if t])
+            lengths["context"].add([token_count(t) for t in contexts if t])
+            lengths["reference_cot"].add([token_count(t) for t in references if t])
+            pks = [r[0] for r in rows]
+            marks = ",".join("?" * len(pks))
+            generated = conn.execute(
+                f"SELECT sample_pk, cot FROM generated_cot WHERE sample_pk IN ({marks})", pks
+            ).fetchall()
+            lengths["generated_cot"].add([token_count(t) for _, t in generated if t])
+            stats.with_generated_cot += len({pk for pk, _ in generated})
+            if hasher is not None:
+                unit_sets["question"].add(hasher.hashes(questions))
+                unit_sets["reference_cot"].add(hasher.hashes(references))
+            done += len(rows)
+            if progress is not None:
+                progress(done, total)
+            if cancel is not None and cancel():
+                raise Cancelled("statistics")
+        stats.answer_types = dict(types)
+        stats.choice_counts = dict(choices)
+        stats.lengths = {name: lengths[name].summary() for name in LENGTH_FIELDS}
+        splits.append(stats)
+    matrices = [overlap_matrix(f, n, sets[f]) for f in OVERLAP_FIELDS] if overlap else []
+    return CollectionStatistics(collection, splits, matrices, overlap_by)
