@@ -202,7 +202,9 @@ def _table(headers: list[str], rows: list[list[str]], left: int = 2) -> str:
     table = [headers, *rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     return "\n".join(
-        "  ".join(cell.ljust(w) if i < left else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        "  ".join(
+            cell.ljust(w) if i < left else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
         for row in table
     )
 
@@ -348,11 +350,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("collection", help="the collection's name")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--overlap", action="store_true", help="also the n-gram overlap of questions and of reference CoTs")
     p.add_argument(
-        "--overlap", action="store_true", help="also the n-gram overlap of questions and of reference CoTs"
-    )
-    p.add_argument(
-        "--ngram", type=whole(1, 64), default=8,  # core.stats.DEFAULT_N (not imported: numpy stays out of the start-up)
+        "--ngram",
+        type=whole(1, 64),
+        default=8,  # core.stats.DEFAULT_N (not imported: numpy stays out of the start-up)
         metavar="N",
         help="n-gram length in words for --overlap (default 8)",
     )

@@ -88,7 +88,11 @@ class NgramHasher:
             out.append(acc[text_of[:windows] == text_of[n - 1 :]])
         short = np.flatnonzero((lengths > 0) & (lengths < n))
         if len(short):
-            out.append(np.array([self._short_hash(values, int(ends[i] - lengths[i]), int(ends[i])) for i in short], dtype=np.uint64))
+            out.append(
+                np.array(
+                    [self._short_hash(values, int(ends[i] - lengths[i]), int(ends[i])) for i in short], dtype=np.uint64
+                )
+            )
         return np.concatenate(out) if out else np.zeros(0, dtype=np.uint64)
 
     @staticmethod

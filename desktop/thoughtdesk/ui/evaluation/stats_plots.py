@@ -61,20 +61,21 @@ class LengthPlot(ExportablePlot):
         self.plot.getAxis("bottom").setTicks([ticks])
         if rows:
             self.plot.setXRange(-0.6, len(rows) - 0.4, padding=0)
+            self.plot.setYRange(0, max(s.maximum for _, _, s in rows) * 1.05, padding=0)
 
     def rows(self):
         """(dataset, split, LengthSummary) of the splits that have texts of the field."""
         if self.stats is None:
             return []
-        return [
-            (s.dataset, s.split, s.lengths[self.field]) for s in self.stats.splits if s.lengths[self.field].count
-        ]
+        return [(s.dataset, s.split, s.lengths[self.field]) for s in self.stats.splits if s.lengths[self.field].count]
 
     def export_csv(self, path: str | Path) -> Path:
         """One row per dataset split: the field, count, mean, min, percentiles, max."""
         with open(path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["dataset", "split", "field", "texts", "mean", "min", "p5", "p25", "p50", "p75", "p95", "max"])
+            writer.writerow(
+                ["dataset", "split", "field", "texts", "mean", "min", "p5", "p25", "p50", "p75", "p95", "max"]
+            )
             for dataset, split, s in self.rows():
                 p = s.percentiles
                 writer.writerow(
@@ -86,7 +87,7 @@ class LengthPlot(ExportablePlot):
 
 class OverlapHeatmap(ExportablePlot):
     """Containment of row in column (share of the row's distinct n-grams found in the column),
-    0 white to 1 dark blue, each cell labelled in percent."""
+    0 white to 1 dark blue, each cell labelled in percent ("<1": shared, under 0.5 %)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -117,7 +118,8 @@ class OverlapHeatmap(ExportablePlot):
         for i in range(k):
             for j in range(k):
                 value = values[i, j]
-                text = pg.TextItem(f"{100 * value:.0f}" if value >= 0.005 else "·", anchor=(0.5, 0.5))
+                label = "0" if matrix.shared[i][j] == 0 else "<1" if value < 0.005 else f"{100 * value:.0f}"
+                text = pg.TextItem(label, anchor=(0.5, 0.5))
                 text.setColor("#fff" if value > 0.5 else "#222")
                 text.setPos(j + 0.5, i + 0.5)
                 self.plot.addItem(text)
@@ -131,7 +133,9 @@ class OverlapHeatmap(ExportablePlot):
         """Long form: row unit, column unit, distinct n-grams of each, shared, containment, Jaccard."""
         with open(path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["field", "n", "row", "column", "row_ngrams", "column_ngrams", "shared", "containment", "jaccard"])
+            writer.writerow(
+                ["field", "n", "row", "column", "row_ngrams", "column_ngrams", "shared", "containment", "jaccard"]
+            )
             m = self.matrix
             if m is not None:
                 containment, jaccard = m.containment, m.jaccard

@@ -11,7 +11,6 @@ table and redraws. Dataset names and other data text are shown as plain text.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.stats import DEFAULT_N, LENGTH_FIELDS, CollectionStatistics, collection_statistics
@@ -116,6 +115,7 @@ class StatsView(QWidget):
         self.table = QTableView(objectName="statsTable")
         self.table.setModel(proxy)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # stored order until a header is clicked
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)

@@ -307,9 +307,7 @@ class ResultsView(QWidget):
 
     def is_idle(self) -> bool:
         """No evaluation running or waiting (for tests and the benchmark)."""
-        return (
-            not self._refresh.busy() and not self._tasks and self.critiques.is_idle() and self.statistics.is_idle()
-        )
+        return not self._refresh.busy() and not self._tasks and self.critiques.is_idle() and self.statistics.is_idle()
 
     # Drawing ----------------------------------------------------------------------------
 
