@@ -103,6 +103,7 @@ def main() -> None:
                 for i, q in enumerate(texts)
             )
             import_records(lib, records, collection="bench")
+        with Library.open(path, create=False) as lib:  # as the command opens it: a fresh connection
             lib_s, stats = timed(lambda: collection_statistics(lib, "bench", overlap=True, n=args.n))
         assert stats.overlap[0].shared == core_counts
     size = f"{args.datasets} datasets x {args.questions:,} questions, n={args.n}"

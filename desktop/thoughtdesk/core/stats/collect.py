@@ -1,7 +1,7 @@
 """Statistics of a stored collection, per dataset and split, in one streaming pass.
 
-Rows are read a chunk at a time with keyset paging (``CHUNK`` samples, then their generated
-CoTs), so memory holds one chunk of text, the token lengths (4 bytes per text) and, with overlap,
+Rows are read a chunk at a time with keyset paging on the row id (``CHUNK`` samples of the
+collection, then their generated CoTs), so memory holds one chunk of text, the token lengths (4 bytes per text) and, with overlap,
 each unit's distinct n-gram hashes (8 bytes each). What a token is, and the n-grams: see
 :mod:`thoughtdesk.core.stats.tokens`; the overlap measures: :mod:`thoughtdesk.core.stats.overlap`.
 """
@@ -18,7 +18,7 @@ import numpy as np
 from thoughtdesk.core.errors import Cancelled
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.stats.overlap import NgramSet, OverlapMatrix, overlap_matrix
-from thoughtdesk.core.stats.tokens import NgramHasher, token_count
+from thoughtdesk.core.stats.tokens import NgramHasher, token_count, tokens
 
 CHUNK = 2000
 #: The texts whose token lengths are counted, in the order tables and plots show them.
@@ -137,13 +137,6 @@ def _reference_text(stored: str | None) -> str | None:
     return str(value) if value else None
 
 
-def _choice_count(stored: str | None) -> int:
-    if not stored:
-        return 0
-    value = json.loads(stored)
-    return len(value) if isinstance(value, list | dict) else 0
-
-
 class _Lengths:
     """Token lengths gathered a chunk at a time (int32)."""
 
@@ -182,55 +175,88 @@ def collection_statistics(
     total = sum(c.samples for c in counts)
     hasher = NgramHasher(n) if overlap else None
     sets: dict[str, dict[str, NgramSet]] = {f: {} for f in OVERLAP_FIELDS}
-    splits: list[SplitStatistics] = []
-    done = 0
-    conn = lib.conn
-    for c in counts:
-        stats = SplitStatistics(c.dataset, c.split, c.samples, c.generated_cots, c.answers, c.annotations)
-        lengths = {name: _Lengths() for name in LENGTH_FIELDS}
-        types: Counter[str] = Counter()
-        choices: Counter[int] = Counter()
+    parts: dict[tuple[str, str], _Split] = {}
+    for c in counts:  # in first-stored order: the order of the tables and of the overlap units
         unit = c.dataset if overlap_by == "dataset" else f"{c.dataset}/{c.split}"
-        unit_sets = {f: sets[f].setdefault(unit, NgramSet()) for f in OVERLAP_FIELDS}
-        last = -1
-        while True:
-            rows = conn.execute(
-                "SELECT id, position, question, type, choices, context, cot FROM sample "
-                "WHERE collection_id = ? AND dataset = ? AND split = ? AND position > ? "
-                "ORDER BY position LIMIT ?",
-                (cid, c.dataset, c.split, last, CHUNK),
-            ).fetchall()
-            if not rows:
-                break
-            last = rows[-1][1]
-            questions = [r[2] for r in rows]
-            references = [_reference_text(r[6]) for r in rows]
-            types.update(r[3] or "" for r in rows)
-            choices.update(_choice_count(r[4]) for r in rows)
-            contexts = [r[5] for r in rows]
-            stats.with_context += sum(1 for t in contexts if t)
-            stats.with_reference_cot += sum(1 for t in references if t)
-            lengths["question"].add([token_count(t) for t in questions if t])
-            lengths["context"].add([token_count(t) for t in contexts if t])
-            lengths["reference_cot"].add([token_count(t) for t in references if t])
-            pks = [r[0] for r in rows]
-            marks = ",".join("?" * len(pks))
-            generated = conn.execute(
-                f"SELECT sample_pk, cot FROM generated_cot WHERE sample_pk IN ({marks})", pks
-            ).fetchall()
-            lengths["generated_cot"].add([token_count(t) for _, t in generated if t])
-            stats.with_generated_cot += len({pk for pk, _ in generated})
-            if hasher is not None:
-                unit_sets["question"].add(hasher.hashes(questions))
-                unit_sets["reference_cot"].add(hasher.hashes(references))
-            done += len(rows)
-            if progress is not None:
-                progress(done, total)
-            if cancel is not None and cancel():
-                raise Cancelled("statistics")
-        stats.answer_types = dict(types)
-        stats.choice_counts = dict(choices)
-        stats.lengths = {name: lengths[name].summary() for name in LENGTH_FIELDS}
-        splits.append(stats)
+        parts[(c.dataset, c.split)] = _Split(
+            SplitStatistics(c.dataset, c.split, c.samples, c.generated_cots, c.answers, c.annotations),
+            {f: sets[f].setdefault(unit, NgramSet()) for f in OVERLAP_FIELDS},
+        )
+    done = 0
+    last = -1
+    while True:
+        # Keyset paging over the whole collection by row id (the sample_collection index holds
+        # (collection_id, rowid)): every chunk a range scan, whatever the collection's size.
+        rows = lib.conn.execute(
+            "SELECT id, dataset, split, question, type, "
+            # The choices counted by SQLite (JSON1): no Python parse of every list.
+            "CASE json_type(choices) WHEN 'array' THEN json_array_length(choices) "
+            "WHEN 'object' THEN (SELECT count(*) FROM json_each(choices)) ELSE 0 END, "
+            "context, cot FROM sample WHERE collection_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (cid, last, CHUNK),
+        ).fetchall()
+        if not rows:
+            break
+        last = rows[-1][0]
+        groups: dict[tuple[str, str], list[tuple]] = {}
+        for row in rows:
+            groups.setdefault((row[1], row[2]), []).append(row)
+        pks = [r[0] for r in rows]
+        marks = ",".join("?" * len(pks))
+        generated = lib.conn.execute(
+            f"SELECT sample_pk, cot FROM generated_cot WHERE sample_pk IN ({marks})", pks
+        ).fetchall()
+        split_of = {r[0]: (r[1], r[2]) for r in rows}
+        cots: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
+        for pk, cot in generated:
+            cots.setdefault(split_of[pk], []).append((pk, cot))
+        for key, group in groups.items():
+            parts[key].add(group, cots.get(key, []), hasher)
+        done += len(rows)
+        if progress is not None:
+            progress(done, total)
+        if cancel is not None and cancel():
+            raise Cancelled("statistics")
+    splits = [part.finish() for part in parts.values()]
     matrices = [overlap_matrix(f, n, sets[f]) for f in OVERLAP_FIELDS] if overlap else []
     return CollectionStatistics(collection, splits, matrices, overlap_by)
+
+
+class _Split:
+    """What one dataset split gathers while the chunks go by."""
+
+    def __init__(self, stats: SplitStatistics, unit_sets: dict[str, NgramSet]) -> None:
+        self.stats = stats
+        self.unit_sets = unit_sets
+        self.lengths = {name: _Lengths() for name in LENGTH_FIELDS}
+        self.types: Counter[str] = Counter()
+        self.choices: Counter[int] = Counter()
+
+    def add(self, rows: list[tuple], generated: list[tuple[int, str | None]], hasher: NgramHasher | None) -> None:
+        """One chunk's rows of this split (id, dataset, split, question, type, choices, context,
+        cot) and their generated CoTs (sample_pk, cot)."""
+        stats, lengths = self.stats, self.lengths
+        questions = [r[3] for r in rows]
+        references = [_reference_text(r[7]) for r in rows]
+        contexts = [r[6] for r in rows]
+        self.types.update(r[4] or "" for r in rows)
+        self.choices.update(r[5] for r in rows)
+        stats.with_context += sum(1 for t in contexts if t)
+        stats.with_reference_cot += sum(1 for t in references if t)
+        lengths["context"].add([token_count(t) for t in contexts if t])
+        if hasher is None:
+            lengths["question"].add([token_count(t) for t in questions if t])
+            lengths["reference_cot"].add([token_count(t) for t in references if t])
+        else:  # split once, for both the lengths and the n-grams
+            for name, texts in (("question", questions), ("reference_cot", references)):
+                split = [tokens(t) for t in texts]
+                lengths[name].add([len(toks) for t, toks in zip(texts, split, strict=True) if t])
+                self.unit_sets[name].add(hasher.hashes_of_tokens(split))
+        lengths["generated_cot"].add([token_count(t) for _, t in generated if t])
+        stats.with_generated_cot += len({pk for pk, _ in generated})
+
+    def finish(self) -> SplitStatistics:
+        self.stats.answer_types = dict(self.types)
+        self.stats.choice_counts = dict(self.choices)
+        self.stats.lengths = {name: self.lengths[name].summary() for name in LENGTH_FIELDS}
+        return self.stats

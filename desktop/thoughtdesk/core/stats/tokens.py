@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -34,8 +35,8 @@ def tokens(text: str | None) -> list[str]:
 
 
 def token_count(text: str | None) -> int:
-    """How many tokens ``text`` has (the same tokens as :func:`tokens`, without case-folding)."""
-    return len(WORD.findall(text)) if text else 0
+    """How many tokens ``text`` has: ``len(tokens(text))``."""
+    return len(WORD.findall(text.casefold())) if text else 0
 
 
 class NgramHasher:
@@ -64,17 +65,20 @@ class NgramHasher:
     def hashes(self, texts: Sequence[str | None]) -> np.ndarray:
         """The n-gram hashes of ``texts`` (uint64, with repeats). A text with at least one token
         but fewer than n gives one hash of all its tokens (short questions still count)."""
+        return self.hashes_of_tokens([tokens(text) for text in texts])
+
+    def hashes_of_tokens(self, per_text: Sequence[list[str]]) -> np.ndarray:
+        """:meth:`hashes` of texts already split by :func:`tokens` (one token list per text)."""
         n = self.n
-        per_text = [tokens(text) for text in texts]
-        lengths = np.array([len(t) for t in per_text], dtype=np.int64)
-        flat = [tok for toks in per_text for tok in toks]
-        if not flat:
+        lengths = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
+        total = int(lengths.sum())
+        if not total:
             return np.zeros(0, dtype=np.uint64)
-        new = set(flat).difference(self._ids)
+        new = set(chain.from_iterable(per_text)).difference(self._ids)
         if new:
             self._learn(new)
         # Token values looked up in C (map over the dict), then gathered with numpy.
-        ids = np.fromiter(map(self._ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+        ids = np.fromiter(map(self._ids.__getitem__, chain.from_iterable(per_text)), dtype=np.int64, count=total)
         values = self._values[ids]
         text_of = np.repeat(np.arange(len(per_text)), lengths)
         ends = np.cumsum(lengths)
