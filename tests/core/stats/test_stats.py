@@ -198,6 +198,14 @@ def test_json_shape(small):
     assert len(first["containment"]) == 2 and len(first["containment"][0]) == 2
 
 
+def test_overlap_of_one_field_keeps_every_length(small):
+    with Library.open(small, create=False) as lib:
+        both = collection_statistics(lib, "c", overlap=True, n=2)
+        one = collection_statistics(lib, "c", overlap=True, n=2, overlap_fields=("question",))
+    assert [m.field for m in one.overlap] == ["question"] and one.overlap[0] == both.overlap[0]
+    assert [s.to_json() for s in one.splits] == [s.to_json() for s in both.splits]
+
+
 def test_cancel_stops_with_nothing_changed_and_progress_counts_samples(small):
     seen = []
     with Library.open(small, create=False) as lib:
@@ -213,5 +221,7 @@ def test_unknown_collection_and_bad_options_are_one_line_errors(small):
             collection_statistics(lib, "nope")
         with pytest.raises(ValueError, match="overlap_by"):
             collection_statistics(lib, "c", overlap=True, overlap_by="model")
+        with pytest.raises(ValueError, match="overlap_fields"):
+            collection_statistics(lib, "c", overlap=True, overlap_fields=("generated_cot",))
     with pytest.raises(ValueError, match="at least 1"):
         NgramHasher(0)

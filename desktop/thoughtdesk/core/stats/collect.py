@@ -158,29 +158,33 @@ def collection_statistics(
     overlap: bool = False,
     n: int = DEFAULT_N,
     overlap_by: str = "dataset",
+    overlap_fields: tuple[str, ...] = OVERLAP_FIELDS,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> CollectionStatistics:
     """Counts, answer types, choice counts and token lengths per dataset split of ``collection``;
     with ``overlap``, the n-gram overlap of questions and of reference CoTs between datasets
-    (``overlap_by="dataset"``) or between dataset splits (``"split"``).
+    (``overlap_by="dataset"``) or between dataset splits (``"split"``); ``overlap_fields`` chooses
+    among the two.
 
     ``progress(done, total)`` counts samples read; ``cancel()`` is checked after every chunk and
     stops with :class:`Cancelled` (nothing is written either way).
     """
+    if not set(overlap_fields) <= set(OVERLAP_FIELDS):
+        raise ValueError(f"overlap_fields must be among {OVERLAP_FIELDS}, not {overlap_fields!r}")
     if overlap_by not in ("dataset", "split"):
         raise ValueError(f"overlap_by must be 'dataset' or 'split', not {overlap_by!r}")
     cid = lib.require_collection(collection)
     counts = lib.split_stats(cid)
     total = sum(c.samples for c in counts)
     hasher = NgramHasher(n) if overlap else None
-    sets: dict[str, dict[str, NgramSet]] = {f: {} for f in OVERLAP_FIELDS}
+    sets: dict[str, dict[str, NgramSet]] = {f: {} for f in overlap_fields}
     parts: dict[tuple[str, str], _Split] = {}
     for c in counts:  # in first-stored order: the order of the tables and of the overlap units
         unit = c.dataset if overlap_by == "dataset" else f"{c.dataset}/{c.split}"
         parts[(c.dataset, c.split)] = _Split(
             SplitStatistics(c.dataset, c.split, c.samples, c.generated_cots, c.answers, c.annotations),
-            {f: sets[f].setdefault(unit, NgramSet()) for f in OVERLAP_FIELDS},
+            {f: sets[f].setdefault(unit, NgramSet()) for f in overlap_fields},
         )
     done = 0
     last = -1
@@ -218,7 +222,7 @@ def collection_statistics(
         if cancel is not None and cancel():
             raise Cancelled("statistics")
     splits = [part.finish() for part in parts.values()]
-    matrices = [overlap_matrix(f, n, sets[f]) for f in OVERLAP_FIELDS] if overlap else []
+    matrices = [overlap_matrix(f, n, sets[f]) for f in overlap_fields] if overlap else []
     return CollectionStatistics(collection, splits, matrices, overlap_by)
 
 
@@ -249,6 +253,9 @@ class _Split:
             lengths["reference_cot"].add([token_count(t) for t in references if t])
         else:  # split once, for both the lengths and the n-grams
             for name, texts in (("question", questions), ("reference_cot", references)):
+                if name not in self.unit_sets:
+                    lengths[name].add([token_count(t) for t in texts if t])
+                    continue
                 split = [tokens(t) for t in texts]
                 lengths[name].add([len(toks) for t, toks in zip(texts, split, strict=True) if t])
                 self.unit_sets[name].add(hasher.hashes_of_tokens(split))
