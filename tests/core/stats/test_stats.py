@@ -225,3 +225,20 @@ def test_unknown_collection_and_bad_options_are_one_line_errors(small):
             collection_statistics(lib, "c", overlap=True, overlap_fields=("generated_cot",))
     with pytest.raises(ValueError, match="at least 1"):
         NgramHasher(0)
+
+
+def test_a_split_written_by_another_connection_meanwhile_is_added_not_a_crash(small, monkeypatch):
+    from thoughtdesk.core.stats import collect
+
+    monkeypatch.setattr(collect, "CHUNK", 2)
+    written = []
+
+    def progress(done: int, total: int) -> None:
+        if not written:  # after the first chunk, another process stores a new split
+            store(small, [("late", "test", Sample(id="z", question="a new question here"))])
+            written.append(done)
+
+    with Library.open(small, create=False) as lib:
+        stats = collection_statistics(lib, "c", overlap=True, n=2, progress=progress)
+    assert [(s.dataset, s.split, s.samples) for s in stats.splits][-1] == ("late", "test", 1)
+    assert sum(s.samples for s in stats.splits) == 7 and stats.overlap[0].units[-1] == "late"

@@ -180,12 +180,19 @@ def collection_statistics(
     hasher = NgramHasher(n) if overlap else None
     sets: dict[str, dict[str, NgramSet]] = {f: {} for f in overlap_fields}
     parts: dict[tuple[str, str], _Split] = {}
+
+    def part(dataset: str, split: str) -> _Split:
+        key = (dataset, split)
+        if key not in parts:
+            unit = dataset if overlap_by == "dataset" else f"{dataset}/{split}"
+            parts[key] = _Split(
+                SplitStatistics(dataset, split), {f: sets[f].setdefault(unit, NgramSet()) for f in overlap_fields}
+            )
+        return parts[key]
+
     for c in counts:  # in first-stored order: the order of the tables and of the overlap units
-        unit = c.dataset if overlap_by == "dataset" else f"{c.dataset}/{c.split}"
-        parts[(c.dataset, c.split)] = _Split(
-            SplitStatistics(c.dataset, c.split, c.samples, c.generated_cots, c.answers, c.annotations),
-            {f: sets[f].setdefault(unit, NgramSet()) for f in overlap_fields},
-        )
+        stats = part(c.dataset, c.split).stats
+        stats.generated_cots, stats.answers, stats.annotations = c.generated_cots, c.answers, c.annotations
     done = 0
     last = -1
     while True:
@@ -215,7 +222,8 @@ def collection_statistics(
         for pk, cot in generated:
             cots.setdefault(split_of[pk], []).append((pk, cot))
         for key, group in groups.items():
-            parts[key].add(group, cots.get(key, []), hasher)
+            # part(): a split another process stored since the counts were read is added at the end.
+            part(*key).add(group, cots.get(key, []), hasher)
         done += len(rows)
         if progress is not None:
             progress(done, total)
@@ -240,6 +248,7 @@ class _Split:
         """One chunk's rows of this split (id, dataset, split, question, type, choices, context,
         cot) and their generated CoTs (sample_pk, cot)."""
         stats, lengths = self.stats, self.lengths
+        stats.samples += len(rows)  # counted as read: consistent with the distributions
         questions = [r[3] for r in rows]
         references = [_reference_text(r[7]) for r in rows]
         contexts = [r[6] for r in rows]
