@@ -3,15 +3,17 @@
 A table per dataset split (counts, answer types, choice counts, median token lengths) and three
 plots: token-length box plots of one field, and the n-gram overlap heatmaps of questions and of
 reference CoTs. The statistics read every text of the collection, so they are computed only
-when asked (Compute), in a background task with progress and Cancel
-(``window.run_task``), on the task's own library connection; the GUI thread only fills the
+when asked (Compute), in a background task with a progress dialog and Cancel, on the
+task's own library connection; the GUI thread only fills the
 table and redraws. Dataset names and other data text are shown as plain text.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
+from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.stats import DEFAULT_N, LENGTH_FIELDS, CollectionStatistics, collection_statistics
 from thoughtdesk.ui.app.tasks import Task, TaskContext
@@ -174,9 +176,24 @@ class StatsView(QWidget):
 
         self.compute_button.setEnabled(False)
         self.status.setText(f"Reading {collection}…")
-        self.task = self.window_.run_task(f"Statistics of {collection}…", work, self._apply)
-        self.task.on_finished(self._finished)
-        return self.task
+        # Every callback connected before start (a fast task could finish before a later one).
+        self.task = (
+            Task(work)
+            .with_progress(f"Statistics of {collection}…", self)
+            .on_success(self._apply)
+            .on_failure(self._failed)
+            .on_finished(self._finished)
+            .owned_by(self)
+        )
+        return self.task.start()
+
+    def _failed(self, error: BaseException) -> None:
+        if isinstance(error, Cancelled):
+            self.window_.show_status(str(error), 10000)
+        elif isinstance(error, ThoughtDeskError | OSError | sqlite3.Error):
+            self.window_.show_error("Statistics: failed", str(error))
+        else:
+            self.window_.show_error("Unexpected error", f"{type(error).__name__}: {error}")
 
     def _finished(self) -> None:
         self.compute_button.setEnabled(True)
