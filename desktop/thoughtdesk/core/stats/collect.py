@@ -1,8 +1,8 @@
 """Statistics of a stored collection, per dataset and split, in one streaming pass.
 
 Rows are read a chunk at a time with keyset paging on the row id (``CHUNK`` samples of the
-collection, then their generated CoTs), so memory holds one chunk of text, the token lengths (4 bytes per text) and, with overlap,
-each unit's distinct n-gram hashes (8 bytes each). What a token is, and the n-grams: see
+collection, then their generated CoTs), so memory holds one chunk of text, the token lengths
+(4 bytes per text) and, with overlap, each unit's distinct n-gram hashes (8 bytes each). What a token is, and the n-grams: see
 :mod:`thoughtdesk.core.stats.tokens`; the overlap measures: :mod:`thoughtdesk.core.stats.overlap`.
 """
 
