@@ -13,6 +13,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.qt import (
     QColor,
     QFrame,
@@ -26,7 +27,6 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.long_text import wrap_mode_for
-from thoughtdesk.ui.widgets.visible_text import reveal
 
 #: Characters of one field shown before "show all".
 CAP_CHARS = 1200

@@ -27,6 +27,7 @@ from thoughtdesk.core.generation.runs import (
     run_requests,
 )
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
 from thoughtdesk.ui.generation.run_worker import RunWorker
@@ -52,7 +53,6 @@ from thoughtdesk.ui.qt import (
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import display_lines
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
-from thoughtdesk.ui.widgets.visible_text import reveal
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run

@@ -34,6 +34,7 @@ from thoughtdesk.core.review import (
     review_from,
     set_position,
 )
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.rating import RatingPanel
 from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.qt import (
@@ -62,7 +63,6 @@ from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS, capped, display_lines
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
-from thoughtdesk.ui.widgets.visible_text import reveal
 
 LABEL_SET_SETTING = "review/labelSet"
 BLIND_SETTING = "review/blind"

@@ -19,6 +19,7 @@ from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import find_quote_spans
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import GeneratedCot, model_name
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.cards import CritiqueList, one_line, score_text
 from thoughtdesk.ui.critiques.text import FittedText, Part
 from thoughtdesk.ui.qt import (
@@ -34,7 +35,6 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import LongText, display_lines, fits_label
-from thoughtdesk.ui.widgets.visible_text import reveal
 
 #: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
 MARKED_COT_CHARS = 20_000

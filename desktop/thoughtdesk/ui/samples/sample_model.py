@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from thoughtdesk.core.library.queries import SampleFilter, SampleRow, sample_keys, sample_rows
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from thoughtdesk.ui.widgets.visible_text import reveal
 
 PAGE = 200
 CACHED_PAGES = 50

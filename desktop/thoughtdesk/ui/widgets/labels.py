@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.qt import QFrame, QLabel, QResizeEvent, QSize, QSizePolicy, Qt, QTextEdit, QTextOption, QWidget
-from thoughtdesk.ui.widgets.visible_text import reveal
 
 #: Spaces that forbid a line break (MedMCQA has them between words): shown as plain spaces.
 _NO_BREAK = re.compile("[\u00a0\u2007\u202f\u2060\ufeff]")
@@ -46,7 +46,7 @@ def plain_label(
     make a one-line note two or three lines tall.
 
     Invisible characters (bidi controls, zero-width spaces) in ``text`` are shown as escapes,
-    ``<U+202E>`` (:func:`~thoughtdesk.ui.widgets.visible_text.reveal`); so is text set later
+    ``<U+202E>`` (:func:`~thoughtdesk.core.visible_text.reveal`); so is text set later
     through :func:`set_plain_text`.
 
     ``breakable`` shows the text through :func:`breakable_text` (after the escapes, so the

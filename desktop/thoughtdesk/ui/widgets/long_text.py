@@ -13,7 +13,7 @@ megabyte in one paragraph, measured offscreen), and a label never breaks an unbr
   pieces of that length (one line of 10 MB would be laid out whole; 10 MB in pieces opens in
   about 0.1 s). Copy all copies the original text, unbroken.
 
-Every text goes through :func:`~thoughtdesk.ui.widgets.visible_text.reveal` (bidi controls and
+Every text goes through :func:`~thoughtdesk.core.visible_text.reveal` (bidi controls and
 other invisible characters shown as ``<U+202E>``) and into widgets set to plain text.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from thoughtdesk.core.visible_text import escape_of, has_invisible, reveal, split_invisible
 from thoughtdesk.ui.qt import (
     QApplication,
     QColor,
@@ -40,7 +41,6 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
-from thoughtdesk.ui.widgets.visible_text import escape_of, has_invisible, reveal, split_invisible
 
 #: Characters shown before "Show all" (laid out in about 20 ms).
 DISPLAY_CHARS = 20_000

@@ -6,7 +6,7 @@ A ``QTextDocument`` built by :mod:`thoughtdesk.ui.review.compare.safe_text` coun
 * positions are UTF-16 code units, so a character outside the Basic Multilingual Plane (an
   emoji, some maths symbols) takes two positions;
 * every line break becomes one ``<br/>``, i.e. one position, and ``"\\r\\n"`` is one break;
-* an invisible character (a bidi control, :mod:`thoughtdesk.ui.widgets.visible_text`) is shown
+* an invisible character (a bidi control, :mod:`thoughtdesk.core.visible_text`) is shown
   as its escape, ``<U+202E>``: eight positions.
 
 :class:`PositionMap` answers both directions for one text. Pure Python, so it is tested without a
@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from thoughtdesk.ui.widgets.visible_text import INVISIBLE, escape_of
+from thoughtdesk.core.visible_text import INVISIBLE, escape_of
 
 
 @dataclass(frozen=True, slots=True)

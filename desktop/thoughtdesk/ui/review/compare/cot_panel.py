@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
     QColor,
@@ -38,7 +39,6 @@ from thoughtdesk.ui.qt import (
 from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
 from thoughtdesk.ui.widgets.long_text import FullTextDialog, more_text, open_full_text, wrap_mode_for
 from thoughtdesk.ui.widgets.text_positions import PositionMap
-from thoughtdesk.ui.widgets.visible_text import reveal
 
 #: Characters of a CoT the compare view shows (and highlights); the rest is behind "Show all".
 REVIEW_CHARS = 20_000

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from thoughtdesk.core.review.compare.word_diff import DiffOp
 from thoughtdesk.core.sentences import Span
-from thoughtdesk.ui.widgets.visible_text import escape_of, has_invisible, split_invisible
+from thoughtdesk.core.visible_text import escape_of, has_invisible, split_invisible
 
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 # Characters Qt treats as line or paragraph breaks, plus the usual ones.

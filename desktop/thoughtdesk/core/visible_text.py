@@ -30,8 +30,18 @@ CONTROL_CODES = frozenset(c for c in list(range(0x00, 0x20)) + [0x7F] + list(ran
     [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85]
 )
 INVISIBLE = BIDI_CONTROLS | OTHER_INVISIBLE | CONTROL_CODES
+#: Every other format character (Cf) and the surrogates (Cs: a lone one cannot even be written
+#: as UTF-8), by Unicode 15's tables, as ranges; tests/core/test_visible_text.py checks them
+#: against unicodedata over every code point. The joiners U+200C/U+200D stay out (see above).
+_FORMAT_AND_SURROGATES = (
+    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f"
+    "\ud800-\udfff"
+)
 
-_INVISIBLE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(INVISIBLE)) + "]")
+_INVISIBLE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(INVISIBLE)) + _FORMAT_AND_SURROGATES + "]")
 
 
 def escape_of(char: str) -> str:
