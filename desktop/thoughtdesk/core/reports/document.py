@@ -180,7 +180,8 @@ def summary_html(summary: ReportSummary) -> str:
     if summary.accuracy_by_model:
         parts.append(
             f'<p style="{_MUTED}">Every condition and dataset pooled; 95 % Wilson interval; answers '
-            "without a correctness judgement are not counted (see the counts above).</p>"
+            "never judged are scored for this table by ThoughtDesk's extraction (not extractable counts "
+            "as not correct); only answers of samples without a gold answer are left out.</p>"
         )
         parts.append(_accuracy_table(summary.accuracy_by_model, detailed=False))
         if len(summary.accuracy_rows) > len(summary.accuracy_by_model):
