@@ -191,22 +191,50 @@ def search_latency(library: Path, n_queries: int = 50) -> tuple[float, float, in
     return statistics.median(times), times[int(0.95 * (len(times) - 1))], hits // n_queries
 
 
+def build(tmp: Path, n: int) -> dict[str, float]:
+    """Generate the collection, import it (ThoughtDesk and baseline); the figures, also kept in
+    ``tmp/import.json`` so a later run with the same ``--workdir`` reuses the library."""
+    figures_file = tmp / "import.json"
+    if figures_file.exists() and (tmp / "lib.thoughtdesk").exists():
+        figures = json.loads(figures_file.read_text())
+        if figures["samples"] == n:
+            print(f"reusing the {n:,}-sample library in {tmp} (import figures from when it was built)")
+            return figures
+    source = tmp / "collection.json"
+    for stale in (source, tmp / "baseline.db", tmp / "lib.thoughtdesk"):
+        stale.unlink(missing_ok=True)
+    t = time.perf_counter()
+    generate(source, n)
+    size = source.stat().st_size
+    print(f"generated {n:,} samples, {size / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s")
+    base_rss = child(BASE_RSS)[0]
+    b_time, b_rss = child(CHILD_BASELINE, str(source), str(tmp / "baseline.db"))
+    (tmp / "baseline.db").unlink()
+    td_time, td_rss = child(CHILD_IMPORT, str(source), str(tmp / "lib.thoughtdesk"))
+    figures = {"samples": n, "size": size, "base_rss": base_rss, "b_time": b_time, "b_rss": b_rss}
+    figures |= {"td_time": td_time, "td_rss": td_rss}
+    figures_file.write_text(json.dumps(figures))
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=200_000)
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep the generated file and library here and reuse them in later runs "
+        "(a 1,000,000-sample library takes many minutes to build)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        source = tmp / "collection.json"
-        t = time.perf_counter()
-        generate(source, args.samples)
-        size = source.stat().st_size
-        print(f"generated {args.samples:,} samples, {size / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s")
-        base_rss = child(BASE_RSS)[0]
-        b_time, b_rss = child(CHILD_BASELINE, str(source), str(tmp / "baseline.db"))
-        td_time, td_rss = child(CHILD_IMPORT, str(source), str(tmp / "lib.thoughtdesk"))
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.workdir or Path(scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
+        figures = build(tmp, args.samples)
         paint = first_rows_painted(tmp / "lib.thoughtdesk")
         p50, p95, hits = search_latency(tmp / "lib.thoughtdesk")
+    size, base_rss, b_time, b_rss = figures["size"], figures["base_rss"], figures["b_time"], figures["b_rss"]
+    td_time, td_rss = figures["td_time"], figures["td_rss"]
 
     growth = td_rss - base_rss
     rows = [
