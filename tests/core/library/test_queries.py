@@ -66,10 +66,25 @@ def test_the_first_page_is_read_in_index_order_and_not_sorted(lib):
     # What makes it independent of the collection's size: SQLite walks an index in display
     # order and stops at the LIMIT; a sort step (a temp b-tree) would read every match first.
     cid = lib.require_collection(DEMO)
-    for f in (SampleFilter(collection_id=cid), SampleFilter(collection_id=cid, search="patient fev")):
+    plan = plan_of_first_page(lib, SampleFilter(collection_id=cid))
+    assert not any("TEMP B-TREE" in step for step in plan) and "sample_collection" in plan[0], plan
+
+
+def test_a_search_walks_its_hits_in_key_order_and_stops(lib):
+    # The full-text index is the outer loop, read in rowid order: no list of every hit
+    # (LIST SUBQUERY) and no sort of them; the collection is checked on its covering index.
+    cid = lib.require_collection(DEMO)
+    dataset, split = lib.conn.execute("SELECT dataset, split FROM sample WHERE collection_id = ?", (cid,)).fetchone()
+    for f in (
+        SampleFilter(collection_id=cid, search="patient fev"),
+        SampleFilter(collection_id=cid, dataset=dataset, split=split, search="the"),
+        SampleFilter(search="the"),
+    ):
         plan = plan_of_first_page(lib, f)
-        assert not any("TEMP B-TREE" in step for step in plan), plan
-        assert any("sample_collection" in step for step in plan), plan
+        assert plan[0].startswith("SCAN sample_fts"), plan
+        assert not any("TEMP B-TREE" in step or "LIST SUBQUERY" in step for step in plan), plan
+    plan = plan_of_first_page(lib, SampleFilter(collection_id=cid, search="patient fev"))
+    assert "COVERING INDEX sample_collection" in plan[1], plan
 
 
 def test_a_cancelled_listing_stops_with_a_prefix(lib):

@@ -13,7 +13,7 @@ import json
 import re
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
@@ -124,11 +124,25 @@ def _where(f: SampleFilter) -> tuple[str, list[int | str]]:
 
 
 def _keys_sql(f: SampleFilter, sort: str, descending: bool) -> tuple[str, list[int | str]]:
+    direction = " DESC" if descending else ""
+    match = fts_query(f.search)
+    if match and sort == "position":
+        # A search in key order: the full-text index yields its hits in rowid order, so SQLite
+        # walks them and stops at a LIMIT, instead of collecting every hit into a list first
+        # (what ``s.id IN (SELECT rowid ...)`` does). When the collection is the only other
+        # condition, its covering index checks it without reading the wide sample rows.
+        rest = replace(f, search="")
+        where, params = _where(rest)
+        only_collection = f.collection_id is not None and replace(rest, collection_id=None) == SampleFilter()
+        index = " INDEXED BY sample_collection" if only_collection else ""
+        where += (" AND " if where else " WHERE ") + "sample_fts MATCH ?"
+        params.append(match)
+        join = f"sample_fts JOIN sample s{index} ON s.id = sample_fts.rowid"
+        return f"SELECT s.id FROM {join}{where} ORDER BY sample_fts.rowid{direction}", params
     where, params = _where(f)
     # The tie-break on the key runs in the column's direction: an index on the column (which
     # ends with the rowid) then yields the whole order, read forwards or backwards, with no
     # sort step, and descending is exactly ascending reversed.
-    direction = " DESC" if descending else ""
     order = f"{SORT_KEYS[sort]}{direction}, s.id{direction}"
     return f"SELECT s.id FROM sample s{where} ORDER BY {order}", params
 

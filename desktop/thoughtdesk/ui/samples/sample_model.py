@@ -18,7 +18,15 @@ from collections.abc import Sequence
 from thoughtdesk.core.library.queries import SampleFilter, SampleRow, first_sample_keys, sample_keys, sample_rows
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from thoughtdesk.ui.qt import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QThreadPool,
+    Signal,
+)
 
 PAGE = 200
 CACHED_PAGES = 50
@@ -59,6 +67,8 @@ class SampleTableModel(QAbstractTableModel):
         # Bumped by every refresh: a worker's keys for an older one are thrown away.
         self._generation = 0
         self._loading: Task[object] | None = None
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
         self._pages: OrderedDict[int, dict[int, SampleRow]] = OrderedDict()
 
     # Configuration ----------------------------------------------------------------------
@@ -122,7 +132,7 @@ class SampleTableModel(QAbstractTableModel):
         generation = self._generation
 
         def work(ctx: TaskContext) -> Sequence[int]:
-            with Library.open(path) as lib:
+            with Library.open_reader(path) as lib:
                 return sample_keys(lib, f, sort, descending, cancelled=ctx.cancelled)
 
         def done(keys: Sequence[int]) -> None:
@@ -138,7 +148,9 @@ class SampleTableModel(QAbstractTableModel):
         # Not owned_by(self): a model deleted between the task's result and its ``finished``
         # crashed PySide in _release. The callbacks keep this model alive instead, and a
         # refresh (a new generation) makes them do nothing.
-        self._loading = Task(work).on_success(done).on_failure(failed).start()
+        # A pool of its own: listing keys takes well under a second, and must not queue behind
+        # an import or a run's long work in the global pool (two threads on a 2-core laptop).
+        self._loading = Task(work).on_success(done).on_failure(failed).start(self._pool)
 
     def _stop_loading(self) -> None:
         self._generation += 1

@@ -317,7 +317,8 @@ class SamplesTab(QSplitter):
         state = self.browse_state()
 
         def work(_ctx: TaskContext) -> Browse:
-            with Library.open(path) as lib:
+            # A reader: Library.open's integrity check reads the whole file (seconds at 1M samples).
+            with Library.open_reader(path) as lib:
                 return browse(lib, state)
 
         def done(result: Browse) -> None:
