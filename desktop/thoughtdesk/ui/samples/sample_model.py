@@ -25,6 +25,7 @@ from thoughtdesk.ui.qt import (
     QPersistentModelIndex,
     Qt,
     QThreadPool,
+    QTimer,
     Signal,
 )
 
@@ -45,6 +46,14 @@ COLUMNS = [
     ("Annotated", "annotated", "whether any CoT has annotations"),
 ]
 SAMPLE_KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+_ROLES = frozenset(
+    {
+        int(Qt.ItemDataRole.DisplayRole),
+        int(Qt.ItemDataRole.ToolTipRole),
+        int(Qt.ItemDataRole.TextAlignmentRole),
+        int(SAMPLE_KEY_ROLE),
+    }
+)
 
 
 class SampleTableModel(QAbstractTableModel):
@@ -116,7 +125,10 @@ class SampleTableModel(QAbstractTableModel):
             self._complete = len(self._keys) < FIRST_KEYS
         self.endResetModel()
         if not self._complete:
-            self._start_loading()
+            # Started from the event loop: the views paint the first rows (posted events come
+            # before timers) before the worker competes with them for the CPU.
+            generation = self._generation
+            QTimer.singleShot(0, self, lambda: generation == self._generation and self._start_loading())
 
     def load_all_keys(self) -> None:
         """List every key now, on this thread (when a caller needs a row beyond the first ones)."""
@@ -235,7 +247,9 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
+        # A view asks for a dozen roles a cell each time it paints; only these few have answers,
+        # so the others return before looking up the row.
+        if not index.isValid() or role not in _ROLES:
             return None
         row = self.sample_row(index.row())
         if row is None:
