@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.paths import FIXTURES
 from thoughtdesk import __version__
+from thoughtdesk.core.library.store import Library
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
@@ -41,7 +42,8 @@ def test_import_stats_collections_export_round_trip(tmp_path):
     result = run("stats", "edge", "--json", library=lib)
     assert result.returncode == 0
     splits = {(s["dataset"], s["split"]): s for s in json.loads(result.stdout)["splits"]}
-    assert splits[("med_qa", "test")] == {
+    counts = ("dataset", "split", "samples", "generated_cots", "answers", "annotations")
+    assert {k: splits[("med_qa", "test")][k] for k in counts} == {
         "dataset": "med_qa",
         "split": "test",
         "samples": 2,
@@ -90,7 +92,7 @@ def test_library_from_environment(tmp_path):
 )
 def test_failures_exit_non_zero_with_one_line(tmp_path, args, message):
     lib = tmp_path / "lib.thoughtdesk"
-    run("collections", library=lib)
+    Library.open(lib).close()  # an existing, empty library
     result = run(*args, library=lib)
     assert result.returncode == 1
     assert result.stderr.startswith("thoughtdesk: ") and result.stderr.count("\n") == 1

@@ -12,7 +12,7 @@ import pytest
 
 from thoughtdesk.core.settings import logs, network, secrets
 from thoughtdesk.ui.qt import QCoreApplication, QSettings
-from thoughtdesk.ui.settings.options import APPLICATION, ORGANIZATION
+from thoughtdesk.ui.settings.options import APPLICATION, ORGANIZATION, use_settings_file
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +32,7 @@ def isolated_app_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
     monkeypatch.setenv("THOUGHTDESK_CONFIG_DIR", str(tmp_path / "config"))
+    use_settings_file()  # as make_application does: QSettings() is the settings file in that folder
     monkeypatch.setenv("THOUGHTDESK_LOG_DIR", str(tmp_path / "logs"))
     monkeypatch.delenv("THOUGHTDESK_OFFLINE", raising=False)
     monkeypatch.setenv("THOUGHTDESK_NO_WIZARD", "1")

@@ -4,14 +4,19 @@ for llama-cpp-python's OpenAI-compatible server.
 :class:`FakeModelServer` answers like an OpenAI-compatible server (``/v1/chat/completions``,
 ``/v1/completions``) or like Anthropic's Messages API (``/v1/messages``). Queue :class:`Reply`
 objects on it to inject faults (a status with headers, a slow answer, a connection dropped
-mid-body, invalid JSON, an empty ``choices``); when the queue is empty it answers normally. Every
-request is recorded with its headers, JSON body and arrival time.
+mid-body, invalid JSON, an empty ``choices``, another content type, a redirect); when the queue
+is empty it answers normally (or as its ``responder`` says). Every request is recorded with its
+headers, JSON body and arrival time. ``tests/core/generation/backends/test_fault_matrix.py``
+runs every failure class against every HTTP backend. A ``/v1/completions`` request with
+``echo`` and ``logprobs`` gets the prompt's token log-probs from a toy language model
+(:func:`toy_echo_logprobs`), as vLLM or llama-cpp-python's server would.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +25,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -39,6 +45,8 @@ class Reply:
     delay: float = 0.0
     drop_after: int | None = None
     stream_bytes: int | None = None
+    #: The Content-Type header sent (a web page's ``text/html`` where JSON was expected).
+    content_type: str = "application/json"
 
 
 @dataclass
@@ -47,6 +55,21 @@ class Recorded:
     headers: dict[str, str]
     json: Any
     time: float  # time.monotonic() at arrival
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A threaded HTTP server that does not print a traceback when a client hangs up mid-answer
+    (the endless-body test and cancelled requests close the connection on purpose; anything
+    else is still printed)."""
+
+    daemon_threads = True
+    # socketserver's default backlog of 5 reset connections when 32 clients connected at once.
+    request_queue_size = 256
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 def free_port() -> int:
@@ -69,11 +92,16 @@ class FakeModelServer:
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # Answers requests the queue does not script; None (or a None answer): the normal answer.
+        self.responder: Callable[[Recorded], Reply | None] | None = None
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm the body waited for
+            # the client's delayed ACK (40 ms a request).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
@@ -97,8 +125,7 @@ class FakeModelServer:
                     with server._lock:
                         server.in_flight -= 1
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -126,6 +153,8 @@ class FakeModelServer:
     # --- answers ------------------------------------------------------------------------
 
     def _answer(self, handler: BaseHTTPRequestHandler, record: Recorded, scripted: Reply | None) -> None:
+        if scripted is None and self.responder is not None:
+            scripted = self.responder(record)
         reply = scripted or Reply()
         if reply.delay:
             time.sleep(reply.delay)
@@ -134,7 +163,14 @@ class FakeModelServer:
             reply = (
                 self._normal(record, anthropic)
                 if scripted is None
-                else Reply(reply.status, self._normal(record, anthropic).body, reply.headers, 0, reply.drop_after)
+                else Reply(
+                    reply.status,
+                    self._normal(record, anthropic).body,
+                    reply.headers,
+                    0,
+                    reply.drop_after,
+                    content_type=reply.content_type,
+                )
             )
         body = reply.body
         data = (
@@ -143,7 +179,7 @@ class FakeModelServer:
             else body
         )
         handler.send_response(reply.status)
-        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Type", reply.content_type)
         if reply.stream_bytes is not None:
             self._stream(handler, data or b"x", reply.stream_bytes)
             return
@@ -201,6 +237,8 @@ class FakeModelServer:
                 },
             )
         chat = record.path.endswith("/chat/completions")
+        if not chat and payload.get("echo") and payload.get("logprobs") is not None:
+            return Reply(200, toy_echo_logprobs(str(payload.get("prompt", "")), model))
         text_in = payload["messages"][-1]["content"] if chat else payload.get("prompt", "")
         choices = []
         for index in range(int(payload.get("n", 1))):
@@ -223,6 +261,44 @@ class FakeModelServer:
                 },
             },
         )
+
+
+def toy_logprob(context: str, token: str) -> float:
+    """The toy language model: a word seen earlier in the context is likely (-0.5), a new one is
+    not (-3.0), so a rationale naming the words that follow lowers their loss."""
+    seen = {word.lower() for word in re.findall(r"\w+", context)}
+    words = re.findall(r"\w+", token)
+    return -0.5 if words and all(word.lower() in seen for word in words) else -3.0
+
+
+def toy_echo_logprobs(prompt: str, model: str) -> dict[str, Any]:
+    """A /v1/completions answer with echo + logprobs for ``prompt`` (whitespace-led word tokens,
+    the first token without a log-prob as OpenAI's API has it) and one generated token."""
+    tokens = re.findall(r"\s*\S+|\s+$", prompt) + ["!"]
+    offsets, logprobs, position = [], [], 0
+    for index, token in enumerate(tokens):
+        offsets.append(position)
+        logprobs.append(None if index == 0 else toy_logprob(prompt[:position], token))
+        position += len(token)
+    return {
+        "id": "cmpl-echo",
+        "object": "text_completion",
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "text": prompt + "!",
+                "finish_reason": "length",
+                "logprobs": {
+                    "tokens": tokens,
+                    "token_logprobs": logprobs,
+                    "text_offset": offsets,
+                    "top_logprobs": None,
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": len(tokens) - 1, "completion_tokens": 1, "total_tokens": len(tokens)},
+    }
 
 
 def _error(anthropic: bool, kind: str, message: str) -> dict[str, Any]:

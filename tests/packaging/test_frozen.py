@@ -49,6 +49,9 @@ def test_frozen_self_test(frozen, tmp_path, gguf_model):
 def test_frozen_cli_and_version(frozen, tmp_path):
     run = subprocess.run([str(frozen), "--version"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.strip().startswith("thoughtdesk ")
+    gui = frozen.with_name(frozen.name.replace("thoughtdesk", "thoughtdesk-gui"))
+    run = subprocess.run([str(gui), "--version"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip().startswith("thoughtdesk ")  # the same app, windowed
     run = subprocess.run(
         [str(frozen), "datasets"], capture_output=True, text=True, timeout=60, env=dict(os.environ, HOME=str(tmp_path))
     )
@@ -56,6 +59,8 @@ def test_frozen_cli_and_version(frozen, tmp_path):
 
 
 def test_frozen_bundle_has_qt_plugins_and_llama_libraries(frozen):
+    gui = frozen.parent / ("thoughtdesk-gui.exe" if os.name == "nt" else "thoughtdesk-gui")
+    assert gui.exists(), "the windowed executable beside the console one"
     internal = frozen.parent / "_internal"
     plugins = internal / "PySide6" / "Qt" / "plugins" / "platforms"
     assert (plugins / "libqoffscreen.so").exists() and (plugins / "libqxcb.so").exists()

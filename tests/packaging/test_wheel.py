@@ -24,7 +24,7 @@ import pytest
 from tests.helpers.paths import ROOT
 
 #: What the build reads: the metadata, the README (long description), the code and resources/.
-BUILD_INPUTS = ("pyproject.toml", "README.md", "desktop", "resources")
+BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "desktop", "resources")
 SELF_TEST_STEPS = ("environment", "library", "import", "main window", "local model", "answer extraction", "export")
 
 
@@ -86,6 +86,11 @@ def test_wheel_holds_every_package_the_resources_and_the_command(wheel: Path) ->
     shipped = sorted(path.name for path in (ROOT / "resources").iterdir())
     assert shipped and all(f"thoughtdesk/resources/{name}" in names for name in shipped), shipped
     assert "thoughtdesk = thoughtdesk.cli.main:main" in entry_points
+    # PEP 639: the licence file in the metadata folder, and the SPDX expression in METADATA.
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), "LICENSE is not in the wheel"
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = next(archive.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
+    assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
     assert not [name for name in names if name.startswith(("tests/", "resources/", "desktop/"))]
 
 

@@ -6,23 +6,65 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import resolve_library_path
 
 EXIT_OK, EXIT_FAIL = 0, 1  # argparse itself exits with 2 on a usage error
+EXIT_INTERNAL = 3  # a bug: the traceback is in the log file
+EXIT_INTERRUPTED = 130  # Ctrl+C, as a shell reports a process ended by SIGINT
 
 
 class ProgressLine:
-    """A one-line progress bar on stderr (only when stderr is a terminal)."""
+    """Progress of long work on stderr, drawn by rich (only when stderr is a terminal): a bar,
+    done/total, the rate and the time left; ``unit="bytes"`` shows MB and MB/s. The whole line is
+    redrawn each time, so nothing of a longer label is left behind when it shortens; :meth:`finish`
+    ends the line. A line still open when a command fails is ended by :func:`finish_progress`."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, unit: str = "items") -> None:
         self.label = label
+        self.unit = unit
         self.enabled = sys.stderr.isatty()
         self.started = time.monotonic()
         self._last = 0.0
+        self._progress: Any = None
+        self._task: Any = None
+
+    def _start(self, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        if self.unit == "bytes":
+            counts: tuple[Any, ...] = (DownloadColumn(), TransferSpeedColumn())
+        else:
+            counts = (MofNCompleteColumn(), TextColumn("{task.fields[rate]}"))
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            *counts,
+            TimeRemainingColumn(),
+            console=Console(file=sys.stderr),
+            auto_refresh=False,  # redrawn from __call__: no thread left running if a command dies
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(self.label, total=total, rate="")
+        _ACTIVE.add(self)
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
@@ -31,24 +73,96 @@ class ProgressLine:
         if now - self._last < 0.1 and done != total:
             return
         self._last = now
-        if total:
-            width = 30
-            filled = int(width * done / total)
-            bar = "#" * filled + "-" * (width - filled)
-            sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total}")
-        else:
-            sys.stderr.write(f"\r{self.label} {done}")
-        sys.stderr.flush()
+        if self._progress is None:
+            self._start(total or None)
+        elapsed = max(now - self.started, 1e-6)
+        rate = f"{done / elapsed:,.1f} {self.unit}/s" if self.unit != "bytes" else ""
+        self._progress.update(self._task, completed=done, total=total or None, description=self.label, rate=rate)
+        self._progress.refresh()
 
     def finish(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+        """End the line (the last figures stay on screen)."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+        _ACTIVE.discard(self)
 
 
-def open_library(args: argparse.Namespace, *, create: bool = True) -> Library:
-    """The library named by ``--library`` (or the default one); a write that has to wait for
-    another ThoughtDesk process says so on stderr while it waits."""
-    library = Library.open(resolve_library_path(args.library), create=create)
+_ACTIVE: set[ProgressLine] = set()
+
+
+def finish_progress() -> None:
+    """End every progress line still drawn (before a failed command prints its one line)."""
+    for line in list(_ACTIVE):
+        line.finish()
+
+
+def spool_stdin(folder: Path) -> Path:
+    """Standard input copied to a file in ``folder``, named ``stdin`` with the suffix its start
+    suggests (``.json``, ``.jsonl``, ``.tsv`` or ``.csv``), so the import can sniff it as a file."""
+    data = sys.stdin.buffer.read()
+    head = data[:65536].lstrip(b"\xef\xbb\xbf \t\r\n")
+    lines = [line.strip() for line in head.splitlines() if line.strip()]
+    if head.startswith(b"{") and len(lines) > 1 and all(line.startswith(b"{") for line in lines[:2]):
+        suffix = ".jsonl"
+    elif head.startswith((b"{", b"[")):
+        suffix = ".json"
+    else:
+        suffix = ".tsv" if lines and b"\t" in lines[0] else ".csv"
+    path = folder / f"stdin{suffix}"
+    path.write_bytes(data)
+    return path
+
+
+@contextmanager
+def library_for_import(args: argparse.Namespace) -> Iterator[Library]:
+    """The library an import writes to, created if missing (and said so). When this command
+    created it and the import then fails, the new, empty file is removed again, so a refused
+    import leaves nothing behind where a typo in --library pointed."""
+    path = resolve_library_path(args.library)
+    existed = path.exists()
+    made = [folder for folder in path.parents if not folder.exists()]  # innermost first
+    library = open_library(args, create=True)
+    try:
+        yield library
+    except BaseException:
+        empty = not existed and not library.collections()  # the import's one transaction rolled back
+        library.close()
+        if empty:
+            for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                leftover.unlink(missing_ok=True)
+            for folder in made:
+                with suppress(OSError):  # a folder something else has put files into stays
+                    folder.rmdir()
+            print(f"thoughtdesk: removed the new library {path} again: nothing was imported", file=sys.stderr)
+        raise
+    finally:
+        library.close()
+
+
+def open_library(args: argparse.Namespace, *, create: bool = False) -> Library:
+    """The library named by ``--library`` (or the default one).
+
+    Only a command that creates data (``import``) passes ``create=True``: a missing file is then
+    created and the user is told so on stderr, as is any folder made for it, before it is made.
+    Every other command refuses a missing file with "no library at PATH" instead of leaving an
+    empty library behind where a typo pointed. A write that has to wait for another ThoughtDesk
+    process says so on stderr while it waits.
+    """
+    path = resolve_library_path(args.library)
+    created = False
+    if not path.exists():
+        if not create:
+            raise ThoughtDeskError(
+                f"no library at {path}; check --library (or $THOUGHTDESK_LIBRARY), or create one by "
+                f"importing data: thoughtdesk import FILE --library {path}"
+            )
+        if not path.parent.is_dir():
+            print(f"thoughtdesk: creating the folder {path.parent} for a new library", file=sys.stderr, flush=True)
+        created = True
+    library = Library.open(path, create=create)
+    if created:
+        print(f"thoughtdesk: created new library at {path}", file=sys.stderr, flush=True)
 
     def waiting(seconds: float, what: str | None) -> None:
         doing = f" ({what})" if what else ""

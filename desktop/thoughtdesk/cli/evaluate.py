@@ -61,7 +61,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
             restored = restore_original_scoring(lib, args.collection)
             print(f"{restored} answer(s) of {args.collection!r} restored to the imported correctness", file=sys.stderr)
-        bar = ProgressLine("re-scoring") if args.rescore else None
+        bar = ProgressLine("re-scoring", unit="answers") if args.rescore else None
+        comparing = ProgressLine("comparing conditions (bootstrap)", unit="pairs")
         try:
             result = evaluate(
                 lib,
@@ -70,10 +71,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 progress=bar,
                 comparisons=not (args.no_comparisons or args.csv),
                 n_resamples=max(1, args.resamples),
+                comparison_progress=comparing,
             )
         finally:
             if bar is not None:
                 bar.finish()
+            comparing.finish()
     if args.json:
         text = json.dumps(to_json_dict(result), indent=2, ensure_ascii=False) + "\n"
     elif args.csv:

@@ -9,7 +9,16 @@ import json
 import sys
 from collections.abc import Iterable
 
-from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, number, open_library, server_url, whole
+from thoughtdesk.cli.common import (
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ProgressLine,
+    number,
+    open_library,
+    server_url,
+    whole,
+)
 from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS, CritiqueTemplate
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
@@ -18,22 +27,29 @@ from thoughtdesk.core.generation.fragment_store import FragmentStore
 from thoughtdesk.core.generation.fragments import ALL_KINDS, critique_templates, import_fragments
 from thoughtdesk.core.generation.prompts import FragmentLibrary, PromptMode
 from thoughtdesk.core.generation.runs import (
+    GUIDE_METHODS,
     ONLY_CHOICES,
+    SUPERVISIONS,
     CotSelection,
     CritiqueSpec,
     FewShotSpec,
+    GuideSpec,
     ModelSpec,
     PromptPreview,
     RunLimits,
     RunProgress,
     RunSpec,
+    RunSpecError,
     SampleSelection,
+    check_models_ready,
     create_critique_run,
     create_run,
+    delete_run,
     list_runs,
     parse_summary,
     plan_critique_run,
     plan_run,
+    rename_run,
     resolve_run_id,
     resume_run,
     run_info,
@@ -77,12 +93,11 @@ def _limits(args: argparse.Namespace) -> RunLimits:
 
 
 def _progress(run_id: int) -> tuple[ProgressLine, object]:
-    bar = ProgressLine(f"run {run_id}")
+    bar = ProgressLine(f"run {run_id}", unit="requests")
 
     def report(progress: RunProgress) -> None:
-        eta = f" ETA {progress.eta:.0f}s" if progress.eta is not None else ""
-        cost = f" ${progress.cost:.4f}" if progress.cost else ""
-        bar.label = f"run {run_id}: {progress.failed} failed, {progress.tokens} tokens{cost}{eta}"
+        cost = f" ${progress.cost:.4f}" if progress.cost else ""  # rate and time left are the bar's columns
+        bar.label = f"run {run_id}: {progress.failed} failed, {progress.tokens} tokens{cost}"
         bar(progress.done + progress.failed, progress.total)
 
     return bar, report
@@ -115,17 +130,46 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         raise ThoughtDeskError(
             f"{error} (run {run_id} stopped and is kept; fix this, then `thoughtdesk resume {run_id}`)"
         ) from None
+    except KeyboardInterrupt:
+        bar.finish()
+        print(
+            f"thoughtdesk: run {run_id} interrupted; every finished request is stored: "
+            f"`thoughtdesk resume {run_id}` sends the rest",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     bar.finish()
-    print(
-        f"run {run_id}: {final.status}; {final.done} done ({final.cached} from the store), "
-        f"{final.failed} failed of {final.total}; {final.prompt_tokens} prompt + "
-        f"{final.completion_tokens} completion tokens; cost {_cost_text(args, run_id, final.cost, prices)}; "
-        f"{final.elapsed:.1f} s"
-    )
     with open_library(args, create=False) as lib:
         parsed = parse_summary(lib, run_id)
-    if parsed:
-        print(parsed)
+    cost = _cost_text(args, run_id, final.cost, prices)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "run": run_id,
+                    "status": final.status,
+                    "total": final.total,
+                    "done": final.done,
+                    "from_store": final.cached,
+                    "failed": final.failed,
+                    "prompt_tokens": final.prompt_tokens,
+                    "completion_tokens": final.completion_tokens,
+                    "cost": cost,
+                    "seconds": round(final.elapsed, 3),
+                    "parsed": parsed or None,
+                    "last_error": final.last_error,
+                },
+                ensure_ascii=False,
+            )
+        )
+    else:
+        print(
+            f"run {run_id}: {final.status}; {final.done} done ({final.cached} from the store), "
+            f"{final.failed} failed of {final.total}; {final.prompt_tokens} prompt + "
+            f"{final.completion_tokens} completion tokens; cost {cost}; {final.elapsed:.1f} s"
+        )
+        if parsed:
+            print(parsed)
     if final.status != "done":
         print(
             f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "
@@ -156,6 +200,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.completion_template:
         options["completion_template"] = args.completion_template.replace("\\n", "\n")
     models = tuple(ModelSpec.parse(text, **options) for text in args.model)
+    guide = _guide(args, options)
     few_shot = FewShotSpec(args.few_shot, args.few_shot_split) if args.few_shot else None
     spec = RunSpec(
         samples=SampleSelection(
@@ -174,7 +219,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
         few_shot=few_shot,
         force=args.force,
         name=args.name or "",
+        guide=guide,
     )
+    if not args.plan_only:
+        check_models_ready(models)  # refused before a run is written, not left behind as "failed"
     with open_library(args) as lib:
         args.prices = user_prices()  # read once: planning and execution price alike
         plan = plan_run(lib, spec, fragments=user_fragments(), prices=args.prices)
@@ -185,6 +233,31 @@ def cmd_generate(args: argparse.Namespace) -> int:
         run_id = create_run(lib, plan)
     print(f"run {run_id} created ({plan.total} requests)", file=sys.stderr)
     return _execute(args, run_id)
+
+
+def _guide(args: argparse.Namespace, options: dict[str, object]) -> GuideSpec | None:
+    """The guide of ``--guide`` (None without it); helper models take the agent's server options."""
+    if args.guide is None:
+        for flag in ("rationale_model", "scorer_model", "rater_model"):
+            if getattr(args, flag):
+                raise RunSpecError(f"--{flag.replace('_', '-')} needs --guide (rationalyst, stepwise or process)")
+        return None
+
+    def helper(text: str | None) -> ModelSpec | None:
+        return None if text is None else ModelSpec.parse(text, **{**options, "temperature": 0.0})
+
+    return GuideSpec(
+        method=args.guide,
+        supervision=args.supervision,
+        rationale_model=helper(args.rationale_model),
+        scorer_model=helper(args.scorer_model),
+        rater_model=helper(args.rater_model),
+        candidates=args.candidates,
+        max_steps=args.max_steps,
+        step_temperature=args.step_temperature,
+        step_max_tokens=args.step_max_tokens,
+        decay=0.9 if args.decay else None,
+    )
 
 
 def _print_previews(previews: Iterable[PromptPreview]) -> None:
@@ -221,6 +294,8 @@ def cmd_critique(args: argparse.Namespace) -> int:
         force=args.force,
         name=args.name or "",
     )
+    if not args.plan_only:
+        check_models_ready(models)
     with open_library(args) as lib:
         args.prices = user_prices()
         plan = plan_critique_run(lib, spec, templates=user_critique_templates(), prices=args.prices)
@@ -240,6 +315,18 @@ def cmd_fragments_import(args: argparse.Namespace) -> int:
         raise ThoughtDeskError(f"{store.unreadable}; fix or move that file first (nothing was imported)")
     report = import_fragments(library, args.file, on_conflict="replace" if args.replace else "keep")
     store.save(library)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "added": [{"kind": f.kind, "key": f.key} for f in report.added],
+                    "replaced": [{"kind": f.kind, "key": f.key} for f in report.replaced],
+                    "unchanged": report.unchanged,
+                    "kept_yours": [{"kind": f.kind, "key": f.key} for f in report.conflicts],
+                }
+            )
+        )
+        return EXIT_OK
     for fragment in report.added + report.replaced:
         print(f"{fragment.kind}\t{fragment.key}")
     conflicts = ", ".join(f"{f.key} ({f.kind})" for f in report.conflicts)
@@ -252,15 +339,27 @@ def cmd_fragments_import(args: argparse.Namespace) -> int:
 
 
 def cmd_fragments_list(args: argparse.Namespace) -> int:
-    for fragment in user_fragments():
-        if args.kind and fragment.kind != args.kind:
-            continue
+    """``thoughtdesk fragments [list] [--kind K] [--json]``: the keys ``--instruction``,
+    ``--trigger``, ``--extraction`` and ``--template`` take."""
+    chosen = [f for f in user_fragments() if not getattr(args, "kind", None) or f.kind == args.kind]
+    if getattr(args, "json", False):
+        print(
+            json.dumps(
+                [{"kind": f.kind, "key": f.key, "source": f.source, "text": f.text} for f in chosen],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return EXIT_OK
+    for fragment in chosen:
         first_line = fragment.text.splitlines()[0] if fragment.text else ""
         print(f"{fragment.kind}\t{fragment.key}\t{fragment.source}\t{first_line[:80]}")
     return EXIT_OK
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    if args.delete is not None or args.rename is not None:
+        return _change_run(args)
     with open_library(args) as lib:
         runs = list_runs(lib)
     if args.json:
@@ -276,13 +375,35 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _change_run(args: argparse.Namespace) -> int:
+    """``runs --rename RUN NAME`` and ``runs --delete RUN``."""
+    if args.delete is not None and args.rename is not None:
+        raise ThoughtDeskError("--delete and --rename cannot be used together")
+    with open_library(args) as lib:
+        if args.rename is not None:
+            run_id = rename_run(lib, args.rename[0], args.rename[1])
+            result = {"run": run_id, "renamed": args.rename[1].strip()}
+            text = f"run {run_id} renamed to {args.rename[1].strip()!r}"
+        else:
+            run_id, requests = delete_run(lib, args.delete)
+            result = {"run": run_id, "deleted": True, "requests": requests}
+            text = f"run {run_id} deleted ({requests} request row(s)); the CoTs and answers it produced are kept"
+    print(json.dumps(result) if args.json else text)
+    return EXIT_OK
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     with open_library(args, create=False) as lib:
         run_id = resolve_run_id(lib, args.run)
+        models = run_info(lib, run_id).model_specs
+    check_models_ready(models)  # offline, a moved model file: said now, the run left as it was
     return _execute(args, run_id)
 
 
 def _execution_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--json", action="store_true", help="print the run's outcome as one JSON object (progress stays on stderr)"
+    )
     p.add_argument(
         "--concurrency", type=whole(1, 1024), default=8, metavar="C", help="requests in flight per provider (default 8)"
     )
@@ -340,7 +461,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
         "<start_of_turn>model\\n'",
     )
-    p.add_argument("--temperature", type=number(0, 5), default=0.0)
+    p.add_argument(
+        "--temperature",
+        type=number(0, 5),
+        default=0.0,
+        metavar="T",
+        help="sampling temperature, 0 to 5 (default 0: greedy, the same CoT every time)",
+    )
     p.add_argument(
         "--max-tokens", type=whole(1, 1_000_000), default=256, metavar="M", help="tokens per CoT (default 256)"
     )
@@ -353,6 +480,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", metavar="NAME", help="a name for the run")
     p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
     p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
+    guide = p.add_argument_group("guided generation (one step at a time; docs/rationales.md)")
+    guide.add_argument(
+        "--guide",
+        choices=list(GUIDE_METHODS),
+        help="rationalyst: rationale-supervised steps; stepwise: plain step-by-step baseline; "
+        "process: a rater model rates each candidate 0-3",
+    )
+    guide.add_argument("--rationale-model", metavar="PROVIDER:MODEL", help="rationalyst: writes each step's rationale")
+    guide.add_argument(
+        "--scorer-model",
+        metavar="PROVIDER:MODEL",
+        help="implicit supervision: scores candidates (default: the rationale model)",
+    )
+    guide.add_argument("--rater-model", metavar="PROVIDER:MODEL", help="process: rates each candidate 0-3")
+    guide.add_argument("--supervision", choices=list(SUPERVISIONS), default="implicit", help="default implicit")
+    guide.add_argument(
+        "--candidates", type=whole(1, 32), default=3, metavar="N", help="candidates per step (default 3)"
+    )
+    guide.add_argument("--max-steps", type=whole(1, 200), default=15, metavar="N", help="steps at most (default 15)")
+    guide.add_argument(
+        "--step-temperature", type=number(0, 5), default=0.7, metavar="T", help="candidates' temperature (default 0.7)"
+    )
+    guide.add_argument(
+        "--step-max-tokens", type=whole(1, 4096), default=64, metavar="M", help="tokens per candidate step (default 64)"
+    )
+    guide.add_argument("--decay", action="store_true", help="implicit: weight token i by 0.9**i in the mean")
     _execution_options(p)
     p.set_defaults(func=cmd_generate)
 
@@ -402,8 +555,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     _execution_options(p)
     p.set_defaults(func=cmd_critique)
 
-    p = sub.add_parser("fragments", help="list or import prompt fragments and critique templates")
-    fragments = p.add_subparsers(dest="fragments_command", required=True, metavar="COMMAND")
+    p = sub.add_parser(
+        "fragments",
+        help="list (the default) or import prompt fragments and critique templates",
+        description="Without a sub-command: list your fragments (kind, key, source, first line); the keys "
+        "are what --instruction, --trigger, --extraction and --template take.",
+    )
+    p.add_argument("--kind", choices=list(ALL_KINDS), help="only this kind")
+    p.add_argument("--json", action="store_true", help="print JSON (kind, key, source and the whole text)")
+    p.set_defaults(func=cmd_fragments_list)
+    fragments = p.add_subparsers(dest="fragments_command", metavar="COMMAND")
     q = fragments.add_parser(
         "import",
         help="add the fragments of a ThoughtDesk or ThoughtSource fragments file, or DS Critique Bank's "
@@ -411,13 +572,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("file", help="the JSON file")
     q.add_argument("--replace", action="store_true", help="replace your fragments that have the same key")
+    q.add_argument("--json", action="store_true", help="print what was added, replaced and kept as JSON")
     q.set_defaults(func=cmd_fragments_import)
     q = fragments.add_parser("list", help="list your fragments (kind, key, source, first line)")
     q.add_argument("--kind", choices=list(ALL_KINDS), help="only this kind")
+    q.add_argument("--json", action="store_true", help="print JSON (kind, key, source and the whole text)")
     q.set_defaults(func=cmd_fragments_list)
 
-    p = sub.add_parser("runs", help="list generation and critique runs")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sub.add_parser(
+        "runs",
+        help="list generation and critique runs; rename or delete one",
+        description="List the library's runs (newest first), or rename or delete one. An interrupted run "
+        "says how to resume it. Deleting a run removes its request rows; the CoTs, answers and critiques "
+        "it produced stay in the collection.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (for --delete and --rename: what was done)")
+    p.add_argument("--delete", metavar="RUN", help="delete this run (id or name); a run being executed is refused")
+    p.add_argument("--rename", nargs=2, metavar=("RUN", "NAME"), help="give this run (id or name) a new name")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("resume", help="send the missing requests of a run")

@@ -4,30 +4,60 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
+from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
+
+if TYPE_CHECKING:
+    from thoughtdesk.core.stats import CollectionStatistics
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
     from thoughtdesk.core.importing.report import save_import_report
 
+    if args.path == "-":  # standard input: spooled to a file, since readers sniff and re-read it
+        if not args.collection:
+            raise ThoughtDeskError("importing from standard input (-) needs --collection NAME")
+        with tempfile.TemporaryDirectory(prefix="thoughtdesk-stdin-") as folder:
+            args.path = str(spool_stdin(Path(folder)))
+            return cmd_import(args)
     mapping = None
     if args.save_mapping is not None and not args.save_mapping.strip():
         raise ThoughtDeskError("--save-mapping needs a name")
     if args.map:
+        from thoughtdesk.core.datasets.generic import first_row_is_data
         from thoughtdesk.core.importing.mappings import SavedMappings, resolve_mapping
 
         mapping = resolve_mapping(args.map)
+        if args.no_header:
+            mapping.header = False
+        elif mapping.header and first_row_is_data(args.path):
+            print(
+                f"thoughtdesk: note: the first row of {args.path} looks like data, not a header; if it is, "
+                "add --no-header and map columns by position (question=1,...)",
+                file=sys.stderr,
+            )
+    elif args.no_header:
+        raise ThoughtDeskError("--no-header needs --map: the columns are then named by position, e.g. question=1")
     elif args.save_mapping:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
+    from thoughtdesk.core.importing.detect import check_importable, options_needed
+
+    check_importable(args.path)  # a picture or a binary file: said before any library is created
     if not (args.dataset or mapping):
         from thoughtdesk.core.critiques.dscb import looks_like_dscb
 
         if looks_like_dscb(args.path):
             return _import_dscb(args)
+        guidance = options_needed(args.path)  # a dataset's files or a table: which option imports it
+        if guidance is not None:
+            raise ThoughtDeskError(guidance)
     if not (args.dataset or mapping):  # a ThoughtSource collection file: checked before the library opens
         if args.on_error != "abort":
             raise ThoughtDeskError(
@@ -39,8 +69,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise ThoughtDeskError(
                 f"{', '.join(chosen)} need --dataset or --map; a ThoughtSource collection file is imported whole"
             )
-    with open_library(args) as lib:
-        bar = ProgressLine("importing")
+    with library_for_import(args) as lib:
+        bar = ProgressLine("importing", unit="samples")
         if args.dataset or mapping:
             report = import_dataset(
                 lib,
@@ -61,12 +91,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
         bar.finish()
         saved = save_import_report(lib.path, report, args.path)
-    print(report.summary)
     if args.save_mapping and mapping is not None:  # --save-mapping without --map was refused above
         SavedMappings().save(args.save_mapping, mapping)
-        print(f"mapping saved as {args.save_mapping.strip()!r}; reuse it with --map {args.save_mapping.strip()!r}")
-    if saved is not None:
-        print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
+    _print_import(args, lib.path, report, saved)
     return EXIT_OK
 
 
@@ -80,8 +107,8 @@ def _import_dscb(args: argparse.Namespace) -> int:
         raise ThoughtDeskError(f"{', '.join(chosen)} cannot be used with a DS Critique Bank file; it is imported whole")
     if args.split is not None and len(args.split) != 1:
         raise ThoughtDeskError("a DS Critique Bank file goes into one split: give --split once")
-    with open_library(args) as lib:
-        bar = ProgressLine("importing")
+    with library_for_import(args) as lib:
+        bar = ProgressLine("importing", unit="samples")
         report = import_dscb(
             lib,
             args.path,
@@ -93,10 +120,36 @@ def _import_dscb(args: argparse.Namespace) -> int:
         )
         bar.finish()
         saved = save_import_report(lib.path, report, args.path)
+    _print_import(args, lib.path, report, saved)
+    return EXIT_OK
+
+
+def _print_import(args: argparse.Namespace, library: Path, report, saved: Path | None) -> None:
+    """What an import did: a JSON object with ``--json``, else lines of text."""
+    mapping_name = (getattr(args, "save_mapping", None) or "").strip()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "library": str(library),
+                    "collection": report.collection,
+                    "created_collection": report.created,
+                    "inserted": report.inserted,
+                    "replaced": report.replaced,
+                    "skipped_duplicates": report.skipped,
+                    "bad_records": len(report.bad_records),
+                    "report": str(saved) if saved is not None else None,
+                    "saved_mapping": mapping_name or None,
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
     print(report.summary)
+    if mapping_name:
+        print(f"mapping saved as {mapping_name!r}; reuse it with --map {mapping_name!r}")
     if saved is not None:
         print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
-    return EXIT_OK
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
@@ -108,7 +161,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
         info = get_dataset(args.name)  # an unknown name lists the known ones
         if args.download:
-            return _download(info, args.cache)
+            return _download(info, args.cache, as_json=args.json)
         print(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) if args.json else info.describe())
         return EXIT_OK
     if args.download:
@@ -122,13 +175,13 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _download(info, cache: str | None) -> int:
+def _download(info, cache: str | None, *, as_json: bool = False) -> int:
     """Fetch a dataset's source files into the cache (resuming a partial download)."""
     from thoughtdesk.core.datasets import dataset_cache_dir, download_dataset
     from thoughtdesk.core.paths import user_cache_dir
 
     cache_dir = Path(cache) if cache else user_cache_dir() / "datasets"
-    bar = ProgressLine(f"downloading {info.name}")
+    bar = ProgressLine(f"downloading {info.name}", unit="bytes")
     try:
         paths = download_dataset(info, cache_dir, progress=lambda done, total: bar(done, total or 0))
     except KeyboardInterrupt:
@@ -138,6 +191,9 @@ def _download(info, cache: str | None) -> int:
         ) from None
     bar.finish()
     folder = dataset_cache_dir(info, cache_dir)
+    if as_json:
+        print(json.dumps({"dataset": info.name, "folder": str(folder), "files": [str(p) for p in paths]}))
+        return EXIT_OK
     print(f"{len(paths)} file(s) of {info.name} in {folder}")
     print(f"import them with: thoughtdesk import {folder} --dataset {info.name}")
     return EXIT_OK
@@ -147,17 +203,82 @@ def cmd_export(args: argparse.Namespace) -> int:
     from thoughtdesk.core.files import check_export_target
     from thoughtdesk.core.importing.importer import export_thoughtsource
 
+    if args.path == "-":  # standard output: written to a file first, so a failure sends nothing half-done
+        with tempfile.TemporaryDirectory(prefix="thoughtdesk-stdout-") as folder:
+            args.path = str(Path(folder) / f"export{_SUFFIXES.get(args.format, '.json')}")
+            args.stdout = True
+            return cmd_export(args)
+    to_stdout = getattr(args, "stdout", False)
+    chat_options = [
+        f"--{n.replace('_', '-')}" for n in ("correct_only", "preferred_only", "label", "system") if getattr(args, n)
+    ]
+    if chat_options and args.format != "chat-jsonl":
+        raise ThoughtDeskError(f"{', '.join(chat_options)} only apply to --format chat-jsonl")
+    if args.format == "parquet":
+        from thoughtdesk.core.importing.flat_export import require_pyarrow
+
+        require_pyarrow()  # said before anything is opened or written
     with open_library(args, create=False) as lib:
         target = check_export_target(args.path, libraries=[lib.path], force=args.force)
-        if args.format == "dscb":
+        if args.format in FLAT_WHAT:
+            from thoughtdesk.core.importing.flat_export import ChatFilter, export_flat
+
+            bar = ProgressLine("exporting", unit="samples")
+            count = export_flat(
+                lib,
+                args.collection,
+                target,
+                args.format,
+                filters=ChatFilter(args.correct_only, args.preferred_only, tuple(args.label or ())),
+                system=args.system,
+                progress=bar,
+            )
+            bar.finish()
+            what = FLAT_WHAT[args.format]
+        elif args.format == "dscb":
             from thoughtdesk.core.importing.dscb import export_dscb
 
-            count = export_dscb(lib, args.collection, target)
-            print(f"{count} DS Critique Bank record(s) of {args.collection!r} written to {args.path}")
-            return EXIT_OK
-        count = export_thoughtsource(lib, args.collection, target)
-    print(f"{count} sample(s) of {args.collection!r} written to {args.path}")
+            bar = ProgressLine("exporting", unit="records")
+            count = export_dscb(lib, args.collection, target, progress=lambda done: bar(done, 0))
+            bar.finish()
+            what = "DS Critique Bank record(s)"
+        else:
+            samples = next((c.samples for c in lib.collections() if c.name == args.collection), 0)
+            bar = ProgressLine("exporting", unit="samples")
+            count = export_thoughtsource(lib, args.collection, target, progress=lambda done: bar(done, samples))
+            bar.finish()
+            what = "sample(s)"
+    where = "standard output" if to_stdout else args.path
+    if to_stdout:
+        with open(target, "rb") as source:
+            shutil.copyfileobj(source, sys.stdout.buffer)
+        sys.stdout.flush()
+    if args.json:
+        print(
+            json.dumps({"collection": args.collection, "format": args.format, "records": count, "path": where}),
+            file=sys.stderr if to_stdout else sys.stdout,
+        )
+    else:
+        print(f"{count} {what} of {args.collection!r} written to {where}", file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK
+
+
+#: What each export format counts, for the message after it.
+FLAT_WHAT = {
+    "samples-jsonl": "sample(s)",
+    "samples-csv": "row(s) (one per generated CoT)",
+    "answers-csv": "answer row(s)",
+    "chat-jsonl": "chat example(s)",
+    "parquet": "row(s) (one per generated CoT)",
+}
+_SUFFIXES = {
+    "dscb": ".jsonl",
+    "samples-jsonl": ".jsonl",
+    "chat-jsonl": ".jsonl",
+    "samples-csv": ".csv",
+    "answers-csv": ".csv",
+    "parquet": ".parquet",
+}
 
 
 def cmd_collections(args: argparse.Namespace) -> int:
@@ -178,41 +299,78 @@ def cmd_collections(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.stats import collection_statistics
+
     with open_library(args, create=False) as lib:
-        cid = lib.require_collection(args.collection)
-        stats = lib.split_stats(cid)
-    rows = [
-        {
-            "dataset": s.dataset,
-            "split": s.split,
-            "samples": s.samples,
-            "generated_cots": s.generated_cots,
-            "answers": s.answers,
-            "annotations": s.annotations,
-        }
-        for s in stats
-    ]
-    if args.json:
-        print(json.dumps({"collection": args.collection, "splits": rows}, indent=2, ensure_ascii=False))
-        return EXIT_OK
-    headers = ["dataset", "split", "samples", "generated_cots", "answers", "annotations"]
-    table = [headers] + [[str(r[h]) for h in headers] for r in rows]
-    sums = (
-        sum(s.samples for s in stats),
-        sum(s.generated_cots for s in stats),
-        sum(s.answers for s in stats),
-        sum(s.annotations for s in stats),
-    )
-    total = ["total", "", *(str(n) for n in sums)]
-    table.append(total)
-    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
-    for row in table:
-        print(
-            "  ".join(
-                cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False))
-            )
+        bar = ProgressLine("reading")
+        stats = collection_statistics(
+            lib, args.collection, overlap=args.overlap, n=args.ngram, overlap_by=args.overlap_by, progress=bar
         )
+        bar.finish()
+    if args.json:
+        print(json.dumps(stats.to_json(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print("\n\n".join(_stats_tables(stats)))
     return EXIT_OK
+
+
+def _table(headers: list[str], rows: list[list[str]], left: int = 2) -> str:
+    """Columns padded to their widest cell; the first ``left`` columns left-aligned."""
+    table = [headers, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i < left else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in table
+    )
+
+
+def _stats_tables(stats: CollectionStatistics) -> list[str]:
+    """The text form of ``thoughtdesk stats``: counts, token lengths, answer types and choices,
+    and each overlap matrix (containment, in percent)."""
+    from thoughtdesk.core.stats import LENGTH_FIELDS
+
+    splits = stats.splits
+    count_names = ["samples", "generated_cots", "answers", "annotations", "with_context", "with_reference_cot"]
+    rows = [[s.dataset, s.split, *(str(getattr(s, h)) for h in count_names)] for s in splits]
+    rows.append(["total", "", *(str(sum(getattr(s, h) for s in splits)) for h in count_names)])
+    out = [_table(["dataset", "split", *count_names], rows)]
+    rows = []
+    for s in splits:
+        for name in LENGTH_FIELDS:
+            summary = s.lengths[name]
+            if summary.count:
+                p = summary.percentiles
+                rows.append(
+                    [s.dataset, s.split, name, str(summary.count), f"{summary.mean:.1f}", str(summary.minimum),
+                     f"{p[25]:g}", f"{p[50]:g}", f"{p[75]:g}", f"{p[95]:g}", str(summary.maximum)]
+                )  # fmt: skip
+    headers = ["dataset", "split", "tokens of", "texts", "mean", "min", "p25", "median", "p75", "p95", "max"]
+    out.append("token lengths (words)\n" + _table(headers, rows, left=3))
+    rows = [
+        [
+            s.dataset,
+            s.split,
+            ", ".join(f"{t or '(none)'} {n}" for t, n in sorted(s.answer_types.items())),
+            ", ".join(f"{k}: {n}" for k, n in sorted(s.choice_counts.items())),
+        ]
+        for s in splits
+    ]
+    out.append(_table(["dataset", "split", "answer types", "choices: samples"], rows, left=4))
+    for matrix in stats.overlap:
+        values = matrix.containment
+        rows = [
+            [unit, str(size), *(f"{100 * v:.1f}" for v in row)]
+            for unit, size, row in zip(matrix.units, matrix.sizes, values, strict=True)
+        ]
+        headers = ["", "distinct", *(str(i + 1) for i in range(len(matrix.units)))]
+        rows = [[f"{i + 1} {r[0]}", *r[1:]] for i, r in enumerate(rows)]
+        out.append(
+            f"{matrix.field} {matrix.n}-gram overlap: % of the row's distinct n-grams also in the column's\n"
+            + _table(headers, rows, left=1)
+        )
+    return out
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -222,7 +380,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="import a ThoughtSource collection JSON file, a DS Critique Bank JSONL file (recognised by its "
         "records), a dataset's original files (--dataset) or any table (--map)",
     )
-    p.add_argument("path", help="the file to import")
+    p.add_argument("path", help="the file to import, or - for standard input (then --collection is needed)")
+    p.add_argument("--json", action="store_true", help="print what was imported as one JSON object")
     p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
     p.add_argument(
         "--on-duplicate",
@@ -237,6 +396,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--map",
         metavar="FIELD=COLUMN,...",
         help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label, or the name of a saved mapping",
+    )
+    p.add_argument(
+        "--no-header",
+        action="store_true",
+        help="with --map: the CSV/TSV file's first row is data (as in MMLU's files); its columns are "
+        "named by position, e.g. --map question=1,choices=2|3|4|5,answer=6",
     )
     p.add_argument(
         "--save-mapping",
@@ -271,7 +436,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="?",
         help="show this dataset's description, citation, licence, homepage, source URLs and answer type",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (with --download: the files fetched)")
     p.add_argument(
         "--download",
         action="store_true",
@@ -281,9 +446,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
     p.set_defaults(func=cmd_datasets)
 
-    p = sub.add_parser("export", help="export a collection as ThoughtSource collection JSON or DS Critique Bank JSONL")
+    p = sub.add_parser(
+        "export",
+        help="export a collection: ThoughtSource JSON, DS Critique Bank JSONL, samples or answers as "
+        "JSONL/CSV, chat JSONL for fine-tuning, Parquet",
+    )
     p.add_argument("collection", help="the collection's name")
-    p.add_argument("path", help="the file to write")
+    p.add_argument("path", help="the file to write, or - for standard output")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON (on stderr when PATH is -)")
     p.add_argument(
         "--force",
         action="store_true",
@@ -291,18 +461,47 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["thoughtsource", "dscb"],
+        choices=["thoughtsource", "dscb", *FLAT_WHAT],
         default="thoughtsource",
-        help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT) "
-        "or dscb (one DS Critique Bank record per generated CoT, JSON Lines)",
+        help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT); "
+        "dscb (one DS Critique Bank record per generated CoT, JSON Lines); samples-jsonl (one object per sample "
+        "with its CoTs, answers and verdicts); samples-csv (one row per generated CoT); answers-csv (one row per "
+        "answer); chat-jsonl (messages for fine-tuning); parquet (the samples-csv rows; needs pyarrow)",
     )
+    p.add_argument("--correct-only", action="store_true", help="chat-jsonl: only CoTs with an answer judged correct")
+    p.add_argument("--preferred-only", action="store_true", help="chat-jsonl: only CoTs a reviewer marked preferred")
+    p.add_argument(
+        "--label",
+        action="append",
+        metavar="KEY",
+        help="chat-jsonl: only CoTs annotated with this label set to true (repeatable: all of them)",
+    )
+    p.add_argument("--system", metavar="TEXT", help="chat-jsonl: a system message put before every example")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("collections", help="list the collections in the library")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_collections)
 
-    p = sub.add_parser("stats", help="counts per dataset and split of a collection")
+    p = sub.add_parser(
+        "stats",
+        help="counts, answer types, choice counts and token lengths per dataset and split; "
+        "with --overlap the n-gram overlap between datasets (docs/stats.md)",
+    )
     p.add_argument("collection", help="the collection's name")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--overlap", action="store_true", help="also the n-gram overlap of questions and of reference CoTs")
+    p.add_argument(
+        "--ngram",
+        type=whole(1, 64),
+        default=8,  # core.stats.DEFAULT_N (not imported: numpy stays out of the start-up)
+        metavar="N",
+        help="n-gram length in words for --overlap (default 8)",
+    )
+    p.add_argument(
+        "--overlap-by",
+        choices=("dataset", "split"),
+        default="dataset",
+        help="compare whole datasets (default) or every dataset split with every other",
+    )
     p.set_defaults(func=cmd_stats)

@@ -1,27 +1,35 @@
 """The ``thoughtdesk`` command: the GUI without arguments, headless sub-commands otherwise.
 
-Every sub-command works on the same core as the GUI and takes the global ``--library PATH``.
-Exit status is 0 on success; on failure one line saying why goes to stderr and the status is 1
-(2 for a command line that does not parse).
+Every sub-command works on the same core as the GUI and takes ``--library PATH``, ``--offline``
+and ``-v/--verbose`` before or after the sub-command's name. Exit status (docs/cli.md): 0 on
+success; on failure one line saying why goes to stderr and the status is 1; 2 for a command line
+that does not parse; 3 for an internal error (its traceback goes to the log file, not the
+terminal); 130 when interrupted (Ctrl+C).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 
 from thoughtdesk import __version__
-from thoughtdesk.cli import critiques, evaluate, generate, library, report, review
-from thoughtdesk.cli.common import EXIT_FAIL
+from thoughtdesk.cli import admin, critiques, evaluate, generate, library, rationales, report, review, trajectories
+from thoughtdesk.cli.common import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, finish_progress
+from thoughtdesk.cli.help import add_examples
 from thoughtdesk.core.errors import ThoughtDeskError
+
+log = logging.getLogger(__name__)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
     from thoughtdesk.ui.app.startup import run_gui
 
-    return run_gui(args.library)
+    return run_gui(getattr(args, "file", None) or args.library)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,25 +44,58 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check this installation (offscreen: library, import, window, local model) and exit",
     )
-    parser.add_argument(
-        "--offline",
-        action="store_true",
-        default=None,
-        help="offline mode for this run: no connection except to this machine",
-    )
-    parser.add_argument(
-        "--library",
-        metavar="PATH",
-        help="the library file to use (default: $THOUGHTDESK_LIBRARY, else the user data folder)",
-    )
+    add_global_options(parser, on_sub_command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("gui", help="start the desktop application (the default)")
+    # The desktop entry's `thoughtdesk gui %f`: a library file opened from the file manager.
+    p.add_argument("file", nargs="?", metavar="LIBRARY", help="a library file to open (as --library)")
     p.set_defaults(func=cmd_gui)
 
-    for module in (library, generate, evaluate, critiques, review, report):
+    for module in (library, generate, evaluate, critiques, review, rationales, trajectories, report, admin):
         module.register(sub)
+    for command in sub_commands(parser):
+        add_global_options(command, on_sub_command=True)
+    add_examples(parser)
     return parser
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, on_sub_command: bool) -> None:
+    """``--library``, ``--offline`` and ``-v/--verbose``: on the main parser, and again on every
+    sub-command (``thoughtdesk stats X --library L`` as well as ``thoughtdesk --library L stats X``).
+    A sub-command's copy has no default, so it only overrides what was given before the name."""
+    unset: object = argparse.SUPPRESS  # not in the namespace unless given here
+    parser.add_argument(
+        "--library",
+        metavar="PATH",
+        default=unset if on_sub_command else None,
+        help="the library file to use (default: $THOUGHTDESK_LIBRARY, else the one chosen in the "
+        "app's settings, else the user data folder); only `import` creates a missing one",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        default=unset if on_sub_command else None,
+        help="offline mode for this run: no connection except to this machine",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=unset if on_sub_command else 0,
+        help="say more on stderr (-v: what is done, -vv: debugging detail); the log file has it all",
+    )
+
+
+def sub_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every sub-command's parser, nested ones (``fragments list``) included."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:  # private: argparse has no public walk of sub-parsers
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
+                found.append(child)
+                found.extend(sub_commands(child))
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,24 +105,92 @@ def main(argv: Sequence[str] | None = None) -> int:
     from thoughtdesk.core.settings.startup import apply_startup_config
 
     apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
+    if func is not cmd_gui:
+        log_to_file(args.verbose)
     if args.self_test:
         from thoughtdesk.ui.app.selftest import run_self_test
 
         func = run_self_test
     try:
         return func(args)
-    except ThoughtDeskError as error:
+    except Exception as error:
+        finish_progress()  # a progress line ends before the error's one line is printed
+        return report_error(error, args)
+    except KeyboardInterrupt:
+        finish_progress()
+        print("thoughtdesk: interrupted; nothing was changed by the interrupted step", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def report_error(error: Exception, args: argparse.Namespace) -> int:
+    """Print ``error`` as one line on stderr and return the exit status (docs/cli.md)."""
+    if isinstance(error, ThoughtDeskError):
         print(f"thoughtdesk: {error}", file=sys.stderr)
         return EXIT_FAIL
-    except KeyboardInterrupt:
-        print("thoughtdesk: interrupted; nothing was changed by the interrupted step", file=sys.stderr)
-        return 130
-    except OSError as error:
+    if isinstance(error, BrokenPipeError):  # `thoughtdesk export X - | head`: the reader has enough
+        with suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return EXIT_OK
+    if isinstance(error, OSError):
         print(f"thoughtdesk: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return EXIT_FAIL
-    except sqlite3.Error as error:  # a read outside a transaction met a damaged or vanished file
+    if isinstance(error, sqlite3.Error):  # a read outside a transaction met a damaged or vanished file
         print(f"thoughtdesk: {_sqlite_message(error, args)}", file=sys.stderr)
         return EXIT_FAIL
+    # A bug: one line here, the traceback in the log file.
+    log.error("internal error in `thoughtdesk %s`", getattr(args, "command", None) or "", exc_info=error)
+    print(
+        f"thoughtdesk: internal error ({type(error).__name__}: {error}); the details are in {_log_path()}; "
+        "please report it",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
+
+
+def log_to_file(verbose: int) -> None:
+    """A sub-command logs to the application's log file, as the GUI does; ``-v`` also shows
+    ThoughtDesk's messages on stderr (``-vv`` with debugging detail). Keys are redacted."""
+    from thoughtdesk.core.settings.logs import RedactingFilter, setup_logging, watch_keyring
+
+    global _verbose_handler
+    ours = logging.getLogger("thoughtdesk")
+    if _verbose_handler is not None:  # main() called again in this process (tests, the self-test)
+        ours.removeHandler(_verbose_handler)
+        _verbose_handler = None
+    level = logging.DEBUG if verbose >= 2 else logging.INFO
+    try:
+        setup_logging(level)
+    except OSError as error:  # a log folder that cannot be written must not stop the command
+        print(f"thoughtdesk: not logging to a file ({error.filename}: {error.strerror})", file=sys.stderr)
+    watch_keyring()
+    if verbose:
+        _verbose_handler = _StderrHandler()
+        _verbose_handler.setLevel(level)
+        _verbose_handler.setFormatter(logging.Formatter("thoughtdesk: %(levelname)s %(name)s: %(message)s"))
+        _verbose_handler.addFilter(RedactingFilter())
+        ours.addHandler(_verbose_handler)
+        ours.setLevel(level)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record comes (not the one at creation)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:  # logging's __init__ assigns it; the property ignores it
+        pass
+
+
+_verbose_handler: logging.Handler | None = None
+
+
+def _log_path() -> str:
+    from thoughtdesk.core.settings.logs import log_file
+
+    return str(log_file())
 
 
 def _sqlite_message(error: sqlite3.Error, args: argparse.Namespace) -> str:

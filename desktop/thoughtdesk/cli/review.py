@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, open_library, whole
+from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, open_library, whole
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("path", help="the file to write (JSON)")
     exp.add_argument("--author", help="only this author's annotations and ratings (default: everyone's)")
     exp.add_argument("--collection", help="only this collection")
+    exp.add_argument("--json", action="store_true", help="print what was written as JSON")
     exp.set_defaults(func=cmd_export)
     imp = actions.add_parser("import", help="merge a thoughtdesk-annotations or ThoughtSource collection file")
     imp.add_argument("path", help="the file to read")
@@ -29,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--strict", action="store_true", help="merge nothing unless every annotation and rating matches the library"
     )
     imp.add_argument("--dry-run", action="store_true", help="report only; change nothing")
+    imp.add_argument("--json", action="store_true", help="print what was merged and what was not as JSON")
     imp.add_argument(
         "--show-unmatched", type=whole(0), default=10, metavar="N", help="list up to N unmatched records (default: 10)"
     )
@@ -58,6 +60,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     with open_library(args, create=False) as lib:
         counts = export_review(lib, args.author, args.path, collection=args.collection)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "path": args.path,
+                    "annotations": counts.annotations,
+                    "explanation_ratings": counts.explanation_ratings,
+                    "critique_ratings": counts.critique_ratings,
+                }
+            )
+        )
+        return EXIT_OK
     print(
         f"{counts.annotations} annotation(s) written to {args.path}, with {counts.explanation_ratings} "
         f"explanation rating(s) and {counts.critique_ratings} critique rating(s)"
@@ -69,17 +83,34 @@ def cmd_import(args: argparse.Namespace) -> int:
     from thoughtdesk.core.review import import_annotations
 
     with open_library(args, create=False) as lib:
+        bar = ProgressLine("merging annotations", unit="records")
         report = import_annotations(
-            lib, args.path, collection=args.collection, strict=args.strict, dry_run=args.dry_run
+            lib, args.path, collection=args.collection, strict=args.strict, dry_run=args.dry_run, progress=bar
         )
+        bar.finish()
+    merged = report.merged + report.ratings.merged
+    records = report.records + report.ratings.records
+    status = EXIT_OK if report.ok and (merged or not records) else EXIT_FAIL
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "summary": report.summary,
+                    "records": records,
+                    "merged": merged,
+                    "unmatched": [{"where": item.where, "reason": item.reason} for item in report.unmatched],
+                    "dry_run": args.dry_run,
+                },
+                ensure_ascii=False,
+            )
+        )
+        return status
     print(report.summary)
     for item in report.unmatched[: max(0, args.show_unmatched)]:
         print(f"  not matched: {item.where}: {item.reason}")
     if len(report.unmatched) > args.show_unmatched:
         print(f"  ... and {len(report.unmatched) - args.show_unmatched} more")
-    merged = report.merged + report.ratings.merged
-    records = report.records + report.ratings.records
-    return EXIT_OK if report.ok and (merged or not records) else EXIT_FAIL
+    return status
 
 
 def _fmt(value: float | None) -> str:

@@ -30,10 +30,12 @@ from PySide6.QtCore import (  # noqa: F401 - the facade: every name is for other
     QThread,
     QThreadPool,
     QTimer,
+    QtMsgType,
     QUrl,
     Signal,
     SignalInstance,
     Slot,
+    qInstallMessageHandler,
     qVersion,
 )
 from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other modules
@@ -56,6 +58,7 @@ from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other 
     QPalette,
     QPdfWriter,
     QPixmap,
+    QResizeEvent,
     QShortcut,
     QStandardItem,
     QStandardItemModel,
@@ -66,6 +69,7 @@ from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other 
     QUndoCommand,
     QUndoStack,
 )
+from PySide6.QtNetwork import QLocalServer, QLocalSocket  # noqa: F401 - the facade: for other modules
 from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for other modules
     QAbstractItemView,
     QAbstractSpinBox,

@@ -166,3 +166,13 @@ def test_unknown_collection_is_a_clear_error(lib):
 
     with pytest.raises(LibraryError, match="no collection named 'nope'"):
         rescore(lib, "nope")
+
+
+def test_comparisons_report_progress_pair_by_pair(lib):
+    """Issue 16, point 12: the bootstrap comparisons tell how far they are (the CLI draws it)."""
+    import_thoughtsource(lib, DEMO, collection="Demo")
+    seen: list[tuple[int, int]] = []
+    result = evaluate(lib, "Demo", rescore=True, n_resamples=200, comparison_progress=lambda d, t: seen.append((d, t)))
+    total = seen[-1][1]
+    assert total > 1 and [d for d, _ in seen] == list(range(1, total + 1))
+    assert 0 < len(result.comparisons) <= total

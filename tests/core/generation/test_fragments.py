@@ -42,7 +42,15 @@ def test_published_triggers_carry_citations() -> None:
     assert "2022" in (library.get("cot_trigger", "kojima-01").citation or "")
     assert "Zhou" in (library.get("cot_trigger", "zhou-01").citation or "")
     own = [f for f in library if f.source == "thoughtdesk"]
-    assert {f.kind for f in own} == {"instruction", "cot_trigger", "answer_extraction", "critique", "critique_system"}
+    assert {f.kind for f in own} == {
+        "instruction",
+        "cot_trigger",
+        "answer_extraction",
+        "critique",
+        "critique_system",
+        "rationale_extraction",
+        "guide",
+    }
 
 
 def test_defaults_agree_with_thoughtsource_file(frag_dir: Path) -> None:

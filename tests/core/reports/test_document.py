@@ -66,7 +66,7 @@ def test_hostile_text_never_becomes_markup(report_lib, tmp_path):
     # The hostile strings are there, as text a reader sees.
     assert SCRIPT in text and IMG in text and CELL in text
     raw = out.read_text(encoding="utf-8")
-    assert "\u202e" not in raw and BIDI.replace("\u202e", "[U+202E]") in text
+    assert "\u202e" not in raw and BIDI.replace("\u202e", "<U+202E>") in text
     # The 1 MB word is cut (in the CoT and in the critique), with a note.
     assert BIG_WORD not in raw and len(raw) < 300_000
     assert "more characters not shown" in text and "1,000," in text

@@ -2,28 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-import unicodedata
-
-from thoughtdesk.core.reports.escape import cut, escaped, text_html, visible_marks
-
-KEPT = {"\t", "\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"}
-
-
-def test_every_control_format_and_surrogate_code_point_is_made_visible():
-    missed = []
-    for code in range(sys.maxunicode + 1):
-        char = chr(code)
-        if char in KEPT or unicodedata.category(char) not in ("Cc", "Cf", "Cs"):
-            continue
-        if visible_marks(char) != f"[U+{code:04X}]":
-            missed.append(f"U+{code:04X}")
-    assert not missed, f"shown as they are: {missed[:20]}"
-
-
-def test_ordinary_text_is_left_alone():
-    text = "Ärztin: 5 mg/kg, β-Blocker — עברית 中文 😀 \t tab"
-    assert visible_marks(text) == text
+from thoughtdesk.core.reports.escape import cut, escaped, text_html
 
 
 def test_markup_is_escaped_and_line_breaks_become_br():
@@ -36,7 +15,7 @@ def test_markup_is_escaped_and_line_breaks_become_br():
 
 def test_a_bidi_override_cannot_reverse_the_text():
     out = escaped("invoice\u202egnp.exe")
-    assert "\u202e" not in out and out == "invoice[U+202E]gnp.exe"
+    assert "\u202e" not in out and out == "invoice&lt;U+202E&gt;gnp.exe"
 
 
 def test_big_text_is_cut_with_a_note_saying_how_much():

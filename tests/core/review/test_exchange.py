@@ -244,3 +244,16 @@ def test_thoughtsource_file_for_another_library_reports_every_record(shared, lib
     assert report.ok and report.records == notes and report.merged == 0
     assert report.reasons() == {"sample not in the library": notes}
     assert table_digest(lib) == digest
+
+
+def test_import_reports_progress_to_the_end(tmp_path):
+    """Issue 16, point 12: an annotation import tells how far it is (the CLI draws it)."""
+    lib_a, lib_c = open_library(tmp_path / "a.sqlite"), open_library(tmp_path / "c.sqlite")
+    _annotate_ann(lib_a)
+    export_annotations(lib_a, "ann", tmp_path / "v1.json")
+    seen: list[tuple[int, int]] = []
+    report = import_annotations(lib_c, tmp_path / "v1.json", progress=lambda done, total: seen.append((done, total)))
+    assert report.added == 4
+    total = seen[-1][1]
+    assert total == 2 * (report.records + report.ratings.records) and seen[-1] == (total, total)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)

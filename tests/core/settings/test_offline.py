@@ -224,6 +224,7 @@ def test_loopback_detection(host, loopback):
 def test_cli_offline_flag(tmp_path, capsys):
     from thoughtdesk.cli.main import main
 
+    Library.open(tmp_path / "l.thoughtdesk").close()  # read commands need an existing library
     assert main(["--offline", "--library", str(tmp_path / "l.thoughtdesk"), "collections"]) == 0
     assert network.is_offline()
     network.clear_override()

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QLabel
 from tests.helpers.paths import FIXTURES
 from tests.helpers.window import last_message
 from thoughtdesk.ui.app.about import AboutDialog
+from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
@@ -194,7 +195,8 @@ def test_help_menu_about_and_shortcuts(window):
     about = window.findChildren(AboutDialog)[-1]
     assert about.isVisible() and "ThoughtDesk" in about.text() and "SQLite" in about.text()
     window.action_shortcuts.trigger()
-    assert "Ctrl+F" in last_message(window).text()
+    sheet = window.findChildren(ShortcutsDialog)[-1]
+    assert sheet.isVisible() and ("Ctrl+F", "search the samples") in sheet.rows()
     menus = [a.text() for a in window.menuBar().actions()]
     # File first, Help last; the installed views add theirs in between.
     assert menus[0] == "&File" and menus[-1] == "&Help"

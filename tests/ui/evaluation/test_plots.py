@@ -193,3 +193,25 @@ def test_bar_labels_are_left_out_when_they_would_overlap(qtbot):
     widget.set_rows(accuracy_table(many))
     assert panel.getAxis("bottom")._tickLevels[0] == []  # 13 bars: none named (the table names them)
     assert panel.getAxis("bottom").labelText == "trigger"  # the axis still says what they differ in
+
+
+def test_accuracy_vs_tokens_has_a_panel_per_dataset_a_model_legend_and_plain_axes(qtbot, tmp_path, answers):
+    from dataclasses import replace
+
+    # Accuracies between 0.5 and 0.9 made pyqtgraph label the axis "accuracy (x0.001)".
+    rows = [replace(row, accuracy=0.5 + 0.1 * (i % 5)) for i, row in enumerate(accuracy_table(answers))]
+    widget = ParetoPlot()
+    qtbot.addWidget(widget)
+    widget.resize(900, 420)
+    widget.set_rows(rows)
+    assert sorted(widget.panels) == [("<b>pubmedqa</b>", "test"), ("medqa", "test")]
+    for (dataset, _split), plot in widget.panels.items():
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            assert not axis.autoSIPrefix and "x0.00" not in axis.labelString()
+        assert "&lt;b&gt;" in plot.titleLabel.text or dataset == "medqa"
+        points = [item for item in plot.items if isinstance(item, pg.ScatterPlotItem)]
+        assert sum(len(item.data) for item in points) == sum(1 for r in rows if r.dataset == dataset)
+    legend = widget.legend
+    assert {label.text for _sample, label in legend.items} == {"gpt-4", "llama", "Pareto front"}
+    _check_exports(widget, tmp_path, width=900)

@@ -6,7 +6,7 @@ import pytest
 
 from tests.ui.generation.conftest import COLLECTION
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
-from thoughtdesk.ui.generation.planner import RunPlannerDialog
+from thoughtdesk.ui.generation.planner import KEY_ROLE, RunPlannerDialog
 from thoughtdesk.ui.qt import QPlainTextEdit
 
 ISSUE_PROMPT = (
@@ -164,3 +164,70 @@ def test_local_model_form_checks_the_gguf_file(generation, qtbot, tmp_path):
     form.template.setCurrentIndex(0)  # the GGUF's chat template: no wrapping
     assert not form.completion_template.isEnabled()
     assert form.spec().completion_template == "{prompt}"
+
+
+def test_the_planner_opens_on_the_collection_selected_in_the_tree(window, generation, qtbot):
+    from tests.ui.generation.conftest import GEN_UI
+    from thoughtdesk.core.importing.importer import import_thoughtsource
+    from thoughtdesk.core.library.store import Library
+    from thoughtdesk.ui.app.changes import DataChanges
+    from thoughtdesk.ui.samples.collection_tree import TreeNode
+
+    # "Alpha quiz" sorts first: the planner used to open on it whatever the tree showed.
+    with Library.open(window.library.path) as lib:
+        import_thoughtsource(lib, GEN_UI / "planner_collection.json", collection="Alpha quiz")
+    samples = window.samples
+    with qtbot.waitSignal(samples.browse_refreshed, timeout=10000):
+        window.notify_data_changed(DataChanges(collections=True, samples=True))
+    lab = window.library.collection_id(COLLECTION)
+    assert samples.tree.select_node(TreeNode(lab, COLLECTION, "lab_quiz", "train"))
+    planner = generation.open_planner()
+    assert planner.collection.currentText() == COLLECTION
+    assert planner.dataset.currentData() == "lab_quiz" and planner.split.currentData() == "train"
+    add_model(planner)
+    plan = wait_plan(qtbot, planner)
+    assert {s.split for s in plan.samples} == {"train"} and len(plan.samples) == 3
+    planner.reject()
+
+    assert samples.tree.select_collection("Alpha quiz")
+    planner = generation.open_planner()
+    assert planner.collection.currentText() == "Alpha quiz" and planner.dataset.currentData() is None
+    planner.reject()
+
+
+def test_the_model_form_starts_from_the_wizard_and_settings_choices(window, generation, qtbot, tmp_path):
+    from thoughtdesk.ui.settings.options import AppSettings, save_settings
+
+    planner = generation.open_planner()
+    assert planner.models.form.provider.currentData() == "openai"  # nothing chosen: the built-in default
+    planner.reject()
+
+    model = tmp_path / "clinic-model.gguf"
+    save_settings(
+        AppSettings(local_model_path=str(model), openai_enabled=True, openai_base_url="http://127.0.0.1:8080/v1")
+    )
+    planner = generation.open_planner()
+    form = planner.models.form
+    assert form.provider.currentData() == "llamacpp" and form.gguf_path.text() == str(model)
+    form.provider.setCurrentIndex(form.provider.findData("openai"))
+    assert form.base_url.text() == "http://127.0.0.1:8080/v1"  # the server set in Settings
+    planner.reject()
+
+    save_settings(AppSettings(anthropic_enabled=True, anthropic_base_url="http://127.0.0.1:8081"))
+    planner = generation.open_planner()
+    form = planner.models.form
+    assert form.provider.currentData() == "anthropic" and form.base_url.text() == "http://127.0.0.1:8081"
+    planner.reject()
+    critique = generation.open_critique_dialog()
+    assert critique.models_widget.form.provider.currentData() == "anthropic"
+    critique.reject()
+
+
+def test_fragment_lists_show_the_whole_text_in_a_plain_tooltip(generation, qtbot):
+    planner = open_planner(generation, qtbot)
+    triggers = planner.lists["cot_trigger"]
+    item = next(
+        triggers.item(row) for row in range(triggers.count()) if triggers.item(row).data(KEY_ROLE) == "kojima-01"
+    )
+    assert item.toolTip() == "<p>kojima-01 — Answer: Let's think step by step.</p>"
+    planner.reject()

@@ -125,8 +125,11 @@ def test_server_down_shows_a_message_naming_the_provider(window, generation, qtb
 
 def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
     titles = [a.text() for a in window.menu("&Generate").actions()]
-    assert titles == ["&Plan a run…", "&Critique…", "&Fragments…", "&Runs"]
+    assert titles == ["&Plan a run…", "&Critique…", "Mine &rationales…", "&Fragments…", "&Runs"]
     assert generation.action_plan.shortcut().toString() == "Ctrl+G"
+    mining = generation.open_rationales_dialog()
+    assert mining is not None and mining.isVisible() and mining.collection.count() >= 1
+    mining.close()
     assert window.tabs.tabText(window.tabs.indexOf(generation.runs_panel)) == "Runs"
     editor = generation.open_fragment_editor()
     assert editor.isVisible() and len(editor.library) == len(generation.fragments)

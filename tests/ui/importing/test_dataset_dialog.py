@@ -19,7 +19,8 @@ from tests.helpers.paths import FIXTURES
 from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import imported_reports, last_message
 from thoughtdesk.core.datasets import SourceFile, get_dataset
-from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
+from thoughtdesk.core.importing.detect import classify_import_file
+from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
 
 DATASETS = FIXTURES / "datasets"
 GSM8K = DATASETS / "gsm8k"
@@ -359,3 +360,35 @@ def test_exporting_onto_the_open_library_is_refused_in_the_window(window, qtbot)
     assert window.importing.export_collection(collections[0], library_path) is None
     assert "open library" in last_message(window).text()
     assert library_path.read_bytes() == before
+
+
+def test_import_button_is_enabled_only_for_a_valid_choice(qtbot, tmp_path):
+    """Issue 16, point 9: the Import button waits for a choice that can be imported, and its
+    tooltip says what is missing."""
+    dialog = DatasetImportDialog([])
+    qtbot.addWidget(dialog)
+    assert not dialog.import_button.isEnabled()
+    assert "Choose a file or folder" in dialog.import_button.toolTip()
+    dialog.set_path(tmp_path / "nothing-here.jsonl")
+    assert not dialog.import_button.isEnabled()
+    dialog.set_path(GSM8K)
+    assert dialog.import_button.isEnabled(), dialog.problem()
+    dialog.set_splits([])
+    assert not dialog.import_button.isEnabled()
+    assert "Tick at least one split" in dialog.import_button.toolTip()
+    dialog.set_splits(["test"])
+    assert dialog.import_button.isEnabled()
+    dialog.target.collection.setEditText("  ")
+    assert not dialog.import_button.isEnabled()
+    dialog.target.collection.setEditText("maths")
+    dialog.select_dataset("pubmed_qa")  # GSM8K's files are not PubMedQA's
+    assert not dialog.import_button.isEnabled()
+    assert dialog.files_label.text() and dialog.import_button.toolTip() == dialog.files_label.text()
+
+
+def test_a_picture_is_refused_with_one_message(window, tmp_path):
+    picture = tmp_path / "scan.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    window.importing.import_path(picture)
+    assert "not a file ThoughtDesk can import (it is a PNG image)" in last_message(window).text()
+    assert classify_import_file(picture) == "unknown"

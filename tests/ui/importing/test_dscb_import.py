@@ -13,8 +13,8 @@ from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import imported_reports, last_message, message_boxes
 from tests.ui.importing.test_dataset_dialog import wait_import
 from thoughtdesk.core.critiques import critiques_for_cots
+from thoughtdesk.core.importing.detect import classify_import_file
 from thoughtdesk.ui.importing.actions import DSCB_FILTER
-from thoughtdesk.ui.importing.dataset_dialog import classify_import_file
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.importing.widgets import ImportRequest
 from thoughtdesk.ui.qt import QDialog

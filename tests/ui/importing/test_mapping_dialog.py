@@ -155,3 +155,49 @@ def test_a_mapping_change_re_maps_the_rows_read_once(qtbot, tmp_path):
         len(widget.preview_texts()) == len(first)
         and widget.preview_texts()[0][COL["question"]] == first[0][COL["question"]]
     )
+
+
+def test_a_headerless_table_is_mapped_by_position(qtbot, tmp_path):
+    """Issue 16, point 10: MMLU's layout is detected, its columns are 1..6, the guess maps
+    question, choices and a letter answer, and the first row is previewed as a sample."""
+    exam = tmp_path / "exam.csv"
+    exam.write_bytes((FIXTURES / "datasets" / "mmlu_medical" / "anatomy_test.csv").read_bytes())
+    dialog = MappingDialog(exam, [], saved=SavedMappings(tmp_path / "mappings.json"))
+    qtbot.addWidget(dialog)
+    assert dialog.no_header.isChecked()
+    assert dialog.columns == ["1", "2", "3", "4", "5", "6"]
+    mapping = dialog.mapping()
+    assert (mapping.question, mapping.choices, mapping.answer, mapping.header) == (
+        "1",
+        ["2", "3", "4", "5"],
+        "6",
+        False,
+    )
+    assert mapping.answer_type == "multiplechoice" and mapping.answer_format == "letter"
+    rows = dialog.preview_texts()
+    assert rows[0][COL["question"]].startswith("A lesion causing compression")
+    assert rows[0][COL["answer"]] == "paralysis of the facial muscles." and not rows[0][COL["error"]]
+    assert dialog.status.text().endswith("as they would be stored.")  # every previewed row maps
+    save_screenshot(dialog, tmp_path, "mapping_headerless")
+    dialog.no_header.setChecked(False)  # the user says row 1 is a header after all
+    assert dialog.columns[0].startswith("A lesion causing compression")
+    assert dialog.mapping().header is True
+    dialog.no_header.setChecked(True)
+    assert dialog.save_current("exam by position")
+    again = MappingDialog(exam, [], saved=SavedMappings(tmp_path / "mappings.json"))
+    qtbot.addWidget(again)
+    again.no_header.setChecked(False)
+    assert again.load_saved("exam by position")
+    assert again.no_header.isChecked() and again.mapping().header is False and again.columns[0] == "1"
+
+
+def test_import_button_waits_for_a_mapping_that_works(dialog, qtbot):
+    """Issue 16, point 9: Import is enabled only while the choice can be imported."""
+    assert dialog.import_button.isEnabled(), dialog.problem()
+    dialog.target.collection.setEditText("  ")
+    assert not dialog.import_button.isEnabled() and "Name the collection" in dialog.import_button.toolTip()
+    dialog.target.collection.setEditText("quiz")
+    dialog.set_field("answer", "no such column")
+    dialog.refresh_preview()
+    assert not dialog.import_button.isEnabled()
+    assert "None of the first records can be mapped" in dialog.import_button.toolTip()

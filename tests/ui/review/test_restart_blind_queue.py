@@ -149,3 +149,41 @@ def test_a_blind_queue_resumed_at_start_up_turns_blind_mode_on_everywhere(qtbot,
     assert second.controller.blind_action.isChecked()  # the menu says so too
     assert QSettings().value(BLIND_SETTING, False, type=bool)
     second.close()
+
+
+def test_leaving_a_blind_queue_gives_back_the_blind_mode_of_before(qtbot, library_path) -> None:
+    from thoughtdesk.ui.qt import QSettings
+    from thoughtdesk.ui.review.view import BLIND_SETTING
+
+    session = Session(qtbot, library_path)
+    controller, view = session.controller, session.view
+    assert not view.blind
+    controller.create_queue("blind", COLLECTION, QueueFilter(dataset="med_qa"), size=2, seed=3, blind=True)
+    assert view.blind and controller.blind_action.isChecked()
+    controller.leave_queue()
+    assert view.queue is None
+    assert not view.blind and not controller.blind_action.isChecked()  # was on after leaving (issue 16)
+    assert not QSettings().value(BLIND_SETTING, False, type=bool)
+    # A reviewer who worked blind before the queue still does after it.
+    controller.blind_action.setChecked(True)
+    controller.create_queue("blind 2", COLLECTION, QueueFilter(dataset="med_qa"), size=2, seed=4, blind=True)
+    controller.leave_queue()
+    assert view.blind and controller.blind_action.isChecked()
+    session.close()
+
+
+def test_the_queue_progress_is_shown_whole_on_a_laptop(qtbot, library_path) -> None:
+    session = Session(qtbot, library_path)
+    session.window.resize(1350, 690)
+    queue = session.controller.create_queue(
+        "Cardiology residents, second pass", COLLECTION, QueueFilter(dataset="med_qa"), size=3, seed=2
+    )
+    assert queue is not None
+    qtbot.wait(50)
+    progress = session.view.progress
+    text = progress.text()
+    assert text.startswith("Queue “Cardiology residents, second pass”: sample 1 of 3")
+    # Was squeezed beside the reviewer status into a few characters per line.
+    assert progress.width() >= progress.fontMetrics().horizontalAdvance(text)
+    assert progress.height() < 2 * progress.fontMetrics().lineSpacing()
+    session.close()

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.screenshots import save_screenshot
-from thoughtdesk.core.settings import config as core_config
+from thoughtdesk.core.paths import default_library_path, settings_file
 from thoughtdesk.core.settings import network, secrets
+from thoughtdesk.core.settings.startup import saved_offline
 from thoughtdesk.ui.qt import QSettings, QWizard
 from thoughtdesk.ui.settings import options as app_settings
 from thoughtdesk.ui.settings.first_run import FirstRunWizard
@@ -62,7 +63,7 @@ def test_wizard_pages_to_the_end_persist_everything(qtbot, tmp_path, models_serv
     assert wizard.result() == 1
 
     # A fresh QSettings reads the file back: nothing lives only in memory.
-    loaded = app_settings.load_settings(QSettings("ThoughtDesk", "ThoughtDesk"))
+    loaded = app_settings.load_settings(QSettings(str(settings_file()), QSettings.Format.IniFormat))
     assert loaded.user_name == "Ada Lovelace"
     assert loaded.library_path == str(library)
     assert loaded.offline is True
@@ -74,12 +75,13 @@ def test_wizard_pages_to_the_end_persist_everything(qtbot, tmp_path, models_serv
     # Keys went to the keyring, not to the settings file.
     assert secrets.get_api_key("openai") == "sk-local-test-key-123"
     assert secrets.get_api_key("anthropic") == "anthropic-key-0987"
-    settings_text = "".join(p.read_text() for p in (tmp_path / "qsettings").rglob("*") if p.is_file())
+    settings_text = "".join(p.read_text() for p in tmp_path.rglob("*.ini") if p.is_file())
     assert "sk-local-test-key" not in settings_text and "anthropic-key" not in settings_text
     assert "Ada Lovelace" in settings_text
-    # Offline mode is applied at once and mirrored for the CLI.
+    # Offline mode is applied at once; the command line reads it and the library from the same file.
     assert network.is_offline()
-    assert core_config.load_config().offline is True
+    assert saved_offline() is True
+    assert default_library_path() == library
 
 
 def test_wizard_refuses_a_folder_as_library_and_a_non_gguf_model(qtbot, tmp_path):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from thoughtdesk.core.critiques.records import DIMENSIONS
 from thoughtdesk.core.evaluation.agreement_stats import Level, auroc, kendall, krippendorff_alpha, spearman
-from thoughtdesk.core.evaluation.evaluate import UNKNOWN_MODEL, condition_label
+from thoughtdesk.core.evaluation.evaluate import GUIDE_SQL, UNKNOWN_MODEL, condition_label
 from thoughtdesk.core.evaluation.metrics import mean_interval
 from thoughtdesk.core.library.store import Library
 
@@ -236,15 +236,16 @@ def load_critique_data(lib: Library, collection: str) -> CritiqueData:
         model,
         instruction,
         trigger,
+        guide,
     ) in conn.execute(
-        """SELECT c.id, c.cot_pk, c.critique_model, c.dimension, c.explanation_score, s.dataset, s.split,
-                      g.model_name, g.model, g.instruction, g.cot_trigger
+        f"""SELECT c.id, c.cot_pk, c.critique_model, c.dimension, c.explanation_score, s.dataset, s.split,
+                      g.model_name, g.model, g.instruction, g.cot_trigger, {GUIDE_SQL}
                FROM critique c JOIN generated_cot g ON g.id = c.cot_pk JOIN sample s ON s.id = g.sample_pk
                WHERE s.collection_id = ? ORDER BY c.cot_pk, c.position""",
         (cid,),
     ):
         extraction, correct = first_answer.get(cot_pk, (None, None))
-        parts = (instruction, trigger, extraction)
+        parts = (instruction, trigger, extraction, guide)
         condition = conditions.get(parts)
         if condition is None:
             condition = conditions[parts] = condition_label(*parts)

@@ -19,6 +19,7 @@ from thoughtdesk.core.datasets.archives import unpack_zip
 from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile
 from thoughtdesk.core.errors import Cancelled, DataFileError, ThoughtDeskError
 from thoughtdesk.core.settings.network import OfflineError, require_network
+from thoughtdesk.core.settings.transport import sync_client
 
 _CHUNK = 1 << 16
 _TIMEOUT = httpx.Timeout(30.0, connect=15.0)
@@ -95,7 +96,7 @@ def download_dataset(
     done = 0
     paths: list[Path] = []
     own_client = client is None
-    http = client or httpx.Client(timeout=_TIMEOUT, follow_redirects=True)
+    http = client or sync_client(timeout=_TIMEOUT, follow_redirects=True)  # the network's proxy and CAs
     try:
         for source in info.sources:
             target = folder / source.path

@@ -54,6 +54,9 @@ class ColumnMapping:
     #: How ``answer`` names the choice: "auto" (text, else letter, else 1-based number),
     #: "text", "letter", "index1" (1-based, e.g. MedMCQA's cop) or "index0".
     answer_format: str = "auto"
+    #: False for a CSV/TSV file whose first row is data (MMLU's files): its columns are then
+    #: named by position, "1", "2", ... (``question=1,choices=2|3|4|5,answer=6``).
+    header: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.choices, str):
@@ -94,14 +97,18 @@ def parse_mapping(text: str) -> ColumnMapping:
             raise MappingError(f"mapping part {part!r} should look like field=column")
         if key == "type":
             key = "answer_type"
-        if key == "choices":
+        if key == "header":
+            if value.lower() not in ("yes", "no", "true", "false"):
+                raise MappingError(f"header={value}: write header=no when the first row is data, header=yes otherwise")
+            values[key] = value.lower() in ("yes", "true")
+        elif key == "choices":
             values[key] = [column.strip() for column in value.split("|") if column.strip()]
         elif key in _FIELDS or key in ("answer_type", "default_split", "choices_separator", "answer_format"):
             values[key] = value
         else:
             raise MappingError(
                 f"unknown mapping field {key!r}; known: {', '.join(_FIELDS)}, "
-                "answer_type, answer_format, default_split, choices_separator"
+                "answer_type, answer_format, default_split, choices_separator, header"
             )
     if "question" not in values:
         raise MappingError("the mapping needs question=COLUMN")
@@ -113,6 +120,8 @@ def parse_mapping(text: str) -> ColumnMapping:
 
 def _file_kind(path: Path) -> str:
     suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return "parquet"
     if suffix in (".jsonl", ".jsonlines", ".ndjson"):
         return "jsonl"
     if suffix == ".tsv":
@@ -131,33 +140,95 @@ def _file_kind(path: Path) -> str:
             except (json.JSONDecodeError, RecursionError):
                 return "json"
         return "json"
-    raise DataFileError(path, f"unsupported file type {suffix or '(none)'}", hint="use JSON, JSON Lines, CSV or TSV")
+    raise DataFileError(
+        path, f"unsupported file type {suffix or '(none)'}", hint="use JSON, JSON Lines, CSV, TSV or Parquet"
+    )
 
 
-def table_records(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line, record-dict | DataFileError)`` for any supported file."""
+def position_names(count: int) -> list[str]:
+    """The names of a headerless table's columns: their 1-based positions, ``"1"`` .. ``"count"``."""
+    return [str(i) for i in range(1, count + 1)]
+
+
+def first_row_is_data(path: str | Path) -> bool:
+    """True when a CSV/TSV file's first row looks like a record, not a header (MMLU's files):
+    a header's cells are short, distinct, non-empty names; a question is long or ends in
+    sentence punctuation, and a row of answers repeats or leaves cells empty. Other files: False."""
+    path = Path(path)
+    if path.suffix.lower() not in (".csv", ".tsv"):
+        return False
+    try:
+        rows = iter_csv(path, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+        first = csv_header(rows)
+    except (DataFileError, OSError, UnicodeDecodeError):
+        return False
+    if not first:
+        return False
+    cells = [cell.strip() for cell in first]
+    if any(not cell for cell in cells) or len(set(cells)) < len(cells):
+        return True
+    return any(len(cell) > 40 or cell.endswith(("?", ".", ":")) or "  " in cell for cell in cells)
+
+
+def table_records(path: Path, *, header: bool = True) -> Iterator[tuple[int, Any]]:
+    """``(line, record-dict | DataFileError)`` for any supported file. ``header=False``: a
+    CSV/TSV file's first row is data, and its columns are named by position (:func:`position_names`)."""
     kind = _file_kind(path)
-    if kind == "jsonl":
+    if kind == "parquet":
+        yield from parquet_records(path)
+    elif kind == "jsonl":
         yield from iter_jsonl(path)
     elif kind == "json":
         for line, key, value in iter_json_container(path):
             if isinstance(key, str) and isinstance(value, dict) and "id" not in value:
                 value = {"id": key, **value}  # {key: record}: the key is the record's id
             yield line, value
+    elif not header:
+        names: list[str] = []
+        for line, row in iter_csv(path, delimiter="\t" if kind == "tsv" else ",", header=False):
+            if isinstance(row, DataFileError):
+                yield line, row
+                continue
+            if not names:  # the first row sets the column count, as a header would
+                names = position_names(len(row))
+            if len(row) != len(names):
+                yield line, DataFileError(path, f"expected {len(names)} columns, found {len(row)}", line=line)
+                continue
+            yield line, dict(zip(names, row, strict=True))
     else:
         rows = iter_csv(path, delimiter="\t" if kind == "tsv" else ",")
-        header = csv_header(rows)
-        if header is None:
+        columns = csv_header(rows)
+        if columns is None:
             return
         for line, row in rows:
-            yield line, row if isinstance(row, DataFileError) else dict(zip(header, row, strict=False))
+            yield line, row if isinstance(row, DataFileError) else dict(zip(columns, row, strict=False))
 
 
-def head_records(path: str | Path, n: int) -> list[tuple[int | None, Any]]:
+def parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(row number, record-dict)`` of a Parquet file (1-based rows stand in for lines), read a
+    batch at a time through pyarrow, which is optional: without it a clear error says so."""
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-not-found,unused-ignore]  # optional dependency
+    except ImportError:
+        raise DataFileError(
+            path, "reading Parquet needs pyarrow, which is not installed", hint="pip install 'thoughtdesk[parquet]'"
+        ) from None
+    try:
+        reader = pq.ParquetFile(path)
+        row = 0
+        for batch in reader.iter_batches(batch_size=2000):
+            for record in batch.to_pylist():
+                row += 1
+                yield row, record
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise DataFileError(path, f"not a readable Parquet file: {error}") from None
+
+
+def head_records(path: str | Path, n: int, *, header: bool = True) -> list[tuple[int | None, Any]]:
     """The first ``n`` ``(line, record or DataFileError)`` of a file, read once (a mapping
     dialog keeps them and re-maps them on every change instead of re-reading the file)."""
     head: list[tuple[int | None, Any]] = []
-    for item in table_records(Path(path)):
+    for item in table_records(Path(path), header=header):
         if len(head) >= n:
             break
         head.append(item)
@@ -354,6 +425,7 @@ def load_generic(
         return sample
 
     # context.convert yields each sample right after converting it, so current_split is its split.
-    for _, sample in context.convert(source, split_label, table_records(source), convert):
+    records = table_records(source, header=mapping.header)
+    for _, sample in context.convert(source, split_label, records, convert):
         if wanted is None or current_split[0] in wanted:
             yield current_split[0], sample

@@ -36,7 +36,7 @@ def preview_mapping(path: str | Path, mapping: ColumnMapping, n: int = 10, recor
     if records is None:
         if not source.is_file():
             raise DataFileError(source, "no such file")
-        records = table_records(source)
+        records = table_records(source, header=mapping.header)
     rows: list[PreviewRow] = []
     for index, (line, record) in enumerate(records):
         if len(rows) >= n:

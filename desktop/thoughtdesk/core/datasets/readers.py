@@ -36,10 +36,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKeyError(
-                    f"the key {key!r} appears twice in one object (JSON keeps only the last value, so data "
-                    "would be lost); remove or rename one"
-                )
+                raise DuplicateKeyError(duplicate_key_message(key))
             seen.add(key)
     return result
 
@@ -47,6 +44,57 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
 #: A key's closing quote and colon: counting them bounds how many keys a line has.
 _KEY_END = re.compile(rb'"\s*:')
+
+
+_SPACED_KEY_END = re.compile(rb'"[ \t\r\n]+:')
+#: JSON tokens that matter for finding keys: strings (with escapes), brackets, colons.
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def duplicate_key_message(key: str) -> str:
+    """The words of a duplicate-key error (the same everywhere a reader finds one)."""
+    return (
+        f"the key {key!r} appears twice in one object (JSON keeps only the last value, so data "
+        "would be lost); remove or rename one"
+    )
+
+
+def key_places(raw: bytes) -> int:
+    """How many places in ``raw`` look like the end of a key (a quote, then a colon): at least
+    the number of keys. A decoder keeps the last of two equal keys silently; comparing this count
+    with the same count of the value written back (which has each key once, and the same
+    strings) tells whether a key was lost, without walking the value in Python."""
+    if _SPACED_KEY_END.search(raw):  # rare: space between a key and its colon
+        return len(_KEY_END.findall(raw))
+    return raw.count(b'":')
+
+
+def find_duplicate_key(data: bytes) -> tuple[str, int] | None:
+    """The first key that appears twice in one object of the JSON text ``data``, with the byte
+    offset of its second appearance; None when there is none. Slow (Python per token): only
+    called once a cheap count (:func:`key_places`) says a key may be lost."""
+    stack: list[set[bytes] | None] = []  # one entry per open object (its keys) or array (None)
+    last: re.Match[bytes] | None = None
+    for match in _JSON_TOKEN.finditer(data):
+        token = match.group()
+        first = token[:1]
+        if first == b'"':
+            last = match
+            continue
+        if first == b":":
+            keys = stack[-1] if stack else None
+            if keys is not None and last is not None:
+                if last.group() in keys:
+                    return json.loads(last.group()), last.start()
+                keys.add(last.group())
+        elif first == b"{":
+            stack.append(set())
+        elif first == b"[":
+            stack.append(None)
+        elif stack:
+            stack.pop()
+        last = None
+    return None
 
 
 def _msgspec_message(error: Exception) -> str:

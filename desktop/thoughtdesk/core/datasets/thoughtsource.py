@@ -3,6 +3,11 @@
 Reading streams: the outer object is decoded with each sample left as an undecoded slice
 (``msgspec.Raw``), then samples are decoded and validated one at a time, so memory stays close
 to the file's size and every error names the dataset, split, sample index and field.
+
+An object naming the same key twice (a dataset, a split, a sample's field) is refused with its
+line and column: decoders keep the last value, so the first would be lost without a word. The
+check is a count in C per sample (``readers.key_places`` of the slice against the value written
+back); only a file that fails it is scanned in Python for the place.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from typing import Any, Literal, overload
 
 import msgspec
 
-from thoughtdesk.core.datasets.readers import TOO_DEEP, first_bad_utf8
+from thoughtdesk.core.datasets.readers import (
+    TOO_DEEP,
+    duplicate_key_message,
+    find_duplicate_key,
+    first_bad_utf8,
+    key_places,
+)
 from thoughtdesk.core.errors import DataFileError, line_column
 from thoughtdesk.core.files import export_file
 from thoughtdesk.core.library.records import (
@@ -91,6 +102,19 @@ class ThoughtSourceFile:
                         where=f"dataset {dataset}, split {split}",
                     ) from None
                 self._splits.append((dataset, split, samples))
+        # Key places in the whole file; records() compares them with the keys it decoded.
+        self._key_places = key_places(self._data)
+        self._outer_keys = len(outer) + sum(len(splits) for splits in outer.values())
+
+    def _refuse_duplicate_key(self, where: str | None = None) -> None:
+        """Raise the error for the first duplicate key in the file, if there is one (a count
+        can overstate: a key written with unusual escapes)."""
+        found = find_duplicate_key(self._data)
+        if found is None:
+            return
+        key, offset = found
+        line, column = line_column(self._data, offset)
+        raise DataFileError(self.path, duplicate_key_message(key), line=line, column=column, where=where)
 
     def _syntax_error(self, error: msgspec.DecodeError) -> DataFileError:
         # msgspec reports a byte offset; people want a line and column.
@@ -113,23 +137,32 @@ class ThoughtSourceFile:
     def records(self) -> Iterator[Record]:
         """Every sample, decoded and validated, in file order."""
         strict = _STRICT_DECODER.decode
+        decoded_places = 0
         for dataset, split, samples in self._splits:
             for index, raw in enumerate(samples):
                 try:
                     try:
                         # Fast path: a sample with exactly ThoughtSource's keys and types is
                         # decoded and validated by msgspec in C.
-                        sample = _from_strict(strict(raw))
+                        decoded: Any = strict(raw)
+                        sample = _from_strict(decoded)
                     except msgspec.ValidationError:
                         # Anything unusual (extra or missing keys, nulls, wrong types) takes the
                         # careful path, which keeps extras and names the field that is wrong.
                         where = f"dataset {dataset}, split {split}, sample index {index}"
-                        sample = sample_from_json(msgspec.json.decode(raw), self.path, where)
+                        decoded = msgspec.json.decode(raw)
+                        sample = sample_from_json(decoded, self.path, where)
+                    # Written back (in C, no spaces) the value has each key it kept once, and
+                    # the same strings: a sum short of the file's key places means a lost key.
+                    decoded_places += _ENCODE(decoded).count(b'":')
                 except (RecursionError, UnicodeDecodeError) as error:
                     where = f"dataset {dataset}, split {split}, sample index {index}"
                     why = TOO_DEEP if isinstance(error, RecursionError) else "a text that is not UTF-8"
                     raise DataFileError(self.path, why, where=where) from None
                 yield Record(dataset, split, index, sample)
+        if self._key_places > self._outer_keys + decoded_places:
+            # Raised after the last sample: an import is one transaction, so nothing is kept.
+            self._refuse_duplicate_key()
 
 
 class _StrictAnswer(msgspec.Struct, forbid_unknown_fields=True):
@@ -179,6 +212,7 @@ class _StrictSample(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _STRICT_DECODER = msgspec.json.Decoder(_StrictSample)
+_ENCODE = msgspec.json.encode
 
 
 def _from_strict(s: _StrictSample) -> Sample:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -49,9 +50,23 @@ UNKNOWN_MODEL = "(unknown model)"
 MAX_COMPARED_CONDITIONS = 12
 
 
-def condition_label(instruction: str | None, cot_trigger: str | None, extraction: str | None) -> str:
-    """The prompt condition's name: instruction / CoT trigger / answer extraction keys, "-" for none."""
-    return " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
+#: SQL for a generated CoT ``g``'s guide label (NULL for an ordinary, one-shot CoT).
+GUIDE_SQL = (
+    "CASE WHEN g.extra IS NOT NULL AND json_valid(g.extra) THEN json_extract(g.extra, '$.thoughtdesk.guide.label') END"
+)
+
+
+def condition_label(
+    instruction: str | None, cot_trigger: str | None, extraction: str | None, guide: str | None = None
+) -> str:
+    """The prompt condition's name: instruction / CoT trigger / answer extraction keys, "-" for none.
+
+    A guided CoT (written one step at a time) names its guide first, ``rationalyst-implicit: ...``
+    or ``stepwise: ...`` (the plain step-by-step baseline), so guided, step-by-step and one-shot
+    CoTs of the same prompt are separate conditions that compare directly.
+    """
+    keys = " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
+    return f"{guide}: {keys}" if guide else keys
 
 
 def sample_label(dataset: str, split: str, sample_id: str) -> str:
@@ -187,6 +202,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
                    {tokens_sql}, {cost_sql}, length(g.cot),
                    CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra)
                         THEN json_extract(a.extra, '$.answer_from_choices') END,
+                   {GUIDE_SQL},
                    -- what scoring an answer needs, read only for answers never scored
                    CASE WHEN {_NEVER_SCORED} THEN s.type END, CASE WHEN {_NEVER_SCORED} THEN s.choices END,
                    CASE WHEN {_NEVER_SCORED} THEN s.answer END, CASE WHEN {_NEVER_SCORED} THEN a.answer END,
@@ -217,6 +233,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         cost,
         cot_chars,
         from_choices,
+        guide,
         kind,
         choices_json,
         gold_json,
@@ -245,7 +262,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         if label is None:
             label = labels[pk] = sample_label(dataset, split, sid)
             result.sample_pks[label] = pk
-        parts = (instruction, trigger, extraction)
+        parts = (instruction, trigger, extraction, guide)
         condition = conditions.get(parts)
         if condition is None:
             condition = conditions[parts] = condition_label(*parts)
@@ -335,12 +352,14 @@ def evaluate(
     max_compared_conditions: int = MAX_COMPARED_CONDITIONS,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    comparison_progress: Callable[[int, int], None] | None = None,
 ) -> EvaluationResult:
     """Evaluate ``collection``; with ``rescore`` first re-score every answer (writes the library).
 
     ``comparisons`` compares every pair of conditions within each dataset split (up to
     ``max_compared_conditions`` conditions per split), with ``n_resamples`` bootstrap resamples.
-    ``progress``/``cancel`` are passed to the re-score.
+    ``progress``/``cancel`` are passed to the re-score; ``comparison_progress(done, total)`` is
+    told after each compared pair (the bootstrap takes seconds on large collections).
     """
     cid = lib.require_collection(collection)
     report = rescore_collection(lib, collection, progress=progress, cancel=cancel) if rescore else None
@@ -349,13 +368,17 @@ def evaluate(
     result.rows = accuracy_table(result.answers)
     if comparisons:
         paired = PairedOutcomes(result.answers)
+        pairs: list[tuple[Any, Any]] = []
         for (dataset, split), group in itertools.groupby(result.rows, key=lambda r: (r.dataset, r.split)):
             keys = [r.key for r in group]
             if len(keys) > max_compared_conditions:
                 result.comparisons_skipped.append((dataset, split))
                 continue
-            for a, b in itertools.combinations(keys, 2):
-                compared = compare_conditions(paired, a, b, n_resamples=n_resamples)
-                if compared is not None:
-                    result.comparisons.append(compared)
+            pairs.extend(itertools.combinations(keys, 2))
+        for done, (a, b) in enumerate(pairs, 1):
+            compared = compare_conditions(paired, a, b, n_resamples=n_resamples)
+            if compared is not None:
+                result.comparisons.append(compared)
+            if comparison_progress is not None:
+                comparison_progress(done, len(pairs))
     return result

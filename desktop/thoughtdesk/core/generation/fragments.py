@@ -26,14 +26,21 @@ from typing import Any, Literal
 from thoughtdesk.core.critiques.prompts import BUILTIN_TEMPLATES, CritiqueTemplate
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.files import write_json_atomically
+from thoughtdesk.core.generation.guide_prompts import GUIDE_TEXTS
 from thoughtdesk.core.paths import resource_path
 
-FragmentKind = Literal["instruction", "cot_trigger", "answer_extraction", "critique", "critique_system"]
+FragmentKind = Literal[
+    "instruction", "cot_trigger", "answer_extraction", "critique", "critique_system", "rationale_extraction", "guide"
+]
 #: The kinds a generation prompt is built from (the run planner's columns).
 FRAGMENT_KINDS: tuple[FragmentKind, ...] = ("instruction", "cot_trigger", "answer_extraction")
 #: The kinds of a critique template: its main text and its system text, under one key.
 CRITIQUE_KINDS: tuple[FragmentKind, ...] = ("critique", "critique_system")
-ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS
+#: The prompt a model rewrites a document with, inserting rationales (core/rationales/extraction.py).
+RATIONALE_KINDS: tuple[FragmentKind, ...] = ("rationale_extraction",)
+#: The prompts of guided generation, one key per role (:mod:`thoughtdesk.core.generation.guide_prompts`).
+GUIDE_KINDS: tuple[FragmentKind, ...] = ("guide",)
+ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS + RATIONALE_KINDS + GUIDE_KINDS
 
 #: ThoughtSource's section names (fragments.json, then templates.json spelling) per kind.
 _THOUGHTSOURCE_SECTIONS: dict[FragmentKind, tuple[str, ...]] = {
@@ -104,12 +111,15 @@ class FragmentLibrary:
     @classmethod
     def defaults(cls) -> FragmentLibrary:
         """The fragments ThoughtDesk ships (its own, ThoughtSource's keys, cited triggers) and the
-        built-in critique templates."""
+        built-in critique templates and guided-generation prompts."""
         library = cls.load(resource_path("fragments.json"))
         for template in BUILTIN_TEMPLATES.values():
             for fragment in template_fragments(template, source="thoughtdesk"):
                 if (fragment.kind, fragment.key) not in library:
                     library.add(fragment)
+        for key, text in GUIDE_TEXTS.items():
+            if ("guide", key) not in library:
+                library.add(Fragment(key, "guide", text, source="thoughtdesk"))
         return library
 
     @classmethod

@@ -1,20 +1,29 @@
-"""Importing samples into a library: one transaction, progress, cancel, duplicate handling.
+"""Importing samples into a library: all or nothing, progress, cancel, duplicate handling.
 
 Every importer (ThoughtSource JSON, the dataset loaders, generic files) produces
 ``(dataset, split, Sample, where)`` records and hands them to :func:`import_records`.
+
+An import into a new collection is staged (issue 15, point 5): it writes into a hidden collection
+in transactions of about :data:`CHUNK_SECONDS`, pausing :data:`YIELD_SECONDS` between them so
+another process waiting to write (an annotation, a run's result) gets in within about a second
+instead of after the whole import; its last transaction names the collection, so people see all
+of it at once or none. A failure or cancel deletes the staged rows; a killed import's rows are
+deleted by the next ``Library.open``. An import into an existing collection (merging, with a
+duplicate policy) stays one transaction.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile, write_collection
-from thoughtdesk.core.errors import Cancelled, DataFileError
+from thoughtdesk.core.errors import Cancelled, DataFileError, LibraryError
 from thoughtdesk.core.importing.ts_critiques import CritiqueRestore, collection_with_critiques, has_critiques
 from thoughtdesk.core.library.reader import iter_collection
 from thoughtdesk.core.library.records import Sample
@@ -29,6 +38,11 @@ Cancel = Callable[[], bool]
 
 #: How often (in samples) progress is reported and cancel is checked.
 TICK = 500
+#: Seconds of writing a staged import commits at a time.
+CHUNK_SECONDS = 1.0
+#: Seconds a staged import pauses after each commit: longer than SQLite's busy handler sleeps
+#: between tries (at most 100 ms), so a process waiting to write gets the library.
+YIELD_SECONDS = 0.11
 
 
 class ImportHook(Protocol):
@@ -89,6 +103,19 @@ def import_records(
     ``on_duplicate`` is ``fail`` and a sample exists, :class:`Cancelled` when ``cancel()`` turns
     true; in every such case the library is left exactly as it was.
     """
+    if library.collection_id(collection) is None:
+        return _import_staged(
+            library,
+            records,
+            collection=collection,
+            on_duplicate=on_duplicate,
+            total=total,
+            progress=progress,
+            cancel=cancel,
+            source=source,
+            path=path,
+            hook=hook,
+        )
     with library.transaction(), library.long_write(f"importing {Path(source).name or collection}"):
         cid = library.collection_id(collection)
         created = cid is None
@@ -119,6 +146,94 @@ def import_records(
     if progress is not None:
         progress(done, total or done)
     return ImportReport(collection, cid, created, result.inserted, result.replaced, result.skipped)
+
+
+def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileError:
+    return DataFileError(
+        path or source or collection,
+        "holds no samples that could be read, so nothing was imported",
+        hint="check that this is the file you meant",
+    )
+
+
+def _import_staged(
+    library: Library,
+    records: Iterable[tuple[str, str, Sample, str]],
+    *,
+    collection: str,
+    on_duplicate: OnDuplicate | str,
+    total: int | None,
+    progress: Progress | None,
+    cancel: Cancel | None,
+    source: str,
+    path: Path | None,
+    hook: ImportHook | None,
+) -> ImportReport:
+    """:func:`import_records` into a new collection, in chunks into a hidden one (module notes)."""
+    if not collection.strip():
+        raise LibraryError("a collection needs a name")
+    with library.transaction():  # (waits, telling whom for, while another process writes)
+        cid = library.create_staging_collection(source)
+    try:
+        with library.long_write(f"importing {Path(source).name or collection}"):
+            writer: SampleWriter | None = None
+            iterator = iter(records)
+            done = 0
+            finished = False
+            while not finished:
+                with library.transaction() as conn:
+                    if writer is None:
+                        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate))
+                    else:
+                        writer.resync()
+                    started = time.monotonic()
+                    for dataset, split, sample, where in iterator:
+                        first_cot = writer.next_cot_pk
+                        writer.add(dataset, split, sample, where=where, path=path)
+                        if hook is not None and writer.next_cot_pk > first_cot:
+                            hook.queued(first_cot, sample)
+                        done += 1
+                        if done % TICK == 0:
+                            if cancel is not None and cancel():
+                                raise Cancelled("import")
+                            if progress is not None:
+                                progress(done, total or 0)
+                            if time.monotonic() - started >= CHUNK_SECONDS:
+                                break
+                    else:
+                        finished = True
+                    if finished:
+                        if done == 0:
+                            raise _nothing_read(path, source, collection)
+                        result = writer.close(collection)
+                        if hook is not None:
+                            hook.finish(conn)
+                        library.publish_collection(cid, collection.strip(), source)
+                    else:
+                        writer.flush()
+                if not finished:
+                    _yield_to_writers()
+    except BaseException:
+        _drop_staged(library, cid)
+        raise
+    if progress is not None:
+        progress(done, total or done)
+    return ImportReport(collection.strip(), cid, True, result.inserted, result.replaced, result.skipped)
+
+
+def _yield_to_writers() -> None:
+    """Pause between a staged import's transactions: a process waiting to write gets in now."""
+    time.sleep(YIELD_SECONDS)
+
+
+def _drop_staged(library: Library, collection_id: int) -> None:
+    """Delete what a failed or cancelled staged import wrote (best effort: if even that fails,
+    the next ``Library.open`` removes it, as after a kill)."""
+    try:
+        with library.transaction():
+            library.drop_collection_rows(collection_id)
+    except Exception:
+        pass
 
 
 def import_thoughtsource(

@@ -380,6 +380,64 @@ def m008_run_lease(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m009_rationales(conn: sqlite3.Connection) -> None:
+    # Mined rationales (thoughtdesk.core.rationales, RATIONALYST). ``rationale_doc`` is one
+    # model's rewrite of one document of a collection (a sample's reference CoT, a generated
+    # CoT, or a record of a file), with the raw output and the validity check; ``doc_key``
+    # names the document so an interrupted extraction resumes where it stopped. ``rationale``
+    # holds the records split from a valid rewrite; ``rationale_score`` their filtering
+    # results per scorer and decay (the loss of the following text without and with the
+    # rationale). Kept or dropped is decided at reading time by the threshold tau.
+    run_script(
+        conn,
+        """
+        CREATE TABLE rationale_doc (
+            id INTEGER PRIMARY KEY,
+            collection_id INTEGER NOT NULL REFERENCES collection(id) ON DELETE CASCADE,
+            doc_key TEXT NOT NULL,
+            source TEXT NOT NULL,
+            sample_pk INTEGER REFERENCES sample(id) ON DELETE CASCADE,
+            cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            markers TEXT NOT NULL,
+            fragment_key TEXT,
+            prompt_text TEXT NOT NULL,
+            original TEXT NOT NULL,
+            output TEXT NOT NULL,
+            similarity REAL NOT NULL,
+            valid INTEGER NOT NULL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            created TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX rationale_doc_identity ON rationale_doc(collection_id, doc_key, model);
+        CREATE TABLE rationale (
+            id INTEGER PRIMARY KEY,
+            doc_id INTEGER NOT NULL REFERENCES rationale_doc(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            preceding TEXT NOT NULL,
+            rationale TEXT NOT NULL,
+            following TEXT NOT NULL
+        );
+        CREATE INDEX rationale_doc_position ON rationale(doc_id, position);
+        CREATE TABLE rationale_score (
+            id INTEGER PRIMARY KEY,
+            rationale_id INTEGER NOT NULL REFERENCES rationale(id) ON DELETE CASCADE,
+            scorer TEXT NOT NULL,
+            decay REAL NOT NULL,
+            loss_without REAL NOT NULL,
+            loss_with REAL NOT NULL,
+            reduction REAL NOT NULL,
+            tokens_without INTEGER NOT NULL,
+            tokens_with INTEGER NOT NULL,
+            created TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX rationale_score_identity ON rationale_score(rationale_id, scorer, decay);
+        """,
+    )
+
+
 def run_script(conn: sqlite3.Connection, script: str) -> None:
     """Execute several statements inside the caller's transaction.
 
@@ -427,3 +485,36 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
             raise
         applied.append(name)
     return applied
+
+
+@migration
+def m010_trajectories(conn: sqlite3.Connection) -> None:
+    # Guided generation (thoughtdesk.core.generation.runs.guided): a guided CoT is written one step
+    # (sentence) at a time; each step is stored the moment it is chosen, with the rationale
+    # written for it, every candidate with its score (JSON list of {text, score}) and the index of
+    # the chosen one, plus the step's tokens and cost over all the models it called. The
+    # ``request`` is the run's 'guided' request; ``cot_pk`` is set when the finished CoT is
+    # stored. UNIQUE(request_id, step_index): a resumed trajectory can never store a step twice.
+    run_script(
+        conn,
+        """
+        CREATE TABLE trajectory_step (
+            id INTEGER PRIMARY KEY,
+            request_id INTEGER REFERENCES request(id) ON DELETE SET NULL,
+            cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            step_index INTEGER NOT NULL,
+            rationale TEXT,
+            candidates TEXT NOT NULL,
+            chosen INTEGER NOT NULL,
+            final INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            latency REAL NOT NULL DEFAULT 0,
+            created TEXT NOT NULL,
+            extra TEXT,
+            UNIQUE (request_id, step_index)
+        );
+        CREATE INDEX trajectory_step_cot ON trajectory_step(cot_pk);
+        """,
+    )

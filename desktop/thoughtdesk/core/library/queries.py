@@ -182,9 +182,17 @@ def sample_keys(
         keys.extend(r[0] for r in chunk)
 
 
+#: Characters of a text column the table reads: a cell shows a line, never a 10 MB text.
+CELL_CHARS = 400
+#: Characters of the gold answer's JSON the table reads (a list of answers needs some room).
+GOLD_JSON_CHARS = 2000
+
+
 def _gold(answer_json: str | None) -> str:
     if not answer_json:
         return ""
+    if len(answer_json) > GOLD_JSON_CHARS:  # cut by the query: not JSON any more, show its start
+        return answer_json.lstrip('["').replace('", "', "; ")[:CELL_CHARS]
     try:
         value = json.loads(answer_json)
     except ValueError:
@@ -195,18 +203,25 @@ def _gold(answer_json: str | None) -> str:
 
 
 def sample_rows(lib: Library, keys: list[int]) -> dict[int, SampleRow]:
-    """Display rows for ``keys`` (at most a few hundred at a time), by key."""
+    """Display rows for ``keys`` (at most a few hundred at a time), by key.
+
+    Text columns are read as bounded prefixes (``substr``): a sample with a 10 MB question costs
+    the page no more than a short one, and no view ever measures the whole text.
+    """
     if not keys:
         return {}
     marks = ",".join("?" * len(keys))
     rows = lib.conn.execute(
-        f"""SELECT id, sample_id, substr(question, 1, 400), type, answer, n_cots, n_answers,
+        f"""SELECT id, substr(sample_id, 1, {CELL_CHARS}), substr(question, 1, {CELL_CHARS}), type,
+                   substr(answer, 1, {GOLD_JSON_CHARS + 1}), n_cots, n_answers,
                    n_correct, n_annotations, dataset, split
             FROM sample WHERE id IN ({marks})""",
         keys,
     ).fetchall()
     return {
-        r[0]: SampleRow(r[0], r[1], r[2] or "", r[3] or "", _gold(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
+        r[0]: SampleRow(
+            r[0], r[1], r[2] or "", r[3] or "", _gold(r[4])[:CELL_CHARS], r[5], r[6], r[7], r[8], r[9], r[10]
+        )
         for r in rows
     }
 

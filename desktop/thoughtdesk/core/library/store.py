@@ -8,18 +8,23 @@ so an import that fails or is cancelled leaves the file exactly as it was.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.library import migrations
+from thoughtdesk.core.library.backup import backup_before_upgrade
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
+
+log = logging.getLogger(__name__)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -103,9 +108,14 @@ def _check_before_opening(path: Path) -> None:
             f"{path} is not a ThoughtDesk library (it is not an SQLite database); "
             "it was left untouched. Choose another file or create a new library."
         )
+    # immutable: the probe never creates -wal/-shm files beside a file it may refuse. When they
+    # exist, another process has the library open and may be writing (a staged import commits
+    # and checkpoints as it goes): an immutable read of a file changing under it can look
+    # "malformed", so the probe then reads through the write-ahead log like any reader.
+    in_use = path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()
+    mode = "mode=ro" if in_use else "mode=ro&immutable=1"
     try:
-        # immutable: the probe never creates -wal/-shm files beside a file it may refuse.
-        probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        probe = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
         probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
         raise library_error(error, path) or LibraryError(
@@ -143,6 +153,27 @@ def _check_before_opening(path: Path) -> None:
         raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
 
 
+#: The ``source`` prefix of a collection an import is still writing (hidden until published).
+STAGING = "thoughtdesk-importing:"
+
+
+def _process_alive(pid_text: str) -> bool:
+    """Whether process ``pid_text`` runs (on this machine); an unreadable pid counts as alive."""
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists but is not ours (PermissionError)
+    return True
+
+
 def _writer_note_path(path: Path) -> Path:
     return path.with_name(path.name + "-writer.json")
 
@@ -170,6 +201,21 @@ def inserted_id(cursor: sqlite3.Cursor) -> int:
 WaitCallback = Callable[[float, str | None], None]
 
 
+def _backup_if_upgrading(conn: sqlite3.Connection, path: Path) -> Path | None:
+    """Copy an existing library aside before its schema is migrated (core/library/backup.py).
+    A copy that cannot be written is logged and the upgrade goes on: each migration is its own
+    transaction, and refusing would lock the user out of their data."""
+    if not migrations.pending_migrations(conn):
+        return None
+    try:
+        copy = backup_before_upgrade(conn, path)
+    except LibraryError as error:
+        log.warning("no backup before upgrading %s: %s", path, error)
+        return None
+    log.info("backed up %s to %s before upgrading its schema", path, copy)
+    return copy
+
+
 class Library:
     """An open library file. Create with :meth:`open`."""
 
@@ -179,6 +225,8 @@ class Library:
     max_write_wait: float = 120.0
     #: Told every ~10 s while a write waits (the CLI prints it, the GUI shows it).
     on_write_wait: WaitCallback | None = None
+    #: The copy written before this open migrated an older library's schema, if one was.
+    upgrade_backup: Path | None = None
 
     def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.path = path
@@ -206,6 +254,7 @@ class Library:
         _check_before_opening(path)
         if path.exists() and path.stat().st_size > 0 and not _writable(path):
             return cls._open_read_only(path)
+        had_data = path.exists() and path.stat().st_size > 0
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
@@ -218,6 +267,7 @@ class Library:
         conn.execute("PRAGMA temp_store = MEMORY")
         try:
             conn.execute("PRAGMA quick_check(1)").fetchone()  # a damaged file is told now, not mid-work
+            backup = _backup_if_upgrading(conn, path) if had_data else None
             migrations.apply_migrations(conn)
         except sqlite3.Error as error:
             conn.close()
@@ -225,7 +275,10 @@ class Library:
         except BaseException:
             conn.close()
             raise
-        return cls(path, conn)
+        library = cls(path, conn)
+        library.upgrade_backup = backup
+        library.remove_abandoned_imports()  # an import killed mid-way left a hidden collection
+        return library
 
     @classmethod
     def open_reader(cls, path: str | Path) -> Library:
@@ -350,16 +403,70 @@ class Library:
     # Collections -------------------------------------------------------------------------
 
     def collections(self) -> list[CollectionInfo]:
+        """Every collection, by name; a collection an import is still writing is not one yet."""
         rows = self.conn.execute(
-            """SELECT c.id, c.name, c.created, c.source,
+            f"""SELECT c.id, c.name, c.created, c.source,
                       (SELECT count(*) FROM sample s WHERE s.collection_id = c.id)
-               FROM collection c ORDER BY c.name COLLATE NOCASE"""
+               FROM collection c WHERE c.source NOT LIKE '{STAGING}%' ORDER BY c.name COLLATE NOCASE"""
         ).fetchall()
         return [CollectionInfo(id=r[0], name=r[1], created=r[2], source=r[3], samples=r[4]) for r in rows]
 
     def collection_id(self, name: str) -> int | None:
-        row = self.conn.execute("SELECT id FROM collection WHERE name = ?", (name,)).fetchone()
+        row = self.conn.execute(
+            f"SELECT id FROM collection WHERE name = ? AND source NOT LIKE '{STAGING}%'", (name,)
+        ).fetchone()
         return row[0] if row else None
+
+    # Staged imports (issue 15, point 5) ---------------------------------------------------
+    # A long import into a new collection commits in chunks, so other writers get the library
+    # between them, into a collection hidden from every list and lookup until its last chunk
+    # names it. Its ``source`` says who writes it: 'thoughtdesk-importing:<pid>:<source>'.
+
+    def create_staging_collection(self, source: str) -> int:
+        """A hidden collection for an import to fill (inside the caller's transaction)."""
+        cur = self.conn.execute(
+            "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)",
+            (f"{STAGING}{uuid.uuid4().hex}", now_iso(), f"{STAGING}{os.getpid()}:{source}"),
+        )
+        return inserted_id(cur)
+
+    def publish_collection(self, collection_id: int, name: str, source: str) -> None:
+        """Give a filled staging collection its name (inside the caller's transaction): from now
+        on it is seen, all at once."""
+        if self.collection_id(name) is not None:
+            raise LibraryError(
+                f"a collection named {name!r} was created in {self.path} while this import ran; "
+                "nothing was imported: import again under another name"
+            )
+        self.conn.execute("UPDATE collection SET name = ?, source = ? WHERE id = ?", (name, source, collection_id))
+
+    def drop_collection_rows(self, collection_id: int) -> None:
+        """Delete a collection and everything in it, its search index rows too (inside the
+        caller's transaction; rows that refer to its samples go with them)."""
+        self.conn.execute(
+            "DELETE FROM sample_fts WHERE rowid IN (SELECT id FROM sample WHERE collection_id = ?)", (collection_id,)
+        )
+        self.conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
+
+    def remove_abandoned_imports(self) -> int:
+        """Delete staging collections whose importing process is gone (killed mid-import);
+        return how many. Never fails: a library another process is writing is left for later."""
+        rows = self.conn.execute(f"SELECT id, source FROM collection WHERE source LIKE '{STAGING}%'").fetchall()
+        gone = [cid for cid, source in rows if not _process_alive(source[len(STAGING) :].split(":", 1)[0])]
+        if not gone or self.read_only:
+            return 0
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:
+            return 0
+        try:
+            for cid in gone:
+                self.drop_collection_rows(cid)
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            self.conn.execute("ROLLBACK")
+            return 0
+        return len(gone)
 
     def require_collection(self, name: str) -> int:
         """The id of the collection called ``name``; a clear error listing the names if absent."""

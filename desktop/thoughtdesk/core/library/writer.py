@@ -69,12 +69,23 @@ def _opt_json(value: dict | tuple) -> str | None:
     return _json(list(value) if isinstance(value, tuple) else value) if value else None
 
 
+#: Characters of one text (a question, a CoT) the full-text index holds: search finds words in the
+#: first 100,000 characters. The index stores what it indexes, so a 20 MB model answer indexed
+#: whole would be stored twice more (content and terms) beside the CoT itself (issue 15, point 6).
+FTS_CHARS = 100_000
+
+
+def fts_prefix(text: str) -> str:
+    """The part of ``text`` the full-text index holds (its first :data:`FTS_CHARS` characters)."""
+    return text if len(text) <= FTS_CHARS else text[:FTS_CHARS]
+
+
 def cot_fts_text(cots: list[GeneratedCot]) -> str:
-    return "\n".join(c.cot for c in cots if c.cot)
+    return "\n".join(fts_prefix(c.cot) for c in cots if c.cot)
 
 
 def reference_fts_text(steps: list[Any]) -> str:
-    return "\n".join(s for s in steps if isinstance(s, str))
+    return fts_prefix("\n".join(s for s in steps if isinstance(s, str)))
 
 
 class SampleWriter:
@@ -107,6 +118,14 @@ class SampleWriter:
         """The primary key the next queued generated CoT gets: a sample's CoTs get consecutive keys
         in their order, so an importer that stores rows referring to them (critiques) knows them."""
         return self._next_cot
+
+    def resync(self) -> None:
+        """Continue above keys other processes took since the last commit (a staged import
+        commits in chunks; this writer chooses its own primary keys)."""
+        self._next_sample = max(self._next_sample, self._next_id("sample"))
+        self._next_cot = max(self._next_cot, self._next_id("generated_cot"))
+        self._next_answer = max(self._next_answer, self._next_id("answer"))
+        self._next_annotation = max(self._next_annotation, self._next_id("annotation"))
 
     def _next_id(self, table: str) -> int:
         return (self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
@@ -268,7 +287,9 @@ class SampleWriter:
             )
         )
         cot_list = s.cot if isinstance(s.cot, list) else []
-        self._fts.append((pk, s.question or "", reference_fts_text(cot_list), cot_fts_text(s.generated_cot)))
+        self._fts.append(
+            (pk, fts_prefix(s.question or ""), reference_fts_text(cot_list), cot_fts_text(s.generated_cot))
+        )
 
     def flush(self) -> None:
         c = self.conn

@@ -110,7 +110,7 @@ def summary_html(summary: ReportSummary) -> str:
         f'<p style="{_MUTED}">{escaped(summary.scope)}. Made {escaped(summary.created)} by ThoughtDesk '
         f"{escaped(__version__)}. Texts longer than the report's limit are cut, with a note. "
         "Invisible characters in the data (direction overrides, zero-width and control characters) "
-        "are shown as [U+XXXX].</p>",
+        "are shown as &lt;U+XXXX&gt;.</p>",
         "<h3>Counts</h3>",
         _table(
             ("What", "Number"),

@@ -8,8 +8,9 @@ text, so two more rules apply:
 * **Invisible characters are shown.** Bidirectional overrides and isolates (U+202A-U+202E,
   U+2066-U+2069) can make a sentence read backwards on paper; zero-width and other format
   characters can hide text; control characters and lone surrogates cannot even be written as
-  UTF-8. Each is replaced by a visible ``[U+XXXX]`` mark, so the reader sees that it is there
-  and the rest of the text reads in its stored order.
+  UTF-8. Each is replaced by a visible ``<U+XXXX>`` mark, as everywhere in the app
+  (:func:`thoughtdesk.core.visible_text.reveal`), so the reader sees that it is there and the
+  rest of the text reads in its stored order.
 * **Big text is cut.** A text longer than the report's limit is cut at the limit with a note
   saying how much was left out, so a 10 MB CoT cannot make a 10 MB page.
 """
@@ -19,31 +20,13 @@ from __future__ import annotations
 import html
 import re
 
+from thoughtdesk.core.visible_text import reveal
+
 #: Characters Qt treats as line or paragraph breaks, plus the usual ones (as the app does).
 _LINE_BREAKS = re.compile(r"\r\n|[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
-# Control (Cc, except tab and the line breaks above), format (Cf) and surrogate (Cs) code
-# points, by Unicode 15's tables. tests/core/reports/test_escape.py checks this class against
-# unicodedata over every code point, so a newer Unicode table that adds one fails there.
-_INVISIBLE = re.compile(
-    "["
-    "\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f"
-    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
-    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
-    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0001\U000e0020-\U000e007f"
-    "\ud800-\udfff"
-    "]"
-)
-
 #: The default longest text shown in full (characters): about eight printed pages.
 DEFAULT_MAX_CHARS = 20_000
-
-
-def visible_marks(text: str) -> str:
-    """``text`` with every invisible control, format or surrogate code point replaced by
-    ``[U+XXXX]`` (line breaks and tabs are kept: they are visible as what they are)."""
-    return _INVISIBLE.sub(lambda match: f"[U+{ord(match.group()):04X}]", text)
 
 
 def cut(text: str, limit: int) -> tuple[str, int]:
@@ -77,4 +60,4 @@ def text_html(text: str | None, limit: int = DEFAULT_MAX_CHARS) -> str:
 
 def escaped(text: str) -> str:
     """``text`` escaped (quotes too), invisible characters marked, line breaks as ``<br/>``."""
-    return _LINE_BREAKS.sub("<br/>", html.escape(visible_marks(text), quote=True))
+    return _LINE_BREAKS.sub("<br/>", html.escape(reveal(text), quote=True))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -391,6 +391,7 @@ def import_annotations(
     collection: str | None = None,
     strict: bool = False,
     dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> MergeReport:
     """Merge a ThoughtDesk exchange file or a ThoughtSource collection file with annotations.
 
@@ -398,6 +399,7 @@ def import_annotations(
     the record, else any collection that holds the sample). ``strict``: merge nothing unless
     every record matches. ``dry_run``: report what would happen, write nothing. Never raises for
     a bad file: the report's ``error`` says what was wrong, and the library is unchanged.
+    ``progress(done, total)`` is told as records are matched and merged (twice the records in all).
     """
     path = Path(path)
     report = MergeReport(path, dry_run=dry_run)
@@ -410,7 +412,14 @@ def import_annotations(
     report.records = len(incoming)
     matcher = _Matcher(library, collection_id)
     matched: list[tuple[_Incoming, int, int]] = []
-    for rec in incoming:
+    total = 2 * (len(incoming) + len(ratings))  # each record is matched, then merged
+
+    def tell(done: int) -> None:
+        if progress is not None and (done % 500 == 0 or done == total):
+            progress(done, total)
+
+    for index, rec in enumerate(incoming, 1):
+        tell(index)
         result = matcher.match(rec)
         if isinstance(result, str):
             report.unmatched.append(Unmatched(rec.where, result))
@@ -440,13 +449,16 @@ def import_annotations(
     report.authors = sorted({r[0].author for r in matched} | {r[0].author for r in rated})
     try:
         with library.transaction() as conn:
-            for rec, _, cot_pk in matched:
+            for index, (rec, _, cot_pk) in enumerate(matched, 1):
+                tell(total // 2 + index)
                 _merge_one(conn, report, rec, cot_pk)
             for rating, _, _, target in rated:
                 merge_rating(conn, report.ratings, rating, target, _newer)
             # One recount per sample (the counter sums all its CoTs), through any of its CoTs.
             for cot_pk in {sample_pk: cot_pk for _, sample_pk, cot_pk in matched}.values():
                 counters.recount_annotations(conn, cot_pk)
+            if progress is not None:
+                progress(total, total)
             if dry_run:
                 raise _Rollback
     except _Rollback:

@@ -1,9 +1,10 @@
 """The few settings that non-Qt code (the CLI, background work) needs, in a small JSON file.
 
-The GUI keeps its settings with QSettings (``thoughtdesk.ui.settings.options``); ``core`` must not
-import Qt, so the settings that also govern the CLI are mirrored here by the GUI whenever they
-are saved: offline mode, and whether the user agreed to keep API keys in a file because no
-system keyring exists. The file is ``<user config folder>/core.json`` (``~/.config/ThoughtDesk/``
+What the user chooses in the app (library, offline mode, models) is in the one settings file
+that the GUI and the CLI both read (:func:`thoughtdesk.core.paths.settings_file`). This file
+holds what core itself records: whether the user agreed to keep API keys in a file because no
+system keyring exists, and the server each stored key was saved for. Its ``offline`` is read
+only when the settings file does not say (versions before the settings file mirrored it here). The file is ``<user config folder>/core.json`` (``~/.config/ThoughtDesk/``
 on Linux; ``THOUGHTDESK_CONFIG_DIR`` overrides the folder). See ``docs/settings.md``.
 
 It also holds the key-file fallback: :class:`FileKeyring`, used only after the user said yes.

@@ -144,6 +144,20 @@ def set_api_key(provider: str, key: str) -> None:
         raise _fail(provider, "store", error) from None
 
 
+def delete_api_key(provider: str) -> bool:
+    """Remove ``provider``'s stored key; False when none was stored."""
+    try:
+        backend = active_keyring()
+        if backend.get_password(SERVICE, provider) is None:
+            return False
+        backend.delete_password(SERVICE, provider)
+    except keyring.errors.NoKeyringError:
+        return False
+    except keyring.errors.KeyringError as error:
+        raise _fail(provider, "delete", error) from None
+    return True
+
+
 def masked(key: str | None) -> str:
     """A key shown safely: its last four characters only (``••••abcd``), or ``(none)``."""
     if not key:

@@ -19,7 +19,7 @@ from thoughtdesk.core.library.store import Library, library_error
 from thoughtdesk.ui.app.about import AboutDialog, app_icon
 from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.crash import set_crash_library
-from thoughtdesk.ui.app.shortcuts import shortcuts_text
+from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import Keys
 from thoughtdesk.ui.evaluation import install as install_evaluation
@@ -44,6 +44,7 @@ from thoughtdesk.ui.reports import install as install_reports
 from thoughtdesk.ui.review import install as install_review
 from thoughtdesk.ui.samples import install as install_samples
 from thoughtdesk.ui.settings import install as install_settings
+from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
 T = TypeVar("T")
 
@@ -98,7 +99,7 @@ class MainWindow(QMainWindow):
         if geometry is not None:
             self.restoreGeometry(geometry)
         else:
-            self.resize(1400, 860)
+            fit_to_screen(self, 1400, 860)
 
     def _build(self) -> None:
         self.setStyleSheet(STYLE)
@@ -241,6 +242,17 @@ class MainWindow(QMainWindow):
         self.set_library(library)
         return True
 
+    def open_handed_over(self, path: Path | None) -> None:
+        """A second launch handed over ``path`` (None: no file): open it unless it is the
+        library shown, and come to the front."""
+        shown = self.library.path.resolve() if self.library is not None else None
+        if path is not None and path.resolve() != shown:
+            self.open_library(path)
+        if self.isMinimized():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
     def new_library_dialog(self) -> None:
         """File ▸ New library…"""
         path, _ = QFileDialog.getSaveFileName(
@@ -283,14 +295,12 @@ class MainWindow(QMainWindow):
         about.open()
         return about
 
-    def show_shortcuts(self) -> None:
-        """Help ▸ Keyboard shortcuts."""
-        box = QMessageBox(
-            QMessageBox.Icon.Information, "Keyboard shortcuts", shortcuts_text(), QMessageBox.StandardButton.Ok, self
-        )
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setObjectName("shortcutsBox")
-        box.open()
+    def show_shortcuts(self) -> ShortcutsDialog:
+        """Help ▸ Keyboard shortcuts (two aligned columns)."""
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt API
         self.closing.emit()

@@ -209,6 +209,8 @@ def run_self_test(args: argparse.Namespace | None = None) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["THOUGHTDESK_NO_WIZARD"] = "1"
     test = SelfTest()
+    # The settings file, core.json, fragments and mappings: the test's own, never the user's.
+    os.environ["THOUGHTDESK_CONFIG_DIR"] = str(test.folder / "config")
     from thoughtdesk.ui.qt import QSettings
 
     # The window reads and writes QSettings (geometry): keep the user's settings untouched.

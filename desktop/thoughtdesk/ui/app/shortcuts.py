@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+from thoughtdesk.ui.qt import (
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QScrollArea,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+)
+from thoughtdesk.ui.widgets.labels import plain_label
+
 #: (keys, what they do), in the order the list shows them.
 SHORTCUTS: list[tuple[str, str]] = [
     ("Ctrl+F", "search the samples"),
@@ -27,12 +40,47 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Review: r then 0…3 / r Delete", "rate the focused critique / clear it"),
     ("Review: Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
     ("Ctrl+Shift+B", "blind review on or off"),
+    ("Ctrl+Shift+T", "trajectory of the current CoT (a guided CoT's steps and candidates)"),
     ("?", "this list"),
     ("Ctrl+Q", "quit"),
 ]
 
 
-def shortcuts_text() -> str:
-    """The list as aligned plain text, one shortcut a line."""
-    width = max(len(k) for k, _ in SHORTCUTS)
-    return "\n".join(f"{k.ljust(width)}   {v}" for k, v in SHORTCUTS)
+class ShortcutsDialog(QDialog):
+    """Help ▸ Keyboard shortcuts: keys and what they do in two aligned columns (a grid, not
+    padded text: padding aligns only in a fixed-width font), each phrase on one line."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("shortcutsDialog")
+        self.setWindowTitle("Keyboard shortcuts")
+        grid_box = QWidget()
+        grid = QGridLayout(grid_box)
+        grid.setHorizontalSpacing(24)
+        grid.setVerticalSpacing(3)
+        for row, (keys, what) in enumerate(SHORTCUTS):
+            key_label = plain_label(keys, wrap=False, bold=True)
+            key_label.setObjectName("shortcutKeys")
+            grid.addWidget(key_label, row, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(plain_label(what, wrap=False, name="shortcutText"), row, 1, Qt.AlignmentFlag.AlignTop)
+        grid.setColumnStretch(1, 1)
+        # Scrolls rather than outgrow a small screen if the list grows.
+        scroll = QScrollArea(objectName="shortcutsScroll")
+        scroll.setWidget(grid_box)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(scroll, 1)
+        layout.addWidget(buttons)
+        hint = grid_box.sizeHint()
+        scroll.setMinimumWidth(hint.width() + scroll.verticalScrollBar().sizeHint().width())
+        self.resize(hint.width() + 60, min(hint.height() + 80, 640))
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The (keys, what) pairs as shown, top to bottom."""
+        keys = [label.text() for label in self.findChildren(QLabel, "shortcutKeys")]
+        texts = [label.text() for label in self.findChildren(QLabel, "shortcutText")]
+        return list(zip(keys, texts, strict=True))

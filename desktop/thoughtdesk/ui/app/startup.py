@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # Qt is imported when the GUI starts, not for the command lin
     from thoughtdesk.ui.qt import QApplication
 
 DEMO_COLLECTION = "Demo"
+#: resources/thoughtdesk.desktop, without ".desktop".
+DESKTOP_FILE_NAME = "thoughtdesk"
 QUIT_WHEN_SHOWN_ENV = "THOUGHTDESK_QUIT_WHEN_SHOWN"
 
 
@@ -42,6 +44,12 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     app.setOrganizationName("ThoughtDesk")
     app.setApplicationName("ThoughtDesk")
+    from thoughtdesk.ui.settings.options import use_settings_file
+
+    use_settings_file()  # QSettings() and the command line: one INI file in the config folder
+    # The desktop entry's name: the Wayland app id, so the dock groups the window under the
+    # entry's icon (X11 uses StartupWMClass=ThoughtDesk, the application name).
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
     from thoughtdesk.ui.app import gc_guard
 
     gc_guard.install(app)
@@ -51,7 +59,9 @@ def make_application(argv: list[str] | None = None) -> QApplication:
 def run_gui(library: str | None = None) -> int:
     """Show the main window on ``library`` (default: the user's library) until it closes.
 
-    Before the window: the log file and crash dialog, offline mode and the key file fallback
+    A second launch while one runs hands ``library`` to it and returns (one process per user
+    and library: :mod:`~thoughtdesk.ui.app.single_instance`). Before the window: the log file,
+    the crash dialog, native crashes and Qt's warnings into the log folder, offline mode and the key file fallback
     from the settings, and on a first start the first-run wizard (not when ``firstRun/done`` is
     set or ``THOUGHTDESK_NO_WIZARD=1``). ``THOUGHTDESK_QUIT_WHEN_SHOWN=1`` quits as soon as the
     window is first painted, printing the seconds since the process started (benchmarks).
@@ -60,12 +70,25 @@ def run_gui(library: str | None = None) -> int:
     from thoughtdesk.core.settings.logs import setup_logging, watch_keyring
     from thoughtdesk.ui.app.about import app_icon
     from thoughtdesk.ui.app.crash import install_crash_handler
+    from thoughtdesk.ui.app.diagnostics import enable_native_crash_log, route_qt_messages
     from thoughtdesk.ui.app.main_window import MainWindow
+    from thoughtdesk.ui.app.single_instance import InstanceServer, hand_off
     from thoughtdesk.ui.qt import QMessageBox, Qt
     from thoughtdesk.ui.settings.options import apply_startup_settings, load_settings, wizard_wanted
 
+    measuring = os.environ.get(QUIT_WHEN_SHOWN_ENV) == "1"  # a cold-start measurement stands alone
+    requested = Path(library).expanduser() if library else None
+    if not measuring and hand_off(requested):
+        where = f" and opens {requested}" if requested is not None else ""
+        print(f"ThoughtDesk is already running: its window comes to the front{where}.")
+        return 0
     setup_logging()
     install_crash_handler()
+    enable_native_crash_log()
+    route_qt_messages()
+    instance = InstanceServer(parent=app)
+    if not measuring:
+        instance.listen()
     app.setWindowIcon(app_icon())
     settings = apply_startup_settings()
     watch_keyring()
@@ -87,7 +110,8 @@ def run_gui(library: str | None = None) -> int:
         QMessageBox.critical(None, "ThoughtDesk", str(error))
         return 1
     window = MainWindow(lib)
-    if os.environ.get(QUIT_WHEN_SHOWN_ENV) == "1":
+    instance.open_requested.connect(window.open_handed_over)
+    if measuring:
         from thoughtdesk.ui.app.startup_probe import quit_when_shown
 
         quit_when_shown(window)

@@ -13,6 +13,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.qt import (
     QColor,
     QFrame,
@@ -25,6 +26,7 @@ from thoughtdesk.ui.qt import (
     QTextOption,
     QWidget,
 )
+from thoughtdesk.ui.widgets.long_text import wrap_mode_for
 
 #: Characters of one field shown before "show all".
 CAP_CHARS = 1200
@@ -101,6 +103,7 @@ class FittedText(QTextEdit):
     def set_parts(self, parts: Sequence[Part], limit: int | None = CAP_CHARS) -> bool:
         """Show ``parts`` (each text cut to ``limit`` characters); True when something was cut."""
         self.parts = tuple(parts)
+        self.setWordWrapMode(wrap_mode_for(" ".join(part.text[:limit] if limit else part.text for part in self.parts)))
         document = self.document()
         document.clear()
         cursor = QTextCursor(document)
@@ -113,7 +116,7 @@ class FittedText(QTextEdit):
             if index:
                 cursor.insertBlock()
             if part.heading:
-                cursor.insertText(part.heading + " ", bold)
+                cursor.insertText(reveal(part.heading) + " ", bold)
             text, cut = capped(part.text, limit)
             cut_any |= cut
             position = 0
@@ -121,10 +124,10 @@ class FittedText(QTextEdit):
                 start, end = max(start, position), min(end, len(text))
                 if start >= end:
                     continue
-                cursor.insertText(text[position:start], plain)
-                cursor.insertText(text[start:end], flaw)
+                cursor.insertText(reveal(text[position:start]), plain)
+                cursor.insertText(reveal(text[start:end]), flaw)
                 position = end
-            cursor.insertText(text[position:], plain)
+            cursor.insertText(reveal(text[position:]), plain)
             if cut:
                 cursor.insertText(f" … ({len(part.text) - len(text):,} more characters)", bold)
         self._fit()

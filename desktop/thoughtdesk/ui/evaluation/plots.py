@@ -211,6 +211,7 @@ class AccuracyPlot(ExportablePlot):
             plot.setTitle(html.escape(f"{dataset} / {split}"))
             plot.setYRange(0, 1)
             plot.setLabel("left", "accuracy (Wilson 95 %)")
+            plot.getAxis("left").enableAutoSIPrefix(False)  # never "accuracy (x0.001)"
             plot.setMouseEnabled(x=False, y=False)
             self._panels[(dataset, split)] = plot
             if self._legend is None:
@@ -234,33 +235,65 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
 
 
 class ParetoPlot(ExportablePlot):
-    """Accuracy against mean tokens (or mean cost) per condition, with the Pareto front."""
+    """Accuracy against mean tokens (or mean cost) per condition: one panel per dataset split
+    (accuracies of different datasets are not comparable), each with its Pareto front, points
+    coloured by model with a legend. The axes show plain values: pyqtgraph's SI prefixes turned
+    accuracies 0.5-0.9 into "accuracy (x0.001)" with ticks 500-900."""
 
     def __init__(self, parent: QWidget | None = None, *, use_cost: bool = False) -> None:
         super().__init__(parent)
         self.use_cost = use_cost
         self.rows: list[AccuracyRow] = []
-        self.plot = self.layout_widget.addPlot()
+        self.panels: dict[tuple[str, str], pg.PlotItem] = {}
+        self.legend: pg.LegendItem | None = None
 
     def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
         """Redraw from accuracy rows (those without token counts, or costs, are left out)."""
-        points: list[tuple[float, float]] = []
-        self.rows = []
-        for row in rows:
-            x = row.mean_cost if self.use_cost else row.mean_tokens
-            if x is not None:
-                points.append((x, row.accuracy))
-                self.rows.append(row)
-        self.plot.clear()
-        self.plot.setLabel("bottom", "mean cost (USD)" if self.use_cost else "mean tokens")
-        self.plot.setLabel("left", "accuracy")
-        if not points:
-            return
-        self.plot.addItem(pg.ScatterPlotItem([p[0] for p in points], [p[1] for p in points], size=8, brush="#4C72B0"))
-        front = pareto_front(points)
-        self.plot.addItem(
-            pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2))
-        )
+        self.rows = [row for row in rows if self._x(row) is not None]
+        self.layout_widget.clear()
+        self.panels = {}
+        models = sorted({row.model for row in self.rows})
+        colours = {m: _MODEL_COLOURS[i % len(_MODEL_COLOURS)] for i, m in enumerate(models)}
+        datasets = sorted({(row.dataset, row.split) for row in self.rows})
+        columns = max(1, min(3, len(datasets)))  # wrap onto rows beyond three panels
+        for index, (dataset, split) in enumerate(datasets):
+            plot = self.layout_widget.addPlot(row=index // columns, col=index % columns)
+            plot.setTitle(html.escape(f"{dataset} / {split}"))
+            self._axes(plot)
+            panel = [row for row in self.rows if (row.dataset, row.split) == (dataset, split)]
+            points = [(float(self._x(row) or 0.0), row.accuracy) for row in panel]
+            for model in models:
+                mine = [point for point, row in zip(points, panel, strict=True) if row.model == model]
+                if mine:
+                    plot.addItem(
+                        pg.ScatterPlotItem(
+                            [p[0] for p in mine], [p[1] for p in mine], size=9, brush=colours[model], pen="w"
+                        )
+                    )
+            front = pareto_front(points)
+            plot.addItem(
+                pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2))
+            )
+            self.panels[(dataset, split)] = plot
+        self.legend = None
+        if models:  # beside the panels, where it hides no point
+            self.legend = pg.LegendItem(labelTextColor="#333333")
+            self.layout_widget.addItem(self.legend, row=0, col=columns)
+            for model in models:
+                self.legend.addItem(pg.ScatterPlotItem(size=9, brush=colours[model], pen="w"), html.escape(model))
+            self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen("#C44E52", width=2)), "Pareto front")
+        if not datasets:
+            self._axes(self.layout_widget.addPlot())
+
+    def _x(self, row: AccuracyRow) -> float | None:
+        return row.mean_cost if self.use_cost else row.mean_tokens
+
+    def _axes(self, plot: pg.PlotItem) -> None:
+        plot.setLabel("bottom", "mean cost (USD)" if self.use_cost else "mean tokens")
+        plot.setLabel("left", "accuracy")
+        for side in ("left", "bottom"):
+            plot.getAxis(side).enableAutoSIPrefix(False)
+        plot.setYRange(0, 1, padding=0.05)
 
     def export_csv(self, path: str | Path) -> Path:
         return _write_rows_csv(path, self.rows)

@@ -31,6 +31,7 @@ from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.critiques_view import CritiquesView
 from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
+from thoughtdesk.ui.evaluation.stats_view import StatsView
 from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
@@ -182,6 +183,12 @@ class ResultsView(QWidget):
         self.views = QTabWidget(objectName="resultsViews")
         self.views.addTab(splitter, "Accuracy")
         self.views.addTab(self.critiques, "Critiques")
+        self.statistics = StatsView(self.window_, self.collection_combo.currentText)
+        self.views.addTab(self.statistics, "Statistics")
+        self.statistics.plots.currentChanged.connect(lambda _: self.update_export_buttons())
+        self.statistics.field_combo.currentIndexChanged.connect(lambda _: self.update_export_buttons())
+        self.statistics.computed.connect(self.update_export_buttons)
+        self.collection_combo.currentIndexChanged.connect(lambda _: self.statistics.collection_changed())
         self.views.currentChanged.connect(lambda _: self.update_export_buttons())
         self.plots.currentChanged.connect(lambda _: self.update_export_buttons())
         self.critiques.plots.currentChanged.connect(lambda _: self.update_export_buttons())
@@ -300,7 +307,7 @@ class ResultsView(QWidget):
 
     def is_idle(self) -> bool:
         """No evaluation running or waiting (for tests and the benchmark)."""
-        return not self._refresh.busy() and not self._tasks and self.critiques.is_idle()
+        return not self._refresh.busy() and not self._tasks and self.critiques.is_idle() and self.statistics.is_idle()
 
     # Drawing ----------------------------------------------------------------------------
 
@@ -434,6 +441,8 @@ class ResultsView(QWidget):
         """The plot the export buttons act on: the visible one of the visible view, or None."""
         if self.views.currentWidget() is self.critiques:
             return self.critiques.current_plot()
+        if self.views.currentWidget() is self.statistics:
+            return self.statistics.current_plot()
         return (self.accuracy_plot, self.pareto_plot, self.correctness_map, None)[self.plots.currentIndex()]
 
     def update_export_buttons(self) -> None:
@@ -455,6 +464,8 @@ class ResultsView(QWidget):
             return
         if self.views.currentWidget() is self.critiques:
             tab = "critiques_" + self.critiques.current_plot_name()
+        elif self.views.currentWidget() is self.statistics:
+            tab = "statistics_" + self.statistics.current_plot_name()
         else:
             tab = self.plots.tabText(self.plots.currentIndex())
         name = tab.lower().replace(" ", "_")

@@ -18,13 +18,15 @@ from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planner import RunPlannerDialog
 from thoughtdesk.ui.generation.runs_panel import RunsPanel
-from thoughtdesk.ui.qt import QFormLayout, QLabel, QObject, Qt
+from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
+from thoughtdesk.ui.settings.options import load_settings
 
 
 def critique_model_list() -> ModelList:
     """The planner's model list set up for critique models: 512 tokens per critique by default,
     no extraction setting (a critique is one call; the wrapper decides the prompt format)."""
     models = ModelList()
+    start_from_settings(models)
     form = models.form
     form.max_tokens.setValue(512)
     for layout in form.findChildren(QFormLayout):
@@ -38,6 +40,21 @@ def critique_model_list() -> ModelList:
             elif isinstance(label, QLabel):
                 label.setText("Max tokens (critique)")
     return models
+
+
+def start_from_settings(models: ModelList) -> None:
+    """Point a model list's form at the local model and providers chosen in the wizard and
+    Settings (not always OpenAI / gpt-4o-mini)."""
+    settings = load_settings()
+    providers = {
+        name: url
+        for name, enabled, url in (
+            ("openai", settings.openai_enabled, settings.openai_base_url),
+            ("anthropic", settings.anthropic_enabled, settings.anthropic_base_url),
+        )
+        if enabled
+    }
+    models.form.start_from(settings.local_model_path, providers)
 
 
 class GenerationUI(QObject):
@@ -57,6 +74,7 @@ class GenerationUI(QObject):
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
+        self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
         window.library_changed.connect(self._library_changed)
@@ -117,6 +135,20 @@ class GenerationUI(QObject):
         dialog.open()
         return dialog
 
+    def open_rationales_dialog(self) -> QDialog | None:
+        """Open Generate > Mine rationales… on the current library (pyqtgraph is imported then,
+        not at start-up)."""
+        from thoughtdesk.ui.generation.rationales_dialog import RationalesDialog
+
+        window = self.window
+        if window.library is None:
+            return None
+        collections = [info.name for info in window.library.collections()]
+        dialog = RationalesDialog(window.library.path, collections, self.fragments, parent=window.dialog_parent)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.show()
+        return dialog
+
     def _critique_dialog_closed(self) -> None:
         if self.critique_dialog is not None:
             self.critique_dialog.deleteLater()
@@ -129,6 +161,8 @@ class GenerationUI(QObject):
             return None
         prices, problem = load_price_table(self.price_path)
         selected = window.samples.current_sample_key()
+        models = ModelList()
+        start_from_settings(models)
         self.planner = RunPlannerDialog(
             window.library.path,
             self.fragments,
@@ -136,6 +170,7 @@ class GenerationUI(QObject):
             price_path=self.price_path,
             main_filter=window.samples.current_filter(),
             selected_pks=(selected,) if selected is not None else (),
+            models=models,
             parent=window.dialog_parent,
         )
         if problem:

@@ -26,6 +26,7 @@ from thoughtdesk.core.generation.runs import (
     CritiquePlan,
     CritiqueSpec,
     ModelSpec,
+    check_models_ready,
     create_critique_run,
     plan_critique_run,
 )
@@ -52,6 +53,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
+from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
 #: The wrapper choices: (data, label). "ds" is the Digital Socrates preset.
 WRAPPER_CHOICES = (
@@ -137,7 +139,7 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.replan)
         self._connect_changes()
-        self.resize(1240, 700)  # fits 1366x768 with the window frame
+        fit_to_screen(self, 1240, 700)
         self.schedule_replan()
 
     # Layout ---------------------------------------------------------------------------------
@@ -330,4 +332,5 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         return format_critique_previews(plan)
 
     def create_planned_run(self, lib: Library, plan: CritiquePlan, name: str | None) -> int:
+        check_models_ready(plan.spec.models)  # offline mode, a missing model file: no run is written
         return create_critique_run(lib, plan, name=name)

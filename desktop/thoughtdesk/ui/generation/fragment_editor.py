@@ -57,6 +57,8 @@ KIND_TITLES: dict[str, str] = {
     "answer_extraction": "Answer extractions",
     "critique": "Critique prompts",
     "critique_system": "Critique system texts",
+    "rationale_extraction": "Rationale extraction",
+    "guide": "Guided generation",
 }
 COLUMNS = ("Key", "Text", "Citation", "Source")
 

@@ -60,6 +60,8 @@ class ModelForm(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: The base URL each provider starts with: the built-in ones, or those set in Settings.
+        self.base_urls = dict(DEFAULT_BASE_URLS)
         self.provider = QComboBox(objectName="modelProvider")
         for label, value in PROVIDER_CHOICES:
             self.provider.addItem(label, value)
@@ -147,11 +149,29 @@ class ModelForm(QWidget):
         self.pages.setCurrentIndex(1 if provider == "llamacpp" else 0)
         self.endpoint.setEnabled(provider == "openai")
         if provider == "anthropic":
-            self.base_url.setText(DEFAULT_BASE_URLS["anthropic"])
-        elif provider == "openai" and "anthropic" in self.base_url.text():
-            self.base_url.setText(DEFAULT_BASE_URLS["openai"])
+            self.base_url.setText(self.base_urls["anthropic"])
+        elif provider == "openai" and self.base_url.text() in ("", self.base_urls["anthropic"]):
+            self.base_url.setText(self.base_urls["openai"])
         if provider in DEFAULT_MODELS and self.model_name.text() in DEFAULT_MODELS.values():
             self.model_name.setText(DEFAULT_MODELS[provider])
+
+    def start_from(self, local_model: str = "", providers: dict[str, str] | None = None) -> None:
+        """Start from what the user chose in the first-run wizard and Settings: ``local_model``
+        (a GGUF path, "" = none) and ``providers`` (enabled provider -> its base URL, in order of
+        preference). The local model comes first (it works offline), else the first provider."""
+        providers = providers or {}
+        for provider, url in providers.items():
+            if provider in self.base_urls and url.strip():
+                self.base_urls[provider] = url.strip()
+        if local_model.strip():
+            self.gguf_path.setText(local_model.strip())
+        choice = "llamacpp" if local_model.strip() else next(iter(providers), None)
+        if choice is None or self.provider.findData(choice) < 0:
+            return
+        # The remote page shows the chosen provider's URL (OpenAI's when the local model is chosen).
+        self.base_url.setText(self.base_urls.get(choice, self.base_urls["openai"]))
+        self.provider.setCurrentIndex(self.provider.findData(choice))
+        self._provider_changed()
 
     def choose_gguf(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

@@ -75,8 +75,15 @@ def format_previews(plan: RunPlan) -> str:
 
 def describe_plan(plan: RunPlan) -> str:
     """The counts, tokens and cost of a plan for people (USD, tokens estimated at ~4 chars)."""
+    guide = plan.spec.guide
+    first = (
+        f"{plan.total:,} guided CoTs ({guide.label}): up to {guide.max_steps} steps of {guide.n_candidates} "
+        f"candidate(s), each step stored as it is chosen"
+        if guide is not None
+        else f"{plan.total:,} requests: {plan.n_cot_requests:,} CoT + {plan.n_extraction_requests:,} answer extraction"
+    )
     lines = [
-        f"{plan.total:,} requests: {plan.n_cot_requests:,} CoT + {plan.n_extraction_requests:,} answer extraction",
+        first,
         f"{plan.n_samples:,} samples × {len(plan.variants)} prompt variants × "
         f"{len(plan.spec.models)} models × n={plan.spec.n}",
         f"Estimated tokens: {plan.estimated_prompt_tokens:,} prompt + at most "

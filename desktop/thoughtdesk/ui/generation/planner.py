@@ -9,16 +9,18 @@ and hands the run id to the runs panel through :attr:`RunPlannerDialog.run_creat
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
-from thoughtdesk.core.generation.runs import FewShotSpec, RunPlan, RunSpec, create_run, plan_run
+from thoughtdesk.core.generation.runs import FewShotSpec, RunPlan, RunSpec, check_models_ready, create_run, plan_run
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.generation.guide_panel import GuidePanel
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
 from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
@@ -36,6 +38,7 @@ from thoughtdesk.ui.qt import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     Qt,
@@ -47,6 +50,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
+from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
@@ -56,7 +60,8 @@ DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_ext
 
 class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
     """Plan a run and start it. ``plan_ready(RunPlan)`` after each re-plan; ``run_created(int,
-    RunLimits)`` once Start has written the run (the dialog then closes)."""
+    RunLimits)`` once Start has written the run (the dialog then closes). It opens on the
+    collection, dataset and split selected in the main window's tree (``main_filter``)."""
 
     plan_ready = Signal(object)
     plan_failed = Signal(str)
@@ -71,10 +76,13 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         price_path: Path | None = None,
         main_filter: SampleFilter | None = None,
         selected_pks: tuple[int, ...] = (),
+        models: ModelList | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("runPlanner")
+        #: The models of the run (the window passes one started from the user's Settings).
+        self.models = models if models is not None else ModelList()
         self.setWindowTitle("Plan a run")
         self.library_path = library_path
         self.fragments = fragments
@@ -94,7 +102,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.replan)
         self._connect_changes()
-        self.resize(1300, 820)
+        fit_to_screen(self, 1300, 820)
         self.schedule_replan()
 
     @staticmethod
@@ -107,18 +115,23 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
 
     def _build(self) -> None:
         self.source = QComboBox(objectName="sampleSource")
+        compact_combo(self.source)
         self.source.addItem("A collection, dataset and split", "collection")
         if self.main_filter is not None and self._filter_collection:
             self.source.addItem("The samples shown in the main window (its filter)", "filter")
         if self.selected_pks:
             self.source.addItem(f"The selected sample(s) ({len(self.selected_pks)})", "selection")
         self.collection = QComboBox(objectName="collection")
+        compact_combo(self.collection)
         self.collection.addItems(list(self._collections))
         self.dataset = QComboBox(objectName="dataset")
+        compact_combo(self.dataset)
         self.split = QComboBox(objectName="split")
+        compact_combo(self.split)
         self.collection.currentIndexChanged.connect(self._fill_datasets)
         self.dataset.currentIndexChanged.connect(self._fill_splits)
         self._fill_datasets()
+        self._select_tree_node()
         self.limit = QSpinBox(objectName="limit", minimum=0, maximum=10_000_000)
         self.limit.setSpecialValueText("all")
         self.limit.setToolTip("Most samples per dataset split (collection) or in all (filter, selection)")
@@ -144,6 +157,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             grid.addWidget(widget, 1, column)
         self.refresh_fragments()
         self.mode = QComboBox(objectName="mode")
+        compact_combo(self.mode)
         self.mode.addItem("Two-step: CoT, then the answer-extraction prompt", PromptMode.TWO_STEP.value)
         self.mode.addItem("One-step: answer parsed from the CoT", PromptMode.ONE_STEP.value)
         self.n = QSpinBox(objectName="n", minimum=1, maximum=1000, value=1)
@@ -157,13 +171,13 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         options_form = QFormLayout(options)
         options_form.addRow("&Mode", self.mode)
         options_form.addRow("&n per prompt", self.n)
+        # Two short rows, not one long one: the planner must fit a 1366 px laptop screen.
         few = QHBoxLayout()
         few.addWidget(self.few_shot_k)
         few.addWidget(QLabel("exemplars from split"))
-        few.addWidget(self.few_shot_split)
-        few.addWidget(QLabel("seed"))
-        few.addWidget(self.few_shot_seed)
+        few.addWidget(self.few_shot_split, 1)
         options_form.addRow("Few-shot", few)
+        options_form.addRow("Few-shot seed", self.few_shot_seed)
 
         what = QWidget()
         what_layout = QVBoxLayout(what)
@@ -173,10 +187,14 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         what_layout.addLayout(top)
         what_layout.addWidget(prompts, 1)
 
-        self.models = ModelList()
         self.tabs = QTabWidget(objectName="plannerTabs")
         self.tabs.addTab(what, "&Samples and prompts")
         self.tabs.addTab(self.models, "&Models")
+        self.guide = GuidePanel()
+        guide_scroll = QScrollArea(objectName="guideScroll")  # the tab's forms must not widen the dialog
+        guide_scroll.setWidgetResizable(True)
+        guide_scroll.setWidget(self.guide)
+        self.tabs.addTab(guide_scroll, "&Guide")
         self.tabs.addTab(self.price_editor, "P&rices")
 
         self.summary = plain_label("Planning…", name="planSummary")
@@ -223,6 +241,9 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
                 widget.clear()
                 for key, label in entries:
                     item = QListWidgetItem(label.replace("\n", " ⏎ "))
+                    # The list is narrow on a laptop: the whole fragment in the tooltip, escaped
+                    # (Qt reads a tooltip that looks like markup as rich text).
+                    item.setToolTip(f"<p>{html.escape(label, quote=False)}</p>")
                     item.setData(KEY_ROLE, key)
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                     item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
@@ -244,6 +265,18 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         for row in range(widget.count()):
             item = widget.item(row)
             item.setCheckState(Qt.CheckState.Checked if item.data(KEY_ROLE) in keys else Qt.CheckState.Unchecked)
+
+    def _select_tree_node(self) -> None:
+        """Start on the collection, dataset and split selected in the main window's tree (not
+        the first collection alphabetically: a first run once went to the wrong collection)."""
+        shown = self.main_filter
+        if shown is None or not self._filter_collection or self._filter_collection not in self._collections:
+            return
+        self.collection.setCurrentText(self._filter_collection)  # refills datasets and splits
+        for combo, value in ((self.dataset, shown.dataset), (self.split, shown.split)):
+            index = combo.findData(value) if value is not None else -1
+            if index >= 0:
+                combo.setCurrentIndex(index)
 
     def _fill_datasets(self) -> None:
         with blocked(self.dataset):
@@ -282,6 +315,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         for widget in self.lists.values():
             widget.itemChanged.connect(lambda _: self.schedule_replan())
         self.models.changed.connect(self.schedule_replan)
+        self.guide.changed.connect(self.schedule_replan)
         self.price_editor.changed.connect(self.schedule_replan)
 
     # Planning -------------------------------------------------------------------------------
@@ -332,6 +366,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             few_shot=FewShotSpec(few, self.few_shot_split.text().strip() or "train", self.few_shot_seed.value())
             if few
             else None,
+            guide=self.guide.guide(),
         )
 
     def schedule_replan(self) -> None:
@@ -374,4 +409,5 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         return format_previews(plan)
 
     def create_planned_run(self, lib: Library, plan: RunPlan, name: str | None) -> int:
+        check_models_ready(plan.spec.models)  # offline mode, a missing model file: no run is written
         return create_run(lib, plan, name=name)

@@ -13,9 +13,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
-from thoughtdesk.core.generation.runs import RequestRow, RunInfo, RunLimits, RunProgress, list_runs, run_requests
+from thoughtdesk.core.generation.runs import (
+    RequestRow,
+    RunInfo,
+    RunLimits,
+    RunProgress,
+    check_models_ready,
+    delete_run,
+    list_runs,
+    rename_run,
+    run_requests,
+)
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
 from thoughtdesk.ui.generation.run_worker import RunWorker
@@ -23,7 +35,9 @@ from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -37,6 +51,8 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import display_lines
+from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
@@ -121,6 +137,16 @@ class RunsPanel(QWidget):
         self.cancel_button = self._button(
             buttons, "&Cancel", "cancelRun", self.cancel_selected, "Stop the run; it can be resumed later"
         )
+        self.rename_button = self._button(
+            buttons, "Re&name…", "renameRun", lambda: self.rename_selected(), "Give the selected run another name"
+        )
+        self.delete_button = self._button(
+            buttons,
+            "&Delete…",
+            "deleteRun",
+            lambda: self.delete_selected(),
+            "Delete the selected run and its request rows; the CoTs and answers it produced stay",
+        )
         self._button(buttons, "Refresh", "refreshRuns", self.reload, "Read the runs from the library again")
         buttons.addStretch(1)
         self.message = plain_label(name="runMessage", selectable=True)
@@ -133,7 +159,8 @@ class RunsPanel(QWidget):
         failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.failed.setWordWrap(True)
-        self.stream_title = plain_label("Local model output (current request)", name="streamTitle", wrap=False)
+        # Elided: the title holds the end of the prompt, and a one-line label would widen the window to it.
+        self.stream_title = ElidedLabel("Local model output (current request)", name="streamTitle")
         self.stream = QPlainTextEdit(objectName="streamedText")
         self.stream.setReadOnly(True)
         self.stream.setMaximumBlockCount(2000)
@@ -269,6 +296,8 @@ class RunsPanel(QWidget):
         self.start_button.setEnabled(run_id is not None and (not running or paused) and status != "done")
         self.pause_button.setEnabled(running and not paused)
         self.cancel_button.setEnabled(running)
+        self.rename_button.setEnabled(run_id is not None)
+        self.delete_button.setEnabled(run_id is not None and not running)
 
     def pause_selected(self) -> None:
         worker = self.workers.get(self.selected_run() or -1)
@@ -292,7 +321,82 @@ class RunsPanel(QWidget):
             worker.resume()
             self._update_buttons()
             return worker
+        row = self.model.row_of(run_id)
+        try:  # offline mode, a moved model file: said now, and the run is left as it was
+            check_models_ready(self.model.runs[row].model_specs if row is not None else ())
+        except ThoughtDeskError as error:
+            self.message.setText(f"{error}. Run {run_id} was not started and is unchanged.")
+            self.message.setStyleSheet("color: #b3261e;")
+            return None
         return self.start_run(run_id)
+
+    def rename_selected(self, name: str | None = None) -> Task[int] | None:
+        """Rename the selected run (``name``, else asked for); written in a worker."""
+        run_id, path = self.selected_run(), self.library_path
+        if run_id is None or path is None:
+            return None
+        if name is None:
+            current = self.model.data(self.model.index(self.table.currentIndex().row(), 0)) or ""
+            name, ok = QInputDialog.getText(self, "Rename run", f"New name of run {run_id}:", text=str(current))
+            if not ok:
+                return None
+        if not name.strip():
+            self.message.setText("A run's name cannot be empty.")
+            return None
+        new_name = name
+
+        def work() -> int:
+            with Library.open(path, create=False) as lib:
+                return rename_run(lib, run_id, new_name)
+
+        return self._change(work, f"Run {run_id} renamed.")
+
+    def delete_selected(self, *, confirm: bool = True) -> Task[int] | None:
+        """Delete the selected run after asking (unless ``confirm`` is False); its request rows go,
+        the CoTs and answers it produced stay. A run this window is executing is not deleted."""
+        run_id, path = self.selected_run(), self.library_path
+        if run_id is None or path is None:
+            return None
+        worker = self.workers.get(run_id)
+        if worker is not None and worker.isRunning():
+            self.message.setText(f"Run {run_id} is running: cancel it first, then delete it.")
+            return None
+        if confirm:
+            answer = QMessageBox.question(
+                self,
+                "Delete run",
+                f"Delete run {run_id} and its request rows? The CoTs and answers it produced stay in the "
+                "collection. This cannot be undone.",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return None
+
+        def work() -> int:
+            with Library.open(path, create=False) as lib:
+                return delete_run(lib, run_id)[0]
+
+        def forget(deleted: int) -> None:
+            self.workers.pop(deleted, None)
+            self.errors.pop(deleted, None)
+            self.model.live.pop(deleted, None)
+
+        return self._change(work, f"Run {run_id} deleted; its CoTs and answers are kept.", forget)
+
+    def _change(
+        self, work: Callable[[], int], done_text: str, then: Callable[[int], object] | None = None
+    ) -> Task[int]:
+        def done(run_id: int) -> None:
+            if then is not None:
+                then(run_id)
+            self.reload(then=lambda: self.message.setText(done_text))
+
+        return (
+            Task(lambda _ctx: work())
+            .on_success(done)
+            .on_failure(lambda error: self.message.setText(str(error)))
+            .owned_by(self, self._tasks)
+            .start()
+        )
 
     # Workers --------------------------------------------------------------------------------
 
@@ -367,7 +471,7 @@ class RunsPanel(QWidget):
             self._stream_dirty = False
             self.stream_title.setText(self._stream_label or "Local model output (current request)")
             text = "".join(self._stream_text)[-STREAM_KEEP:]
-            self.stream.setPlainText(text)
+            self.stream.setPlainText(display_lines(reveal(text)))  # model output: controls shown, lines bounded
             self.stream.verticalScrollBar().setValue(self.stream.verticalScrollBar().maximum())
 
     def _flush_data_changed(self, *, now: bool = False) -> None:

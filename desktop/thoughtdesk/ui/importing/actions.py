@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from thoughtdesk.core.files import ExportTargetError, check_export_target
+from thoughtdesk.core.importing.detect import classify_import_file, not_importable
 from thoughtdesk.core.importing.dscb import export_dscb, import_dscb
 from thoughtdesk.core.importing.importer import (
     ImportReport,
@@ -26,7 +27,7 @@ from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import WindowApi
-from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog, classify_import_file
+from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
 from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_file
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
@@ -88,7 +89,7 @@ class ImportingController(QObject):
             "Import a ThoughtSource collection, a dataset file or a table",
             str(Path.home()),
             "ThoughtSource collections (*.json);;Dataset files and tables (*.json *.jsonl "
-            "*.jsonlines *.ndjson *.csv *.tsv *.xml *.txt);;DS Critique Bank files (*.jsonl);;All files (*)",
+            "*.jsonlines *.ndjson *.csv *.tsv *.parquet *.xml *.txt);;DS Critique Bank files (*.jsonl);;All files (*)",
         )
         if path:
             self.import_path(Path(path))
@@ -96,6 +97,9 @@ class ImportingController(QObject):
     def import_path(self, path: Path) -> None:
         """Import ``path``: a ThoughtSource collection directly, a dataset or table via its dialog."""
         kind = classify_import_file(path)
+        if kind == "unknown":  # a picture, a PDF, a binary file: no dialog can import it
+            self._window.show_error("Import", str(not_importable(path)))
+            return
         if kind == "dataset":
             self.dataset_import_dialog(path)
             return

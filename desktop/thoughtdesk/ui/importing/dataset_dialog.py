@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from thoughtdesk.core.critiques.dscb import looks_like_dscb
 from thoughtdesk.core.datasets import (
     DatasetInfo,
     catalogue,
     dataset_files,
     detect_dataset,
 )
-from thoughtdesk.core.datasets.readers import first_json_item
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.ui.importing.widgets import (
     DownloadPanel,
@@ -36,6 +34,7 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -45,28 +44,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
-
-TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv")
-
-
-def looks_like_thoughtsource(path: Path) -> bool:
-    """True when ``path`` is a ThoughtSource collection: ``{dataset: {split: [samples]}}``."""
-    if not path.is_file() or path.suffix.lower() != ".json":
-        return False
-    first = first_json_item(path)
-    return isinstance(first, dict) and bool(first) and all(isinstance(value, list) for value in first.values())
-
-
-def classify_import_file(path: Path) -> str:
-    """``"thoughtsource"``, ``"dscb"`` (a DS Critique Bank file), ``"dataset"`` (a known dataset's
-    original files) or ``"table"``."""
-    if looks_like_thoughtsource(path):
-        return "thoughtsource"
-    if looks_like_dscb(path):
-        return "dscb"
-    if detect_dataset(path) is not None or path.is_dir():
-        return "dataset"
-    return "table" if path.suffix.lower() in TABLE_SUFFIXES else "dataset"
+from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
 
 def _spin(name: str, minimum: int, maximum: int, value: int) -> QSpinBox:
@@ -74,6 +52,12 @@ def _spin(name: str, minimum: int, maximum: int, value: int) -> QSpinBox:
     spin.setRange(minimum, maximum)
     spin.setValue(value)
     return spin
+
+
+def show_note(label: QLabel, text: str) -> None:
+    """Set a note's text; an empty note is hidden (it would still take a line of the dialog)."""
+    label.setText(text)
+    label.setVisible(bool(text))
 
 
 class DatasetImportDialog(QDialog):
@@ -92,8 +76,9 @@ class DatasetImportDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("datasetImportDialog")
         self.setWindowTitle("Import a dataset")
-        self.resize(760, 720)
+        fit_to_screen(self, 760, 720)
         self.infos = {info.name: info for info in (datasets or catalogue())}
+        self._files_problem: str | None = None  # why the chosen files are not this dataset's
         layout = QVBoxLayout(self)
 
         source_box = QGroupBox("Source")
@@ -129,7 +114,7 @@ class DatasetImportDialog(QDialog):
 
         self.metadata = QPlainTextEdit(objectName="metadataText")
         self.metadata.setReadOnly(True)
-        self.metadata.setMinimumHeight(150)
+        self.metadata.setMinimumHeight(80)  # the dialog must fit a laptop screen with a long message above
         layout.addWidget(self.metadata, 1)
 
         self.splits_box = QGroupBox("Splits")
@@ -138,6 +123,7 @@ class DatasetImportDialog(QDialog):
         self.split_boxes: dict[str, QCheckBox] = {}
         layout.addWidget(self.splits_box)
         self.files_label = plain_label(name="filesLabel")
+        self.files_label.hide()  # shown with a note: an empty label still takes a line of height
         layout.addWidget(self.files_label)
 
         count_box = QGroupBox("Samples per split")
@@ -170,9 +156,11 @@ class DatasetImportDialog(QDialog):
         layout.addWidget(self.target)
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")
+        self.error_label.hide()
         layout.addWidget(self.error_label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        self.import_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.import_button.setText("Import")
         buttons.accepted.connect(self.try_accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -189,8 +177,11 @@ class DatasetImportDialog(QDialog):
         self._source_changed()
         self._dataset_changed()
         self._count_changed()
+        self.path_edit.textChanged.connect(lambda _: self._update_import_button())
+        self.target.collection.editTextChanged.connect(lambda _: self._update_import_button())
         if path is not None:
             self.set_path(path)
+        self._update_import_button()
 
     # Source ---------------------------------------------------------------------------------
 
@@ -262,17 +253,20 @@ class DatasetImportDialog(QDialog):
         if info is None:
             return []
         text = self.path_edit.text().strip()
-        self.files_label.setText("")
+        show_note(self.files_label, "")
+        self._files_problem = None
         if not text or not Path(text).exists():
             return list(info.splits)
         try:
             files = dataset_files(info.name, text)
         except ThoughtDeskError as error:
-            self.files_label.setText(str(error))
+            show_note(self.files_label, str(error))
+            self._files_problem = str(error)
             return list(info.splits)
-        self.files_label.setText(
+        show_note(
+            self.files_label,
             "Files: "
-            + ", ".join(f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files)
+            + ", ".join(f"{file.name} ({'several splits' if split == '*' else split})" for split, file in files),
         )
         found = [split for split, _ in files]
         if "*" in found:
@@ -287,8 +281,10 @@ class DatasetImportDialog(QDialog):
         for split in self.available_splits():
             box = QCheckBox(split, objectName=f"split_{split}")
             box.setChecked(True)
+            box.toggled.connect(lambda _: self._update_import_button())
             self.splits_layout.insertWidget(self.splits_layout.count() - 1, box)
             self.split_boxes[split] = box
+        self._update_import_button()
 
     def set_splits(self, splits: list[str]) -> None:
         for split, box in self.split_boxes.items():
@@ -302,20 +298,36 @@ class DatasetImportDialog(QDialog):
 
     # Result ---------------------------------------------------------------------------------
 
-    def request(self) -> ImportRequest:
-        """The import the dialog describes; raises ``ValueError`` saying what is missing."""
+    def problem(self) -> str | None:
+        """What keeps the dialog from importing (the Import button is disabled while there is
+        something), or None when the choice is valid."""
         text = self.path_edit.text().strip()
         if not text:
-            raise ValueError("Choose a file or folder, or download the dataset first.")
+            return "Choose a file or folder, or download the dataset first."
         if not Path(text).exists():
-            raise ValueError(f"{text} does not exist.")
+            return f"{text} does not exist."
         if self.dataset is None:
-            raise ValueError("Choose the dataset.")
-        splits = [split for split, box in self.split_boxes.items() if box.isChecked()]
-        if not splits:
-            raise ValueError("Tick at least one split.")
+            return "Choose the dataset."
+        if self._files_problem is not None:
+            return self._files_problem
+        if not any(box.isChecked() for box in self.split_boxes.values()):
+            return "Tick at least one split."
         if not self.target.collection_name:
-            raise ValueError("Name the collection to import into.")
+            return "Name the collection to import into."
+        return None
+
+    def _update_import_button(self) -> None:
+        problem = self.problem()
+        self.import_button.setEnabled(problem is None)
+        self.import_button.setToolTip(problem or "")
+
+    def request(self) -> ImportRequest:
+        """The import the dialog describes; raises ``ValueError`` saying what is missing."""
+        problem = self.problem()
+        if problem is not None:
+            raise ValueError(problem)
+        text = self.path_edit.text().strip()
+        splits = [split for split, box in self.split_boxes.items() if box.isChecked()]
         some = self.some_radio.isChecked()
         return ImportRequest(
             path=Path(text),
@@ -332,7 +344,7 @@ class DatasetImportDialog(QDialog):
         try:
             self.request()
         except ValueError as error:
-            self.error_label.setText(str(error))
+            show_note(self.error_label, str(error))
             return
-        self.error_label.setText("")
+        show_note(self.error_label, "")
         self.accept()

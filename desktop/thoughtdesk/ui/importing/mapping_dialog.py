@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from thoughtdesk.core.datasets import ColumnMapping, preview
-from thoughtdesk.core.datasets.generic import head_records
+from thoughtdesk.core.datasets.generic import first_row_is_data, head_records
 from thoughtdesk.core.datasets.mapping_preview import PreviewRow, preview_mapping
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.mappings import SavedMappings
@@ -19,6 +19,7 @@ from thoughtdesk.core.library.records import ANSWER_TYPES
 from thoughtdesk.ui.importing.widgets import ImportRequest, ImportTargetBox
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -35,6 +36,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 #: Optional mapping fields, in form order: (attribute, label).
 OPTIONAL_FIELDS = (
@@ -81,7 +83,7 @@ class MappingDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("mappingDialog")
         self.setWindowTitle("Import a table with a column mapping")
-        self.resize(1000, 720)
+        fit_to_screen(self, 1000, 720)
         self.path = Path(path)
         self.saved = saved or SavedMappings()
         self.preview_rows = preview_rows
@@ -135,8 +137,17 @@ class MappingDialog(QDialog):
         for value, text in ANSWER_FORMATS:
             self.answer_format.addItem(text, value)
         answer_form.addRow("Answer holds:", self.answer_format)
+        # Entries are column names, or a headerless file's first row (a whole question): the
+        # combo boxes must not be as wide as them, or the dialog outgrows a laptop screen.
+        for combo in (self.saved_combo, self.question, self.choices, *self.optional.values(), self.answer_format):
+            compact_combo(combo)
         self.dataset_name = QLineEdit(self.path.stem, objectName="datasetNameEdit")
         other_form.addRow("Dataset name:", self.dataset_name)
+        self.no_header = QCheckBox("First row is data (no header): columns by position", objectName="noHeaderCheck")
+        self.no_header.setToolTip("For CSV/TSV files without a header row, such as MMLU's: columns are named 1, 2, 3…")
+        self.no_header.setEnabled(self.path.suffix.lower() in (".csv", ".tsv"))
+        self.no_header.setChecked(first_row_is_data(self.path))  # detected; the user can change it
+        other_form.addRow("", self.no_header)
         layout.addWidget(mapping_box)
 
         self.table = QTableWidget(0, len(PREVIEW_HEADERS), objectName="previewTable")
@@ -157,7 +168,8 @@ class MappingDialog(QDialog):
         self.error_label.setStyleSheet("color: #b3261e;")
         layout.addWidget(self.error_label)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        self.import_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.import_button.setText("Import")
         buttons.accepted.connect(self.try_accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -168,6 +180,8 @@ class MappingDialog(QDialog):
         for combo in (self.question, self.choices, self.answer_type, self.answer_format, *self.optional.values()):
             combo.currentIndexChanged.connect(lambda _: self._timer.start())
         self.choices.editTextChanged.connect(lambda _: self._timer.start())
+        self.no_header.toggled.connect(lambda _: self._header_toggled())
+        self.target.collection.editTextChanged.connect(lambda _: self._update_import_button())
         self.load_button.clicked.connect(lambda: self.load_saved(self.saved_combo.currentText()))
         self.save_button.clicked.connect(lambda: self.save_current(self.save_name.text()))
         self._reload_saved_names()
@@ -178,8 +192,10 @@ class MappingDialog(QDialog):
     def _load_columns(self) -> None:
         # The first records are read once; every change of the mapping re-maps these.
         self._head = None
+        for combo in (self.question, self.choices, *self.optional.values()):
+            combo.clear()
         try:
-            self._head = head_records(self.path, max(20, self.preview_rows))
+            self._head = head_records(self.path, max(20, self.preview_rows), header=not self.no_header.isChecked())
             self.columns, _ = preview(self.path, 20, records=self._head)
         except ThoughtDeskError as error:
             self.columns = []
@@ -191,7 +207,28 @@ class MappingDialog(QDialog):
             combo.addItem(NONE_TEXT, None)
             for column in self.columns:
                 combo.addItem(column, column)
-        self._guess()
+        if self.no_header.isChecked():
+            self._guess_by_position()
+        else:
+            self._guess()
+
+    def _header_toggled(self) -> None:
+        self._load_columns()
+        self.refresh_preview()
+
+    def _guess_by_position(self) -> None:
+        """A headerless table: the question first; if the last column holds letters (A, B, ...),
+        the columns between are the choices (MMLU's layout)."""
+        if not self.columns:
+            return
+        self.question.setCurrentText(self.columns[0])
+        last = self.columns[-1]
+        values = [r.get(last, "") for _, r in self._head or [] if isinstance(r, dict)]
+        if len(self.columns) >= 3 and values and all(len(v.strip()) == 1 and v.strip().isalpha() for v in values):
+            self.choices.setCurrentText("|".join(self.columns[1:-1]))
+            self.set_field("answer", last)
+            self.answer_type.setCurrentText("multiplechoice")
+            self.answer_format.setCurrentIndex(max(0, self.answer_format.findData("letter")))
 
     def _guess(self) -> None:
         """Preselect columns whose names say what they are (question, answer, ...)."""
@@ -234,11 +271,17 @@ class MappingDialog(QDialog):
             choices=choices,
             answer_type=self.answer_type.currentText(),
             answer_format=self.answer_format.currentData(),
+            header=not self.no_header.isChecked(),
             **{attribute: combo.currentData() for attribute, combo in self.optional.items()},
         )
 
     def apply_mapping(self, mapping: ColumnMapping) -> None:
         """Show ``mapping`` in the form (e.g. a saved one) and refresh the preview."""
+        if self.no_header.isChecked() == mapping.header:  # a saved mapping says whether row 1 is data
+            self.no_header.blockSignals(True)  # the columns are reloaded right here, once
+            self.no_header.setChecked(not mapping.header)
+            self.no_header.blockSignals(False)
+            self._load_columns()
         if self.question.findText(mapping.question) < 0:
             self.question.addItem(mapping.question)
         self.question.setCurrentText(mapping.question)
@@ -251,9 +294,34 @@ class MappingDialog(QDialog):
 
     # Preview --------------------------------------------------------------------------------
 
+    def problem(self) -> str | None:
+        """Why the dialog cannot import yet (the Import button waits), or None."""
+        if not self.columns:
+            return "The file has no columns to map."
+        try:
+            self.mapping()
+        except ValueError as error:
+            return str(error)
+        if self.rows and all(item.error for item in self.rows):
+            return "None of the first records can be mapped: see the preview."
+        if not self.target.collection_name:
+            return "Name the collection to import into."
+        return None
+
+    def _update_import_button(self) -> None:
+        problem = self.problem()
+        self.import_button.setEnabled(problem is None)
+        self.import_button.setToolTip(problem or "")
+
     def refresh_preview(self) -> None:
         """Map the first rows with the current mapping and show them (errors inline)."""
         self._timer.stop()
+        try:
+            self._show_preview()
+        finally:
+            self._update_import_button()
+
+    def _show_preview(self) -> None:
         try:
             self.rows = preview_mapping(self.path, self.mapping(), self.preview_rows, records=self._head)
         except (ValueError, ThoughtDeskError) as error:
@@ -363,6 +431,6 @@ def choose_table_file(parent: QWidget) -> Path | None:
         parent,
         "Table to import",
         str(Path.home()),
-        "Tables (*.json *.jsonl *.jsonlines *.ndjson *.csv *.tsv);;All files (*)",
+        "Tables (*.json *.jsonl *.jsonlines *.ndjson *.csv *.tsv *.parquet);;All files (*)",
     )
     return Path(path) if path else None

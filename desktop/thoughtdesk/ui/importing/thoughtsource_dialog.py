@@ -17,6 +17,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.widgets.sizing import ElidedLabel, compact_combo
 
 
 class ImportDialog(QDialog):
@@ -30,13 +31,12 @@ class ImportDialog(QDialog):
         self.setObjectName("importDialog")
         layout = QVBoxLayout(self)
         form = QFormLayout()
-        file_label = QLabel()
-        file_label.setTextFormat(Qt.TextFormat.PlainText)
-        file_label.setText(str(path))
+        file_label = ElidedLabel(str(path), name="importFile", mode=Qt.TextElideMode.ElideMiddle)
         form.addRow("File:", file_label)
         self.collection = QComboBox()
         self.collection.setObjectName("collectionCombo")
         self.collection.setEditable(True)
+        compact_combo(self.collection, 24)
         self.collection.addItems(collections)
         self.collection.setEditText(default or path.stem)
         self.collection.setToolTip("type a new name to create a collection, or pick an existing one")

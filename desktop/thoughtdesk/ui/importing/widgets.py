@@ -28,7 +28,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.labels import MessageText, plain_label
 
 
 @dataclass
@@ -135,7 +135,7 @@ class DownloadPanel(QWidget):
         row.addWidget(self.bar, 1)
         row.addWidget(self.cancel_button)
         layout.addLayout(row)
-        self.status = plain_label(name="downloadStatus", selectable=True)
+        self.status = MessageText(name="downloadStatus")  # URLs and paths: wraps anywhere, never cut
         layout.addWidget(self.status)
         self.download_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from thoughtdesk.core.generation.runs import is_guided as guided_cot
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
@@ -49,6 +50,7 @@ from thoughtdesk.ui.review.dialogs import (
 )
 from thoughtdesk.ui.review.label_set_editor import LabelSetEditor
 from thoughtdesk.ui.review.view import ReviewView
+from thoughtdesk.ui.trajectories.view import open_trajectory
 
 ACTIVE_QUEUE_SETTING = "review/activeQueue/"
 
@@ -63,6 +65,9 @@ class ReviewController(QObject):
         super().__init__(view)
         self.window = window
         self.view = view
+        #: A blind queue turned blind mode on; leaving it gives back ``_blind_before_queue``.
+        self._blind_queue_active = False
+        self._blind_before_queue = False
         # Changes made elsewhere reload the tab, at once when shown, else when it is next shown.
         self._reload = Throttle(view, self._reload_view, delay_ms=None, visible_only=True)
         view.sample_neighbour = window.samples.neighbour
@@ -91,6 +96,7 @@ class ReviewController(QObject):
         self.blind_action.toggled.connect(view.set_blind)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
         w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
+        w.add_action(menu, "&Trajectory of the current CoT…", "Ctrl+Shift+T", self.show_trajectory)
         menu.addSeparator()
         # Undo/redo keys are handled by the view's key filter (so a text editor keeps its own
         # Ctrl+Z); these menu entries show them and work by mouse.
@@ -106,6 +112,18 @@ class ReviewController(QObject):
         w.add_action(menu, "&Import a colleague's annotations…", None, self.import_dialog)
         w.add_action(menu, "&Agreement between reviewers…", None, self.show_agreement)
 
+    def show_trajectory(self) -> None:
+        """Open the current CoT's trajectory (a guided CoT's steps, rationales and candidates)."""
+        view = self.view
+        pk = view.current_cot_pk()
+        if pk is None or view.library is None:
+            view.show_message("Select a generated CoT first (the reference has no trajectory).")
+            return
+        if not guided_cot(view.library, pk):
+            view.show_message("This CoT was not written by a guided run: it has no trajectory.")
+            return
+        open_trajectory(view, view.library, pk)
+
     # ---- following the window -----------------------------------------------------------------
 
     def _library_changed(self, library: Library) -> None:
@@ -113,7 +131,7 @@ class ReviewController(QObject):
         queue_id = QSettings().value(ACTIVE_QUEUE_SETTING + str(library.path), None)
         if queue_id is not None:
             try:
-                self._resume_queue(load_queue(library, int(str(queue_id))))
+                self._resume_queue(load_queue(library, int(str(queue_id))), at_start=True)
             except (KeyError, ValueError, TypeError):
                 QSettings().remove(ACTIVE_QUEUE_SETTING + str(library.path))
 
@@ -213,10 +231,21 @@ class ReviewController(QObject):
         self._resume_queue(queue)
         self.window.show_tab(self.view)
 
-    def _resume_queue(self, queue: ReviewQueue) -> None:
+    def _resume_queue(self, queue: ReviewQueue, *, at_start: bool = False) -> None:
+        self._end_blind_queue()  # another queue replaces one that turned blind mode on
         if queue.blind:
+            # At start-up the saved blind setting is the queue's own: off is what came before.
+            self._blind_before_queue = False if at_start else self.blind_action.isChecked()
+            self._blind_queue_active = True
             self.blind_action.setChecked(True)  # the view, the menu and the saved setting agree
         self.view.start_queue(queue)
+
+    def _end_blind_queue(self) -> None:
+        """Blind mode as it was before a blind queue turned it on (off when that queue was
+        resumed at start-up): blind mode belongs to the queue, not to the reviewer's later work."""
+        if self._blind_queue_active:
+            self._blind_queue_active = False
+            self.blind_action.setChecked(self._blind_before_queue)
 
     def open_queue_dialog(self) -> QInputDialog | None:
         """Review ▸ Open review queue…: pick a stored queue to resume."""
@@ -238,6 +267,7 @@ class ReviewController(QObject):
         """Review ▸ Leave the queue: back to the Samples tab's samples."""
         QSettings().remove(ACTIVE_QUEUE_SETTING + str(self._library().path))
         self.view.leave_queue()
+        self._end_blind_queue()
 
     # ---- reviewer name ------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.review.compare.similarity import SimilarityMatrix
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import QObject, QTimer
-from thoughtdesk.ui.review.compare.view import CotView
+from thoughtdesk.ui.review.compare.view import SIMILARITY_CHARS, CotView
 
 #: A sample's critiques, explanation ratings and flaw quotes, by CoT key (read ahead).
 SampleCritiques = tuple[
@@ -90,6 +90,9 @@ class SimilarityPrefetch(QObject):
         key = texts_of(views)
         if key in self._cache or key in self._running or not key:
             return
+        if sum(len(text) for text in key) > SIMILARITY_CHARS:
+            return  # too long to compare: the view shows it without highlighting
+
         cots = [v.text for v in views]
         task = (
             Task(lambda _ctx: SimilarityMatrix.compute(cots))

@@ -34,6 +34,7 @@ from thoughtdesk.core.review import (
     review_from,
     set_position,
 )
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.rating import RatingPanel
 from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.qt import (
@@ -52,6 +53,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
+from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, capped_steps
 from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, SpanMark
 from thoughtdesk.ui.review.edits import ReviewEdits, others_text, review_summary, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
@@ -59,7 +61,8 @@ from thoughtdesk.ui.review.label_colours import mark_colours
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS, capped, display_lines
+from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 LABEL_SET_SETTING = "review/labelSet"
 BLIND_SETTING = "review/blind"
@@ -109,8 +112,13 @@ class ReviewView(QWidget):
         self.ratings = ReviewRatings(self, self.undo_stack)
         self.prefetch = SimilarityPrefetch(self)
 
-        self.status = plain_label("", name="reviewStatus", selectable=True, keep_height=True)
-        self.progress = plain_label("", bold=True, name="queueProgress", selectable=True, keep_height=True)
+        self.status = ElidedLabel(name="reviewStatus")
+        # One line each, never wrapped: a wrapped label beside a stretched one was squeezed to a
+        # few characters per line. The queue's progress is shown whole while there is room.
+        self.progress = ElidedLabel(name="queueProgress", max_hint=900)
+        bold = self.progress.font()
+        bold.setBold(True)
+        self.progress.setFont(bold)
         self.question = QPlainTextEdit(objectName="reviewQuestion")
         self.question.setReadOnly(True)
         self.question.setMaximumHeight(96)
@@ -143,7 +151,7 @@ class ReviewView(QWidget):
         self._rating_cot: int | None = -1
 
         top = QHBoxLayout()
-        top.addWidget(self.progress)
+        top.addWidget(self.progress, 3)
         top.addWidget(self.status, 1)
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -280,7 +288,8 @@ class ReviewView(QWidget):
         # Notes and marks go with the panels: set afterwards, each would lay out or paint again.
         panel_notes = ["" if pk is None else self._note(reviews[pk], pk, names) for pk in self.cot_pks]
         panel_marks = [[] if pk is None else self._marks(reviews[pk], pk, names) for pk in self.cot_pks]
-        self.question.setPlainText(self._question_text(stored))
+        # Lines in pieces and invisible characters shown: a long question never stalls the box.
+        self.question.setPlainText(display_lines(reveal(self._question_text(stored))))
         self._rating_cot = -1  # the critiques were read again
         self.compare.set_cots(views, self.prefetch.take(views), panel_notes, panel_marks)
         self._refresh_all_cots(from_notes=True)
@@ -335,14 +344,24 @@ class ReviewView(QWidget):
         views: list[CotView] = []
         cot_pks: list[int | None] = []
         if sample.cot:
-            views.append(CotView(id="reference", text=[str(step) for step in sample.cot], is_reference=True))
+            steps = [str(step) for step in sample.cot]
+            shown_steps = capped_steps(steps, REVIEW_CHARS)
+            views.append(
+                CotView(
+                    id="reference",
+                    text=shown_steps,
+                    is_reference=True,
+                    full_text="\n".join(steps) if shown_steps != steps else "",
+                )
+            )
             cot_pks.append(None)
         for cot_pk, cot in pairs:
             answer = cot.answers[0] if cot.answers else None
             views.append(
                 CotView(
                     id=str(cot_pk),
-                    text=cot.cot or "",
+                    text=capped(cot.cot or "", REVIEW_CHARS)[0],
+                    full_text=cot.cot or "" if len(cot.cot or "") > REVIEW_CHARS else "",
                     key=cot_pk,
                     model="" if self.blind else model_name(cot.model),
                     prompt_keys=() if self.blind else tuple(k for k in (cot.instruction, cot.cot_trigger) if k),
@@ -377,7 +396,10 @@ class ReviewView(QWidget):
     @staticmethod
     def _question_text(stored: StoredSample) -> str:
         sample = stored.sample
-        lines = [f"{stored.dataset} / {stored.split} / {sample.id}", sample.question or ""]
+        question, hidden = capped(sample.question or "", INLINE_ALL_CHARS)
+        if hidden:
+            question += f" … {hidden:,} more characters (the Samples tab shows all)"
+        lines = [f"{stored.dataset} / {stored.split} / {sample.id}", question]
         if sample.choices:
             lines.append("Choices: " + " · ".join(str(c) for c in sample.choices))
         lines.append("Gold answer: " + ("; ".join(str(a) for a in sample.answer or []) or "(none)"))

@@ -1,7 +1,10 @@
 """The right-hand pane: one sample with its choices, context, reference CoT and generated CoTs.
 
 All text from datasets and models goes into widgets set to plain text (``Qt.PlainText``), so
-markup such as ``<img src=x>`` or ``<a href=...>`` is shown literally and never interpreted.
+markup such as ``<img src=x>`` or ``<a href=...>`` is shown literally and never interpreted;
+invisible characters (bidi overrides) are shown as ``<U+202E>``. A text too long for a label, or
+with a word longer than a line, goes into a :class:`~thoughtdesk.ui.widgets.long_text.LongText`:
+capped, wrapped anywhere, with "Show all" (a 10 MB one-word question opens like a short one).
 Each generated CoT shows its critiques (:mod:`thoughtdesk.ui.critiques.cards`) and the human
 ratings of it; CoT text a critique's main flaw quotes is marked (plain text with a format).
 """
@@ -9,12 +12,14 @@ ratings of it; CoT text a critique's main flaw quotes is marked (plain text with
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import find_quote_spans
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import GeneratedCot, model_name
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.cards import CritiqueList, one_line, score_text
 from thoughtdesk.ui.critiques.text import FittedText, Part
 from thoughtdesk.ui.qt import (
@@ -26,8 +31,10 @@ from thoughtdesk.ui.qt import (
     QToolButton,
     QVBoxLayout,
     QWidget,
+    Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import LongText, display_lines, fits_label
 
 #: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
 MARKED_COT_CHARS = 20_000
@@ -38,6 +45,14 @@ OPEN_CRITIQUES = 12
 
 def heading(text: str) -> QLabel:
     return plain_label(text, name="heading", bold=True, keep_height=True)
+
+
+def data_text(text: str, name: str, *, bold: bool = False, title: str = "Full text") -> QWidget:
+    """A selectable plain label for ``text``, or a :class:`LongText` when the text is too long
+    for one or has a word a label could not wrap."""
+    if fits_label(text):
+        return plain_label(text, name=name, bold=bold, selectable=True, keep_height=True, breakable=True)
+    return LongText(text, name=name, title=title)
 
 
 def letters(n: int) -> list[str]:
@@ -55,6 +70,7 @@ class CotCard(QFrame):
         critiques: Sequence[Critique] = (),
         ratings: Sequence[ExplanationRating] = (),
         open_critiques: bool = True,
+        on_trajectory: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("cotCard")
@@ -62,13 +78,25 @@ class CotCard(QFrame):
         layout = self._layout = QVBoxLayout(self)
         name = model_name(cot.model) or "unknown model"
         service = f" via {cot.api_service}" if cot.api_service else ""
-        layout.addWidget(plain_label(f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True))
+        layout.addWidget(
+            plain_label(
+                f"{name}{service}", name="cotModel", bold=True, selectable=True, keep_height=True, breakable=True
+            )
+        )
         keys = [k for k in (cot.instruction, cot.cot_trigger) if k]
         extraction = [a.answer_extraction for a in cot.answers if a.answer_extraction]
         fragments = "prompt: " + (" + ".join(keys) if keys else "(no instruction or trigger)")
         if extraction:
             fragments += "; extraction: " + ", ".join(dict.fromkeys(extraction))
         layout.addWidget(plain_label(fragments, name="cotFragments", keep_height=True))
+        guide = (cot.extra.get("thoughtdesk") or {}).get("guide") if isinstance(cot.extra, dict) else None
+        if isinstance(guide, dict) and on_trajectory is not None:
+            # A guided CoT (written step by step): its rationales and candidates are one click away.
+            steps = guide.get("steps", "?")
+            button = QToolButton(objectName="trajectoryButton")
+            button.setText(f"Trajectory… ({guide.get('label', 'guided')}, {steps} steps)")
+            button.clicked.connect(on_trajectory)
+            layout.addWidget(button)
         text = cot.cot or ""
         quotes = sorted(
             {(q.start, q.end) for critique in critiques for q in find_quote_spans(critique.parsed.main_flaw, text)}
@@ -78,7 +106,7 @@ class CotCard(QFrame):
             marked.set_parts([Part("", text, tuple(quotes))], limit=MARKED_COT_CHARS)
             layout.addWidget(marked)
         else:
-            layout.addWidget(plain_label(text or "(empty CoT)", name="cotText", selectable=True, keep_height=True))
+            layout.addWidget(data_text(text or "(empty CoT)", "cotText", title=f"CoT of {name}"))
         for answer in cot.answers:
             verdict = {True: "✓ correct", False: "✗ incorrect", None: "not scored"}[answer.correct_answer]
             scoring = answer.scoring
@@ -86,7 +114,7 @@ class CotCard(QFrame):
                 # scored, no answer found: not the same as never scored (issue 17.5)
                 verdict = f"✗ not extractable ({scoring.reason})" if scoring.reason else "✗ not extractable"
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
-            label = plain_label(text, name="cotAnswer", bold=True, selectable=True, keep_height=True)
+            label = data_text(text, "cotAnswer", bold=True, title="Extracted answer")
             if answer.correct_answer is not None:
                 label.setProperty("correct", answer.correct_answer)
             layout.addWidget(label)
@@ -98,7 +126,9 @@ class CotCard(QFrame):
                 for a in cot.annotations
             )
             layout.addWidget(
-                plain_label("Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True)
+                plain_label(
+                    "Annotations: " + notes, name="cotAnnotations", selectable=True, keep_height=True, breakable=True
+                )
             )
         if ratings:
             rated = "; ".join(
@@ -107,7 +137,9 @@ class CotCard(QFrame):
                 + (f" ({', '.join(r.dimensions)})" if r.dimensions else "")
                 for r in ratings
             )
-            layout.addWidget(plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True))
+            layout.addWidget(
+                plain_label("Ratings: " + rated, name="cotRatings", selectable=True, keep_height=True, breakable=True)
+            )
         self.critiques = list(critiques)
         self.critique_list: CritiqueList | None = None
         self.critiques_toggle: QToolButton | None = None
@@ -134,12 +166,17 @@ class CotCard(QFrame):
 
 
 class SampleDetail(QScrollArea):
-    """Shows one :class:`StoredSample`; empty until :meth:`show_sample` is called."""
+    """Shows one :class:`StoredSample`; empty until :meth:`show_sample` is called.
+    ``trajectory_requested(cot_pk)``: the user asked for a guided CoT's trajectory."""
+
+    trajectory_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        # Everything wraps (plain_label(breakable=True)): the pane never scrolls sideways.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.current: StoredSample | None = None
         self.critiques: Mapping[int, Sequence[Critique]] = {}
         self.ratings: Mapping[int, Sequence[ExplanationRating]] = {}
@@ -181,10 +218,11 @@ class SampleDetail(QScrollArea):
                 name="sampleHeader",
                 selectable=True,
                 keep_height=True,
+                breakable=True,
             )
         )
         layout.addWidget(heading("Question"))
-        layout.addWidget(plain_label(s.question or "", name="question", selectable=True, keep_height=True))
+        layout.addWidget(data_text(s.question or "", "question", title="Question"))
 
         gold = {str(a) for a in (s.answer or [])}
         if s.choices:
@@ -192,18 +230,15 @@ class SampleDetail(QScrollArea):
             for letter, choice in zip(letters(len(s.choices)), s.choices, strict=False):
                 is_gold = str(choice) in gold or letter in gold
                 mark = "✓ " if is_gold else "   "
-                label = plain_label(
-                    f"{mark}{letter}) {choice}", name="choice", bold=is_gold, selectable=True, keep_height=True
-                )
+                label = data_text(f"{mark}{letter}) {choice}", "choice", bold=is_gold, title=f"Choice {letter}")
                 label.setProperty("gold", is_gold)
                 layout.addWidget(label)
         layout.addWidget(
-            plain_label(
+            data_text(
                 "Gold answer: " + ("; ".join(str(a) for a in s.answer or []) or "(none)"),
-                name="gold",
+                "gold",
                 bold=True,
-                selectable=True,
-                keep_height=True,
+                title="Gold answer",
             )
         )
 
@@ -218,7 +253,9 @@ class SampleDetail(QScrollArea):
             context = QPlainTextEdit()
             context.setObjectName("context")
             context.setReadOnly(True)
-            context.setPlainText(s.context)
+            # A plain-text edit lays out only the lines in view; lines of a long unbroken
+            # context are shown in pieces so no one line is laid out whole.
+            context.setPlainText(display_lines(reveal(s.context)))
             context.setMaximumHeight(180)
             context.setVisible(toggle.isChecked())
 
@@ -234,7 +271,7 @@ class SampleDetail(QScrollArea):
         layout.addWidget(heading(f"Reference CoT ({len(steps)} steps)"))
         if steps:
             for n, step in enumerate(steps, start=1):
-                layout.addWidget(plain_label(f"{n}. {step}", name="referenceStep", selectable=True, keep_height=True))
+                layout.addWidget(data_text(f"{n}. {step}", "referenceStep", title=f"Reference step {n}"))
         else:
             layout.addWidget(plain_label("(this dataset has no reference CoT for the sample)", keep_height=True))
 
@@ -247,6 +284,7 @@ class SampleDetail(QScrollArea):
                     critiques=self.critiques.get(cot_pk, ()),
                     ratings=self.ratings.get(cot_pk, ()),
                     open_critiques=open_critiques,
+                    on_trajectory=partial(self.trajectory_requested.emit, cot_pk),
                 )
             )
         layout.addStretch(1)
@@ -257,6 +295,8 @@ class SampleDetail(QScrollArea):
         widget = self.widget()
         if widget is None:
             return []
-        return [label.text() for label in widget.findChildren(QLabel)] + [
-            view.toPlainText() for view in widget.findChildren(FittedText)
-        ]
+        return (
+            [label.text() for label in widget.findChildren(QLabel)]
+            + [view.toPlainText() for view in widget.findChildren(FittedText)]
+            + [long.shown_text() for long in widget.findChildren(LongText)]
+        )

@@ -12,11 +12,13 @@ them all at once on the calling thread, so callers never see a wrong answer.
 
 from __future__ import annotations
 
+import html
 from collections import OrderedDict
 from collections.abc import Sequence
 
 from thoughtdesk.core.library.queries import SampleFilter, SampleRow, first_sample_keys, sample_keys, sample_rows
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
     QAbstractTableModel,
@@ -258,7 +260,8 @@ class SampleTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(row, column)
         if role == Qt.ItemDataRole.ToolTipRole and column in (1, 3):
-            return row.question if column == 1 else row.gold
+            # Qt guesses whether a tooltip is rich text: escaped in a paragraph, it never is.
+            return f"<p>{html.escape(reveal(row.question if column == 1 else row.gold), quote=False)}</p>"
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (4, 5, 6):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == SAMPLE_KEY_ROLE:
@@ -267,14 +270,15 @@ class SampleTableModel(QAbstractTableModel):
 
     @staticmethod
     def _display(row: SampleRow, column: int) -> str:
+        # Cells come from bounded prefixes of the texts (queries.sample_rows), never whole texts.
         if column == 0:
-            return row.sample_id
+            return reveal(row.sample_id)
         if column == 1:
-            return " ".join(row.question.split())
+            return reveal(" ".join(row.question.split()))
         if column == 2:
             return row.type
         if column == 3:
-            return row.gold
+            return reveal(row.gold)
         if column == 4:
             return str(row.n_cots)
         if column == 5:

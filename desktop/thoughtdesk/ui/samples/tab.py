@@ -48,10 +48,16 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.samples.collection_tree import CollectionTree, TreeNode
 from thoughtdesk.ui.samples.sample_detail import SampleDetail
-from thoughtdesk.ui.samples.sample_model import SampleTableModel
+from thoughtdesk.ui.samples.sample_model import COLUMNS, SampleTableModel
+from thoughtdesk.ui.settings.options import column_widths, save_column_widths
+from thoughtdesk.ui.trajectories.view import open_trajectory
 
 #: Milliseconds between the last key typed in the search box and the query.
 SEARCH_DELAY_MS = 150
+#: The table's stretched column, and the most each other column gets when fitted to its rows
+#: (a long id or gold answer is elided; the question keeps the width).
+QUESTION_COLUMN = 1
+COMPACT_MAX = {0: 120, 2: 100, 3: 110, 4: 60, 5: 72, 6: 84}
 
 
 class SamplesTab(QSplitter):
@@ -122,10 +128,7 @@ class SamplesTab(QSplitter):
         self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((0, 150), (2, 100), (3, 140), (4, 50), (5, 64), (6, 74)):
-            self.table.setColumnWidth(column, width)
+        self._setup_columns()
         self.table.selectionModel().currentRowChanged.connect(self._row_changed)
         self.count_label = QLabel(objectName="countLabel")
 
@@ -143,10 +146,52 @@ class SamplesTab(QSplitter):
 
         self.detail = SampleDetail()
         self.detail.setObjectName("sampleDetailPane")
+        self.detail.trajectory_requested.connect(lambda pk: open_trajectory(self, self._window.library, pk))
         self.addWidget(self.tree)
         self.addWidget(centre)
         self.addWidget(self.detail)
-        self.setSizes([260, 640, 500])
+        # The table gets the most: the question is what people read in it.
+        self.setSizes([185, 815, 350])
+
+    # Columns ----------------------------------------------------------------------------------
+
+    def _setup_columns(self) -> None:
+        """The Question column takes the spare width; the others are compact: their header's
+        width at least, fitted to the first rows shown once, at most :data:`COMPACT_MAX`. Widths
+        the user drags are remembered (``columns/sampleTable``) and win over the fitted ones."""
+        header = self.table.horizontalHeader()
+        header.setMinimumSectionSize(36)
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(QUESTION_COLUMN, QHeaderView.ResizeMode.Stretch)
+        saved = column_widths(self.table.objectName())
+        self._fitting = False
+        self._columns_fitted = len(saved) == len(COLUMNS)
+        for column in COMPACT_MAX:
+            width = saved[column] if self._columns_fitted else header.sectionSizeHint(column)
+            self.table.setColumnWidth(column, max(width, header.sectionSizeHint(column)))
+        header.sectionResized.connect(self._column_resized)
+        self.model.modelReset.connect(self._fit_columns_once)
+
+    def _fit_columns_once(self) -> None:
+        """Fit the compact columns to the first rows shown (once; not on every refresh, which
+        would make the columns jump while the user browses)."""
+        if self._columns_fitted or self.model.rowCount() == 0:
+            return
+        self._columns_fitted = True
+        header = self.table.horizontalHeader()
+        self._fitting = True  # not the user's resizing: nothing to remember
+        try:
+            for column, most in COMPACT_MAX.items():
+                fitted = min(self.table.sizeHintForColumn(column), most)
+                self.table.setColumnWidth(column, max(fitted, header.sectionSizeHint(column)))
+        finally:
+            self._fitting = False
+
+    def _column_resized(self, column: int, _old: int, _new: int) -> None:
+        if column == QUESTION_COLUMN or self._fitting:  # the stretched column follows the window
+            return
+        save_column_widths(self.table.objectName(), [self.table.columnWidth(c) for c in range(len(COLUMNS))])
 
     # Library ----------------------------------------------------------------------------------
 

@@ -14,10 +14,13 @@ key                                type    meaning
 ``providers/anthropic/enabled``    bool    offer Anthropic
 ``providers/anthropic/base_url``   str     Anthropic's API address
 ``firstRun/done``                  bool    the first-run wizard was completed
+``columns/<table>``                str     a table's column widths the user set ("150,0,90")
 =================================  ======  ==============================================
 
 API keys are never settings: they live in the OS keyring (:mod:`thoughtdesk.core.settings.secrets`).
-Saving also mirrors offline mode into ``core.json`` (:mod:`thoughtdesk.core.settings.config`) for the CLI.
+They live in one INI file in the config folder (:func:`use_settings_file`), which the command
+line reads as well (:func:`thoughtdesk.core.paths.read_settings`): offline mode and the library
+chosen here apply to ``thoughtdesk`` commands too.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from __future__ import annotations
 import getpass
 import os
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
+from thoughtdesk.core.paths import settings_file
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import network
 from thoughtdesk.ui.qt import QSettings
@@ -47,6 +52,9 @@ OPENAI_BASE_URL = "providers/openai/base_url"
 ANTHROPIC_ENABLED = "providers/anthropic/enabled"
 ANTHROPIC_BASE_URL = "providers/anthropic/base_url"
 FIRST_RUN_DONE = "firstRun/done"
+#: Where the settings were copied from on the first start with the settings file ("" = nowhere).
+MIGRATED_FROM = "settingsFile/migratedFrom"
+COLUMN_WIDTHS = "columns/"  # + the table's object name
 
 
 def default_user_name() -> str:
@@ -84,9 +92,36 @@ _KEYS: dict[str, str] = {
 }
 
 
+def use_settings_file() -> Path:
+    """Point every QSettings of this process, ``QSettings()`` included, at the one settings file
+    the command line reads too (:func:`thoughtdesk.core.paths.settings_file`): INI format, in the
+    config folder (so ``THOUGHTDESK_CONFIG_DIR`` reaches it). On the first start with it, the
+    settings an earlier version kept in the platform's own store (the registry, a plist, a .conf
+    file) are copied into it once. Returns the file's path; cheap enough to call again."""
+    path = settings_file()
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(path.parent.parent))
+    if not path.exists():
+        _migrate_native_settings(QSettings(str(path), QSettings.Format.IniFormat))
+    return path
+
+
+def _migrate_native_settings(target: QSettings) -> None:
+    old = QSettings(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    if old.fileName() == target.fileName():
+        return
+    keys = old.allKeys()
+    if not keys:  # nothing to bring over: no file is made until something is saved
+        return
+    for key in keys:
+        target.setValue(key, old.value(key))
+    target.setValue(MIGRATED_FROM, old.fileName())  # once: the file exists from now on
+    target.sync()
+
+
 def open_settings() -> QSettings:
-    """The user's settings store, named explicitly so it is the same before a QApplication exists."""
-    return QSettings(ORGANIZATION, APPLICATION)
+    """The user's settings store (the one settings file), the same before a QApplication exists."""
+    return QSettings(str(use_settings_file()), QSettings.Format.IniFormat)
 
 
 def _read(store: QSettings, key: str, default: Any) -> Any:
@@ -112,10 +147,7 @@ def save_settings(settings: AppSettings, store: QSettings | None = None) -> None
     for name, key in _KEYS.items():
         value = getattr(settings, name)
         store.setValue(key, value.strip() if isinstance(value, str) else value)
-    store.sync()
-    mirrored = core_config.load_config()
-    mirrored.offline = settings.offline
-    core_config.save_config(mirrored)
+    store.sync()  # the command line reads offline mode, the library and the rest from this same file
     if network.offline_override() is None:  # --offline or the environment, when set, stay in charge
         network.set_offline(settings.offline)
 
@@ -150,3 +182,19 @@ def apply_startup_settings(store: QSettings | None = None) -> AppSettings:
     network.set_offline(settings.offline if forced is None else forced)
     core_config.use_key_file_if_allowed()
     return settings
+
+
+def column_widths(table: str, store: QSettings | None = None) -> list[int]:
+    """The column widths saved for ``table`` (an object name), [] when none or unreadable."""
+    text = str(_read(store or open_settings(), COLUMN_WIDTHS + table, ""))
+    try:
+        widths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:  # an edited settings file: fall back to the computed widths
+        return []
+    return widths if all(0 <= width <= 10_000 for width in widths) else []
+
+
+def save_column_widths(table: str, widths: list[int], store: QSettings | None = None) -> None:
+    """Remember ``table``'s column widths (written when the user resizes a column)."""
+    store = store or open_settings()
+    store.setValue(COLUMN_WIDTHS + table, ",".join(str(width) for width in widths))

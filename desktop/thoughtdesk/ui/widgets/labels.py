@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
-from thoughtdesk.ui.qt import QLabel, QSizePolicy, Qt
+import re
+
+from thoughtdesk.core.visible_text import reveal
+from thoughtdesk.ui.qt import QFrame, QLabel, QResizeEvent, QSize, QSizePolicy, Qt, QTextEdit, QTextOption, QWidget
+
+#: Spaces that forbid a line break (MedMCQA has them between words): shown as plain spaces.
+_NO_BREAK = re.compile("[\u00a0\u2007\u202f\u2060\ufeff]")
+#: Runs of this many characters without a break opportunity get one every BREAK_EVERY.
+_LONG_RUN = re.compile(r"[^\s\u200b]{48,}")
+BREAK_EVERY = 24
+
+
+def breakable_text(text: str) -> str:
+    """``text`` for display in a word-wrapped label, which only breaks lines at spaces: no-break
+    spaces become spaces, and a zero-width space goes every :data:`BREAK_EVERY` characters into
+    runs of 48 or more without one (URLs, hashes, SMILES). Display only: stored text is unchanged."""
+    text = _NO_BREAK.sub(" ", text)
+    return _LONG_RUN.sub(lambda run: "\u200b".join(_chunks(run.group(), BREAK_EVERY)), text)
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    return [text[start : start + size] for start in range(0, len(text), size)]
 
 
 def plain_label(
@@ -13,6 +34,7 @@ def plain_label(
     selectable: bool = False,
     bold: bool = False,
     keep_height: bool = False,
+    breakable: bool = False,
 ) -> QLabel:
     """A QLabel showing ``text`` as plain text (never rich text), word-wrapped unless ``wrap`` is off.
 
@@ -22,11 +44,19 @@ def plain_label(
     labels share a column (the sample detail, the review panels). It is off by default because in
     a form with spare room the size hint (taken at a narrower width than the label gets) would
     make a one-line note two or three lines tall.
+
+    Invisible characters (bidi controls, zero-width spaces) in ``text`` are shown as escapes,
+    ``<U+202E>`` (:func:`~thoughtdesk.core.visible_text.reveal`); so is text set later
+    through :func:`set_plain_text`.
+
+    ``breakable`` shows the text through :func:`breakable_text` (after the escapes, so the
+    break points it adds are not shown), so data text wraps whatever it holds (no-break spaces,
+    a 300-character token) instead of widening its pane.
     """
     label = QLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(wrap)
-    label.setText(text)
+    label.setText(breakable_text(reveal(text)) if breakable else reveal(text))
     if wrap and keep_height:
         label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     if selectable:
@@ -38,3 +68,62 @@ def plain_label(
         font.setBold(True)
         label.setFont(font)
     return label
+
+
+def set_plain_text(label: QLabel, text: str) -> None:
+    """Set a plain label's text later, invisible characters shown as in :func:`plain_label`."""
+    label.setText(reveal(text))
+
+
+class MessageText(QTextEdit):
+    """A message (plain text, selectable) that wraps anywhere, so a long URL or path breaks
+    instead of being cut, and is as tall as its text up to ``max_lines`` lines, then scrolls.
+
+    A drop-in for a wrapped label holding messages built from URLs and paths (the download
+    dialog's "offline mode is on…", four lines of it were visible): ``text()``/``setText()``.
+    """
+
+    def __init__(self, text: str = "", *, name: str = "", max_lines: int = 8, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        if name:
+            self.setObjectName(name)
+        self.max_lines = max_lines
+        self.setReadOnly(True)
+        self.setAcceptRichText(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.viewport().setAutoFillBackground(False)  # reads as a label on the dialog's background
+        self.document().setDocumentMargin(1)
+        self.setText(text)
+
+    def text(self) -> str:
+        """The whole message."""
+        return self.toPlainText()
+
+    def setText(self, text: str) -> None:  # QLabel's name
+        self.setPlainText(text)
+        self._fit()
+
+    def sizeHint(self) -> QSize:  # Qt API: never widen the window for a long line
+        return QSize(200, self.height())
+
+    def minimumSizeHint(self) -> QSize:  # Qt API
+        return QSize(100, self.height())
+
+    def resizeEvent(self, event) -> None:  # Qt API
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        document = self.document()  # laid out by QTextEdit at the viewport's width
+        line = self.fontMetrics().lineSpacing()
+        wanted = int(document.size().height()) if self.toPlainText() else line
+        height = min(wanted, self.max_lines * line + 2) + 2 * self.frameWidth() + 1
+        if height != self.height():
+            before = self.size()
+            self.setFixedHeight(height)
+            # QTextEdit sets its scroll range in resizeEvent; a height set from inside one is
+            # not always followed by another, which left a range for the old height.
+            super().resizeEvent(QResizeEvent(self.size(), before))

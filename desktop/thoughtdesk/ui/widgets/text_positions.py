@@ -5,7 +5,9 @@ A ``QTextDocument`` built by :mod:`thoughtdesk.ui.review.compare.safe_text` coun
 
 * positions are UTF-16 code units, so a character outside the Basic Multilingual Plane (an
   emoji, some maths symbols) takes two positions;
-* every line break becomes one ``<br/>``, i.e. one position, and ``"\\r\\n"`` is one break.
+* every line break becomes one ``<br/>``, i.e. one position, and ``"\\r\\n"`` is one break;
+* an invisible character (a bidi control, :mod:`thoughtdesk.core.visible_text`) is shown
+  as its escape, ``<U+202E>``: eight positions.
 
 :class:`PositionMap` answers both directions for one text. Pure Python, so it is tested without a
 display; built once per CoT shown (linear in the text length).
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+
+from thoughtdesk.core.visible_text import INVISIBLE, escape_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +37,11 @@ class PositionMap:
             positions[index] = position
             if char == "\n" and index > 0 and text[index - 1] == "\r":
                 continue  # "\r\n" is one break: the "\n" adds nothing
-            position += 2 if ord(char) > 0xFFFF else 1
+            code = ord(char)
+            if code in INVISIBLE:
+                position += len(escape_of(char))
+            else:
+                position += 2 if code > 0xFFFF else 1
         positions[len(text)] = position
         return cls(text, tuple(positions))
 

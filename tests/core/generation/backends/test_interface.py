@@ -71,7 +71,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
         ResilientBackend,
     )
 
-    fields = {"chat", "completion", "multiple_samples", "seed", "logprobs", "prompt_logprobs", "streaming"}
+    fields = {"chat", "completion", "multiple_samples", "seed", "logprobs", "prompt_logprobs", "streaming", "scoring"}
     assert set(asdict(Capabilities(True, True, True, True, True, True))) == fields
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF" + b"\0" * 16)  # the capabilities need no loaded model
@@ -86,6 +86,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             logprobs=True,
             prompt_logprobs=False,
             streaming=False,
+            scoring=False,
         ),
         completions: dict(
             chat=True,
@@ -95,6 +96,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             logprobs=True,
             prompt_logprobs=True,
             streaming=False,
+            scoring=True,
         ),
         AnthropicBackend("k"): dict(
             chat=True,
@@ -104,6 +106,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             logprobs=False,
             prompt_logprobs=False,
             streaming=False,
+            scoring=False,
         ),
         LlamaCppBackend(LlamaCppSettings(gguf)): dict(
             chat=True,
@@ -113,6 +116,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             logprobs=True,
             prompt_logprobs=True,
             streaming=True,
+            scoring=True,
         ),
     }
     for backend, capabilities in expected.items():

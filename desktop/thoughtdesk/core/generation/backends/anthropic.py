@@ -33,6 +33,7 @@ class AnthropicBackend(Backend):
     capabilities = Capabilities(
         chat=True, completion=False, multiple_samples=False, seed=False, logprobs=False, prompt_logprobs=False
     )
+    scoring_unsupported_reason = "Anthropic's Messages API returns no token log-probs"
 
     def __init__(
         self,
@@ -100,11 +101,10 @@ class AnthropicBackend(Backend):
         hint = "the raw answer is kept with the failed request"
         if not isinstance(data, dict) or not isinstance(data.get("content"), list):
             raise BadResponse(self.provider, "the answer has no content list", hint=hint, raw_body=body)
-        texts = [
-            block.get("text", "")
-            for block in data["content"]
-            if isinstance(block, dict) and block.get("type") == "text"
-        ]
+        blocks = [block for block in data["content"] if isinstance(block, dict) and block.get("type") == "text"]
+        texts = [block.get("text", "") for block in blocks]
+        if any(not isinstance(text, str) for text in texts):  # a number or list where text belongs
+            raise BadResponse(self.provider, "a text block of the answer holds no text", hint=hint, raw_body=body)
         if not texts:
             raise BadResponse(self.provider, "the answer has no text content", hint=hint, raw_body=body)
         reported = data.get("usage")

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.scoring import TokenScores
 
 #: Called with each new piece of text while a completion streams (sample index, text piece).
 TokenCallback = Callable[[int, str], None]
@@ -135,6 +136,7 @@ class Capabilities:
     logprobs: bool
     prompt_logprobs: bool  # log-probabilities of the prompt tokens (echo)
     streaming: bool = False
+    scoring: bool = False  # Backend.score: exact log-probs of given text (core/generation/scoring.py)
 
 
 class Backend(ABC):
@@ -154,6 +156,25 @@ class Backend(ABC):
 
         ``on_token`` is called on the event loop's thread with streamed text, where supported.
         """
+
+    #: Why ``score`` is not offered, in words (used by the default :meth:`score`).
+    scoring_unsupported_reason: str = "this provider returns no log-probs of given text"
+
+    @property
+    def scoring_detail(self) -> str:
+        """One line for the UI about scoring with this backend: why it cannot, or what it costs."""
+        if not self.capabilities.scoring:
+            return f"{self.label} cannot score text: {self.scoring_unsupported_reason}"
+        return f"{self.label} scores text exactly (log-probs of the given tokens)"
+
+    async def score(self, prefix: str, continuations: Sequence[str]) -> list[TokenScores]:
+        """Score each continuation after ``prefix``; the prefix is evaluated once where the backend can reuse it.
+
+        Returns one :class:`TokenScores` per continuation, in order (the joint tokenisation of
+        prefix + continuation). Backends that cannot raise :class:`ScoringUnsupported`; nothing
+        is approximated.
+        """
+        raise ScoringUnsupported(self.label, self.scoring_unsupported_reason)
 
     async def aclose(self) -> None:  # noqa: B027 - optional: a backend holding nothing has nothing to release
         """Release connections or the loaded model."""
@@ -251,6 +272,17 @@ class BadRequest(BackendError):
 
 class ModelFileError(BackendError):
     """A local model file that is missing, unreadable or not a GGUF file."""
+
+
+class ScoringUnsupported(BackendError):
+    """The backend cannot give log-probs of given text (chat-only APIs, Anthropic, llama-server)."""
+
+    def __init__(self, label: str, reason: str, *, hint: str | None = None, raw_body: str | None = None) -> None:
+        super().__init__(label, f"cannot score text: {reason}", hint=hint, raw_body=raw_body)
+
+    def __str__(self) -> str:
+        text = f"{self.provider} {self.message}"
+        return f"{text}; {self.hint}" if self.hint else text
 
 
 def join_raw_bodies(bodies: Sequence[str]) -> str:

@@ -13,6 +13,7 @@ import httpx
 
 from thoughtdesk.core.generation.backends.http import error_text
 from thoughtdesk.core.settings.network import OfflineError, require_network
+from thoughtdesk.core.settings.transport import sync_client
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -52,7 +53,7 @@ def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> Conn
     try:
         # No redirects: httpx drops only Authorization on a cross-origin redirect, not x-api-key,
         # and a key goes only to the address it was given for (runs do not follow them either).
-        with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client:
+        with sync_client(timeout=timeout, follow_redirects=False) as client:  # the network's proxy and CAs
             response = client.get(url, headers=headers)
     except httpx.ConnectError as error:
         return ConnectionResult(False, f"cannot connect to {url}: {error}")

@@ -37,6 +37,7 @@ from thoughtdesk.core.generation.backends.base import (
 )
 from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.core.settings.network import require_network
+from thoughtdesk.core.settings.transport import environment_mounts, ssl_context
 
 _MODEL_MISSING_WORDS = (
     "model_not_found",
@@ -112,12 +113,16 @@ class ShardedTransport(httpx.AsyncBaseTransport):
     request goes to the pool with the fewest requests open. All pools share one TLS context
     (making one reads the CA bundle: ~0.1 s each). Keep-alive: every connection is kept."""
 
-    def __init__(self, max_connections: int = 100) -> None:
+    def __init__(
+        self, max_connections: int = 100, *, verify: ssl.SSLContext | None = None, proxy: str | None = None
+    ) -> None:
         shards = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
         per_shard = -(-max_connections // shards)
         limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
-        context = ssl.create_default_context()
-        self._pools = [httpx.AsyncHTTPTransport(verify=context, limits=limits, trust_env=False) for _ in range(shards)]
+        context = verify or ssl.create_default_context()
+        self._pools = [
+            httpx.AsyncHTTPTransport(verify=context, limits=limits, trust_env=False, proxy=proxy) for _ in range(shards)
+        ]
         self._open = [0] * shards
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -149,10 +154,18 @@ def new_client(max_connections: int = 100) -> httpx.AsyncClient:
     """An AsyncClient with enough kept-alive connections for concurrent requests, spread over
     small pools (:class:`ShardedTransport`).
 
-    Timeouts are set per request (see :func:`post_json`); no proxy or netrc is read from the
-    environment so that a test server on 127.0.0.1 is reached directly.
+    Timeouts are set per request (see :func:`post_json`). The environment's proxy and
+    certificate settings are honoured and loopback always goes direct
+    (:mod:`thoughtdesk.core.settings.transport`): on a hospital network generation works where
+    dataset downloads work, and a model server on 127.0.0.1 is never sent through the proxy.
     """
-    return httpx.AsyncClient(transport=ShardedTransport(max_connections), trust_env=False)
+    verify = ssl_context()
+    return httpx.AsyncClient(
+        transport=ShardedTransport(max_connections, verify=verify),
+        # A client given a transport reads no proxies from the environment: they are mounted here.
+        mounts=environment_mounts(lambda proxy: ShardedTransport(max_connections, verify=verify, proxy=proxy)),
+        trust_env=False,
+    )
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -329,6 +342,15 @@ def error_for_status(
             ServerError,
             f"server error (HTTP {status}){said}",
             "retried automatically; if it persists, check the server's logs or the provider's status page",
+        )
+    if 300 <= status < 400:
+        # Never followed: a redirect would take the API key (in the headers) to another address.
+        location = redact(headers.get("location") or "") or "no address given"
+        return error(
+            BadRequest,
+            f"the server at {url} redirected the request (HTTP {status}) to {location}",
+            "redirects are not followed, so the API key never goes to another address; if you trust "
+            "that address, use it as the base URL",
         )
     return error(
         BadRequest,

@@ -5,6 +5,11 @@ thread-safe, and one model at a time is what a laptop can run); ``complete`` awa
 asyncio loop (and a GUI driving it) stays responsive. Streamed pieces of text are handed to
 ``on_token`` on the event loop's thread. Cancelling the awaiting task stops generation at the
 next token.
+
+Scoring (``score``) uses a second instance of the model, loaded on the same worker thread only
+when scoring is first asked for, with ``logits_all=True``: it keeps the logits of every position
+(n_ctx x vocabulary floats), which generation does not need. :func:`score_with_llama` evaluates
+a shared prefix once and each continuation after it through the KV cache.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +37,7 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
+from thoughtdesk.core.generation.scoring import TokenScores, continuation_start
 
 PROVIDER = "llamacpp"
 GGUF_MAGIC = b"GGUF"
@@ -45,6 +52,8 @@ class LlamaCppSettings:
     ``chat_template="gguf"`` formats chat requests with the template stored in the GGUF file;
     ``"none"`` joins the messages' texts and treats them as a raw prompt. ``completion_template``
     wraps raw prompts; its ``{prompt}`` is replaced literally (e.g. a model's turn markers).
+    ``score_reuse_prefix`` evaluates a scored prefix once for all its continuations (False:
+    each continuation's whole text in one evaluation, slower; see :func:`score_with_llama`).
     """
 
     model_path: Path
@@ -54,6 +63,7 @@ class LlamaCppSettings:
     chat_template: Literal["gguf", "none"] = "gguf"
     completion_template: str = "{prompt}"
     seed: int = 0xFFFFFFFF  # llama.cpp's "random seed" value, used when a request has none
+    score_reuse_prefix: bool = True
 
 
 def check_gguf_file(path: str | Path) -> Path:
@@ -90,12 +100,15 @@ class LlamaCppBackend(Backend):
         logprobs=True,
         prompt_logprobs=True,
         streaming=True,
+        scoring=True,
     )
 
     def __init__(self, settings: LlamaCppSettings) -> None:
         self.settings = settings
         self.model_path = check_gguf_file(settings.model_path)
         self._llama: Any = None
+        self._scorer: Any = None  # the logits_all=True instance, loaded when scoring is first asked for
+        self._scoring_memory: ScoringMemory | None = None
         # One worker: llama.cpp contexts must not be used from two threads at once.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
         self._load_lock = asyncio.Lock()
@@ -107,7 +120,7 @@ class LlamaCppBackend(Backend):
     def __repr__(self) -> str:
         return f"LlamaCppBackend({str(self.model_path)!r}, n_ctx={self.settings.n_ctx})"
 
-    def _load_blocking(self) -> Any:
+    def _load_blocking(self, **extra: Any) -> Any:
         try:
             from llama_cpp import Llama
         except ImportError:
@@ -125,6 +138,7 @@ class LlamaCppBackend(Backend):
                 n_gpu_layers=settings.n_gpu_layers,
                 seed=settings.seed,
                 verbose=False,
+                **extra,
             )
         except (ValueError, RuntimeError, OSError) as error:
             raise ModelFileError(
@@ -139,6 +153,68 @@ class LlamaCppBackend(Backend):
             if self._llama is None:
                 loop = asyncio.get_running_loop()
                 self._llama = await loop.run_in_executor(self._executor, self._load_blocking)
+
+    async def load_scorer(self) -> ScoringMemory:
+        """Load the scoring instance (``logits_all=True``) on the worker thread if not loaded yet;
+        return its memory estimate."""
+        async with self._load_lock:
+            loop = asyncio.get_running_loop()
+            if self._scorer is None:
+                self._scorer = await loop.run_in_executor(self._executor, lambda: self._load_blocking(logits_all=True))
+                self._scoring_memory = scoring_memory_of(self._scorer)
+        assert self._scoring_memory is not None
+        return self._scoring_memory
+
+    async def scoring_memory(self) -> ScoringMemory:
+        """What scoring costs in memory, without loading the scoring instance (the vocabulary
+        and the model's shape are read from the loaded model, else from the file's vocabulary)."""
+        if self._scoring_memory is None:
+            loop = asyncio.get_running_loop()
+            self._scoring_memory = await loop.run_in_executor(self._executor, self._estimate_blocking)
+        return self._scoring_memory
+
+    def _estimate_blocking(self) -> ScoringMemory:
+        if self._scorer is not None or self._llama is not None:
+            return scoring_memory_of(self._scorer or self._llama, n_ctx=self.settings.n_ctx)
+        vocab = self._load_blocking(vocab_only=True)  # the vocabulary and metadata only: fast, small
+        try:
+            return scoring_memory_of(vocab, n_ctx=self.settings.n_ctx, n_batch=512)
+        finally:
+            vocab.close()
+
+    @property
+    def scoring_detail(self) -> str:
+        memory = self._scoring_memory
+        if memory is None:
+            return (
+                f"{self.label} scores text exactly with a second copy of the model that keeps the log-probs "
+                f"of every position (n_ctx {self.settings.n_ctx} x the vocabulary; the cost is shown once known)"
+            )
+        return f"{self.label} scores text exactly; {memory.describe()}"
+
+    async def score(self, prefix: str, continuations: Sequence[str]) -> list[TokenScores]:
+        """Score each continuation after ``prefix`` on the scoring instance (loaded on first
+        use); the prefix is evaluated once and reused through the KV cache. Cancelling stops
+        between continuations."""
+        await self.load_scorer()
+        loop = asyncio.get_running_loop()
+        cancel = threading.Event()
+        future = loop.run_in_executor(
+            self._executor,
+            lambda: score_with_llama(
+                self._scorer, prefix, list(continuations), reuse=self.settings.score_reuse_prefix, cancel=cancel
+            ),
+        )
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        except ValueError as error:
+            # llama.cpp says so when the tokens do not fit the context.
+            raise BadRequest(
+                PROVIDER, f"{error}", hint="raise the context size (n_ctx) or score shorter texts"
+            ) from None
 
     @property
     def uses_gguf_chat_template(self) -> bool:
@@ -253,11 +329,151 @@ class LlamaCppBackend(Backend):
         )
 
     async def aclose(self) -> None:
-        llama, self._llama = self._llama, None
-        if llama is not None:
-            loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self._executor, llama.close)
+        loop = asyncio.get_running_loop()
+        for name in ("_llama", "_scorer"):
+            llama = getattr(self, name)
+            setattr(self, name, None)
+            if llama is not None:
+                await loop.run_in_executor(self._executor, llama.close)
         self._executor.shutdown(wait=False)
+
+
+# --- scoring ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringMemory:
+    """The extra memory of the scoring instance, in bytes, and what it comes from."""
+
+    n_ctx: int
+    n_vocab: int
+    logits_bytes: int  # llama-cpp-python's n_ctx x n_vocab float32 array of every position's logits
+    output_bytes: int  # llama.cpp's output buffer: up to n_batch positions' logits at once
+    kv_bytes: int  # the second context's KV cache (f16), estimated from the model's shape
+
+    @property
+    def total(self) -> int:
+        return self.logits_bytes + self.output_bytes + self.kv_bytes
+
+    def describe(self) -> str:
+        """E.g. ``scoring needs about 1.0 GB more memory (logits of 512 positions x 262,144 tokens)``."""
+        return (
+            f"scoring needs about {self.total / 1e9:.1f} GB more memory (logits of {self.n_ctx:,} positions "
+            f"x {self.n_vocab:,} vocabulary tokens, and a second KV cache); a smaller n_ctx needs less"
+        )
+
+
+def scoring_memory_of(llama: Any, *, n_ctx: int | None = None, n_batch: int | None = None) -> ScoringMemory:
+    """The scoring instance's extra memory for the model ``llama`` (any instance of it)."""
+    n_ctx = n_ctx or llama.n_ctx()
+    n_batch = min(n_batch or llama.n_batch, n_ctx)
+    n_vocab = int(llama.n_vocab())
+    metadata = getattr(llama, "metadata", None) or {}
+    arch = metadata.get("general.architecture", "")
+
+    def number(key: str, default: int = 0) -> int:
+        try:
+            return int(metadata.get(f"{arch}.{key}", default))
+        except (TypeError, ValueError):
+            return default
+
+    layers = number("block_count")
+    heads = number("attention.head_count", 1) or 1
+    kv_heads = number("attention.head_count_kv", heads) or heads
+    head_dim = number("attention.key_length") or (number("embedding_length") // heads)
+    value_dim = number("attention.value_length") or head_dim
+    kv_bytes = layers * n_ctx * kv_heads * (head_dim + value_dim) * 2
+    return ScoringMemory(
+        n_ctx=n_ctx,
+        n_vocab=n_vocab,
+        logits_bytes=n_ctx * n_vocab * 4,
+        output_bytes=n_batch * n_vocab * 4,
+        kv_bytes=kv_bytes,
+    )
+
+
+def score_with_llama(
+    llama: Any,
+    prefix: str,
+    continuations: Sequence[str],
+    *,
+    reuse: bool = True,
+    cancel: threading.Event | None = None,
+) -> list[TokenScores]:
+    """Token log-probs of each continuation after ``prefix`` with a ``logits_all=True`` Llama.
+
+    Texts are tokenised as a completion prompt is (BOS added, special tokens read), prefix and
+    prefix + continuation each; the continuation's tokens start where the two differ. With
+    ``reuse`` the shared tokens but the last are evaluated once, without logits (only scored
+    positions need them), and stay in the KV cache; each continuation then evaluates that last
+    shared token and its own tokens, with logits. Without ``reuse`` every continuation
+    evaluates its whole text in one go (as a server does with a text it has not seen).
+
+    llama.cpp's CPU results change with how tokens are split into evaluations (by up to ~0.2
+    nats a token on the small Q4 test model), so the split is fixed by the texts alone: the
+    cache is reused only when it holds exactly the shared tokens, and a score never depends on
+    what was scored before. Runs on the thread that owns ``llama``.
+    """
+    from llama_cpp import Llama
+
+    prefix_tokens = llama.tokenize(prefix.encode("utf-8"), add_bos=True, special=True)
+    results: list[TokenScores] = []
+    for text in continuations:
+        if cancel is not None and cancel.is_set():
+            break
+        joint = llama.tokenize((prefix + text).encode("utf-8"), add_bos=True, special=True)
+        start = continuation_start(prefix_tokens, joint)
+        if start == len(joint):
+            results.append(TokenScores((), ()))
+            continue
+        if start == 0:
+            raise ValueError("this model adds no beginning-of-text token: give a prefix before the scored text")
+        if len(joint) > llama.n_ctx():
+            raise ValueError(f"prefix + continuation are {len(joint)} tokens, more than the context ({llama.n_ctx()})")
+        evaluated = 0
+        if reuse:
+            shared = joint[: start - 1]
+            if llama.input_ids[: llama.n_tokens].tolist() != shared:
+                llama.reset()
+                evaluated += _eval(llama, shared, logits=False)
+            first = start - 1
+        else:
+            llama.reset()
+            first = 0
+        llama.n_tokens = first
+        evaluated += _eval(llama, joint[first:], logits=True)
+        rows = llama.scores[start - 1 : len(joint) - 1]
+        logprobs = Llama.logits_to_logprobs(rows)
+        tokens = joint[start:]
+        values = tuple(float(logprobs[index, token]) for index, token in enumerate(tokens))
+        texts = tuple(
+            llama.detokenize([token], prev_tokens=joint[: start + index], special=True).decode(
+                "utf-8", errors="replace"
+            )
+            for index, token in enumerate(tokens)
+        )
+        results.append(TokenScores(texts, values, evaluated_tokens=evaluated))
+        # Forget the continuation, keep the shared part: the next one starts after it.
+        llama.n_tokens = first
+    return results
+
+
+def _eval(llama: Any, tokens: Sequence[int], *, logits: bool) -> int:
+    """Evaluate ``tokens`` after the cached ones; logits are computed (and kept in
+    ``llama.scores``) only when asked for: for a 262k vocabulary they cost more than the model.
+
+    llama-cpp-python's ``eval`` asks llama.cpp for the logits of every position when the
+    instance has ``logits_all``; its ``_logits_all`` flag is switched off for the call instead.
+    """
+    if not tokens:
+        return 0
+    previous = llama._logits_all
+    llama._logits_all = logits and previous
+    try:
+        llama.eval(tokens)
+    finally:
+        llama._logits_all = previous
+    return len(tokens)
 
 
 def _collect_stream(chunks: Any, emit: Any, cancel: threading.Event, chat: bool) -> dict[str, Any]:

@@ -4,6 +4,7 @@ LM Studio, hosted compatible services), with a configurable base URL."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -16,11 +17,20 @@ from thoughtdesk.core.generation.backends.base import (
     Capabilities,
     Request,
     Response,
+    ScoringUnsupported,
     TokenCallback,
     join_raw_bodies,
     sum_or_none,
 )
 from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
+from thoughtdesk.core.generation.backends.pricing import estimate_tokens
+from thoughtdesk.core.generation.scoring import TokenScores
+
+#: Where scoring works and where it does not, said when a server answers without prompt log-probs.
+_SCORING_SERVERS = (
+    "scoring needs a server whose /completions endpoint echoes prompt log-probs "
+    "(vLLM, llama-cpp-python's server); llama.cpp's own llama-server and chat-only APIs do not"
+)
 
 Endpoint = Literal["chat", "completions"]
 
@@ -44,6 +54,7 @@ class OpenAICompatBackend(Backend):
         native_n: bool = True,
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
+        model: str | None = None,
     ) -> None:
         if endpoint not in ("chat", "completions"):
             raise ValueError(f"endpoint must be 'chat' or 'completions', not {endpoint!r}")
@@ -54,6 +65,8 @@ class OpenAICompatBackend(Backend):
         self._extra_headers = dict(extra_headers or {})
         self._client = client or new_client()
         self._owns_client = client is None
+        # The model scored by ``score`` (requests name their own model; scoring has no request).
+        self.model = model
         self.capabilities = Capabilities(
             chat=True,
             completion=endpoint == "completions",
@@ -61,7 +74,13 @@ class OpenAICompatBackend(Backend):
             seed=True,
             logprobs=True,
             prompt_logprobs=endpoint == "completions",
+            scoring=endpoint == "completions",
         )
+        if endpoint == "chat":
+            self.scoring_unsupported_reason = (
+                "the chat endpoint returns no log-probs of given text; use the completions endpoint of a "
+                "server that echoes prompt log-probs (vLLM, llama-cpp-python's server)"
+            )
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAICompatBackend({self.base_url!r}, endpoint={self.endpoint!r}, provider={self.provider!r})"
@@ -135,6 +154,49 @@ class OpenAICompatBackend(Backend):
             rate_limits=result.rate_limits,
         )
 
+    async def score(self, prefix: str, continuations: Sequence[str]) -> list[TokenScores]:
+        """One ``/completions`` call per continuation (concurrently) with ``echo`` and
+        ``logprobs``, generating one token that is ignored; the server tokenises prefix +
+        continuation together (servers with prefix caching reuse the shared prefix)."""
+        if not self.capabilities.scoring:
+            raise ScoringUnsupported(self.provider, self.scoring_unsupported_reason)
+        if self.model is None:
+            raise ValueError("OpenAICompatBackend.score needs the backend's model (model=...)")
+        return list(await asyncio.gather(*(self._score_one(prefix, text) for text in continuations)))
+
+    async def _score_one(self, prefix: str, continuation: str) -> TokenScores:
+        if not continuation:
+            return TokenScores((), ())
+        text = prefix + continuation
+        # max_tokens 1, not 0: llama-cpp-python reads 0 as "no limit".
+        payload = {
+            "model": self.model,
+            "prompt": text,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "echo": True,
+            "logprobs": 1,
+        }
+        tokens = estimate_tokens(text) + 1
+        try:
+            result = await post_json(
+                self._client,
+                provider=self.provider,
+                url=f"{self.base_url}/completions",
+                payload=payload,
+                headers=self._headers(),
+                timeout=120.0,
+                model=str(self.model),
+                max_bytes=response_byte_limit(tokens * 4),
+            )
+        except BadRequest as error:
+            if "echo" in error.message.lower() or "logprobs" in error.message.lower():
+                raise ScoringUnsupported(
+                    self.provider, f"the server refused echo with log-probs ({error.message})", hint=_SCORING_SERVERS
+                ) from None
+            raise
+        return _echo_scores(self.provider, result.data, result.body, prefix, text)
+
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
@@ -194,3 +256,55 @@ def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str]
         reason = choice.get("finish_reason")
         reasons.append(reason if isinstance(reason, str) else None)
     return texts, reasons
+
+
+def _echo_scores(provider: str, data: Any, body: str, prefix: str, text: str) -> TokenScores:
+    """The continuation's tokens and log-probs from an echo answer for ``text`` = prefix + continuation.
+
+    The prompt's tokens are the echoed ones before the generated token(s) (``usage``'s
+    completion_tokens, else those starting before the end of the text); the continuation's are
+    those ending after the prefix (a token straddling the boundary is the continuation's).
+    """
+    hint = "the raw answer is kept in the log"
+    choice = (
+        data.get("choices", [None])[0] if isinstance(data, dict) and isinstance(data.get("choices"), list) else None
+    )
+    if not isinstance(choice, dict):
+        _choices(provider, data, body, False)  # raises the precise error (error object, no choices...)
+        raise BadResponse(provider, "the answer has no usable choice", hint=hint, raw_body=body)
+    echoed = choice.get("text")
+    logprobs = choice.get("logprobs")
+    if not isinstance(echoed, str) or not echoed.startswith(text) or not isinstance(logprobs, dict):
+        raise ScoringUnsupported(
+            provider, "the server answered without the prompt's log-probs (echo ignored)", hint=_SCORING_SERVERS
+        )
+    tokens, values, offsets = (logprobs.get(key) for key in ("tokens", "token_logprobs", "text_offset"))
+    if not isinstance(tokens, list) or not isinstance(values, list) or len(tokens) != len(values):
+        raise BadResponse(provider, "the log-probs have no tokens or token_logprobs of equal length", raw_body=body)
+    if not isinstance(offsets, list) or len(offsets) != len(tokens):
+        # Without offsets, the tokens' texts laid end to end give them.
+        offsets, position = [], 0
+        for token in tokens:
+            offsets.append(position)
+            position += len(token) if isinstance(token, str) else 0
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    generated = valid_token_count(usage.get("completion_tokens"))
+    count = len(tokens) - generated if generated is not None and generated <= len(tokens) else None
+    if count is None:
+        count = sum(1 for offset in offsets if isinstance(offset, int) and offset < len(text))
+    ends = [*offsets[1:count], len(text)]
+    start = next((i for i in range(count) if isinstance(ends[i], int) and ends[i] > len(prefix)), count)
+    picked_tokens = tokens[start:count]
+    picked = values[start:count]
+    if any(not isinstance(value, (int, float)) or isinstance(value, bool) for value in picked):
+        raise BadResponse(
+            provider,
+            "a continuation token has no log-prob (a text scored without a prefix has none for its first token)",
+            hint="give a prefix before the scored text",
+            raw_body=body,
+        )
+    return TokenScores(
+        tokens=tuple(str(token) for token in picked_tokens),
+        logprobs=tuple(float(value) for value in picked),
+        evaluated_tokens=count,
+    )

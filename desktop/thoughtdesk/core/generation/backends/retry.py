@@ -29,8 +29,9 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -46,7 +47,10 @@ from thoughtdesk.core.generation.backends.base import (
     Response,
     TokenCallback,
 )
-from thoughtdesk.core.generation.backends.pricing import estimate_request_tokens
+from thoughtdesk.core.generation.backends.pricing import estimate_request_tokens, estimate_tokens
+from thoughtdesk.core.generation.scoring import TokenScores
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,9 +180,10 @@ class ProviderGate:
             return math.inf  # woken when a request finishes
         return max(self._request_budget.wait_for(1, now), self._token_budget.wait_for(tokens * self.token_scale, now))
 
-    async def run(self, call: Callable[[], Awaitable[Response]], tokens: int) -> Response:
+    async def run(self, call: Callable[[], Awaitable[T]], tokens: int) -> T:
         """Run ``call`` once the window and the rate budgets allow; ``tokens`` is its estimated
-        token use (capped at a budget's size so one huge request still runs)."""
+        token use (capped at a budget's size so one huge request still runs). ``call`` gives a
+        Response (its rate-limit headers are read) or another result (a score)."""
         async with self._changed:
             while (wait := self._wait_needed(tokens, time.monotonic())) > 0:
                 try:
@@ -201,7 +206,7 @@ class ProviderGate:
         except BaseException as error:
             await self._finish(sent_at, getattr(error, "rate_limits", None), limited=False, success=False)
             raise
-        await self._finish(sent_at, response.rate_limits, limited=False)
+        await self._finish(sent_at, getattr(response, "rate_limits", None), limited=False)
         return response
 
     async def _finish(
@@ -325,8 +330,11 @@ class ResilientBackend(Backend):
     async def _complete(self, request: Request, on_token: TokenCallback | None) -> Response:
         """The wrapped call; an error that is no BackendError (a bug, or an answer no check
         foresaw) becomes a failed request instead of ending the whole run."""
+        return await self._guarded(lambda: self.inner.complete(request, on_token))
+
+    async def _guarded(self, call: Callable[[], Awaitable[T]]) -> T:
         try:
-            return await self.inner.complete(request, on_token)
+            return await call()
         except BackendError:
             raise
         except Exception as error:
@@ -336,6 +344,28 @@ class ResilientBackend(Backend):
                 f"the answer could not be read ({type(error).__name__}: {error})",
                 hint="the request is kept as failed and can be retried with resume; the log has the details",
             ) from None
+
+    @property
+    def scoring_detail(self) -> str:
+        return self.inner.scoring_detail
+
+    async def score(self, prefix: str, continuations: Sequence[str]) -> list[TokenScores]:
+        """The wrapped backend's ``score`` within the gate's limits, retrying retryable errors
+        (ScoringUnsupported is not retryable: it comes back at once)."""
+        tokens = estimate_tokens(prefix) + sum(estimate_tokens(text) for text in continuations)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.retry.max_attempts),
+            wait=_WaitRetryAfterOrBackoff(self.retry),
+            retry=retry_if_exception(_should_retry(self.retry)),
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                scores = await self.gate.run(
+                    lambda: self._guarded(lambda: self.inner.score(prefix, continuations)), tokens
+                )
+        return scores
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -42,6 +42,14 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
   :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
+* managing: :func:`check_models_ready` ``(models)`` (raises what would stop the run at its first
+  request: offline mode, a missing model file; call it before ``create_run``),
+  :func:`rename_run` ``(lib, run, name)``, :func:`delete_run` ``(lib, run) -> (id, requests)``
+  (its CoTs and answers stay), :class:`RunInUseError`.
+* guided runs (requests with step ``guided``; docs/rationales.md): :class:`GuideSpec` as
+  ``RunSpec.guide``; each step stored as it is chosen, read back with :func:`cot_steps`,
+  :func:`guided_cot_pks` and :func:`collection_trajectories` (:class:`Trajectory`,
+  :class:`TrajectoryStep`, :class:`Candidate`).
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
   ``ANTHROPIC_API_KEY``).
@@ -57,6 +65,7 @@ from thoughtdesk.core.generation.runs.critique import (
     plan_critique_run,
 )
 from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
+from thoughtdesk.core.generation.runs.manage import RunInUseError, check_models_ready, delete_run, rename_run
 from thoughtdesk.core.generation.runs.plan import PlannedRequest, PromptPreview, RunPlan, create_run, plan_run
 from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
 from thoughtdesk.core.generation.runs.read import (
@@ -71,20 +80,50 @@ from thoughtdesk.core.generation.runs.read import (
     run_spec,
 )
 from thoughtdesk.core.generation.runs.spec import (
+    GUIDE_METHODS,
     ONLY_CHOICES,
+    SUPERVISIONS,
     AnySpec,
     CotSelection,
     CritiqueSpec,
     FewShotSpec,
+    GuideSpec,
     ModelSpec,
     RunLimits,
     RunSpec,
     RunSpecError,
     SampleSelection,
 )
+from thoughtdesk.core.generation.runs.trajectories import (
+    Candidate,
+    Trajectory,
+    TrajectoryContext,
+    TrajectoryStep,
+    collection_trajectories,
+    cot_steps,
+    guided_cot_pks,
+    is_guided,
+    trajectory_context,
+)
 
 __all__ = [
+    "RunInUseError",
+    "check_models_ready",
+    "delete_run",
+    "rename_run",
+    "GUIDE_METHODS",
     "ONLY_CHOICES",
+    "SUPERVISIONS",
+    "Candidate",
+    "GuideSpec",
+    "Trajectory",
+    "TrajectoryContext",
+    "TrajectoryStep",
+    "collection_trajectories",
+    "cot_steps",
+    "guided_cot_pks",
+    "is_guided",
+    "trajectory_context",
     "AnySpec",
     "CotRef",
     "CotSelection",

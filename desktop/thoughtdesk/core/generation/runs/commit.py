@@ -1,6 +1,13 @@
 """Committing what a request produced: the CoT or answer rows, the sample's counters, the
 request's own row, all in one transaction, so a kill never leaves a result without its request
-marked done (or the reverse), and a result is never stored twice."""
+marked done (or the reverse), and a result is never stored twice.
+
+A response's text is stored once (issue 15, point 6): as the CoT, the answer or the critique. The
+raw body kept for debugging (in the request row and the result's provenance) holds everything
+else the server sent, with that text replaced by a reference (:func:`slim_raw_body`;
+:func:`restore_raw_body` puts it back), and the full-text index holds only its first
+``writer.FTS_CHARS`` characters. A 20 MB answer grows the library by about 20 MB, not 80.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +24,68 @@ from thoughtdesk.core.generation.backends import BackendError, Response
 from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
+from thoughtdesk.core.generation.runs.trajectories import attach_steps
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
+from thoughtdesk.core.library.writer import fts_prefix
+
+#: A response text at least this long is not kept again inside the raw body (shorter ones cost
+#: less than the reference and the re-serialised body would).
+SHARED_TEXT_CHARS = 1_000
+#: The key of the object that stands for the stored text inside a slimmed raw body.
+TEXT_REF_KEY = "$thoughtdesk_text"
+
+
+def slim_raw_body(raw: str, text: str, stored_as: str) -> str:
+    """``raw`` (a response body) with every JSON string equal to ``text`` replaced by
+    ``{"$thoughtdesk_text": stored_as}``, e.g. ``"generated_cot.cot"``; ``raw`` itself when the
+    text is short, the body is not JSON or does not hold the text as one string (a streamed or
+    joined body). The slimmed body is JSON again (re-serialised: same values, compact spacing)."""
+    if len(text) < SHARED_TEXT_CHARS or len(raw) < len(text):
+        return raw
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    found = False
+
+    def walk(node: Any) -> Any:
+        nonlocal found
+        if isinstance(node, str) and node == text:
+            found = True
+            return {TEXT_REF_KEY: stored_as}
+        if isinstance(node, dict):
+            return {key: walk(item) for key, item in node.items()}
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    slim = walk(value)
+    return json.dumps(slim, ensure_ascii=False, separators=(",", ":")) if found else raw
+
+
+def restore_raw_body(slim: str, text: str) -> str:
+    """The body :func:`slim_raw_body` slimmed, with ``text`` (read from where the reference says)
+    back in place of each reference; ``slim`` itself when it holds none."""
+    if TEXT_REF_KEY not in slim:
+        return slim
+    try:
+        value = json.loads(slim)
+    except ValueError:
+        return slim
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if len(node) == 1 and TEXT_REF_KEY in node:
+                return text
+            return {key: walk(item) for key, item in node.items()}
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    return json.dumps(walk(value), ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +157,7 @@ def _insert_answer(
 
 
 def _provenance(
-    model: ModelSpec, variant: dict[str, Any], request: RequestRow, call: CallRecord, run_id: int
+    model: ModelSpec, variant: dict[str, Any], request: RequestRow, call: CallRecord, run_id: int, raw: str
 ) -> dict[str, Any]:
     r = call.response
     return {
@@ -116,7 +181,7 @@ def _provenance(
         "cost": call.cost,
         "finish_reason": r.finish_reasons[0] if r.finish_reasons else None,
         "response_model": r.model,
-        "raw_response": r.raw_body,
+        "raw_response": raw,
     }
 
 
@@ -128,6 +193,7 @@ def _finish_request(
     cot_pk: int | None = None,
     answer_pk: int | None = None,
     cached_from: int | None = None,
+    raw: str | None = None,
 ) -> None:
     if call is None:
         conn.execute(
@@ -143,7 +209,7 @@ def _finish_request(
         "sent_at = ?, finished_at = ?, latency = ?, prompt_tokens = ?, completion_tokens = ?, "
         "cost = ?, result_cot_pk = ?, result_answer_pk = ?, attempts = attempts - 1 + ? WHERE id = ?",
         (
-            r.raw_body,
+            r.raw_body if raw is None else raw,
             call.sent_at,
             call.finished_at,
             r.latency,
@@ -168,10 +234,16 @@ def store_cot(
     variant: dict[str, Any],
     call: CallRecord,
     one_step: bool,
+    guide: dict[str, Any] | None = None,
 ) -> tuple[int, int | None]:
-    """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys."""
+    """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys.
+    ``guide`` (a guided CoT: its guide's settings and label) is kept in the provenance, and the
+    trajectory's stored steps are linked to the CoT in the same transaction."""
     text = call.response.texts[0]
-    extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id)}
+    raw = slim_raw_body(call.response.raw_body, text, "generated_cot.cot")
+    extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
+    if guide is not None:
+        extra["thoughtdesk"]["guide"] = guide
     ident = f"td-{run_id}-{request.id}"
     instruction, trigger = variant.get("instruction"), variant.get("cot_trigger")
     template = variant["cot_template"]
@@ -212,9 +284,11 @@ def store_cot(
             )
         )
         counters.add_cot(conn, sample.pk)
+        if guide is not None:
+            attach_steps(conn, request.id, cot_pk)
         conn.execute(
             "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
-            (text, sample.pk),
+            (fts_prefix(text), sample.pk),
         )
         answer_pk = None
         if one_step:
@@ -230,7 +304,7 @@ def store_cot(
                 scored,
                 {"thoughtdesk": {"run_id": run_id, "request_id": request.id, "mode": "one-step"}},
             )
-        _finish_request(conn, request.id, call, cot_pk=cot_pk, answer_pk=answer_pk)
+        _finish_request(conn, request.id, call, cot_pk=cot_pk, answer_pk=answer_pk, raw=raw)
     return cot_pk, answer_pk
 
 
@@ -252,7 +326,8 @@ def store_extraction(
     template = variant["extraction_template"]
     template_text = template.get("context_text") if template.get("auto") and sample.context else template["text"]
     scored = _score(sample, text, cot_text)
-    extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id)}
+    raw = slim_raw_body(call.response.raw_body, text, "answer.answer")
+    extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
     with lib.transaction() as conn:
         answer_pk = _insert_answer(
             conn,
@@ -265,7 +340,7 @@ def store_extraction(
             scored,
             extra,
         )
-        _finish_request(conn, request.id, call, answer_pk=answer_pk, cot_pk=cot_pk)
+        _finish_request(conn, request.id, call, answer_pk=answer_pk, cot_pk=cot_pk, raw=raw)
     return answer_pk
 
 
@@ -323,7 +398,7 @@ def _copy_cot(
     counters.add_cot(conn, sample.pk)
     conn.execute(
         "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
-        (text or "", sample.pk),
+        (fts_prefix(text or ""), sample.pk),
     )
     answer_pk = _copy_answer(conn, src_answer, cot_pk, sample) if src_answer is not None else None
     return cot_pk, answer_pk
@@ -379,6 +454,7 @@ def store_critique(
     """Commit the critique a ``critique`` request returned, parsed element by element (the raw
     text always kept), with the request row done, in one transaction; return its key."""
     text = call.response.texts[0]
+    raw = slim_raw_body(call.response.raw_body, text, "critique.raw_text")
     critique = Critique(
         cot_pk=request.target_cot_pk or 0,
         critique_model=model.model_name,
@@ -390,11 +466,11 @@ def store_critique(
         source="run",
         run_id=run_id,
         request_id=request.id,
-        extra={"thoughtdesk": _provenance(model, {"critique_template": template_key}, request, call, run_id)},
+        extra={"thoughtdesk": _provenance(model, {"critique_template": template_key}, request, call, run_id, raw)},
     )
     with lib.transaction() as conn:
         critique_pk = add_critique(conn, critique)
-        _finish_request(conn, request.id, call)
+        _finish_request(conn, request.id, call, raw=raw)
         conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
     return critique_pk
 

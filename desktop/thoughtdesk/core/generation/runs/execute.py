@@ -31,10 +31,13 @@ from thoughtdesk.core.generation.backends import (
     ProviderLimits,
     Request,
     ResilientBackend,
+    Response,
     RetryPolicy,
     ServerDown,
     estimate_request_tokens,
 )
+from thoughtdesk.core.generation.backends.base import ScoringUnsupported
+from thoughtdesk.core.generation.guide_prompts import answer_stated
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
@@ -48,6 +51,7 @@ from thoughtdesk.core.generation.runs.commit import (
 )
 from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.critique import critique_request
+from thoughtdesk.core.generation.runs.guided import GuidedWriter, Helper
 from thoughtdesk.core.generation.runs.lease import Lease, claim_run
 from thoughtdesk.core.generation.runs.plan import (
     SampleRef,
@@ -60,6 +64,7 @@ from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunProgress, RunStatus, get_request
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, RunLimits, RunSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import RunTally, set_run_status
+from thoughtdesk.core.generation.runs.trajectories import request_steps, store_step
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
@@ -69,7 +74,7 @@ ProgressCallback = Callable[[RunProgress], None]
 RUN_WRITE_WAIT = 3600.0
 #: Errors that no retry fixes and that would fail every further request the same way: the run
 #: stops (status ``failed``, message kept) so the user can fix the cause and resume.
-STOPPING_ERRORS = (AuthError, ModelNotFound, ModelFileError, ServerDown)
+STOPPING_ERRORS = (AuthError, ModelNotFound, ModelFileError, ServerDown, ScoringUnsupported)
 _attempts: contextvars.ContextVar[int] = contextvars.ContextVar("attempts", default=1)
 
 
@@ -99,6 +104,8 @@ class _Execution:
         self.one_step = isinstance(spec, RunSpec) and spec.mode is PromptMode.ONE_STEP
         # A critique run: the template its prompts were filled from (stored with each critique).
         self.template_key: str = (document.get("template") or {}).get("key", "")
+        # A guided run: the guide prompts it was planned with.
+        self.guide_texts: dict[str, str] = document.get("guide_texts") or {}
         self.tally = RunTally(lib, run_id)
         self.queue: asyncio.Queue[int | None] = asyncio.Queue()
         self.outstanding = 0
@@ -154,7 +161,9 @@ class _Execution:
             # Extractions wait for their CoT; those whose CoT is done can go now.
             if dependency_status is None or dependency_status == "done":
                 self.queue.put_nowait(request_id)
-        self.workers = max(1, concurrency) * max(1, len(self.backends))
+        # Workers per agent model: a guided run's helper backends (rationale, scorer, rater) are
+        # called from inside its trajectories, not fed requests of their own.
+        self.workers = max(1, concurrency) * max(1, len(self.spec.models))
         watcher = asyncio.create_task(self._watch())
         try:
             await asyncio.gather(*(self._worker() for _ in range(self.workers)))
@@ -218,6 +227,9 @@ class _Execution:
         if request.step == "critique":
             await self._process_critique(request, sample, model)
             return
+        if request.step == "guided":
+            await self._process_guided(request, sample, model)
+            return
         variant = self.variants[request.variant_index]
         cot_pk, cot_text = None, None
         if request.step == "extraction":
@@ -252,6 +264,97 @@ class _Execution:
             return
         call = model_request(model, request.prompt or "", request.step, request.replicate)
         await self._send_once(request, sample, model, call, cot_pk, cot_text)
+
+    async def _process_guided(self, request: RequestRow, sample: SampleRef, model: ModelSpec) -> None:
+        """Write a guided CoT step by step, each step committed as it is chosen; a trajectory
+        stopped by a kill, an error or Cancel continues at its next step when the run resumes."""
+        assert isinstance(self.spec, RunSpec) and self.spec.guide is not None  # only guided runs plan this step
+        guide = self.spec.guide
+        sent_at = now_iso()
+        with self.lib.transaction() as conn:
+            claimed = conn.execute(
+                "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
+                (sent_at, request.id),
+            ).rowcount
+        if claimed != 1:
+            self._finished()
+            return
+        self.tally.in_flight += 1
+        writer = GuidedWriter(
+            guide,
+            self.guide_texts,
+            Helper(model, self.backends[request.model_index]),
+            {role: Helper(m, self.backends[self.spec.role_index(role)]) for role, m in guide.roles().items()},
+            self.prices,
+        )
+        steps = request_steps(self.lib, request.id)
+        seed = None if model.seed is None else model.seed + request.replicate
+        attempts = _attempts.set(1)
+        try:
+            while not (steps and steps[-1].final) and len(steps) < guide.max_steps:
+                while self.control.paused and not self.control.cancelled:
+                    await asyncio.sleep(0.05)
+                if self.control.cancelled or self.stop_error is not None:
+                    # Stopped between steps: the steps so far are kept; a resume continues here.
+                    with self.lib.transaction() as conn:
+                        conn.execute("UPDATE request SET status = 'pending' WHERE id = ?", (request.id,))
+                    self.tally.in_flight -= 1
+                    self._finished()
+                    return
+                step = await writer.step(request.prompt or "", [s.chosen_text for s in steps], len(steps), seed=seed)
+                store_step(self.lib, request.id, step)
+                steps.append(step)
+                self.tally.prompt_tokens += step.prompt_tokens
+                self.tally.completion_tokens += step.completion_tokens
+                self.tally.cost += step.cost or 0.0
+                self._report()
+        except BackendError as error:
+            store_failure(self.lib, request.id, error, sent_at=sent_at, attempts=_attempts.get())
+            self.tally.in_flight -= 1
+            self.tally.failed += 1
+            self.tally.last_error = str(error)
+            if isinstance(error, STOPPING_ERRORS):
+                self.stop_error = self.stop_error or error
+                self._stop_workers()
+            self._after_failed(request)
+            return
+        finally:
+            _attempts.reset(attempts)
+        text = " ".join(s.chosen_text for s in steps if s.chosen_text)
+        costs = [s.cost for s in steps]
+        response = Response(
+            provider=model.provider,
+            model=model.model_name,
+            texts=[text],
+            finish_reasons=["answer" if steps and answer_stated(steps[-1].chosen_text) else "steps"],
+            prompt_tokens=sum(s.prompt_tokens for s in steps),
+            completion_tokens=sum(s.completion_tokens for s in steps),
+            latency=sum(s.latency for s in steps),
+            raw_body=json.dumps({"guided_steps": len(steps)}),
+        )
+        cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+        record = CallRecord(
+            response,
+            request.sent_at or sent_at,
+            now_iso(),
+            response.prompt_tokens or 0,
+            response.completion_tokens or 0,
+            cost,
+        )
+        store_cot(
+            self.lib,
+            run_id=self.run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variant=self.variants_json[request.variant_index],
+            call=record,
+            one_step=True,
+            guide={**guide.to_json(), "label": guide.label, "steps": len(steps)},
+        )
+        self.tally.in_flight -= 1
+        self.tally.done += 1
+        self._after_done(request)
 
     async def _process_critique(self, request: RequestRow, sample: SampleRef, model: ModelSpec) -> None:
         exists = self.lib.conn.execute("SELECT 1 FROM generated_cot WHERE id = ?", (request.target_cot_pk,)).fetchone()
@@ -474,9 +577,16 @@ async def execute_run_async(
         document = json.loads(lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()[0])
         spec = spec_from_document(document)
         built: dict[int, Backend] = {}
+        models = spec.all_models() if isinstance(spec, RunSpec) else list(spec.models)
         try:
-            for index, model in enumerate(spec.models):
-                built[index] = backends[index] if backends and index in backends else build_backend(model)
+            for index, model in enumerate(models):
+                if backends and index in backends:
+                    built[index] = backends[index]
+                    continue
+                # A guided run's scorer is by default its rationale model: one backend (one
+                # loaded local model), not two.
+                same = next((i for i in range(index) if models[i] == model and not (backends and i in backends)), None)
+                built[index] = built[same] if same is not None else build_backend(model)
         except (BackendError, ThoughtDeskError) as error:  # e.g. an API key that cannot be sent
             set_run_status(lib, run_id, "failed", str(error))
             raise
@@ -484,9 +594,9 @@ async def execute_run_async(
         wrapped: dict[int, Backend] = {}
         retry = RetryPolicy(max_attempts=limits.max_attempts, initial_wait=limits.initial_wait)
         for index, backend in built.items():
-            key = spec.models[index].backend_id()
+            key = models[index].backend_id()
             if key not in gates:
-                concurrency = 1 if spec.models[index].provider == "llamacpp" else limits.concurrency
+                concurrency = 1 if models[index].provider == "llamacpp" else limits.concurrency
                 gates[key] = ProviderGate(
                     ProviderLimits(concurrency, limits.requests_per_minute, limits.tokens_per_minute)
                 )
@@ -511,8 +621,10 @@ async def execute_run_async(
         try:
             result = await execution.run(limits.concurrency)
         finally:
+            closed: set[int] = set()
             for index, backend in wrapped.items():
-                if not (backends and index in backends):
+                if not (backends and index in backends) and id(built[index]) not in closed:
+                    closed.add(id(built[index]))
                     await backend.aclose()
         if execution.stop_error is not None:
             raise execution.stop_error

@@ -11,9 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
+from thoughtdesk.core.generation.guide_prompts import GUIDE_KEYS, GUIDE_TEXTS, fill
 from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
 from thoughtdesk.core.generation.runs.read import RequestStep
-from thoughtdesk.core.generation.runs.spec import FewShotSpec, ModelSpec, RunSpec, RunSpecError, SampleSelection
+from thoughtdesk.core.generation.runs.spec import (
+    FewShotSpec,
+    GuideSpec,
+    ModelSpec,
+    RunSpec,
+    RunSpecError,
+    SampleSelection,
+)
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
@@ -84,6 +92,7 @@ class RunPlan:
     estimated_cost: float | None = 0.0
     cost_by_model: dict[str, float | None] = field(default_factory=dict)
     unpriced_models: list[str] = field(default_factory=list)
+    guide_texts: dict[str, str] = field(default_factory=dict)  # a guided run's prompts by key
 
     @property
     def total(self) -> int:
@@ -101,12 +110,23 @@ class RunPlan:
     def n_extraction_requests(self) -> int:
         return sum(1 for r in self.requests if r.step == "extraction")
 
+    @property
+    def n_guided_requests(self) -> int:
+        return sum(1 for r in self.requests if r.step == "guided")
+
     def previews(self, limit: int = 3) -> list[PromptPreview]:
         """Exact prompts of the first ``limit`` (sample, variant) pairs, CoT then extraction."""
         out: list[PromptPreview] = []
         seen: set[tuple[int, int]] = set()
         samples = {s.pk: s for s in self.samples}
         for request in self.requests:
+            if request.step == "guided" and (request.sample_pk, request.variant_index) not in seen:
+                if len(seen) >= limit:
+                    break
+                seen.add((request.sample_pk, request.variant_index))
+                model = self.spec.models[request.model_index].label
+                out.extend(guided_previews(self, request, model))
+                continue
             if request.step != "cot" or (request.sample_pk, request.variant_index) in seen:
                 continue
             if len(seen) >= limit:
@@ -131,6 +151,15 @@ class RunPlan:
             if self.estimated_cost is None
             else f"at most ${self.estimated_cost:.4f}"
         )
+        if self.spec.guide is not None:
+            guide = self.spec.guide
+            return (
+                f"{self.n_guided_requests} guided CoT(s) ({guide.label}: up to {guide.max_steps} steps of "
+                f"{guide.n_candidates} candidate(s)) for {self.n_samples} sample(s) x {len(self.variants)} prompt "
+                f"variant(s) x {len(self.spec.models)} model(s) x n={self.spec.n}; about "
+                f"{self.estimated_prompt_tokens} prompt + at most {self.estimated_completion_tokens} "
+                f"completion tokens; cost {cost}"
+            )
         return (
             f"{self.total} request(s) ({self.n_cot_requests} CoT, {self.n_extraction_requests} "
             f"extraction) for {self.n_samples} sample(s) x {len(self.variants)} prompt "
@@ -322,7 +351,11 @@ def plan_run(
     requests: list[PlannedRequest] = []
     tokens_by_model: Counter[tuple[int, str]] = Counter()
     two_step = spec.mode is PromptMode.TWO_STEP
+    guide_texts = guide_fragment_texts(fragments) if spec.guide is not None else {}
     for sample in samples:
+        if spec.guide is not None:
+            _plan_guided(spec, spec.guide, guide_texts, sample, variants, exemplars, requests, tokens_by_model)
+            continue
         shots = exemplars.get(sample.dataset, [])
         for variant_index, variant in enumerate(variants):
             prompt = cot_prompt(variant, sample, shots)
@@ -369,17 +402,24 @@ def plan_run(
                         )
                         tokens_by_model[(model_index, "in")] += ext_in
                         tokens_by_model[(model_index, "out")] += model.extraction_max_tokens
-    plan = RunPlan(spec=spec, variants=variants, samples=samples, requests=requests, exemplars=exemplars)
+    plan = RunPlan(
+        spec=spec, variants=variants, samples=samples, requests=requests, exemplars=exemplars, guide_texts=guide_texts
+    )
     plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "in")
     plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "out")
     total_cost: float | None = 0.0
-    for index, model in enumerate(spec.models):
+    for index, model in enumerate(spec.all_models()):
         cost = prices.cost(
             model.price_provider, model.model_name, tokens_by_model[(index, "in")], tokens_by_model[(index, "out")]
         )
-        plan.cost_by_model[model.label] = cost
+        plan.cost_by_model[model.label] = (
+            cost
+            if model.label not in plan.cost_by_model or cost is None
+            else (plan.cost_by_model[model.label] or 0) + cost
+        )
         if cost is None:
-            plan.unpriced_models.append(model.label)
+            if model.label not in plan.unpriced_models:
+                plan.unpriced_models.append(model.label)
             total_cost = None
         elif total_cost is not None:
             total_cost += cost
@@ -401,6 +441,7 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
         "variants": [v.provenance() for v in plan.variants],
         "variant_names": [variant_name(v) for v in plan.variants],
         "exemplars": {d: [vars_of(e) for e in ex] for d, ex in plan.exemplars.items()},
+        **({"guide_texts": plan.guide_texts} if spec.guide is not None else {}),
         "estimate": {
             "requests": plan.total,
             "prompt_tokens": plan.estimated_prompt_tokens,
@@ -421,7 +462,9 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
         for r in plan.requests:
             model = spec.models[r.model_index]
             fp = None
-            if r.prompt is not None:
+            if r.step == "guided" and spec.guide is not None and r.prompt is not None:
+                fp = guided_fingerprint(model, spec.guide, plan.guide_texts, r.prompt, r.replicate)
+            elif r.prompt is not None:
                 fp = fingerprint(model, model_request(model, r.prompt, r.step, r.replicate), r.replicate)
             params = {
                 **model.params(),
@@ -462,3 +505,121 @@ def vars_of(exemplar: Exemplar) -> dict[str, Any]:
         "answer_choices": list(exemplar.answer_choices),
         "context": exemplar.context,
     }
+
+
+# --- guided runs ----------------------------------------------------------------------------
+
+
+def guide_fragment_texts(fragments: FragmentLibrary) -> dict[str, str]:
+    """The ``guide`` prompts a guided run uses: the user's edits, else the built-in texts."""
+    return {
+        key: fragments.get("guide", key).text if ("guide", key) in fragments else GUIDE_TEXTS[key] for key in GUIDE_KEYS
+    }
+
+
+def guided_fingerprint(model: ModelSpec, guide: GuideSpec, texts: dict[str, str], prompt: str, replicate: int) -> str:
+    """Identity of a guided CoT's request (agent, guide with its models and prompts, question,
+    replicate). Guided CoTs are sampled and are never answered from the store."""
+    call = model_request(model, prompt, "cot", replicate)
+    document = json.dumps({"guide": guide.to_json(), "texts": texts}, sort_keys=True)
+    return hashlib.sha256(f"guided|{fingerprint(model, call, replicate)}|{document}".encode()).hexdigest()
+
+
+def _plan_guided(
+    spec: RunSpec,
+    guide: GuideSpec,
+    texts: dict[str, str],
+    sample: SampleRef,
+    variants: list[PromptVariant],
+    exemplars: dict[str, list[Exemplar]],
+    requests: list[PlannedRequest],
+    tokens_by_model: Counter[tuple[int, str]],
+) -> None:
+    """One 'guided' request per sample x variant x model x replicate, and its token bounds:
+    the trajectory grows by at most one step of ``step_max_tokens`` per step."""
+    shots = exemplars.get(sample.dataset, [])
+    steps, width, n = guide.max_steps, guide.step_max_tokens, guide.n_candidates
+    for variant_index, variant in enumerate(variants):
+        prompt = cot_prompt(variant, sample, shots)
+        base = estimate_tokens(prompt)
+        trajectory_in = sum(base + step * width for step in range(steps))  # all steps' contexts
+        for model_index, _model in enumerate(spec.models):
+            for replicate in range(spec.n):
+                requests.append(
+                    PlannedRequest(
+                        len(requests),
+                        sample.pk,
+                        sample.label,
+                        model_index,
+                        variant_index,
+                        replicate,
+                        "guided",
+                        prompt,
+                        None,
+                        trajectory_in,
+                        steps * n * width,
+                    )
+                )
+                tokens_by_model[(model_index, "in")] += trajectory_in
+                tokens_by_model[(model_index, "out")] += steps * n * width
+                roles = guide.roles()
+                if "rationale" in roles:
+                    index = spec.role_index("rationale")
+                    tokens_by_model[(index, "in")] += trajectory_in + steps * estimate_tokens(texts["rationale"])
+                    tokens_by_model[(index, "out")] += steps * guide.rationale_max_tokens
+                if "scorer" in roles:
+                    index = spec.role_index("scorer")
+                    tokens_by_model[(index, "in")] += trajectory_in + steps * (
+                        estimate_tokens(texts["scorer"]) + guide.rationale_max_tokens + n * width
+                    )
+                if "rater" in roles:
+                    index = spec.role_index("rater")
+                    tokens_by_model[(index, "in")] += n * (
+                        trajectory_in + steps * (width + estimate_tokens(texts["rater"]))
+                    )
+                    tokens_by_model[(index, "out")] += n * steps * 4
+
+
+def guided_previews(plan: RunPlan, request: PlannedRequest, model: str) -> list[PromptPreview]:
+    """The first step's exact prompts of a guided CoT (rationale, agent, scorer or rater)."""
+    guide = plan.spec.guide
+    prompt = request.prompt or ""
+    if guide is None:
+        return []
+    name = variant_name(plan.variants[request.variant_index])
+    texts = plan.guide_texts
+    out: list[PromptPreview] = []
+    rationale = "<the rationale the rationale model writes>"
+    if guide.method == "rationalyst":
+        out.append(
+            PromptPreview(
+                request.sample_label, model, name, "rationale", fill(texts["rationale"], {"TRAJECTORY": prompt})
+            )
+        )
+    agent_context = prompt
+    if guide.method == "rationalyst" and guide.supervision == "explicit":
+        agent_context = fill(texts["explicit"], {"TRAJECTORY": prompt, "RATIONALE": rationale})
+    if plan.spec.models[request.model_index].chat:
+        agent_context = fill(texts["step_chat"], {"TRAJECTORY": agent_context})
+    out.append(PromptPreview(request.sample_label, model, name, "guided step", agent_context))
+    if guide.scorer is not None:
+        out.append(
+            PromptPreview(
+                request.sample_label,
+                model,
+                name,
+                "scorer prefix",
+                fill(texts["scorer"], {"TRAJECTORY": prompt, "RATIONALE": rationale}),
+            )
+        )
+    if guide.method == "process":
+        out.append(
+            PromptPreview(
+                request.sample_label,
+                model,
+                name,
+                "rater",
+                fill(texts["rater"], {"TRAJECTORY": prompt, "CANDIDATE": "<a candidate step>"}),
+            )
+        )
+    return out

@@ -69,4 +69,4 @@ def build_backend(model: ModelSpec, *, api_key: str | None = None) -> Backend:
     key = api_key if api_key is not None else api_key_for(model.provider, base_url)
     if model.provider == "anthropic":
         return AnthropicBackend(key, base_url=base_url)
-    return OpenAICompatBackend(base_url, key, endpoint=model.endpoint)
+    return OpenAICompatBackend(base_url, key, endpoint=model.endpoint, model=model.model_name)

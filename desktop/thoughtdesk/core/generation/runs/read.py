@@ -24,7 +24,7 @@ from thoughtdesk.core.library.store import Library
 
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed"]
 RequestStatus = Literal["pending", "sent", "done", "failed"]
-RequestStep = Literal["cot", "extraction", "critique"]
+RequestStep = Literal["cot", "extraction", "critique", "guided"]
 
 
 class RunNotFound(ThoughtDeskError):

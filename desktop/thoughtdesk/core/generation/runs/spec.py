@@ -146,6 +146,141 @@ def _is_local(url: str) -> bool:
     return is_loopback_host(host_of_url(url))
 
 
+# --- guided generation -------------------------------------------------------------------
+
+GuideMethod = Literal["rationalyst", "stepwise", "process"]
+GUIDE_METHODS: tuple[GuideMethod, ...] = ("rationalyst", "stepwise", "process")
+Supervision = Literal["implicit", "explicit"]
+SUPERVISIONS: tuple[Supervision, ...] = ("implicit", "explicit")
+
+
+@dataclass(frozen=True, slots=True)
+class GuideSpec:
+    """How a guided run writes each CoT: one step (sentence) at a time (docs/rationales.md).
+
+    ``method``: ``rationalyst`` (a rationale model writes a rationale for the trajectory so far,
+    the agent samples ``candidates`` next steps; ``implicit`` supervision keeps the candidate with
+    the best mean token log-prob under ``scorer_model`` given trajectory + rationale, with weights
+    ``decay**i`` when ``decay`` is set; ``explicit`` supervision puts the rationale in the agent's
+    context), ``stepwise`` (the plain step-by-step baseline: no rationale, one candidate) or
+    ``process`` (process supervision: ``rater_model`` rates each candidate 0-3, the best is kept).
+    The scorer defaults to the rationale model. Steps are sampled at ``step_temperature`` with at
+    most ``step_max_tokens`` tokens; the trajectory stops at "The answer is" (and variants) or
+    after ``max_steps`` steps.
+    """
+
+    method: GuideMethod = "rationalyst"
+    supervision: Supervision = "implicit"
+    rationale_model: ModelSpec | None = None
+    scorer_model: ModelSpec | None = None
+    rater_model: ModelSpec | None = None
+    candidates: int = 3
+    max_steps: int = 15
+    step_temperature: float = 0.7
+    step_max_tokens: int = 64
+    rationale_max_tokens: int = 64
+    decay: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in GUIDE_METHODS:
+            raise RunSpecError(f"--guide {self.method!r}: use one of {', '.join(GUIDE_METHODS)}")
+        if self.supervision not in SUPERVISIONS:
+            raise RunSpecError(f"--supervision {self.supervision!r}: use one of {', '.join(SUPERVISIONS)}")
+        if self.method == "rationalyst" and self.rationale_model is None:
+            raise RunSpecError("--guide rationalyst needs --rationale-model PROVIDER:MODEL")
+        if self.method == "process" and self.rater_model is None:
+            raise RunSpecError("--guide process needs --rater-model PROVIDER:MODEL")
+        if self.candidates < 1 or self.max_steps < 1:
+            raise RunSpecError("--candidates and --max-steps must be at least 1")
+        if self.decay is not None and not 0 < self.decay <= 1:
+            raise RunSpecError(f"--decay {self.decay}: use a number in (0, 1]")
+        scorer = self.scorer
+        if scorer is not None and scorer.provider == "anthropic":
+            raise RunSpecError(
+                f"{scorer.label} cannot score text: Anthropic's API returns no token log-probs; choose a "
+                "--scorer-model on llama.cpp (llamacpp:PATH.gguf) or an OpenAI-compatible server whose "
+                "/v1/completions echoes log-probs (vLLM, llama-cpp-python's server)"
+            )
+
+    @property
+    def scorer(self) -> ModelSpec | None:
+        """The model that scores candidates under implicit supervision (None otherwise). An
+        OpenAI-compatible scorer is asked on its completions endpoint, the only one that echoes
+        the log-probs of given text."""
+        if self.method != "rationalyst" or self.supervision != "implicit":
+            return None
+        model = self.scorer_model or self.rationale_model
+        if model is not None and model.provider == "openai" and (model.endpoint != "completions" or model.chat):
+            return replace(model, endpoint="completions", chat=False)
+        return model
+
+    @property
+    def n_candidates(self) -> int:
+        """Candidates sampled per step: one for the plain step-by-step baseline and for explicit
+        supervision (the agent reads the rationale and writes its step; nothing picks among several)."""
+        if self.method == "stepwise" or (self.method == "rationalyst" and self.supervision == "explicit"):
+            return 1
+        return self.candidates
+
+    @property
+    def label(self) -> str:
+        """The condition name in evaluations: ``rationalyst-implicit``, ``stepwise``, ``process``."""
+        if self.method == "rationalyst":
+            decay = f"-decay{self.decay:g}" if self.decay is not None and self.supervision == "implicit" else ""
+            return f"rationalyst-{self.supervision}{decay}"
+        return self.method
+
+    def roles(self) -> dict[str, ModelSpec]:
+        """The helper models this guide calls, by role (``rationale``, ``scorer``, ``rater``)."""
+        out: dict[str, ModelSpec] = {}
+        if self.method == "rationalyst" and self.rationale_model is not None:
+            out["rationale"] = self.rationale_model
+            if self.scorer is not None:
+                out["scorer"] = self.scorer
+        if self.method == "process" and self.rater_model is not None:
+            out["rater"] = self.rater_model
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            name: getattr(self, name)
+            for name in (
+                "method",
+                "supervision",
+                "candidates",
+                "max_steps",
+                "step_temperature",
+                "step_max_tokens",
+                "rationale_max_tokens",
+                "decay",
+            )
+        }
+        for name in ("rationale_model", "scorer_model", "rater_model"):
+            model = getattr(self, name)
+            data[name] = None if model is None else model.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GuideSpec:
+        def model(name: str) -> ModelSpec | None:
+            return None if data.get(name) is None else ModelSpec.from_json(data[name])
+
+        decay = data.get("decay")
+        return cls(
+            method=data.get("method", "rationalyst"),
+            supervision=data.get("supervision", "implicit"),
+            rationale_model=model("rationale_model"),
+            scorer_model=model("scorer_model"),
+            rater_model=model("rater_model"),
+            candidates=int(data.get("candidates", 3)),
+            max_steps=int(data.get("max_steps", 15)),
+            step_temperature=float(data.get("step_temperature", 0.7)),
+            step_max_tokens=int(data.get("step_max_tokens", 64)),
+            rationale_max_tokens=int(data.get("rationale_max_tokens", 64)),
+            decay=None if decay is None else float(decay),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class SampleSelection:
     """Which samples of a collection a run covers.
@@ -196,6 +331,7 @@ class RunSpec:
     few_shot: FewShotSpec | None = None
     force: bool = False
     name: str = ""
+    guide: GuideSpec | None = None
 
     kind: ClassVar[str] = "generation"
 
@@ -207,6 +343,9 @@ class RunSpec:
         for name in ("instructions", "cot_triggers", "answer_extractions"):
             if not getattr(self, name):
                 raise RunSpecError(f"{name} is empty; use (None,) for 'no fragment'")
+        if self.guide is not None and self.mode is not PromptMode.ONE_STEP:
+            # A guided CoT states its answer in its last step: it is read from the CoT.
+            object.__setattr__(self, "mode", PromptMode.ONE_STEP)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (no secrets: a spec never holds an API key)."""
@@ -226,6 +365,7 @@ class RunSpec:
             "few_shot": asdict(self.few_shot) if self.few_shot else None,
             "force": self.force,
             "name": self.name,
+            **({"guide": self.guide.to_json()} if self.guide is not None else {}),
         }
 
     @classmethod
@@ -250,7 +390,21 @@ class RunSpec:
             few_shot=FewShotSpec(**data["few_shot"]) if data.get("few_shot") else None,
             force=bool(data.get("force")),
             name=data.get("name", ""),
+            guide=GuideSpec.from_json(data["guide"]) if data.get("guide") else None,
         )
+
+    def all_models(self) -> list[ModelSpec]:
+        """The agent models, then a guided run's helper models (rationale, scorer, rater): a
+        backend is built for each, by its index in this list."""
+        helpers = list(self.guide.roles().values()) if self.guide is not None else []
+        return [*self.models, *helpers]
+
+    def role_index(self, role: str) -> int:
+        """Index in :meth:`all_models` of a guide's helper model (``rationale``, ``scorer``, ``rater``)."""
+        if self.guide is None:
+            raise KeyError(role)
+        roles = list(self.guide.roles())
+        return len(self.models) + roles.index(role)
 
 
 @dataclass(frozen=True, slots=True)

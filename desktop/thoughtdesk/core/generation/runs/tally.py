@@ -23,6 +23,16 @@ class RunTally:
         self.run_id = run_id
         self.total, self.done, self.failed = row[0], row[1], row[2]
         self.prompt_tokens, self.completion_tokens, self.cost, self.cached = row[3], row[4], row[5], row[6]
+        # A guided CoT's request carries its tokens once done; the steps of unfinished ones count now.
+        steps = lib.conn.execute(
+            "SELECT coalesce(sum(t.prompt_tokens), 0), coalesce(sum(t.completion_tokens), 0), "
+            "coalesce(sum(t.cost), 0.0) FROM trajectory_step t JOIN request q ON q.id = t.request_id "
+            "WHERE q.run_id = ? AND q.status != 'done'",
+            (run_id,),
+        ).fetchone()
+        self.prompt_tokens += steps[0]
+        self.completion_tokens += steps[1]
+        self.cost += steps[2]
         self.in_flight = 0
         self.finished_now = 0  # finished in this execution, for the rate behind the ETA
         self.started = time.monotonic()

@@ -176,6 +176,26 @@ class SimilarityMatrix:
         scores[:, empty] = 0.0
         return cls(texts, sentences, scores, cot_of)
 
+    @classmethod
+    def unaligned(cls, cots: Sequence[CotInput]) -> SimilarityMatrix:
+        """The CoTs split into sentences but not compared: every sentence stays in no group.
+
+        For texts too long to compare (the score matrix grows with the square of the number of
+        sentences) and to show a sample at once while its real matrix is computed elsewhere.
+        """
+        if isinstance(cots, str):
+            raise TypeError("unaligned() needs a list of CoTs, not one string")
+        texts: list[str] = []
+        sentences: list[list[Span]] = []
+        for cot in cots:
+            text, spans = cot_sentences(cot)
+            texts.append(text)
+            sentences.append(spans)
+        cot_of = np.repeat(np.arange(len(sentences)), [len(s) for s in sentences])
+        matrix = cls(texts, sentences, np.zeros((0, 0), dtype=np.float32), cot_of)
+        matrix._done_down_to = 0.0  # nothing to examine: groups() replays no merges
+        return matrix
+
     def flat_index(self, cot: int, sentence: int) -> int:
         """Row of ``(cot, sentence)`` in :attr:`scores`."""
         return int(self._first_flat[cot]) + sentence

@@ -5,6 +5,12 @@ building ~five widgets per CoT for 60 CoTs costs more than the whole similarity 
 The text document is filled lazily by the compare view (only panels in view are painted at
 once); until then the panel has an estimated height so the scroll area has the right size.
 
+A CoT longer than :data:`REVIEW_CHARS` characters is shown cut there (the caller cuts it, so the
+similarity, the word diff and the position map only ever see bounded text); the statistics line
+gives the full length and a "Show all" button opens the whole text in a
+:class:`~thoughtdesk.ui.widgets.long_text.FullTextDialog`. Span offsets into the cut text are
+offsets into the full text, so annotating the part shown needs no translation.
+
 Span marks (span annotations) are drawn on top of the escaped HTML with ``QTextCharFormat``
 through a ``QTextCursor``: a format is not markup, so nothing from the data is ever parsed.
 """
@@ -14,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
     QColor,
@@ -24,12 +31,33 @@ from thoughtdesk.ui.qt import (
     QTextCharFormat,
     QTextCursor,
     QTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
+from thoughtdesk.ui.widgets.long_text import FullTextDialog, more_text, open_full_text, wrap_mode_for
 from thoughtdesk.ui.widgets.text_positions import PositionMap
+
+#: Characters of a CoT the compare view shows (and highlights); the rest is behind "Show all".
+REVIEW_CHARS = 20_000
+
+
+def capped_steps(steps: list[str], limit: int = REVIEW_CHARS) -> list[str]:
+    """Reference steps up to ``limit`` characters in all (joined by line breaks), the last one
+    cut; ``steps`` itself when they fit."""
+    total = sum(len(step) for step in steps) + max(0, len(steps) - 1)
+    if total <= limit:
+        return steps
+    kept: list[str] = []
+    room = limit
+    for step in steps:
+        if room <= 0:
+            break
+        kept.append(step[:room])
+        room -= len(step) + 1
+    return kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +80,8 @@ class CotView:
     key: object = None
     #: A plain-text summary of the CoT's critiques for the statistics line ("" for none).
     critiques: str = ""
+    #: The whole text when ``text`` is a cut of it ("" when ``text`` is all of it).
+    full_text: str = ""
 
     def label(self) -> str:
         """A short plain-text name: the title, else the model and prompt keys."""
@@ -111,6 +141,12 @@ class FittedTextView(QTextEdit):
         self.setHtml(html)
         self._fit()
 
+    def set_wrap_for(self, text: str) -> None:
+        """Wrap anywhere when ``text`` has a very long word (see ``long_text.wrap_mode_for``)."""
+        mode = wrap_mode_for(text)
+        if self.wordWrapMode() != mode:
+            self.setWordWrapMode(mode)
+
     def estimate(self, text: str) -> None:
         """Empty the document and take the height ``text`` will roughly need (no layout work)."""
         self._estimate_chars = max(1, len(text)) + 40 * text.count("\n")
@@ -141,7 +177,8 @@ class FittedTextView(QTextEdit):
             content = lines * metrics.lineSpacing() + 8
         else:
             document = self.document()
-            document.setTextWidth(width)
+            if document.textWidth() != width:  # QTextEdit's own resize handling usually set it already
+                document.setTextWidth(width)
             content = int(document.size().height())
         height = content + 2 * self.frameWidth() + 4
         if height != self.height():
@@ -167,8 +204,14 @@ class CotPanel(QFrame):
         )  # the review's summary; hidden when empty
         self.note.setVisible(False)
         self.text_view = FittedTextView(self)
+        self.show_all = QToolButton(self)
+        self.show_all.setObjectName("showAll")
+        self.show_all.clicked.connect(self.open_full_text)
+        self.show_all.setVisible(False)
+        self.full_text_dialog: FullTextDialog | None = None
         for widget in (self.title, self.stats, self.note, self.text_view):
             layout.addWidget(widget)
+        layout.addWidget(self.show_all, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addStretch(1)
         if cot is not None:
             self.show_cot(index, cot, steps)
@@ -182,20 +225,37 @@ class CotPanel(QFrame):
         self.setObjectName("referencePanel" if cot.is_reference else "cotPanel")
         text = cot.text if isinstance(cot.text, str) else "\n".join(cot.text)
         verdict = {True: "correct", False: "incorrect", None: "not scored"}[cot.correct]
-        stats = f"{len(text)} chars · {len(text.split())} words · {steps} steps"
+        full = cot.full_text or text
+        hidden = len(full) - len(text)
+        stats = (
+            f"{len(full):,} chars · {steps} steps"
+            if hidden
+            else f"{len(text)} chars · {len(text.split())} words · {steps} steps"
+        )
+        if hidden:
+            stats += f" (showing the first {len(text):,} characters)"
         if not cot.is_reference:
             stats += f" · answer: {cot.answer.strip() or '(none)'} · {verdict}"
         if cot.critiques:
             stats += f" · {cot.critiques}"
-        self.title.setText(numbered_label(index, cot))
-        self.stats.setText(stats)
+        set_plain_text(self.title, numbered_label(index, cot))
+        set_plain_text(self.stats, stats)
+        self.show_all.setText(more_text(hidden))
+        if self.show_all.isHidden() == (hidden > 0):
+            self.show_all.setVisible(hidden > 0)
         self.marks = ()
         self.set_note(note)
 
+    def open_full_text(self) -> None:
+        """The whole CoT in a :class:`FullTextDialog` (lines in pieces, so it opens at once)."""
+        cot = self.cot
+        text = cot.full_text or (cot.text if isinstance(cot.text, str) else "\n".join(cot.text))
+        self.full_text_dialog = open_full_text(self, numbered_label(self.index, cot), text)
+
     def set_note(self, text: str) -> None:
         """A one-line plain-text summary under the statistics (labels, score...); "" hides it."""
-        if text != self.note.text():
-            self.note.setText(text)
+        if reveal(text) != self.note.text():
+            set_plain_text(self.note, text)
         self.note.setVisible(bool(text))
 
     def set_current(self, current: bool) -> None:
@@ -222,6 +282,7 @@ class CotPanel(QFrame):
             self.positions = PositionMap.of(text)
         if marks is not None:
             self.marks = tuple(marks)
+        self.text_view.set_wrap_for(text)
         self.text_view.set_safe_html(html)
         self._draw_marks()
 

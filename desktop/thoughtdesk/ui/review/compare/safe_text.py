@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from thoughtdesk.core.review.compare.word_diff import DiffOp
 from thoughtdesk.core.sentences import Span
+from thoughtdesk.core.visible_text import escape_of, has_invisible, split_invisible
 
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 # Characters Qt treats as line or paragraph breaks, plus the usual ones.
@@ -29,15 +30,26 @@ DIFF_COLOURS: dict[str, tuple[str, str]] = {
     "dark": ("#1d5a2a", "#7a2424"),
 }
 TEXT_COLOURS: dict[str, str] = {"light": "#000000", "dark": "#ffffff"}
+#: The style of an invisible character's escape (``<U+202E>``): its own colours, readable on
+#: any theme and over any highlight, so it never passes for text of the data.
+INVISIBLE_STYLE = "background-color: #5c5c5c; color: #ffffff;"
 
 
 def to_html_escaped(text: str) -> str:
-    """``text`` as HTML that shows exactly these characters: escaped, line breaks as ``<br/>``.
+    """``text`` as HTML that shows exactly these characters: escaped, line breaks as ``<br/>``,
+    invisible characters (bidi controls, zero-width spaces) as a styled ``<U+202E>``.
 
     Runs of spaces are kept by the ``white-space: pre-wrap`` of :func:`wrap_document`.
     """
     if not isinstance(text, str):
         raise TypeError(f"to_html_escaped needs a str, got {type(text).__name__}")
+    if has_invisible(text):
+        return "".join(
+            f'<span style="{INVISIBLE_STYLE}">{html.escape(escape_of(piece))}</span>'
+            if invisible
+            else _LINE_BREAKS.sub("<br/>", html.escape(piece, quote=True))
+            for piece, invisible in split_invisible(text)
+        )
     escaped = html.escape(text, quote=True)
     return _LINE_BREAKS.sub("<br/>", escaped)
 

@@ -11,6 +11,13 @@ Speed (issue 6: < 100 ms to show the next sample of 60 CoTs): panels are pooled 
 never rebuilt; only panels in view are painted at once, the others get an estimated height and
 are painted a few at a time when the event loop is idle (or at once when scrolled to).
 
+Long text (issue 15): the caller cuts each CoT to ``cot_panel.REVIEW_CHARS`` characters. Sentence
+similarity grows with the square of the number of sentences (0.43 s for 60 CoTs of 2,000
+characters) and a word diff of two 20,000-character CoTs takes 1.5 s, so neither runs on the GUI
+thread beyond a small size: up to :data:`SYNC_SIMILARITY_CHARS` / :data:`SYNC_DIFF_CHARS` they
+are computed in place, up to :data:`SIMILARITY_CHARS` / :data:`DIFF_CHARS` in a worker (the
+texts are shown plain meanwhile), and beyond that not at all, which the view says.
+
 Untrusted text: every document is built by :mod:`thoughtdesk.ui.review.compare.safe_text` from escaped HTML
 only, span marks are character formats (not markup), and every label is plain text.
 """
@@ -21,7 +28,15 @@ from collections.abc import Sequence
 from typing import Literal
 
 from thoughtdesk.core.review.compare.colours import Theme
-from thoughtdesk.core.review.compare.similarity import DEFAULT_THRESHOLD, Alignment, SimilarityMatrix, word_diff
+from thoughtdesk.core.review.compare.similarity import (
+    DEFAULT_THRESHOLD,
+    Alignment,
+    CotInput,
+    DiffOp,
+    SimilarityMatrix,
+    word_diff,
+)
+from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import (
     QComboBox,
     QEvent,
@@ -39,8 +54,9 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label
 from thoughtdesk.ui.review.compare.painting import HighlightPainter
-from thoughtdesk.ui.review.compare.safe_text import diff_side_html
+from thoughtdesk.ui.review.compare.safe_text import diff_side_html, to_html_escaped, wrap_document
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import wrap_mode_for
 from thoughtdesk.ui.widgets.signals import blocked
 
 __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
@@ -48,6 +64,20 @@ __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode",
 LayoutMode = Literal["columns", "cards"]
 ALL = "(all)"
 COLUMN_WIDTH = 340
+#: Characters of CoT text in all up to which the similarity is computed on the GUI thread (~50 ms).
+SYNC_SIMILARITY_CHARS = 40_000
+#: Up to this many it is computed in a worker; beyond, the CoTs are shown without highlighting
+#: (the score matrix would take seconds and hundreds of megabytes).
+SIMILARITY_CHARS = 300_000
+#: Characters of the two texts together up to which the word diff is computed in place (~30 ms).
+SYNC_DIFF_CHARS = 4_000
+#: Up to this many it is computed in a worker (1.5 s at most); beyond, no word diff.
+DIFF_CHARS = 40_000
+
+
+def texts_of(cots: Sequence[CotView]) -> tuple[str, ...]:
+    """The display texts of ``cots`` (a reference's steps joined by line breaks)."""
+    return tuple(c.text if isinstance(c.text, str) else "\n".join(c.text) for c in cots)
 
 
 def read_only_text(name: str) -> QTextEdit:
@@ -78,6 +108,8 @@ class CompareView(QWidget):
         self._pool: list[CotPanel] = []  # every panel ever made; the first len(_cots) are in use
         self._current = -1
         self._mode: LayoutMode = "columns"
+        self.highlight_note = ""
+        self._diff_pair: tuple[str, str] | None = None  # the pair a worker is diffing
         # Coalesce slider moves: a drag emits many values, only the last one is painted.
         self._regroup_timer = QTimer(self, singleShot=True, interval=0)
         self._regroup_timer.timeout.connect(self._apply_threshold)
@@ -214,9 +246,11 @@ class CompareView(QWidget):
         ``marks``: each panel's span marks (as :meth:`set_marks`), so no panel is painted twice.
         """
         self._cots = list(cots)
-        texts = tuple(c.text if isinstance(c.text, str) else "\n".join(c.text) for c in self._cots)
+        texts = texts_of(self._cots)
+        #: Why the CoTs are not highlighted ("" when they are, or soon will be).
+        self.highlight_note = ""
         if matrix is None or matrix.texts != texts:
-            matrix = SimilarityMatrix.compute([c.text for c in self._cots])
+            matrix = self._similarity([c.text for c in self._cots], texts)
         self._matrix = matrix
         alignment = self._matrix.groups(self.threshold)
         self._container.setUpdatesEnabled(False)  # one repaint at the end, not one per panel
@@ -248,6 +282,29 @@ class CompareView(QWidget):
         self.scroll_area.verticalScrollBar().setValue(0)
         self._highlights_changed()
         self._container.setUpdatesEnabled(True)
+        self._update_diff()
+
+    def _similarity(self, cots: list[CotInput], texts: tuple[str, ...]) -> SimilarityMatrix:
+        """The matrix to show now: computed in place when small, else unaligned (and computed in
+        a worker when not too long: :meth:`_similarity_ready` shows it)."""
+        total = sum(len(text) for text in texts)
+        if total <= SYNC_SIMILARITY_CHARS:
+            return SimilarityMatrix.compute(cots)
+        if total <= SIMILARITY_CHARS:
+            self.highlight_note = "highlighting…"
+            Task(lambda _ctx: SimilarityMatrix.compute(cots)).on_success(self._similarity_ready).owned_by(self).start()
+        else:
+            self.highlight_note = f"no highlighting: {total:,} characters (limit {SIMILARITY_CHARS:,})"
+        return SimilarityMatrix.unaligned(cots)
+
+    def _similarity_ready(self, matrix: SimilarityMatrix) -> None:
+        """A matrix computed in a worker: shown if the view still shows these CoTs."""
+        if matrix.texts != texts_of(self._cots):
+            return  # another sample meanwhile
+        self._matrix = matrix
+        self.highlight_note = ""
+        self.painter.restart(matrix.groups(self.threshold), self.theme())
+        self._highlights_changed()
         self._update_diff()
 
     def set_threshold(self, percent: float) -> None:
@@ -354,7 +411,7 @@ class CompareView(QWidget):
         if alignment is None:
             return
         self.painter.paint_in_view()
-        self.groups_label.setText(f"{len(alignment.groups)} groups")
+        self.groups_label.setText(self.highlight_note or f"{len(alignment.groups)} groups")
 
     def _add_panel(self) -> CotPanel:
         panel = CotPanel(len(self._pool), parent=self._container)
@@ -429,7 +486,32 @@ class CompareView(QWidget):
         alignment = self.painter.alignment
         if alignment is None or min(first, second) < 0:
             return
-        ops = word_diff(alignment.texts[first], alignment.texts[second])
+        a, b = alignment.texts[first], alignment.texts[second]
+        for view, text in ((self.diff_a, a), (self.diff_b, b)):
+            mode = wrap_mode_for(text)  # an unbroken word wrapped at boundaries costs seconds
+            if view.wordWrapMode() != mode:
+                view.setWordWrapMode(mode)
+        size = len(a) + len(b)
+        if size <= SYNC_DIFF_CHARS:
+            self._show_diff(word_diff(a, b))
+            return
+        # Shown plain at once; the diff follows from a worker, or never when too long.
+        self.diff_a.setHtml(wrap_document(to_html_escaped(a)))
+        self.diff_b.setHtml(wrap_document(to_html_escaped(b)))
+        if size > DIFF_CHARS:
+            self.diff_summary.setText(f"no word diff: {size:,} characters (limit {DIFF_CHARS:,})")
+            return
+        self.diff_summary.setText("word diff…")
+        self._diff_pair = (a, b)
+
+        def done(ops: list[DiffOp], pair: tuple[str, str] = (a, b)) -> None:
+            if self._diff_pair == pair:  # still the pair shown
+                self._show_diff(ops)
+
+        Task(lambda _ctx: word_diff(a, b)).on_success(done).owned_by(self).start()
+
+    def _show_diff(self, ops: list[DiffOp]) -> None:
+        self._diff_pair = None
         self.diff_a.setHtml(diff_side_html(ops, "a", self.painter.theme))
         self.diff_b.setHtml(diff_side_html(ops, "b", self.painter.theme))
         removed = sum(len(op.text.split()) for op in ops if op.kind == "delete")

@@ -1,0 +1,185 @@
+"""``thoughtdesk library path|metadata``, ``thoughtdesk backup [PATH]`` and
+``thoughtdesk keys set|list|delete PROVIDER``: the library file and the API keys, for scripts
+and for tools such as Datasette (``datasette "$(thoughtdesk library path)"``)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+
+from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, server_url
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.paths import resolve_library_path, resource_path
+
+#: Providers whose keys ThoughtDesk keeps (llamacpp needs none).
+KEY_PROVIDERS = ("openai", "anthropic")
+DATASETTE_METADATA = "datasette-metadata.json"
+
+
+def cmd_library_path(args: argparse.Namespace) -> int:
+    path = resolve_library_path(args.library)
+    if args.check and not path.exists():
+        raise ThoughtDeskError(f"no library at {path}")
+    print(path)
+    return EXIT_OK
+
+
+def cmd_library_metadata(args: argparse.Namespace) -> int:
+    """The shipped Datasette metadata fitted to this library (sqlite-utils' introspection: its
+    full-text index and internal tables), keyed by its database name (the file's stem, as
+    Datasette names it), on stdout or into ``--output``."""
+    from thoughtdesk.core.library.schema import library_metadata
+
+    template = json.loads(resource_path(DATASETTE_METADATA).read_text(encoding="utf-8"))
+    with open_library(args) as lib:  # a missing library is "no library at ..."; an old one is upgraded first
+        path = lib.path
+    document = library_metadata(path, template)  # the tables and index this file really has
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        from pathlib import Path
+
+        from thoughtdesk.core.files import write_text_atomically
+
+        write_text_atomically(Path(args.output).expanduser(), text)
+        print(args.output)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from thoughtdesk.core.library.backup import backup_connection, default_backup_path
+
+    with open_library(args) as lib:
+        target = Path(args.path).expanduser() if args.path else default_backup_path(lib.path)
+        bar = ProgressLine("backing up", unit="pages")
+        written = backup_connection(lib.conn, lib.path, target, progress=bar)
+        bar.finish()
+    size = written.stat().st_size
+    if args.json:
+        print(json.dumps({"library": str(lib.path), "backup": str(written), "bytes": size}))
+    else:
+        print(f"backed up {lib.path} to {written} ({size / 1e6:.1f} MB)")
+    return EXIT_OK
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.generation.runs.providers import KEY_ENVIRONMENT
+    from thoughtdesk.core.settings.config import keyring_name, load_config
+    from thoughtdesk.core.settings.secrets import get_api_key, masked
+
+    origins = load_config().key_origins
+    rows = []
+    for provider in KEY_PROVIDERS:
+        key = get_api_key(provider)
+        variable = KEY_ENVIRONMENT[provider]
+        rows.append(
+            {
+                "provider": provider,
+                "stored": key is not None,
+                "key": masked(key) if key else None,  # the last four characters only
+                "server": origins.get(provider) if key else None,
+                "environment": variable if os.environ.get(variable) else None,
+            }
+        )
+    if args.json:
+        print(json.dumps({"keyring": keyring_name(), "keys": rows}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for row in rows:
+        stored = f"{row['key']} (for {row['server'] or 'the official server'})" if row["stored"] else "no stored key"
+        env = f"; {row['environment']} is set" if row["environment"] else ""
+        print(f"{row['provider']}\t{stored}{env}")
+    return EXIT_OK
+
+
+def cmd_keys_set(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
+    from thoughtdesk.core.settings.config import store_api_key
+
+    if sys.stdin.isatty():
+        key = getpass.getpass(f"API key for {args.provider} (not shown): ")
+    else:  # piped: the first line, so the key never appears on a command line or in shell history
+        key = sys.stdin.readline()
+    base_url = args.base_url or DEFAULT_BASE_URLS[args.provider]
+    store_api_key(args.provider, key, base_url)  # checked: a key with a stray character is refused
+    if args.json:
+        print(json.dumps({"provider": args.provider, "stored": True, "server": base_url}))
+    else:
+        print(f"key for {args.provider} stored in the keyring; it is sent to {base_url} only")
+    return EXIT_OK
+
+
+def cmd_keys_delete(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.settings.secrets import delete_api_key
+
+    deleted = delete_api_key(args.provider)
+    if args.json:
+        print(json.dumps({"provider": args.provider, "deleted": deleted}))
+    elif deleted:
+        print(f"key for {args.provider} deleted from the keyring")
+    else:
+        print(f"no stored key for {args.provider}; nothing deleted")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add library, backup and keys."""
+    p = sub.add_parser(
+        "library",
+        help="where the library file is (for Datasette, sqlite-utils, sqlite3)",
+        description="Print the path of the library this command would use (--library, "
+        "$THOUGHTDESK_LIBRARY, the one chosen in the app, else the default), or Datasette metadata "
+        "for it (from the shipped datasette-metadata.json) that names the full-text index.",
+    )
+    actions = p.add_subparsers(dest="library_command", required=True, metavar="COMMAND")
+    q = actions.add_parser("path", help="print the library's path")
+    q.add_argument("--check", action="store_true", help="fail (exit 1) when no library exists there")
+    q.set_defaults(func=cmd_library_path)
+    q = actions.add_parser(
+        "metadata",
+        help="print Datasette metadata for the library (names its full-text index, hides internal tables)",
+    )
+    q.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
+    q.set_defaults(func=cmd_library_metadata)
+
+    p = sub.add_parser(
+        "backup",
+        help="copy the library to a new file while it stays open (SQLite online backup)",
+        description="Copy a consistent snapshot of the library, even while the app or a run uses it. "
+        "Without PATH the copy goes to a 'backups' folder beside the library, named with the date and "
+        "time. A library is also copied there automatically before an upgrade changes its schema.",
+    )
+    p.add_argument("path", nargs="?", help="the new file to write (never an existing one)")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser(
+        "keys",
+        help="store, list or delete API keys (kept in the system keyring)",
+        description="API keys live in the operating system's keyring, never in the library, logs or "
+        "exports. `keys set` reads the key from the terminal without showing it, or the first line "
+        "of standard input when piped.",
+    )
+    actions = p.add_subparsers(dest="keys_command", required=True, metavar="COMMAND")
+    q = actions.add_parser("set", help="store PROVIDER's key (asked for, or read from standard input)")
+    q.add_argument("provider", choices=KEY_PROVIDERS, help="the provider the key is for")
+    q.add_argument(
+        "--base-url",
+        type=server_url,
+        metavar="URL",
+        help="the only server the key is sent to (default: the provider's official API)",
+    )
+    q.add_argument("--json", action="store_true", help="print what was done as JSON")
+    q.set_defaults(func=cmd_keys_set)
+    q = actions.add_parser("list", help="which providers have a stored key (last four characters only)")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(func=cmd_keys_list)
+    q = actions.add_parser("delete", help="delete PROVIDER's stored key")
+    q.add_argument("provider", choices=KEY_PROVIDERS, help="the provider whose key to delete")
+    q.add_argument("--json", action="store_true", help="print what was done as JSON")
+    q.set_defaults(func=cmd_keys_delete)

@@ -1,0 +1,100 @@
+"""Examples in every sub-command's ``--help``, kept in one table so they are easy to review and
+a test can check that no command is without them."""
+
+from __future__ import annotations
+
+import argparse
+
+#: Examples per sub-command (space-separated path for nested ones), as a user types them.
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "gui": ("thoughtdesk gui --library ~/ward-study.thoughtdesk",),
+    "import": (
+        "thoughtdesk import medqa_collection.json --collection 'MedQA sample'",
+        "thoughtdesk import ~/Downloads/pubmedqa --dataset pubmed_qa --limit 200 --seed 1",
+        "thoughtdesk import quiz.csv --map question=problem,answer=label --save-mapping quiz",
+        "thoughtdesk import exam.csv --no-header --map 'question=1,choices=2|3|4|5,answer=6,type=multiplechoice'",
+        "cat collection.json | thoughtdesk import - --collection piped",
+    ),
+    "datasets": ("thoughtdesk datasets", "thoughtdesk datasets med_qa --json", "thoughtdesk datasets gsm8k --download"),
+    "export": (
+        "thoughtdesk export 'MedQA sample' medqa.json",
+        "thoughtdesk export 'MedQA sample' - > medqa.json",
+        "thoughtdesk export critiqued dscb.jsonl --format dscb",
+        "thoughtdesk export 'MedQA sample' answers.csv --format answers-csv",
+        "thoughtdesk export 'MedQA sample' train.jsonl --format chat-jsonl --correct-only --preferred-only",
+        "thoughtdesk export 'MedQA sample' medqa.parquet --format parquet",
+    ),
+    "collections": ("thoughtdesk collections", "thoughtdesk collections --json --library other.thoughtdesk"),
+    "stats": ("thoughtdesk stats 'MedQA sample'", "thoughtdesk stats 'MedQA sample' --json"),
+    "generate": (
+        "thoughtdesk generate 'MedQA sample' --model openai:gpt-4o-mini --limit 20 --plan-only",
+        "thoughtdesk generate 'MedQA sample' --model llamacpp:~/models/gemma-3-270m.gguf --chat --limit 5",
+        "thoughtdesk generate quiz --model openai:qwen --base-url http://127.0.0.1:8080/v1 "
+        "--instruction qa-01 --trigger kojima-01 --n 3",
+    ),
+    "critique": (
+        "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
+        "thoughtdesk critique quiz --model llamacpp:ds-7b.gguf --preset ds --plan-only",
+    ),
+    "fragments": ("thoughtdesk fragments", "thoughtdesk fragments --json"),
+    "fragments import": (
+        "thoughtdesk fragments import my_fragments.json",
+        "thoughtdesk fragments import DSCB-prompts.json",
+    ),
+    "fragments list": ("thoughtdesk fragments list --kind cot_trigger",),
+    "runs": ("thoughtdesk runs", "thoughtdesk runs --rename 3 baseline", "thoughtdesk runs --delete 4 --json"),
+    "resume": ("thoughtdesk resume 3", "thoughtdesk resume baseline --concurrency 2"),
+    "evaluate": (
+        "thoughtdesk evaluate 'MedQA sample'",
+        "thoughtdesk evaluate 'MedQA sample' --rescore --markdown > results.md",
+    ),
+    "critiques": ("thoughtdesk critiques quiz", "thoughtdesk critiques quiz --csv > critiques.csv"),
+    "report": (
+        "thoughtdesk report 'MedQA sample' --html medqa-review.html",
+        "thoughtdesk report 'MedQA sample' --queue 'ward round' --author alice --pdf ward-round.pdf",
+    ),
+    "annotations": ("thoughtdesk annotations export mine.json --author alice",),
+    "annotations export": ("thoughtdesk annotations export mine.json --author alice --collection quiz",),
+    "annotations import": ("thoughtdesk annotations import theirs.json --dry-run",),
+    "agreement": ("thoughtdesk agreement quiz", "thoughtdesk agreement quiz --label correct --json"),
+    "library": (
+        "thoughtdesk library path",
+        'datasette "$(thoughtdesk library path)" --metadata "$(thoughtdesk library metadata)"',
+    ),
+    "library path": ('datasette "$(thoughtdesk library path)"',),
+    "library metadata": (
+        "thoughtdesk library metadata --output td-metadata.json",
+        'datasette "$(thoughtdesk library path)" --metadata td-metadata.json',
+    ),
+    "backup": ("thoughtdesk backup", "thoughtdesk backup ~/backups/before-review.thoughtdesk --json"),
+    "keys": ("thoughtdesk keys list", "thoughtdesk keys set openai", "thoughtdesk keys delete anthropic"),
+    "keys set": (
+        "thoughtdesk keys set openai",
+        'printf %s "$KEY" | thoughtdesk keys set openai --base-url http://127.0.0.1:8080/v1',
+    ),
+    "keys list": ("thoughtdesk keys list --json",),
+    "keys delete": ("thoughtdesk keys delete openai",),
+}
+
+
+class ExamplesFormatter(argparse.HelpFormatter):
+    """The default layout, except that an ``examples:`` epilog keeps its lines."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def add_examples(parser: argparse.ArgumentParser, path: str = "") -> None:
+    """Give every sub-command of ``parser`` its examples as the ``--help`` epilog."""
+    for action in parser._actions:  # private: argparse has no public walk of sub-parsers
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for name, child in action.choices.items():
+            full = f"{path} {name}".strip()
+            examples = EXAMPLES.get(full)
+            if examples and not child.epilog:
+                child.epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
+            child.formatter_class = ExamplesFormatter
+            add_examples(child, full)

@@ -1,0 +1,351 @@
+"""``thoughtdesk logprobs`` (a continuation's token log-probs) and ``thoughtdesk rationales
+extract|filter|export`` (mining rationales, RATIONALYST), over :mod:`thoughtdesk.core.rationales`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, number, open_library, server_url, whole
+from thoughtdesk.core.generation.backends import (
+    Backend,
+    LlamaCppBackend,
+    ProviderGate,
+    ProviderLimits,
+    ResilientBackend,
+    RetryPolicy,
+)
+from thoughtdesk.core.generation.runs import ModelSpec
+from thoughtdesk.core.generation.runs.providers import build_backend
+from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
+from thoughtdesk.core.rationales.export import export_rationales, pick_scorer
+from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, Markers, RationaleError
+from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, DEFAULT_TAU, TAU_PRESETS
+from thoughtdesk.core.rationales.mining import (
+    ExtractionSettings,
+    PassSummary,
+    extract_rationales,
+    filter_rationales,
+    filter_table,
+    histogram,
+)
+
+
+def _spec(args: argparse.Namespace, text: str, *, endpoint: str) -> ModelSpec:
+    """The model named on the command line with the shared model options."""
+    options: dict[str, object] = {"timeout": args.timeout, "n_ctx": args.n_ctx, "chat": getattr(args, "chat", False)}
+    if args.base_url:
+        options["base_url"] = args.base_url
+    options["endpoint"] = args.endpoint or endpoint
+    if getattr(args, "completion_template", None):
+        options["completion_template"] = args.completion_template.replace("\\n", "\n")
+    return ModelSpec.parse(text, **options)
+
+
+def _resilient(backend: Backend, concurrency: int) -> ResilientBackend:
+    return ResilientBackend(backend, retry=RetryPolicy(), gate=ProviderGate(ProviderLimits(concurrency=concurrency)))
+
+
+async def _memory_note(backend: Backend) -> None:
+    """Before a local model loads its scoring copy, say what it costs."""
+    if isinstance(backend, LlamaCppBackend):
+        memory = await backend.scoring_memory()
+        print(f"thoughtdesk: {backend.label}: {memory.describe()}", file=sys.stderr)
+
+
+# --- logprobs ----------------------------------------------------------------------------------
+
+
+def cmd_logprobs(args: argparse.Namespace) -> int:
+    spec = _spec(args, args.model, endpoint="completions")
+
+    async def main():
+        backend = build_backend(spec)
+        try:
+            await _memory_note(backend)
+            [scores] = await _resilient(backend, 1).score(args.prompt, [args.continuation])
+            return scores
+        finally:
+            await backend.aclose()
+
+    scores = asyncio.run(main())
+    if args.json:
+        print(json.dumps(scores.to_json(), ensure_ascii=False))
+        return EXIT_OK
+    for token, value in zip(scores.tokens, scores.logprobs, strict=True):
+        print(f"{value:10.4f}  {json.dumps(token, ensure_ascii=False)}")
+    if scores.logprobs:
+        print(
+            f"{len(scores.logprobs)} tokens: sum {scores.total:.4f}, mean {scores.mean:.4f}, "
+            f"0.9-decayed mean {scores.decayed_mean():.4f}"
+        )
+    else:
+        print("0 tokens (the continuation is empty)")
+    return EXIT_OK
+
+
+# --- rationales ----------------------------------------------------------------------------------
+
+
+def _markers(args: argparse.Namespace) -> Markers:
+    return Markers.parse(args.markers)
+
+
+def _summary_line(what: str, summary: PassSummary) -> str:
+    return f"{what}: {summary.done} done now, {summary.skipped} done before, {summary.failed} failed of {summary.total}"
+
+
+def _report_failures(summary: PassSummary, again: str) -> int:
+    for error in summary.errors:
+        print(f"thoughtdesk: {error}", file=sys.stderr)
+    if summary.failed:
+        print(
+            f"thoughtdesk: {summary.failed} failed; run `{again}` again to retry them (finished ones are kept)",
+            file=sys.stderr,
+        )
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    from thoughtdesk.cli.generate import user_fragments
+
+    markers = _markers(args)
+    fragments = user_fragments()
+    template = fragments.text("rationale_extraction", args.prompt)
+    if template is None:
+        raise RationaleError(
+            f"no rationale_extraction fragment {args.prompt!r}; see `thoughtdesk fragments list --kind "
+            "rationale_extraction`"
+        )
+    spec = _spec(args, args.model, endpoint="chat")
+    settings = ExtractionSettings(
+        template=template,
+        model_name=spec.model_name,
+        model_label=spec.label,
+        fragment_key=args.prompt,
+        markers=markers,
+        chat=spec.chat,
+        temperature=args.temperature,
+        timeout=args.timeout,
+    )
+    bar = ProgressLine("rewriting")
+    with open_library(args) as lib:
+
+        async def main() -> PassSummary:
+            backend = build_backend(spec)
+            try:
+                return await extract_rationales(
+                    lib, args.collection, args.source, _resilient(backend, args.concurrency), settings, progress=bar
+                )
+            finally:
+                await backend.aclose()
+
+        summary = asyncio.run(main())
+    bar.finish()
+    print(
+        _summary_line("documents", summary)
+        + f"; {summary.valid} of {summary.done} rewrites valid, {summary.records} rationales stored"
+    )
+    return _report_failures(summary, f"thoughtdesk rationales extract {args.collection} ...")
+
+
+def _tau(args: argparse.Namespace) -> float:
+    if args.tau is not None:
+        return float(args.tau)
+    return TAU_PRESETS[args.preset] if args.preset else DEFAULT_TAU
+
+
+def cmd_filter(args: argparse.Namespace) -> int:
+    spec = _spec(args, args.scorer, endpoint="completions")
+    tau = _tau(args)
+    bar = ProgressLine("scoring")
+    with open_library(args) as lib:
+
+        async def main() -> PassSummary:
+            backend = build_backend(spec)
+            try:
+                await _memory_note(backend)
+                return await filter_rationales(
+                    lib,
+                    args.collection,
+                    _resilient(backend, args.concurrency),
+                    spec.label,
+                    decay=args.decay,
+                    horizon=args.horizon,
+                    markers=_markers(args),
+                    limit=args.limit,
+                    progress=bar,
+                )
+            finally:
+                await backend.aclose()
+
+        summary = asyncio.run(main())
+        bar.finish()
+        table = filter_table(lib, args.collection, spec.label, tau=tau, decay=args.decay)
+    print(_summary_line("rationales scored", summary))
+    print(
+        f"{table.documents} documents rewritten, {table.valid_documents} valid; {table.rationales} rationales, "
+        f"{table.scored} scored by {spec.label}; kept at tau {tau:g}: {table.kept} ({100 * table.kept_share:.1f} %), "
+        f"dropped {table.dropped}"
+    )
+    _print_histogram(table.reductions, tau)
+    return _report_failures(summary, f"thoughtdesk rationales filter {args.collection} ...")
+
+
+def _print_histogram(values: tuple[float, ...], tau: float) -> None:
+    bins = histogram(values, bins=12)
+    if not bins:
+        return
+    most = max(count for _, _, count in bins)
+    print("loss reduction        count")
+    for low, high, count in bins:
+        mark = " <- tau" if low <= tau < high else ""
+        bar = "#" * max(1 if count else 0, round(30 * count / most))
+        print(f"{low:8.3f} .. {high:8.3f} {count:6d} {bar}{mark}")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    scorer = ModelSpec.parse(args.scorer).label if args.scorer else None
+    with open_library(args, create=False) as lib:
+        count = export_rationales(
+            lib,
+            args.collection,
+            args.out,
+            tau=_tau(args),
+            decay=args.decay,
+            scorer=scorer,
+            unfiltered=args.unfiltered,
+            force=args.force,
+        )
+        which = (
+            "all"
+            if args.unfiltered
+            else f"kept at tau {_tau(args):g} by {pick_scorer(lib, args.collection, scorer, args.decay)}"
+        )
+    print(f"{count} rationales ({which}) written to {args.out}")
+    return EXIT_OK
+
+
+# --- the parser ------------------------------------------------------------------------------
+
+
+def _model_options(p: argparse.ArgumentParser, *, chat: bool) -> None:
+    p.add_argument("--base-url", type=server_url, metavar="URL", help="OpenAI-compatible server address")
+    p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint")
+    p.add_argument(
+        "--n-ctx", type=whole(64, 1_000_000), default=2048, metavar="N", help="llamacpp: context size (default 2048)"
+    )
+    p.add_argument("--timeout", type=number(1, 86400), default=300.0, metavar="S", help="seconds per call")
+    if chat:
+        p.add_argument("--chat", action="store_true", help="llamacpp: use the GGUF's chat template")
+        p.add_argument(
+            "--completion-template",
+            metavar="TEXT",
+            help="llamacpp without --chat: {prompt} marks where the prompt goes",
+        )
+
+
+def _tau_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--tau",
+        type=number(),
+        metavar="T",
+        help=f"keep rationales whose loss reduction is >= T (default {DEFAULT_TAU:g})",
+    )
+    group.add_argument(
+        "--preset",
+        choices=list(TAU_PRESETS),
+        help="the paper's tau: math 1.2 (GSM8K), commonsense 0.5 (ECQA), web 0 (the Pile)",
+    )
+    p.add_argument("--decay", type=number(above=0, high=1), default=DEFAULT_DECAY, metavar="D", help="default 0.9")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "logprobs",
+        help="print the token log-probs of a continuation after a prompt (exact; backends that cannot say so)",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="llamacpp:PATH.gguf, or openai:NAME with --base-url of a server whose /completions echoes log-probs",
+    )
+    p.add_argument("--prompt", required=True, metavar="TEXT", help="the prefix (not scored)")
+    p.add_argument("--continuation", required=True, metavar="TEXT", help="the text scored after the prefix")
+    p.add_argument("--json", action="store_true", help='print {"tokens": [...], "logprobs": [...]}')
+    _model_options(p, chat=False)
+    p.set_defaults(func=cmd_logprobs)
+
+    p = sub.add_parser(
+        "rationales", help="mine rationales from CoTs or documents (RATIONALYST): extract, filter, export"
+    )
+    commands = p.add_subparsers(dest="rationales_command", required=True, metavar="COMMAND")
+
+    q = commands.add_parser(
+        "extract",
+        help="a model rewrites each document with rationales between its sentences; valid rewrites are split "
+        "into (preceding, rationale, following) records. Resumable: documents done are skipped",
+    )
+    q.add_argument("collection", help="the collection's name")
+    q.add_argument("--model", required=True, metavar="PROVIDER:MODEL", help="the model that writes the rationales")
+    q.add_argument(
+        "--source",
+        default="reference",
+        metavar="reference|generated|FILE",
+        help="reference CoTs (default), generated CoTs, or a .txt (blank-line separated) or .jsonl ('text') file",
+    )
+    q.add_argument(
+        "--markers", default="<BOT>...<EOT>", metavar="B...E", help="rationale markers (default <BOT>...<EOT>)"
+    )
+    q.add_argument(
+        "--prompt",
+        default=DEFAULT_PROMPT_KEY,
+        metavar="KEY",
+        help=f"rationale_extraction fragment (default {DEFAULT_PROMPT_KEY})",
+    )
+    q.add_argument("--temperature", type=number(0, 5), default=0.0)
+    q.add_argument("--concurrency", type=whole(1, 1024), default=8, metavar="C", help="requests in flight (default 8)")
+    _model_options(q, chat=True)
+    q.set_defaults(func=cmd_extract)
+
+    q = commands.add_parser(
+        "filter",
+        help="score each rationale's loss reduction on the following text (0.9 decay) and report those kept at tau. "
+        "Resumable: rationales scored by this scorer are skipped",
+    )
+    q.add_argument("collection", help="the collection's name")
+    q.add_argument("--scorer", required=True, metavar="PROVIDER:MODEL", help="a model that can score text")
+    _tau_options(q)
+    q.add_argument(
+        "--horizon",
+        type=whole(0),
+        default=DEFAULT_HORIZON,
+        metavar="CHARS",
+        help=f"score the following text up to the sentence end after CHARS characters (default {DEFAULT_HORIZON}; 0: all)",
+    )
+    q.add_argument(
+        "--markers", default="<BOT>...<EOT>", metavar="B...E", help="how the rationale is shown to the scorer"
+    )
+    q.add_argument("--limit", type=whole(1), metavar="N", help="score at most N rationales now")
+    q.add_argument(
+        "--concurrency", type=whole(1, 1024), default=32, metavar="C", help="requests in flight (default 32)"
+    )
+    _model_options(q, chat=False)
+    q.set_defaults(func=cmd_filter)
+
+    q = commands.add_parser(
+        "export",
+        help="write the kept rationales as chat fine-tuning JSONL (user: preceding text, assistant: rationale)",
+    )
+    q.add_argument("collection", help="the collection's name")
+    q.add_argument("out", metavar="OUT.jsonl", help="the file to write")
+    q.add_argument("--scorer", metavar="PROVIDER:MODEL", help="whose scores decide (default: the only scorer)")
+    _tau_options(q)
+    q.add_argument("--unfiltered", action="store_true", help="every rationale of a valid rewrite, scored or not")
+    q.add_argument("--force", action="store_true", help="overwrite a file that is not an earlier export")
+    q.set_defaults(func=cmd_export)

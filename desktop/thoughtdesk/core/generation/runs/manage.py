@@ -1,0 +1,74 @@
+"""Managing stored runs: what is checked before a run is created, renaming and deleting runs.
+
+A run that cannot start (offline mode and a provider on another machine, a local model file
+that is missing or no GGUF, llama.cpp not installed) is refused by :func:`check_models_ready`
+*before* ``create_run`` writes it, so no "planned" or "failed" run is left behind for a command
+that never sent anything. Deleting a run removes its request rows (``ON DELETE CASCADE``) and
+keeps what it produced: the CoTs and answers are the collection's data, and critique rows lose
+only their link to the run (``ON DELETE SET NULL``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.backends import check_gguf_file
+from thoughtdesk.core.generation.backends.base import ModelFileError
+from thoughtdesk.core.generation.runs.lease import describe_holder, holder_alive
+from thoughtdesk.core.generation.runs.read import resolve_run_id
+from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.settings.network import require_network
+
+
+class RunInUseError(ThoughtDeskError):
+    """A run another live process is executing cannot be deleted."""
+
+
+def check_models_ready(models: Iterable[ModelSpec]) -> None:
+    """Raise the error that would stop a run with ``models`` at its first request, if it can be
+    told without sending anything: offline mode and a provider on another machine
+    (:class:`~thoughtdesk.core.settings.network.OfflineError`), a local model file that is
+    missing or not GGUF, llama.cpp not installed (``ModelFileError``)."""
+    for model in models:
+        if model.provider == "llamacpp":
+            check_gguf_file(model.model)
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise ModelFileError(
+                    "llamacpp",
+                    "llama-cpp-python is not installed",
+                    hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
+                )
+            continue
+        url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
+        require_network(f"the {model.provider} API (model {model.model})", url)
+
+
+def rename_run(lib: Library, run: int | str, name: str) -> int:
+    """Give run ``run`` (id or name) a new name; returns its id. An empty name is refused."""
+    name = name.strip()
+    if not name:
+        raise ThoughtDeskError("a run's new name cannot be empty")
+    run_id = resolve_run_id(lib, run)
+    with lib.transaction() as conn:
+        conn.execute("UPDATE run SET name = ?, updated = ? WHERE id = ?", (name, now_iso(), run_id))
+    return run_id
+
+
+def delete_run(lib: Library, run: int | str) -> tuple[int, int]:
+    """Delete run ``run`` (id or name) and its request rows; returns ``(run id, requests
+    deleted)``. The CoTs, answers and critiques it produced stay. A run a live process is
+    executing is refused (:class:`RunInUseError`): pause or cancel it there first."""
+    run_id = resolve_run_id(lib, run)
+    with lib.transaction() as conn:
+        holder, expires = conn.execute("SELECT holder, lease_expires FROM run WHERE id = ?", (run_id,)).fetchone()
+        if holder and holder_alive(holder, expires):
+            raise RunInUseError(
+                f"run {run_id} is being executed by {describe_holder(holder)}; cancel it there first, then delete it"
+            )
+        (requests,) = conn.execute("SELECT count(*) FROM request WHERE run_id = ?", (run_id,)).fetchone()
+        conn.execute("DELETE FROM run WHERE id = ?", (run_id,))
+    return run_id, int(requests)

@@ -1,0 +1,386 @@
+"""Exports people use besides ThoughtSource JSON (issue 16, point 16).
+
+* ``samples-jsonl``: one JSON object per sample, with its generated CoTs, their answers and both
+  verdicts (the stored ``correct`` and ThoughtDesk's ``td_outcome``) and annotations.
+* ``samples-csv``: one row per generated CoT (a sample without one gets one row with the CoT
+  columns empty): the sample's fields, the CoT, its first answer and verdicts.
+* ``answers-csv``: one row per answer: the per-answer results an analysis in R or pandas starts from.
+* ``chat-jsonl``: ``{"messages": [user, assistant]}`` per generated CoT, for fine-tuning; filters
+  keep only correct CoTs, preferred ones, or those carrying given labels.
+* ``parquet``: the ``samples-csv`` rows as a Parquet file (the Hugging Face Hub's format),
+  through pyarrow when it is installed.
+
+Every file is written through :func:`thoughtdesk.core.files.export_file` (a part file renamed
+into place), so a failed export leaves nothing under the target's name. Text from datasets and
+models is data here: it is written as it is, never interpreted.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.files import export_file
+from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
+from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
+from thoughtdesk.core.library.store import Library
+
+FLAT_FORMATS = ("samples-jsonl", "samples-csv", "answers-csv", "chat-jsonl", "parquet")
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+SAMPLE_COLUMNS = (
+    "dataset",
+    "split",
+    "sample_id",
+    "question",
+    "type",
+    "choices",
+    "reference_answer",
+    "reference_cot",
+    "context",
+    "cot_id",
+    "model",
+    "instruction",
+    "cot_trigger",
+    "cot",
+    "answer",
+    "correct",
+    "td_outcome",
+    "annotations",
+)
+ANSWER_COLUMNS = (
+    "dataset",
+    "split",
+    "sample_id",
+    "cot_id",
+    "model",
+    "instruction",
+    "cot_trigger",
+    "answer_id",
+    "answer_extraction",
+    "answer",
+    "correct",
+    "td_outcome",
+    "td_value",
+    "td_method",
+    "reference_answer",
+)
+
+Progress = Callable[[int, int], None]
+
+
+class ParquetUnavailableError(ThoughtDeskError):
+    """Parquet was asked for but pyarrow is not installed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatFilter:
+    """Which generated CoTs become fine-tuning examples: ``correct_only`` (an answer judged
+    correct), ``preferred_only`` (annotated ``preferred``), ``labels`` (carrying every one of
+    these annotation keys with a true value)."""
+
+    correct_only: bool = False
+    preferred_only: bool = False
+    labels: tuple[str, ...] = ()
+
+
+def require_pyarrow() -> None:
+    """Raise :class:`ParquetUnavailableError` with what to do when pyarrow is missing."""
+    if importlib.util.find_spec("pyarrow") is None:
+        raise ParquetUnavailableError(
+            "Parquet needs pyarrow, which is not installed: pip install 'thoughtdesk[parquet]' "
+            "(or pip install pyarrow), then export again"
+        )
+
+
+# --- reading what is exported ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Verdict:
+    td_outcome: str | None
+    td_value: str | None
+    td_method: str | None
+
+
+def _stored(lib: Library, collection: str) -> Iterator[tuple[str, str, StoredSample, dict[int, list[_Verdict]]]]:
+    cid = lib.require_collection(collection)
+    for dataset, split in lib.splits(cid):
+        for stored in iter_stored_split(lib, cid, dataset, split):
+            verdicts: dict[int, list[_Verdict]] = {pk: [] for pk in stored.cot_pks}
+            if stored.cot_pks:
+                marks = ",".join("?" * len(stored.cot_pks))
+                for pk, outcome, value, method in lib.conn.execute(
+                    f"SELECT cot_pk, td_outcome, td_value, td_method FROM answer WHERE cot_pk IN ({marks}) "
+                    "ORDER BY cot_pk, position",
+                    stored.cot_pks,
+                ):
+                    verdicts[pk].append(_Verdict(outcome, value, method))
+            yield dataset, split, stored, verdicts
+
+
+def _count(lib: Library, collection: str) -> int:
+    cid = lib.require_collection(collection)
+    return int(lib.conn.execute("SELECT count(*) FROM sample WHERE collection_id = ?", (cid,)).fetchone()[0])
+
+
+def _text_list(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return " ".join(str(item) for item in value)
+    return str(value)
+
+
+def _model_name(cot: GeneratedCot) -> str:
+    return model_name(cot.model) or ""
+
+
+def _truthy(annotation: Annotation) -> bool:
+    value = annotation.value
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def _annotations_json(cot: GeneratedCot) -> list[dict[str, Any]]:
+    return [{"key": a.key, "value": a.value, "author": a.author} for a in cot.annotations]
+
+
+# --- samples --------------------------------------------------------------------------------
+
+
+def _sample_object(dataset: str, split: str, stored: StoredSample, verdicts: dict[int, list[_Verdict]]) -> dict:
+    sample = stored.sample
+    cots = []
+    for pk, cot in zip(stored.cot_pks, sample.generated_cot, strict=True):
+        found = verdicts.get(pk, [])
+        cots.append(
+            {
+                "cot_id": cot.id,
+                "model": _model_name(cot),
+                "instruction": cot.instruction,
+                "cot_trigger": cot.cot_trigger,
+                "cot": cot.cot,
+                "answers": [
+                    {
+                        "answer": answer.answer,
+                        "correct": answer.correct_answer,
+                        "td_outcome": found[i].td_outcome if i < len(found) else None,
+                    }
+                    for i, answer in enumerate(cot.answers)
+                ],
+                "annotations": _annotations_json(cot),
+            }
+        )
+    return {
+        "dataset": dataset,
+        "split": split,
+        "id": sample.id,
+        "question": sample.question,
+        "type": sample.type,
+        "choices": sample.choices,
+        "answer": sample.answer,
+        "cot": sample.cot,
+        "context": sample.context,
+        "generated_cots": cots,
+    }
+
+
+def export_samples_jsonl(lib: Library, collection: str, path: Path, *, progress: Progress | None = None) -> int:
+    """One JSON object per sample (see the module docstring); returns the samples written."""
+    total, done = _count(lib, collection), 0
+    with export_file(Path(path)) as out:
+        for dataset, split, stored, verdicts in _stored(lib, collection):
+            out.write(json.dumps(_sample_object(dataset, split, stored, verdicts), ensure_ascii=False) + "\n")
+            done += 1
+            if progress is not None and done % 500 == 0:
+                progress(done, total)
+    if progress is not None:
+        progress(done, total)
+    return done
+
+
+def sample_rows(lib: Library, collection: str) -> Iterator[dict[str, Any]]:
+    """The ``samples-csv`` rows: one per generated CoT (or one per sample without any)."""
+    for dataset, split, stored, verdicts in _stored(lib, collection):
+        sample = stored.sample
+        base = {
+            "dataset": dataset,
+            "split": split,
+            "sample_id": sample.id,
+            "question": sample.question,
+            "type": sample.type,
+            "choices": " | ".join(str(c) for c in sample.choices or []),
+            "reference_answer": _text_list(sample.answer),
+            "reference_cot": _text_list(sample.cot),
+            "context": sample.context or "",
+        }
+        if not sample.generated_cot:
+            yield {**base, **dict.fromkeys(SAMPLE_COLUMNS[9:], "")}
+            continue
+        for pk, cot in zip(stored.cot_pks, sample.generated_cot, strict=True):
+            first = cot.answers[0] if cot.answers else None
+            found = verdicts.get(pk, [])
+            yield {
+                **base,
+                "cot_id": cot.id or "",
+                "model": _model_name(cot),
+                "instruction": cot.instruction or "",
+                "cot_trigger": cot.cot_trigger or "",
+                "cot": cot.cot or "",
+                "answer": (first.answer or "") if first else "",
+                "correct": "" if first is None or first.correct_answer is None else str(first.correct_answer).lower(),
+                "td_outcome": (found[0].td_outcome or "") if found else "",
+                "annotations": json.dumps(_annotations_json(cot), ensure_ascii=False) if cot.annotations else "",
+            }
+
+
+def _write_csv(path: Path, columns: tuple[str, ...], rows: Iterator[dict[str, Any]]) -> int:
+    count = 0
+    with export_file(Path(path)) as out:
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+            count += 1
+    return count
+
+
+def export_samples_csv(lib: Library, collection: str, path: Path) -> int:
+    """The ``samples-csv`` rows as CSV with a header; returns the rows written."""
+    return _write_csv(path, SAMPLE_COLUMNS, sample_rows(lib, collection))
+
+
+def answer_rows(lib: Library, collection: str) -> Iterator[dict[str, Any]]:
+    """One row per stored answer, in stored order."""
+    for dataset, split, stored, verdicts in _stored(lib, collection):
+        sample = stored.sample
+        for pk, cot in zip(stored.cot_pks, sample.generated_cot, strict=True):
+            found = verdicts.get(pk, [])
+            for i, answer in enumerate(cot.answers):
+                verdict = found[i] if i < len(found) else _Verdict(None, None, None)
+                yield {
+                    "dataset": dataset,
+                    "split": split,
+                    "sample_id": sample.id,
+                    "cot_id": cot.id or "",
+                    "model": _model_name(cot),
+                    "instruction": cot.instruction or "",
+                    "cot_trigger": cot.cot_trigger or "",
+                    "answer_id": answer.id or "",
+                    "answer_extraction": answer.answer_extraction or "",
+                    "answer": answer.answer or "",
+                    "correct": "" if answer.correct_answer is None else str(answer.correct_answer).lower(),
+                    "td_outcome": verdict.td_outcome or "",
+                    "td_value": verdict.td_value or "",
+                    "td_method": verdict.td_method or "",
+                    "reference_answer": _text_list(sample.answer),
+                }
+
+
+def export_answers_csv(lib: Library, collection: str, path: Path) -> int:
+    """One row per answer (see :data:`ANSWER_COLUMNS`); returns the rows written."""
+    return _write_csv(path, ANSWER_COLUMNS, answer_rows(lib, collection))
+
+
+# --- chat fine-tuning -----------------------------------------------------------------------
+
+
+def chat_prompt(stored: StoredSample) -> str:
+    """The user turn: the context, the question and the lettered options."""
+    sample = stored.sample
+    parts = [sample.context.strip()] if sample.context and sample.context.strip() else []
+    parts.append(sample.question)
+    choices = sample.choices or []
+    if choices:
+        parts.append("\n".join(f"{LETTERS[i]}) {choice}" for i, choice in enumerate(choices[: len(LETTERS)])))
+    return "\n\n".join(parts)
+
+
+def _kept(cot: GeneratedCot, verdicts: list[_Verdict], wanted: ChatFilter) -> bool:
+    if wanted.correct_only:
+        correct = any(a.correct_answer is True for a in cot.answers) or any(v.td_outcome == "correct" for v in verdicts)
+        if not correct:
+            return False
+    if wanted.preferred_only and not any(a.key == "preferred" and _truthy(a) for a in cot.annotations):
+        return False
+    return all(any(a.key == label and _truthy(a) for a in cot.annotations) for label in wanted.labels)
+
+
+def export_chat_jsonl(
+    lib: Library, collection: str, path: Path, *, filters: ChatFilter = ChatFilter(), system: str | None = None
+) -> int:
+    """``{"messages": [...]}`` per kept CoT (OpenAI's and most trainers' chat format): the user
+    turn is :func:`chat_prompt`, the assistant turn the CoT followed by its first extracted
+    answer when the CoT does not already end with it. Returns the examples written."""
+    count = 0
+    with export_file(Path(path)) as out:
+        for _dataset, _split, stored, verdicts in _stored(lib, collection):
+            for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=True):
+                if not cot.cot or not _kept(cot, verdicts.get(pk, []), filters):
+                    continue
+                reply = cot.cot.strip()
+                answer = next((a.answer for a in cot.answers if a.answer), None)
+                if answer and not reply.endswith(answer.strip()):
+                    reply += f"\n\nAnswer: {answer.strip()}"
+                messages = [{"role": "system", "content": system}] if system else []
+                messages += [
+                    {"role": "user", "content": chat_prompt(stored)},
+                    {"role": "assistant", "content": reply},
+                ]
+                out.write(json.dumps({"messages": messages}, ensure_ascii=False) + "\n")
+                count += 1
+    return count
+
+
+# --- Parquet --------------------------------------------------------------------------------
+
+
+def export_parquet(lib: Library, collection: str, path: Path) -> int:
+    """The ``samples-csv`` rows as a Parquet file (all columns text); returns the rows written."""
+    require_pyarrow()
+    import pyarrow as pa  # type: ignore[import-not-found,unused-ignore]  # optional dependency
+    import pyarrow.parquet as pq  # type: ignore[import-not-found,unused-ignore]  # as above
+
+    rows = list(sample_rows(lib, collection))
+    table = pa.table({column: pa.array([row[column] for row in rows], type=pa.string()) for column in SAMPLE_COLUMNS})
+    target = Path(path)
+    part = target.with_name(target.name + ".part")
+    try:
+        pq.write_table(table, part)
+        part.replace(target)
+    except OSError as error:
+        part.unlink(missing_ok=True)
+        raise ThoughtDeskError(
+            f"{target} could not be written ({error.strerror or error}); nothing was written"
+        ) from None
+    return len(rows)
+
+
+def export_flat(
+    lib: Library,
+    collection: str,
+    path: Path,
+    fmt: str,
+    *,
+    filters: ChatFilter = ChatFilter(),
+    system: str | None = None,
+    progress: Progress | None = None,
+) -> int:
+    """Export in one of :data:`FLAT_FORMATS`; returns the records (samples, rows or examples) written."""
+    if fmt == "samples-jsonl":
+        return export_samples_jsonl(lib, collection, path, progress=progress)
+    if fmt == "samples-csv":
+        return export_samples_csv(lib, collection, path)
+    if fmt == "answers-csv":
+        return export_answers_csv(lib, collection, path)
+    if fmt == "chat-jsonl":
+        return export_chat_jsonl(lib, collection, path, filters=filters, system=system)
+    if fmt == "parquet":
+        return export_parquet(lib, collection, path)
+    raise ValueError(f"unknown export format {fmt!r}; one of {', '.join(FLAT_FORMATS)}")

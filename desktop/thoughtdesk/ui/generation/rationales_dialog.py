@@ -1,0 +1,348 @@
+"""Generate > Mine rationales…: the GUI counterpart of ``thoughtdesk rationales extract|filter|export``.
+
+A collection, a source, an extraction model and a scorer (``PROVIDER:MODEL`` with an optional
+server address), the markers and tau. Extract and Filter run in a background :class:`Task`
+with progress and Cancel (work already committed is kept; running again resumes). After a
+filter pass, a histogram of the loss reductions with the tau line and the kept/dropped counts
+(the paper's Table 1); changing tau re-counts without calling any model. Texts from models are
+never shown as rich text (the only model-derived text here is in error messages, shown plain).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.backends import ProviderGate, ProviderLimits, ResilientBackend
+from thoughtdesk.core.generation.fragments import FragmentLibrary
+from thoughtdesk.core.generation.runs import ModelSpec
+from thoughtdesk.core.generation.runs.providers import build_backend
+from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.rationales.export import export_rationales
+from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, Markers, RationaleError
+from thoughtdesk.core.rationales.filtering import DEFAULT_TAU, TAU_PRESETS
+from thoughtdesk.core.rationales.mining import (
+    ExtractionSettings,
+    FilterTable,
+    PassSummary,
+    extract_rationales,
+    filter_rationales,
+    filter_table,
+    histogram,
+)
+from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.qt import (
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+from thoughtdesk.ui.widgets.labels import plain_label
+
+SOURCES = ("reference", "generated")
+
+
+def run_cancellable(make: Callable[[], Awaitable[PassSummary]], context: TaskContext) -> PassSummary:
+    """Run the coroutine ``make()`` on a new event loop; cancel it when the task is cancelled."""
+
+    async def main() -> PassSummary:
+        work = asyncio.ensure_future(make())
+        while not work.done():
+            if context.cancelled():
+                work.cancel()
+                break
+            await asyncio.sleep(0.1)
+        try:
+            return await work
+        except asyncio.CancelledError:
+            raise ThoughtDeskError("cancelled; what finished is kept, and running again resumes") from None
+
+    return asyncio.run(main())
+
+
+class RationalesDialog(QDialog):
+    """Mine rationales from a collection (non-modal; one at a time)."""
+
+    def __init__(
+        self, library_path: Path, collections: list[str], fragments: FragmentLibrary, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Mine rationales")
+        self.setObjectName("rationalesDialog")
+        self.library_path = library_path
+        self.fragments = fragments
+        self.task: Task[object] | None = None
+        self.table: FilterTable | None = None
+
+        self.collection = QComboBox(objectName="rationaleCollection")
+        self.collection.addItems(collections)
+        self.source = QComboBox(objectName="rationaleSource", editable=True)
+        self.source.addItems(SOURCES)
+        self.source.setToolTip("reference CoTs, generated CoTs, or the path of a .txt or .jsonl file")
+        browse = QPushButton("File…", objectName="rationaleBrowse")
+        browse.clicked.connect(self._browse)
+        source_row = QHBoxLayout()
+        source_row.addWidget(self.source, 1)
+        source_row.addWidget(browse)
+        self.model = QLineEdit(objectName="rationaleModel", placeholderText="openai:NAME or llamacpp:/path/model.gguf")
+        self.model_url = QLineEdit(objectName="rationaleModelUrl", placeholderText="server address (optional)")
+        self.scorer = QLineEdit(objectName="rationaleScorer", placeholderText="a model that can score text")
+        self.scorer_url = QLineEdit(objectName="rationaleScorerUrl", placeholderText="server address (optional)")
+        self.markers = QLineEdit("<BOT>...<EOT>", objectName="rationaleMarkers")
+        self.preset = QComboBox(objectName="rationalePreset")
+        for name, value in TAU_PRESETS.items():
+            self.preset.addItem(f"{name} ({value:g})", value)
+        self.preset.addItem("custom", None)
+        self.tau = QDoubleSpinBox(objectName="rationaleTau", minimum=-100.0, maximum=100.0, singleStep=0.1, decimals=2)
+        self.tau.setValue(DEFAULT_TAU)
+        self.preset.currentIndexChanged.connect(self._preset_chosen)
+        self.tau.valueChanged.connect(self._tau_changed)
+        tau_row = QHBoxLayout()
+        tau_row.addWidget(self.preset)
+        tau_row.addWidget(self.tau)
+
+        form = QFormLayout()
+        form.addRow("Collection", self.collection)
+        form.addRow("Source", source_row)
+        form.addRow("Extraction model", self.model)
+        form.addRow("", self.model_url)
+        form.addRow("Scorer", self.scorer)
+        form.addRow("", self.scorer_url)
+        form.addRow("Markers", self.markers)
+        form.addRow("Keep if loss reduction ≥", tau_row)
+
+        self.extract_button = QPushButton("&Extract", objectName="rationaleExtract")
+        self.filter_button = QPushButton("&Filter", objectName="rationaleFilter")
+        self.export_button = QPushButton("E&xport…", objectName="rationaleExport")
+        self.cancel_button = QPushButton("Cancel", objectName="rationaleCancel", enabled=False)
+        self.extract_button.clicked.connect(self.start_extract)
+        self.filter_button.clicked.connect(self.start_filter)
+        self.export_button.clicked.connect(self._export)
+        self.cancel_button.clicked.connect(self.cancel)
+        buttons = QHBoxLayout()
+        for button in (self.extract_button, self.filter_button, self.export_button, self.cancel_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+
+        self.progress = QProgressBar(objectName="rationaleProgress")
+        self.status = plain_label("", name="rationaleStatus")
+        self.counts = plain_label("No rationales scored yet.", name="rationaleCounts")
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("rationaleHistogram")
+        self.plot.setMinimumHeight(180)
+        self.plot.setLabel("bottom", "loss reduction (nats, 0.9 decay)")
+        self.plot.setLabel("left", "rationales")
+        self.bars = pg.BarGraphItem(x=[0], height=[0], width=1, brush="#4C72B0")
+        self.plot.addItem(self.bars)
+        self.tau_line = pg.InfiniteLine(pos=DEFAULT_TAU, angle=90, pen=pg.mkPen("#C44E52", width=2))
+        self.plot.addItem(self.tau_line)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.counts)
+        layout.addWidget(self.plot, 1)
+        self.resize(720, 640)
+
+    # --- settings -------------------------------------------------------------------------
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Documents to mine", "", "Documents (*.txt *.jsonl)")
+        if path:
+            self.source.setCurrentText(path)
+
+    def _preset_chosen(self) -> None:
+        value = self.preset.currentData()
+        if value is not None:
+            self.tau.setValue(float(value))
+
+    def _tau_changed(self, value: float) -> None:
+        self.tau_line.setPos(value)
+        if self.preset.currentData() != value:
+            index = next((i for i in range(self.preset.count()) if self.preset.itemData(i) == value), None)
+            self.preset.blockSignals(True)
+            self.preset.setCurrentIndex(index if index is not None else self.preset.count() - 1)
+            self.preset.blockSignals(False)
+        self._show_counts()
+
+    def _spec(self, text: str, url: str, endpoint: str) -> ModelSpec:
+        if not text.strip():
+            raise ThoughtDeskError("name a model as PROVIDER:MODEL, e.g. llamacpp:/path/model.gguf")
+        options: dict[str, object] = {"endpoint": endpoint, "timeout": 300.0}
+        if url.strip():
+            options["base_url"] = url.strip()
+        return ModelSpec.parse(text.strip(), **options)
+
+    # --- work -----------------------------------------------------------------------------
+
+    def start_extract(self) -> None:
+        try:
+            spec = self._spec(self.model.text(), self.model_url.text(), "chat")
+            markers = Markers.parse(self.markers.text())
+            template = self.fragments.text("rationale_extraction", DEFAULT_PROMPT_KEY)
+            if template is None:
+                raise RationaleError(f"the rationale_extraction fragment {DEFAULT_PROMPT_KEY} is missing")
+        except ThoughtDeskError as error:
+            self._report(str(error))
+            return
+        settings = ExtractionSettings(
+            template=template,
+            model_name=spec.model_name,
+            model_label=spec.label,
+            fragment_key=DEFAULT_PROMPT_KEY,
+            markers=markers,
+            chat=spec.chat,
+        )
+        collection, source, path = self.collection.currentText(), self.source.currentText().strip(), self.library_path
+
+        def work(context: TaskContext) -> PassSummary:
+            async def make() -> PassSummary:
+                backend = build_backend(spec)
+                gate = ProviderGate(ProviderLimits(concurrency=8))
+                try:
+                    with Library.open(path, create=False) as lib:
+                        return await extract_rationales(
+                            lib,
+                            collection,
+                            source,
+                            ResilientBackend(backend, gate=gate),
+                            settings,
+                            progress=context.progress,
+                        )
+                finally:
+                    await backend.aclose()
+
+            return run_cancellable(make, context)
+
+        self._start(work, lambda summary: self._done("Extraction", summary))
+
+    def start_filter(self) -> None:
+        try:
+            spec = self._spec(self.scorer.text(), self.scorer_url.text(), "completions")
+            markers = Markers.parse(self.markers.text())
+        except ThoughtDeskError as error:
+            self._report(str(error))
+            return
+        collection, path = self.collection.currentText(), self.library_path
+
+        def work(context: TaskContext) -> tuple[PassSummary, FilterTable]:
+            async def make() -> PassSummary:
+                backend = build_backend(spec)
+                gate = ProviderGate(ProviderLimits(concurrency=32))
+                try:
+                    with Library.open(path, create=False) as lib:
+                        return await filter_rationales(
+                            lib,
+                            collection,
+                            ResilientBackend(backend, gate=gate),
+                            spec.label,
+                            markers=markers,
+                            progress=context.progress,
+                        )
+                finally:
+                    await backend.aclose()
+
+            summary = run_cancellable(make, context)
+            with Library.open(path, create=False) as lib:
+                table = filter_table(lib, collection, spec.label, tau=DEFAULT_TAU, decay=DEFAULT_DECAY)
+            return summary, table
+
+        def shown(result: tuple[PassSummary, FilterTable]) -> None:
+            summary, table = result
+            self.table = table
+            self._draw()
+            self._done("Filtering", summary)
+
+        self._start(work, shown)
+
+    def _start(self, work: Callable[[TaskContext], object], on_success: Callable) -> None:
+        self._set_running(True)
+        self.status.setText("Working… (Cancel keeps what has finished)")
+        task: Task[object] = Task(work)
+        task.on_progress(self._progress).on_success(on_success).on_failure(self._failed)
+        task.on_finished(lambda: self._set_running(False)).owned_by(self).start()
+        self.task = task
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress.setMaximum(max(total, 1))
+        self.progress.setValue(done)
+
+    def _set_running(self, running: bool) -> None:
+        for button in (self.extract_button, self.filter_button, self.export_button):
+            button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        if not running:
+            self.task = None
+
+    def _done(self, what: str, summary: PassSummary) -> None:
+        text = f"{what}: {summary.done} done now, {summary.skipped} done before, {summary.failed} failed of {summary.total}."
+        if summary.failed:
+            text += " " + "; ".join(summary.errors[:2]) + " Run again to retry the failed ones."
+        self.status.setText(text)
+
+    def _failed(self, error: BaseException) -> None:
+        self._report(str(error) if isinstance(error, ThoughtDeskError) else f"{type(error).__name__}: {error}")
+
+    def _report(self, text: str) -> None:
+        self.status.setText(text)
+
+    # --- results --------------------------------------------------------------------------
+
+    def _draw(self) -> None:
+        table = self.table
+        bins = histogram(table.reductions, bins=20) if table else []
+        if bins:
+            centres = np.array([(low + high) / 2 for low, high, _ in bins])
+            width = max(bins[0][1] - bins[0][0], 1e-6) * 0.9
+            self.bars.setOpts(x=centres, height=np.array([count for *_, count in bins], dtype=float), width=width)
+        self._show_counts()
+
+    def _show_counts(self) -> None:
+        table = self.table
+        if table is None or not table.scored:
+            return
+        tau = self.tau.value()
+        kept = sum(1 for value in table.reductions if value >= tau)
+        share = 100 * kept / table.scored
+        self.counts.setText(
+            f"{table.documents} documents rewritten, {table.valid_documents} valid; {table.rationales} rationales, "
+            f"{table.scored} scored. At tau {tau:g}: {kept} kept ({share:.1f} %), {table.scored - kept} dropped."
+        )
+
+    def _export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export kept rationales", "rationales.jsonl", "JSON Lines (*.jsonl)"
+        )
+        if path:
+            self.export_to(Path(path))
+
+    def export_to(self, path: Path) -> None:
+        """Write the rationales kept at the current tau to ``path`` (chat JSONL)."""
+        try:
+            with Library.open(self.library_path, create=False) as lib:
+                count = export_rationales(
+                    lib, self.collection.currentText(), path, tau=self.tau.value(), decay=DEFAULT_DECAY, force=True
+                )
+        except ThoughtDeskError as error:
+            self._report(str(error))
+            return
+        self.status.setText(f"{count} rationales written to {path}.")

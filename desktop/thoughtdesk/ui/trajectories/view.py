@@ -1,0 +1,163 @@
+"""TrajectoryView: a guided CoT's steps in order (each with its rationale and its candidates
+with scores, the chosen one marked and the others greyed) beside a plain CoT of the same model on
+the same question; TrajectoryDialog holds it in a window that fits 1366x768.
+
+Every text comes from a model or a dataset and is untrusted: it is shown as plain text only
+(list items and a plain-text editor; nothing is read as HTML). A trajectory is small (at most
+max-steps x candidates short sentences), so it is read on the GUI thread in one query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from thoughtdesk.core.generation.runs import TrajectoryContext, TrajectoryStep, cot_steps, trajectory_context
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.qt import (
+    QDialog,
+    QDialogButtonBox,
+    QFont,
+    QListWidget,
+    QListWidgetItem,
+    QPalette,
+    QPlainTextEdit,
+    QSplitter,
+    Qt,
+    QVBoxLayout,
+    QWidget,
+)
+from thoughtdesk.ui.widgets.labels import plain_label
+
+#: Characters of the question shown above the steps (the Samples tab shows it whole).
+QUESTION_CHARS = 500
+
+
+def score_text(score: float | None) -> str:
+    """A candidate's score as shown: three decimals, or "no score"."""
+    return "no score" if score is None else f"{score:.3f}"
+
+
+def step_lines(step: TrajectoryStep) -> list[tuple[str, str]]:
+    """The rows of one step as (kind, text): ``step``, ``rationale``, ``chosen``, ``other``."""
+    tokens = step.prompt_tokens + step.completion_tokens
+    cost = "" if step.cost is None else f", ${step.cost:.4f}"
+    end = " (last step)" if step.final else ""
+    rows = [("step", f"Step {step.index + 1}{end} · {tokens} tokens{cost}")]
+    if step.rationale is not None:
+        rows.append(("rationale", f"    Rationale: {step.rationale}"))
+    for index, candidate in enumerate(step.candidates):
+        chosen = index == step.chosen
+        mark = "✓" if chosen else "  "
+        rows.append(("chosen" if chosen else "other", f"    {mark} [{score_text(candidate.score)}] {candidate.text}"))
+    return rows
+
+
+class TrajectoryView(QWidget):
+    """The steps of one guided CoT (left) beside a plain CoT of the same model (right)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("trajectoryView")
+        layout = QVBoxLayout(self)
+        self.header = plain_label("", name="trajectoryHeader", bold=True, selectable=True, keep_height=True)
+        self.question = plain_label("", name="trajectoryQuestion", selectable=True, keep_height=True)
+        layout.addWidget(self.header)
+        layout.addWidget(self.question)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(plain_label("Guided CoT, step by step", bold=True))
+        self.steps = QListWidget(objectName="trajectorySteps")
+        self.steps.setWordWrap(True)
+        self.steps.setTextElideMode(Qt.TextElideMode.ElideNone)
+        left_layout.addWidget(self.steps)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        self.plain_title = plain_label("Plain CoT of the same model", bold=True)
+        right_layout.addWidget(self.plain_title)
+        self.plain = QPlainTextEdit(objectName="plainCot")
+        self.plain.setReadOnly(True)
+        right_layout.addWidget(self.plain)
+        self.guided = QPlainTextEdit(objectName="guidedCot")
+        self.guided.setReadOnly(True)
+        self.guided.setMaximumHeight(140)
+        right_layout.addWidget(plain_label("The guided CoT as stored", bold=True))
+        right_layout.addWidget(self.guided)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, 1)
+
+    def show_trajectory(self, context: TrajectoryContext | None, steps: Sequence[TrajectoryStep]) -> None:
+        """Show a guided CoT's steps and its plain counterpart (None: say the CoT is gone)."""
+        self.steps.clear()
+        if context is None:
+            self.header.setText("This CoT is no longer in the library.")
+            self.question.setText("")
+            self.plain.setPlainText("")
+            self.guided.setPlainText("")
+            return
+        self.header.setText(f"{context.model} · {context.method or 'guided'} · {len(steps)} step(s)")
+        question = context.question
+        if len(question) > QUESTION_CHARS:  # a long vignette would push the steps off a 768 px screen
+            question = question[:QUESTION_CHARS].rstrip() + " …"
+        self.question.setText(f"Question: {question}")
+        grey = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+        bold = QFont(self.steps.font())
+        bold.setBold(True)
+        for step in steps:
+            for kind, text in step_lines(step):
+                item = QListWidgetItem(text)  # plain text: a list item never renders markup
+                item.setData(Qt.ItemDataRole.UserRole, kind)
+                if kind in ("step", "chosen"):
+                    item.setFont(bold)
+                if kind == "other":
+                    item.setForeground(grey)
+                self.steps.addItem(item)
+        if not steps:
+            self.steps.addItem(QListWidgetItem("(no stored steps: this CoT was not written by a guided run)"))
+        if context.plain_cot is None:
+            self.plain_title.setText("Plain CoT of the same model: none for this question")
+            self.plain.setPlainText("Generate a plain (one-shot) CoT with the same model to compare it here.")
+        else:
+            self.plain_title.setText("Plain CoT of the same model")
+            self.plain.setPlainText(context.plain_cot)
+        self.guided.setPlainText(context.cot)
+
+    def item_texts(self, kind: str | None = None) -> list[str]:
+        """The step rows shown (of one kind: step, rationale, chosen, other), for tests."""
+        items = (self.steps.item(i) for i in range(self.steps.count()))
+        return [i.text() for i in items if kind is None or i.data(Qt.ItemDataRole.UserRole) == kind]
+
+
+class TrajectoryDialog(QDialog):
+    """A guided CoT's trajectory in its own window (Escape closes it)."""
+
+    def __init__(self, library: Library, cot_pk: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("trajectoryDialog")
+        self.setWindowTitle("Trajectory of a guided CoT")
+        layout = QVBoxLayout(self)
+        self.view = TrajectoryView(self)
+        layout.addWidget(self.view)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(1100, 640)  # fits a 1366x768 screen with the task bar
+        self.view.show_trajectory(trajectory_context(library, cot_pk), cot_steps(library, cot_pk))
+
+
+def open_trajectory(parent: QWidget, library: Library | None, cot_pk: int | None) -> TrajectoryDialog | None:
+    """Open the trajectory of ``cot_pk`` (non-modal); None when there is no library or CoT."""
+    if library is None or cot_pk is None:
+        return None
+    dialog = TrajectoryDialog(library, cot_pk, parent)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    return dialog
+
+
+__all__ = ["TrajectoryDialog", "TrajectoryView", "open_trajectory", "step_lines"]

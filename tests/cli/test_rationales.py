@@ -1,0 +1,160 @@
+"""``thoughtdesk logprobs`` and ``thoughtdesk rationales extract|filter|export`` end to end,
+against a local fake server (and the small model for ``logprobs --json``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.core.rationales.test_mining import rewriting
+from tests.helpers.libraries import DEMO
+from tests.helpers.servers import FakeModelServer
+from thoughtdesk.cli.main import main
+from thoughtdesk.core.paths import CONFIG_DIR_ENV
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "config"
+    monkeypatch.setenv(CONFIG_DIR_ENV, str(folder))
+    return folder
+
+
+def _run(library_path, *args: str) -> int:
+    return main(["--library", str(library_path), *args])
+
+
+def test_logprobs_json_from_an_echo_server(library_path, fake_server: FakeModelServer, capsys) -> None:
+    code = _run(
+        library_path,
+        "logprobs",
+        "--model",
+        "openai:m",
+        "--base-url",
+        fake_server.base_url,
+        "--prompt",
+        "Apples are red.",
+        "--continuation",
+        " Apples are sweet.",
+        "--json",
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out) == {"tokens": [" Apples", " are", " sweet."], "logprobs": [-0.5, -0.5, -3.0]}
+    assert fake_server.requests[0].path == "/v1/completions"  # scoring asks /completions by default
+    code = _run(
+        library_path,
+        "logprobs",
+        "--model",
+        "openai:m",
+        "--base-url",
+        fake_server.base_url,
+        "--prompt",
+        "Apples are red.",
+        "--continuation",
+        " Apples",
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0 and '-0.5000  " Apples"' in out and "1 tokens: sum -0.5000, mean -0.5000" in out
+
+
+def test_logprobs_that_cannot_be_had_are_one_line(library_path, fake_server: FakeModelServer, capsys) -> None:
+    code = _run(
+        library_path,
+        "logprobs",
+        "--model",
+        "openai:m",
+        "--base-url",
+        fake_server.base_url,
+        "--endpoint",
+        "chat",
+        "--prompt",
+        "a",
+        "--continuation",
+        "b",
+    )
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert err.strip().count("\n") == 0 and "openai cannot score text: the chat endpoint" in err
+    assert "Traceback" not in err and fake_server.requests == []
+    code = _run(
+        library_path,
+        "logprobs",
+        "--model",
+        "anthropic:claude-x",
+        "--base-url",
+        fake_server.root_url,
+        "--prompt",
+        "a",
+        "--continuation",
+        "b",
+    )
+    _, err = capsys.readouterr()
+    assert code == 1 and "anthropic cannot score text: Anthropic's Messages API returns no token log-probs" in err
+
+
+@pytest.mark.slow
+def test_logprobs_json_with_the_local_model(library_path, gguf_model: Path, capsys) -> None:
+    code = _run(
+        library_path,
+        "logprobs",
+        "--model",
+        f"llamacpp:{gguf_model}",
+        "--n-ctx",
+        "256",
+        "--prompt",
+        "Question: What is 2 + 3?\nAnswer:",
+        "--continuation",
+        " 5",
+        "--json",
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    result = json.loads(out)
+    assert set(result) == {"tokens", "logprobs"} and len(result["tokens"]) == len(result["logprobs"]) >= 1
+    assert "".join(result["tokens"]) == " 5" and all(v <= 0 for v in result["logprobs"])
+    assert "scoring needs about" in err and "256 positions" in err  # the memory cost, said first
+
+
+def test_rationales_extract_filter_export(library_path, fake_server: FakeModelServer, tmp_path, capsys) -> None:
+    fake_server.responder = rewriting
+    base = ("--base-url", fake_server.base_url)
+    assert _run(library_path, "rationales", "extract", DEMO, "--model", "openai:m", *base) == 0
+    out, _ = capsys.readouterr()
+    assert "16 done now, 0 done before, 0 failed of 16; 16 of 16 rewrites valid, 16 rationales stored" in out
+    assert _run(library_path, "rationales", "extract", DEMO, "--model", "openai:m", *base) == 0
+    assert "0 done now, 16 done before" in capsys.readouterr().out
+
+    fake_server.responder = None
+    assert _run(library_path, "rationales", "filter", DEMO, "--scorer", "openai:m", "--preset", "web", *base) == 0
+    out, _ = capsys.readouterr()
+    assert "16 rationales, 16 scored by openai:m; kept at tau 0: 16 (100.0 %), dropped 0" in out
+    assert "loss reduction" in out and "count" in out
+
+    target = tmp_path / "kept.jsonl"
+    assert _run(library_path, "rationales", "export", DEMO, str(target), "--tau", "0") == 0
+    out, _ = capsys.readouterr()
+    assert "16 rationales (kept at tau 0 by openai:m) written" in out
+    first = json.loads(target.read_text(encoding="utf-8").splitlines()[0])
+    assert [m["role"] for m in first["messages"]] == ["user", "assistant"]
+
+
+def test_rationales_bad_input(library_path, fake_server: FakeModelServer, tmp_path, capsys) -> None:
+    base = ("--base-url", fake_server.base_url)
+    cases = [
+        (("extract", "nope", "--model", "openai:m", *base), "nope"),
+        (("extract", DEMO, "--model", "openai:m", "--markers", "<BOT>", *base), "three dots"),
+        (
+            ("extract", DEMO, "--model", "openai:m", "--prompt", "missing", *base),
+            "no rationale extraction fragment with key 'missing'",
+        ),
+        (("extract", DEMO, "--model", "openai:m", "--source", str(tmp_path / "x.txt"), *base), "no such file"),
+        (("export", DEMO, str(tmp_path / "o.jsonl")), "run `thoughtdesk rationales filter` first"),
+    ]
+    for args, words in cases:
+        assert _run(library_path, "rationales", *args) == 1
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, (args, err)
+    assert fake_server.requests == []

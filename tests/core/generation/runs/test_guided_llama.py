@@ -1,0 +1,114 @@
+"""Guided generation with the small local model in-process (real sampling, real log-probs):
+the stored scores are the scorer's mean token log-probs of each candidate given trajectory +
+rationale, the chosen step is their argmax at every step, and a trajectory stopped between
+steps resumes at the next step with nothing repeated. Mechanics, not accuracy: the 270M base
+model writes poor steps."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+
+from tests.core.generation.runs.conftest import DEMO
+from thoughtdesk.core.generation.guide_prompts import GUIDE_TEXTS, fill, join_steps
+from thoughtdesk.core.generation.runs import (
+    GuideSpec,
+    ModelSpec,
+    RunControl,
+    RunLimits,
+    RunSpec,
+    SampleSelection,
+    build_backend,
+    cot_steps,
+    create_run,
+    execute_run,
+    plan_run,
+    resume_run,
+)
+from thoughtdesk.core.generation.runs.trajectories import request_steps
+from thoughtdesk.core.library.store import Library
+
+
+def _spec(gguf_model, **guide) -> RunSpec:
+    model = ModelSpec("llamacpp", str(gguf_model), n_ctx=1024, seed=7, timeout=300)
+    return RunSpec(
+        samples=SampleSelection(DEMO, datasets=("gsm8k",), limit=1),
+        models=(model,),
+        guide=GuideSpec(rationale_model=model, max_steps=3, step_max_tokens=16, rationale_max_tokens=16, **guide),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decay", [None, 0.9])
+def test_chosen_step_is_the_argmax_of_real_scorer_log_probs(library_path, gguf_model, decay):
+    spec = _spec(gguf_model, decay=decay)
+    with Library.open(library_path) as lib:
+        run_id = create_run(lib, plan := plan_run(lib, spec))
+    final = execute_run(library_path, run_id, limits=RunLimits(concurrency=1))
+    assert final.status == "done" and final.done == 1
+    with Library.open(library_path) as lib:
+        cot_pk, cot = lib.conn.execute("SELECT id, cot FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()
+        steps = cot_steps(lib, cot_pk)
+    assert 1 <= len(steps) <= 3 and cot == " ".join(s.chosen_text for s in steps if s.chosen_text)
+    prompt = plan.requests[0].prompt or ""
+
+    async def rescore() -> list[list[float]]:
+        # The scorer's scores again, outside the run: same prefix, same candidates.
+        backend = build_backend(spec.models[0])
+        try:
+            out = []
+            for index, step in enumerate(steps):
+                trajectory = join_steps(prompt, [s.chosen_text for s in steps[:index]])
+                prefix = fill(GUIDE_TEXTS["scorer"], {"TRAJECTORY": trajectory, "RATIONALE": step.rationale or ""})
+                scored = await backend.score(prefix, [" " + c.text for c in step.candidates])
+                out.append([s.decayed_mean(decay) if decay is not None else s.mean for s in scored])
+            return out
+        finally:
+            await backend.aclose()
+
+    expected = asyncio.run(rescore())
+    for step, scores in zip(steps, expected, strict=True):
+        assert step.rationale is not None and len(step.candidates) == 3
+        stored = [c.score for c in step.candidates]
+        for got, want, candidate in zip(stored, scores, step.candidates, strict=True):
+            if candidate.text:
+                assert got is not None and math.isclose(got, want, abs_tol=1e-3)
+        best = max(range(3), key=lambda i: (stored[i] if stored[i] is not None else -math.inf, -i))
+        assert step.chosen == best  # the argmax at every step
+        assert step.prompt_tokens > 0 and step.completion_tokens > 0
+        assert set(step.extra["usage"]) == {"rationale", "agent", "scorer"}
+
+
+@pytest.mark.slow
+def test_stopped_between_steps_then_resumed_continues_at_the_next_step(library_path, gguf_model):
+    spec = _spec(gguf_model)  # implicit: with seed 7 the small model writes 3 steps (explicit: 1)
+    with Library.open(library_path) as lib:
+        run_id = create_run(lib, plan_run(lib, spec))
+        request_id = lib.conn.execute("SELECT id FROM request WHERE run_id = ?", (run_id,)).fetchone()[0]
+    control = RunControl()
+    reports = []
+
+    def progress(p) -> None:
+        reports.append(p)
+        if len(reports) == 2:  # the first report is the start, the second follows the first step
+            control.cancel()
+
+    stopped = execute_run(library_path, run_id, limits=RunLimits(concurrency=1), control=control, progress=progress)
+    assert stopped.status == "cancelled"
+    with Library.open(library_path) as lib:
+        first = request_steps(lib, request_id)
+        rows_before = lib.conn.execute("SELECT id, candidates FROM trajectory_step ORDER BY id").fetchall()
+        assert lib.conn.execute("SELECT status FROM request WHERE id = ?", (request_id,)).fetchone()[0] == "pending"
+    assert len(first) == 1 and not first[0].final
+    final = resume_run(library_path, run_id, limits=RunLimits(concurrency=1))
+    assert final.status == "done"
+    with Library.open(library_path) as lib:
+        rows_after = lib.conn.execute("SELECT id, candidates FROM trajectory_step ORDER BY id").fetchall()
+        steps = request_steps(lib, request_id)
+    assert rows_after[: len(rows_before)] == rows_before  # the stored step is kept, not redone
+    assert [s.index for s in steps] == list(range(len(steps))) and len(steps) >= 2
+    # the resumed run's counts include the step stored before the stop, once
+    assert final.prompt_tokens == sum(s.prompt_tokens for s in steps)
+    assert final.completion_tokens == sum(s.completion_tokens for s in steps)

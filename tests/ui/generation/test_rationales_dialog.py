@@ -1,0 +1,108 @@
+"""Generate > Mine rationales…: extract and filter in the background against a local fake server,
+the histogram and kept/dropped counts follow tau, export, cancel, errors in one plain line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.core.rationales.test_mining import rewriting
+from tests.helpers.libraries import DEMO, demo_library
+from tests.helpers.servers import FakeModelServer, Reply
+from thoughtdesk.core.generation.fragments import FragmentLibrary
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.generation.rationales_dialog import RationalesDialog
+from thoughtdesk.ui.qt import Qt
+
+
+@pytest.fixture
+def dialog(qtbot, tmp_path: Path):
+    path = demo_library(tmp_path / "lib.thoughtdesk")
+    widget = RationalesDialog(path, [DEMO], FragmentLibrary.defaults())
+    qtbot.addWidget(widget)
+    widget.show()
+    return widget
+
+
+def wait_idle(qtbot, dialog: RationalesDialog, timeout: int = 60000) -> None:
+    qtbot.waitUntil(lambda: dialog.task is None, timeout=timeout)
+
+
+def test_extract_filter_histogram_tau_and_export(qtbot, dialog, fake_server: FakeModelServer, tmp_path) -> None:
+    fake_server.responder = rewriting
+    dialog.model.setText("openai:m")
+    dialog.model_url.setText(fake_server.base_url)
+    qtbot.mouseClick(dialog.extract_button, Qt.MouseButton.LeftButton)
+    assert dialog.cancel_button.isEnabled() and not dialog.filter_button.isEnabled()
+    wait_idle(qtbot, dialog)
+    assert "Extraction: 16 done now, 0 done before, 0 failed of 16." == dialog.status.text()
+    assert dialog.progress.value() == dialog.progress.maximum() == 16
+
+    fake_server.responder = None  # the toy echo model scores
+    dialog.scorer.setText("openai:m")
+    dialog.scorer_url.setText(fake_server.base_url)
+    qtbot.mouseClick(dialog.filter_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, dialog)
+    assert dialog.status.text().startswith("Filtering: 16 done now")
+    table = dialog.table
+    assert table is not None and table.scored == 16
+    heights = dialog.bars.opts["height"]
+    assert int(sum(heights)) == 16
+    dialog.tau.setValue(0.0)
+    assert "At tau 0: 16 kept (100.0 %), 0 dropped." in dialog.counts.text()
+    assert dialog.preset.currentText() == "web (0)" and dialog.tau_line.value() == 0.0
+    high = max(table.reductions) + 1
+    dialog.tau.setValue(high)
+    assert "0 kept (0.0 %), 16 dropped" in dialog.counts.text() and dialog.preset.currentText() == "custom"
+
+    dialog.tau.setValue(0.0)
+    out = tmp_path / "kept.jsonl"
+    dialog.export_to(out)
+    assert dialog.status.text() == f"16 rationales written to {out}."
+    assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["messages"][1]["role"] == "assistant"
+
+    # It opens at 720 x 640 and can shrink to fit a 1366 x 768 screen with its title bar.
+    assert dialog.width() <= 1366 and dialog.height() <= 700
+    minimum = dialog.minimumSizeHint()
+    assert minimum.width() <= 1366 and minimum.height() <= 700
+    dialog.grab().save(str(tmp_path / "rationales_dialog.png"))
+
+
+def test_cancel_keeps_what_finished(qtbot, dialog, fake_server: FakeModelServer) -> None:
+    def slow(record):
+        reply = rewriting(record)
+        assert reply is not None
+        reply.delay = 0.5
+        return reply
+
+    fake_server.responder = slow
+    dialog.model.setText("openai:m")
+    dialog.model_url.setText(fake_server.base_url)
+    qtbot.mouseClick(dialog.extract_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.progress.value() >= 1, timeout=30000)
+    qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, dialog)
+    assert "cancelled; what finished is kept" in dialog.status.text()
+    with Library.open(dialog.library_path) as lib:
+        (stored,) = lib.conn.execute("SELECT count(*) FROM rationale_doc").fetchone()
+    assert 1 <= stored < 16
+
+
+def test_errors_are_one_plain_line(qtbot, dialog, fake_server: FakeModelServer) -> None:
+    qtbot.mouseClick(dialog.extract_button, Qt.MouseButton.LeftButton)
+    assert "name a model as PROVIDER:MODEL" in dialog.status.text()
+    dialog.model.setText("openai:m")
+    dialog.markers.setText("<BOT>")
+    qtbot.mouseClick(dialog.extract_button, Qt.MouseButton.LeftButton)
+    assert "three dots" in dialog.status.text()
+    dialog.scorer.setText("anthropic:claude")
+    dialog.scorer_url.setText(fake_server.root_url)
+    dialog.markers.setText("<BOT>...<EOT>")
+    fake_server.responder = lambda record: Reply(body={"choices": [{"index": 0, "message": {"content": "x"}}]})
+    # No rationales yet: the pass has nothing to score, so even a scorer that cannot score finishes.
+    qtbot.mouseClick(dialog.filter_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, dialog)
+    assert dialog.status.text() == "Filtering: 0 done now, 0 done before, 0 failed of 0."
+    assert dialog.status.textFormat() == Qt.TextFormat.PlainText

@@ -1,0 +1,56 @@
+"""Renaming and deleting runs from the Runs tab (issue 16, point 8)."""
+
+from __future__ import annotations
+
+from tests.helpers.screenshots import save_screenshot
+from tests.ui.generation.conftest import COLLECTION
+from thoughtdesk.core.generation.runs import ModelSpec, RunSpec, SampleSelection, create_run, list_runs, plan_run
+from thoughtdesk.core.library.store import Library
+
+LOCAL = ModelSpec("openai", "local-model", base_url="http://127.0.0.1:1/v1")
+
+
+def stored_runs(path) -> list:
+    with Library.open(path) as lib:
+        return list_runs(lib)
+
+
+def test_rename_and_delete_from_the_runs_tab(window, generation, qtbot, tmp_path):
+    with Library.open(window.library.path) as lib:
+        run_id = create_run(lib, plan_run(lib, RunSpec(samples=SampleSelection(COLLECTION), models=(LOCAL,))))
+    panel = generation.runs_panel
+    panel.reload()
+    qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=5000)
+    assert panel.select_run(run_id)
+    assert panel.rename_button.isEnabled() and panel.delete_button.isEnabled()
+    window.show_tab(panel)
+    window.resize(1366, 740)  # a laptop screen less a taskbar: the button row must fit
+    save_screenshot(window, tmp_path, "runs_tab_rename_delete")
+    assert panel.delete_button.geometry().right() < panel.width()
+
+    task = panel.rename_selected("ward round check")
+    assert task is not None
+    qtbot.waitUntil(lambda: panel.message.text() == f"Run {run_id} renamed.", timeout=5000)
+    assert stored_runs(window.library.path)[0].name == "ward round check"
+    assert panel.rename_selected("   ") is None and "cannot be empty" in panel.message.text()
+
+    assert panel.select_run(run_id)
+    assert panel.delete_selected(confirm=False) is not None
+    qtbot.waitUntil(lambda: panel.model.row_of(run_id) is None, timeout=5000)
+    assert stored_runs(window.library.path) == []
+    assert "deleted; its CoTs and answers are kept" in panel.message.text()
+    assert not panel.delete_button.isEnabled()  # nothing selected any more
+
+
+def test_start_of_a_run_that_cannot_run_is_refused_and_leaves_it_unchanged(window, generation, qtbot, tmp_path):
+    missing = ModelSpec.parse(f"llamacpp:{tmp_path / 'moved-away.gguf'}")
+    with Library.open(window.library.path) as lib:
+        run_id = create_run(lib, plan_run(lib, RunSpec(samples=SampleSelection(COLLECTION), models=(missing,))))
+    panel = generation.runs_panel
+    panel.reload()
+    qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=5000)
+    assert panel.select_run(run_id)
+    assert panel.resume_selected() is None and run_id not in panel.workers
+    assert "moved-away.gguf does not exist" in panel.message.text() and "unchanged" in panel.message.text()
+    (stored,) = stored_runs(window.library.path)
+    assert stored.status == "planned" and not stored.last_error

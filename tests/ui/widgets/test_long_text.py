@@ -1,0 +1,107 @@
+"""LongText and FullTextDialog: text of any length shown capped, wrapped anywhere, all on demand."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+
+from thoughtdesk.ui.qt import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
+from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import (
+    DISPLAY_CHARS,
+    DISPLAY_LINE,
+    INLINE_ALL_CHARS,
+    LongText,
+    capped,
+    display_lines,
+    fits_label,
+    more_text,
+)
+
+
+def test_capping_and_display_lines() -> None:
+    assert capped("abc", 5) == ("abc", 0)
+    assert capped("abcdef", 4) == ("abcd", 2)
+    assert more_text(9_980_000) == "… 9,980,000 more characters — Show all"
+    assert display_lines("a" * 5, 2) == "aa\naa\na"
+    assert display_lines("ab\ncdefg", 3) == "ab\ncde\nfg"
+    assert display_lines("short") == "short"
+    assert fits_label("a normal sentence") and not fits_label("x" * 200) and not fits_label("a " * DISPLAY_CHARS)
+
+
+def test_a_long_unbroken_word_is_capped_and_wrapped_inside_a_narrow_pane(qtbot) -> None:
+    text = "W" * (DISPLAY_CHARS * 3)
+    area = QScrollArea()
+    qtbot.addWidget(area)
+    area.setWidgetResizable(True)
+    body = QWidget()
+    layout = QVBoxLayout(body)
+    started = time.perf_counter()
+    long = LongText(text, title="Question")
+    layout.addWidget(long)
+    area.setWidget(body)
+    area.resize(500, 400)
+    area.show()
+    qtbot.waitExposed(area)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 2.0  # about 20 ms alone; generous for a busy machine (benchmark: bench_long_text)
+    assert long.shown_text() == "W" * DISPLAY_CHARS
+    assert long.hidden_chars == 2 * DISPLAY_CHARS
+    assert long.more.isVisible() and long.more.text() == more_text(2 * DISPLAY_CHARS)
+    # Wrapped anywhere: the word does not widen the pane.
+    assert area.horizontalScrollBar().maximum() == 0
+    assert long.width() <= area.viewport().width()
+    # Up to INLINE_ALL_CHARS, Show all puts the rest in place.
+    qtbot.mouseClick(long.more, Qt.MouseButton.LeftButton)
+    assert long.shown_text() == text and long.hidden_chars == 0 and not long.more.isVisible()
+    assert long.dialog is None
+
+
+def test_show_all_of_a_huge_text_opens_a_viewer_at_once(qtbot) -> None:
+    text = "Z" * 10_000_000 + "\u202e"
+    long = LongText(text, title="Question")
+    qtbot.addWidget(long)
+    long.show()
+    started = time.perf_counter()
+    long.show_all()
+    dialog = long.dialog
+    assert dialog is not None
+    qtbot.waitExposed(dialog)
+    dialog.view.viewport().grab()
+    elapsed = time.perf_counter() - started
+    assert elapsed < 3.0  # about 0.1 s alone (lines in pieces); a whole 10 MB line took minutes
+    assert long.shown_text() == "Z" * DISPLAY_CHARS  # the pane itself stays capped
+    document = dialog.view.document()
+    assert document.blockCount() == 10_000_000 // DISPLAY_LINE + 1
+    assert document.firstBlock().length() == DISPLAY_LINE + 1
+    assert document.lastBlock().text() == "<U+202E>"  # invisible characters shown here too
+    assert "shown in pieces" in dialog.note.text()
+    assert dialog.width() <= 1366 and dialog.height() <= 768
+    dialog.copy_all()
+    assert QApplication.clipboard().text() == text  # the original, unbroken
+    dialog.close()
+    assert len(text) > INLINE_ALL_CHARS
+
+
+def test_plain_labels_show_invisible_characters_and_never_markup(qtbot) -> None:
+    label = plain_label("file_\u202etxt.exe <b>x</b>")
+    qtbot.addWidget(label)
+    assert label.text() == "file_<U+202E>txt.exe <b>x</b>"
+    assert label.textFormat() == Qt.TextFormat.PlainText
+    assert isinstance(label, QLabel)
+
+
+def test_invisible_characters_are_escapes_in_their_own_style(qtbot) -> None:
+    long = LongText("file_\u202etxt.exe")
+    qtbot.addWidget(long)
+    assert long.shown_text() == "file_<U+202E>txt.exe"
+    block = long.view.document().firstBlock()
+    fragments = []
+    iterator = block.begin()
+    while not iterator.atEnd():
+        fragment = iterator.fragment()
+        fragments.append((fragment.text(), fragment.charFormat().background().color().name()))
+        iterator += 1
+    assert ("<U+202E>", "#5c5c5c") in fragments
+    assert fragments[0][0] == "file_" and fragments[0][1] != "#5c5c5c"
