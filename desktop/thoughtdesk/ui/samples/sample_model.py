@@ -130,7 +130,7 @@ class SampleTableModel(QAbstractTableModel):
             # Started from the event loop: the views paint the first rows (posted events come
             # before timers) before the worker competes with them for the CPU.
             generation = self._generation
-            QTimer.singleShot(0, self, lambda: generation == self._generation and self._start_loading())
+            QTimer.singleShot(0, self, lambda: self._start_loading(generation))
 
     def load_all_keys(self) -> None:
         """List every key now, on this thread (when a caller needs a row beyond the first ones)."""
@@ -139,11 +139,11 @@ class SampleTableModel(QAbstractTableModel):
         self._stop_loading()
         self._append_keys(sample_keys(self._library, self._filter, self._sort, self._descending))
 
-    def _start_loading(self) -> None:
-        assert self._library is not None
+    def _start_loading(self, generation: int) -> None:
+        if generation != self._generation or self._library is None:
+            return  # another refresh came first
         path = self._library.path
         f, sort, descending = self._filter, self._sort, self._descending
-        generation = self._generation
 
         def work(ctx: TaskContext) -> Sequence[int]:
             with Library.open_reader(path) as lib:
