@@ -153,8 +153,10 @@ def first_sample_keys(
     """The first ``limit`` keys of :func:`sample_keys`' list, without listing the others.
 
     In the default order (and any order an index gives) SQLite stops after ``limit`` rows, so
-    the time does not grow with the collection; a search reads its hits in key order and stops
-    as soon as the page is full, instead of collecting and sorting every hit.
+    the time does not grow with the collection; a search in the default order reads its hits in
+    key order and stops as soon as the page is full, instead of collecting and sorting every
+    hit. Other orders have no index yet: SQLite reads every match, keeping the best ``limit``
+    (no full sort).
     """
     sql, params = _keys_sql(f, sort, descending)
     return array("q", (r[0] for r in lib.conn.execute(f"{sql} LIMIT ?", [*params, limit])))

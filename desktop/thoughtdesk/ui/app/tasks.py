@@ -152,7 +152,7 @@ class Task(QRunnable, Generic[T_co]):
         # Connected last: the callbacks connected before run first. The object is deleted with
         # deleteLater, so slots already queued for ``finished`` still run.
         signals.finished.connect(self._release)
-        (pool or QThreadPool.globalInstance()).start(self)
+        (pool if pool is not None else QThreadPool.globalInstance()).start(self)
         return self
 
     def cancel(self) -> None:
