@@ -150,3 +150,29 @@ def test_collections_are_unique_and_looked_up_by_name(tmp_path):
             lib.create_collection("a")
         with pytest.raises(LibraryError, match="no collection named 'b'.*collections: 'a'"):
             lib.require_collection("b")
+
+
+def test_a_reader_sees_commits_refuses_writes_and_skips_the_checks(tmp_path, monkeypatch):
+    path = tmp_path / "lib.thoughtdesk"
+    with Library.open(path) as lib:
+        reader = Library.open_reader(path)
+        try:
+            lib.create_collection("later")  # committed by the first connection after the reader opened
+            assert [c.name for c in reader.collections()] == ["later"]
+            with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                reader.conn.execute("DELETE FROM collection")
+            assert [c.name for c in lib.collections()] == ["later"]
+        finally:
+            reader.close()
+    # No migrations (nor open's integrity check, which reads the whole file: seconds at 1M samples).
+    checked: list[str] = []
+    monkeypatch.setattr(migrations, "apply_migrations", lambda conn: checked.append("migrations"))
+    with Library.open_reader(path) as reader:
+        assert reader.collection_id("later") is not None
+    assert checked == []
+
+
+def test_a_reader_of_a_missing_file_says_so(tmp_path):
+    with pytest.raises(LibraryError, match="gone.thoughtdesk does not exist any more"):
+        Library.open_reader(tmp_path / "gone.thoughtdesk")
+    assert not (tmp_path / "gone.thoughtdesk").exists()

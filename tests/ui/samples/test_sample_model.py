@@ -117,3 +117,79 @@ def test_sorting_and_filtering_show_the_new_rows(model, library):
     assert ids(model, range(3)) == [f"s{i:04d}" for i in (N_SAMPLES - 1, N_SAMPLES - 2, N_SAMPLES - 3)]
     model.set_filter(SampleFilter(collection_id=library.require_collection("many"), search="number 123"))
     assert model.rowCount() == 1 and ids(model, [0]) == ["s0123"]
+
+
+# First rows at once, the other keys from a worker (issue 17 point 7) ----------------------------
+
+
+@pytest.fixture
+def first_keys(monkeypatch) -> int:
+    """Read 100 keys before the first paint, so the 450-sample library needs the worker."""
+    monkeypatch.setattr(sample_model, "FIRST_KEYS", 100)
+    return 100
+
+
+def all_ids(model: SampleTableModel) -> list[str]:
+    return [model.sample_row(row).sample_id for row in range(model.rowCount())]
+
+
+def test_the_first_rows_are_there_before_the_other_keys(qapp, qtbot, library, first_keys):
+    model = SampleTableModel(library)
+    model.set_filter(SampleFilter(collection_id=library.require_collection("many")))
+    # The worker's keys arrive through the event loop, which has not run yet.
+    assert not model.complete and model.rowCount() == first_keys
+    assert ids(model, range(3)) == ["s0000", "s0001", "s0002"]
+    with qtbot.waitSignal(model.keys_loaded, timeout=5000):
+        pass
+    assert model.complete and model.rowCount() == N_SAMPLES
+    assert all_ids(model) == [f"s{i:04d}" for i in range(N_SAMPLES)]
+
+
+def test_the_other_keys_are_appended_without_a_reset(qapp, qtbot, library, first_keys):
+    model = SampleTableModel(library)
+    resets: list[int] = []
+    inserted: list[tuple[int, int]] = []
+    model.modelReset.connect(lambda: resets.append(model.rowCount()))
+    model.rowsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
+    model.set_filter(SampleFilter(collection_id=library.require_collection("many")))
+    qtbot.waitUntil(lambda: model.complete, timeout=5000)
+    # One reset for the new filter (showing the first keys), then the rest inserted after them:
+    # a view keeps its selection and scroll position.
+    assert resets == [first_keys] and inserted == [(first_keys, N_SAMPLES - 1)]
+
+
+def test_a_small_result_is_complete_at_once(qapp, library, first_keys):
+    model = SampleTableModel(library)
+    model.set_filter(SampleFilter(collection_id=library.require_collection("many"), search="number 12"))
+    # s0012 and s0120..s0129 (the last word is a prefix): fewer than the first keys.
+    assert model.complete and all_ids(model) == ["s0012", *(f"s{i:04d}" for i in range(120, 130))]
+
+
+def test_sorting_shows_the_first_rows_then_all_in_order(qapp, qtbot, library, first_keys):
+    model = SampleTableModel(library)
+    model.set_filter(SampleFilter(collection_id=library.require_collection("many")))
+    model.sort(0, Qt.SortOrder.DescendingOrder)
+    assert ids(model, range(2)) == [f"s{N_SAMPLES - 1:04d}", f"s{N_SAMPLES - 2:04d}"]
+    qtbot.waitUntil(lambda: model.complete, timeout=5000)
+    assert all_ids(model) == [f"s{i:04d}" for i in reversed(range(N_SAMPLES))]
+
+
+def test_a_new_filter_while_loading_drops_the_old_keys(qapp, qtbot, library, first_keys):
+    model = SampleTableModel(library)
+    cid = library.require_collection("many")
+    model.set_filter(SampleFilter(collection_id=cid))
+    model.sort(0, Qt.SortOrder.DescendingOrder)  # the first worker is still running or queued
+    model.set_filter(SampleFilter(collection_id=cid, search="Question"))  # every sample matches
+    qtbot.waitUntil(lambda: model.complete, timeout=5000)
+    qtbot.wait(200)  # any stale worker's result has been delivered (and must be ignored)
+    assert model.complete and all_ids(model) == [f"s{i:04d}" for i in reversed(range(N_SAMPLES))]
+
+
+def test_looking_up_a_later_sample_lists_the_keys_at_once(qapp, library, first_keys):
+    model = SampleTableModel(library)
+    model.set_filter(SampleFilter(collection_id=library.require_collection("many")))
+    last = library.conn.execute("SELECT id FROM sample WHERE sample_id = ?", (f"s{N_SAMPLES - 1:04d}",)).fetchone()[0]
+    assert not model.complete
+    assert model.row_of(last) == N_SAMPLES - 1  # not None: it is listed, not just not loaded yet
+    assert model.complete and model.rowCount() == N_SAMPLES
+    assert model.row_of(-5) is None

@@ -1,8 +1,10 @@
 """Queries behind the sample table: filters, full-text search, sorting, row pages.
 
-The table model asks for the ordered list of matching sample keys once (a few hundred
-milliseconds at worst for 200,000 samples), then fetches display rows a page at a time by key,
-so scrolling anywhere costs one small indexed query.
+The table model first asks for the first keys in display order (:func:`first_sample_keys`, a
+LIMITed query that an index answers without reading the whole collection), then for the whole
+ordered list of matching keys in a worker (:func:`sample_keys`, a few hundred milliseconds for a
+million samples), and fetches display rows a page at a time by key, so scrolling anywhere costs
+one small indexed query.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
@@ -120,15 +123,63 @@ def _where(f: SampleFilter) -> tuple[str, list[int | str]]:
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-def sample_keys(lib: Library, f: SampleFilter, sort: str = "position", descending: bool = False) -> array:
-    """The keys of matching samples in display order (an ``array('q')``: 8 bytes a sample)."""
+def _keys_sql(f: SampleFilter, sort: str, descending: bool) -> tuple[str, list[int | str]]:
+    direction = " DESC" if descending else ""
+    match = fts_query(f.search)
+    if match and sort == "position":
+        # A search in key order: the full-text index yields its hits in rowid order, so SQLite
+        # walks them and stops at a LIMIT, instead of collecting every hit into a list first
+        # (what ``s.id IN (SELECT rowid ...)`` does). When the collection is the only other
+        # condition, its covering index checks it without reading the wide sample rows.
+        rest = replace(f, search="")
+        where, params = _where(rest)
+        only_collection = f.collection_id is not None and replace(rest, collection_id=None) == SampleFilter()
+        index = " INDEXED BY sample_collection" if only_collection else ""
+        where += (" AND " if where else " WHERE ") + "sample_fts MATCH ?"
+        params.append(match)
+        join = f"sample_fts JOIN sample s{index} ON s.id = sample_fts.rowid"
+        return f"SELECT s.id FROM {join}{where} ORDER BY sample_fts.rowid{direction}", params
     where, params = _where(f)
-    order = SORT_KEYS[sort] + (" DESC" if descending else "")
+    # The tie-break on the key runs in the column's direction: an index on the column (which
+    # ends with the rowid) then yields the whole order, read forwards or backwards, with no
+    # sort step, and descending is exactly ascending reversed.
+    order = f"{SORT_KEYS[sort]}{direction}, s.id{direction}"
+    return f"SELECT s.id FROM sample s{where} ORDER BY {order}", params
+
+
+def first_sample_keys(
+    lib: Library, f: SampleFilter, sort: str = "position", descending: bool = False, limit: int = 1000
+) -> array:
+    """The first ``limit`` keys of :func:`sample_keys`' list, without listing the others.
+
+    In the default order (and any order an index gives) SQLite stops after ``limit`` rows, so
+    the time does not grow with the collection; a search in the default order reads its hits in
+    key order and stops as soon as the page is full, instead of collecting and sorting every
+    hit. Other orders have no index yet: SQLite reads every match, keeping the best ``limit``
+    (no full sort).
+    """
+    sql, params = _keys_sql(f, sort, descending)
+    return array("q", (r[0] for r in lib.conn.execute(f"{sql} LIMIT ?", [*params, limit])))
+
+
+def sample_keys(
+    lib: Library,
+    f: SampleFilter,
+    sort: str = "position",
+    descending: bool = False,
+    cancelled: Callable[[], bool] | None = None,
+) -> array:
+    """The keys of matching samples in display order (an ``array('q')``: 8 bytes a sample).
+
+    ``cancelled`` is asked between chunks of rows; once it says True the keys read so far are
+    returned (the caller that cancelled throws them away).
+    """
+    sql, params = _keys_sql(f, sort, descending)
     keys = array("q")
-    cursor = lib.conn.execute(f"SELECT s.id FROM sample s{where} ORDER BY {order}, s.id", params)
+    cursor = lib.conn.execute(sql, params)
     while True:
         chunk = cursor.fetchmany(20000)
-        if not chunk:
+        if not chunk or (cancelled is not None and cancelled()):
             return keys
         keys.extend(r[0] for r in chunk)
 

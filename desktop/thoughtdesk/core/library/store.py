@@ -281,6 +281,30 @@ class Library:
         return library
 
     @classmethod
+    def open_reader(cls, path: str | Path) -> Library:
+        """Another connection, for reading only, to a library this process has already opened
+        with :meth:`open` (so checked and migrated): for workers that list or count.
+
+        It skips ``open``'s integrity check and migrations, which read the whole file (seconds
+        for a million samples), so it opens in milliseconds whatever the library's size; it
+        sees other connections' commits as any connection does (no ``immutable``), and
+        refuses writes (``query_only``). Raises :class:`LibraryError` when the file cannot be
+        opened.
+        """
+        path = Path(path)
+        if not path.exists():
+            raise LibraryError(f"{path} does not exist any more; open the library again.")
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute("PRAGMA cache_size = -16384")
+            conn.execute("PRAGMA temp_store = MEMORY")
+        except sqlite3.Error as error:
+            raise library_error(error, path) or LibraryError(f"{path} cannot be opened: {error}") from None
+        return cls(path, conn, read_only=True)
+
+    @classmethod
     def _open_read_only(cls, path: Path) -> Library:
         try:
             conn = _connect_read_only(path)

@@ -138,8 +138,8 @@ class Task(QRunnable, Generic[T_co]):
 
     # Running ------------------------------------------------------------------------------
 
-    def start(self) -> Self:
-        """Start the work in the thread pool (once); returns the task."""
+    def start(self, pool: QThreadPool | None = None) -> Self:
+        """Start the work in ``pool``, by default the global thread pool (once); returns the task."""
         if self._started:
             raise RuntimeError("a task starts once")
         self._started = True
@@ -152,7 +152,7 @@ class Task(QRunnable, Generic[T_co]):
         # Connected last: the callbacks connected before run first. The object is deleted with
         # deleteLater, so slots already queued for ``finished`` still run.
         signals.finished.connect(self._release)
-        QThreadPool.globalInstance().start(self)
+        (pool if pool is not None else QThreadPool.globalInstance()).start(self)
         return self
 
     def cancel(self) -> None:

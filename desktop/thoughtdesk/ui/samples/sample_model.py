@@ -1,8 +1,13 @@
 """The sample table: a lazily fetched ``QAbstractTableModel`` over SQL.
 
 The model holds only the ordered keys of the matching samples; display rows are fetched a page
-at a time when a view asks for them and kept in a small cache, so a 200,000-sample collection
-opens as fast as a 20-sample one.
+at a time when a view asks for them and kept in a small cache. On a new filter or order it first
+reads the first :data:`FIRST_KEYS` keys (a LIMITed query, as fast for a million samples as for
+a thousand), so the first rows paint at once, and lists all the keys in a worker; when they
+arrive the rows after the first ones are appended (``rowsInserted``, the selection kept) and
+``keys_loaded`` is emitted. Until then :attr:`SampleTableModel.complete` is False and the row
+count is a lower bound. Asking for a sample not among the keys read so far (``row_of``) lists
+them all at once on the calling thread, so callers never see a wrong answer.
 """
 
 from __future__ import annotations
@@ -11,13 +16,26 @@ import html
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from thoughtdesk.core.library.queries import SampleFilter, SampleRow, sample_keys, sample_rows
+from thoughtdesk.core.library.queries import SampleFilter, SampleRow, first_sample_keys, sample_keys, sample_rows
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.visible_text import reveal
-from thoughtdesk.ui.qt import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.qt import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QThreadPool,
+    QTimer,
+    Signal,
+)
 
 PAGE = 200
 CACHED_PAGES = 50
+#: Keys read on the GUI thread before the first paint (several screens of rows); a collection
+#: with fewer matches is complete at once, a larger one gets the rest from a worker.
+FIRST_KEYS = 1000
 
 COLUMNS = [
     # (header, sort key, tooltip)
@@ -30,10 +48,23 @@ COLUMNS = [
     ("Annotated", "annotated", "whether any CoT has annotations"),
 ]
 SAMPLE_KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+_ROLES = frozenset(
+    {
+        int(Qt.ItemDataRole.DisplayRole),
+        int(Qt.ItemDataRole.ToolTipRole),
+        int(Qt.ItemDataRole.TextAlignmentRole),
+        int(SAMPLE_KEY_ROLE),
+    }
+)
 
 
 class SampleTableModel(QAbstractTableModel):
     """Samples matching a :class:`SampleFilter`, sorted by one column."""
+
+    #: All keys of the current filter and order are known (after the worker listed them).
+    keys_loaded = Signal()
+    #: ``(str)``: listing the keys in the worker failed; the first rows stay shown.
+    keys_failed = Signal(str)
 
     def __init__(self, library: Library | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +74,12 @@ class SampleTableModel(QAbstractTableModel):
         self._descending = False
         # A list, or the array('q') sample_keys returns (8 bytes a sample).
         self._keys: Sequence[int] = []
+        self._complete = True
+        # Bumped by every refresh: a worker's keys for an older one are thrown away.
+        self._generation = 0
+        self._loading: Task[object] | None = None
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
         self._pages: OrderedDict[int, dict[int, SampleRow]] = OrderedDict()
 
     # Configuration ----------------------------------------------------------------------
@@ -70,17 +107,89 @@ class SampleTableModel(QAbstractTableModel):
         """The sort key (a ``SORT_KEYS`` name) and whether it is descending."""
         return self._sort, self._descending
 
+    @property
+    def complete(self) -> bool:
+        """True when every matching key is listed (``rowCount`` is the number of matches)."""
+        return self._complete
+
     def refresh(self, keys: Sequence[int] | None = None) -> None:
         """Re-run the query (after an import, an edit or a filter change)."""
+        self._stop_loading()
         self.beginResetModel()
         self._pages.clear()
+        self._complete = True
         if keys is not None:
             self._keys = keys
         elif self._library is None or self._filter.collection_id == -1:
             self._keys = []
         else:
-            self._keys = sample_keys(self._library, self._filter, self._sort, self._descending)
+            self._keys = first_sample_keys(self._library, self._filter, self._sort, self._descending, FIRST_KEYS)
+            self._complete = len(self._keys) < FIRST_KEYS
         self.endResetModel()
+        if not self._complete:
+            # Started from the event loop: the views paint the first rows (posted events come
+            # before timers) before the worker competes with them for the CPU.
+            generation = self._generation
+            QTimer.singleShot(0, self, lambda: self._start_loading(generation))
+
+    def load_all_keys(self) -> None:
+        """List every key now, on this thread (when a caller needs a row beyond the first ones)."""
+        if self._complete or self._library is None:
+            return
+        self._stop_loading()
+        self._append_keys(sample_keys(self._library, self._filter, self._sort, self._descending))
+
+    def _start_loading(self, generation: int) -> None:
+        if generation != self._generation or self._library is None:
+            return  # another refresh came first
+        path = self._library.path
+        f, sort, descending = self._filter, self._sort, self._descending
+
+        def work(ctx: TaskContext) -> Sequence[int]:
+            with Library.open_reader(path) as lib:
+                return sample_keys(lib, f, sort, descending, cancelled=ctx.cancelled)
+
+        def done(keys: Sequence[int]) -> None:
+            if generation == self._generation:
+                self._loading = None
+                self._append_keys(keys)
+
+        def failed(error: BaseException) -> None:
+            if generation == self._generation:
+                self._loading = None
+                self.keys_failed.emit(f"Could not list all matching samples in {path}: {error}")
+
+        # Not owned_by(self): a model deleted between the task's result and its ``finished``
+        # crashed PySide in _release. The callbacks keep this model alive instead, and a
+        # refresh (a new generation) makes them do nothing.
+        # A pool of its own: listing keys takes well under a second, and must not queue behind
+        # an import or a run's long work in the global pool (two threads on a 2-core laptop).
+        self._loading = Task(work).on_success(done).on_failure(failed).start(self._pool)
+
+    def _stop_loading(self) -> None:
+        self._generation += 1
+        if self._loading is not None:
+            self._loading.cancel()
+            self._loading = None
+
+    def _append_keys(self, keys: Sequence[int]) -> None:
+        """Show all the keys: the rows after the ones shown are inserted when the shown ones are
+        their start (the usual case); otherwise (a write in between) the table is reset."""
+        shown = len(self._keys)
+        if len(keys) >= shown and list(keys[:shown]) == list(self._keys):
+            # The page holding the last shown row may be cut short at it.
+            self._pages.pop(shown // PAGE, None)
+            if len(keys) > shown:
+                self.beginInsertRows(QModelIndex(), shown, len(keys) - 1)
+                self._keys = keys
+                self.endInsertRows()
+        else:
+            self.beginResetModel()
+            self._pages.clear()
+            self._keys = keys
+            self.endResetModel()
+        self._complete = True
+        self.keys_loaded.emit()
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort = COLUMNS[column][1] if 0 <= column < len(COLUMNS) else "position"
@@ -95,6 +204,12 @@ class SampleTableModel(QAbstractTableModel):
 
     def row_of(self, key: int) -> int | None:
         """The row showing sample ``key``; None when the table does not show it."""
+        try:
+            return self._keys.index(key)
+        except ValueError:
+            if self._complete:
+                return None
+        self.load_all_keys()
         try:
             return self._keys.index(key)
         except ValueError:
@@ -134,7 +249,9 @@ class SampleTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
+        # A view asks for a dozen roles a cell each time it paints; only these few have answers,
+        # so the others return before looking up the row.
+        if not index.isValid() or role not in _ROLES:
             return None
         row = self.sample_row(index.row())
         if row is None:

@@ -116,6 +116,9 @@ class SamplesTab(QSplitter):
             combo.currentIndexChanged.connect(lambda _: self.apply_filter())
 
         self.model = SampleTableModel()
+        # The first rows come at once, the full count when the worker has listed every key.
+        self.model.keys_loaded.connect(self._update_count)
+        self.model.keys_failed.connect(lambda message: self._window.show_status(message, 10000))
         self.table = QTableView(objectName="sampleTable")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -313,7 +316,10 @@ class SamplesTab(QSplitter):
 
     def _update_count(self) -> int:
         n = self.model.rowCount()
-        self.count_label.setText(f"{n:,} sample{'s' if n != 1 else ''}")
+        if self.model.complete:
+            self.count_label.setText(f"{n:,} sample{'s' if n != 1 else ''}")
+        else:
+            self.count_label.setText(f"{n:,}+ samples (counting…)")
         return n
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
@@ -356,7 +362,8 @@ class SamplesTab(QSplitter):
         state = self.browse_state()
 
         def work(_ctx: TaskContext) -> Browse:
-            with Library.open(path) as lib:
+            # A reader: Library.open's integrity check reads the whole file (seconds at 1M samples).
+            with Library.open_reader(path) as lib:
                 return browse(lib, state)
 
         def done(result: Browse) -> None:
