@@ -175,7 +175,8 @@ class PooledBackend(Backend):
                     due = min(m.down_until for m in untried)
                     raise ServerDown(
                         self.provider,
-                        f"all {len(self.members)} endpoints of the pool are down",
+                        f"all {len(self.members)} endpoints of the pool are down "
+                        f"({', '.join(m.name for m in self.members)})",
                         hint="check the servers; the pool probes them again after a short wait",
                         retry_after=max(0.0, due - now) if math.isfinite(due) else self.down_wait,
                     )
@@ -194,9 +195,17 @@ class PooledBackend(Backend):
 
     async def _went_down(self, member: PoolMember, probe: bool) -> None:
         async with self._changed:
+            now = time.monotonic()
+            if now < member.down_until:
+                # Already out: the other requests it held when it broke fail too, but they are
+                # one outage, not several (else one crash would back it off for the maximum).
+                if probe:
+                    member.probing = False
+                self._changed.notify_all()
+                return
             member.failures += 1
             wait = min(self.max_down_wait, self.down_wait * 2 ** (member.failures - 1))
-            member.down_until = time.monotonic() + wait
+            member.down_until = now + wait
             if probe:
                 member.probing = False
             self._changed.notify_all()
