@@ -92,6 +92,7 @@ class FakeModelServer:
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.killed = False  # see kill()
         # Answers requests the queue does not script; None (or a None answer): the normal answer.
         self.responder: Callable[[Recorded], Reply | None] | None = None
         self._lock = threading.Lock()
@@ -142,6 +143,13 @@ class FakeModelServer:
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
 
+    def kill(self) -> None:
+        """Die like a crashed server: new connections are refused, and every request in
+        progress or arriving on a kept-alive connection gets its connection closed unanswered."""
+        self.killed = True
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
     def __enter__(self) -> FakeModelServer:
         self._thread.start()
         return self
@@ -158,6 +166,10 @@ class FakeModelServer:
         reply = scripted or Reply()
         if reply.delay:
             time.sleep(reply.delay)
+        if self.killed:
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+            return
         anthropic = record.path.endswith("/messages")
         if scripted is None or (reply.status == 200 and reply.body is None):
             reply = (

@@ -233,3 +233,20 @@ def server_url(text: str) -> str:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} has a port that is not a number from 0 to 65535") from None
     return text.strip()
+
+
+def server_urls(text: str) -> list[str]:
+    """An argparse type: one http(s) address, or several separated by commas (a server pool)."""
+    urls = [server_url(part) for part in text.split(",") if part.strip()]
+    if not urls:
+        raise argparse.ArgumentTypeError(f"{text!r} names no address")
+    return urls
+
+
+def base_url_options(values: list[list[str]] | None) -> dict[str, object]:
+    """ModelSpec options for repeated ``--base-url`` values (each one or several addresses):
+    the first address is ``base_url``, the others a pool's ``more_base_urls``."""
+    urls = [url for group in values or () for url in group]
+    if not urls:
+        return {}
+    return {"base_url": urls[0], **({"more_base_urls": tuple(urls[1:])} if len(urls) > 1 else {})}

@@ -14,9 +14,10 @@ from thoughtdesk.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     ProgressLine,
+    base_url_options,
     number,
     open_library,
-    server_url,
+    server_urls,
     whole,
 )
 from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS, CritiqueTemplate
@@ -193,8 +194,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         "chat": args.chat,
         "seed": args.model_seed,
     }
-    if args.base_url:
-        options["base_url"] = args.base_url
+    options.update(base_url_options(args.base_url))
     if args.endpoint:
         options["endpoint"] = args.endpoint
     if args.completion_template:
@@ -275,8 +275,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
         "timeout": args.timeout,
         "seed": args.model_seed,
     }
-    if args.base_url:
-        options["base_url"] = args.base_url
+    options.update(base_url_options(args.base_url))
     wrapper = args.wrapper or str(preset.get("wrapper", "chat"))
     models = tuple(ModelSpec.parse(text, **options) for text in args.model)
     spec = CritiqueSpec(
@@ -449,7 +448,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=whole(1), metavar="N", help="at most N samples per dataset split")
     p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the samples at random")
     p.add_argument("--n", type=whole(1, 1000), default=1, metavar="K", help="samples per prompt (self-consistency)")
-    p.add_argument("--base-url", type=server_url, metavar="URL", help="OpenAI-compatible or Anthropic server address")
+    p.add_argument(
+        "--base-url",
+        type=server_urls,
+        action="append",
+        metavar="URL",
+        help="OpenAI-compatible or Anthropic server address; repeat it (or separate with commas) for a pool of OpenAI-compatible servers serving the same model",
+    )
     p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint (default chat)")
     p.add_argument(
         "--chat", action="store_true", help="send prompts as chat messages (llamacpp: use the GGUF's chat template)"
@@ -524,7 +529,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PROVIDER:MODEL",
         help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable: a judge panel)",
     )
-    p.add_argument("--base-url", type=server_url, metavar="URL", help="OpenAI-compatible or Anthropic server address")
+    p.add_argument(
+        "--base-url",
+        type=server_urls,
+        action="append",
+        metavar="URL",
+        help="OpenAI-compatible or Anthropic server address; repeat it (or separate with commas) for a pool of OpenAI-compatible servers serving the same model",
+    )
     p.add_argument(
         "--template",
         default="td-critique-v1",

@@ -8,7 +8,16 @@ import asyncio
 import json
 import sys
 
-from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, number, open_library, server_url, whole
+from thoughtdesk.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    ProgressLine,
+    base_url_options,
+    number,
+    open_library,
+    server_urls,
+    whole,
+)
 from thoughtdesk.core.generation.backends import (
     Backend,
     LlamaCppBackend,
@@ -36,8 +45,7 @@ from thoughtdesk.core.rationales.mining import (
 def _spec(args: argparse.Namespace, text: str, *, endpoint: str) -> ModelSpec:
     """The model named on the command line with the shared model options."""
     options: dict[str, object] = {"timeout": args.timeout, "n_ctx": args.n_ctx, "chat": getattr(args, "chat", False)}
-    if args.base_url:
-        options["base_url"] = args.base_url
+    options.update(base_url_options(args.base_url))
     options["endpoint"] = args.endpoint or endpoint
     if getattr(args, "completion_template", None):
         options["completion_template"] = args.completion_template.replace("\\n", "\n")
@@ -233,7 +241,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _model_options(p: argparse.ArgumentParser, *, chat: bool) -> None:
-    p.add_argument("--base-url", type=server_url, metavar="URL", help="OpenAI-compatible server address")
+    p.add_argument(
+        "--base-url",
+        type=server_urls,
+        action="append",
+        metavar="URL",
+        help="OpenAI-compatible server address (repeat it, or separate with commas, for a pool)",
+    )
     p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint")
     p.add_argument(
         "--n-ctx", type=whole(64, 1_000_000), default=2048, metavar="N", help="llamacpp: context size (default 2048)"

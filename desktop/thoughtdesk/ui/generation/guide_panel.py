@@ -105,6 +105,7 @@ class GuidePanel(QWidget):
                 combo.currentIndexChanged.connect(lambda _: self.changed.emit())
             for line in (model_form.model_name, model_form.base_url, model_form.gguf_path):
                 line.textChanged.connect(lambda _: self.changed.emit())
+            model_form.more_base_urls.textChanged.connect(self.changed.emit)
         self._update()
 
     def _update(self) -> None:

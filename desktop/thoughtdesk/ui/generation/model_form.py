@@ -70,6 +70,16 @@ class ModelForm(QWidget):
         self.base_url.setToolTip(
             "e.g. http://127.0.0.1:8080/v1 for a llama.cpp server, http://localhost:11434/v1 for Ollama"
         )
+        # A server pool: further endpoints serving the same model (docs/serving.md).
+        self.more_base_urls = QPlainTextEdit(objectName="modelMoreBaseUrls")
+        self.more_base_urls.setPlaceholderText("more servers of the same model, one address per line (a pool)")
+        self.more_base_urls.setToolTip(
+            "OpenAI-compatible servers (vLLM replicas, llama.cpp servers) serving the same model: the run "
+            "spreads its requests over all, the concurrency applies to each, and a server that fails is "
+            "left out for a while and its requests sent to the others"
+        )
+        self.more_base_urls.setTabChangesFocus(True)
+        self.more_base_urls.setFixedHeight(self.more_base_urls.fontMetrics().lineSpacing() * 3)
         self.endpoint = QComboBox(objectName="modelEndpoint")
         self.endpoint.addItem("Chat Completions", "chat")
         self.endpoint.addItem("Completions (raw prompt)", "completions")
@@ -115,6 +125,7 @@ class ModelForm(QWidget):
         remote_form.setContentsMargins(0, 0, 0, 0)
         remote_form.addRow("&Model", self.model_name)
         remote_form.addRow("&Base URL", self.base_url)
+        remote_form.addRow("More ser&vers", self.more_base_urls)
         remote_form.addRow("&Endpoint", self.endpoint)
         local = QWidget()
         local_form = QFormLayout(local)
@@ -148,6 +159,7 @@ class ModelForm(QWidget):
         provider = self.provider.currentData()
         self.pages.setCurrentIndex(1 if provider == "llamacpp" else 0)
         self.endpoint.setEnabled(provider == "openai")
+        self.more_base_urls.setEnabled(provider == "openai")
         if provider == "anthropic":
             self.base_url.setText(self.base_urls["anthropic"])
         elif provider == "openai" and self.base_url.text() in ("", self.base_urls["anthropic"]):
@@ -188,6 +200,7 @@ class ModelForm(QWidget):
         else:
             self.model_name.setText(spec.model)
             self.base_url.setText(spec.base_url or "")
+            self.more_base_urls.setPlainText("\n".join(spec.more_base_urls))
         self.endpoint.setCurrentIndex(self.endpoint.findData(spec.endpoint))
         self.n_ctx.setValue(spec.n_ctx)
         self.n_threads.setValue(spec.n_threads or 0)
@@ -227,13 +240,19 @@ class ModelForm(QWidget):
                 completion_template=self._completion_template(),
                 **common,
             )
-        url = self.base_url.text().strip() or None
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise RunSpecError(f"{provider}: the base URL must start with http:// or https:// (got {url!r})")
+        # The Base URL line may itself list several addresses separated by commas.
+        urls = [part.strip() for part in self.base_url.text().split(",") if part.strip()]
+        if provider == "openai":
+            urls += [line.strip() for line in self.more_base_urls.toPlainText().replace(",", "\n").splitlines()]
+        urls = [url for url in urls if url]
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise RunSpecError(f"{provider}: a base URL must start with http:// or https:// (got {url!r})")
         return ModelSpec(
             provider=provider,
             model=self.model_name.text().strip(),
-            base_url=url,
+            base_url=urls[0] if urls else None,
+            more_base_urls=tuple(urls[1:]),
             endpoint=self.endpoint.currentData() if provider == "openai" else "chat",
             chat=provider != "openai" or self.endpoint.currentData() == "chat",
             **common,
@@ -254,6 +273,8 @@ def describe(spec: ModelSpec) -> str:
         )
     else:
         where = f"{spec.base_url or 'default URL'}, {spec.endpoint}"
+        if spec.more_base_urls:
+            where = f"pool of {len(spec.base_urls)} servers: {', '.join(spec.base_urls)}, {spec.endpoint}"
     seed = "" if spec.seed is None else f", seed {spec.seed}"
     return f"{spec.label}  ({where}; T={spec.temperature:g}, max {spec.max_tokens} tokens{seed})"
 

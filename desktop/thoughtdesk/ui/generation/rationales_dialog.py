@@ -98,9 +98,15 @@ class RationalesDialog(QDialog):
         source_row.addWidget(self.source, 1)
         source_row.addWidget(browse)
         self.model = QLineEdit(objectName="rationaleModel", placeholderText="openai:NAME or llamacpp:/path/model.gguf")
-        self.model_url = QLineEdit(objectName="rationaleModelUrl", placeholderText="server address (optional)")
+        self.model_url = QLineEdit(
+            objectName="rationaleModelUrl",
+            placeholderText="server address (optional; several: a pool, comma-separated)",
+        )
         self.scorer = QLineEdit(objectName="rationaleScorer", placeholderText="a model that can score text")
-        self.scorer_url = QLineEdit(objectName="rationaleScorerUrl", placeholderText="server address (optional)")
+        self.scorer_url = QLineEdit(
+            objectName="rationaleScorerUrl",
+            placeholderText="server address (optional; several: a pool, comma-separated)",
+        )
         self.markers = QLineEdit("<BOT>...<EOT>", objectName="rationaleMarkers")
         self.preset = QComboBox(objectName="rationalePreset")
         for name, value in TAU_PRESETS.items():
@@ -184,8 +190,11 @@ class RationalesDialog(QDialog):
         if not text.strip():
             raise ThoughtDeskError("name a model as PROVIDER:MODEL, e.g. llamacpp:/path/model.gguf")
         options: dict[str, object] = {"endpoint": endpoint, "timeout": 300.0}
-        if url.strip():
-            options["base_url"] = url.strip()
+        # Several addresses separated by commas: a server pool (docs/serving.md).
+        urls = [part.strip() for part in url.split(",") if part.strip()]
+        if urls:
+            options["base_url"] = urls[0]
+            options["more_base_urls"] = tuple(urls[1:])
         return ModelSpec.parse(text.strip(), **options)
 
     # --- work -----------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from thoughtdesk.core.generation.backends.base import (
 )
 from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend, LlamaCppSettings, check_gguf_file
 from thoughtdesk.core.generation.backends.openai_compat import OpenAICompatBackend
+from thoughtdesk.core.generation.backends.pool import PooledBackend
 from thoughtdesk.core.generation.backends.pricing import (
     ModelPrice,
     PriceTable,
@@ -55,6 +56,7 @@ __all__ = [
     "ModelNotFound",
     "ModelPrice",
     "OpenAICompatBackend",
+    "PooledBackend",
     "PriceTable",
     "ProviderGate",
     "ProviderLimits",

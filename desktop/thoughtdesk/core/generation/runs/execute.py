@@ -26,6 +26,7 @@ from thoughtdesk.core.generation.backends import (
     BadResponse,
     ModelFileError,
     ModelNotFound,
+    PooledBackend,
     PriceTable,
     ProviderGate,
     ProviderLimits,
@@ -163,7 +164,8 @@ class _Execution:
                 self.queue.put_nowait(request_id)
         # Workers per agent model: a guided run's helper backends (rationale, scorer, rater) are
         # called from inside its trajectories, not fed requests of their own.
-        self.workers = max(1, concurrency) * max(1, len(self.spec.models))
+        # A model served by a pool gets workers for every endpoint.
+        self.workers = max(1, concurrency) * sum(max(1, len(model.base_urls)) for model in self.spec.models)
         watcher = asyncio.create_task(self._watch())
         try:
             await asyncio.gather(*(self._worker() for _ in range(self.workers)))
@@ -586,7 +588,11 @@ async def execute_run_async(
                 # A guided run's scorer is by default its rationale model: one backend (one
                 # loaded local model), not two.
                 same = next((i for i in range(index) if models[i] == model and not (backends and i in backends)), None)
-                built[index] = built[same] if same is not None else build_backend(model)
+                built[index] = (
+                    built[same]
+                    if same is not None
+                    else build_backend(model, endpoint_limits=ProviderLimits(limits.concurrency))
+                )
         except (BackendError, ThoughtDeskError) as error:  # e.g. an API key that cannot be sent
             set_run_status(lib, run_id, "failed", str(error))
             raise
@@ -597,6 +603,10 @@ async def execute_run_async(
             key = models[index].backend_id()
             if key not in gates:
                 concurrency = 1 if models[index].provider == "llamacpp" else limits.concurrency
+                if isinstance(backend, PooledBackend):
+                    # Each endpoint has its own gate inside the pool; this one only keeps the
+                    # user's per-minute limits and must not cap the pool below its endpoints' sum.
+                    concurrency = backend.concurrency
                 gates[key] = ProviderGate(
                     ProviderLimits(concurrency, limits.requests_per_minute, limits.tokens_per_minute)
                 )

@@ -17,6 +17,8 @@ from thoughtdesk.core.generation.backends import (
     LlamaCppBackend,
     LlamaCppSettings,
     OpenAICompatBackend,
+    PooledBackend,
+    ProviderLimits,
 )
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
 from thoughtdesk.core.settings.config import key_origin, stored_key_for
@@ -48,11 +50,15 @@ def api_key_for(provider: str, base_url: str | None = None) -> str | None:
     return None
 
 
-def build_backend(model: ModelSpec, *, api_key: str | None = None) -> Backend:
+def build_backend(
+    model: ModelSpec, *, api_key: str | None = None, endpoint_limits: ProviderLimits | None = None
+) -> Backend:
     """A backend for ``model`` (not yet wrapped in retries/limits; the executor does that).
 
     ``api_key`` overrides the keyring lookup. A local model file is checked here (missing or
-    not GGUF raises ModelFileError naming the file) but loaded on first use.
+    not GGUF raises ModelFileError naming the file) but loaded on first use. A model with
+    several base URLs gets a :class:`PooledBackend` whose endpoints each run within
+    ``endpoint_limits`` (default: ProviderLimits()); each endpoint gets the key saved for it.
     """
     if model.provider == "llamacpp":
         return LlamaCppBackend(
@@ -65,6 +71,17 @@ def build_backend(model: ModelSpec, *, api_key: str | None = None) -> Backend:
                 completion_template=model.completion_template,
             )
         )
+    if model.more_base_urls:
+        members = [
+            OpenAICompatBackend(
+                url,
+                api_key if api_key is not None else api_key_for(model.provider, url),
+                endpoint=model.endpoint,
+                model=model.model_name,
+            )
+            for url in model.base_urls
+        ]
+        return PooledBackend(members, limits=endpoint_limits or ProviderLimits())
     base_url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
     key = api_key if api_key is not None else api_key_for(model.provider, base_url)
     if model.provider == "anthropic":

@@ -42,6 +42,10 @@ class ModelSpec:
     llamacpp); ``endpoint`` picks OpenAI's chat or legacy completions endpoint.
     ``completion_template`` (llamacpp without ``chat``) wraps each prompt, e.g. in a model's turn
     markers: ``{prompt}`` stands for the prompt text; the default sends the prompt as it is.
+    ``more_base_urls`` (``openai`` only) are further endpoints serving the same model: with them
+    the model is served by a pool (requests spread over ``base_url`` and these; see
+    :mod:`thoughtdesk.core.generation.backends.pool`). Specs stored before pools had no such field
+    and read as a pool of one.
     """
 
     provider: str
@@ -59,10 +63,21 @@ class ModelSpec:
     n_threads: int | None = None  # llamacpp only
     n_gpu_layers: int = 0  # llamacpp only
     completion_template: str = DEFAULT_COMPLETION_TEMPLATE  # llamacpp raw completion only
+    more_base_urls: tuple[str, ...] = ()  # openai only: a server pool's further endpoints
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise RunSpecError(f"unknown provider {self.provider!r}; use one of {', '.join(PROVIDERS)}")
+        if self.more_base_urls:
+            if self.provider != "openai":
+                raise RunSpecError(
+                    f"{self.provider}: several base URLs (a server pool) work only with OpenAI-compatible servers"
+                )
+            if not self.base_url:
+                raise RunSpecError(f"{self.provider}: a server pool needs its first base URL too")
+            urls = [url.rstrip("/") for url in self.base_urls]
+            if len(set(urls)) != len(urls):
+                raise RunSpecError(f"--base-url: an address is named twice in the pool ({', '.join(urls)})")
         if not self.model:
             raise RunSpecError(f"{self.provider}: a model name is needed (PROVIDER:MODEL)")
         if "{prompt}" not in self.completion_template:
@@ -70,6 +85,11 @@ class ModelSpec:
                 f"{self.provider}: the completion template must contain {{prompt}} "
                 f"where the prompt goes (got {self.completion_template!r})"
             )
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        """Every endpoint's base URL (one, or a pool's several; empty: the provider's default)."""
+        return (self.base_url, *self.more_base_urls) if self.base_url else ()
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ModelSpec:
@@ -93,7 +113,7 @@ class ModelSpec:
     @property
     def price_provider(self) -> str:
         """The provider name in the price table (a local OpenAI-compatible server is free)."""
-        if self.provider == "openai" and self.base_url and _is_local(self.base_url):
+        if self.provider == "openai" and self.base_url and all(_is_local(url) for url in self.base_urls):
             return "local"
         return self.provider
 
@@ -111,7 +131,9 @@ class ModelSpec:
                 else "#template=" + hashlib.sha256(self.completion_template.encode()).hexdigest()[:16]
             )
             return f"llamacpp@{self.model}#ctx={self.n_ctx}#chat={self.chat}{wrapped}"
-        url = (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+        # A pool names all its endpoints (one endpoint's id is unchanged, so stored fingerprints
+        # of runs made before pools still match).
+        url = ",".join(url.rstrip("/") for url in self.base_urls or (DEFAULT_BASE_URLS[self.provider],))
         return f"{self.provider}@{url}#{self.endpoint}"
 
     def params(self) -> dict[str, Any]:
@@ -135,11 +157,22 @@ class ModelSpec:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["stop"] = list(self.stop)
+        if self.more_base_urls:
+            data["more_base_urls"] = list(self.more_base_urls)
+        else:
+            # Left out for one endpoint: a spec JSON stays what it was before pools existed.
+            data.pop("more_base_urls")
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModelSpec:
-        return cls(**{**data, "stop": tuple(data.get("stop") or ())})
+        return cls(
+            **{
+                **data,
+                "stop": tuple(data.get("stop") or ()),
+                "more_base_urls": tuple(data.get("more_base_urls") or ()),
+            }
+        )
 
 
 def _is_local(url: str) -> bool:
