@@ -208,7 +208,7 @@ def parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
     """``(row number, record-dict)`` of a Parquet file (1-based rows stand in for lines), read a
     batch at a time through pyarrow, which is optional: without it a clear error says so."""
     try:
-        import pyarrow.parquet as pq  # type: ignore[import-not-found,unused-ignore]  # optional dependency
+        import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]  # optional dependency
     except ImportError:
         raise DataFileError(
             path, "reading Parquet needs pyarrow, which is not installed", hint="pip install 'thoughtdesk[parquet]'"

@@ -378,8 +378,8 @@ def export_parquet(
 ) -> int:
     """The ``samples-csv`` rows as a Parquet file (all columns text); returns the rows written."""
     require_pyarrow()
-    import pyarrow as pa  # type: ignore[import-not-found,unused-ignore]  # optional dependency
-    import pyarrow.parquet as pq  # type: ignore[import-not-found,unused-ignore]  # as above
+    import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]  # optional dependency
+    import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]  # as above
 
     rows = list(sample_rows(lib, collection, progress=progress, cancel=cancel))
     table = pa.table({column: pa.array([row[column] for row in rows], type=pa.string()) for column in SAMPLE_COLUMNS})
