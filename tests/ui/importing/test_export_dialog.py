@@ -11,13 +11,14 @@ import pytest
 
 from tests.core.importing.test_flat_export import EDGE
 from tests.helpers.screenshots import save_screenshot
-from tests.helpers.window import last_message
+from tests.helpers.window import imported_reports, last_message, message_boxes
 from tests.ui.app.test_fits_laptop import assert_fits, at_laptop_size
 from thoughtdesk.core.importing.flat_export import ChatFilter, export_flat
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.importing.export_dialog import EXPORT_FORMATS, ExportDialog, ExportRequest, parse_labels
-from thoughtdesk.ui.qt import QDialog, QMessageBox, QRunnable, QThreadPool
+from thoughtdesk.ui.importing.mapping_dialog import MappingDialog
+from thoughtdesk.ui.qt import QDialog, QFileDialog, QMessageBox, QRunnable, QThreadPool
 
 
 @pytest.fixture
@@ -196,3 +197,34 @@ def test_cancel_leaves_no_file(window, qtbot, tmp_path, fmt):
         pool.setMaxThreadCount(threads)
     assert "export cancelled" in window.statusBar().currentMessage()
     assert list(tmp_path.glob("cancelled*")) == []
+
+
+def test_a_parquet_export_imports_back_through_file_import(window, qtbot, monkeypatch, tmp_path):
+    """Parquet both ways in the GUI: File ▸ Import… routes a .parquet file to the mapping
+    dialog, whose columns and preview come from the Parquet table."""
+    pytest.importorskip("pyarrow", reason="Parquet is optional (the parquet extra)")
+    out = tmp_path / "edge.parquet"
+    export_through_the_dialog(window, qtbot, monkeypatch, "parquet", out)
+    reports = imported_reports(window)
+    seen: list[MappingDialog] = []
+
+    def accept(dialog: MappingDialog) -> QDialog.DialogCode:
+        seen.append(dialog)
+        assert dialog.columns[:4] == ["dataset", "split", "sample_id", "question"]
+        dialog.set_field("answer", "reference_answer")
+        dialog.set_field("cot", "reference_cot")
+        dialog.set_field("id", None)
+        dialog.choices.setCurrentText("")  # the choices column is one text; free-text import
+        dialog.answer_type.setCurrentText("text")
+        dialog.target.collection.setEditText("from parquet")
+        dialog.refresh_preview()
+        assert dialog.problem() is None, dialog.problem()
+        assert "<img src=x>" in dialog.preview_texts()[0][3]  # the question, shown as the text it is
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(MappingDialog, "exec", accept)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(out), ""))
+    window.importing.action_import.trigger()
+    qtbot.waitUntil(lambda: bool(reports) or bool(message_boxes(window)), timeout=60000)
+    assert not message_boxes(window), last_message(window).text()
+    assert seen and reports[-1].inserted == 5 and reports[-1].collection == "from parquet"
