@@ -228,3 +228,18 @@ def test_a_parquet_export_imports_back_through_file_import(window, qtbot, monkey
     qtbot.waitUntil(lambda: bool(reports) or bool(message_boxes(window)), timeout=60000)
     assert not message_boxes(window), last_message(window).text()
     assert seen and reports[-1].inserted == 5 and reports[-1].collection == "from parquet"
+
+
+def test_the_dialog_opens_in_the_last_folder_and_format(window, qtbot, monkeypatch, tmp_path):
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    export_through_the_dialog(window, qtbot, monkeypatch, "answers-csv", folder / "answers.csv")
+    opened: list[tuple[str, str]] = []
+
+    def look(dialog: ExportDialog) -> QDialog.DialogCode:
+        opened.append((dialog.fmt.key, dialog.path_edit.text()))
+        return QDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(ExportDialog, "exec", look)
+    assert window.importing.export_dialog() is None
+    assert opened == [("answers-csv", str(folder / "edge.csv"))]

@@ -36,7 +36,11 @@ from thoughtdesk.ui.importing.export_dialog import FORMATS_BY_KEY, ExportDialog,
 from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_file
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
-from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, Signal
+from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, QSettings, Signal
+
+#: Where and in which format the last export went: the export dialog starts from them.
+EXPORT_FOLDER_SETTING = "export/folder"
+EXPORT_FORMAT_SETTING = "export/format"
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,6 @@ class ImportingController(QObject):
         super().__init__(window.dialog_parent)
         self._window = window
         self.report_dialog: ImportReportDialog | None = None
-        # The export dialog opens where and as the last export went (this session).
-        self._export_folder: Path | None = None
-        self._export_format: str | None = None
         file_menu = window.menu("&File")
         self.action_import = window.add_action(file_menu, "&Import…", "Ctrl+I", self.import_dialog)
         self.action_export = window.add_action(file_menu, "&Export collection…", "Ctrl+E", self.export_dialog)
@@ -252,13 +253,18 @@ class ImportingController(QObject):
         if collection is None:
             self._window.show_error("Export", "Select a collection to export first.")
             return None
-        dialog = ExportDialog(collection, self._window.dialog_parent, folder=self._export_folder)
-        if self._export_format is not None:
-            dialog.set_format(self._export_format)
+        # The dialog opens where and as the last export went (remembered in the settings file).
+        settings = QSettings()
+        folder = settings.value(EXPORT_FOLDER_SETTING, None)
+        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(folder) if folder else None)
+        fmt = settings.value(EXPORT_FORMAT_SETTING, None)
+        if fmt in FORMATS_BY_KEY:
+            dialog.set_format(str(fmt))
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         request = dialog.request()
-        self._export_folder, self._export_format = request.path.parent, request.fmt
+        settings.setValue(EXPORT_FOLDER_SETTING, str(request.path.parent))
+        settings.setValue(EXPORT_FORMAT_SETTING, request.fmt)
         return self.export(request)
 
     def export_collection(self, collection: str, path: Path, *, dscb: bool = False) -> Task[int] | None:
