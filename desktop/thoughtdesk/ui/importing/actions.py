@@ -256,7 +256,7 @@ class ImportingController(QObject):
         # The dialog opens where and as the last export went (remembered in the settings file).
         settings = QSettings()
         folder = settings.value(EXPORT_FOLDER_SETTING, None)
-        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(folder) if folder else None)
+        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(str(folder)) if folder else None)
         fmt = settings.value(EXPORT_FORMAT_SETTING, None)
         if fmt in FORMATS_BY_KEY:
             dialog.set_format(str(fmt))
