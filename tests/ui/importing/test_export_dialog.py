@@ -243,3 +243,15 @@ def test_the_dialog_opens_in_the_last_folder_and_format(window, qtbot, monkeypat
     monkeypatch.setattr(ExportDialog, "exec", look)
     assert window.importing.export_dialog() is None
     assert opened == [("answers-csv", str(folder / "edge.csv"))]
+
+
+def test_without_pyarrow_parquet_is_offered_disabled_with_what_to_install(qtbot, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    dialog = ExportDialog("edge")
+    qtbot.addWidget(dialog)
+    item = dialog.format_combo.model().item(dialog.format_combo.findData("parquet"))
+    assert not item.isEnabled() and "pip install 'thoughtdesk[parquet]'" in item.toolTip()
+    assert dialog.format_combo.model().item(dialog.format_combo.findData("samples-csv")).isEnabled()

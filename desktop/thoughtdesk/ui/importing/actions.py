@@ -73,7 +73,7 @@ class ImportingController(QObject):
         entries = (
             ("ThoughtSource collection JSON… (or any file, recognised by its content)", self.import_dialog),
             ("Dataset from its original files…", lambda: self.dataset_import_dialog()),
-            ("Table (JSON, JSONL, CSV, TSV) with a column mapping…", lambda: self.mapping_import_dialog()),
+            ("Table (JSON, JSONL, CSV, TSV, Parquet) with a column mapping…", lambda: self.mapping_import_dialog()),
             ("Download a dataset from the catalogue…", lambda: self.dataset_import_dialog(download=True)),
             ("DS Critique Bank file (JSONL)…", lambda: self.dscb_import_dialog()),
         )
