@@ -255,3 +255,17 @@ def test_without_pyarrow_parquet_is_offered_disabled_with_what_to_install(qtbot,
     item = dialog.format_combo.model().item(dialog.format_combo.findData("parquet"))
     assert not item.isEnabled() and "pip install 'thoughtdesk[parquet]'" in item.toolTip()
     assert dialog.format_combo.model().item(dialog.format_combo.findData("samples-csv")).isEnabled()
+
+
+@pytest.mark.parametrize("fmt", ["samples-csv", "parquet"])
+def test_a_folder_that_is_gone_is_a_one_line_message(window, qtbot, monkeypatch, tmp_path, fmt):
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow", reason="Parquet is optional (the parquet extra)")
+    target = tmp_path / "unplugged-drive" / f"out.{fmt}"
+    choose(monkeypatch, fmt, target)
+    task = window.importing.export_dialog()
+    qtbot.waitUntil(lambda: task.done, timeout=60000)
+    text = last_message(window).text()
+    assert text.startswith(f"{target} could not be written") and "nothing was written" in text
+    assert "Traceback" not in text and "\n" not in text
+    assert not target.parent.exists()

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.files import PARQUET_EXPORT_KEY, export_file
+from thoughtdesk.core.files import PARQUET_EXPORT_KEY, PART_SUFFIX, export_file, remove_stale_parts
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
 from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
 from thoughtdesk.core.library.store import Library
@@ -386,7 +386,8 @@ def export_parquet(
     # Marks the file as an earlier export, so exporting to it again needs no --force.
     table = table.replace_schema_metadata({PARQUET_EXPORT_KEY: b"samples-csv rows"})
     target = Path(path)
-    part = target.with_name(target.name + ".part")
+    remove_stale_parts(target.parent)
+    part = target.with_name(target.name + PART_SUFFIX)  # the other exports' part name: cleaned up alike
     try:
         pq.write_table(table, part)
         part.replace(target)
