@@ -134,6 +134,7 @@ class ExportDialog(QDialog):
         self.system.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
         chat.addRow("&System text:", self.system)
         layout.addWidget(self.chat)
+        layout.addStretch(1)  # a taller dialog keeps its rows together; the space goes below them
 
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("&Export")
