@@ -46,6 +46,23 @@ def test_every_command_has_examples_and_every_option_a_description():
     assert "examples:\n  thoughtdesk generate" in generate.format_help()
 
 
+#: Commands without --json: the GUI, and the two that print a path or a metadata file for Datasette.
+NO_JSON = {"gui", "library path", "library metadata"}
+
+
+def test_every_command_has_json_output():
+    """Issue 16, point 12: every command a script may call (every write command) has --json."""
+    parser = build_parser()
+    missing = []
+    for command in sub_commands(parser):
+        if any(isinstance(a, argparse._SubParsersAction) for a in command._actions):
+            continue  # a group (keys, library, rationales...): its sub-commands are checked
+        name = command.prog.removeprefix(parser.prog).strip()
+        if name not in NO_JSON and not any("--json" in a.option_strings for a in command._actions):
+            missing.append(name)
+    assert not missing, f"commands without --json: {missing}"
+
+
 def test_exit_codes_are_documented():
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 130 |"):

@@ -141,6 +141,39 @@ def test_rationales_extract_filter_export(library_path, fake_server: FakeModelSe
     assert [m["role"] for m in first["messages"]] == ["user", "assistant"]
 
 
+def test_rationales_commands_print_json_for_scripts(
+    library_path, fake_server: FakeModelServer, tmp_path, capsys
+) -> None:
+    """Issue 16, point 12: every write command has --json output."""
+    fake_server.responder = rewriting
+    base = ("--base-url", fake_server.base_url)
+    assert _run(library_path, "rationales", "extract", DEMO, "--model", "openai:m", "--json", *base) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done == {
+        "collection": DEMO,
+        "done": 16,
+        "skipped": 0,
+        "failed": 0,
+        "total": 16,
+        "valid": 16,
+        "records": 16,
+    }
+    fake_server.responder = None
+    assert _run(library_path, "rationales", "filter", DEMO, "--scorer", "openai:m", "--tau", "0", "--json", *base) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert (scored["scorer"], scored["done"], scored["scored"], scored["kept"], scored["tau"]) == (
+        "openai:m",
+        16,
+        16,
+        16,
+        0,
+    )
+    target = tmp_path / "kept.jsonl"
+    assert _run(library_path, "rationales", "export", DEMO, str(target), "--tau", "0", "--json") == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["records"] == 16 and written["path"] == str(target)
+
+
 def test_rationales_bad_input(library_path, fake_server: FakeModelServer, tmp_path, capsys) -> None:
     base = ("--base-url", fake_server.base_url)
     cases = [

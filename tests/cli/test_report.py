@@ -3,6 +3,7 @@ author options, and one-line errors."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -26,6 +27,14 @@ def test_report_command_writes_html_and_pdf(tmp_path):
     assert out.stdout.strip() == f"review report of 2 sample(s) written to {tmp_path / 'q.html'}"
     html = (tmp_path / "q.html").read_text(encoding="utf-8")
     assert "reviews by &#x27;bob&#x27; only" in html and "<script" not in html
+    out = run(seeded.path, "report", COLLECTION, "--queue", "first two", "--html", tmp_path / "q.html", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {
+        "collection": COLLECTION,
+        "format": "html",
+        "samples": 2,
+        "path": str(tmp_path / "q.html"),
+    }
 
     # No display at all: the PDF is drawn offscreen.
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}

@@ -74,6 +74,30 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "keys list": ("thoughtdesk keys list --json",),
     "keys delete": ("thoughtdesk keys delete openai",),
+    "logprobs": (
+        "thoughtdesk logprobs --model llamacpp:~/models/gemma.gguf --prompt 'The capital of France is' "
+        "--continuation ' Paris'",
+        "thoughtdesk logprobs --model openai:qwen --base-url http://127.0.0.1:8080/v1 --prompt 'Q: 2+2?' "
+        "--continuation ' 4' --json",
+    ),
+    "rationales": (
+        "thoughtdesk rationales extract gsm8k --model llamacpp:~/models/qwen.gguf --chat",
+        "thoughtdesk rationales filter gsm8k --scorer llamacpp:~/models/qwen.gguf --preset math",
+        "thoughtdesk rationales export gsm8k rationales.jsonl --preset math",
+    ),
+    "rationales extract": (
+        "thoughtdesk rationales extract gsm8k --model llamacpp:~/models/qwen.gguf --chat",
+        "thoughtdesk rationales extract notes --source notes.txt --model openai:gpt-4o-mini --json",
+    ),
+    "rationales filter": (
+        "thoughtdesk rationales filter gsm8k --scorer llamacpp:~/models/qwen.gguf --preset math",
+        "thoughtdesk rationales filter gsm8k --scorer llamacpp:~/models/qwen.gguf --limit 100 --json",
+    ),
+    "rationales export": (
+        "thoughtdesk rationales export gsm8k rationales.jsonl --preset math",
+        "thoughtdesk rationales export gsm8k all.jsonl --unfiltered --json",
+    ),
+    "trajectories": ("thoughtdesk trajectories 'MedQA sample'", "thoughtdesk trajectories 'MedQA sample' --json"),
 }
 
 

@@ -105,6 +105,10 @@ def _summary_line(what: str, summary: PassSummary) -> str:
     return f"{what}: {summary.done} done now, {summary.skipped} done before, {summary.failed} failed of {summary.total}"
 
 
+def _summary_json(summary: PassSummary) -> dict[str, int]:
+    return {"done": summary.done, "skipped": summary.skipped, "failed": summary.failed, "total": summary.total}
+
+
 def _report_failures(summary: PassSummary, again: str) -> int:
     for error in summary.errors:
         print(f"thoughtdesk: {error}", file=sys.stderr)
@@ -153,10 +157,22 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
         summary = asyncio.run(main())
     bar.finish()
-    print(
-        _summary_line("documents", summary)
-        + f"; {summary.valid} of {summary.done} rewrites valid, {summary.records} rationales stored"
-    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "collection": args.collection,
+                    **_summary_json(summary),
+                    "valid": summary.valid,
+                    "records": summary.records,
+                }
+            )
+        )
+    else:
+        print(
+            _summary_line("documents", summary)
+            + f"; {summary.valid} of {summary.done} rewrites valid, {summary.records} rationales stored"
+        )
     return _report_failures(summary, f"thoughtdesk rationales extract {args.collection} ...")
 
 
@@ -193,6 +209,24 @@ def cmd_filter(args: argparse.Namespace) -> int:
         summary = asyncio.run(main())
         bar.finish()
         table = filter_table(lib, args.collection, spec.label, tau=tau, decay=args.decay)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "collection": args.collection,
+                    "scorer": spec.label,
+                    **_summary_json(summary),
+                    "tau": tau,
+                    "documents": table.documents,
+                    "valid_documents": table.valid_documents,
+                    "rationales": table.rationales,
+                    "scored": table.scored,
+                    "kept": table.kept,
+                    "dropped": table.dropped,
+                }
+            )
+        )
+        return _report_failures(summary, f"thoughtdesk rationales filter {args.collection} ...")
     print(_summary_line("rationales scored", summary))
     print(
         f"{table.documents} documents rewritten, {table.valid_documents} valid; {table.rationales} rationales, "
@@ -233,7 +267,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             if args.unfiltered
             else f"kept at tau {_tau(args):g} by {pick_scorer(lib, args.collection, scorer, args.decay)}"
         )
-    print(f"{count} rationales ({which}) written to {args.out}")
+    if args.json:
+        print(json.dumps({"collection": args.collection, "records": count, "which": which, "path": args.out}))
+    else:
+        print(f"{count} rationales ({which}) written to {args.out}")
     return EXIT_OK
 
 
@@ -322,8 +359,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="KEY",
         help=f"rationale_extraction fragment (default {DEFAULT_PROMPT_KEY})",
     )
-    q.add_argument("--temperature", type=number(0, 5), default=0.0)
+    q.add_argument(
+        "--temperature", type=number(0, 5), default=0.0, metavar="T", help="sampling temperature (default 0)"
+    )
     q.add_argument("--concurrency", type=whole(1, 1024), default=8, metavar="C", help="requests in flight (default 8)")
+    q.add_argument("--json", action="store_true", help="print what was done as one JSON object")
     _model_options(q, chat=True)
     q.set_defaults(func=cmd_extract)
 
@@ -349,6 +389,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--concurrency", type=whole(1, 1024), default=32, metavar="C", help="requests in flight (default 32)"
     )
+    q.add_argument("--json", action="store_true", help="print what was done and the kept share as one JSON object")
     _model_options(q, chat=False)
     q.set_defaults(func=cmd_filter)
 
@@ -362,4 +403,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     _tau_options(q)
     q.add_argument("--unfiltered", action="store_true", help="every rationale of a valid rewrite, scored or not")
     q.add_argument("--force", action="store_true", help="overwrite a file that is not an earlier export")
+    q.add_argument("--json", action="store_true", help="print what was written as one JSON object")
     q.set_defaults(func=cmd_export)

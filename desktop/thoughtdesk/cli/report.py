@@ -8,6 +8,7 @@ uses: no window, offscreen when there is no display).
 from __future__ import annotations
 
 import argparse
+import json
 
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
 
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="cut every text after N characters, with a note (default: 20000)",
     )
     p.add_argument("--force", action="store_true", help="replace an existing file that is not a report")
+    p.add_argument("--json", action="store_true", help="print what was written as one JSON object")
     p.set_defaults(func=cmd_report)
 
 
@@ -46,12 +48,20 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.html:
             samples = write_html_report(lib, scope, args.html, options, force=args.force, progress=progress)
             progress.finish()
-            print(f"review report of {samples} sample(s) written to {args.html}")
+            if args.json:
+                print(
+                    json.dumps({"collection": args.collection, "format": "html", "samples": samples, "path": args.html})
+                )
+            else:
+                print(f"review report of {samples} sample(s) written to {args.html}")
             return EXIT_OK
         from thoughtdesk.ui.reports.pdf import ensure_gui_application, write_pdf_report
 
         ensure_gui_application()
         pages = write_pdf_report(lib, scope, args.pdf, options, force=args.force, progress=progress)
     progress.finish()
-    print(f"review report ({pages} page(s)) written to {args.pdf}")
+    if args.json:
+        print(json.dumps({"collection": args.collection, "format": "pdf", "pages": pages, "path": args.pdf}))
+    else:
+        print(f"review report ({pages} page(s)) written to {args.pdf}")
     return EXIT_OK

@@ -9,7 +9,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from thoughtdesk.core.errors import ThoughtDeskError
 
@@ -99,19 +99,43 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+#: The first header columns of every CSV export (samples-csv and answers-csv).
+CSV_EXPORT_HEADER = b"dataset,split,sample_id,"
+#: The key a Parquet export stores in its file metadata (the footer, at the end of the file).
+PARQUET_EXPORT_KEY = b"thoughtdesk_export"
+
+
+def _parquet_footer(handle: BinaryIO) -> bytes:
+    """The footer (file metadata) of a Parquet file: its length sits before the final ``PAR1``."""
+    size = handle.seek(0, os.SEEK_END)
+    if size < 12:
+        return b""
+    handle.seek(size - 8)
+    tail = handle.read(8)
+    length = int.from_bytes(tail[:4], "little")
+    if tail[4:] != b"PAR1" or length > min(size - 12, 16 * 1024 * 1024):
+        return b""
+    handle.seek(size - 8 - length)
+    return handle.read(length)
+
+
 def looks_like_export(path: Path) -> bool:
-    """True when ``path`` holds JSON or JSON Lines text (what ThoughtDesk exports write): the
-    first non-blank byte opens an object or an array. A database, a spreadsheet or any other
-    file is not taken for an earlier export."""
+    """True when ``path`` holds what ThoughtDesk exports write: JSON or JSON Lines text (the
+    first non-blank byte opens an object or an array), a CSV export (its header starts with
+    :data:`CSV_EXPORT_HEADER`) or a Parquet export (:data:`PARQUET_EXPORT_KEY` in its footer).
+    A database, a spreadsheet or any other file is not taken for an earlier export."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(4096)
+            footer = _parquet_footer(handle) if head.startswith(b"PAR1") else b""
     except OSError:
         return False
     if head.startswith(b"SQLite format 3\x00"):
         return False
+    if head.startswith(b"PAR1"):
+        return PARQUET_EXPORT_KEY in footer
     stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
-    return not head or stripped[:1] in (b"{", b"[")
+    return not head or stripped[:1] in (b"{", b"[") or stripped.startswith(CSV_EXPORT_HEADER)
 
 
 def check_export_target(target: str | Path, *, libraries: Iterable[str | Path] = (), force: bool = False) -> Path:

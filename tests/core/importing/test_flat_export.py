@@ -9,7 +9,8 @@ import pytest
 
 from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.datasets import ColumnMapping
-from thoughtdesk.core.errors import DataFileError
+from thoughtdesk.core.errors import Cancelled, DataFileError
+from thoughtdesk.core.files import check_export_target, looks_like_export
 from thoughtdesk.core.importing.flat_export import (
     ANSWER_COLUMNS,
     SAMPLE_COLUMNS,
@@ -137,3 +138,30 @@ def test_parquet_without_pyarrow_says_what_to_install(lib, tmp_path, monkeypatch
     with pytest.raises(ParquetUnavailableError, match=r"pip install 'thoughtdesk\[parquet\]'"):
         export_flat(lib, "edge", tmp_path / "x.parquet", "parquet")
     assert not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.parametrize("fmt", ["samples-jsonl", "samples-csv", "answers-csv", "chat-jsonl", "parquet"])
+def test_every_format_reports_progress_and_a_cancel_leaves_no_file(lib, tmp_path, fmt):
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow", reason="Parquet is optional (the parquet extra)")
+    seen: list[tuple[int, int]] = []
+    out = tmp_path / f"out.{fmt}"
+    export_flat(lib, "edge", out, fmt, progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 4) and seen[-1] == (4, 4)
+    out.unlink()
+    with pytest.raises(Cancelled, match="export cancelled"):
+        export_flat(lib, "edge", out, fmt, cancel=lambda: True)
+    assert not out.exists() and not [p.name for p in tmp_path.iterdir() if p.name.startswith("out.")]
+
+
+@pytest.mark.parametrize("fmt", ["samples-csv", "answers-csv", "parquet"])
+def test_csv_and_parquet_exports_are_recognised_as_earlier_exports(lib, tmp_path, fmt):
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow", reason="Parquet is optional (the parquet extra)")
+    out = tmp_path / f"out.{fmt}"
+    export_flat(lib, "edge", out, fmt)
+    assert looks_like_export(out)
+    assert check_export_target(out) == out  # exporting again needs no --force
+    other = tmp_path / f"other.{fmt}"
+    other.write_bytes(b"PAR1 someone else's table PAR1" if fmt == "parquet" else b"name,dose\nmetformin,500\n")
+    assert not looks_like_export(other)

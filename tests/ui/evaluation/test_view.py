@@ -161,3 +161,14 @@ def test_names_from_data_stay_plain_text(window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: view.snapshot.collection == "<i>markup</i>" and view.is_idle(), timeout=30000)
     assert view.proxy.index(0, 0).data() == "<b>bold</b>"
     assert view.status.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_export_buttons_follow_the_plot_tab(window, qtbot):
+    """Issue 16, point 4: on "Compare two conditions" (a form, no plot) the export buttons are off."""
+    view = results(window, qtbot)
+    names = [view.plots.tabText(i) for i in range(view.plots.count())]
+    view.plots.setCurrentIndex(names.index("Compare two conditions"))
+    assert view.export_buttons and not any(b.isEnabled() for b in view.export_buttons)
+    assert "Nothing to export here" in view.export_buttons[0].toolTip()
+    view.plots.setCurrentIndex(names.index("Accuracy"))
+    assert all(b.isEnabled() for b in view.export_buttons)

@@ -14,7 +14,7 @@ from tests.helpers.window import imported_reports, last_message, message_boxes
 from tests.ui.importing.test_dataset_dialog import wait_import
 from thoughtdesk.core.critiques import critiques_for_cots
 from thoughtdesk.core.importing.detect import classify_import_file
-from thoughtdesk.ui.importing.actions import DSCB_FILTER
+from thoughtdesk.ui.importing.export_dialog import ExportDialog
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.importing.widgets import ImportRequest
 from thoughtdesk.ui.qt import QDialog
@@ -56,7 +56,13 @@ def test_file_import_routes_a_dscb_file_and_shows_the_collection(window, qtbot, 
 
     # File ▸ Export collection… as DS Critique Bank records gives the file back.
     out = tmp_path / "back.jsonl"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), DSCB_FILTER))
+
+    def choose(dialog):
+        dialog.set_format("dscb")
+        dialog.path_edit.setText(str(out))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ExportDialog, "exec", choose)
     window.importing.export_dialog()
     qtbot.waitUntil(out.exists, timeout=60000)
     assert lines(out) == lines(CROWD)

@@ -93,7 +93,7 @@ def not_importable(path: Path) -> NotImportableError:
     return NotImportableError(
         f"{path}: not a file ThoughtDesk can import{seems}. Import a ThoughtSource collection (.json), "
         "a DS Critique Bank file (.jsonl), a dataset's original files (--dataset NAME; see "
-        "`thoughtdesk datasets`) or a JSON, JSONL, CSV or TSV table (--map FIELD=COLUMN,...)"
+        "`thoughtdesk datasets`) or a JSON, JSONL, CSV, TSV or Parquet table (--map FIELD=COLUMN,...)"
     )
 
 

@@ -10,7 +10,8 @@
 * ``parquet``: the ``samples-csv`` rows as a Parquet file (the Hugging Face Hub's format),
   through pyarrow when it is installed.
 
-Every file is written through :func:`thoughtdesk.core.files.export_file` (a part file renamed
+Every export reports progress in samples read (``progress(done, total)``) and stops with
+:class:`~thoughtdesk.core.errors.Cancelled` when ``cancel()`` turns true. Every file is written through :func:`thoughtdesk.core.files.export_file` (a part file renamed
 into place), so a failed export leaves nothing under the target's name. Text from datasets and
 models is data here: it is written as it is, never interpreted.
 """
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.files import export_file
+from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
+from thoughtdesk.core.files import PARQUET_EXPORT_KEY, PART_SUFFIX, export_file, remove_stale_parts
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
 from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
 from thoughtdesk.core.library.store import Library
@@ -73,6 +74,9 @@ ANSWER_COLUMNS = (
 )
 
 Progress = Callable[[int, int], None]
+Cancel = Callable[[], bool]
+#: How often (in samples read) progress is reported and cancel is checked.
+PROGRESS_STEP = 200
 
 
 class ParquetUnavailableError(ThoughtDeskError):
@@ -109,10 +113,23 @@ class _Verdict:
     td_method: str | None
 
 
-def _stored(lib: Library, collection: str) -> Iterator[tuple[str, str, StoredSample, dict[int, list[_Verdict]]]]:
+def _stored(
+    lib: Library, collection: str, progress: Progress | None = None, cancel: Cancel | None = None
+) -> Iterator[tuple[str, str, StoredSample, dict[int, list[_Verdict]]]]:
+    """Every sample of ``collection`` with its answers' verdicts; reports progress and checks
+    cancel every :data:`PROGRESS_STEP` samples (a cancel raises inside the caller's ``with
+    export_file``, so the part file goes)."""
     cid = lib.require_collection(collection)
+    total = _count(lib, collection) if progress is not None else 0
+    done = 0
     for dataset, split in lib.splits(cid):
         for stored in iter_stored_split(lib, cid, dataset, split):
+            if done % PROGRESS_STEP == 0:
+                if cancel is not None and cancel():
+                    raise Cancelled("export")
+                if progress is not None:
+                    progress(done, total)
+            done += 1
             verdicts: dict[int, list[_Verdict]] = {pk: [] for pk in stored.cot_pks}
             if stored.cot_pks:
                 marks = ",".join("?" * len(stored.cot_pks))
@@ -123,6 +140,8 @@ def _stored(lib: Library, collection: str) -> Iterator[tuple[str, str, StoredSam
                 ):
                     verdicts[pk].append(_Verdict(outcome, value, method))
             yield dataset, split, stored, verdicts
+    if progress is not None:
+        progress(done, total)
 
 
 def _count(lib: Library, collection: str) -> int:
@@ -191,23 +210,23 @@ def _sample_object(dataset: str, split: str, stored: StoredSample, verdicts: dic
     }
 
 
-def export_samples_jsonl(lib: Library, collection: str, path: Path, *, progress: Progress | None = None) -> int:
+def export_samples_jsonl(
+    lib: Library, collection: str, path: Path, *, progress: Progress | None = None, cancel: Cancel | None = None
+) -> int:
     """One JSON object per sample (see the module docstring); returns the samples written."""
-    total, done = _count(lib, collection), 0
+    done = 0
     with export_file(Path(path)) as out:
-        for dataset, split, stored, verdicts in _stored(lib, collection):
+        for dataset, split, stored, verdicts in _stored(lib, collection, progress, cancel):
             out.write(json.dumps(_sample_object(dataset, split, stored, verdicts), ensure_ascii=False) + "\n")
             done += 1
-            if progress is not None and done % 500 == 0:
-                progress(done, total)
-    if progress is not None:
-        progress(done, total)
     return done
 
 
-def sample_rows(lib: Library, collection: str) -> Iterator[dict[str, Any]]:
+def sample_rows(
+    lib: Library, collection: str, *, progress: Progress | None = None, cancel: Cancel | None = None
+) -> Iterator[dict[str, Any]]:
     """The ``samples-csv`` rows: one per generated CoT (or one per sample without any)."""
-    for dataset, split, stored, verdicts in _stored(lib, collection):
+    for dataset, split, stored, verdicts in _stored(lib, collection, progress, cancel):
         sample = stored.sample
         base = {
             "dataset": dataset,
@@ -251,14 +270,18 @@ def _write_csv(path: Path, columns: tuple[str, ...], rows: Iterator[dict[str, An
     return count
 
 
-def export_samples_csv(lib: Library, collection: str, path: Path) -> int:
+def export_samples_csv(
+    lib: Library, collection: str, path: Path, *, progress: Progress | None = None, cancel: Cancel | None = None
+) -> int:
     """The ``samples-csv`` rows as CSV with a header; returns the rows written."""
-    return _write_csv(path, SAMPLE_COLUMNS, sample_rows(lib, collection))
+    return _write_csv(path, SAMPLE_COLUMNS, sample_rows(lib, collection, progress=progress, cancel=cancel))
 
 
-def answer_rows(lib: Library, collection: str) -> Iterator[dict[str, Any]]:
+def answer_rows(
+    lib: Library, collection: str, *, progress: Progress | None = None, cancel: Cancel | None = None
+) -> Iterator[dict[str, Any]]:
     """One row per stored answer, in stored order."""
-    for dataset, split, stored, verdicts in _stored(lib, collection):
+    for dataset, split, stored, verdicts in _stored(lib, collection, progress, cancel):
         sample = stored.sample
         for pk, cot in zip(stored.cot_pks, sample.generated_cot, strict=True):
             found = verdicts.get(pk, [])
@@ -283,9 +306,11 @@ def answer_rows(lib: Library, collection: str) -> Iterator[dict[str, Any]]:
                 }
 
 
-def export_answers_csv(lib: Library, collection: str, path: Path) -> int:
+def export_answers_csv(
+    lib: Library, collection: str, path: Path, *, progress: Progress | None = None, cancel: Cancel | None = None
+) -> int:
     """One row per answer (see :data:`ANSWER_COLUMNS`); returns the rows written."""
-    return _write_csv(path, ANSWER_COLUMNS, answer_rows(lib, collection))
+    return _write_csv(path, ANSWER_COLUMNS, answer_rows(lib, collection, progress=progress, cancel=cancel))
 
 
 # --- chat fine-tuning -----------------------------------------------------------------------
@@ -313,14 +338,21 @@ def _kept(cot: GeneratedCot, verdicts: list[_Verdict], wanted: ChatFilter) -> bo
 
 
 def export_chat_jsonl(
-    lib: Library, collection: str, path: Path, *, filters: ChatFilter = ChatFilter(), system: str | None = None
+    lib: Library,
+    collection: str,
+    path: Path,
+    *,
+    filters: ChatFilter = ChatFilter(),
+    system: str | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
 ) -> int:
     """``{"messages": [...]}`` per kept CoT (OpenAI's and most trainers' chat format): the user
     turn is :func:`chat_prompt`, the assistant turn the CoT followed by its first extracted
     answer when the CoT does not already end with it. Returns the examples written."""
     count = 0
     with export_file(Path(path)) as out:
-        for _dataset, _split, stored, verdicts in _stored(lib, collection):
+        for _dataset, _split, stored, verdicts in _stored(lib, collection, progress, cancel):
             for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=True):
                 if not cot.cot or not _kept(cot, verdicts.get(pk, []), filters):
                     continue
@@ -341,16 +373,21 @@ def export_chat_jsonl(
 # --- Parquet --------------------------------------------------------------------------------
 
 
-def export_parquet(lib: Library, collection: str, path: Path) -> int:
+def export_parquet(
+    lib: Library, collection: str, path: Path, *, progress: Progress | None = None, cancel: Cancel | None = None
+) -> int:
     """The ``samples-csv`` rows as a Parquet file (all columns text); returns the rows written."""
     require_pyarrow()
     import pyarrow as pa  # type: ignore[import-not-found,import-untyped,unused-ignore]  # optional, and untyped when installed
     import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]  # as above
 
-    rows = list(sample_rows(lib, collection))
+    rows = list(sample_rows(lib, collection, progress=progress, cancel=cancel))
     table = pa.table({column: pa.array([row[column] for row in rows], type=pa.string()) for column in SAMPLE_COLUMNS})
+    # Marks the file as an earlier export, so exporting to it again needs no --force.
+    table = table.replace_schema_metadata({PARQUET_EXPORT_KEY: b"samples-csv rows"})
     target = Path(path)
-    part = target.with_name(target.name + ".part")
+    remove_stale_parts(target.parent)
+    part = target.with_name(target.name + PART_SUFFIX)  # the other exports' part name: cleaned up alike
     try:
         pq.write_table(table, part)
         part.replace(target)
@@ -371,16 +408,21 @@ def export_flat(
     filters: ChatFilter = ChatFilter(),
     system: str | None = None,
     progress: Progress | None = None,
+    cancel: Cancel | None = None,
 ) -> int:
-    """Export in one of :data:`FLAT_FORMATS`; returns the records (samples, rows or examples) written."""
+    """Export in one of :data:`FLAT_FORMATS`; returns the records (samples, rows or examples)
+    written. ``progress(done, total)`` counts samples read; ``cancel()`` true stops the export
+    with :class:`~thoughtdesk.core.errors.Cancelled`, leaving no file under ``path``."""
     if fmt == "samples-jsonl":
-        return export_samples_jsonl(lib, collection, path, progress=progress)
+        return export_samples_jsonl(lib, collection, path, progress=progress, cancel=cancel)
     if fmt == "samples-csv":
-        return export_samples_csv(lib, collection, path)
+        return export_samples_csv(lib, collection, path, progress=progress, cancel=cancel)
     if fmt == "answers-csv":
-        return export_answers_csv(lib, collection, path)
+        return export_answers_csv(lib, collection, path, progress=progress, cancel=cancel)
     if fmt == "chat-jsonl":
-        return export_chat_jsonl(lib, collection, path, filters=filters, system=system)
+        return export_chat_jsonl(
+            lib, collection, path, filters=filters, system=system, progress=progress, cancel=cancel
+        )
     if fmt == "parquet":
-        return export_parquet(lib, collection, path)
+        return export_parquet(lib, collection, path, progress=progress, cancel=cancel)
     raise ValueError(f"unknown export format {fmt!r}; one of {', '.join(FLAT_FORMATS)}")

@@ -4,17 +4,21 @@ background, and showing the imported collection from data computed in the worker
 File ▸ Import… (Ctrl+I) picks any file and routes it by what it holds; its submenu opens each
 kind of import directly (a ThoughtSource collection, a dataset's original files, a table with a
 column mapping, a download from the catalogue, a DS Critique Bank file). File ▸ Export collection
-writes ThoughtSource JSON, or DS Critique Bank records when that file type is chosen.
+writes any format of ``thoughtdesk export`` (ThoughtSource JSON, DS Critique Bank records,
+samples as JSONL/CSV, answers as CSV, chat JSONL with its filters, Parquet) in the background.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from thoughtdesk.core.files import ExportTargetError, check_export_target
+from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
+from thoughtdesk.core.files import check_export_target, looks_like_export
 from thoughtdesk.core.importing.detect import classify_import_file, not_importable
 from thoughtdesk.core.importing.dscb import export_dscb, import_dscb
+from thoughtdesk.core.importing.flat_export import export_flat, require_pyarrow
 from thoughtdesk.core.importing.importer import (
     ImportReport,
     export_thoughtsource,
@@ -28,13 +32,15 @@ from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
+from thoughtdesk.ui.importing.export_dialog import FORMATS_BY_KEY, ExportDialog, ExportRequest
 from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_file
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
-from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QObject, Signal
+from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, QSettings, Signal
 
-THOUGHTSOURCE_FILTER = "ThoughtSource collections (*.json)"
-DSCB_FILTER = "DS Critique Bank records (*.jsonl)"
+#: Where and in which format the last export went: the export dialog starts from them.
+EXPORT_FOLDER_SETTING = "export/folder"
+EXPORT_FORMAT_SETTING = "export/format"
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ class ImportingController(QObject):
         entries = (
             ("ThoughtSource collection JSON… (or any file, recognised by its content)", self.import_dialog),
             ("Dataset from its original files…", lambda: self.dataset_import_dialog()),
-            ("Table (JSON, JSONL, CSV, TSV) with a column mapping…", lambda: self.mapping_import_dialog()),
+            ("Table (JSON, JSONL, CSV, TSV, Parquet) with a column mapping…", lambda: self.mapping_import_dialog()),
             ("Download a dataset from the catalogue…", lambda: self.dataset_import_dialog(download=True)),
             ("DS Critique Bank file (JSONL)…", lambda: self.dscb_import_dialog()),
         )
@@ -240,45 +246,105 @@ class ImportingController(QObject):
 
     # Exporting --------------------------------------------------------------------------------
 
-    def export_dialog(self) -> None:
-        """File ▸ Export collection…: the collection of the Samples tab's current row."""
+    def export_dialog(self) -> Task[int] | None:
+        """File ▸ Export collection…: the collection of the Samples tab's current row, in the
+        format, file and (for chat JSONL) filters chosen in :class:`ExportDialog`."""
         collection = self._window.samples.current_collection()
         if collection is None:
             self._window.show_error("Export", "Select a collection to export first.")
-            return
-        path, chosen = QFileDialog.getSaveFileName(
-            self._window.dialog_parent,
-            f"Export {collection}",
-            str(Path.home() / f"{collection}.json"),
-            f"{THOUGHTSOURCE_FILTER};;{DSCB_FILTER}",
-        )
-        if path:
-            dscb = chosen == DSCB_FILTER or path.lower().endswith(".jsonl")
-            self.export_collection(collection, Path(path), dscb=dscb)
+            return None
+        # The dialog opens where and as the last export went (remembered in the settings file).
+        settings = QSettings()
+        folder = settings.value(EXPORT_FOLDER_SETTING, None)
+        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(str(folder)) if folder else None)
+        fmt = settings.value(EXPORT_FORMAT_SETTING, None)
+        if fmt in FORMATS_BY_KEY:
+            dialog.set_format(str(fmt))
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        request = dialog.request()
+        settings.setValue(EXPORT_FOLDER_SETTING, str(request.path.parent))
+        settings.setValue(EXPORT_FORMAT_SETTING, request.fmt)
+        return self.export(request)
 
     def export_collection(self, collection: str, path: Path, *, dscb: bool = False) -> Task[int] | None:
         """Write ``collection`` as a ThoughtSource file (or with ``dscb`` as DS Critique Bank
-        JSON Lines, one record per generated CoT) in the background."""
+        JSON Lines, one record per generated CoT) in the background, replacing ``path`` unasked
+        (never the open library)."""
+        return self.export(ExportRequest(collection, path, "dscb" if dscb else "thoughtsource"), confirm=False)
+
+    def export(self, request: ExportRequest, *, confirm: bool = True) -> Task[int] | None:
+        """Run an :class:`ExportRequest` in the background with progress and Cancel.
+
+        Never onto the open library (or its -wal/-shm files) or a folder; with ``confirm`` an
+        existing file is replaced only after the user said yes (the question says when it is not
+        an earlier export). A failed or cancelled export leaves no file under the target's name.
+        """
         library = self._window.library
         if library is None:
             return None
-        library_path = library.path
+        library_path, collection, path, fmt = library.path, request.collection, request.path, request.fmt
         try:
-            # The save dialog already asked before replacing a file; the library itself never.
             check_export_target(path, libraries=[library_path], force=True)
-        except ExportTargetError as error:
+            if fmt == "parquet":
+                require_pyarrow()
+        except ThoughtDeskError as error:
             self._window.show_error("Export", str(error))
+            return None
+        if confirm and path.exists() and not self._confirm_replace(path):
             return None
 
         def work(ctx: TaskContext) -> int:
-            with Library.open(library_path) as lib:
-                total = next((c.samples for c in lib.collections() if c.name == collection), 0)
-                if dscb:
-                    return export_dscb(lib, collection, path, progress=lambda n: ctx.progress(n, 0))
-                return export_thoughtsource(lib, collection, path, progress=lambda n: ctx.progress(n, total))
+            def counted(total: int) -> Callable[[int], None]:
+                # ThoughtSource and DSCB exports report a count only; a cancel raises from here,
+                # inside their part-file block, so nothing is left under the target's name.
+                def progress(done: int) -> None:
+                    if ctx.cancelled():
+                        raise Cancelled("export")
+                    ctx.progress(done, total)
 
+                return progress
+
+            if ctx.cancelled():  # Cancel pressed before the work started: nothing opened or written
+                raise Cancelled("export")
+            with Library.open(library_path, create=False) as lib:
+                if fmt == "thoughtsource":
+                    total = next((c.samples for c in lib.collections() if c.name == collection), 0)
+                    return export_thoughtsource(lib, collection, path, progress=counted(total))
+                if fmt == "dscb":
+                    return export_dscb(lib, collection, path, progress=counted(0))
+                return export_flat(
+                    lib,
+                    collection,
+                    path,
+                    fmt,
+                    filters=request.filters,
+                    system=request.system,
+                    progress=ctx.progress,
+                    cancel=ctx.cancelled,
+                )
+
+        what = FORMATS_BY_KEY[fmt].what
         return self._window.run_task(
             f"Exporting {collection}…",
             work,
-            lambda n: self._window.show_status(f"{n} {'record' if dscb else 'sample'}(s) written to {path}", 10000),
+            lambda n: self._window.show_status(f"{n} {what} of {collection!r} written to {path}", 10000),
         )
+
+    def _confirm_replace(self, path: Path) -> bool:
+        """Ask before replacing ``path``; a file that is no earlier export says so, default No."""
+        if looks_like_export(path):
+            text = f"{path} already exists (an earlier export). Replace it?"
+        else:
+            text = (
+                f"{path} already exists and is not an earlier ThoughtDesk export. "
+                "Replacing it destroys what it holds. Replace it anyway?"
+            )
+        answer = QMessageBox.question(
+            self._window.dialog_parent,
+            "Replace file",
+            text,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
