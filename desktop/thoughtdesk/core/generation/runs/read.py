@@ -22,8 +22,10 @@ from thoughtdesk.core.generation.runs.lease import is_interrupted
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
 from thoughtdesk.core.library.store import Library
 
-RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed"]
-RequestStatus = Literal["pending", "sent", "done", "failed"]
+#: ``batched``: waiting for a provider's batch API (runs/batch.py), polled by resume.
+RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed", "batched"]
+#: ``batched``: in a provider batch that is not fetched yet (runs/batch.py).
+RequestStatus = Literal["pending", "sent", "done", "failed", "batched"]
 RequestStep = Literal["cot", "extraction", "critique", "guided"]
 
 
