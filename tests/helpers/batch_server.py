@@ -60,10 +60,10 @@ class BatchServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 server._handle(self, "GET")
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 server._handle(self, "POST")
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -237,7 +237,9 @@ class BatchServer:
                         "response": {
                             "status_code": 400,
                             "request_id": f"req_{index}",
-                            "body": {"error": {"message": "Invalid request <b>bold</b>", "type": "invalid_request_error"}},
+                            "body": {
+                                "error": {"message": "Invalid request <b>bold</b>", "type": "invalid_request_error"}
+                            },
                         },
                         "error": None,
                     }
@@ -249,7 +251,13 @@ class BatchServer:
 
     def _anthropic_state(self, job: BatchJob) -> dict[str, Any]:
         ended = job.status == "ended"
-        counts = {"processing": 0 if ended else len(job.requests), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        counts = {
+            "processing": 0 if ended else len(job.requests),
+            "succeeded": 0,
+            "errored": 0,
+            "canceled": 0,
+            "expired": 0,
+        }
         if ended:
             for r in job.requests:
                 counts[self._outcome(job, r["custom_id"])] += 1
@@ -280,7 +288,10 @@ class BatchServer:
                     },
                 }
             elif outcome == "errored":
-                result = {"type": "errored", "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}}
+                result = {
+                    "type": "errored",
+                    "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}},
+                }
             else:
                 result = {"type": outcome}
             lines.append(json.dumps({"custom_id": request["custom_id"], "result": result}))
@@ -293,5 +304,5 @@ def _multipart_file(raw: bytes, content_type: str) -> bytes:
     for part in raw.split(b"--" + boundary):
         head, _, body = part.partition(b"\r\n\r\n")
         if b'name="file"' in head:
-            return body[: -2] if body.endswith(b"\r\n") else body
+            return body[:-2] if body.endswith(b"\r\n") else body
     raise KeyError("file")

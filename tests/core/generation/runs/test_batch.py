@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import thoughtdesk
-
 from tests.core.generation.runs.conftest import DEMO
 from tests.helpers.batch_server import BatchServer
 from thoughtdesk.core.generation.backends import ModelPrice, PriceTable
@@ -28,6 +27,7 @@ from thoughtdesk.core.generation.runs import (
     advance_batch_run,
     cancel_batch_run_async,
     create_run,
+    is_batch_run,
     list_batches,
     plan_run,
     run_info,
@@ -68,13 +68,17 @@ def _advance(path, run_id, server, provider="openai"):
 
 def _counts(path, run_id):
     with Library.open(path) as lib:
-        return dict(lib.conn.execute("SELECT status, count(*) FROM request WHERE run_id = ? GROUP BY status", (run_id,)))
+        return dict(
+            lib.conn.execute("SELECT status, count(*) FROM request WHERE run_id = ? GROUP BY status", (run_id,))
+        )
 
 
 def _stored(path, run_id):
     """(CoTs, answers) the run stored, and whether any request's result was stored twice."""
     with Library.open(path) as lib:
-        cots = lib.conn.execute("SELECT count(*) FROM generated_cot WHERE cot_id LIKE ?", (f"td-{run_id}-%",)).fetchone()
+        cots = lib.conn.execute(
+            "SELECT count(*) FROM generated_cot WHERE cot_id LIKE ?", (f"td-{run_id}-%",)
+        ).fetchone()
         answers = lib.conn.execute(
             "SELECT count(*) FROM answer a JOIN generated_cot c ON c.id = a.cot_pk WHERE c.cot_id LIKE ?",
             (f"td-{run_id}-%",),
@@ -101,12 +105,15 @@ def test_openai_batch_run_end_to_end_at_half_price(library_path):
     assert _stored(library_path, run_id) == (total // 2, total // 2)
     with Library.open(library_path) as lib:
         costs = [r[0] for r in lib.conn.execute("SELECT cost FROM request WHERE run_id = ?", (run_id,))]
-        extra = json.loads(lib.conn.execute("SELECT extra FROM generated_cot WHERE cot_id LIKE 'td-%' LIMIT 1").fetchone()[0])
+        extra = json.loads(
+            lib.conn.execute("SELECT extra FROM generated_cot WHERE cot_id LIKE 'td-%' LIMIT 1").fetchone()[0]
+        )
         info = run_info(lib, run_id)
         batches = list_batches(lib, run_id)
+        assert is_batch_run(lib, run_id)
     # 10 prompt tokens at $1/M + 5 completion tokens at $2/M, halved.
     assert costs == pytest.approx([(10 * 1.0 + 5 * 2.0) / 1e6 * 0.5] * total)
-    assert extra["thoughtdesk"]["model"] == "m" or extra["thoughtdesk"]
+    assert extra["thoughtdesk"]["run_id"] == run_id
     assert info.status == "done" and info.done == total
     assert [b.status for b in batches] == ["completed", "completed"] and all(b.fetched for b in batches)
     assert KEY not in library_path.read_bytes().decode("utf-8", "replace")
@@ -168,7 +175,11 @@ def test_kill_between_submit_and_fetch_then_resume_stores_each_result_once(libra
             f"advance_batch_run({str(library_path)!r}, {run_id}, clients={{0: OpenAIBatches({server.base_url + '/v1'!r}, 'k')}});"
             "os._exit(9)"
         )
-        killed = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(Path(thoughtdesk.__file__).parents[1])}, check=False)
+        killed = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONPATH": str(Path(thoughtdesk.__file__).parents[1])},
+            check=False,
+        )
         assert killed.returncode == 9 and len(server.submitted) == total
         resumed = _advance(library_path, run_id, server)
         assert resumed.stored == total and resumed.submitted == 0 and resumed.status == "done"

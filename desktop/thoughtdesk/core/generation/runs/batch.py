@@ -365,7 +365,9 @@ class _BatchRun:
             assert isinstance(backend, (OpenAICompatBackend, AnthropicBackend))  # check_batch_spec
             url, body = backend.batch_body(model_request(model, request.prompt or "", request.step, request.replicate))
             client = self.clients[request.model_index]
-            by_model.setdefault(request.model_index, []).append((request, url, client.line(f"td-{request.id}", url, body)))
+            by_model.setdefault(request.model_index, []).append(
+                (request, url, client.line(f"td-{request.id}", url, body))
+            )
         for model_index, items in by_model.items():
             client = self.clients[model_index]
             max_requests, max_bytes = client.limits
@@ -374,9 +376,7 @@ class _BatchRun:
             for item in items:
                 line_bytes = len(item[2].encode("utf-8")) + 1
                 # A batch holds one endpoint (OpenAI): a change of endpoint starts a new chunk.
-                if chunk and (
-                    len(chunk) >= max_requests or size + line_bytes > max_bytes or item[1] != chunk[0][1]
-                ):
+                if chunk and (len(chunk) >= max_requests or size + line_bytes > max_bytes or item[1] != chunk[0][1]):
                     await self._submit_chunk(model_index, client, chunk)
                     chunk, size = [], 0
                 chunk.append(item)
@@ -522,7 +522,7 @@ async def cancel_batch_run_async(
 def is_batch_run(lib: Library, run_id: int) -> bool:
     """Whether a stored run goes through a batch API."""
     row = lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()
-    return bool(row and json.loads(row[0]).get("batch"))
+    return bool(row and (json.loads(row[0]).get("spec") or {}).get("batch"))
 
 
 __all__ = [

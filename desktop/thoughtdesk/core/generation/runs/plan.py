@@ -158,9 +158,7 @@ class RunPlan:
             # Batch APIs charge half and answer within their window; the deadline is the window
             # from now (each chunk's own deadline is stored when it is submitted).
             due = (datetime.now(UTC) + timedelta(hours=BATCH_WINDOW_HOURS)).strftime("%Y-%m-%d %H:%M UTC")
-            batch_cost = (
-                cost if self.estimated_cost is None else f"at most ${self.estimated_cost * BATCH_DISCOUNT:.4f}"
-            )
+            batch_cost = cost if self.estimated_cost is None else f"at most ${self.estimated_cost * BATCH_DISCOUNT:.4f}"
             cost = f"{batch_cost} at the batch price (normal price {cost}); results due within {BATCH_WINDOW_HOURS} h, by {due}"
         if self.spec.guide is not None:
             guide = self.spec.guide
