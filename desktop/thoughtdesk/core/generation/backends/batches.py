@@ -135,6 +135,11 @@ def _jsonl(text: str, provider: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (result lines are untrusted)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _counts(data: Any) -> dict[str, int]:
     return {str(k): v for k, v in data.items() if isinstance(v, int)} if isinstance(data, dict) else {}
 
@@ -209,7 +214,7 @@ class OpenAIBatches(BatchClient):
             text = (await self._send("GET", f"{self.base_url}/files/{file_id}/content")).text
             for row in _jsonl(text, self.provider):
                 custom_id = str(row.get("custom_id") or "")
-                response = row.get("response") if isinstance(row.get("response"), dict) else {}
+                response = _object(row.get("response"))
                 body = response.get("body")
                 status = response.get("status_code")
                 error = row.get("error")
@@ -298,7 +303,7 @@ class AnthropicBatches(BatchClient):
         results: list[BatchResult] = []
         for row in _jsonl(text, self.provider):
             custom_id = str(row.get("custom_id") or "")
-            result = row.get("result") if isinstance(row.get("result"), dict) else {}
+            result = _object(row.get("result"))
             kind = result.get("type")
             message = result.get("message")
             if kind == "succeeded" and isinstance(message, dict):
@@ -307,7 +312,7 @@ class AnthropicBatches(BatchClient):
             error = result.get("error")
             detail = ""
             if isinstance(error, dict):
-                inner = error.get("error") if isinstance(error.get("error"), dict) else error
+                inner = _object(error.get("error")) or error
                 detail = f": {inner.get('message') or inner.get('type') or ''}"
             results.append(
                 BatchResult(
