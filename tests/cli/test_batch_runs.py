@@ -62,9 +62,7 @@ def test_plan_only_shows_batch_price_and_deadline(library_path, capsys):
 
 
 def test_batch_with_a_local_model_is_refused_in_one_line(library_path, capsys, tmp_path):
-    code = main(
-        ["--library", str(library_path), "generate", DEMO, "--model", f"llamacpp:{tmp_path}/m.gguf", "--batch"]
-    )
+    code = main(["--library", str(library_path), "generate", DEMO, "--model", f"llamacpp:{tmp_path}/m.gguf", "--batch"])
     err = capsys.readouterr().err
     assert code != 0 and "has no batch API" in err and err.count("\n") == 1
     with Library.open(library_path) as lib:

@@ -89,6 +89,8 @@ class RunInfo:
     #: Stored as running or paused, but the process executing it is gone (killed, crashed):
     #: nothing is happening until it is resumed (see :mod:`...runs.lease`).
     interrupted: bool = False
+    #: Sent through a provider's batch API (runs/batch.py): resumed by polling, not by sending.
+    batch: bool = False
 
     @property
     def shown_status(self) -> str:
@@ -103,6 +105,7 @@ class RunInfo:
             "status": self.status,
             "interrupted": self.interrupted,
             "kind": self.kind,
+            **({"batch": True} if self.batch else {}),
             "collection": self.collection,
             "models": list(self.models),
             "total": self.total,
@@ -203,6 +206,7 @@ def _info(row: tuple) -> RunInfo:
         model_specs=tuple(specs),
         kind=document.get("kind", "generation"),
         interrupted=is_interrupted(row[3], row[13], row[14]),
+        batch=bool(spec.get("batch")),
     )
 
 

@@ -1,0 +1,59 @@
+"""The Runs tab polls runs waiting for a provider's batch API in the background, also when it
+opens a library again (after a restart), and Start / Resume polls a batch run instead of
+sending its requests directly (issue 17, point 1)."""
+
+from __future__ import annotations
+
+from tests.helpers.batch_server import BatchServer
+from tests.helpers.libraries import DEMO, demo_library
+from thoughtdesk.core.generation.prompts import PromptMode
+from thoughtdesk.core.generation.runs import (
+    ModelSpec,
+    RunSpec,
+    SampleSelection,
+    advance_batch_run,
+    create_run,
+    plan_run,
+    run_info,
+)
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.generation.runs_panel import RunsPanel
+
+
+def _batch_run(path, server) -> int:
+    spec = RunSpec(
+        samples=SampleSelection(DEMO, datasets=("med_qa",)),
+        models=(ModelSpec("openai", "m", base_url=server.base_url + "/v1"),),
+        mode=PromptMode.ONE_STEP,
+        batch=True,
+    )
+    with Library.open(path) as lib:
+        return create_run(lib, plan_run(lib, spec))
+
+
+def test_a_waiting_batch_run_is_polled_when_the_tab_opens_the_library(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-gui-batch")
+    path = demo_library(tmp_path / "library.thoughtdesk")
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _batch_run(path, server)
+        assert advance_batch_run(path, run_id).status == "batched"  # submitted; then the app closed
+        panel = RunsPanel(path)  # the app started again
+        qtbot.addWidget(panel)
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "done", timeout=20000)
+        assert panel.batch_timer.isActive() is False  # nothing left to poll
+    with Library.open(path) as lib:
+        assert run_info(lib, run_id).done == run_info(lib, run_id).total
+
+
+def test_start_resume_on_a_batch_run_submits_a_batch_not_direct_requests(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-gui-batch")
+    path = demo_library(tmp_path / "library.thoughtdesk")
+    with BatchServer(polls_before_done=5) as server:
+        run_id = _batch_run(path, server)
+        panel = RunsPanel(path)
+        qtbot.addWidget(panel)
+        qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=10000)
+        panel.select_run(run_id)
+        assert panel.resume_selected() is None and not panel.workers
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "batched", timeout=20000)
+        assert server.submitted and len(server.jobs) == 1
