@@ -4,8 +4,11 @@ sending its requests directly (issue 17, point 1)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.helpers.batch_server import BatchServer
 from tests.helpers.libraries import DEMO, demo_library
+from tests.ui.generation.test_planner import add_model, open_planner, wait_plan
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
@@ -57,3 +60,26 @@ def test_start_resume_on_a_batch_run_submits_a_batch_not_direct_requests(qtbot, 
         assert panel.resume_selected() is None and not panel.workers
         qtbot.waitUntil(lambda: panel.model.status(run_id) == "batched", timeout=20000)
         assert server.submitted and len(server.jobs) == 1
+
+
+def test_planner_batch_option_shows_the_batch_price_and_the_run_is_submitted_as_a_batch(
+    window, generation, qtbot, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-gui-batch")
+    with BatchServer(polls_before_done=5) as server:
+        planner = open_planner(generation, qtbot)
+        add_model(planner, base_url=server.base_url + "/v1", model="gemma-test")
+        planner.batch.setChecked(True)
+        plan = wait_plan(qtbot, planner)
+        assert plan.spec.batch
+        qtbot.waitUntil(lambda: "Batch API:" in planner.summary.text(), timeout=5000)
+        assert "results due within 24 h" in planner.summary.text()
+        grab = planner.grab()
+        assert grab.width() <= 1366 and grab.height() <= 768
+        grab.save(str(Path("/tmp") / "h17b-planner-batch.png"))
+        with qtbot.waitSignal(planner.run_created, timeout=10000) as created:
+            planner.start_button.click()
+        run_id = created.args[0]
+        panel = generation.runs_panel
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "batched", timeout=20000)
+        assert not panel.workers and len(server.jobs) == 1

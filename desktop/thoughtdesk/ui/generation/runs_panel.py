@@ -24,6 +24,7 @@ from thoughtdesk.core.generation.runs import (
     advance_batch_run,
     check_models_ready,
     delete_run,
+    is_batch_run,
     list_runs,
     rename_run,
     run_requests,
@@ -346,6 +347,13 @@ class RunsPanel(QWidget):
             self.message.setStyleSheet("color: #b3261e;")
             return None
         return self.start_run(run_id)
+
+    def is_batch_run(self, run_id: int) -> bool:
+        """Whether the run goes through a batch API (a quick read of its spec)."""
+        if self.library_path is None:
+            return False
+        with Library.open(self.library_path, create=False) as lib:
+            return is_batch_run(lib, run_id)
 
     def poll_batches(self) -> None:
         """Poll every run waiting for a batch API (each in a background task)."""
