@@ -265,3 +265,26 @@ def test_a_local_model_cannot_be_batched(library_path, tmp_path):
         run_id = create_run(lib, plan_run(lib, spec))
     with pytest.raises(BatchRunError, match="llamacpp:m.gguf has no batch API"):
         advance_batch_run(library_path, run_id)
+
+
+def test_a_run_is_cut_in_chunks_within_the_providers_limits(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        total = sum(_counts(library_path, run_id).values())
+        client = OpenAIBatches(server.base_url + "/v1", KEY)
+        client.limits = (3, 10**9)  # at most 3 requests per batch
+        first = advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES)
+        assert first.submitted == total and first.open_batches == -(-total // 3)
+        assert [len(job.requests) for job in server.jobs.values()] == [3] * (total // 3) + (
+            [total % 3] if total % 3 else []
+        )
+        assert advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES).status == "done"
+        longest = max(len(line.encode()) + 1 for line in server.files["file_1"].decode().splitlines())
+        client.limits = (10**6, longest * 2)  # bytes: at most two lines per batch
+        second = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP, name="again"))
+        jobs_before = len(server.jobs)
+        advance_batch_run(library_path, second, clients={0: client}, prices=PRICES)
+        sizes = [len(job.requests) for job in list(server.jobs.values())[jobs_before:]]
+        assert sum(sizes) == total and max(sizes) <= 2
+        asyncio.run(client.aclose())
+    assert _stored(library_path, run_id) == (total, total)
