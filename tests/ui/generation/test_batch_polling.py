@@ -83,3 +83,20 @@ def test_planner_batch_option_shows_the_batch_price_and_the_run_is_submitted_as_
         panel = generation.runs_panel
         qtbot.waitUntil(lambda: panel.model.status(run_id) == "batched", timeout=20000)
         assert not panel.workers and len(server.jobs) == 1
+
+
+def test_cancel_in_the_runs_tab_cancels_a_waiting_batch_run(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-gui-batch")
+    path = demo_library(tmp_path / "library.thoughtdesk")
+    with BatchServer(polls_before_done=50) as server:
+        run_id = _batch_run(path, server)
+        advance_batch_run(path, run_id)
+        panel = RunsPanel(path)
+        qtbot.addWidget(panel)
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "batched", timeout=10000)
+        panel.select_run(run_id)
+        assert panel.cancel_button.isEnabled()
+        panel.cancel_button.click()
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "cancelled", timeout=10000)
+        assert all(job.cancelled for job in server.jobs.values())
+        assert "cancelled at the provider" in panel.message.text()

@@ -8,6 +8,7 @@ loop; other views learn about new CoTs through ``on_data_changed`` at most every
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from thoughtdesk.core.generation.runs import (
     RunLimits,
     RunProgress,
     advance_batch_run,
+    cancel_batch_run_async,
     check_models_ready,
     delete_run,
     is_batch_run,
@@ -310,7 +312,7 @@ class RunsPanel(QWidget):
         paused = worker is not None and worker.control.paused
         self.start_button.setEnabled(run_id is not None and (not running or paused) and status != "done")
         self.pause_button.setEnabled(running and not paused)
-        self.cancel_button.setEnabled(running)
+        self.cancel_button.setEnabled(running or status == "batched")
         self.rename_button.setEnabled(run_id is not None)
         self.delete_button.setEnabled(run_id is not None and not running)
 
@@ -321,6 +323,10 @@ class RunsPanel(QWidget):
         self._update_buttons()
 
     def cancel_selected(self) -> None:
+        run_id = self.selected_run()
+        if run_id is not None and self.model.status(run_id) == "batched":
+            self.cancel_batches(run_id)
+            return
         worker = self.workers.get(self.selected_run() or -1)
         if worker is not None:
             worker.cancel()
@@ -354,6 +360,23 @@ class RunsPanel(QWidget):
             return False
         with Library.open(self.library_path, create=False) as lib:
             return is_batch_run(lib, run_id)
+
+    def cancel_batches(self, run_id: int) -> Task[int] | None:
+        """Ask the provider to cancel a batch run's open batches (in a worker); what they
+        answered is stored when the run is resumed."""
+        path = self.library_path
+        if path is None:
+            return None
+
+        def work() -> int:
+            asyncio.run(cancel_batch_run_async(path, run_id))
+            return run_id
+
+        return self._change(
+            work,
+            f"Run {run_id}: its batches were cancelled at the provider; Start / Resume stores what they answered "
+            "and sends the rest again.",
+        )
 
     def poll_batches(self) -> None:
         """Poll every run waiting for a batch API (each in a background task)."""
