@@ -281,10 +281,26 @@ def test_a_run_is_cut_in_chunks_within_the_providers_limits(library_path):
         assert advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES).status == "done"
         longest = max(len(line.encode()) + 1 for line in server.files["file_1"].decode().splitlines())
         client.limits = (10**6, longest * 2)  # bytes: at most two lines per batch
-        second = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP, name="again"))
+        second = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP, name="again", force=True))
         jobs_before = len(server.jobs)
         advance_batch_run(library_path, second, clients={0: client}, prices=PRICES)
         sizes = [len(job.requests) for job in list(server.jobs.values())[jobs_before:]]
         assert sum(sizes) == total and max(sizes) <= 2
         asyncio.run(client.aclose())
     assert _stored(library_path, run_id) == (total, total)
+
+
+def test_requests_already_answered_are_taken_from_the_store_not_sent_again(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        first = _create(library_path, _openai_spec(server))
+        for _ in range(3):
+            _advance(library_path, first, server)
+        sent = len(server.submitted)
+        again = _create(library_path, _openai_spec(server, name="again"))
+        progress = _advance(library_path, again, server)
+        assert progress.submitted == 0 and progress.status == "done" and len(server.submitted) == sent
+    with Library.open(library_path) as lib:
+        cached = lib.conn.execute(
+            "SELECT count(*) FROM request WHERE run_id = ? AND cached_from IS NOT NULL", (again,)
+        ).fetchone()[0]
+    assert cached == sent

@@ -12,7 +12,9 @@ likes: each call
    error kept) and are resubmitted, up to ``MAX_BATCH_ATTEMPTS`` tries, then ``failed`` (a
    normal ``thoughtdesk resume N --direct`` sends those one by one);
 2. submits what is ready (CoTs; extractions whose CoT is stored, their prompt filled in) in
-   chunks within the provider's limits (requests and bytes per batch).
+   chunks within the provider's limits (requests and bytes per batch); a request identical to
+   one already done anywhere in the library is answered from the store instead (unless
+   ``force``), as in a direct run.
 
 Crash safety: a batch row (no provider id yet) and its requests' ``batched`` status are written
 in one transaction *before* the batch is created at the provider; the provider's id is stored
@@ -50,7 +52,13 @@ from thoughtdesk.core.generation.backends.batches import (
     OpenAIBatches,
 )
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
-from thoughtdesk.core.generation.runs.commit import CallRecord, store_cot, store_extraction
+from thoughtdesk.core.generation.runs.commit import (
+    CallRecord,
+    store_cached_answer,
+    store_cached_cot,
+    store_cot,
+    store_extraction,
+)
 from thoughtdesk.core.generation.runs.lease import claim_run
 from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request, sample_refs
 from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
@@ -352,22 +360,59 @@ class _BatchRun:
             )
         return filled
 
+    def _from_store(self, request: RequestRow) -> bool:
+        """Answer ``request`` from an identical one already done anywhere in the library (as a
+        direct run does, unless ``force``); True when it was."""
+        row = self.lib.conn.execute(
+            REQUEST_SELECT + " WHERE fingerprint = ? AND status = 'done' AND id != ? AND "
+            "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL) ORDER BY id LIMIT 1",
+            (request.fingerprint, request.id),
+        ).fetchone()
+        if row is None or request.fingerprint is None:
+            return False
+        source = RequestRow(*row)
+        sample = next(iter(sample_refs(self.lib, [request.sample_pk])))
+        if request.step == "cot" and source.result_cot_pk is not None:
+            store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)
+            return True
+        if request.step == "extraction" and source.result_answer_pk is not None:
+            cot = self.lib.conn.execute(
+                "SELECT result_cot_pk FROM request WHERE id = ?", (request.depends_on,)
+            ).fetchone()
+            if cot is None or cot[0] is None:
+                return False
+            store_cached_answer(self.lib, request, source.id, source.result_answer_pk, sample=sample, cot_pk=cot[0])
+            return True
+        return False
+
     async def submit(self) -> None:
         by_model: dict[int, list[tuple[RequestRow, str, str]]] = {}
-        for request in self._ready():
-            if request.step == "extraction" and request.prompt is None:
-                filled = self._fill_extraction(request)
-                if filled is None:
+        queued: set[int] = set()
+        answered = True
+        while answered:  # a CoT answered from the store makes its extraction ready: look again
+            answered = False
+            for request in self._ready():
+                if request.id in queued:
                     continue
-                request = filled
-            model = self.spec.models[request.model_index]
-            backend = self.backends[request.model_index]
-            assert isinstance(backend, (OpenAICompatBackend, AnthropicBackend))  # check_batch_spec
-            url, body = backend.batch_body(model_request(model, request.prompt or "", request.step, request.replicate))
-            client = self.clients[request.model_index]
-            by_model.setdefault(request.model_index, []).append(
-                (request, url, client.line(f"td-{request.id}", url, body))
-            )
+                if request.step == "extraction" and request.prompt is None:
+                    filled = self._fill_extraction(request)
+                    if filled is None:
+                        continue
+                    request = filled
+                if not self.spec.force and self._from_store(request):
+                    answered = True
+                    continue
+                queued.add(request.id)
+                model = self.spec.models[request.model_index]
+                backend = self.backends[request.model_index]
+                assert isinstance(backend, (OpenAICompatBackend, AnthropicBackend))  # check_batch_spec
+                url, body = backend.batch_body(
+                    model_request(model, request.prompt or "", request.step, request.replicate)
+                )
+                client = self.clients[request.model_index]
+                by_model.setdefault(request.model_index, []).append(
+                    (request, url, client.line(f"td-{request.id}", url, body))
+                )
         for model_index, items in by_model.items():
             client = self.clients[model_index]
             max_requests, max_bytes = client.limits
