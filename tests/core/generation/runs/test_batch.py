@@ -16,7 +16,7 @@ import pytest
 import thoughtdesk
 from tests.core.generation.runs.conftest import DEMO
 from tests.helpers.batch_server import BatchServer
-from thoughtdesk.core.generation.backends import ModelPrice, PriceTable
+from thoughtdesk.core.generation.backends import BackendError, ModelPrice, PriceTable
 from thoughtdesk.core.generation.backends.batches import AnthropicBatches, OpenAIBatches
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
@@ -304,3 +304,16 @@ def test_requests_already_answered_are_taken_from_the_store_not_sent_again(libra
             "SELECT count(*) FROM request WHERE run_id = ? AND cached_from IS NOT NULL", (again,)
         ).fetchone()[0]
     assert cached == sent
+
+
+def test_a_server_down_while_polling_keeps_the_run_waiting_and_the_next_poll_fetches(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        _advance(library_path, run_id, server)
+        down = OpenAIBatches("http://127.0.0.1:9/v1", KEY)
+        with pytest.raises(BackendError, match="127.0.0.1:9/v1/batches/batch_2 failed"):
+            advance_batch_run(library_path, run_id, clients={0: down}, prices=PRICES)
+        with Library.open(library_path) as lib:
+            info = run_info(lib, run_id)
+        assert info.status == "batched" and "polled again" in (info.last_error or "")
+        assert _advance(library_path, run_id, server).status == "done"

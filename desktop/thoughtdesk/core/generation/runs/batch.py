@@ -514,7 +514,17 @@ async def advance_batch_run_async(
             if submit:
                 await work.submit()
         except BackendError as error:
-            set_run_status(lib, run_id, "failed", f"{error} (the run's batches are kept; resume to poll them again)")
+            # Batches still open stay 'batched' (polled again later, also by the app); a run
+            # with none open failed to submit: 'failed' until resumed.
+            still_open = lib.conn.execute(
+                "SELECT count(*) FROM batch WHERE run_id = ? AND fetched IS NULL", (run_id,)
+            ).fetchone()[0]
+            set_run_status(
+                lib,
+                run_id,
+                "batched" if still_open else "failed",  # type: ignore[arg-type] # 'batched' is a RunStatus
+                f"{error} (the run's batches are kept; they are polled again on resume)",
+            )
             raise
         return work.finish()
     finally:
