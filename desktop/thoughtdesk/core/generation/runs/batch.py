@@ -62,7 +62,7 @@ from thoughtdesk.core.generation.runs.commit import (
 from thoughtdesk.core.generation.runs.lease import claim_run
 from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request, sample_refs
 from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
-from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow
+from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunStatus
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec, RunSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
@@ -472,6 +472,8 @@ class _BatchRun:
             (self.run_id,),
         ).fetchone()
         remaining, failed = counts
+        status: RunStatus
+        error: str | None
         if open_batches:
             status, error = "batched", None
         elif remaining == 0:
@@ -481,7 +483,7 @@ class _BatchRun:
             error = f"{failed} request(s) failed in {MAX_BATCH_ATTEMPTS} batches; `thoughtdesk resume {self.run_id} --direct` sends them one by one"
         else:
             status, error = "batched", None
-        set_run_status(self.lib, self.run_id, status, error)  # type: ignore[arg-type] # 'batched' is a RunStatus
+        set_run_status(self.lib, self.run_id, status, error)
         return BatchProgress(
             self.run_id, self.submitted, self.stored, self.retried, failed, open_batches, remaining, status
         )
@@ -522,7 +524,7 @@ async def advance_batch_run_async(
             set_run_status(
                 lib,
                 run_id,
-                "batched" if still_open else "failed",  # type: ignore[arg-type] # 'batched' is a RunStatus
+                "batched" if still_open else "failed",
                 f"{error} (the run's batches are kept; they are polled again on resume)",
             )
             raise
