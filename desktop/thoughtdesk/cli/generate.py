@@ -5,9 +5,13 @@ CoT generation runs and critique runs from the command line, over
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 import json
 import sys
+import time
 from collections.abc import Iterable
+from dataclasses import asdict
 
 from thoughtdesk.cli.common import (
     EXIT_FAIL,
@@ -42,10 +46,15 @@ from thoughtdesk.core.generation.runs import (
     RunSpec,
     RunSpecError,
     SampleSelection,
+    advance_batch_run,
+    cancel_batch_run_async,
+    check_batch_spec,
     check_models_ready,
     create_critique_run,
     create_run,
     delete_run,
+    is_batch_run,
+    list_batches,
     list_runs,
     parse_summary,
     plan_critique_run,
@@ -220,7 +229,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
         force=args.force,
         name=args.name or "",
         guide=guide,
+        batch=args.batch,
     )
+    if args.batch:
+        check_batch_spec(spec)  # a local model or a guided run: said now, nothing written
     if not args.plan_only:
         check_models_ready(models)  # refused before a run is written, not left behind as "failed"
     with open_library(args) as lib:
@@ -232,7 +244,64 @@ def cmd_generate(args: argparse.Namespace) -> int:
             return EXIT_OK
         run_id = create_run(lib, plan)
     print(f"run {run_id} created ({plan.total} requests)", file=sys.stderr)
+    if args.batch:
+        return _advance_batches(args, run_id)
     return _execute(args, run_id)
+
+
+def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
+    """Poll, fetch and submit a batch run's batches (``--wait``: until it is done)."""
+    prices = getattr(args, "prices", None) or user_prices()
+    path = open_library_path(args)
+    wait = getattr(args, "wait", None)
+    try:
+        while True:
+            progress = advance_batch_run(path, run_id, prices=prices)
+            if wait is None or progress.status != "batched":
+                break
+            print(
+                f"run {run_id}: {progress.open_batches} batch(es) open, {progress.remaining} request(s) "
+                f"without a result; next check in {wait:g} s",
+                file=sys.stderr,
+            )
+            time.sleep(wait)
+    except BackendError as error:
+        raise ThoughtDeskError(
+            f"{error} (run {run_id}'s batches are kept; `thoughtdesk resume {run_id}` polls them again)"
+        ) from None
+    except KeyboardInterrupt:
+        print(f"thoughtdesk: stopped; `thoughtdesk resume {run_id}` polls the run's batches", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    with open_library(args, create=False) as lib:
+        batches = [b.describe() for b in list_batches(lib, run_id)]
+        parsed = parse_summary(lib, run_id) if progress.status == "done" else None
+    if args.json:
+        print(json.dumps({"run": run_id, **dataclasses.asdict(progress), "batches": batches}, ensure_ascii=False))
+    else:
+        print(
+            f"run {run_id}: {progress.status}; {progress.submitted} request(s) submitted, {progress.stored} "
+            f"result(s) stored, {progress.retried} to send again, {progress.failed} failed, "
+            f"{progress.remaining} without a result; {progress.open_batches} batch(es) open"
+        )
+        for line in batches:
+            print(f"  {line}")
+        if parsed:
+            print(parsed)
+    if progress.status == "batched":
+        print(
+            f"thoughtdesk: run {run_id} waits for the provider (results within 24 h); "
+            f"`thoughtdesk resume {run_id}` fetches what is ready",
+            file=sys.stderr,
+        )
+        return EXIT_OK
+    if progress.status != "done":
+        print(
+            f"thoughtdesk: run {run_id} is not complete; `thoughtdesk resume {run_id} --direct` sends "
+            "the failed requests one by one",
+            file=sys.stderr,
+        )
+        return EXIT_FAIL
+    return EXIT_OK
 
 
 def _guide(args: argparse.Namespace, options: dict[str, object]) -> GuideSpec | None:
@@ -359,10 +428,22 @@ def cmd_fragments_list(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     if args.delete is not None or args.rename is not None:
         return _change_run(args)
+    if args.cancel is not None:
+        return _cancel_batches(args)
     with open_library(args) as lib:
         runs = list_runs(lib)
+        batches = {run.id: list_batches(lib, run.id) for run in runs}
     if args.json:
-        print(json.dumps([run.to_json() for run in runs], indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                [
+                    {**run.to_json(), **({"batches": [asdict(b) for b in batches[run.id]]} if batches[run.id] else {})}
+                    for run in runs
+                ],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return EXIT_OK
     for run in runs:
         error = f"  ({run.last_error})" if run.last_error else ""
@@ -371,6 +452,23 @@ def cmd_runs(args: argparse.Namespace) -> int:
             f"{run.id}\t{run.kind}\t{status}\t{run.done}/{run.total} done, {run.failed} failed\t"
             f"{', '.join(run.models)}\t{run.name}{error}"
         )
+        for batch in batches.get(run.id, []):
+            print(f"\tbatch {batch.describe()}")
+    return EXIT_OK
+
+
+def _cancel_batches(args: argparse.Namespace) -> int:
+    """``runs --cancel RUN``: ask the provider to cancel a batch run's open batches."""
+    with open_library(args) as lib:
+        run_id = resolve_run_id(lib, args.cancel)
+        if not is_batch_run(lib, run_id):
+            raise ThoughtDeskError(
+                f"run {run_id} is not a batch run; stop a running one with Ctrl+C or Cancel in the Runs tab"
+            )
+        path = lib.path
+    count = asyncio.run(cancel_batch_run_async(path, run_id))
+    text = f"run {run_id}: {count} batch(es) cancelled at the provider; `thoughtdesk resume {run_id}` stores what they answered"
+    print(json.dumps({"run": run_id, "cancelled_batches": count}) if args.json else text)
     return EXIT_OK
 
 
@@ -396,6 +494,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
         run_id = resolve_run_id(lib, args.run)
         models = run_info(lib, run_id).model_specs
     check_models_ready(models)  # offline, a moved model file: said now, the run left as it was
+    with open_library(args, create=False) as lib:
+        batched = is_batch_run(lib, run_id)
+    if batched and not args.direct:
+        return _advance_batches(args, run_id)
     return _execute(args, run_id)
 
 
@@ -485,6 +587,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", metavar="NAME", help="a name for the run")
     p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
     p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send through the provider's batch API (OpenAI, Anthropic): half the price, results within 24 h; "
+        "`thoughtdesk resume RUN` fetches them",
+    )
+    p.add_argument("--wait", type=number(1, 3600), metavar="S", help="with --batch: poll every S seconds until done")
     guide = p.add_argument_group("guided generation (one step at a time; docs/rationales.md)")
     guide.add_argument(
         "--guide",
@@ -600,9 +709,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (for --delete and --rename: what was done)")
     p.add_argument("--delete", metavar="RUN", help="delete this run (id or name); a run being executed is refused")
     p.add_argument("--rename", nargs=2, metavar=("RUN", "NAME"), help="give this run (id or name) a new name")
+    p.add_argument("--cancel", metavar="RUN", help="cancel a batch run's open batches at the provider")
     p.set_defaults(func=cmd_runs)
 
-    p = sub.add_parser("resume", help="send the missing requests of a run")
+    p = sub.add_parser("resume", help="send the missing requests of a run (a batch run: poll, fetch, submit)")
     p.add_argument("run", help="the run's id or name")
     _execution_options(p)
+    p.add_argument("--wait", type=number(1, 3600), metavar="S", help="a batch run: poll every S seconds until done")
+    p.add_argument(
+        "--direct", action="store_true", help="a batch run: send its remaining requests directly (normal price)"
+    )
     p.set_defaults(func=cmd_resume)

@@ -31,6 +31,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk generate 'MedQA sample' --model llamacpp:~/models/gemma-3-270m.gguf --chat --limit 5",
         "thoughtdesk generate quiz --model openai:qwen --base-url http://127.0.0.1:8080/v1 "
         "--instruction qa-01 --trigger kojima-01 --n 3",
+        "thoughtdesk generate 'MedQA sample' --model openai:gpt-4o-mini --batch",
     ),
     "critique": (
         "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
@@ -42,8 +43,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk fragments import DSCB-prompts.json",
     ),
     "fragments list": ("thoughtdesk fragments list --kind cot_trigger",),
-    "runs": ("thoughtdesk runs", "thoughtdesk runs --rename 3 baseline", "thoughtdesk runs --delete 4 --json"),
-    "resume": ("thoughtdesk resume 3", "thoughtdesk resume baseline --concurrency 2"),
+    "runs": (
+        "thoughtdesk runs",
+        "thoughtdesk runs --rename 3 baseline",
+        "thoughtdesk runs --delete 4 --json",
+        "thoughtdesk runs --cancel 5",
+    ),
+    "resume": (
+        "thoughtdesk resume 3",
+        "thoughtdesk resume baseline --concurrency 2",
+        "thoughtdesk resume 5 --wait 600",
+    ),
     "evaluate": (
         "thoughtdesk evaluate 'MedQA sample'",
         "thoughtdesk evaluate 'MedQA sample' --rescore --markdown > results.md",

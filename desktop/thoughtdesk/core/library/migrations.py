@@ -518,3 +518,36 @@ def m010_trajectories(conn: sqlite3.Connection) -> None:
         CREATE INDEX trajectory_step_cot ON trajectory_step(cot_pk);
         """,
     )
+
+
+@migration
+def m011_batches(conn: sqlite3.Connection) -> None:
+    # Provider batch APIs (thoughtdesk.core.generation.runs.batch): one row per batch job sent
+    # to OpenAI's Batch API or Anthropic's Message Batches, with the provider's id (NULL while
+    # it is being submitted: a kill then leaves a row whose requests go back to 'pending'), the
+    # provider's last status and when its results were stored (``fetched``). A request in a
+    # batch has status 'batched' and ``batch_pk`` set until its result is committed.
+    run_script(
+        conn,
+        """
+        CREATE TABLE batch (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+            model_index INTEGER NOT NULL,
+            provider TEXT NOT NULL,
+            remote_id TEXT,
+            input_file_id TEXT,
+            status TEXT NOT NULL,
+            requests INTEGER NOT NULL,
+            counts TEXT,
+            submitted TEXT NOT NULL,
+            deadline TEXT NOT NULL,
+            checked TEXT,
+            fetched TEXT,
+            error TEXT
+        );
+        CREATE INDEX batch_run ON batch(run_id);
+        ALTER TABLE request ADD COLUMN batch_pk INTEGER REFERENCES batch(id) ON DELETE SET NULL;
+        CREATE INDEX request_batch ON request(batch_pk);
+        """,
+    )

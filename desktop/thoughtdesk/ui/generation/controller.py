@@ -186,5 +186,9 @@ class GenerationUI(QObject):
         self.planner = None
 
     def _run_created(self, run_id: int, limits: RunLimits) -> None:
-        self.runs_panel.start_run(run_id, limits)
+        if self.runs_panel.is_batch_run(run_id):
+            # Sent through a batch API: submitted by a poll, then polled in the background.
+            self.runs_panel.reload(then=lambda: self.runs_panel.poll_batch(run_id))
+        else:
+            self.runs_panel.start_run(run_id, limits)
         self.window.show_tab(self.runs_panel)

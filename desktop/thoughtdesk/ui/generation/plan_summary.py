@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from thoughtdesk.core.generation.backends.batches import BATCH_WINDOW_HOURS
+from thoughtdesk.core.generation.backends.pricing import BATCH_DISCOUNT
 from thoughtdesk.core.generation.runs import RunPlan, SampleSelection
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library
@@ -94,4 +97,9 @@ def describe_plan(plan: RunPlan) -> str:
     else:
         by_model = ", ".join(f"{label} ${cost:.4f}" for label, cost in plan.cost_by_model.items() if cost is not None)
         lines.append(f"Estimated cost: at most ${plan.estimated_cost:.4f} ({by_model})")
+    if plan.spec.batch:
+        # Batch APIs: half the price, answered within 24 h (the deadline counted from now).
+        due = (datetime.now(UTC) + timedelta(hours=BATCH_WINDOW_HOURS)).strftime("%Y-%m-%d %H:%M UTC")
+        price = "unknown" if plan.estimated_cost is None else f"at most ${plan.estimated_cost * BATCH_DISCOUNT:.4f}"
+        lines.append(f"Batch API: {price} at the batch price; results due within {BATCH_WINDOW_HOURS} h, by {due}")
     return "\n".join(lines)

@@ -16,7 +16,15 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
-from thoughtdesk.core.generation.runs import FewShotSpec, RunPlan, RunSpec, check_models_ready, create_run, plan_run
+from thoughtdesk.core.generation.runs import (
+    FewShotSpec,
+    RunPlan,
+    RunSpec,
+    check_batch_spec,
+    check_models_ready,
+    create_run,
+    plan_run,
+)
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
@@ -26,6 +34,7 @@ from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, des
 from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
 from thoughtdesk.ui.generation.price_editor import PriceEditor
 from thoughtdesk.ui.qt import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -209,6 +218,14 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         run_form.addRow("Run &name", self.run_name)
         run_form.addRow("Con&current requests per provider", self.concurrency)
         run_form.addRow("&Attempts per request", self.attempts)
+        self.batch = QCheckBox("&Batch API: half price, within 24 h")
+        self.batch.setObjectName("batchRun")
+        self.batch.setToolTip(
+            "OpenAI's Batch API or Anthropic's Message Batches: the run waits in the Runs tab, "
+            "which fetches its results when they are ready (also after a restart)"
+        )
+        self.batch.toggled.connect(lambda _: self.schedule_replan())
+        run_form.addRow("", self.batch)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.addWidget(self.summary)
@@ -367,6 +384,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             if few
             else None,
             guide=self.guide.guide(),
+            batch=self.batch.isChecked(),
         )
 
     def schedule_replan(self) -> None:
@@ -391,6 +409,8 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         def work(_ctx: TaskContext) -> RunPlan:
             with Library.open(path) as lib:
                 spec = RunSpec(samples=source.selection(lib), **parts)
+                if spec.batch:
+                    check_batch_spec(spec)  # a local model or a guided run: said in the summary
                 return plan_run(lib, spec, fragments=fragments, prices=prices)
 
         self.summary.setText("Planning…")

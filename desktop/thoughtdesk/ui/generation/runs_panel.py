@@ -8,6 +8,7 @@ loop; other views learn about new CoTs through ``on_data_changed`` at most every
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,12 +17,16 @@ from typing import TypeVar
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import (
+    BatchProgress,
     RequestRow,
     RunInfo,
     RunLimits,
     RunProgress,
+    advance_batch_run,
+    cancel_batch_run_async,
     check_models_ready,
     delete_run,
+    is_batch_run,
     list_runs,
     rename_run,
     run_requests,
@@ -55,6 +60,7 @@ from thoughtdesk.ui.widgets.long_text import display_lines
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
+BATCH_POLL_MS = 60_000  # how often runs waiting for a provider's batch API are polled
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
 STREAM_KEEP = 20_000  # characters of streamed text kept on screen
 FAILED_COLUMNS = ("Request", "Sample", "Model", "Step", "Tries", "Error (provider: what happened; what to do)")
@@ -95,6 +101,11 @@ class RunsPanel(QWidget):
         self._timer = QTimer(self, interval=REFRESH_MS)
         self._timer.timeout.connect(self._refresh_live)
         self._timer.start()
+        # Batch runs (providers' batch APIs) are polled in the background while any waits,
+        # also right after the app started again (the first reload polls them).
+        self._batch_polls: set[int] = set()
+        self.batch_timer = QTimer(self, interval=BATCH_POLL_MS)
+        self.batch_timer.timeout.connect(self.poll_batches)
         self._data_timer = QTimer(self, interval=DATA_CHANGED_MS)
         self._data_timer.timeout.connect(self._flush_data_changed)
         self._data_timer.start()
@@ -253,6 +264,12 @@ class RunsPanel(QWidget):
                 if not self.table.currentIndex().isValid() and self.model.rowCount():
                     self.table.selectRow(0)
                 self._selection_changed()
+                waiting = any(r.status == "batched" for r in runs)
+                if waiting and not self.batch_timer.isActive():
+                    self.batch_timer.start()
+                    self.poll_batches()
+                elif not waiting:
+                    self.batch_timer.stop()
                 self.runs_loaded.emit()
                 if then is not None:
                     then()
@@ -295,7 +312,7 @@ class RunsPanel(QWidget):
         paused = worker is not None and worker.control.paused
         self.start_button.setEnabled(run_id is not None and (not running or paused) and status != "done")
         self.pause_button.setEnabled(running and not paused)
-        self.cancel_button.setEnabled(running)
+        self.cancel_button.setEnabled(running or status == "batched")
         self.rename_button.setEnabled(run_id is not None)
         self.delete_button.setEnabled(run_id is not None and not running)
 
@@ -306,6 +323,10 @@ class RunsPanel(QWidget):
         self._update_buttons()
 
     def cancel_selected(self) -> None:
+        run_id = self.selected_run()
+        if run_id is not None and self.model.status(run_id) == "batched":
+            self.cancel_batches(run_id)
+            return
         worker = self.workers.get(self.selected_run() or -1)
         if worker is not None:
             worker.cancel()
@@ -322,6 +343,9 @@ class RunsPanel(QWidget):
             self._update_buttons()
             return worker
         row = self.model.row_of(run_id)
+        if row is not None and self.model.runs[row].batch:
+            self.poll_batch(run_id)  # a batch run is resumed by polling its batches, never sent directly
+            return None
         try:  # offline mode, a moved model file: said now, and the run is left as it was
             check_models_ready(self.model.runs[row].model_specs if row is not None else ())
         except ThoughtDeskError as error:
@@ -329,6 +353,67 @@ class RunsPanel(QWidget):
             self.message.setStyleSheet("color: #b3261e;")
             return None
         return self.start_run(run_id)
+
+    def is_batch_run(self, run_id: int) -> bool:
+        """Whether the run goes through a batch API (a quick read of its spec)."""
+        if self.library_path is None:
+            return False
+        with Library.open(self.library_path, create=False) as lib:
+            return is_batch_run(lib, run_id)
+
+    def cancel_batches(self, run_id: int) -> Task[int] | None:
+        """Ask the provider to cancel a batch run's open batches (in a worker); what they
+        answered is stored when the run is resumed."""
+        path = self.library_path
+        if path is None:
+            return None
+
+        def work() -> int:
+            asyncio.run(cancel_batch_run_async(path, run_id))
+            return run_id
+
+        return self._change(
+            work,
+            f"Run {run_id}: its batches were cancelled at the provider; Start / Resume stores what they answered "
+            "and sends the rest again.",
+        )
+
+    def poll_batches(self) -> None:
+        """Poll every run waiting for a batch API (each in a background task)."""
+        for run in self.model.runs:
+            if run.status == "batched":
+                self.poll_batch(run.id)
+
+    def poll_batch(self, run_id: int) -> None:
+        """Poll one batch run in a background task: results of ended batches stored, what is
+        ready submitted; the list is read again after. A poll already under way is not doubled."""
+        path = self.library_path
+        if path is None or run_id in self._batch_polls:
+            return
+        self._batch_polls.add(run_id)
+        prices = self.prices() if self.prices else None
+
+        def done(progress: BatchProgress) -> None:
+            self._batch_polls.discard(run_id)
+            self.errors.pop(run_id, None)
+            if progress.stored:
+                self._data_dirty = True
+                self._flush_data_changed(now=True)
+            self.reload()
+
+        def failed(error: BaseException) -> None:
+            self._batch_polls.discard(run_id)
+            self.errors[run_id] = f"{error} (the batches are kept; they are polled again)"
+            self._show_message(self.selected_run())
+            self.reload()
+
+        (
+            Task(lambda _ctx: advance_batch_run(path, run_id, prices=prices))
+            .on_success(done)
+            .on_failure(failed)
+            .owned_by(self, self._tasks)
+            .start()
+        )
 
     def rename_selected(self, name: str | None = None) -> Task[int] | None:
         """Rename the selected run (``name``, else asked for); written in a worker."""

@@ -97,7 +97,17 @@ class AnthropicBackend(Backend):
             model=request.model,
             max_bytes=response_byte_limit(request.max_tokens),
         )
-        data, body = result.data, result.body
+        response = self.response_from_body(request, result.data, result.body, result.latency)
+        response.rate_limits = result.rate_limits
+        return response
+
+    def batch_body(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """The endpoint path and ``params`` of ``request`` as one request of a Message Batch."""
+        return "/v1/messages", self._payload(request)
+
+    def response_from_body(self, request: Request, data: Any, body: str, latency: float = 0.0) -> Response:
+        """The :class:`Response` of a message received another way (a batch's result);
+        BadResponse when it is unusable, exactly as for a direct call."""
         hint = "the raw answer is kept with the failed request"
         if not isinstance(data, dict) or not isinstance(data.get("content"), list):
             raise BadResponse(self.provider, "the answer has no content list", hint=hint, raw_body=body)
@@ -117,9 +127,8 @@ class AnthropicBackend(Backend):
             finish_reasons=[stop_reason if isinstance(stop_reason, str) else None],
             prompt_tokens=valid_token_count(usage.get("input_tokens")),
             completion_tokens=valid_token_count(usage.get("output_tokens")),
-            latency=result.latency,
+            latency=latency,
             raw_body=body,
-            rate_limits=result.rate_limits,
         )
 
     async def aclose(self) -> None:

@@ -119,6 +119,29 @@ class OpenAICompatBackend(Backend):
             return _merge([response, *extra])
         return response
 
+    def batch_body(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """The endpoint path and JSON body of ``request`` as one line of a Batch API input file."""
+        chat = request.is_chat or self.endpoint == "chat"
+        return ("/v1/chat/completions" if chat else "/v1/completions"), self._payload(request, chat)
+
+    def response_from_body(self, request: Request, data: Any, body: str, latency: float = 0.0) -> Response:
+        """The :class:`Response` of an answer body received another way (a batch's result
+        line); BadResponse when it is unusable, exactly as for a direct call."""
+        chat = request.is_chat or self.endpoint == "chat"
+        texts, reasons = _choices(self.provider, data, body, chat)
+        reported = data.get("usage")
+        usage = reported if isinstance(reported, dict) else {}
+        return Response(
+            provider=self.provider,
+            model=str(data.get("model") or request.model),
+            texts=texts,
+            finish_reasons=reasons,
+            prompt_tokens=valid_token_count(usage.get("prompt_tokens")),
+            completion_tokens=valid_token_count(usage.get("completion_tokens")),
+            latency=latency,
+            raw_body=body,
+        )
+
     async def _singles(self, request: Request, indexes: range) -> list[Response]:
         """One call per sample index, concurrently, with seed + index when seeded."""
         singles = [
@@ -139,20 +162,9 @@ class OpenAICompatBackend(Backend):
             model=request.model,
             max_bytes=response_byte_limit(request.max_tokens, request.n),
         )
-        texts, reasons = _choices(self.provider, result.data, result.body, chat)
-        reported = result.data.get("usage")
-        usage = reported if isinstance(reported, dict) else {}
-        return Response(
-            provider=self.provider,
-            model=str(result.data.get("model") or request.model),
-            texts=texts,
-            finish_reasons=reasons,
-            prompt_tokens=valid_token_count(usage.get("prompt_tokens")),
-            completion_tokens=valid_token_count(usage.get("completion_tokens")),
-            latency=result.latency,
-            raw_body=result.body,
-            rate_limits=result.rate_limits,
-        )
+        response = self.response_from_body(request, result.data, result.body, result.latency)
+        response.rate_limits = result.rate_limits
+        return response
 
     async def score(self, prefix: str, continuations: Sequence[str]) -> list[TokenScores]:
         """One ``/completions`` call per continuation (concurrently) with ``echo`` and

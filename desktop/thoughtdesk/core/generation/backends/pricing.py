@@ -18,6 +18,9 @@ from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.generation.backends.base import Request
 
 DEFAULT_PRICES_AS_OF = "2024-12"
+#: What a provider's batch API charges of the normal price (OpenAI's Batch API and Anthropic's
+#: Message Batches both take half).
+BATCH_DISCOUNT = 0.5
 #: Characters per token in English text (OpenAI's rule of thumb); used when no tokenizer is at hand.
 CHARS_PER_TOKEN = 4.0
 
@@ -73,6 +76,12 @@ class PriceTable:
         if price is None:
             return None
         return (prompt_tokens * price.input_per_million + completion_tokens * price.output_per_million) / 1_000_000
+
+    def batch_cost(self, provider: str, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Cost in USD of the tokens sent through the provider's batch API (``BATCH_DISCOUNT`` of
+        :meth:`cost`), or None when the model has no price."""
+        cost = self.cost(provider, model, prompt_tokens, completion_tokens)
+        return None if cost is None else cost * BATCH_DISCOUNT
 
     def set(self, price: ModelPrice) -> None:
         """Add or replace the entry for the same provider and model pattern."""

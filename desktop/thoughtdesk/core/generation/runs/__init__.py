@@ -55,6 +55,17 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``ANTHROPIC_API_KEY``).
 """
 
+from thoughtdesk.core.generation.runs.batch import (
+    BatchInfo,
+    BatchProgress,
+    BatchRunError,
+    advance_batch_run,
+    advance_batch_run_async,
+    cancel_batch_run_async,
+    check_batch_spec,
+    is_batch_run,
+    list_batches,
+)
 from thoughtdesk.core.generation.runs.critique import (
     CotRef,
     CritiquePlan,
@@ -107,6 +118,15 @@ from thoughtdesk.core.generation.runs.trajectories import (
 )
 
 __all__ = [
+    "BatchInfo",
+    "BatchProgress",
+    "BatchRunError",
+    "advance_batch_run",
+    "advance_batch_run_async",
+    "cancel_batch_run_async",
+    "check_batch_spec",
+    "is_batch_run",
+    "list_batches",
     "RunInUseError",
     "check_models_ready",
     "delete_run",

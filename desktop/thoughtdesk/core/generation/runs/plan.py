@@ -8,9 +8,12 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
+from thoughtdesk.core.generation.backends.batches import BATCH_WINDOW_HOURS
+from thoughtdesk.core.generation.backends.pricing import BATCH_DISCOUNT
 from thoughtdesk.core.generation.guide_prompts import GUIDE_KEYS, GUIDE_TEXTS, fill
 from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
 from thoughtdesk.core.generation.runs.read import RequestStep
@@ -151,6 +154,12 @@ class RunPlan:
             if self.estimated_cost is None
             else f"at most ${self.estimated_cost:.4f}"
         )
+        if self.spec.batch:
+            # Batch APIs charge half and answer within their window; the deadline is the window
+            # from now (each chunk's own deadline is stored when it is submitted).
+            due = (datetime.now(UTC) + timedelta(hours=BATCH_WINDOW_HOURS)).strftime("%Y-%m-%d %H:%M UTC")
+            batch_cost = cost if self.estimated_cost is None else f"at most ${self.estimated_cost * BATCH_DISCOUNT:.4f}"
+            cost = f"{batch_cost} at the batch price (normal price {cost}); results due within {BATCH_WINDOW_HOURS} h, by {due}"
         if self.spec.guide is not None:
             guide = self.spec.guide
             return (

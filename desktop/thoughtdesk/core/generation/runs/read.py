@@ -22,8 +22,10 @@ from thoughtdesk.core.generation.runs.lease import is_interrupted
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
 from thoughtdesk.core.library.store import Library
 
-RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed"]
-RequestStatus = Literal["pending", "sent", "done", "failed"]
+#: ``batched``: waiting for a provider's batch API (runs/batch.py), polled by resume.
+RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed", "batched"]
+#: ``batched``: in a provider batch that is not fetched yet (runs/batch.py).
+RequestStatus = Literal["pending", "sent", "done", "failed", "batched"]
 RequestStep = Literal["cot", "extraction", "critique", "guided"]
 
 
@@ -87,6 +89,8 @@ class RunInfo:
     #: Stored as running or paused, but the process executing it is gone (killed, crashed):
     #: nothing is happening until it is resumed (see :mod:`...runs.lease`).
     interrupted: bool = False
+    #: Sent through a provider's batch API (runs/batch.py): resumed by polling, not by sending.
+    batch: bool = False
 
     @property
     def shown_status(self) -> str:
@@ -101,6 +105,7 @@ class RunInfo:
             "status": self.status,
             "interrupted": self.interrupted,
             "kind": self.kind,
+            **({"batch": True} if self.batch else {}),
             "collection": self.collection,
             "models": list(self.models),
             "total": self.total,
@@ -201,6 +206,7 @@ def _info(row: tuple) -> RunInfo:
         model_specs=tuple(specs),
         kind=document.get("kind", "generation"),
         interrupted=is_interrupted(row[3], row[13], row[14]),
+        batch=bool(spec.get("batch")),
     )
 
 

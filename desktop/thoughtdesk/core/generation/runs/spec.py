@@ -365,6 +365,7 @@ class RunSpec:
     force: bool = False
     name: str = ""
     guide: GuideSpec | None = None
+    batch: bool = False  # sent through the provider's batch API (runs/batch.py): half price, within 24 h
 
     kind: ClassVar[str] = "generation"
 
@@ -399,6 +400,7 @@ class RunSpec:
             "force": self.force,
             "name": self.name,
             **({"guide": self.guide.to_json()} if self.guide is not None else {}),
+            **({"batch": True} if self.batch else {}),
         }
 
     @classmethod
@@ -424,6 +426,7 @@ class RunSpec:
             force=bool(data.get("force")),
             name=data.get("name", ""),
             guide=GuideSpec.from_json(data["guide"]) if data.get("guide") else None,
+            batch=bool(data.get("batch")),
         )
 
     def all_models(self) -> list[ModelSpec]:

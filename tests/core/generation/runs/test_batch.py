@@ -1,0 +1,319 @@
+"""Runs through the providers' batch APIs, against a local server with OpenAI's files and
+batches endpoints and Anthropic's message batches: results stored like a normal run's at the
+batch price, partly failed and expired batches, a kill between submit and fetch, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import thoughtdesk
+from tests.core.generation.runs.conftest import DEMO
+from tests.helpers.batch_server import BatchServer
+from thoughtdesk.core.generation.backends import BackendError, ModelPrice, PriceTable
+from thoughtdesk.core.generation.backends.batches import AnthropicBatches, OpenAIBatches
+from thoughtdesk.core.generation.prompts import PromptMode
+from thoughtdesk.core.generation.runs import (
+    BatchRunError,
+    ModelSpec,
+    RunSpec,
+    SampleSelection,
+    advance_batch_run,
+    cancel_batch_run_async,
+    create_run,
+    is_batch_run,
+    list_batches,
+    plan_run,
+    run_info,
+)
+from thoughtdesk.core.library.store import Library
+
+KEY = "sk-batch-test-3f9a"
+PRICES = PriceTable([ModelPrice("local", "m", 1.0, 2.0), ModelPrice("anthropic", "claude-x", 1.0, 2.0)])
+
+
+def _openai_spec(server: BatchServer, **changes) -> RunSpec:
+    options = dict(
+        samples=SampleSelection(DEMO, datasets=("med_qa",)),
+        models=(ModelSpec("openai", "m", base_url=server.base_url + "/v1"),),
+        instructions=("qa-01",),
+        cot_triggers=("kojima-01",),
+        answer_extractions=("kojima-A-D",),
+        batch=True,
+    )
+    options.update(changes)
+    return RunSpec(**options)
+
+
+def _create(path, spec) -> int:
+    with Library.open(path) as lib:
+        return create_run(lib, plan_run(lib, spec, prices=PRICES))
+
+
+def _advance(path, run_id, server, provider="openai"):
+    client = (
+        OpenAIBatches(server.base_url + "/v1", KEY) if provider == "openai" else AnthropicBatches(KEY, server.base_url)
+    )
+    try:
+        return advance_batch_run(path, run_id, clients={0: client}, prices=PRICES)
+    finally:
+        asyncio.run(client.aclose())
+
+
+def _counts(path, run_id):
+    with Library.open(path) as lib:
+        return dict(
+            lib.conn.execute("SELECT status, count(*) FROM request WHERE run_id = ? GROUP BY status", (run_id,))
+        )
+
+
+def _stored(path, run_id):
+    """(CoTs, answers) the run stored, and whether any request's result was stored twice."""
+    with Library.open(path) as lib:
+        cots = lib.conn.execute(
+            "SELECT count(*) FROM generated_cot WHERE cot_id LIKE ?", (f"td-{run_id}-%",)
+        ).fetchone()
+        answers = lib.conn.execute(
+            "SELECT count(*) FROM answer a JOIN generated_cot c ON c.id = a.cot_pk WHERE c.cot_id LIKE ?",
+            (f"td-{run_id}-%",),
+        ).fetchone()
+    return cots[0], answers[0]
+
+
+def test_openai_batch_run_end_to_end_at_half_price(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server))
+        total = sum(_counts(library_path, run_id).values())
+        first = _advance(library_path, run_id, server)
+        assert first.submitted == total // 2 and first.status == "batched"  # the CoTs; extractions wait
+        assert _counts(library_path, run_id) == {"batched": total // 2, "pending": total // 2}
+        second = _advance(library_path, run_id, server)  # CoTs stored, extractions submitted
+        assert second.stored == total // 2 and second.submitted == total // 2
+        third = _advance(library_path, run_id, server)
+        assert third.stored == total // 2 and third.status == "done" and third.remaining == 0
+        # The upload was JSONL of {custom_id, method, url, body} with the key in the header only.
+        assert all(h.get("authorization") == f"Bearer {KEY}" for h in server.headers_seen)
+        lines = [json.loads(x) for x in server.files["file_1"].decode().splitlines()]
+        assert {line["url"] for line in lines} == {"/v1/chat/completions"} and lines[0]["method"] == "POST"
+        assert lines[0]["body"]["model"] == "m"
+    assert _stored(library_path, run_id) == (total // 2, total // 2)
+    with Library.open(library_path) as lib:
+        costs = [r[0] for r in lib.conn.execute("SELECT cost FROM request WHERE run_id = ?", (run_id,))]
+        extra = json.loads(
+            lib.conn.execute("SELECT extra FROM generated_cot WHERE cot_id LIKE 'td-%' LIMIT 1").fetchone()[0]
+        )
+        info = run_info(lib, run_id)
+        batches = list_batches(lib, run_id)
+        assert is_batch_run(lib, run_id)
+    # 10 prompt tokens at $1/M + 5 completion tokens at $2/M, halved.
+    assert costs == pytest.approx([(10 * 1.0 + 5 * 2.0) / 1e6 * 0.5] * total)
+    assert extra["thoughtdesk"]["run_id"] == run_id
+    assert info.status == "done" and info.done == total
+    assert [b.status for b in batches] == ["completed", "completed"] and all(b.fetched for b in batches)
+    assert KEY not in library_path.read_bytes().decode("utf-8", "replace")
+
+
+def test_partly_failed_batch_resubmits_the_failed_items_only(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        total = sum(_counts(library_path, run_id).values())
+        _advance(library_path, run_id, server)
+        server.fail_ids = {server.submitted[0]}
+        progress = _advance(library_path, run_id, server)  # all stored but one, which goes again
+        assert progress.stored == total - 1 and progress.retried == 1 and progress.submitted == 1
+        server.fail_ids = set()
+        done = _advance(library_path, run_id, server)
+        assert done.status == "done" and done.stored == 1
+        assert server.submitted.count(server.submitted[0]) == 2
+    assert _stored(library_path, run_id) == (total, total)  # one-step: an answer per CoT, none twice
+
+
+def test_an_item_failing_in_every_batch_is_left_failed_with_its_reason(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        _advance(library_path, run_id, server)
+        server.fail_ids = {server.submitted[0]}
+        for _ in range(3):
+            progress = _advance(library_path, run_id, server)
+    assert progress.status == "failed" and progress.failed == 1
+    with Library.open(library_path) as lib:
+        error = lib.conn.execute("SELECT error FROM request WHERE status = 'failed'").fetchone()[0]
+        info = run_info(lib, run_id)
+    assert error.startswith("batch: HTTP 400") and "\n" not in error
+    assert "--direct" in (info.last_error or "")
+
+
+def test_expired_batch_goes_again_and_completes(library_path):
+    with BatchServer(polls_before_done=0, expire=True) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        total = sum(_counts(library_path, run_id).values())
+        _advance(library_path, run_id, server)
+        again = _advance(library_path, run_id, server)
+        assert again.stored == 0 and again.retried == total and again.submitted == total
+        server.expire = False
+        done = _advance(library_path, run_id, server)
+        assert done.status == "done"
+        with Library.open(library_path) as lib:
+            assert [b.status for b in list_batches(lib, run_id)] == ["expired", "completed"]
+    assert _stored(library_path, run_id) == (total, total)
+
+
+def test_kill_between_submit_and_fetch_then_resume_stores_each_result_once(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        total = sum(_counts(library_path, run_id).values())
+        # Another process submits and is killed before it fetches anything.
+        script = (
+            "import os; from thoughtdesk.core.generation.runs import advance_batch_run;"
+            "from thoughtdesk.core.generation.backends.batches import OpenAIBatches;"
+            f"advance_batch_run({str(library_path)!r}, {run_id}, clients={{0: OpenAIBatches({server.base_url + '/v1'!r}, 'k')}});"
+            "os._exit(9)"
+        )
+        killed = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONPATH": str(Path(thoughtdesk.__file__).parents[1])},
+            check=False,
+        )
+        assert killed.returncode == 9 and len(server.submitted) == total
+        resumed = _advance(library_path, run_id, server)
+        assert resumed.stored == total and resumed.submitted == 0 and resumed.status == "done"
+        # Killed again after storing the results but before the batch was marked fetched.
+        with Library.open(library_path) as lib, lib.transaction() as conn:
+            conn.execute("UPDATE batch SET fetched = NULL")
+        again = _advance(library_path, run_id, server)
+        assert again.stored == 0 and again.status == "done"
+    assert _stored(library_path, run_id) == (total, total)
+
+
+def test_kill_while_submitting_puts_the_requests_back(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        total = sum(_counts(library_path, run_id).values())
+        with Library.open(library_path) as lib, lib.transaction() as conn:  # what a kill leaves
+            conn.execute(
+                "INSERT INTO batch (run_id, model_index, provider, status, requests, submitted, deadline) "
+                "VALUES (?, 0, 'openai', 'submitting', ?, 'x', 'y')",
+                (run_id, total),
+            )
+            conn.execute("UPDATE request SET status = 'batched', batch_pk = 1 WHERE run_id = ?", (run_id,))
+        progress = _advance(library_path, run_id, server)
+        assert progress.submitted == total
+        assert _advance(library_path, run_id, server).status == "done"
+
+
+def test_anthropic_message_batches_end_to_end(library_path):
+    with BatchServer(polls_before_done=1) as server:
+        spec = _openai_spec(server, models=(ModelSpec("anthropic", "claude-x", base_url=server.base_url),))
+        run_id = _create(library_path, spec)
+        total = sum(_counts(library_path, run_id).values())
+        _advance(library_path, run_id, server, "anthropic")
+        server.fail_ids = {server.submitted[1]}
+        waiting = _advance(library_path, run_id, server, "anthropic")  # still processing
+        assert waiting.stored == 0 and waiting.open_batches == 1
+        for _ in range(8):
+            progress = _advance(library_path, run_id, server, "anthropic")
+            server.fail_ids = set()
+            if progress.status == "done":
+                break
+        assert progress.status == "done"
+        assert all(h.get("x-api-key") == KEY and h.get("anthropic-version") for h in server.headers_seen)
+    assert _stored(library_path, run_id) == (total // 2, total // 2)
+    with Library.open(library_path) as lib:
+        costs = [r[0] for r in lib.conn.execute("SELECT cost FROM request WHERE run_id = ?", (run_id,))]
+    assert costs == pytest.approx([(10 * 1.0 + 5 * 2.0) / 1e6 * 0.5] * total)
+
+
+def test_cancel_asks_the_provider_and_marks_the_run(library_path):
+    with BatchServer(polls_before_done=5) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        _advance(library_path, run_id, server)
+        client = OpenAIBatches(server.base_url + "/v1", KEY)
+        assert asyncio.run(cancel_batch_run_async(library_path, run_id, clients={0: client})) == 1
+        assert all(job.cancelled for job in server.jobs.values())
+        with Library.open(library_path) as lib:
+            assert run_info(lib, run_id).status == "cancelled"
+        # A resume fetches the cancelled batch (its items back to pending) and sends them again.
+        progress = _advance(library_path, run_id, server)
+        assert progress.retried == progress.submitted > 0
+    with Library.open(library_path) as lib:
+        assert [b.status for b in list_batches(lib, run_id)] == ["cancelled", "submitted"]
+
+
+def test_plan_shows_the_batch_price_and_the_deadline(library_path):
+    with BatchServer() as server, Library.open(library_path) as lib:
+        plain = plan_run(lib, _openai_spec(server, batch=False), prices=PRICES)
+        batched = plan_run(lib, _openai_spec(server), prices=PRICES)
+    assert batched.estimated_cost == plain.estimated_cost
+    summary = batched.summary()
+    assert f"at most ${plain.estimated_cost * 0.5:.4f} at the batch price" in summary
+    assert "within 24 h, by 20" in summary
+
+
+def test_a_local_model_cannot_be_batched(library_path, tmp_path):
+    spec = RunSpec(
+        samples=SampleSelection(DEMO),
+        models=(ModelSpec("llamacpp", str(tmp_path / "m.gguf")),),
+        batch=True,
+    )
+    with Library.open(library_path) as lib:
+        run_id = create_run(lib, plan_run(lib, spec))
+    with pytest.raises(BatchRunError, match="llamacpp:m.gguf has no batch API"):
+        advance_batch_run(library_path, run_id)
+
+
+def test_a_run_is_cut_in_chunks_within_the_providers_limits(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        total = sum(_counts(library_path, run_id).values())
+        client = OpenAIBatches(server.base_url + "/v1", KEY)
+        client.limits = (3, 10**9)  # at most 3 requests per batch
+        first = advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES)
+        assert first.submitted == total and first.open_batches == -(-total // 3)
+        assert [len(job.requests) for job in server.jobs.values()] == [3] * (total // 3) + (
+            [total % 3] if total % 3 else []
+        )
+        assert advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES).status == "done"
+        longest = max(len(line.encode()) + 1 for line in server.files["file_1"].decode().splitlines())
+        client.limits = (10**6, longest * 2)  # bytes: at most two lines per batch
+        second = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP, name="again", force=True))
+        jobs_before = len(server.jobs)
+        advance_batch_run(library_path, second, clients={0: client}, prices=PRICES)
+        sizes = [len(job.requests) for job in list(server.jobs.values())[jobs_before:]]
+        assert sum(sizes) == total and max(sizes) <= 2
+        asyncio.run(client.aclose())
+    assert _stored(library_path, run_id) == (total, total)
+
+
+def test_requests_already_answered_are_taken_from_the_store_not_sent_again(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        first = _create(library_path, _openai_spec(server))
+        for _ in range(3):
+            _advance(library_path, first, server)
+        sent = len(server.submitted)
+        again = _create(library_path, _openai_spec(server, name="again"))
+        progress = _advance(library_path, again, server)
+        assert progress.submitted == 0 and progress.status == "done" and len(server.submitted) == sent
+    with Library.open(library_path) as lib:
+        cached = lib.conn.execute(
+            "SELECT count(*) FROM request WHERE run_id = ? AND cached_from IS NOT NULL", (again,)
+        ).fetchone()[0]
+    assert cached == sent
+
+
+def test_a_server_down_while_polling_keeps_the_run_waiting_and_the_next_poll_fetches(library_path):
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        _advance(library_path, run_id, server)
+        down = OpenAIBatches("http://127.0.0.1:9/v1", KEY)
+        with pytest.raises(BackendError, match="127.0.0.1:9/v1/batches/batch_2 failed"):
+            advance_batch_run(library_path, run_id, clients={0: down}, prices=PRICES)
+        with Library.open(library_path) as lib:
+            info = run_info(lib, run_id)
+        assert info.status == "batched" and "polled again" in (info.last_error or "")
+        assert _advance(library_path, run_id, server).status == "done"
