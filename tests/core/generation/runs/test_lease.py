@@ -40,7 +40,9 @@ def _wait_for(library_path, sql: str, at_least: int, timeout: float = 60) -> Non
 
 def test_a_second_resume_is_refused_and_nothing_is_sent_twice(library_path):
     with FakeModelServer() as server:
-        server.script(*[Reply(delay=0.25) for _ in range(16)])
+        # Slow enough (6 s in all) that the second process, started after two answers, still
+        # finds the first at work on a loaded machine (0.25 s each was missed under load).
+        server.script(*[Reply(delay=0.75) for _ in range(16)])
         run_id = _plan(library_path, server)
         first = _cli(library_path, "resume", str(run_id), "--concurrency", "2")
         _wait_for(library_path, "SELECT count(*) FROM request WHERE status = 'done'", 2)
