@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -204,6 +205,17 @@ def table_records(path: Path, *, header: bool = True) -> Iterator[tuple[int, Any
             yield line, row if isinstance(row, DataFileError) else dict(zip(columns, row, strict=False))
 
 
+def parquet_missing_hint() -> str:
+    """What to do when Parquet is asked for without pyarrow: install it, or (in the packaged
+    app, which leaves pyarrow out) use JSONL or CSV, or the pip-installed ThoughtDesk."""
+    if getattr(sys, "frozen", False):
+        return (
+            "this packaged ThoughtDesk has no Parquet support (pyarrow is left out of it): use JSONL or "
+            "CSV, or ThoughtDesk installed with pip install 'thoughtdesk[parquet]'"
+        )
+    return "pip install 'thoughtdesk[parquet]' (or pip install pyarrow)"
+
+
 def parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
     """``(row number, record-dict)`` of a Parquet file (1-based rows stand in for lines), read a
     batch at a time through pyarrow, which is optional: without it a clear error says so."""
@@ -211,7 +223,7 @@ def parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
         import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]  # optional, and untyped when installed
     except ImportError:
         raise DataFileError(
-            path, "reading Parquet needs pyarrow, which is not installed", hint="pip install 'thoughtdesk[parquet]'"
+            path, "reading Parquet needs pyarrow, which is not installed", hint=parquet_missing_hint()
         ) from None
     try:
         reader = pq.ParquetFile(path)

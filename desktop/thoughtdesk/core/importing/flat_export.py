@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thoughtdesk.core.datasets.generic import parquet_missing_hint
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import PARQUET_EXPORT_KEY, PART_SUFFIX, export_file, remove_stale_parts
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
@@ -98,8 +99,7 @@ def require_pyarrow() -> None:
     """Raise :class:`ParquetUnavailableError` with what to do when pyarrow is missing."""
     if importlib.util.find_spec("pyarrow") is None:
         raise ParquetUnavailableError(
-            "Parquet needs pyarrow, which is not installed: pip install 'thoughtdesk[parquet]' "
-            "(or pip install pyarrow), then export again"
+            f"Parquet needs pyarrow, which is not installed: {parquet_missing_hint()}; then export again"
         )
 
 

@@ -13,6 +13,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from thoughtdesk.core.datasets.generic import parquet_missing_hint
 from thoughtdesk.core.importing.flat_export import ChatFilter
 from thoughtdesk.ui.qt import (
     QCheckBox,
@@ -97,7 +98,7 @@ class ExportDialog(QDialog):
             if fmt.key == "parquet" and not parquet:
                 item = self.format_combo.model().item(index)  # type: ignore[attr-defined]  # a QStandardItemModel
                 item.setEnabled(False)
-                item.setToolTip("needs pyarrow: pip install 'thoughtdesk[parquet]'")
+                item.setToolTip(f"needs pyarrow: {parquet_missing_hint()}")
         form.addRow("&Format:", self.format_combo)
         self.path_edit = QLineEdit(str((folder or Path.home()) / f"{collection}.json"))
         self.path_edit.setObjectName("exportPath")
