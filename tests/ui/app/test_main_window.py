@@ -11,6 +11,7 @@ from tests.helpers.paths import FIXTURES
 from tests.helpers.window import last_message
 from thoughtdesk.ui.app.about import AboutDialog
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
+from thoughtdesk.ui.importing.export_dialog import ExportDialog
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
@@ -136,7 +137,13 @@ def test_import_and_export_through_the_window_actions(window, qtbot, monkeypatch
     assert window.samples.model.rowCount() == 4
 
     out = tmp_path / "exported.json"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+
+    def choose(dialog):  # File ▸ Export collection…'s dialog: ThoughtSource JSON into ``out``
+        dialog.set_format("thoughtsource")
+        dialog.path_edit.setText(str(out))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ExportDialog, "exec", choose)
     window.importing.action_export.trigger()
     qtbot.waitUntil(lambda: out.exists(), timeout=30000)
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(EDGE.read_text(encoding="utf-8"))
