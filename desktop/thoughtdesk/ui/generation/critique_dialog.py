@@ -244,27 +244,6 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         if hasattr(self, "_timer"):
             self.schedule_replan()
 
-    def _fill_datasets(self) -> None:
-        with blocked(self.dataset):
-            self.dataset.clear()
-            self.dataset.addItem("All datasets", None)
-            for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
-                self.dataset.addItem(dataset, dataset)
-        self._fill_splits()
-
-    def _fill_splits(self) -> None:
-        with blocked(self.split):
-            self.split.clear()
-            self.split.addItem("All splits", None)
-            dataset = self.dataset.currentData()
-            for split in dict.fromkeys(
-                s
-                for d, s in self._collections.get(self.collection.currentText(), [])
-                if dataset is None or d == dataset
-            ):
-                self.split.addItem(split, split)
-        self.schedule_replan()
-
     def _connect_changes(self) -> None:
         for spin in (self.limit, self.seed):
             spin.valueChanged.connect(lambda _: self.schedule_replan())

@@ -11,7 +11,8 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.runs import RunLimits
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.qt import QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTimer
+from thoughtdesk.ui.qt import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTimer
+from thoughtdesk.ui.widgets.signals import blocked
 
 P = TypeVar("P")
 
@@ -35,6 +36,12 @@ class PlannedRunMixin(Generic[P]):
     plan_ready: Any
     plan_failed: Any
     run_created: Any
+    # The sample source both dialogs show: collection, dataset, split, and each collection's
+    # (dataset, split) pairs.
+    collection: QComboBox
+    dataset: QComboBox
+    split: QComboBox
+    _collections: dict[str, list[tuple[str, str]]]
 
     # What differs between the dialogs.
     def describe(self, plan: P) -> str:
@@ -48,7 +55,31 @@ class PlannedRunMixin(Generic[P]):
 
     def accept(self) -> None: ...  # QDialog's
 
+    def schedule_replan(self) -> None:
+        raise NotImplementedError
+
     # Shared.
+    def _fill_datasets(self) -> None:
+        with blocked(self.dataset):
+            self.dataset.clear()
+            self.dataset.addItem("All datasets", None)
+            for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
+                self.dataset.addItem(dataset, dataset)
+        self._fill_splits()
+
+    def _fill_splits(self) -> None:
+        with blocked(self.split):
+            self.split.clear()
+            self.split.addItem("All splits", None)
+            dataset = self.dataset.currentData()
+            for split in dict.fromkeys(
+                s
+                for d, s in self._collections.get(self.collection.currentText(), [])
+                if dataset is None or d == dataset
+            ):
+                self.split.addItem(split, split)
+        self.schedule_replan()
+
     def _planned(self, generation: int, plan: P) -> None:
         if generation != self._generation:
             return  # an older plan finishing after a newer one was asked for

@@ -295,27 +295,6 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             if index >= 0:
                 combo.setCurrentIndex(index)
 
-    def _fill_datasets(self) -> None:
-        with blocked(self.dataset):
-            self.dataset.clear()
-            self.dataset.addItem("All datasets", None)
-            for dataset in dict.fromkeys(d for d, _ in self._collections.get(self.collection.currentText(), [])):
-                self.dataset.addItem(dataset, dataset)
-        self._fill_splits()
-
-    def _fill_splits(self) -> None:
-        with blocked(self.split):
-            self.split.clear()
-            self.split.addItem("All splits", None)
-            dataset = self.dataset.currentData()
-            for split in dict.fromkeys(
-                s
-                for d, s in self._collections.get(self.collection.currentText(), [])
-                if dataset is None or d == dataset
-            ):
-                self.split.addItem(split, split)
-        self.schedule_replan()
-
     def _source_changed(self) -> None:
         by_collection = self.source.currentData() == "collection"
         for widget in (self.collection, self.dataset, self.split):
