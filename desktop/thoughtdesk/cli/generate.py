@@ -256,7 +256,7 @@ def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
     wait = getattr(args, "wait", None)
     try:
         while True:
-            progress = advance_batch_run(path, run_id, prices=prices)
+            progress = advance_batch_run(path, run_id, prices=prices, resume=True)
             if wait is None or progress.status != "batched":
                 break
             print(

@@ -344,7 +344,7 @@ class RunsPanel(QWidget):
             return worker
         row = self.model.row_of(run_id)
         if row is not None and self.model.runs[row].batch:
-            self.poll_batch(run_id)  # a batch run is resumed by polling its batches, never sent directly
+            self.poll_batch(run_id, resume=True)  # a batch run is resumed by polling its batches, never sent directly
             return None
         try:  # offline mode, a moved model file: said now, and the run is left as it was
             check_models_ready(self.model.runs[row].model_specs if row is not None else ())
@@ -384,9 +384,10 @@ class RunsPanel(QWidget):
             if run.status == "batched":
                 self.poll_batch(run.id)
 
-    def poll_batch(self, run_id: int) -> None:
+    def poll_batch(self, run_id: int, *, resume: bool = False) -> None:
         """Poll one batch run in a background task: results of ended batches stored, what is
-        ready submitted; the list is read again after. A poll already under way is not doubled."""
+        ready submitted (a cancelled run only when ``resume``: the user resumed it); the list
+        is read again after. A poll already under way is not doubled."""
         path = self.library_path
         if path is None or run_id in self._batch_polls:
             return
@@ -408,7 +409,7 @@ class RunsPanel(QWidget):
             self.reload()
 
         (
-            Task(lambda _ctx: advance_batch_run(path, run_id, prices=prices))
+            Task(lambda _ctx: advance_batch_run(path, run_id, prices=prices, resume=resume))
             .on_success(done)
             .on_failure(failed)
             .owned_by(self, self._tasks)

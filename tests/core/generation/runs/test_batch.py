@@ -56,12 +56,12 @@ def _create(path, spec) -> int:
         return create_run(lib, plan_run(lib, spec, prices=PRICES))
 
 
-def _advance(path, run_id, server, provider="openai"):
+def _advance(path, run_id, server, provider="openai", resume=False):
     client = (
         OpenAIBatches(server.base_url + "/v1", KEY) if provider == "openai" else AnthropicBatches(KEY, server.base_url)
     )
     try:
-        return advance_batch_run(path, run_id, clients={0: client}, prices=PRICES)
+        return advance_batch_run(path, run_id, clients={0: client}, prices=PRICES, resume=resume)
     finally:
         asyncio.run(client.aclose())
 
@@ -238,11 +238,77 @@ def test_cancel_asks_the_provider_and_marks_the_run(library_path):
         assert all(job.cancelled for job in server.jobs.values())
         with Library.open(library_path) as lib:
             assert run_info(lib, run_id).status == "cancelled"
-        # A resume fetches the cancelled batch (its items back to pending) and sends them again.
-        progress = _advance(library_path, run_id, server)
-        assert progress.retried == progress.submitted > 0
+        # The app's background poll fetches the cancelled batch (its items back to pending) but
+        # sends nothing: the run stays cancelled.
+        polled = _advance(library_path, run_id, server)
+        assert polled.status == "cancelled" and polled.retried > 0 and polled.submitted == 0
+        assert len(server.jobs) == 1
+        with Library.open(library_path) as lib:
+            assert run_info(lib, run_id).status == "cancelled"
+        # An explicit resume takes it up again and sends them.
+        progress = _advance(library_path, run_id, server, resume=True)
+        assert progress.submitted == polled.retried and progress.status == "batched"
     with Library.open(library_path) as lib:
         assert [b.status for b in list_batches(lib, run_id)] == ["cancelled", "submitted"]
+
+
+class _CancelDuring:
+    """A batch client that lets the user cancel the run at one moment of an advance."""
+
+    def __init__(self, inner, library_path, run_id, moment):
+        self.inner, self.library_path, self.run_id, self.moment = inner, library_path, run_id, moment
+        self.provider, self.limits, self.line = inner.provider, inner.limits, inner.line
+
+    async def _cancel(self, moment):
+        if moment == self.moment:
+            self.moment = None
+            await cancel_batch_run_async(self.library_path, self.run_id, clients={0: self.inner})
+
+    async def state(self, remote_id):
+        await self._cancel("poll")
+        return await self.inner.state(remote_id)
+
+    async def submit(self, lines, endpoint):
+        await self._cancel("submit")
+        return await self.inner.submit(lines, endpoint)
+
+    async def results(self, state):
+        return await self.inner.results(state)
+
+    async def cancel(self, remote_id):
+        await self.inner.cancel(remote_id)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+def test_a_cancel_during_a_background_poll_is_not_undone_by_it(library_path):
+    """The Runs tab polled a batch run while the user pressed Cancel: the poll fetched the
+    cancelled batch, put its items back to pending and submitted them again in a new batch."""
+    with BatchServer(polls_before_done=50) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        _advance(library_path, run_id, server)
+        client = _CancelDuring(OpenAIBatches(server.base_url + "/v1", KEY), library_path, run_id, "poll")
+        try:
+            progress = advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES)
+        finally:
+            asyncio.run(client.aclose())
+        assert progress.status == "cancelled" and progress.submitted == 0
+        assert len(server.jobs) == 1 and all(job.cancelled for job in server.jobs.values())
+    with Library.open(library_path) as lib:
+        assert run_info(lib, run_id).status == "cancelled"
+
+
+def test_a_batch_on_its_way_when_the_user_cancels_is_cancelled_too(library_path):
+    with BatchServer(polls_before_done=50) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        client = _CancelDuring(OpenAIBatches(server.base_url + "/v1", KEY), library_path, run_id, "submit")
+        try:
+            progress = advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES)
+        finally:
+            asyncio.run(client.aclose())
+        assert progress.status == "cancelled"
+        assert len(server.jobs) == 1 and all(job.cancelled for job in server.jobs.values())
 
 
 def test_plan_shows_the_batch_price_and_the_deadline(library_path):

@@ -197,6 +197,11 @@ class _BatchRun:
         self.backends = {i: build_backend(m, api_key="") for i, m in enumerate(spec.models)}
         self.stored = self.retried = self.submitted = 0
 
+    def cancelled(self) -> bool:
+        """Whether the run is cancelled now (the user may cancel while this advance works)."""
+        row = self.lib.conn.execute("SELECT status FROM run WHERE id = ?", (self.run_id,)).fetchone()
+        return bool(row and row[0] == "cancelled")
+
     def _request(self, request_id: int) -> RequestRow:
         return RequestRow(*self.lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
 
@@ -432,6 +437,10 @@ class _BatchRun:
     async def _submit_chunk(self, model_index: int, client: BatchApi, chunk: list[tuple[RequestRow, str, str]]) -> None:
         sent_at = now_iso()
         with self.lib.transaction() as conn:
+            # Checked in the transaction that claims the requests: a cancel committed before it
+            # stops the submission; one committed after it finds this batch (below).
+            if self.cancelled():
+                return
             cursor = conn.execute(
                 "INSERT INTO batch (run_id, model_index, provider, status, requests, submitted, deadline) "
                 "VALUES (?, ?, ?, 'submitting', ?, ?, ?)",
@@ -459,6 +468,11 @@ class _BatchRun:
                 (remote_id, file_id or None, batch_pk),
             )
         self.submitted += len(chunk)
+        if self.cancelled():  # cancelled while this batch was on its way: cancel it too
+            try:
+                await client.cancel(remote_id)
+            except BackendError:
+                pass  # still open at the provider: its results are fetched on resume
 
     # --- the run's status ----------------------------------------------------------------
 
@@ -474,6 +488,10 @@ class _BatchRun:
         remaining, failed = counts
         status: RunStatus
         error: str | None
+        if self.cancelled():  # kept: only an explicit resume takes a cancelled run up again
+            return BatchProgress(
+                self.run_id, self.submitted, self.stored, self.retried, failed, open_batches, remaining, "cancelled"
+            )
         if open_batches:
             status, error = "batched", None
         elif remaining == 0:
@@ -496,10 +514,13 @@ async def advance_batch_run_async(
     clients: Mapping[int, BatchApi] | None = None,
     prices: PriceTable | None = None,
     submit: bool = True,
+    resume: bool = False,
 ) -> BatchProgress:
     """Poll a batch run's open batches, store the results of finished ones, and submit what is
     ready (unless ``submit`` is False). ``clients`` maps a model's index to its batch client
-    (default: built from the spec, keys from the keyring). Returns where the run stands."""
+    (default: built from the spec, keys from the keyring). A cancelled run stays cancelled:
+    its ended batches are fetched but nothing is submitted, unless ``resume`` (the user asked
+    to resume it). Returns where the run stands."""
     lib = Library.open(library_path, create=False)
     lease = None
     built: dict[int, BatchApi] = {}
@@ -511,9 +532,11 @@ async def advance_batch_run_async(
         for index, model in enumerate(spec.models):
             built[index] = clients[index] if clients and index in clients else batch_client_for(model)
         work = _BatchRun(lib, run_id, document, built, prices or PriceTable())
+        if resume and work.cancelled():
+            set_run_status(lib, run_id, "batched")
         try:
             await work.poll()
-            if submit:
+            if submit and not work.cancelled():
                 await work.submit()
         except BackendError as error:
             # Batches still open stay 'batched' (polled again later, also by the app); a run
@@ -555,18 +578,26 @@ async def cancel_batch_run_async(
             json.loads(lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()[0])
         )
         check_batch_spec(spec)
+        # Cancelled first: an advance working at the same time then submits nothing more, and
+        # cancels a batch it had on its way (see _BatchRun._submit_chunk).
+        previous = lib.conn.execute("SELECT status FROM run WHERE id = ?", (run_id,)).fetchone()[0]
+        set_run_status(lib, run_id, "cancelled", "cancelling the batches at the provider")
         rows = lib.conn.execute(
             "SELECT id, model_index, remote_id FROM batch WHERE run_id = ? AND fetched IS NULL AND remote_id IS NOT NULL",
             (run_id,),
         ).fetchall()
-        for _, model_index, remote_id in rows:
-            if model_index not in built:
-                built[model_index] = (
-                    clients[model_index]
-                    if clients and model_index in clients
-                    else batch_client_for(spec.models[model_index])
-                )
-            await built[model_index].cancel(remote_id)
+        try:
+            for _, model_index, remote_id in rows:
+                if model_index not in built:
+                    built[model_index] = (
+                        clients[model_index]
+                        if clients and model_index in clients
+                        else batch_client_for(spec.models[model_index])
+                    )
+                await built[model_index].cancel(remote_id)
+        except BackendError as error:
+            set_run_status(lib, run_id, previous, f"{error} (the batches could not be cancelled; try again)")
+            raise
         set_run_status(lib, run_id, "cancelled", f"{len(rows)} batch(es) cancelled at the provider")
         return len(rows)
     finally:
