@@ -100,3 +100,10 @@ def test_cancel_in_the_runs_tab_cancels_a_waiting_batch_run(qtbot, tmp_path, mon
         qtbot.waitUntil(lambda: panel.model.status(run_id) == "cancelled", timeout=10000)
         assert all(job.cancelled for job in server.jobs.values())
         assert "cancelled at the provider" in panel.message.text()
+        # The background poll leaves a cancelled run alone; Start / Resume takes it up again,
+        # also when asked while a poll is under way.
+        panel.poll_batches()
+        assert len(server.jobs) == 1
+        panel.poll_batch(run_id)  # a poll under way (in a worker) when the user resumes
+        assert panel.resume_selected() is None
+        qtbot.waitUntil(lambda: panel.model.status(run_id) == "batched" and len(server.jobs) == 2, timeout=10000)

@@ -104,6 +104,7 @@ class RunsPanel(QWidget):
         # Batch runs (providers' batch APIs) are polled in the background while any waits,
         # also right after the app started again (the first reload polls them).
         self._batch_polls: set[int] = set()
+        self._resume_after_poll: set[int] = set()
         self.batch_timer = QTimer(self, interval=BATCH_POLL_MS)
         self.batch_timer.timeout.connect(self.poll_batches)
         self._data_timer = QTimer(self, interval=DATA_CHANGED_MS)
@@ -387,26 +388,37 @@ class RunsPanel(QWidget):
     def poll_batch(self, run_id: int, *, resume: bool = False) -> None:
         """Poll one batch run in a background task: results of ended batches stored, what is
         ready submitted (a cancelled run only when ``resume``: the user resumed it); the list
-        is read again after. A poll already under way is not doubled."""
+        is read again after. A poll already under way is not doubled; a resume asked for while
+        one is under way follows it."""
         path = self.library_path
-        if path is None or run_id in self._batch_polls:
+        if path is None:
+            return
+        if run_id in self._batch_polls:
+            if resume:
+                self._resume_after_poll.add(run_id)
             return
         self._batch_polls.add(run_id)
         prices = self.prices() if self.prices else None
 
-        def done(progress: BatchProgress) -> None:
+        def ended() -> None:
             self._batch_polls.discard(run_id)
+            if run_id in self._resume_after_poll:
+                self._resume_after_poll.discard(run_id)
+                self.poll_batch(run_id, resume=True)
+
+        def done(progress: BatchProgress) -> None:
             self.errors.pop(run_id, None)
             if progress.stored:
                 self._data_dirty = True
                 self._flush_data_changed(now=True)
             self.reload()
+            ended()
 
         def failed(error: BaseException) -> None:
-            self._batch_polls.discard(run_id)
             self.errors[run_id] = f"{error} (the batches are kept; they are polled again)"
             self._show_message(self.selected_run())
             self.reload()
+            ended()
 
         (
             Task(lambda _ctx: advance_batch_run(path, run_id, prices=prices, resume=resume))
