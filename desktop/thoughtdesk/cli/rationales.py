@@ -362,7 +362,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument(
         "--temperature", type=number(0, 5), default=0.0, metavar="T", help="sampling temperature (default 0)"
     )
-    q.add_argument("--concurrency", type=whole(1, 1024), default=8, metavar="C", help="requests in flight (default 8)")
+    q.add_argument(
+        "--concurrency",
+        type=whole(1, 1024),
+        default=8,
+        metavar="C",
+        help="requests in flight in all (default 8; a pool of servers shares them)",
+    )
     q.add_argument("--json", action="store_true", help="print what was done as one JSON object")
     _model_options(q, chat=True)
     q.set_defaults(func=cmd_extract)
@@ -387,7 +393,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--limit", type=whole(1), metavar="N", help="score at most N rationales now")
     q.add_argument(
-        "--concurrency", type=whole(1, 1024), default=32, metavar="C", help="requests in flight (default 32)"
+        "--concurrency",
+        type=whole(1, 1024),
+        default=32,
+        metavar="C",
+        help="requests in flight in all (default 32; a pool of servers shares them)",
     )
     q.add_argument("--json", action="store_true", help="print what was done and the kept share as one JSON object")
     _model_options(q, chat=False)

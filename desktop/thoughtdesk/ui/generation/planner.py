@@ -216,7 +216,10 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         self.attempts = QSpinBox(objectName="attempts", minimum=1, maximum=20, value=6)
         run_form = QFormLayout()
         run_form.addRow("Run &name", self.run_name)
-        run_form.addRow("Con&current requests per provider", self.concurrency)
+        run_form.addRow("Con&current requests per server", self.concurrency)
+        self.concurrency.setToolTip(
+            "Requests in flight at once for each provider; a model served by a pool of servers gets this many per server"
+        )
         run_form.addRow("&Attempts per request", self.attempts)
         self.batch = QCheckBox("&Batch API: half price, within 24 h")
         self.batch.setObjectName("batchRun")
