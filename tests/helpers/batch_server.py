@@ -1,7 +1,8 @@
 """A local server on 127.0.0.1 with the batch endpoints of OpenAI and Anthropic.
 
 OpenAI: ``POST /v1/files`` (multipart, purpose=batch), ``POST /v1/batches``,
-``GET /v1/batches/{id}``, ``GET /v1/files/{id}/content``, ``POST /v1/batches/{id}/cancel``.
+``GET /v1/batches/{id}``, ``GET /v1/batches`` (newest first, ``limit`` and ``after``),
+``GET /v1/files/{id}/content``, ``POST /v1/batches/{id}/cancel``.
 Anthropic: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
 ``GET /v1/messages/batches/{id}/results``, ``POST /v1/messages/batches/{id}/cancel``.
 
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 
 def default_answer(body: dict[str, Any]) -> str:
@@ -36,6 +38,7 @@ class BatchJob:
     polls: int = 0
     status: str = "in_progress"
     cancelled: bool = False
+    metadata: dict[str, str] | None = None
 
 
 @dataclass
@@ -115,9 +118,20 @@ class BatchServer:
             request = json.loads(raw)
             lines = [json.loads(line) for line in self.files[request["input_file_id"]].decode().splitlines() if line]
             self.submitted.extend(line["custom_id"] for line in lines)
-            job = BatchJob("openai", self._new_id("batch"), lines, endpoint=request["endpoint"])
+            job = BatchJob(
+                "openai", self._new_id("batch"), lines, endpoint=request["endpoint"], metadata=request.get("metadata")
+            )
             self.jobs[job.ident] = job
             return 200, self._openai_state(job)
+        if method == "GET" and path.startswith("/v1/batches") and len(parts) == 2:
+            query = parse_qs(urlsplit(path).query)
+            limit = int(query.get("limit", ["20"])[0])
+            newest = list(reversed(self.jobs.values()))
+            if "after" in query:
+                idents = [job.ident for job in newest]
+                newest = newest[idents.index(query["after"][0]) + 1 :]
+            page = [self._openai_state(job) for job in newest[:limit] if job.provider == "openai"]
+            return 200, {"object": "list", "data": page, "has_more": len(newest) > limit}
         if parts[:2] == ["v1", "batches"] and len(parts) == 3 and method == "GET":
             job = self.jobs[parts[2]]
             self._tick(job)
@@ -181,6 +195,7 @@ class BatchServer:
             "object": "batch",
             "endpoint": job.endpoint,
             "status": job.status,
+            "metadata": job.metadata,
             "output_file_id": f"{job.ident}_out" if done and ok else None,
             "error_file_id": f"{job.ident}_err" if done and ok < len(job.requests) else None,
             "request_counts": {"total": len(job.requests), "completed": ok, "failed": len(job.requests) - ok}

@@ -191,6 +191,35 @@ def test_kill_between_submit_and_fetch_then_resume_stores_each_result_once(libra
     assert _stored(library_path, run_id) == (total, total)
 
 
+def test_kill_after_the_provider_created_the_batch_adopts_it_instead_of_sending_again(library_path):
+    """Killed between the provider's answer to "create" and storing the batch's id: the batch
+    is found again at the provider by its tag (OpenAI's metadata), not paid for twice."""
+    with BatchServer(polls_before_done=0) as server:
+        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        total = sum(_counts(library_path, run_id).values())
+        script = (
+            "import os; from thoughtdesk.core.generation.runs import advance_batch_run;"
+            "from thoughtdesk.core.generation.backends.batches import OpenAIBatches\n"
+            "class Killed(OpenAIBatches):\n"
+            "    async def submit(self, lines, endpoint, marker=''):\n"
+            "        await super().submit(lines, endpoint, marker)\n"
+            "        os._exit(9)\n"
+            f"advance_batch_run({str(library_path)!r}, {run_id}, clients={{0: Killed({server.base_url + '/v1'!r}, 'k')}})"
+        )
+        killed = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONPATH": str(Path(thoughtdesk.__file__).parents[1])},
+            check=False,
+        )
+        assert killed.returncode == 9 and len(server.jobs) == 1
+        with Library.open(library_path) as lib:
+            assert [b.remote_id for b in list_batches(lib, run_id)] == [None]  # what the kill left
+        resumed = _advance(library_path, run_id, server)
+        assert resumed.submitted == 0 and resumed.stored == total and resumed.status == "done"
+        assert len(server.jobs) == 1 and len(server.submitted) == total
+    assert _stored(library_path, run_id) == (total, total)
+
+
 def test_kill_while_submitting_puts_the_requests_back(library_path):
     with BatchServer(polls_before_done=0) as server:
         run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
@@ -268,9 +297,12 @@ class _CancelDuring:
         await self._cancel("poll")
         return await self.inner.state(remote_id)
 
-    async def submit(self, lines, endpoint):
+    async def submit(self, lines, endpoint, marker=""):
         await self._cancel("submit")
-        return await self.inner.submit(lines, endpoint)
+        return await self.inner.submit(lines, endpoint, marker)
+
+    async def find(self, marker, pages=5):
+        return await self.inner.find(marker, pages)
 
     async def results(self, state):
         return await self.inner.results(state)

@@ -166,8 +166,9 @@ class OpenAIBatches(BatchClient):
         """One input line: ``url`` is the endpoint's path, e.g. ``/v1/chat/completions``."""
         return json.dumps({"custom_id": custom_id, "method": "POST", "url": url, "body": body}, ensure_ascii=False)
 
-    async def submit(self, lines: list[str], endpoint: str) -> tuple[str, str]:
-        """Upload the JSONL and create the batch; returns (batch id, input file id)."""
+    async def submit(self, lines: list[str], endpoint: str, marker: str = "") -> tuple[str, str]:
+        """Upload the JSONL and create the batch, tagged with ``marker`` in its metadata (so
+        :meth:`find` can find it again); returns (batch id, input file id)."""
         content = ("\n".join(lines) + "\n").encode("utf-8")
         uploaded = await self._json(
             "POST",
@@ -181,12 +182,33 @@ class OpenAIBatches(BatchClient):
         created = await self._json(
             "POST",
             f"{self.base_url}/batches",
-            json={"input_file_id": file_id, "endpoint": endpoint, "completion_window": f"{BATCH_WINDOW_HOURS}h"},
+            json={
+                "input_file_id": file_id,
+                "endpoint": endpoint,
+                "completion_window": f"{BATCH_WINDOW_HOURS}h",
+                **({"metadata": {"thoughtdesk": marker}} if marker else {}),
+            },
         )
         batch_id = created.get("id")
         if not isinstance(batch_id, str):
             raise BadResponse(self.provider, "the batch was created without an id", raw_body=json.dumps(created))
         return batch_id, file_id
+
+    async def find(self, marker: str, pages: int = 5) -> tuple[str, str] | None:
+        """(batch id, input file id) of the batch created with ``marker``, looked for among the
+        account's newest batches (``pages`` pages of 100); None when there is none."""
+        after: str | None = None
+        for _ in range(pages):
+            params = {"limit": "100", **({"after": after} if after else {})}
+            data = await self._json("GET", f"{self.base_url}/batches", params=params)
+            rows = [row for row in data.get("data") or [] if isinstance(row, dict)]
+            for row in rows:
+                if _object(row.get("metadata")).get("thoughtdesk") == marker and isinstance(row.get("id"), str):
+                    return row["id"], str(row.get("input_file_id") or "")
+            if not data.get("has_more") or not rows or not isinstance(rows[-1].get("id"), str):
+                return None
+            after = rows[-1]["id"]
+        return None
 
     async def state(self, remote_id: str) -> BatchState:
         """The batch's status, counts and result files."""
@@ -272,8 +294,9 @@ class AnthropicBatches(BatchClient):
         """One request of the batch as JSON (``url`` is unused: every request is a message)."""
         return json.dumps({"custom_id": custom_id, "params": body}, ensure_ascii=False)
 
-    async def submit(self, lines: list[str], endpoint: str) -> tuple[str, str]:
-        """Create the batch from its requests; returns (batch id, "")."""
+    async def submit(self, lines: list[str], endpoint: str, marker: str = "") -> tuple[str, str]:
+        """Create the batch from its requests; returns (batch id, ""). Message batches carry no
+        metadata, so ``marker`` is unused and :meth:`find` cannot find a batch again."""
         body = '{"requests": [' + ",".join(lines) + "]}"
         created = await self._json(
             "POST",
@@ -285,6 +308,10 @@ class AnthropicBatches(BatchClient):
         if not isinstance(batch_id, str):
             raise BadResponse(self.provider, "the batch was created without an id", raw_body=json.dumps(created))
         return batch_id, ""
+
+    async def find(self, marker: str, pages: int = 5) -> tuple[str, str] | None:
+        """Always None: a message batch cannot be told from another one of the account."""
+        return None
 
     async def state(self, remote_id: str) -> BatchState:
         data = await self._json("GET", f"{self.base_url}/v1/messages/batches/{remote_id}")

@@ -87,7 +87,8 @@ class BatchApi(Protocol):
 
     @staticmethod
     def line(custom_id: str, url: str, body: dict[str, Any]) -> str: ...
-    async def submit(self, lines: list[str], endpoint: str) -> tuple[str, str]: ...
+    async def submit(self, lines: list[str], endpoint: str, marker: str = "") -> tuple[str, str]: ...
+    async def find(self, marker: str, pages: int = 5) -> tuple[str, str] | None: ...
     async def state(self, remote_id: str) -> BatchState: ...
     async def results(self, state: BatchState) -> list[BatchResult]: ...
     async def cancel(self, remote_id: str) -> None: ...
@@ -202,6 +203,16 @@ class _BatchRun:
         row = self.lib.conn.execute("SELECT status FROM run WHERE id = ?", (self.run_id,)).fetchone()
         return bool(row and row[0] == "cancelled")
 
+    def _marker(self, batch_pk: int) -> str:
+        """What a batch is tagged with at the provider (where it can be): the library's batch
+        row, its submission time and its first request, which another library's batch cannot
+        share in practice."""
+        row = self.lib.conn.execute(
+            "SELECT b.submitted, min(q.id) FROM batch b LEFT JOIN request q ON q.batch_pk = b.id WHERE b.id = ?",
+            (batch_pk,),
+        ).fetchone()
+        return f"td-batch-{batch_pk}-{row[0]}-{row[1]}"
+
     def _request(self, request_id: int) -> RequestRow:
         return RequestRow(*self.lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
 
@@ -212,7 +223,17 @@ class _BatchRun:
             "SELECT id, model_index, remote_id FROM batch WHERE run_id = ? AND fetched IS NULL ORDER BY id",
             (self.run_id,),
         ).fetchall():
-            if remote_id is None:  # killed while submitting: never known to the provider
+            client = self.clients[model_index]
+            if remote_id is None:  # killed while submitting: the provider may have it
+                found = await client.find(self._marker(batch_pk))
+                if found is not None:  # created before the kill: adopted, not sent twice
+                    with self.lib.transaction() as conn:
+                        conn.execute(
+                            "UPDATE batch SET remote_id = ?, input_file_id = ?, status = 'submitted' WHERE id = ?",
+                            (found[0], found[1] or None, batch_pk),
+                        )
+                    remote_id = found[0]
+            if remote_id is None:  # never known to the provider: its requests go again
                 with self.lib.transaction() as conn:
                     conn.execute(
                         "UPDATE request SET status = 'pending', batch_pk = NULL WHERE batch_pk = ? AND status = 'batched'",
@@ -220,7 +241,6 @@ class _BatchRun:
                     )
                     conn.execute("DELETE FROM batch WHERE id = ?", (batch_pk,))
                 continue
-            client = self.clients[model_index]
             state = await client.state(remote_id)
             with self.lib.transaction() as conn:
                 conn.execute(
@@ -447,13 +467,16 @@ class _BatchRun:
                 (self.run_id, model_index, client.provider, len(chunk), sent_at, batch_deadline()),
             )
             batch_pk = cursor.lastrowid
+            assert batch_pk is not None  # an INSERT's rowid
             conn.executemany(
                 "UPDATE request SET status = 'batched', batch_pk = ?, sent_at = ?, attempts = attempts + 1 "
                 "WHERE id = ? AND status = 'pending'",
                 [(batch_pk, sent_at, request.id) for request, _, _ in chunk],
             )
         try:
-            remote_id, file_id = await client.submit([line for _, _, line in chunk], chunk[0][1])
+            remote_id, file_id = await client.submit(
+                [line for _, _, line in chunk], chunk[0][1], self._marker(batch_pk)
+            )
         except BackendError:
             with self.lib.transaction() as conn:  # never reached the provider: as before
                 conn.execute(
