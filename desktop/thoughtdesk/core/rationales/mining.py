@@ -17,9 +17,17 @@ from thoughtdesk.core.generation.backends import Backend, BackendError, ChatMess
 from thoughtdesk.core.generation.backends.pricing import estimate_tokens
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, read_rewrite, render_prompt
-from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, score_rationale
-from thoughtdesk.core.rationales.store import Document, add_rewrite, add_score, documents, done_keys, rationales
+from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, RationaleRecord, read_rewrite, render_prompt
+from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, score_document
+from thoughtdesk.core.rationales.store import (
+    Document,
+    StoredRationale,
+    add_rewrite,
+    add_score,
+    documents,
+    done_keys,
+    rationales,
+)
 
 #: Called with (finished, total) as results come in.
 Progress = Callable[[int, int], None]
@@ -152,27 +160,30 @@ async def filter_rationales(
     if limit is not None:
         todo = todo[:limit]
 
-    async def one(index: int) -> None:
-        record = todo[index]
-        try:
-            result = await score_rationale(
-                scorer,
-                record.preceding,
-                record.rationale,
-                record.following,
-                markers=markers,
-                decay=decay,
-                horizon=horizon,
-            )
-        except BackendError as error:
-            summary.fail(f"rationale {record.id} ({record.doc_key})", error)
-        else:
-            add_score(lib, record.id, scorer=scorer_label, decay=decay, result=result)
-            summary.done += 1
-        if progress is not None:
-            progress(summary.skipped + summary.done + summary.failed, summary.total)
+    # The rationales of one document are scored together: their "without" scorings share a call
+    # where the scorer allows (filtering.score_document).
+    by_document: dict[int, list[StoredRationale]] = {}
+    for record in todo:
+        by_document.setdefault(record.doc_id, []).append(record)
 
-    await asyncio.gather(*(one(index) for index in range(len(todo))))
+    async def one(group: list[StoredRationale]) -> None:
+        results = await score_document(
+            scorer,
+            [RationaleRecord(r.preceding, r.rationale, r.following) for r in group],
+            markers=markers,
+            decay=decay,
+            horizon=horizon,
+        )
+        for record, result in zip(group, results, strict=True):
+            if isinstance(result, BackendError):
+                summary.fail(f"rationale {record.id} ({record.doc_key})", result)
+            else:
+                add_score(lib, record.id, scorer=scorer_label, decay=decay, result=result)
+                summary.done += 1
+            if progress is not None:
+                progress(summary.skipped + summary.done + summary.failed, summary.total)
+
+    await asyncio.gather(*(one(group) for group in by_document.values()))
     return summary
 
 
