@@ -10,10 +10,11 @@ summary and tried again by the next pass; Ctrl+C or a cancelled task keeps what 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from thoughtdesk.core.generation.backends import Backend, BackendError, ChatMessage, Request
+from thoughtdesk.core.generation.backends import Backend, BackendError, ChatMessage, Request, ResilientBackend
 from thoughtdesk.core.generation.backends.pricing import estimate_tokens
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
@@ -28,6 +29,8 @@ from thoughtdesk.core.rationales.store import (
     done_keys,
     rationales,
 )
+
+T = TypeVar("T")
 
 #: Called with (finished, total) as results come in.
 Progress = Callable[[int, int], None]
@@ -64,6 +67,28 @@ class ExtractionSettings:
     chat: bool = False
     temperature: float = 0.0
     timeout: float = 300.0
+
+
+def in_flight(backend: Backend) -> int:
+    """How many documents a pass works on at once: twice the gate's concurrency for a
+    :class:`ResilientBackend` (so requests wait while a finished document is stored), else 64."""
+    return 2 * max(1, backend.gate.limits.concurrency) if isinstance(backend, ResilientBackend) else 64
+
+
+async def run_bounded(items: Sequence[T], one: Callable[[T], Awaitable[None]], limit: int) -> None:
+    """``one(item)`` for every item, ``limit`` at a time, in order.
+
+    Not all at once: a request waiting for the provider gate is woken whenever another one
+    finishes (its condition is notified for all), so thousands of waiting requests cost more
+    CPU than the requests themselves; a few more documents than the gate runs keep it full.
+    """
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:
+            await one(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(len(items), limit))))
 
 
 def extraction_request(settings: ExtractionSettings, document: Document) -> tuple[Request, str]:
@@ -135,7 +160,7 @@ async def extract_rationales(
         if progress is not None:
             progress(summary.skipped + summary.done + summary.failed, summary.total)
 
-    await asyncio.gather(*(one(document) for document in todo))
+    await run_bounded(todo, one, in_flight(backend))
     return summary
 
 
@@ -183,7 +208,8 @@ async def filter_rationales(
             if progress is not None:
                 progress(summary.skipped + summary.done + summary.failed, summary.total)
 
-    await asyncio.gather(*(one(group) for group in by_document.values()))
+    # As many documents at once as the gate lets requests run keeps it full (2+ requests each).
+    await run_bounded(list(by_document.values()), one, in_flight(scorer))
     return summary
 
 
