@@ -25,6 +25,11 @@ DOCS = {
         "Tom has 2 apples. <BOT>Buying more adds to what he has.<EOT> He buys 3 more, so he has 5 apples."
     ),
     "The sky is dark. It will rain soon.": "The sky is dark. <BOT>Dark clouds bring rain.<EOT> It will rain soon.",
+    # Two rationales in one document: the in-process scorer does not share their "without"
+    # scorings (its results depend on the evaluation split), so each is still exact by hand.
+    "Mia has 4 pens. She loses 1 pen. Now she has 3 pens.": (
+        "Mia has 4 pens. <BOT>Losing takes one away.<EOT> She loses 1 pen. <BOT>4 - 1 = 3.<EOT> Now she has 3 pens."
+    ),
 }
 
 
@@ -56,10 +61,10 @@ def test_filter_with_the_small_model(tmp_path: Path, gguf_model: Path) -> None:
                 await scorer.aclose()
 
         summary = asyncio.run(main())
-        assert (summary.done, summary.failed) == (2, 0)
+        assert (summary.done, summary.failed) == (4, 0)
         stored = list(rationales(lib, DEMO, scorer="llamacpp:gemma", decay=0.9))
         table = filter_table(lib, DEMO, "llamacpp:gemma", tau=0.0, decay=0.9)
-    assert table.scored == 2 and table.kept == sum(1 for r in stored if r.score and r.score.reduction >= 0)
+    assert table.scored == 4 and table.kept == sum(1 for r in stored if r.score and r.score.reduction >= 0)
     direct = Llama(model_path=str(gguf_model), n_ctx=128, n_threads=2, logits_all=True, verbose=False)
     try:
         for record in stored:

@@ -12,7 +12,13 @@ import pytest
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.servers import FakeModelServer, Recorded, Reply, toy_logprob
 from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.generation.backends import OpenAICompatBackend, ResilientBackend, RetryPolicy
+from thoughtdesk.core.generation.backends import (
+    OpenAICompatBackend,
+    ProviderGate,
+    ProviderLimits,
+    ResilientBackend,
+    RetryPolicy,
+)
 from thoughtdesk.core.generation.fragments import FragmentLibrary
 from thoughtdesk.core.generation.scoring import weighted_loss
 from thoughtdesk.core.library.store import Library
@@ -24,6 +30,8 @@ from thoughtdesk.core.rationales.mining import (
     extract_rationales,
     filter_rationales,
     filter_table,
+    in_flight,
+    run_bounded,
 )
 from thoughtdesk.core.rationales.store import documents, file_documents, rationales
 
@@ -198,3 +206,26 @@ def test_export_writes_kept_rationales_as_chat_records(tmp_path: Path, fake_serv
             }
         with pytest.raises(RationaleError, match="no rationales scored by 'openai:other'"):
             export_rationales(lib, DEMO, out, tau=1.2, decay=0.9, scorer="openai:other")
+
+
+def test_documents_are_worked_on_a_bounded_number_at_a_time() -> None:
+    started: list[int] = []
+    running = 0
+    most = 0
+
+    async def one(item: int) -> None:
+        nonlocal running, most
+        started.append(item)
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0.001 * (item % 3))
+        running -= 1
+
+    asyncio.run(run_bounded(list(range(50)), one, 4))
+    assert sorted(started) == list(range(50)) and started[:4] == [0, 1, 2, 3]
+    assert most == 4
+    asyncio.run(run_bounded([], one, 4))  # nothing to do: no worker waits forever
+    gated = ResilientBackend(
+        OpenAICompatBackend("http://127.0.0.1:9/v1", model="m"), gate=ProviderGate(ProviderLimits(concurrency=8))
+    )
+    assert in_flight(gated) == 16

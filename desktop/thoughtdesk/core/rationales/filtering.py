@@ -9,15 +9,25 @@ The scorer sees the preceding text, then (for ``L(r)``) the rationale between it
 scores the following text's tokens (:meth:`Backend.score`). The following text is cut after the
 first sentence end past ``horizon`` characters: with decay 0.9 a token 100 tokens on weighs
 0.9^100 = 3e-5 of the first, so a longer text only costs time (``horizon=0`` scores it all).
+
+The rationales of one document share their "without" scoring (:func:`score_document`): the
+document's text is scored once from the first rationale's position to the last scored token, and
+each rationale's following tokens are read from it. That is exact where a longer text gives its
+leading tokens the same log-probs (``Capabilities.stable_prefix_scores``: servers, not the
+in-process llama.cpp whose results depend on the evaluation split) and the rationale's scored
+span starts and ends on a token boundary of that scoring (else its own call is made, as before).
+A document with k rationales costs k + 1 calls instead of 2k.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
-from thoughtdesk.core.generation.backends import Backend
+from thoughtdesk.core.generation.backends import Backend, BackendError, BadRequest
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY, TokenScores, weighted_loss
-from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, context_with_rationale
+from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, RationaleRecord, context_with_rationale
 
 #: The paper's thresholds by kind of text.
 TAU_PRESETS = {"math": 1.2, "commonsense": 0.5, "web": 0.0}
@@ -78,11 +88,104 @@ async def score_rationale(
 ) -> LossReduction:
     """Score the following text after ``preceding`` without and with ``rationale`` (two calls,
     made concurrently) and return the loss reduction."""
-    import asyncio
-
     target = scored_following(following, horizon)
     without, with_rationale = await asyncio.gather(
         scorer.score(preceding, [target]),
         scorer.score(context_with_rationale(preceding, rationale, markers), [target]),
     )
     return loss_reduction(without[0], with_rationale[0], decay)
+
+
+async def _caught(call: Awaitable[list[TokenScores]]) -> TokenScores | BackendError:
+    """The first scoring of a call, or the backend's error (other exceptions propagate)."""
+    try:
+        return (await call)[0]
+    except BackendError as error:
+        return error
+
+
+def shared_span(text: str, end: int, shared: TokenScores, start: int, stop: int) -> TokenScores | None:
+    """The tokens of ``text[start:stop]`` read from ``shared``, the scoring of a continuation
+    ending at ``text[end]``; None unless the tokens' texts lie end to end as ``text`` has them and
+    a token boundary falls at both ``start`` and ``stop`` (then the span's own scoring, prefix
+    ``text[:start]``, would have the same tokens)."""
+    joined = "".join(shared.tokens)
+    if not joined or not text[:end].endswith(joined):
+        return None
+    position = end - len(joined)
+    boundaries = {position}
+    picked: list[int] = []
+    for index, token in enumerate(shared.tokens):
+        position += len(token)
+        boundaries.add(position)
+        if start < position <= stop:
+            picked.append(index)
+    if start not in boundaries or stop not in boundaries or not picked:
+        return None
+    return TokenScores(
+        tuple(shared.tokens[i] for i in picked), tuple(shared.logprobs[i] for i in picked), evaluated_tokens=0
+    )
+
+
+async def score_document(
+    scorer: Backend,
+    records: Sequence[RationaleRecord],
+    *,
+    markers: Markers = DEFAULT,
+    decay: float = DEFAULT_DECAY,
+    horizon: int = DEFAULT_HORIZON,
+) -> list[LossReduction | BackendError]:
+    """Loss reductions of rationales of one document (one result or error per record, in order).
+
+    The "with" scorings are one call each; the "without" scorings share one call over the
+    document when the records split the same text and the scorer's prefix scores are stable
+    (see the module's docstring); any rationale whose span cannot be read from it gets its own
+    call, so every result equals :func:`score_rationale`'s for the same record.
+    """
+    targets = [scored_following(record.following, horizon) for record in records]
+    with_calls = [
+        _caught(scorer.score(context_with_rationale(r.preceding, r.rationale, markers), [target]))
+        for r, target in zip(records, targets, strict=True)
+    ]
+    text = records[0].preceding + records[0].following if records else ""
+    shareable = (
+        len(records) > 1
+        and scorer.capabilities.stable_prefix_scores
+        and all(r.preceding and r.preceding + r.following == text for r in records)
+    )
+    withouts: list[TokenScores | BackendError | None] = [None] * len(records)
+    if shareable:
+        first = min(len(r.preceding) for r in records)
+        end = max(len(r.preceding) + len(t) for r, t in zip(records, targets, strict=True))
+        shared, withs = await asyncio.gather(
+            _caught(scorer.score(text[:first], [text[first:end]])), asyncio.gather(*with_calls)
+        )
+        for index, (record, target) in enumerate(zip(records, targets, strict=True)):
+            if isinstance(shared, BackendError) and not isinstance(shared, BadRequest):
+                withouts[index] = shared  # retried already: the server is down or refuses us
+            elif target and isinstance(shared, TokenScores):
+                start = len(record.preceding)
+                withouts[index] = shared_span(text, end, shared, start, start + len(target))
+        # A span the shared call cannot give (a token across its edge, or a refused request:
+        # e.g. too long for the context, where the shorter texts of the first rationales fit)
+        # is scored on its own.
+        missing = [index for index, found in enumerate(withouts) if found is None]
+        own = await asyncio.gather(*(_caught(scorer.score(records[i].preceding, [targets[i]])) for i in missing))
+    else:
+        missing = list(range(len(records)))
+        own, withs = await asyncio.gather(
+            asyncio.gather(*(_caught(scorer.score(r.preceding, [t])) for r, t in zip(records, targets, strict=True))),
+            asyncio.gather(*with_calls),
+        )
+    for index, found in zip(missing, own, strict=True):
+        withouts[index] = found
+    results: list[LossReduction | BackendError] = []
+    for without, with_rationale in zip(withouts, withs, strict=True):
+        if isinstance(without, BackendError):
+            results.append(without)
+        elif isinstance(with_rationale, BackendError):
+            results.append(with_rationale)
+        else:
+            assert without is not None  # every gap was filled by its own call above
+            results.append(loss_reduction(without, with_rationale, decay))
+    return results

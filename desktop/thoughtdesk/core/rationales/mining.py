@@ -10,16 +10,27 @@ summary and tried again by the next pass; Ctrl+C or a cancelled task keeps what 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from thoughtdesk.core.generation.backends import Backend, BackendError, ChatMessage, Request
+from thoughtdesk.core.generation.backends import Backend, BackendError, ChatMessage, Request, ResilientBackend
 from thoughtdesk.core.generation.backends.pricing import estimate_tokens
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, read_rewrite, render_prompt
-from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, score_rationale
-from thoughtdesk.core.rationales.store import Document, add_rewrite, add_score, documents, done_keys, rationales
+from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, RationaleRecord, read_rewrite, render_prompt
+from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, score_document
+from thoughtdesk.core.rationales.store import (
+    Document,
+    StoredRationale,
+    add_rewrite,
+    add_score,
+    documents,
+    done_keys,
+    rationales,
+)
+
+T = TypeVar("T")
 
 #: Called with (finished, total) as results come in.
 Progress = Callable[[int, int], None]
@@ -56,6 +67,28 @@ class ExtractionSettings:
     chat: bool = False
     temperature: float = 0.0
     timeout: float = 300.0
+
+
+def in_flight(backend: Backend) -> int:
+    """How many documents a pass works on at once: twice the gate's concurrency for a
+    :class:`ResilientBackend` (so requests wait while a finished document is stored), else 64."""
+    return 2 * max(1, backend.gate.limits.concurrency) if isinstance(backend, ResilientBackend) else 64
+
+
+async def run_bounded(items: Sequence[T], one: Callable[[T], Awaitable[None]], limit: int) -> None:
+    """``one(item)`` for every item, ``limit`` at a time, in order.
+
+    Not all at once: a request waiting for the provider gate is woken whenever another one
+    finishes (its condition is notified for all), so thousands of waiting requests cost more
+    CPU than the requests themselves; a few more documents than the gate runs keep it full.
+    """
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:
+            await one(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(len(items), limit))))
 
 
 def extraction_request(settings: ExtractionSettings, document: Document) -> tuple[Request, str]:
@@ -127,7 +160,7 @@ async def extract_rationales(
         if progress is not None:
             progress(summary.skipped + summary.done + summary.failed, summary.total)
 
-    await asyncio.gather(*(one(document) for document in todo))
+    await run_bounded(todo, one, in_flight(backend))
     return summary
 
 
@@ -152,27 +185,31 @@ async def filter_rationales(
     if limit is not None:
         todo = todo[:limit]
 
-    async def one(index: int) -> None:
-        record = todo[index]
-        try:
-            result = await score_rationale(
-                scorer,
-                record.preceding,
-                record.rationale,
-                record.following,
-                markers=markers,
-                decay=decay,
-                horizon=horizon,
-            )
-        except BackendError as error:
-            summary.fail(f"rationale {record.id} ({record.doc_key})", error)
-        else:
-            add_score(lib, record.id, scorer=scorer_label, decay=decay, result=result)
-            summary.done += 1
-        if progress is not None:
-            progress(summary.skipped + summary.done + summary.failed, summary.total)
+    # The rationales of one document are scored together: their "without" scorings share a call
+    # where the scorer allows (filtering.score_document).
+    by_document: dict[int, list[StoredRationale]] = {}
+    for record in todo:
+        by_document.setdefault(record.doc_id, []).append(record)
 
-    await asyncio.gather(*(one(index) for index in range(len(todo))))
+    async def one(group: list[StoredRationale]) -> None:
+        results = await score_document(
+            scorer,
+            [RationaleRecord(r.preceding, r.rationale, r.following) for r in group],
+            markers=markers,
+            decay=decay,
+            horizon=horizon,
+        )
+        for record, result in zip(group, results, strict=True):
+            if isinstance(result, BackendError):
+                summary.fail(f"rationale {record.id} ({record.doc_key})", result)
+            else:
+                add_score(lib, record.id, scorer=scorer_label, decay=decay, result=result)
+                summary.done += 1
+            if progress is not None:
+                progress(summary.skipped + summary.done + summary.failed, summary.total)
+
+    # As many documents at once as the gate lets requests run keeps it full (2+ requests each).
+    await run_bounded(list(by_document.values()), one, in_flight(scorer))
     return summary
 
 

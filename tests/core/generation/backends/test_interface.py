@@ -71,7 +71,17 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
         ResilientBackend,
     )
 
-    fields = {"chat", "completion", "multiple_samples", "seed", "logprobs", "prompt_logprobs", "streaming", "scoring"}
+    fields = {
+        "chat",
+        "completion",
+        "multiple_samples",
+        "seed",
+        "logprobs",
+        "prompt_logprobs",
+        "streaming",
+        "scoring",
+        "stable_prefix_scores",
+    }
     assert set(asdict(Capabilities(True, True, True, True, True, True))) == fields
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF" + b"\0" * 16)  # the capabilities need no loaded model
@@ -87,6 +97,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             prompt_logprobs=False,
             streaming=False,
             scoring=False,
+            stable_prefix_scores=True,
         ),
         completions: dict(
             chat=True,
@@ -97,6 +108,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             prompt_logprobs=True,
             streaming=False,
             scoring=True,
+            stable_prefix_scores=True,
         ),
         AnthropicBackend("k"): dict(
             chat=True,
@@ -107,6 +119,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             prompt_logprobs=False,
             streaming=False,
             scoring=False,
+            stable_prefix_scores=True,
         ),
         LlamaCppBackend(LlamaCppSettings(gguf)): dict(
             chat=True,
@@ -117,6 +130,7 @@ def test_every_backend_reports_its_capabilities(tmp_path) -> None:
             prompt_logprobs=True,
             streaming=True,
             scoring=True,
+            stable_prefix_scores=False,
         ),
     }
     for backend, capabilities in expected.items():

@@ -137,6 +137,9 @@ class Capabilities:
     prompt_logprobs: bool  # log-probabilities of the prompt tokens (echo)
     streaming: bool = False
     scoring: bool = False  # Backend.score: exact log-probs of given text (core/generation/scoring.py)
+    # Scoring a longer text gives its leading tokens the log-probs a shorter text would (cut at a
+    # token boundary), so one call can stand for several; False where the evaluation split matters.
+    stable_prefix_scores: bool = True
 
 
 class Backend(ABC):

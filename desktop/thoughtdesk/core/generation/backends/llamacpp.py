@@ -101,6 +101,8 @@ class LlamaCppBackend(Backend):
         prompt_logprobs=True,
         streaming=True,
         scoring=True,
+        # llama.cpp's CPU results depend on how tokens are split into evaluations (score_with_llama).
+        stable_prefix_scores=False,
     )
 
     def __init__(self, settings: LlamaCppSettings) -> None:

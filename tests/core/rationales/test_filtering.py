@@ -1,0 +1,212 @@
+"""Filtering the rationales of one document together: the "without" scorings share one call
+where that is exact, and every stored loss equals the one the record's own two calls give
+(against a local fake server whose toy model gives echo log-probs)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.libraries import DEMO, demo_library
+from tests.helpers.servers import FakeModelServer, Recorded, Reply, toy_echo_logprobs
+from thoughtdesk.core.generation.backends import LlamaCppBackend, OpenAICompatBackend, ResilientBackend, RetryPolicy
+from thoughtdesk.core.generation.scoring import TokenScores
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.rationales.extraction import DEFAULT, read_rewrite
+from thoughtdesk.core.rationales.filtering import LossReduction, score_rationale, scored_following, shared_span
+from thoughtdesk.core.rationales.mining import filter_rationales
+from thoughtdesk.core.rationales.store import Document, add_rewrite, rationales
+
+STEPS = [
+    "Anna buys 3 boxes of 12 eggs.",
+    "She uses 7 eggs for a cake.",
+    "Her neighbour gives her 5 more eggs.",
+    "She now has 36 - 7 + 5 = 34 eggs.",
+    "The answer is 34.",
+]
+WHYS = [
+    "Boxes times eggs per box gives the eggs she starts with.",
+    "Using eggs takes them away from what she has.",
+    "A gift adds to what she has.",
+    "Adding up the changes gives the eggs she has now.",
+]
+
+
+def fill(lib: Library, documents: int) -> None:
+    """Documents of 5 steps with a rationale after each of the first 4 (a different text each)."""
+    collection_id = lib.require_collection(DEMO)
+    for doc in range(documents):
+        steps = [f"{step[:-1]} (doc {doc})." if index == 2 else step for index, step in enumerate(STEPS)]
+        original = " ".join(steps)
+        output = " ".join(f"{step} <BOT>{why}<EOT>" for step, why in zip(steps, WHYS, strict=False)) + " " + steps[-1]
+        rewrite = read_rewrite(original, output)
+        assert rewrite.valid and len(rewrite.rationales) == 4
+        add_rewrite(
+            lib,
+            collection_id,
+            Document(f"file:t:{doc}", "file", original),
+            model="openai:m",
+            markers=DEFAULT,
+            fragment_key=None,
+            prompt_text="",
+            output=output,
+            rewrite=rewrite,
+        )
+
+
+def scorer(server: FakeModelServer) -> ResilientBackend:
+    inner = OpenAICompatBackend(server.base_url, endpoint="completions", model="m")
+    return ResilientBackend(inner, retry=RetryPolicy(max_attempts=1))
+
+
+def run_filter(lib: Library, server: FakeModelServer, horizon: int):
+    async def main():
+        backend = scorer(server)
+        try:
+            return await filter_rationales(lib, DEMO, backend, "openai:m", horizon=horizon)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(main())
+
+
+def own_calls(lib: Library, server: FakeModelServer, horizon: int) -> list[LossReduction]:
+    """Each stored record scored on its own: two calls, as before the calls were shared."""
+
+    async def main():
+        backend = scorer(server)
+        try:
+            return [
+                await score_rationale(backend, r.preceding, r.rationale, r.following, horizon=horizon)
+                for r in rationales(lib, DEMO)
+            ]
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(main())
+
+
+def merged_sentence_ends(record: Recorded) -> Reply | None:
+    """The toy echo model with a coarser tokenizer: a word ending a sentence and the word after
+    it are one token (so a rationale's span starts inside a token)."""
+    body: dict[str, Any] = toy_echo_logprobs(str(record.json["prompt"]), "m")
+    logprobs = body["choices"][0]["logprobs"]
+    tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs["text_offset"]
+    index = 1
+    while index < len(tokens) - 2:  # the first token has no log-prob; the last is the generated one
+        if tokens[index].endswith("."):
+            tokens[index : index + 2] = [tokens[index] + tokens[index + 1]]
+            values[index : index + 2] = [values[index] + values[index + 1]]
+            del offsets[index + 1]
+        index += 1
+    return Reply(body=body)
+
+
+@pytest.mark.parametrize("horizon", [600, 40])
+def test_one_shared_call_per_document_gives_the_same_losses(
+    tmp_path: Path, fake_server: FakeModelServer, horizon: int
+) -> None:
+    with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
+        fill(lib, 3)
+        summary = run_filter(lib, fake_server, horizon)
+        assert (summary.done, summary.failed) == (12, 0)
+        # 4 rationales a document: 4 calls with them + 1 shared call without, not 8.
+        assert len(fake_server.requests) == 3 * 5
+        without = [r for r in fake_server.requests if "<BOT>" not in r.json["prompt"]]
+        assert len(without) == 3
+        stored = [r.score for r in rationales(lib, DEMO, scorer="openai:m", decay=0.9)]
+        expected = own_calls(lib, fake_server, horizon)
+    assert len(stored) == len(expected) == 12
+    for got, want in zip(stored, expected, strict=True):
+        assert got is not None
+        assert got.loss_without == pytest.approx(want.loss_without, abs=1e-12)
+        assert got.loss_with == pytest.approx(want.loss_with, abs=1e-12)
+        assert (got.tokens_without, got.tokens_with) == (want.tokens_without, want.tokens_with)
+        assert got.tokens_without > 3
+
+
+def test_a_span_cut_inside_a_token_gets_its_own_call(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    fake_server.responder = merged_sentence_ends
+    with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
+        fill(lib, 1)
+        summary = run_filter(lib, fake_server, horizon=0)
+        assert (summary.done, summary.failed) == (4, 0)
+        # Every rationale's span starts inside a merged token: the shared call and 4 own calls.
+        without = [r for r in fake_server.requests if "<BOT>" not in r.json["prompt"]]
+        assert len(without) == 1 + 4
+        stored = [r.score for r in rationales(lib, DEMO, scorer="openai:m", decay=0.9)]
+        expected = own_calls(lib, fake_server, horizon=0)
+    assert stored == expected
+
+
+def test_a_failed_shared_call_fails_the_documents_rationales_until_the_next_pass(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    def refuse_without(record: Recorded) -> Reply | None:
+        if "<BOT>" not in record.json["prompt"]:
+            return Reply(status=400, body={"error": {"message": "refused"}})
+        return None
+
+    fake_server.responder = refuse_without
+    with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
+        fill(lib, 2)
+        first = run_filter(lib, fake_server, horizon=600)
+        assert (first.done, first.failed) == (0, 8)
+        assert first.errors and "refused" in first.errors[0] and "file:t:0" in first.errors[0]
+        assert all(r.score is None for r in rationales(lib, DEMO, scorer="openai:m", decay=0.9))
+        fake_server.responder = None
+        second = run_filter(lib, fake_server, horizon=600)
+        assert (second.done, second.skipped, second.failed) == (8, 0, 0)
+        assert all(r.score is not None for r in rationales(lib, DEMO, scorer="openai:m", decay=0.9))
+
+
+def test_a_refused_shared_call_falls_back_to_own_calls(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    # A server whose context holds the text up to the second rationale's scored span, not more
+    # (the third's and the fourth's run to the end of the text, as the shared call does).
+    with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
+        fill(lib, 1)
+        second = list(rationales(lib, DEMO))[1]
+        room = len(second.preceding + scored_following(second.following, 40))
+
+    def too_long(record: Recorded) -> Reply | None:
+        if len(record.json["prompt"]) > room and "<BOT>" not in record.json["prompt"]:
+            return Reply(status=400, body={"error": {"message": "the prompt is longer than the context"}})
+        return None
+
+    fake_server.responder = too_long
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        summary = run_filter(lib, fake_server, horizon=40)
+        assert (summary.done, summary.failed) == (2, 2)
+        assert "longer than the context" in summary.errors[0]
+        stored = [r.score for r in rationales(lib, DEMO, scorer="openai:m", decay=0.9)]
+        fake_server.responder = None
+        expected = own_calls(lib, fake_server, horizon=40)
+    assert stored[:2] == expected[:2] and stored[2:] == [None, None]
+
+
+def test_shared_span_reads_only_spans_on_token_boundaries() -> None:
+    text = "A b. C d. E f."
+    # The scoring of text[4:] after text[:4]: tokens " C", " d.", " E", " f."
+    shared = TokenScores((" C", " d.", " E", " f."), (-1.0, -2.0, -3.0, -4.0))
+    assert shared_span(text, len(text), shared, 4, 9) == TokenScores((" C", " d."), (-1.0, -2.0))
+    assert shared_span(text, len(text), shared, 9, 14) == TokenScores((" E", " f."), (-3.0, -4.0))
+    assert shared_span(text, len(text), shared, 4, 14) == shared
+    assert shared_span(text, len(text), shared, 4, 8) is None  # ends inside " d."
+    assert shared_span(text, len(text), shared, 5, 14) is None  # starts inside " C"
+    # Token texts that do not lie end to end as the text has them (e.g. a byte-level tokenizer's
+    # partial characters): nothing is read from them.
+    assert shared_span(text, len(text), TokenScores((" C", " x.", " E", " f."), (0.0,) * 4), 4, 9) is None
+    assert shared_span(text, len(text), TokenScores((), ()), 4, 9) is None
+
+
+def test_only_backends_with_split_independent_scores_share_calls(fake_server: FakeModelServer) -> None:
+    backend = scorer(fake_server)
+    try:
+        assert backend.capabilities.scoring and backend.capabilities.stable_prefix_scores
+    finally:
+        asyncio.run(backend.aclose())
+    # llama.cpp's results depend on how tokens are split into evaluations: no sharing there.
+    assert not LlamaCppBackend.capabilities.stable_prefix_scores
