@@ -23,37 +23,27 @@ Run: ``PYTHONPATH=desktop /work/main/.venv/bin/python tests/benchmarks/bench_cri
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
+from runs_setup import DELAY, copy_library, one_step_run, raw_httpx, serve, start_server
 
-from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     CotSelection,
     CritiqueSpec,
     ModelSpec,
     RunLimits,
-    RunSpec,
-    SampleSelection,
     create_critique_run,
-    create_run,
     execute_run,
     plan_critique_run,
-    plan_run,
 )
 from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.writer import OnDuplicate, SampleWriter
 
-DELAY = 0.2
 CRITIQUE = (
     "The explanation states or suggests the following:\n"
     '* Main flaw (standalone statement): "The explanation skips the subtraction."\n'
@@ -72,50 +62,6 @@ ANSWER = json.dumps(
         "usage": {"prompt_tokens": 400, "completion_tokens": 80, "total_tokens": 480},
     }
 ).encode()
-
-
-# --- the server (its own process, so it does not share the client's GIL) ---------------------
-
-
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            await reader.readexactly(length)
-            await asyncio.sleep(DELAY)
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                b"Content-Length: " + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass
-    finally:
-        writer.close()
-
-
-async def _serve(port: int) -> None:
-    server = await asyncio.start_server(_handle, "127.0.0.1", port, backlog=512)
-    async with server:
-        await server.serve_forever()
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return process, f"http://127.0.0.1:{port}/v1"
 
 
 # --- the client side ---------------------------------------------------------------------------
@@ -151,47 +97,13 @@ def make_library(folder: Path, count: int) -> Path:
     return path
 
 
-async def _raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
-    gate = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(trust_env=False, limits=httpx.Limits(max_connections=100)) as client:
-
-        async def one(i: int) -> None:
-            async with gate:
-                response = await client.post(
-                    f"{base_url}/chat/completions",
-                    json={"model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]},
-                )
-                response.raise_for_status()
-
-        started = time.perf_counter()
-        await asyncio.gather(*(one(i) for i in range(requests)))
-        return time.perf_counter() - started
-
-
-def _copy(template: Path, folder: Path, name: str) -> Path:
-    path = folder / f"{name}-{time.monotonic_ns()}.thoughtdesk"
-    shutil.copy(template, path)
-    return path
-
-
 def generation_run(template: Path, folder: Path, base_url: str, requests: int, concurrency: int) -> float:
-    path = _copy(template, folder, "generation")
-    started = time.perf_counter()
-    spec = RunSpec(
-        samples=SampleSelection("bench", limit=requests),
-        models=(ModelSpec("openai", "bench", base_url=base_url, max_tokens=32),),
-        cot_triggers=("kojima-01",),
-        mode=PromptMode.ONE_STEP,
-    )
-    with Library.open(path) as lib:
-        run_id = create_run(lib, plan_run(lib, spec))
-    final = execute_run(path, run_id, limits=RunLimits(concurrency=concurrency, max_attempts=10))
-    assert final.done == requests and final.failed == 0, final
-    return time.perf_counter() - started
+    path = copy_library(template, folder, "generation")
+    return one_step_run(path, [base_url], requests, RunLimits(concurrency=concurrency, max_attempts=10))
 
 
 def critique_run(template: Path, folder: Path, base_url: str, requests: int, concurrency: int) -> tuple[float, str]:
-    path = _copy(template, folder, "critique")
+    path = copy_library(template, folder, "critique")
     started = time.perf_counter()
     spec = CritiqueSpec(
         CotSelection("bench", limit=requests), (ModelSpec("openai", "bench", base_url=base_url, max_tokens=512),)
@@ -222,20 +134,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs of each case; the best counts")
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(_serve(args.serve))
+        serve(args.serve, ANSWER)
         return
     n, c = args.requests, args.concurrency
     folder = Path(tempfile.mkdtemp(prefix="bench-critique-"))
     template = make_library(folder, n)
     ideal = n * DELAY / c
     rows: list[tuple[str, float, str]] = []
-    server, url = start_server()
+    server, url = start_server(__file__)
     try:
         # Interleaved repeats, best of each: a machine shared with other jobs slows single runs.
         bare, generation, critique = [], [], []
         note = ""
         for _ in range(args.repeats):
-            bare.append(asyncio.run(_raw_httpx(url, n, c)))
+            bare.append(raw_httpx(url, n, c))
             generation.append(generation_run(template, folder, url, n, c))
             seconds, note = critique_run(template, folder, url, n, c)
             critique.append(seconds)

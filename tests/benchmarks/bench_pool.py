@@ -19,30 +19,16 @@ import argparse
 import asyncio
 import json
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from thoughtdesk.core.generation.backends import OpenAICompatBackend, PooledBackend, ProviderLimits, Request
-from thoughtdesk.core.generation.prompts import PromptMode
-from thoughtdesk.core.generation.runs import (
-    ModelSpec,
-    RunLimits,
-    RunSpec,
-    SampleSelection,
-    create_run,
-    execute_run,
-    plan_run,
-)
-from thoughtdesk.core.library.records import Sample
-from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.library.writer import OnDuplicate, SampleWriter
+from runs_setup import DELAY, copy_library, one_step_run, sample_library, serve, start_server, stored_once
 
-DELAY = 0.2
+from thoughtdesk.core.generation.backends import OpenAICompatBackend, PooledBackend, ProviderLimits, Request
+from thoughtdesk.core.generation.runs import RunLimits
+
 ANSWER = json.dumps(
     {
         "id": "bench",
@@ -54,89 +40,11 @@ ANSWER = json.dumps(
 ).encode()
 
 
-# --- the servers ---------------------------------------------------------------------------------
-
-
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while True:  # keep-alive: one connection serves many requests
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next(
-                (
-                    int(line.split(b":", 1)[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                ),
-                0,
-            )
-            await reader.readexactly(length)
-            await asyncio.sleep(DELAY)
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                + str(len(ANSWER)).encode()
-                + b"\r\n\r\n"
-                + ANSWER
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass
-    finally:
-        writer.close()
-
-
-async def _serve(port: int) -> None:
-    server = await asyncio.start_server(_handle, "127.0.0.1", port, backlog=512)
-    async with server:
-        await server.serve_forever()
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen([sys.executable, __file__, "--serve", str(port)])
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    return process, f"http://127.0.0.1:{port}/v1"
-
-
-# --- the client side -----------------------------------------------------------------------------
-
-
-def make_library(folder: Path, count: int) -> Path:
-    path = folder / "bench.thoughtdesk"
-    with Library.open(path) as lib:
-        with lib.transaction():
-            cid = lib.create_collection("bench")
-            writer = SampleWriter(lib, cid, OnDuplicate.FAIL)
-            for i in range(count):
-                writer.add("bench", "test", Sample(id=f"q{i}", question=f"What is {i} + 42 - {i}?", answer=["42"]))
-            writer.close("bench")
-        lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return path
-
-
 def run_on(template: Path, folder: Path, urls: list[str], requests: int, concurrency: int) -> tuple[float, Path]:
     """Seconds to plan, store and execute ``requests`` one-step requests on the servers ``urls``."""
-    path = folder / f"run-{len(urls)}-{time.monotonic_ns()}.thoughtdesk"
-    shutil.copy(template, path)
-    started = time.perf_counter()
-    spec = RunSpec(
-        samples=SampleSelection("bench", limit=requests),
-        models=(ModelSpec("openai", "bench", base_url=urls[0], more_base_urls=tuple(urls[1:]), max_tokens=32),),
-        cot_triggers=("kojima-01",),
-        mode=PromptMode.ONE_STEP,
-    )
-    with Library.open(path) as lib:
-        run_id = create_run(lib, plan_run(lib, spec))
-    final = execute_run(path, run_id, limits=RunLimits(concurrency=concurrency, max_attempts=10, initial_wait=0.2))
-    elapsed = time.perf_counter() - started
-    assert final.done == requests and final.failed == 0, final
-    return elapsed, path
+    path = copy_library(template, folder, f"run-{len(urls)}")
+    limits = RunLimits(concurrency=concurrency, max_attempts=10, initial_wait=0.2)
+    return one_step_run(path, urls, requests, limits), path
 
 
 async def _bare_pool(urls: list[str], requests: int, concurrency: int) -> float:
@@ -155,16 +63,6 @@ def bare_pool(urls: list[str], requests: int, concurrency: int) -> float:
     return asyncio.run(_bare_pool(urls, requests, concurrency))
 
 
-def stored_once(path: Path) -> tuple[int, int]:
-    """(samples with exactly one CoT, CoTs in total)."""
-    with Library.open(path) as lib:
-        once = lib.conn.execute(
-            "SELECT count(*) FROM sample WHERE (SELECT count(*) FROM generated_cot c WHERE c.sample_pk = sample.id) = 1"
-        ).fetchone()[0]
-        total = lib.conn.execute("SELECT count(*) FROM generated_cot").fetchone()[0]
-    return once, total
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--serve", type=int)
@@ -172,14 +70,14 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="per endpoint")
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(_serve(args.serve))
+        serve(args.serve, ANSWER)
         return
     n, c = args.requests, args.concurrency
     folder = Path(tempfile.mkdtemp(prefix="bench-pool-"))
-    template = make_library(folder, n)
+    template = sample_library(folder, n)
     rows: list[tuple[str, float, str]] = []
-    first, first_url = start_server()
-    second, second_url = start_server()
+    first, first_url = start_server(__file__)
+    second, second_url = start_server(__file__)
     try:
         bare_one = bare_pool([first_url], n, c)
         bare_two = bare_pool([first_url, second_url], n, c)

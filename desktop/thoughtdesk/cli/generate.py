@@ -1,17 +1,15 @@
-"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk runs`` and ``thoughtdesk resume``:
-CoT generation runs and critique runs from the command line, over
-:mod:`thoughtdesk.core.generation.runs`."""
+"""``thoughtdesk generate``, ``thoughtdesk critique`` and ``thoughtdesk resume``: CoT generation
+runs and critique runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
+(listing and changing runs: :mod:`thoughtdesk.cli.runs`; fragments: :mod:`thoughtdesk.cli.fragments`)."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import asdict
 
 from thoughtdesk.cli.common import (
     EXIT_FAIL,
@@ -24,13 +22,12 @@ from thoughtdesk.cli.common import (
     server_urls,
     whole,
 )
-from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS, CritiqueTemplate
+from thoughtdesk.cli.fragments import user_critique_templates, user_fragments
+from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
-from thoughtdesk.core.generation.fragment_store import FragmentStore
-from thoughtdesk.core.generation.fragments import ALL_KINDS, critique_templates, import_fragments
-from thoughtdesk.core.generation.prompts import FragmentLibrary, PromptMode
+from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     GUIDE_METHODS,
     ONLY_CHOICES,
@@ -47,40 +44,19 @@ from thoughtdesk.core.generation.runs import (
     RunSpecError,
     SampleSelection,
     advance_batch_run,
-    cancel_batch_run_async,
     check_batch_spec,
     check_models_ready,
     create_critique_run,
     create_run,
-    delete_run,
     is_batch_run,
     list_batches,
-    list_runs,
     parse_summary,
     plan_critique_run,
     plan_run,
-    rename_run,
     resolve_run_id,
     resume_run,
     run_info,
 )
-
-
-def user_fragments() -> FragmentLibrary:
-    """The fragments the user sees in the app: built-in ones with the user's edits applied.
-
-    An unreadable user file is named on stderr and the built-in fragments are used.
-    """
-    store = FragmentStore()
-    library = store.load()
-    if store.unreadable is not None:
-        print(f"thoughtdesk: {store.unreadable}; using the built-in fragments", file=sys.stderr)
-    return library
-
-
-def user_critique_templates() -> dict[str, CritiqueTemplate]:
-    """The critique templates the user sees in the app (the built-in ones are always added)."""
-    return critique_templates(user_fragments())
 
 
 def user_prices() -> PriceTable:
@@ -376,119 +352,6 @@ def cmd_critique(args: argparse.Namespace) -> int:
     return _execute(args, run_id)
 
 
-def cmd_fragments_import(args: argparse.Namespace) -> int:
-    store = FragmentStore()
-    library = store.load()
-    if store.unreadable is not None:
-        raise ThoughtDeskError(f"{store.unreadable}; fix or move that file first (nothing was imported)")
-    report = import_fragments(library, args.file, on_conflict="replace" if args.replace else "keep")
-    store.save(library)
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "added": [{"kind": f.kind, "key": f.key} for f in report.added],
-                    "replaced": [{"kind": f.kind, "key": f.key} for f in report.replaced],
-                    "unchanged": report.unchanged,
-                    "kept_yours": [{"kind": f.kind, "key": f.key} for f in report.conflicts],
-                }
-            )
-        )
-        return EXIT_OK
-    for fragment in report.added + report.replaced:
-        print(f"{fragment.kind}\t{fragment.key}")
-    conflicts = ", ".join(f"{f.key} ({f.kind})" for f in report.conflicts)
-    print(
-        f"{len(report.added)} added, {len(report.replaced)} replaced, {report.unchanged} already present"
-        + (f"; kept yours (different text; --replace to take the file's): {conflicts}" if conflicts else ""),
-        file=sys.stderr,
-    )
-    return EXIT_OK
-
-
-def cmd_fragments_list(args: argparse.Namespace) -> int:
-    """``thoughtdesk fragments [list] [--kind K] [--json]``: the keys ``--instruction``,
-    ``--trigger``, ``--extraction`` and ``--template`` take."""
-    chosen = [f for f in user_fragments() if not getattr(args, "kind", None) or f.kind == args.kind]
-    if getattr(args, "json", False):
-        print(
-            json.dumps(
-                [{"kind": f.kind, "key": f.key, "source": f.source, "text": f.text} for f in chosen],
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
-        return EXIT_OK
-    for fragment in chosen:
-        first_line = fragment.text.splitlines()[0] if fragment.text else ""
-        print(f"{fragment.kind}\t{fragment.key}\t{fragment.source}\t{first_line[:80]}")
-    return EXIT_OK
-
-
-def cmd_runs(args: argparse.Namespace) -> int:
-    if args.delete is not None or args.rename is not None:
-        return _change_run(args)
-    if args.cancel is not None:
-        return _cancel_batches(args)
-    with open_library(args) as lib:
-        runs = list_runs(lib)
-        batches = {run.id: list_batches(lib, run.id) for run in runs}
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {**run.to_json(), **({"batches": [asdict(b) for b in batches[run.id]]} if batches[run.id] else {})}
-                    for run in runs
-                ],
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
-        return EXIT_OK
-    for run in runs:
-        error = f"  ({run.last_error})" if run.last_error else ""
-        status = f"interrupted - resume with: thoughtdesk resume {run.id}" if run.interrupted else run.status
-        print(
-            f"{run.id}\t{run.kind}\t{status}\t{run.done}/{run.total} done, {run.failed} failed\t"
-            f"{', '.join(run.models)}\t{run.name}{error}"
-        )
-        for batch in batches.get(run.id, []):
-            print(f"\tbatch {batch.describe()}")
-    return EXIT_OK
-
-
-def _cancel_batches(args: argparse.Namespace) -> int:
-    """``runs --cancel RUN``: ask the provider to cancel a batch run's open batches."""
-    with open_library(args) as lib:
-        run_id = resolve_run_id(lib, args.cancel)
-        if not is_batch_run(lib, run_id):
-            raise ThoughtDeskError(
-                f"run {run_id} is not a batch run; stop a running one with Ctrl+C or Cancel in the Runs tab"
-            )
-        path = lib.path
-    count = asyncio.run(cancel_batch_run_async(path, run_id))
-    text = f"run {run_id}: {count} batch(es) cancelled at the provider; `thoughtdesk resume {run_id}` stores what they answered"
-    print(json.dumps({"run": run_id, "cancelled_batches": count}) if args.json else text)
-    return EXIT_OK
-
-
-def _change_run(args: argparse.Namespace) -> int:
-    """``runs --rename RUN NAME`` and ``runs --delete RUN``."""
-    if args.delete is not None and args.rename is not None:
-        raise ThoughtDeskError("--delete and --rename cannot be used together")
-    with open_library(args) as lib:
-        if args.rename is not None:
-            run_id = rename_run(lib, args.rename[0], args.rename[1])
-            result = {"run": run_id, "renamed": args.rename[1].strip()}
-            text = f"run {run_id} renamed to {args.rename[1].strip()!r}"
-        else:
-            run_id, requests = delete_run(lib, args.delete)
-            result = {"run": run_id, "deleted": True, "requests": requests}
-            text = f"run {run_id} deleted ({requests} request row(s)); the CoTs and answers it produced are kept"
-    print(json.dumps(result) if args.json else text)
-    return EXIT_OK
-
-
 def cmd_resume(args: argparse.Namespace) -> int:
     with open_library(args, create=False) as lib:
         run_id = resolve_run_id(lib, args.run)
@@ -674,43 +537,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     _execution_options(p)
     p.set_defaults(func=cmd_critique)
-
-    p = sub.add_parser(
-        "fragments",
-        help="list (the default) or import prompt fragments and critique templates",
-        description="Without a sub-command: list your fragments (kind, key, source, first line); the keys "
-        "are what --instruction, --trigger, --extraction and --template take.",
-    )
-    p.add_argument("--kind", choices=list(ALL_KINDS), help="only this kind")
-    p.add_argument("--json", action="store_true", help="print JSON (kind, key, source and the whole text)")
-    p.set_defaults(func=cmd_fragments_list)
-    fragments = p.add_subparsers(dest="fragments_command", metavar="COMMAND")
-    q = fragments.add_parser(
-        "import",
-        help="add the fragments of a ThoughtDesk or ThoughtSource fragments file, or DS Critique Bank's "
-        "DSCB-prompts.json (its critique template and student prompts), to yours",
-    )
-    q.add_argument("file", help="the JSON file")
-    q.add_argument("--replace", action="store_true", help="replace your fragments that have the same key")
-    q.add_argument("--json", action="store_true", help="print what was added, replaced and kept as JSON")
-    q.set_defaults(func=cmd_fragments_import)
-    q = fragments.add_parser("list", help="list your fragments (kind, key, source, first line)")
-    q.add_argument("--kind", choices=list(ALL_KINDS), help="only this kind")
-    q.add_argument("--json", action="store_true", help="print JSON (kind, key, source and the whole text)")
-    q.set_defaults(func=cmd_fragments_list)
-
-    p = sub.add_parser(
-        "runs",
-        help="list generation and critique runs; rename or delete one",
-        description="List the library's runs (newest first), or rename or delete one. An interrupted run "
-        "says how to resume it. Deleting a run removes its request rows; the CoTs, answers and critiques "
-        "it produced stay in the collection.",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON (for --delete and --rename: what was done)")
-    p.add_argument("--delete", metavar="RUN", help="delete this run (id or name); a run being executed is refused")
-    p.add_argument("--rename", nargs=2, metavar=("RUN", "NAME"), help="give this run (id or name) a new name")
-    p.add_argument("--cancel", metavar="RUN", help="cancel a batch run's open batches at the provider")
-    p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("resume", help="send the missing requests of a run (a batch run: poll, fetch, submit)")
     p.add_argument("run", help="the run's id or name")

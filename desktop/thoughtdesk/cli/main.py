@@ -18,7 +18,19 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 
 from thoughtdesk import __version__
-from thoughtdesk.cli import admin, critiques, evaluate, generate, library, rationales, report, review, trajectories
+from thoughtdesk.cli import (
+    admin,
+    critiques,
+    evaluate,
+    fragments,
+    generate,
+    library,
+    rationales,
+    report,
+    review,
+    runs,
+    trajectories,
+)
 from thoughtdesk.cli.common import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, finish_progress
 from thoughtdesk.cli.help import add_examples
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -52,7 +64,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", metavar="LIBRARY", help="a library file to open (as --library)")
     p.set_defaults(func=cmd_gui)
 
-    for module in (library, generate, evaluate, critiques, review, rationales, trajectories, report, admin):
+    for module in (
+        library,
+        generate,
+        fragments,
+        runs,
+        evaluate,
+        critiques,
+        review,
+        rationales,
+        trajectories,
+        report,
+        admin,
+    ):
         module.register(sub)
     for command in sub_commands(parser):
         add_global_options(command, on_sub_command=True)

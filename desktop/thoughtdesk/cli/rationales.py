@@ -122,7 +122,7 @@ def _report_failures(summary: PassSummary, again: str) -> int:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from thoughtdesk.cli.generate import user_fragments
+    from thoughtdesk.cli.fragments import user_fragments
 
     markers = _markers(args)
     fragments = user_fragments()

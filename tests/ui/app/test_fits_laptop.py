@@ -89,10 +89,10 @@ def test_the_runs_tab_fits_while_a_long_prompt_is_shown(window, qtbot):
     window.show_tab(panel)
     # What the panel shows while a local model streams: the end of the prompt in the title,
     # the text below (a one-line label made the window 1,686 px wide).
-    panel.stream_title.setText("Local model output — run 1, current request (prompt ends “…" + QUESTION * 3 + "”)")
-    panel.stream.setPlainText("x" * 5000)
+    panel.output.title.setText("Local model output — run 1, current request (prompt ends “…" + QUESTION * 3 + "”)")
+    panel.output.text.setPlainText("x" * 5000)
     qtbot.wait(50)
-    assert isinstance(panel.stream_title, ElidedLabel) and QUESTION in panel.stream_title.text()
+    assert isinstance(panel.output.title, ElidedLabel) and QUESTION in panel.output.title.text()
     assert_fits(window, "the main window with the Runs tab streaming")
 
 
@@ -119,7 +119,7 @@ def test_the_runs_tab_fits_while_a_local_model_streams(window, qtbot, tmp_path, 
         worker.token.connect(lambda _piece: sizes.append(needed(window)))
     qtbot.wait(300)  # the last refresh of the streamed text
     assert sizes, "the model streamed nothing"
-    assert f"run {run_id}" in panel.stream_title.text()
+    assert f"run {run_id}" in panel.output.title.text()
     assert_fits(window, "the main window after a local model streamed")
     widest = max(sizes, key=QSize.width)
     assert widest.width() <= LAPTOP_CLIENT.width(), f"while streaming the window needed {widest.width()} px"

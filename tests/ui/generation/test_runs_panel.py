@@ -224,8 +224,8 @@ def test_local_model_streams_its_text_into_the_runs_panel(window, generation, qt
         worker.token.connect(pieces.append)
     assert worker.error == "" and cell(panel, run_id, "Done") == "1"
     assert len(pieces) > 1, "the text arrived piece by piece, not at the end"
-    qtbot.waitUntil(lambda: panel.stream.toPlainText() == "".join(pieces)[-20000:], timeout=5000)
-    assert f"run {run_id}" in panel.stream_title.text()
+    qtbot.waitUntil(lambda: panel.output.text.toPlainText() == "".join(pieces)[-20000:], timeout=5000)
+    assert f"run {run_id}" in panel.output.title.text()
     with Library.open(window.library.path) as lib:
         stored = lib.conn.execute("SELECT cot FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()[0]
     assert stored == "".join(pieces)  # what was shown is what was stored

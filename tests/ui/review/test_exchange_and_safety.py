@@ -123,8 +123,8 @@ def test_markup_is_shown_literally_everywhere(session, qtbot) -> None:
     assert "<img src=x>" in view.panel.span_list.item(0).text()
     # The word diff against the hostile CoT.
     view.compare.show_diff(1, index)
-    assert view.compare.diff_b.document().toPlainText() == text
-    assert document_is_inert(view.compare.diff_b.document())
+    assert view.compare.diff.b.document().toPlainText() == text
+    assert document_is_inert(view.compare.diff.b.document())
     # A comment full of markup, in the panel and on the panel's note.
     session.key(Qt.Key.Key_C)
     qtbot.keyClicks(view.edits.comment_dialog.editor, COMMENT)

@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from tests.helpers.libraries import long_text_library
 from tests.ui.review.conftest import Session
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, capped_steps
-from thoughtdesk.ui.review.compare.view import DIFF_CHARS, SIMILARITY_CHARS, SYNC_SIMILARITY_CHARS, CompareView, CotView
+from thoughtdesk.ui.review.compare.diff_pane import DIFF_CHARS
+from thoughtdesk.ui.review.compare.view import SIMILARITY_CHARS, SYNC_SIMILARITY_CHARS, CompareView, CotView
 
 
 def test_a_10mb_question_and_a_1mb_unbroken_cot_open_in_review(qtbot, tmp_path) -> None:
@@ -101,12 +102,12 @@ def test_long_word_diffs_run_in_a_worker_and_too_long_ones_not_at_all(qtbot) -> 
     qtbot.addWidget(view)
     view.show()
     view.set_cots([CotView(id="a", text=prose(6000, 1)), CotView(id="b", text=prose(6000, 2))])
-    assert view.diff_summary.text() in ("word diff…",) or view.diff_summary.text().startswith("−")
-    qtbot.waitUntil(lambda: view.diff_summary.text().startswith("−"), timeout=30000)
+    assert view.diff.summary.text() in ("word diff…",) or view.diff.summary.text().startswith("−")
+    qtbot.waitUntil(lambda: view.diff.summary.text().startswith("−"), timeout=30000)
     half = DIFF_CHARS // 2 + 1
     view.set_cots([CotView(id="a", text=prose(half, 1)), CotView(id="b", text=prose(half, 2))])
-    assert view.diff_summary.text().startswith("no word diff:")
-    assert view.diff_a.toPlainText() == prose(half, 1)
+    assert view.diff.summary.text().startswith("no word diff:")
+    assert view.diff.a.toPlainText() == prose(half, 1)
 
 
 def test_reference_steps_are_cut_to_the_limit() -> None:

@@ -19,7 +19,7 @@ def next_views(view):
     """The CoTs ``n`` will show, in display order (what the prefetch computes from)."""
     pk = view.next_sample_key()
     assert pk is not None
-    views, _ = view._views(load_sample(view.library, pk))
+    views, _ = view.cot_views(load_sample(view.library, pk))
     return pk, views
 
 
@@ -55,6 +55,6 @@ def test_each_sample_shows_the_similarity_of_its_own_texts(session, qtbot) -> No
         view.prefetch.wait()
         qtbot.wait(10)  # its result is stored by a queued signal
         step()
-        shown, _ = view._views(view.stored)
+        shown, _ = view.cot_views(view.stored)
         assert view.compare._matrix.texts == texts_of(shown)
     assert view.blind is False

@@ -12,13 +12,17 @@ is configured before it starts, then started once::
 (:meth:`~thoughtdesk.ui.app.window_api.WindowApi.run_task` adds the window's progress dialog
 and error reporting to the second form.)
 
-Lifetime: a started task is held in ``_RUNNING`` until it finished, and its signal object is
-parented to the application, or to its owner (:meth:`Task.owned_by`: the callbacks then die
-with the owner, so a closed dialog gets no late call). Otherwise Python owns the signal object,
-and when it sits in a reference cycle (a slot that mentions the task) the cycle collector may
-free it on whichever thread collects, such as a pool thread; Qt aborts when a QObject is
-destroyed outside its thread. After ``finished`` the signal object is deleted with
-``deleteLater`` on the GUI thread.
+Lifetime: a started task is held in ``_RUNNING`` until it finished. It has two signal objects.
+The worker emits on its own (``Task._emitter``), which belongs to the application and is deleted
+only after the worker emitted its last signal: an object deleted on the GUI thread while a pool
+thread emits on it is a use-after-free in Qt (a segfault). Each of its signals is forwarded,
+queued to the GUI thread, to :attr:`Task.signals`, where the callbacks are connected; that one
+is parented to the application, or to its owner (:meth:`Task.owned_by`: the callbacks then die
+with the owner, and Qt drops the deliveries already queued for it, so a closed dialog gets no
+late call while the work still runs to its end). Python must not own either object: when one
+sits in a reference cycle (a slot that mentions the task) the cycle collector may free it on
+whichever thread collects, such as a pool thread; Qt aborts when a QObject is destroyed outside
+its thread. After ``finished`` both are deleted with ``deleteLater`` on the GUI thread.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import threading
 import traceback
 from collections.abc import Callable
 from typing import Generic, Self, TypeVar
+
+from shiboken6 import isValid
 
 from thoughtdesk.ui.qt import QCoreApplication, QObject, QProgressDialog, QRunnable, Qt, QThreadPool, QWidget, Signal
 
@@ -75,8 +81,14 @@ class Task(QRunnable, Generic[T_co]):
     def __init__(self, work: Callable[[TaskContext], T_co]) -> None:
         super().__init__()
         self.setAutoDelete(False)
+        # The worker's signal object and the callbacks' (see the module docstring): the second
+        # lives on the GUI thread, so each forwarded signal is queued there.
+        self._emitter = TaskSignals()
         self.signals = TaskSignals()
-        self.context = TaskContext(self.signals)
+        for name in ("progress", "succeeded", "failed", "finished"):
+            getattr(self._emitter, name).connect(getattr(self.signals, name))
+        self.context = TaskContext(self._emitter)
+        self._left_run = threading.Event()  # set when the worker returned from its last emit
         self._work = work
         self._running: set[Task[object]] | None = None
         self._started = False
@@ -143,15 +155,17 @@ class Task(QRunnable, Generic[T_co]):
         if self._started:
             raise RuntimeError("a task starts once")
         self._started = True
-        signals = self.signals
-        if signals.parent() is None and QCoreApplication.instance() is not None:
-            signals.setParent(QCoreApplication.instance())
+        app = QCoreApplication.instance()
+        if app is not None:
+            self._emitter.setParent(app)
+            if self.signals.parent() is None:
+                self.signals.setParent(app)
         _RUNNING.add(self)
         if self._running is not None:
             self._running.add(self)
-        # Connected last: the callbacks connected before run first. The object is deleted with
-        # deleteLater, so slots already queued for ``finished`` still run.
-        signals.finished.connect(self._release)
+        # Connected after the forwarding to ``signals``: its ``finished`` callbacks run first. On
+        # the emitter, not on ``signals``, so the task is let go even when its owner is gone.
+        self._emitter.finished.connect(self._release)
         (pool if pool is not None else QThreadPool.globalInstance()).start(self)
         return self
 
@@ -169,30 +183,26 @@ class Task(QRunnable, Generic[T_co]):
         else:
             self._deliver("succeeded", result)
         finally:
-            if not self._deliver("finished"):
-                # Nobody will run _release: let go of the task here (set.discard is atomic).
-                _RUNNING.discard(self)
-                if self._running is not None:
-                    self._running.discard(self)
+            self._deliver("finished")
+            self._left_run.set()
 
-    def _deliver(self, name: str, *args: object) -> bool:
-        """Emit ``signals.<name>``; False when the signal object is gone.
-
-        It goes with its owner (:meth:`owned_by`): a dialog closed while its work ran wants no
-        result, so the result is dropped instead of raising in the pool thread.
-        """
-        try:
-            getattr(self.signals, name).emit(*args)
-        except RuntimeError:  # "Signal source has been deleted" / "Internal C++ object already deleted"
-            return False
-        return True
+    def _deliver(self, name: str, *args: object) -> None:
+        """Emit ``<name>`` on the worker's signal object (alive until :meth:`_release`). A
+        dialog closed while its work ran wants no result: its ``signals`` went with it, and
+        Qt drops the forwarded delivery."""
+        getattr(self._emitter, name).emit(*args)
 
     def _release(self) -> None:  # GUI thread, after ``finished``
         _RUNNING.discard(self)
         if self._running is not None:
             self._running.discard(self)
         self.done = True
-        self.signals.deleteLater()
+        # The worker posted ``finished`` and is returning from that emit; the emitter is not
+        # deleted under it (a wait of microseconds; the bound is a guard, never reached).
+        self._left_run.wait(5.0)
+        self._emitter.deleteLater()
+        if isValid(self.signals):  # else it went with its owner
+            self.signals.deleteLater()
 
 
 def running_tasks() -> int:

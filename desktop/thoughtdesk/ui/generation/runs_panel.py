@@ -32,8 +32,8 @@ from thoughtdesk.core.generation.runs import (
     run_requests,
 )
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.generation.run_output import FailedRequests, LiveOutput
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
 from thoughtdesk.ui.generation.run_worker import RunWorker
 from thoughtdesk.ui.qt import (
@@ -43,27 +43,20 @@ from thoughtdesk.ui.qt import (
     QInputDialog,
     QLabel,
     QMessageBox,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
     Qt,
     QTableView,
-    QTableWidget,
-    QTableWidgetItem,
     QTimer,
     QVBoxLayout,
     QWidget,
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
-from thoughtdesk.ui.widgets.long_text import display_lines
-from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
 BATCH_POLL_MS = 60_000  # how often runs waiting for a provider's batch API are polled
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
-STREAM_KEEP = 20_000  # characters of streamed text kept on screen
-FAILED_COLUMNS = ("Request", "Sample", "Model", "Step", "Tries", "Error (provider: what happened; what to do)")
 
 
 T = TypeVar("T")
@@ -93,9 +86,6 @@ class RunsPanel(QWidget):
         self._tasks: set[Task[object]] = set()
         self._dirty = False
         self._data_dirty = False
-        self._stream_label = ""
-        self._stream_text: list[str] = []
-        self._stream_dirty = False
         self._failed_for: tuple[int, int] | None = None  # (run id, failed count) shown
         self._build()
         self._timer = QTimer(self, interval=REFRESH_MS)
@@ -163,33 +153,17 @@ class RunsPanel(QWidget):
         buttons.addStretch(1)
         self.message = plain_label(name="runMessage", selectable=True)
 
-        self.failed = QTableWidget(0, len(FAILED_COLUMNS), objectName="failedRequests")
-        self.failed.setHorizontalHeaderLabels(FAILED_COLUMNS)
-        self.failed.verticalHeader().setVisible(False)
-        failed_header = self.failed.horizontalHeader()
-        failed_header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        failed_header.setSectionResizeMode(len(FAILED_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
-        self.failed.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.failed.setWordWrap(True)
-        # Elided: the title holds the end of the prompt, and a one-line label would widen the window to it.
-        self.stream_title = ElidedLabel("Local model output (current request)", name="streamTitle")
-        self.stream = QPlainTextEdit(objectName="streamedText")
-        self.stream.setReadOnly(True)
-        self.stream.setMaximumBlockCount(2000)
+        self.failed = FailedRequests()
+        self.output = LiveOutput()
 
         failed_box = QWidget()
         failed_layout = QVBoxLayout(failed_box)
         failed_layout.setContentsMargins(0, 0, 0, 0)
         failed_layout.addWidget(QLabel("Failed requests of the selected run"))
         failed_layout.addWidget(self.failed)
-        stream_box = QWidget()
-        stream_layout = QVBoxLayout(stream_box)
-        stream_layout.setContentsMargins(0, 0, 0, 0)
-        stream_layout.addWidget(self.stream_title)
-        stream_layout.addWidget(self.stream)
         bottom = QSplitter()
         bottom.addWidget(failed_box)
-        bottom.addWidget(stream_box)
+        bottom.addWidget(self.output)
         bottom.setSizes([700, 500])
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(self.table)
@@ -508,8 +482,8 @@ class RunsPanel(QWidget):
             self.library_path, run_id, limits=limits, prices=self.prices() if self.prices else None, parent=self
         )
         worker.progress.connect(self._progress)
-        worker.request_started.connect(lambda prompt, r=run_id: self._stream_start(r, prompt))
-        worker.token.connect(self._stream_token)
+        worker.request_started.connect(lambda prompt, r=run_id: self.output.start(r, prompt))
+        worker.token.connect(self.output.append)
         worker.ended.connect(lambda final, error, r=run_id: self._ended(r, final, error))
         self.workers[run_id] = worker
         self.errors.pop(run_id, None)
@@ -527,16 +501,6 @@ class RunsPanel(QWidget):
         if previous is None or progress.done != previous.done:
             self._data_dirty = True
         self._dirty = True
-
-    def _stream_start(self, run_id: int, prompt: str) -> None:
-        tail = prompt[-160:].replace("\n", " ⏎ ")
-        self._stream_label = f"Local model output — run {run_id}, current request (prompt ends “…{tail}”)"
-        self._stream_text = []
-        self._stream_dirty = True
-
-    def _stream_token(self, piece: str) -> None:
-        self._stream_text.append(piece)
-        self._stream_dirty = True
 
     def _ended(self, run_id: int, final: RunProgress | None, error: str) -> None:
         if final is not None:
@@ -565,12 +529,7 @@ class RunsPanel(QWidget):
                 live = self.model.live.get(run_id)
                 if live is not None and live.failed and self._failed_for != (run_id, live.failed):
                     self._load_failed()
-        if self._stream_dirty:
-            self._stream_dirty = False
-            self.stream_title.setText(self._stream_label or "Local model output (current request)")
-            text = "".join(self._stream_text)[-STREAM_KEEP:]
-            self.stream.setPlainText(display_lines(reveal(text)))  # model output: controls shown, lines bounded
-            self.stream.verticalScrollBar().setValue(self.stream.verticalScrollBar().maximum())
+        self.output.draw()
 
     def _flush_data_changed(self, *, now: bool = False) -> None:
         """Tell other views about new CoTs. While this tab is the one shown and a run is going,
@@ -607,21 +566,8 @@ class RunsPanel(QWidget):
         self._background(work, done)
 
     def _show_failed(self, run_id: int, rows: list[RequestRow]) -> None:
-        if run_id != self.selected_run():
-            return
-        self.failed.setRowCount(len(rows))
-        for row, request in enumerate(rows):
-            values = (
-                str(request.id),
-                str(request.sample_pk),
-                request.model,
-                request.step,
-                str(request.attempts),
-                request.error or "",
-            )
-            for column, value in enumerate(values):
-                self.failed.setItem(row, column, QTableWidgetItem(value))  # plain text: untrusted
-        self.failed.resizeRowsToContents()
+        if run_id == self.selected_run():
+            self.failed.show_rows(rows)
 
     def shutdown(self, wait_ms: int = 5000) -> None:
         """Cancel active runs and wait for their threads (on window close)."""

@@ -86,7 +86,7 @@ class SimilarityPrefetch(QObject):
         }
         ratings = explanation_ratings_for_cots(view.library, stored.cot_pks)
         self._critiques = {pk: (critiques, ratings, quotes_by_cot(critiques, texts))}
-        views, _ = view._views(stored)
+        views, _ = view.cot_views(stored)
         key = texts_of(views)
         if key in self._cache or key in self._running or not key:
             return

@@ -17,7 +17,6 @@ from thoughtdesk.core.critiques import Critique, ExplanationRating, critiques_fo
 from thoughtdesk.core.critiques.quotes import quotes_by_cot
 from thoughtdesk.core.library.queries import cot_sample
 from thoughtdesk.core.library.reader import StoredSample, load_sample
-from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
     AnnotationOp,
@@ -26,8 +25,6 @@ from thoughtdesk.core.review import (
     LabelSet,
     ReviewQueue,
     StoredAnnotation,
-    blind_labels,
-    blind_order,
     label_set,
     label_sets,
     mark_done,
@@ -36,7 +33,6 @@ from thoughtdesk.core.review import (
 )
 from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.rating import RatingPanel
-from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.qt import (
     QEvent,
     QHBoxLayout,
@@ -53,15 +49,14 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
-from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, capped_steps
 from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, SpanMark
-from thoughtdesk.ui.review.edits import ReviewEdits, others_text, review_summary, reviewer_name
+from thoughtdesk.ui.review.edits import ReviewEdits, others_text, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
-from thoughtdesk.ui.review.label_colours import mark_colours
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.review.ratings import ReviewRatings
+from thoughtdesk.ui.review.sample_views import cot_note, cot_views, flaw_marks, question_text, span_marks
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
-from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS, capped, display_lines
+from thoughtdesk.ui.widgets.long_text import display_lines
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 LABEL_SET_SETTING = "review/labelSet"
@@ -281,7 +276,7 @@ class ReviewView(QWidget):
             return
         self.stored = stored
         self._read_critiques(stored)  # before the views: their statistics line lists the critiques
-        views, self.cot_pks = self._views(stored)
+        views, self.cot_pks = self.cot_views(stored)
         self.notes = self.store.sample_annotations(sample_pk)
         names = self.label_names()
         reviews = {pk: review_from(pk, self.author, self.notes.get(pk, [])) for pk in self.cot_pks if pk is not None}
@@ -289,7 +284,7 @@ class ReviewView(QWidget):
         panel_notes = ["" if pk is None else self._note(reviews[pk], pk, names) for pk in self.cot_pks]
         panel_marks = [[] if pk is None else self._marks(reviews[pk], pk, names) for pk in self.cot_pks]
         # Lines in pieces and invisible characters shown: a long question never stalls the box.
-        self.question.setPlainText(display_lines(reveal(self._question_text(stored))))
+        self.question.setPlainText(display_lines(reveal(question_text(stored))))
         self._rating_cot = -1  # the critiques were read again
         self.compare.set_cots(views, self.prefetch.take(views), panel_notes, panel_marks)
         self._refresh_all_cots(from_notes=True)
@@ -313,16 +308,7 @@ class ReviewView(QWidget):
             self.explanation_ratings = explanation_ratings_for_cots(self.library, pks)
             texts = {pk: cot.cot or "" for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)}
             quotes = quotes_by_cot(self.critiques, texts)
-        foreground, underline = FLAW_COLOURS[self.compare.theme()]  # (the painter uses the theme's own)
-        self.flaw_marks = {}
-        for cot_pk, found in quotes.items():
-            critiques = self.critiques[cot_pk]
-            for number, span in found:
-                who = "" if self.blind else f" ({critiques[number].critique_model})"
-                tip = f"Quoted by the main flaw of critique {number + 1}{who}"
-                self.flaw_marks.setdefault(cot_pk, []).append(
-                    SpanMark(span.start, span.end, underline, foreground, tip, flaw=True)
-                )
+        self.flaw_marks = flaw_marks(self.critiques, quotes, self.compare.theme(), blind=self.blind)
 
     def next_sample_key(self) -> int | None:
         """The sample ``n`` would show (for computing its similarity ahead)."""
@@ -331,48 +317,9 @@ class ReviewView(QWidget):
             return self.queue.sample_pks[following] if following < self.queue.total else None
         return self.sample_neighbour(self.stored.pk, +1) if self.stored is not None else None
 
-    def _views(self, stored: StoredSample) -> tuple[list[CotView], list[int | None]]:
-        """What the compare view shows of a sample, in display order, and the CoT keys."""
-        sample = stored.sample
-        pairs = list(zip(stored.cot_pks, sample.generated_cot, strict=False))
-        names: dict[int, str] = {}
-        if self.blind:
-            order = blind_order([pk for pk, _ in pairs], self.author, stored.pk)
-            by_pk = dict(pairs)
-            pairs = [(pk, by_pk[pk]) for pk in order]
-            names = blind_labels(order)
-        views: list[CotView] = []
-        cot_pks: list[int | None] = []
-        if sample.cot:
-            steps = [str(step) for step in sample.cot]
-            shown_steps = capped_steps(steps, REVIEW_CHARS)
-            views.append(
-                CotView(
-                    id="reference",
-                    text=shown_steps,
-                    is_reference=True,
-                    full_text="\n".join(steps) if shown_steps != steps else "",
-                )
-            )
-            cot_pks.append(None)
-        for cot_pk, cot in pairs:
-            answer = cot.answers[0] if cot.answers else None
-            views.append(
-                CotView(
-                    id=str(cot_pk),
-                    text=capped(cot.cot or "", REVIEW_CHARS)[0],
-                    full_text=cot.cot or "" if len(cot.cot or "") > REVIEW_CHARS else "",
-                    key=cot_pk,
-                    model="" if self.blind else model_name(cot.model),
-                    prompt_keys=() if self.blind else tuple(k for k in (cot.instruction, cot.cot_trigger) if k),
-                    answer=(answer.answer or "") if answer else "",
-                    correct=answer.correct_answer if answer else None,
-                    title=names.get(cot_pk, ""),
-                    critiques=self._critiques_text(cot_pk),
-                )
-            )
-            cot_pks.append(cot_pk)
-        return views, cot_pks
+    def cot_views(self, stored: StoredSample) -> tuple[list[CotView], list[int | None]]:
+        """What the compare view shows of ``stored``, in display order, and the CoT keys."""
+        return cot_views(stored, blind=self.blind, author=self.author, critiques=self.critiques)
 
     def reload(self) -> None:
         """Show the current sample again (after an import, a name change, blind mode...)."""
@@ -392,18 +339,6 @@ class ReviewView(QWidget):
         if blind:
             self.compare.set_filters(correct=None)
         self.reload()
-
-    @staticmethod
-    def _question_text(stored: StoredSample) -> str:
-        sample = stored.sample
-        question, hidden = capped(sample.question or "", INLINE_ALL_CHARS)
-        if hidden:
-            question += f" … {hidden:,} more characters (the Samples tab shows all)"
-        lines = [f"{stored.dataset} / {stored.split} / {sample.id}", question]
-        if sample.choices:
-            lines.append("Choices: " + " · ".join(str(c) for c in sample.choices))
-        lines.append("Gold answer: " + ("; ".join(str(a) for a in sample.answer or []) or "(none)"))
-        return "\n".join(lines)
 
     # ---- the current CoT ---------------------------------------------------------------------
 
@@ -587,36 +522,11 @@ class ReviewView(QWidget):
 
     def _marks(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> list[SpanMark]:
         """A CoT's span-label marks, then the text its critiques' main flaws quote."""
-        colours = {label.key: label.colour for label in self.label_set.labels} if self.label_set else {}
-        theme = self.compare.theme()
-        marks = []
-        for key, span in review.spans:
-            background, foreground = mark_colours(colours.get(key, "#999999"), theme)
-            marks.append(SpanMark(span.start, span.end, background, foreground, names.get(key, key)))
-        marks.extend(self.flaw_marks.get(cot_pk, []))
-        return marks
-
-    def _critiques_text(self, cot_pk: int) -> str:
-        """``"critiques 2/5 4/5 ?"``: the scores of a CoT's critiques, for its statistics line
-        (that line is always shown: a note shown on every panel would cost a layout pass)."""
-        critiques = self.critiques.get(cot_pk, [])
-        if not critiques:
-            return ""
-        scores = " ".join(
-            f"{c.parsed.explanation_score:g}/5" if c.parsed.explanation_score is not None else "?"
-            for c in critiques[:5]
-        )
-        return f"critiques {scores}" + (f" +{len(critiques) - 5}" if len(critiques) > 5 else "")
+        return span_marks(review, self.label_set, self.compare.theme(), names, self.flaw_marks.get(cot_pk, []))
 
     def _note(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> str:
         """The CoT's one-line note: the review and this reviewer's rating (hidden when empty)."""
-        parts = [review_summary(review, names)]
-        mine = self.my_explanation_rating(cot_pk)
-        if mine is not None:
-            score = "—" if mine.score is None else f"{mine.score}/5"
-            flaws = f" ({', '.join(mine.dimensions)})" if mine.dimensions else ""
-            parts.append(f"my rating {score}{flaws}")
-        return " · ".join(p for p in parts if p)
+        return cot_note(review, names, self.my_explanation_rating(cot_pk))
 
     # ---- samples and queues -----------------------------------------------------------------
 

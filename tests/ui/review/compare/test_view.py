@@ -98,11 +98,11 @@ def test_filters_hide_cards_but_keep_the_reference(view) -> None:
 
 def test_word_diff_panel_marks_changes_literally(view) -> None:
     view.show_diff(1, 3)
-    assert view.diff_a.document().toPlainText() == view.alignment.texts[1]
-    assert view.diff_b.document().toPlainText() == view.alignment.texts[3]
-    inserted = "".join(backgrounds(view.diff_b))
+    assert view.diff.a.document().toPlainText() == view.alignment.texts[1]
+    assert view.diff.b.document().toPlainText() == view.alignment.texts[3]
+    inserted = "".join(backgrounds(view.diff.b))
     assert "<img src=x>" in inserted
-    assert view.diff_summary.text().startswith("−")
+    assert view.diff.summary.text().startswith("−")
 
 
 def test_layout_toggle_keeps_panels_and_screenshot(view, qtbot, tmp_path) -> None:

@@ -31,6 +31,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,7 +43,6 @@ from thoughtdesk.core.generation.backends import (
     PriceTable,
     Request,
     Response,
-    estimate_request_tokens,
 )
 from thoughtdesk.core.generation.backends.batches import (
     BATCH_WINDOW_HOURS,
@@ -53,11 +53,10 @@ from thoughtdesk.core.generation.backends.batches import (
 )
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
-    CallRecord,
+    call_record,
     store_cached_answer,
     store_cached_cot,
-    store_cot,
-    store_extraction,
+    store_result,
 )
 from thoughtdesk.core.generation.runs.lease import claim_run
 from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request, sample_refs
@@ -311,28 +310,14 @@ class _BatchRun:
     def _commit(
         self, request: RequestRow, sample: Any, model: ModelSpec, call: Request, response: Response, state: BatchState
     ) -> None:
-        estimated_in, _ = estimate_request_tokens(call)
-        prompt_tokens = response.prompt_tokens if response.prompt_tokens is not None else estimated_in
-        completion_tokens = (
-            response.completion_tokens
-            if response.completion_tokens is not None
-            else sum(max(1, len(t) // 4) for t in response.texts)
+        record = call_record(
+            call,
+            response,
+            sent_at=request.sent_at or now_iso(),
+            price=partial(self.prices.batch_cost, model.price_provider, model.model_name),
         )
-        cost = self.prices.batch_cost(model.price_provider, model.model_name, prompt_tokens, completion_tokens)
-        record = CallRecord(response, request.sent_at or now_iso(), now_iso(), prompt_tokens, completion_tokens, cost)
-        variant = self.variants[request.variant_index]
-        if request.step == "cot":
-            store_cot(
-                self.lib,
-                run_id=self.run_id,
-                request=request,
-                sample=sample,
-                model=model,
-                variant=variant,
-                call=record,
-                one_step=self.one_step,
-            )
-        else:
+        cot_pk, cot_text = None, None
+        if request.step != "cot":
             found = self.lib.conn.execute(
                 "SELECT c.id, c.cot FROM request d JOIN generated_cot c ON c.id = d.result_cot_pk WHERE d.id = ?",
                 (request.depends_on,),
@@ -340,17 +325,19 @@ class _BatchRun:
             if found is None:
                 self._back_to_pending(request, "its CoT was deleted from the library")
                 return
-            store_extraction(
-                self.lib,
-                run_id=self.run_id,
-                request=request,
-                sample=sample,
-                model=model,
-                variant=variant,
-                call=record,
-                cot_pk=found[0],
-                cot_text=found[1],
-            )
+            cot_pk, cot_text = found
+        store_result(
+            self.lib,
+            run_id=self.run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variants=self.variants,
+            call=record,
+            one_step=self.one_step,
+            cot_pk=cot_pk,
+            cot_text=cot_text,
+        )
         self.stored += 1
 
     # --- submitting ----------------------------------------------------------------------

@@ -14,13 +14,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from thoughtdesk.core.critiques import Critique, add_critique, critique_by_pk
 from thoughtdesk.core.critiques.parse import parse_critique
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
-from thoughtdesk.core.generation.backends import BackendError, Response
+from thoughtdesk.core.generation.backends import BackendError, Request, Response, estimate_request_tokens
 from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
@@ -99,6 +100,27 @@ class CallRecord:
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
+
+
+#: What a call costs in USD for its prompt and completion tokens (a price table's ``cost`` or
+#: ``batch_cost`` for one model), or None when the model has no price.
+Pricer = Callable[[int, int], float | None]
+
+
+def call_record(call: Request, response: Response, *, sent_at: str, price: Pricer) -> CallRecord:
+    """The :class:`CallRecord` of ``response`` to ``call``: tokens as the provider reported them,
+    else estimated (the prompt from the request, the completion at about 4 characters a token),
+    the cost from ``price``, finished now. The one place a response's cost is worked out."""
+    estimated_in, _ = estimate_request_tokens(call)
+    prompt_tokens = response.prompt_tokens if response.prompt_tokens is not None else estimated_in
+    completion_tokens = (
+        response.completion_tokens
+        if response.completion_tokens is not None
+        else sum(max(1, len(t) // 4) for t in response.texts)
+    )
+    return CallRecord(
+        response, sent_at, now_iso(), prompt_tokens, completion_tokens, price(prompt_tokens, completion_tokens)
+    )
 
 
 def _json(value: Any) -> str:
@@ -503,3 +525,50 @@ def store_cached_critique(
         _finish_request(conn, request.id, None, cached_from=source)
         conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
     return critique_pk
+
+
+def store_result(
+    lib: Library,
+    *,
+    run_id: int,
+    request: RequestRow,
+    sample: SampleRef,
+    model: ModelSpec,
+    variants: Sequence[dict[str, Any]],
+    call: CallRecord,
+    one_step: bool = False,
+    template_key: str = "",
+    cot_pk: int | None = None,
+    cot_text: str | None = None,
+    guide: dict[str, Any] | None = None,
+) -> None:
+    """Commit what ``request`` returned as its step asks: a critique (``template_key``), a CoT
+    (``one_step``: with its answer; ``guide``: a guided CoT) or an extracted answer for CoT
+    ``cot_pk`` whose text is ``cot_text``; ``variants`` are the run's prompt variants as stored
+    (a critique has none). The one dispatch by step for direct, batch and guided runs."""
+    if request.step == "critique":
+        store_critique(lib, run_id=run_id, request=request, model=model, call=call, template_key=template_key)
+    elif request.step in ("cot", "guided"):
+        store_cot(
+            lib,
+            run_id=run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variant=variants[request.variant_index],
+            call=call,
+            one_step=one_step,
+            guide=guide,
+        )
+    else:
+        store_extraction(
+            lib,
+            run_id=run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variant=variants[request.variant_index],
+            call=call,
+            cot_pk=cot_pk or 0,
+            cot_text=cot_text or "",
+        )

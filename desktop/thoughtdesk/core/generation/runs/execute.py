@@ -15,6 +15,7 @@ import contextvars
 import dataclasses
 import json
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,20 +36,18 @@ from thoughtdesk.core.generation.backends import (
     Response,
     RetryPolicy,
     ServerDown,
-    estimate_request_tokens,
 )
 from thoughtdesk.core.generation.backends.base import ScoringUnsupported
 from thoughtdesk.core.generation.guide_prompts import answer_stated
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
+    call_record,
     store_cached_answer,
     store_cached_cot,
     store_cached_critique,
-    store_cot,
-    store_critique,
-    store_extraction,
     store_failure,
+    store_result,
 )
 from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.critique import critique_request
@@ -343,13 +342,13 @@ class _Execution:
             response.completion_tokens or 0,
             cost,
         )
-        store_cot(
+        store_result(
             self.lib,
             run_id=self.run_id,
             request=request,
             sample=sample,
             model=model,
-            variant=self.variants_json[request.variant_index],
+            variants=self.variants_json,
             call=record,
             one_step=True,
             guide={**guide.to_json(), "label": guide.label, "steps": len(steps)},
@@ -467,49 +466,28 @@ class _Execution:
             return
         finally:
             _attempts.reset(attempts)
-        estimated_in, _ = estimate_request_tokens(call)
-        prompt_tokens = response.prompt_tokens if response.prompt_tokens is not None else estimated_in
-        completion_tokens = (
-            response.completion_tokens
-            if response.completion_tokens is not None
-            else sum(max(1, len(t) // 4) for t in response.texts)
+
+        record = call_record(
+            call, response, sent_at=sent_at, price=partial(self.prices.cost, model.price_provider, model.model_name)
         )
-        cost = self.prices.cost(model.price_provider, model.model_name, prompt_tokens, completion_tokens)
-        record = CallRecord(response, sent_at, now_iso(), prompt_tokens, completion_tokens, cost)
-        if request.step == "critique":
-            store_critique(
-                self.lib, run_id=self.run_id, request=request, model=model, call=record, template_key=self.template_key
-            )
-        elif request.step == "cot":
-            variant = self.variants_json[request.variant_index]
-            store_cot(
-                self.lib,
-                run_id=self.run_id,
-                request=request,
-                sample=sample,
-                model=model,
-                variant=variant,
-                call=record,
-                one_step=self.one_step,
-            )
-        else:
-            variant = self.variants_json[request.variant_index]
-            store_extraction(
-                self.lib,
-                run_id=self.run_id,
-                request=request,
-                sample=sample,
-                model=model,
-                variant=variant,
-                call=record,
-                cot_pk=cot_pk or 0,
-                cot_text=cot_text or "",
-            )
+        store_result(
+            self.lib,
+            run_id=self.run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variants=self.variants_json,
+            call=record,
+            one_step=self.one_step,
+            template_key=self.template_key,
+            cot_pk=cot_pk,
+            cot_text=cot_text,
+        )
         self.tally.in_flight -= 1
         self.tally.done += 1
-        self.tally.prompt_tokens += prompt_tokens
-        self.tally.completion_tokens += completion_tokens
-        self.tally.cost += cost or 0.0
+        self.tally.prompt_tokens += record.prompt_tokens
+        self.tally.completion_tokens += record.completion_tokens
+        self.tally.cost += record.cost or 0.0
         self._after_done(request)
 
     def _after_done(self, request: RequestRow) -> None:

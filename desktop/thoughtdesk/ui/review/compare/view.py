@@ -3,7 +3,7 @@
 * Columns (one per CoT, all in one scroll area, so they scroll together) or stacked cards.
 * Sentences aligned across CoTs share a background colour; the threshold slider re-groups live
   (the similarity matrix is computed once per sample, moving the slider only replays merges).
-* A word-diff panel between any two CoTs.
+* A word-diff pane between any two CoTs (:mod:`thoughtdesk.ui.review.compare.diff_pane`).
 * Per CoT: model, prompt keys, length, number of steps, extracted answer, correct or not.
 * Filters by model, prompt and correctness (they hide cards; colours do not change).
 
@@ -13,10 +13,10 @@ are painted a few at a time when the event loop is idle (or at once when scrolle
 
 Long text (issue 15): the caller cuts each CoT to ``cot_panel.REVIEW_CHARS`` characters. Sentence
 similarity grows with the square of the number of sentences (0.43 s for 60 CoTs of 2,000
-characters) and a word diff of two 20,000-character CoTs takes 1.5 s, so neither runs on the GUI
-thread beyond a small size: up to :data:`SYNC_SIMILARITY_CHARS` / :data:`SYNC_DIFF_CHARS` they
-are computed in place, up to :data:`SIMILARITY_CHARS` / :data:`DIFF_CHARS` in a worker (the
-texts are shown plain meanwhile), and beyond that not at all, which the view says.
+characters), so it does not run on the GUI thread beyond a small size: up to
+:data:`SYNC_SIMILARITY_CHARS` it is computed in place, up to :data:`SIMILARITY_CHARS` in a worker
+(the texts are shown plain meanwhile), and beyond that not at all, which the view says. The word
+diff has limits of its own (:mod:`~thoughtdesk.ui.review.compare.diff_pane`).
 
 Untrusted text: every document is built by :mod:`thoughtdesk.ui.review.compare.safe_text` from escaped HTML
 only, span marks are character formats (not markup), and every label is plain text.
@@ -32,9 +32,7 @@ from thoughtdesk.core.review.compare.similarity import (
     DEFAULT_THRESHOLD,
     Alignment,
     CotInput,
-    DiffOp,
     SimilarityMatrix,
-    word_diff,
 )
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import (
@@ -46,17 +44,15 @@ from thoughtdesk.ui.qt import (
     QSlider,
     QSplitter,
     Qt,
-    QTextEdit,
     QTimer,
     QVBoxLayout,
     QWidget,
     Signal,
 )
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel, CotView, FittedTextView, SpanMark, numbered_label
+from thoughtdesk.ui.review.compare.diff_pane import WordDiffPane
 from thoughtdesk.ui.review.compare.painting import HighlightPainter
-from thoughtdesk.ui.review.compare.safe_text import diff_side_html, to_html_escaped, wrap_document
 from thoughtdesk.ui.widgets.labels import plain_label
-from thoughtdesk.ui.widgets.long_text import wrap_mode_for
 from thoughtdesk.ui.widgets.signals import blocked
 
 __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode", "SpanMark"]
@@ -69,25 +65,11 @@ SYNC_SIMILARITY_CHARS = 40_000
 #: Up to this many it is computed in a worker; beyond, the CoTs are shown without highlighting
 #: (the score matrix would take seconds and hundreds of megabytes).
 SIMILARITY_CHARS = 300_000
-#: Characters of the two texts together up to which the word diff is computed in place (~30 ms).
-SYNC_DIFF_CHARS = 4_000
-#: Up to this many it is computed in a worker (1.5 s at most); beyond, no word diff.
-DIFF_CHARS = 40_000
 
 
 def texts_of(cots: Sequence[CotView]) -> tuple[str, ...]:
     """The display texts of ``cots`` (a reference's steps joined by line breaks)."""
     return tuple(c.text if isinstance(c.text, str) else "\n".join(c.text) for c in cots)
-
-
-def read_only_text(name: str) -> QTextEdit:
-    """A scrolling, read-only text view for escaped HTML; pasting never brings markup in."""
-    view = QTextEdit()
-    view.setObjectName(name)
-    view.setReadOnly(True)
-    view.setAcceptRichText(False)
-    view.setUndoRedoEnabled(False)
-    return view
 
 
 class CompareView(QWidget):
@@ -109,7 +91,6 @@ class CompareView(QWidget):
         self._current = -1
         self._mode: LayoutMode = "columns"
         self.highlight_note = ""
-        self._diff_pair: tuple[str, str] | None = None  # the pair a worker is diffing
         # Coalesce slider moves: a drag emits many values, only the last one is painted.
         self._regroup_timer = QTimer(self, singleShot=True, interval=0)
         self._regroup_timer.timeout.connect(self._apply_threshold)
@@ -162,39 +143,11 @@ class CompareView(QWidget):
         self.scroll_area.setWidget(self._container)
         self.painter = HighlightPainter(self.scroll_area, self)
 
-        self.diff_first, self.diff_second = (
-            QComboBox(objectName="diffFirstChoice"),
-            QComboBox(objectName="diffSecondChoice"),
-        )
-        for box in (self.diff_first, self.diff_second):
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(22)
-            box.currentIndexChanged.connect(self._update_diff)
-        self.diff_summary = plain_label("", name="diffSummary", selectable=True, keep_height=True)
-        self.diff_summary.setWordWrap(False)  # "−32 words, +126 words" on one line
-        self.diff_a, self.diff_b = read_only_text("diffFirst"), read_only_text("diffSecond")
-        diff_sides = QSplitter(Qt.Orientation.Horizontal)
-        diff_sides.addWidget(self.diff_a)
-        diff_sides.addWidget(self.diff_b)
-        diff_box = QWidget()
-        diff_layout = QVBoxLayout(diff_box)
-        diff_bar = QHBoxLayout()
-        for widget in (
-            plain_label("Word diff", selectable=True, keep_height=True),
-            self.diff_first,
-            plain_label("→", selectable=True, keep_height=True),
-            self.diff_second,
-            self.diff_summary,
-        ):
-            diff_bar.addWidget(widget)
-        diff_bar.addStretch(1)
-        diff_layout.setContentsMargins(0, 0, 0, 0)
-        diff_layout.addLayout(diff_bar)
-        diff_layout.addWidget(diff_sides, 1)
+        self.diff = WordDiffPane()
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.scroll_area)
-        self.splitter.addWidget(diff_box)
+        self.splitter.addWidget(self.diff)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([3000, 1000])  # proportions: the CoTs get three quarters
@@ -270,12 +223,7 @@ class CompareView(QWidget):
         self.painter.restart(alignment, self.theme(), self.panels)
         self._fill_filter(self.model_filter, sorted({c.model for c in self._cots if c.model}))
         self._fill_filter(self.prompt_filter, sorted({k for c in self._cots for k in c.prompt_keys}))
-        for box in (self.diff_first, self.diff_second):
-            with blocked(box):
-                box.clear()
-                box.addItems([numbered_label(i, c) for i, c in enumerate(self._cots)])
-                if box is self.diff_second and len(self._cots) > 1:
-                    box.setCurrentIndex(1)
+        self.diff.set_choices([numbered_label(i, c) for i, c in enumerate(self._cots)])
         self._apply_filters(paint=False)
         self._settle_geometry()
         self.scroll_area.horizontalScrollBar().setValue(0)
@@ -342,9 +290,7 @@ class CompareView(QWidget):
 
     def show_diff(self, first: int, second: int) -> None:
         """Word diff of CoT ``first`` (deletions) against CoT ``second`` (insertions)."""
-        self.diff_first.setCurrentIndex(first)
-        self.diff_second.setCurrentIndex(second)
-        self._update_diff()
+        self.diff.show_pair(first, second)
 
     def current_index(self) -> int:
         """Index of the current panel (the one the keyboard acts on), -1 if none."""
@@ -481,42 +427,11 @@ class CompareView(QWidget):
             self._settle_geometry()
             self.painter.paint_in_view()
 
-    def _update_diff(self, _index: int = 0) -> None:
-        first, second = self.diff_first.currentIndex(), self.diff_second.currentIndex()
+    def _update_diff(self) -> None:
+        """The diff pane shown again for the current texts and theme."""
         alignment = self.painter.alignment
-        if alignment is None or min(first, second) < 0:
-            return
-        a, b = alignment.texts[first], alignment.texts[second]
-        for view, text in ((self.diff_a, a), (self.diff_b, b)):
-            mode = wrap_mode_for(text)  # an unbroken word wrapped at boundaries costs seconds
-            if view.wordWrapMode() != mode:
-                view.setWordWrapMode(mode)
-        size = len(a) + len(b)
-        if size <= SYNC_DIFF_CHARS:
-            self._show_diff(word_diff(a, b))
-            return
-        # Shown plain at once; the diff follows from a worker, or never when too long.
-        self.diff_a.setHtml(wrap_document(to_html_escaped(a)))
-        self.diff_b.setHtml(wrap_document(to_html_escaped(b)))
-        if size > DIFF_CHARS:
-            self.diff_summary.setText(f"no word diff: {size:,} characters (limit {DIFF_CHARS:,})")
-            return
-        self.diff_summary.setText("word diff…")
-        self._diff_pair = (a, b)
-
-        def done(ops: list[DiffOp], pair: tuple[str, str] = (a, b)) -> None:
-            if self._diff_pair == pair:  # still the pair shown
-                self._show_diff(ops)
-
-        Task(lambda _ctx: word_diff(a, b)).on_success(done).owned_by(self).start()
-
-    def _show_diff(self, ops: list[DiffOp]) -> None:
-        self._diff_pair = None
-        self.diff_a.setHtml(diff_side_html(ops, "a", self.painter.theme))
-        self.diff_b.setHtml(diff_side_html(ops, "b", self.painter.theme))
-        removed = sum(len(op.text.split()) for op in ops if op.kind == "delete")
-        added = sum(len(op.text.split()) for op in ops if op.kind == "insert")
-        self.diff_summary.setText(f"−{removed} words, +{added} words")
+        if alignment is not None:
+            self.diff.set_texts(alignment.texts, self.painter.theme)
 
     def changeEvent(self, event) -> None:  # Qt override
         super().changeEvent(event)

@@ -1,0 +1,101 @@
+"""``thoughtdesk runs``: list the library's generation and critique runs; rename, delete one, or
+cancel a batch run's open batches at the provider. (Starting and resuming runs:
+:mod:`thoughtdesk.cli.generate`.)"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from dataclasses import asdict
+
+from thoughtdesk.cli.common import EXIT_OK, open_library
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.runs import (
+    cancel_batch_run_async,
+    delete_run,
+    is_batch_run,
+    list_batches,
+    list_runs,
+    rename_run,
+    resolve_run_id,
+)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    if args.delete is not None or args.rename is not None:
+        return _change_run(args)
+    if args.cancel is not None:
+        return _cancel_batches(args)
+    with open_library(args) as lib:
+        runs = list_runs(lib)
+        batches = {run.id: list_batches(lib, run.id) for run in runs}
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {**run.to_json(), **({"batches": [asdict(b) for b in batches[run.id]]} if batches[run.id] else {})}
+                    for run in runs
+                ],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return EXIT_OK
+    for run in runs:
+        error = f"  ({run.last_error})" if run.last_error else ""
+        status = f"interrupted - resume with: thoughtdesk resume {run.id}" if run.interrupted else run.status
+        print(
+            f"{run.id}\t{run.kind}\t{status}\t{run.done}/{run.total} done, {run.failed} failed\t"
+            f"{', '.join(run.models)}\t{run.name}{error}"
+        )
+        for batch in batches.get(run.id, []):
+            print(f"\tbatch {batch.describe()}")
+    return EXIT_OK
+
+
+def _cancel_batches(args: argparse.Namespace) -> int:
+    """``runs --cancel RUN``: ask the provider to cancel a batch run's open batches."""
+    with open_library(args) as lib:
+        run_id = resolve_run_id(lib, args.cancel)
+        if not is_batch_run(lib, run_id):
+            raise ThoughtDeskError(
+                f"run {run_id} is not a batch run; stop a running one with Ctrl+C or Cancel in the Runs tab"
+            )
+        path = lib.path
+    count = asyncio.run(cancel_batch_run_async(path, run_id))
+    text = f"run {run_id}: {count} batch(es) cancelled at the provider; `thoughtdesk resume {run_id}` stores what they answered"
+    print(json.dumps({"run": run_id, "cancelled_batches": count}) if args.json else text)
+    return EXIT_OK
+
+
+def _change_run(args: argparse.Namespace) -> int:
+    """``runs --rename RUN NAME`` and ``runs --delete RUN``."""
+    if args.delete is not None and args.rename is not None:
+        raise ThoughtDeskError("--delete and --rename cannot be used together")
+    with open_library(args) as lib:
+        if args.rename is not None:
+            run_id = rename_run(lib, args.rename[0], args.rename[1])
+            result = {"run": run_id, "renamed": args.rename[1].strip()}
+            text = f"run {run_id} renamed to {args.rename[1].strip()!r}"
+        else:
+            run_id, requests = delete_run(lib, args.delete)
+            result = {"run": run_id, "deleted": True, "requests": requests}
+            text = f"run {run_id} deleted ({requests} request row(s)); the CoTs and answers it produced are kept"
+    print(json.dumps(result) if args.json else text)
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "runs",
+        help="list generation and critique runs; rename or delete one",
+        description="List the library's runs (newest first), or rename or delete one. An interrupted run "
+        "says how to resume it. Deleting a run removes its request rows; the CoTs, answers and critiques "
+        "it produced stay in the collection.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (for --delete and --rename: what was done)")
+    p.add_argument("--delete", metavar="RUN", help="delete this run (id or name); a run being executed is refused")
+    p.add_argument("--rename", nargs=2, metavar=("RUN", "NAME"), help="give this run (id or name) a new name")
+    p.add_argument("--cancel", metavar="RUN", help="cancel a batch run's open batches at the provider")
+    p.set_defaults(func=cmd_runs)

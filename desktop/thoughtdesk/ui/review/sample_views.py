@@ -1,0 +1,137 @@
+"""What the Review tab shows of a sample, as plain data built from what was read: the compare
+view's CoTs in display order (blind mode's order and labels), the question box's text, and for
+each CoT its span marks, its one-line note and its critiques' scores.
+
+Kept apart from :class:`~thoughtdesk.ui.review.view.ReviewView` (which holds the state and the
+widgets) so that the similarity prefetch builds the same views for the next sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from thoughtdesk.core.critiques import Critique, ExplanationRating
+from thoughtdesk.core.critiques.quotes import QuoteSpan
+from thoughtdesk.core.library.reader import StoredSample
+from thoughtdesk.core.library.records import model_name
+from thoughtdesk.core.review import CotReview, LabelSet, blind_labels, blind_order
+from thoughtdesk.ui.critiques.text import FLAW_COLOURS
+from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, CotView, SpanMark, capped_steps
+from thoughtdesk.ui.review.edits import review_summary
+from thoughtdesk.ui.review.label_colours import mark_colours
+from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS, capped
+
+
+def cot_views(
+    stored: StoredSample, *, blind: bool, author: str, critiques: Mapping[int, Sequence[Critique]]
+) -> tuple[list[CotView], list[int | None]]:
+    """What the compare view shows of a sample, in display order, and the CoT keys (None for
+    the reference). Blind: no model or prompt, the reviewer's own order and labels."""
+    sample = stored.sample
+    pairs = list(zip(stored.cot_pks, sample.generated_cot, strict=False))
+    names: dict[int, str] = {}
+    if blind:
+        order = blind_order([pk for pk, _ in pairs], author, stored.pk)
+        by_pk = dict(pairs)
+        pairs = [(pk, by_pk[pk]) for pk in order]
+        names = blind_labels(order)
+    views: list[CotView] = []
+    cot_pks: list[int | None] = []
+    if sample.cot:
+        steps = [str(step) for step in sample.cot]
+        shown_steps = capped_steps(steps, REVIEW_CHARS)
+        views.append(
+            CotView(
+                id="reference",
+                text=shown_steps,
+                is_reference=True,
+                full_text="\n".join(steps) if shown_steps != steps else "",
+            )
+        )
+        cot_pks.append(None)
+    for cot_pk, cot in pairs:
+        answer = cot.answers[0] if cot.answers else None
+        views.append(
+            CotView(
+                id=str(cot_pk),
+                text=capped(cot.cot or "", REVIEW_CHARS)[0],
+                full_text=cot.cot or "" if len(cot.cot or "") > REVIEW_CHARS else "",
+                key=cot_pk,
+                model="" if blind else model_name(cot.model),
+                prompt_keys=() if blind else tuple(k for k in (cot.instruction, cot.cot_trigger) if k),
+                answer=(answer.answer or "") if answer else "",
+                correct=answer.correct_answer if answer else None,
+                title=names.get(cot_pk, ""),
+                critiques=critiques_text(critiques.get(cot_pk, [])),
+            )
+        )
+        cot_pks.append(cot_pk)
+    return views, cot_pks
+
+
+def question_text(stored: StoredSample) -> str:
+    """The question box: where the sample is from, the question (capped), choices, gold answer."""
+    sample = stored.sample
+    question, hidden = capped(sample.question or "", INLINE_ALL_CHARS)
+    if hidden:
+        question += f" … {hidden:,} more characters (the Samples tab shows all)"
+    lines = [f"{stored.dataset} / {stored.split} / {sample.id}", question]
+    if sample.choices:
+        lines.append("Choices: " + " · ".join(str(c) for c in sample.choices))
+    lines.append("Gold answer: " + ("; ".join(str(a) for a in sample.answer or []) or "(none)"))
+    return "\n".join(lines)
+
+
+def flaw_marks(
+    critiques: Mapping[int, Sequence[Critique]],
+    quotes: Mapping[int, Sequence[tuple[int, QuoteSpan]]],
+    theme: str,
+    *,
+    blind: bool,
+) -> dict[int, list[SpanMark]]:
+    """By CoT key, the marks of the text its critiques' main flaws quote (``quotes``: critique
+    number and span, :func:`~thoughtdesk.core.critiques.quotes.quotes_by_cot`); blind mode
+    leaves the critique model out of the tooltip."""
+    foreground, underline = FLAW_COLOURS[theme]  # (the painter uses the theme's own)
+    marks: dict[int, list[SpanMark]] = {}
+    for cot_pk, found in quotes.items():
+        of_cot = critiques[cot_pk]
+        for number, span in found:
+            who = "" if blind else f" ({of_cot[number].critique_model})"
+            tip = f"Quoted by the main flaw of critique {number + 1}{who}"
+            marks.setdefault(cot_pk, []).append(SpanMark(span.start, span.end, underline, foreground, tip, flaw=True))
+    return marks
+
+
+def span_marks(
+    review: CotReview, labels: LabelSet | None, theme: str, names: Mapping[str, str], flaws: Sequence[SpanMark]
+) -> list[SpanMark]:
+    """A CoT's span-label marks in their labels' colours for ``theme``, then its ``flaws``."""
+    colours = {label.key: label.colour for label in labels.labels} if labels else {}
+    marks = []
+    for key, span in review.spans:
+        background, foreground = mark_colours(colours.get(key, "#999999"), theme)
+        marks.append(SpanMark(span.start, span.end, background, foreground, names.get(key, key)))
+    marks.extend(flaws)
+    return marks
+
+
+def critiques_text(critiques: Sequence[Critique]) -> str:
+    """``"critiques 2/5 4/5 ?"``: the scores of a CoT's critiques, for its statistics line
+    (that line is always shown: a note shown on every panel would cost a layout pass)."""
+    if not critiques:
+        return ""
+    scores = " ".join(
+        f"{c.parsed.explanation_score:g}/5" if c.parsed.explanation_score is not None else "?" for c in critiques[:5]
+    )
+    return f"critiques {scores}" + (f" +{len(critiques) - 5}" if len(critiques) > 5 else "")
+
+
+def cot_note(review: CotReview, names: dict[str, str], mine: ExplanationRating | None) -> str:
+    """A CoT's one-line note: the review and this reviewer's rating ``mine`` (empty: hidden)."""
+    parts = [review_summary(review, names)]
+    if mine is not None:
+        score = "—" if mine.score is None else f"{mine.score}/5"
+        flaws = f" ({', '.join(mine.dimensions)})" if mine.dimensions else ""
+        parts.append(f"my rating {score}{flaws}")
+    return " · ".join(p for p in parts if p)
