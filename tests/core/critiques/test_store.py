@@ -127,3 +127,89 @@ def test_a_library_from_before_critiques_opens_and_gains_the_tables(tmp_path):
         columns = {row[1] for row in lib.conn.execute("PRAGMA table_info(request)")}
         assert {"target_cot_pk", "result_critique_pk"} <= columns
         assert critiques_for_cots(lib, [1]) == {}
+
+
+def _imported(lib: Library, elements: dict) -> tuple[str, dict | None]:
+    """Import one critique with ``elements`` (as a DSCB import does) and return its stored
+    ``elements`` column and the elements read back."""
+    from thoughtdesk.core.critiques import add_imported
+    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+
+    cot = first_cots(lib, 1)[0]
+    critique = Critique(cot, "DS-7B", "text", parsed_from_elements(elements), elements=dict(elements), source="import")
+    with lib.transaction() as conn:
+        add_imported(conn, [critique])
+    (column,) = lib.conn.execute("SELECT elements FROM critique WHERE id = ?", (critique.pk,)).fetchone()
+    back = [c for c in critiques_for_cots(lib, [cot])[cot] if c.pk == critique.pk][0]
+    return column, back.elements
+
+
+USUAL = {
+    "main_flaw": "The sun does not cool the can.",
+    "dimension": "incorrect_information",
+    "general_feedback": "Check the facts.",
+    "specific_feedback": "Heat makes the gas expand.",
+    "explanation_score": 2,
+}
+
+
+@pytest.mark.parametrize(
+    "elements",
+    [
+        USUAL,
+        {**USUAL, "main_flaw": "None", "dimension": "None", "explanation_score": 5},
+        {**USUAL, "main_flaw": None, "general_feedback": "  ", "explanation_score": None},
+        {**USUAL, "dimension": "not a dimension"},  # unparseable: its raw value is in the outcome
+    ],
+    ids=["usual", "no-flaw", "null-and-empty", "unknown-dimension"],
+)
+def test_imported_elements_equal_to_the_parsed_columns_are_not_stored_twice(lib, elements):
+    from thoughtdesk.core.critiques.store import ELEMENTS_FROM_COLUMNS
+
+    column, back = _imported(lib, elements)
+    assert column == ELEMENTS_FROM_COLUMNS
+    assert back == elements and list(back) == list(elements)
+    assert type(back["explanation_score"]) is type(elements["explanation_score"])
+
+
+@pytest.mark.parametrize(
+    "elements",
+    [
+        {**USUAL, "explanation_score": 2.0},  # a float: 2.0 must come back as 2.0, not 2
+        {**USUAL, "explanation_score": "2"},  # text read as a number
+        {**USUAL, "explanation_score": 9},  # outside 0-5: unparseable
+        {**USUAL, "dimension": "Incorrect information"},  # read as its name: the words are kept
+        {k: USUAL[k] for k in reversed(USUAL)},  # another key order
+        {k: v for k, v in USUAL.items() if k != "specific_feedback"},  # a key absent
+        {**USUAL, "x_note": "kept"},  # an unknown key
+    ],
+    ids=["float-score", "text-score", "score-9", "dimension-words", "key-order", "absent-key", "unknown-key"],
+)
+def test_imported_elements_that_differ_from_the_parsed_columns_are_stored_exactly(lib, elements):
+    import json
+
+    column, back = _imported(lib, elements)
+    assert json.loads(column) == elements
+    assert json.dumps(back) == json.dumps(elements)  # same keys, order and JSON types
+
+
+def test_outcomes_are_stored_compactly_and_the_older_form_still_reads(lib):
+    import json
+
+    from thoughtdesk.core.critiques.store import outcomes_of
+
+    cot = first_cots(lib)[0]
+    with lib.transaction() as conn:
+        pk = add_critique(conn, Critique(cot_pk=cot, critique_model="m", raw_text="t", parsed=parsed()))
+    (stored,) = lib.conn.execute("SELECT outcomes FROM critique WHERE id = ?", (pk,)).fetchone()
+    assert json.loads(stored)["main_flaw"] == "parsed"
+    assert json.loads(stored)["explanation_score"] == {
+        "status": "unparseable",
+        "raw": "7/5",
+        "why": "a score must be 0-5",
+    }
+    assert outcomes_of(stored) == parsed().outcomes
+    # Objects throughout (with spaces), as libraries written before the compact form have them.
+    older = json.dumps({k: v.to_json() for k, v in parsed().outcomes.items()})
+    lib.conn.execute("UPDATE critique SET outcomes = ? WHERE id = ?", (older, pk))
+    assert critiques_for_cots(lib, [cot])[cot][-1].parsed == parsed()

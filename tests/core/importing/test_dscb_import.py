@@ -304,3 +304,37 @@ def test_ratings_a_reviewer_adds_are_exported_where_the_file_had_none(lib, tmp_p
     assert rated["critiques"][0]["critique_annotations"] == [{"critique_score": 2, "worker": "ana"}]
     del rated["explanation_annotations"], rated["critiques"][0]["critique_annotations"]
     assert rated == original[3]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"student_model": ', '"student_model": "x", "student_model": '),  # the record's own field
+        ('"dimension": ', '"dimension": "irrelevant", "dimension": '),  # inside critique_elements
+        ('"worker": ', '"worker": "W0", "worker": '),  # inside an annotation
+        ('"qid": ', '"x_meta": {"a": 1, "a": 2}, "qid": '),  # inside an unknown field's object
+        ('"qid": ', '"qid" : "x", "qid"  : '),  # spaced before the colon
+    ],
+    ids=["record", "elements", "annotation", "unknown-object", "spaced"],
+)
+def test_a_key_twice_in_a_record_is_refused_with_its_line(lib, tmp_path, old, new):
+    # The reader's quick key count (decode_line with record_keys) must not let a lost key through.
+    good = (DSCB / "DSCB-dev-crowd-anno.jsonl").read_text(encoding="utf-8").splitlines()
+    assert old in good[1]
+    path = tmp_path / "DSCB-dev-crowd-anno.jsonl"
+    path.write_text("\n".join([good[0], good[1].replace(old, new, 1)]) + "\n", encoding="utf-8")
+    with pytest.raises(DataFileError) as raised:
+        import_dscb(lib, path, collection="dup")
+    assert str(raised.value).startswith(f"{path}, line 2") and "appears twice" in str(raised.value)
+    assert lib.collection_id("dup") is None
+
+
+def test_record_keys_counts_every_key_of_the_usual_shape():
+    from thoughtdesk.core.critiques.dscb import record_keys
+
+    for line in (DSCB / "DSCB-dev-crowd-anno.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        # Compact JSON has one '":' per key (no quote-colon inside these strings): the same count.
+        assert record_keys(record) == json.dumps(record, separators=(",", ":")).count('":')
+    assert record_keys(["not", "a", "record"]) == 0
+    assert record_keys({"critiques": [1, {"critique_elements": None}], "explanation_annotations": "x"}) == 3

@@ -306,6 +306,36 @@ def looks_like_dscb(path: str | Path) -> bool:
 _FIRST_LINE_LIMIT = 1 << 20
 
 
+def record_keys(value: Any) -> int:
+    """The keys of a decoded DSCB record where DSCB has objects (the record, its llm options,
+    critiques, their elements, options and annotations, its explanation annotations): at most
+    all its keys. :func:`decode_line` compares it with the key places on the line, so a record
+    of the usual shape needs no other duplicate-key check (objects elsewhere, in unknown fields,
+    are not counted: such a record takes the general check)."""
+    if value.__class__ is not dict:
+        return 0
+    n = len(value)
+    options = value.get("student_llm_options")
+    if options.__class__ is dict:
+        n += len(options)
+    critiques = value.get("critiques")
+    if critiques.__class__ is list:
+        for critique in critiques:
+            if critique.__class__ is not dict:
+                continue
+            n += len(critique)
+            for inner in (critique.get("critique_elements"), critique.get("critique_llm_options")):
+                if inner.__class__ is dict:
+                    n += len(inner)
+            notes = critique.get("critique_annotations")
+            if notes.__class__ is list:
+                n += sum(len(note) for note in notes if note.__class__ is dict)
+    notes = value.get("explanation_annotations")
+    if notes.__class__ is list:
+        n += sum(len(note) for note in notes if note.__class__ is dict)
+    return n
+
+
 def read_dscb(
     path: str | Path,
     *,
@@ -328,7 +358,7 @@ def read_dscb(
                 continue
             try:
                 try:
-                    obj = decode_line(raw)
+                    obj = decode_line(raw, record_keys)
                 except ValueError as error:  # malformed, not UTF-8, nested too deeply, a key twice
                     message = str(error).split(" (byte")[0].replace("malformed JSON: ", "")
                     raise DataFileError(path, f"invalid JSON: {message}", line=line) from None

@@ -93,6 +93,82 @@ class ParsedCritique:
         return all(self.outcome(e).status == "parsed" for e in ELEMENTS)
 
 
+#: The outcomes without a raw value or a reason, shared (most elements of most critiques).
+_BARE_OUTCOMES: dict[str, ElementOutcome] = {
+    "parsed": ElementOutcome("parsed"),
+    "missing": ElementOutcome("missing"),
+    "unparseable": ElementOutcome("unparseable"),
+}
+
+
+def outcomes_to_json(outcomes: dict[str, ElementOutcome]) -> dict[str, Any]:
+    """The outcomes as stored (the ``outcomes`` column): an outcome with only a status as that
+    status (``"parsed"``), the others as objects (``{"status", "raw", "why"}``). Half the bytes of
+    objects throughout, which a 20,000-critique import writes and reads back."""
+    return {k: v.status if v.raw is None and v.why is None else v.to_json() for k, v in outcomes.items()}
+
+
+def outcomes_from_json(data: dict[str, Any]) -> dict[str, ElementOutcome]:
+    """The outcomes from their stored form (:func:`outcomes_to_json`, or objects throughout as
+    libraries written before it have them)."""
+    return {
+        k: (_BARE_OUTCOMES.get(v) or ElementOutcome.from_json({"status": v}))
+        if isinstance(v, str)
+        else ElementOutcome.from_json(v)
+        for k, v in data.items()
+    }
+
+
+def elements_from_parsed(parsed: ParsedCritique) -> dict[str, Any]:
+    """The DS Critique Bank ``critique_elements`` object that a critique's parsed elements stand
+    for, in DSCB's key order: each element's value or, where it has none, the raw value its
+    outcome kept ("None" for no flaw, an empty text), and the score as a whole number. Imported
+    critiques whose elements are exactly this store none of their own (see
+    :func:`elements_derivable`)."""
+    outcomes = parsed.outcomes
+    score = parsed.explanation_score
+    out: dict[str, Any] = {}
+    for key, value in zip(
+        ELEMENTS[:4],
+        (parsed.main_flaw, parsed.dimension, parsed.general_feedback, parsed.specific_feedback),
+        strict=True,
+    ):
+        if value is None:
+            outcome = outcomes.get(key)
+            value = None if outcome is None else outcome.raw
+        out[key] = value
+    out["explanation_score"] = None if score is None else int(score)
+    return out
+
+
+def elements_derivable(elements: dict[str, Any], parsed: ParsedCritique) -> bool:
+    """True when :func:`elements_from_parsed` gives ``elements`` back exactly: the same keys in
+    the same order, equal values of the same JSON types (a score of 4 and not 4.0 or "4")."""
+    score = elements.get("explanation_score")
+    if score is None:
+        if parsed.explanation_score is not None:
+            return False
+    elif score.__class__ is not int or score != parsed.explanation_score:
+        return False
+    if tuple(elements) != ELEMENTS:
+        return False
+    # Compared one by one (a 20,000-critique import does this for each): what
+    # elements_from_parsed would give, without building it.
+    outcomes = parsed.outcomes
+    for key, value in (
+        ("main_flaw", parsed.main_flaw),
+        ("dimension", parsed.dimension),
+        ("general_feedback", parsed.general_feedback),
+        ("specific_feedback", parsed.specific_feedback),
+    ):
+        if value is None:
+            outcome = outcomes.get(key)
+            value = None if outcome is None else outcome.raw
+        if elements[key] != value:
+            return False
+    return True
+
+
 @dataclass(slots=True)
 class CritiqueRating:
     """A human's rating of a critique: ``score`` 0-3 (None: not given)."""

@@ -20,6 +20,10 @@ from thoughtdesk.core.critiques.records import (
     ElementOutcome,
     ExplanationRating,
     ParsedCritique,
+    elements_derivable,
+    elements_from_parsed,
+    outcomes_from_json,
+    outcomes_to_json,
 )
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
@@ -29,6 +33,22 @@ CRITIQUE_COLUMNS = (
     "dimension, general_feedback, specific_feedback, explanation_score, outcomes, elements, source, run_id, "
     "request_id, created, extra"
 )
+
+
+#: The ``elements`` column of an imported critique whose critique_elements object is its parsed
+#: columns and outcomes exactly (:func:`elements_derivable`): the usual DSCB critique, whose
+#: elements need not be stored twice. (A JSON string: an elements object is never one.)
+ELEMENTS_FROM_COLUMNS = '"columns"'
+
+
+def outcomes_text(outcomes: dict[str, ElementOutcome]) -> str:
+    """The ``outcomes`` column of a critique (compact JSON, see :func:`outcomes_to_json`)."""
+    return msgspec.json.encode(outcomes_to_json(outcomes)).decode("utf-8")
+
+
+def outcomes_of(text: str) -> dict[str, ElementOutcome]:
+    """A critique's outcomes from its ``outcomes`` column (either stored form)."""
+    return outcomes_from_json(json.loads(text))
 
 
 def _dumps(value: Any) -> str | None:
@@ -61,7 +81,7 @@ def add_critique(conn: sqlite3.Connection, critique: Critique) -> int:
                 p.general_feedback,
                 p.specific_feedback,
                 p.explanation_score,
-                json.dumps({k: v.to_json() for k, v in p.outcomes.items()}),
+                outcomes_text(p.outcomes),
                 _dumps(critique.elements),
                 critique.source,
                 critique.run_id,
@@ -122,8 +142,8 @@ def add_explanation_rating(conn: sqlite3.Connection, cot_pk: int, rating: Explan
 
 
 def _critique(row: Sequence[Any]) -> Critique:
-    outcomes = {k: ElementOutcome.from_json(v) for k, v in json.loads(row[13]).items()}
-    parsed = ParsedCritique(row[8], row[9], row[10], row[11], row[12], outcomes)
+    parsed = ParsedCritique(row[8], row[9], row[10], row[11], row[12], outcomes_of(row[13]))
+    elements = elements_from_parsed(parsed) if row[14] == ELEMENTS_FROM_COLUMNS else _loads(row[14], None)
     return Critique(
         cot_pk=row[1],
         critique_model=row[3],
@@ -132,7 +152,7 @@ def _critique(row: Sequence[Any]) -> Critique:
         llm_options=_loads(row[4], {}),
         fragment_key=row[5],
         prompt_text=row[6],
-        elements=_loads(row[14], None),
+        elements=elements,
         source=row[15],
         run_id=row[16],
         request_id=row[17],
@@ -272,7 +292,14 @@ def add_imported(
         outcome_key = (*p.outcomes, *map(id, p.outcomes.values()))
         outcomes = outcome_json.get(outcome_key)
         if outcomes is None:
-            outcomes = outcome_json[outcome_key] = json.dumps({k: v.to_json() for k, v in p.outcomes.items()})
+            outcomes = outcome_json[outcome_key] = outcomes_text(p.outcomes)
+        elements = critique.elements
+        if elements is None:
+            elements_text = None
+        elif elements.__class__ is dict and elements_derivable(elements, p):
+            elements_text = ELEMENTS_FROM_COLUMNS  # read back by elements_from_parsed
+        else:
+            elements_text = dumps(elements)
         critique_rows.append(
             (
                 critique.pk,
@@ -289,7 +316,7 @@ def add_imported(
                 p.specific_feedback,
                 p.explanation_score,
                 outcomes,
-                dumps(critique.elements),
+                elements_text,
                 critique.source,
                 critique.run_id,
                 critique.request_id,

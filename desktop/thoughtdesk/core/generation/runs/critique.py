@@ -30,7 +30,7 @@ from thoughtdesk.core.critiques.prompts import (
     question_with_choices,
     render,
 )
-from thoughtdesk.core.critiques.records import ELEMENTS
+from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
 from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
@@ -460,7 +460,7 @@ def parse_summary(lib: Library, run_id: int) -> str:
     missing: Counter[str] = Counter()
     unparseable: Counter[str] = Counter()
     for (outcomes,) in rows:
-        statuses = {k: v.get("status") for k, v in json.loads(outcomes).items()}
+        statuses = {k: v.status for k, v in outcomes_from_json(json.loads(outcomes)).items()}
         if all(statuses.get(e) == "parsed" for e in ELEMENTS):
             full += 1
         for element in ELEMENTS:
