@@ -1,12 +1,15 @@
 """Benchmark: how long a second process waits to write while another imports (issue 15, point 5).
 
-Run on demand:  python tests/benchmarks/bench_import_writers.py [--samples 20000] [--repeats 2]
+Run on demand:  python tests/benchmarks/bench_import_writers.py [--samples 20000] [--repeats 2] [--merge]
 
 A ThoughtSource file of ``--samples`` GSM8K-shaped samples is imported by a subprocess into a
 library holding the demo collection; once the import writes, this process makes one small write
 (as an annotation or a run's result would) and times how long it waited. Baseline, measured in
 the same run: the import as one transaction (``CHUNK_SECONDS`` = infinity, as before the staged
-import), where the writer waits for the rest of the import. Also timed: the import itself.
+import), where the writer waits for the rest of the import. Also timed: the import itself, and
+the longest and the last of its write transactions (how long it held the lock at most, and its
+final step). ``--merge`` imports into the existing demo collection instead of a new one, the
+file starting with the demo's 16 samples, which are replaced (``--on-duplicate replace``).
 """
 
 from __future__ import annotations
@@ -27,19 +30,33 @@ sys.path.insert(0, str(ROOT / "desktop"))
 sys.path.insert(0, str(ROOT))
 
 IMPORT = textwrap.dedent("""
-    import sys, time
+    import contextlib, sys, time
     from thoughtdesk.core.importing import importer
     from thoughtdesk.core.library.store import Library
 
     importer.CHUNK_SECONDS = float(sys.argv[3])
+    merge = sys.argv[4] == "merge"
+    held = []
+    transaction = Library.transaction
+
+    @contextlib.contextmanager
+    def timed_transaction(self):  # how long each write transaction holds the lock
+        with transaction(self) as conn:
+            began = time.monotonic()
+            yield conn
+            held.append(time.monotonic() - began)  # (commit excluded: a WAL commit is short)
+
+    Library.transaction = timed_transaction
     started = time.monotonic()
     with Library.open(sys.argv[1]) as lib:
-        importer.import_thoughtsource(lib, sys.argv[2], collection="Big")
-    print(time.monotonic() - started)
+        importer.import_thoughtsource(
+            lib, sys.argv[2], collection="demo" if merge else "Big", on_duplicate="replace" if merge else "fail"
+        )
+    print(time.monotonic() - started, max(held), held[-1])
 """)
 
 
-def one(workdir: Path, big: Path, chunk: float, index: int) -> tuple[float, float]:
+def one(workdir: Path, big: Path, chunk: float, index: int, merge: bool) -> tuple[float, float, float, float]:
     from tests.helpers.libraries import demo_library
     from thoughtdesk.core.library.store import Library
 
@@ -47,7 +64,10 @@ def one(workdir: Path, big: Path, chunk: float, index: int) -> tuple[float, floa
     note = library.with_name(library.name + "-writer.json")
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'desktop'}{os.pathsep}{ROOT}")
     process = subprocess.Popen(
-        [sys.executable, "-c", IMPORT, str(library), str(big), str(chunk)], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", IMPORT, str(library), str(big), str(chunk), "merge" if merge else "new"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     while not note.exists():  # the import is writing
         time.sleep(0.02)
@@ -57,13 +77,15 @@ def one(workdir: Path, big: Path, chunk: float, index: int) -> tuple[float, floa
         conn.execute("UPDATE collection SET source = source WHERE name = 'demo'")
     waited = time.monotonic() - started
     out, _ = process.communicate(timeout=600)
-    return waited, float(out.strip())
+    took, longest, last = map(float, out.split())
+    return waited, took, longest, last
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--merge", action="store_true", help="import into the existing collection (replace)")
     args = parser.parse_args()
     from thoughtdesk.core.importing.importer import CHUNK_SECONDS
     from thoughtdesk.core.paths import resource_path
@@ -71,20 +93,33 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench_import_writers_"))
     template = json.loads(resource_path("demo_collection.json").read_text())["gsm8k"]["test"][0]
     big = workdir / "big.json"
-    big.write_text(json.dumps({"gsm8k": {"test": [dict(template, id=f"b-{i}") for i in range(args.samples)]}}))
-    results: dict[str, list[tuple[float, float]]] = {"one transaction (before)": [], "staged (now)": []}
+    samples = [dict(template, id=f"b-{i}") for i in range(args.samples)]
+    if args.merge:  # the demo collection's own 16 samples (replaced), then the new ones
+        document = json.loads(resource_path("demo_collection.json").read_text())
+        document["gsm8k"]["test"] += samples
+    else:
+        document = {"gsm8k": {"test": samples}}
+    big.write_text(json.dumps(document))
+    results: dict[str, list[tuple[float, float, float, float]]] = {"one transaction (before)": [], "staged (now)": []}
     for index in range(args.repeats):  # interleaved, so both see the same machine load
-        results["one transaction (before)"].append(one(workdir, big, float("inf"), index))
-        results["staged (now)"].append(one(workdir, big, CHUNK_SECONDS, index))
-    print(f"\nImport of {args.samples:,} samples; a second process writes once while it runs; repeats {args.repeats}.")
+        results["one transaction (before)"].append(one(workdir, big, float("inf"), index, args.merge))
+        results["staged (now)"].append(one(workdir, big, CHUNK_SECONDS, index, args.merge))
+    kind = "merge (replace) into the demo collection" if args.merge else "import into a new collection"
+    print(f"\n{kind}, {args.samples:,} samples; a second process writes once while it runs; repeats {args.repeats}.")
     print("Ratio = median over the one-transaction import's median, measured in this run. The machine is shared.\n")
-    print(f"{'import':26} {'writer waited s':>16} {'ratio':>6} {'import s':>9} {'ratio':>6}")
-    print("-" * 68)
-    base_wait = statistics.median(w for w, _ in results["one transaction (before)"])
-    base_import = statistics.median(i for _, i in results["one transaction (before)"])
+    print(
+        f"{'import':26} {'writer waited s':>16} {'ratio':>6} {'import s':>9} {'ratio':>6} "
+        f"{'longest tx s':>13} {'last tx s':>10}"
+    )
+    print("-" * 93)
+    base_wait = statistics.median(r[0] for r in results["one transaction (before)"])
+    base_import = statistics.median(r[1] for r in results["one transaction (before)"])
     for name, rows in results.items():
-        wait, took = statistics.median(w for w, _ in rows), statistics.median(i for _, i in rows)
-        print(f"{name:26} {wait:16.2f} {wait / base_wait:6.2f} {took:9.2f} {took / base_import:6.2f}")
+        wait, took, longest, last = (statistics.median(r[i] for r in rows) for i in range(4))
+        print(
+            f"{name:26} {wait:16.2f} {wait / base_wait:6.2f} {took:9.2f} {took / base_import:6.2f} "
+            f"{longest:13.2f} {last:10.2f}"
+        )
 
 
 if __name__ == "__main__":

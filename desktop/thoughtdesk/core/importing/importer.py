@@ -3,13 +3,18 @@
 Every importer (ThoughtSource JSON, the dataset loaders, generic files) produces
 ``(dataset, split, Sample, where)`` records and hands them to :func:`import_records`.
 
-An import into a new collection is staged (issue 15, point 5): it writes into a hidden collection
-in transactions of about :data:`CHUNK_SECONDS`, pausing :data:`YIELD_SECONDS` between them so
-another process waiting to write (an annotation, a run's result) gets in within about two seconds
-instead of after the whole import; its last transaction names the collection, so people see all
-of it at once or none. A failure or cancel deletes the staged rows; a killed import's rows are
-deleted by the next ``Library.open``. An import into an existing collection (merging, with a
-duplicate policy) stays one transaction.
+Every import is staged (issue 15, point 5): it writes into a hidden collection in transactions
+of about :data:`CHUNK_SECONDS`, pausing :data:`YIELD_SECONDS` between them so another process
+waiting to write (an annotation, a run's result) gets in within about two seconds instead of after
+the whole import. Its last transaction makes it visible, so people see all of it at once or none:
+for a new collection it names the hidden one; for an existing one (a merge) it deletes the samples
+the import replaces and moves the staged samples into the collection (``Library.merge_staged``:
+an UPDATE of their ``collection_id``; keys, CoTs, search index rows and counters stay as
+written). Duplicates are looked for in the existing collection (the writer's target) and within
+the file, so the duplicate policy acts as it did when a merge was one transaction: ``fail``
+writes nothing (the staged rows go), ``skip`` leaves the existing sample, ``replace`` puts the new
+one in the old one's position. A failure or cancel deletes the staged rows; a killed import's rows
+are deleted by the next ``Library.open``; the existing collection is untouched until the end.
 """
 
 from __future__ import annotations
@@ -96,7 +101,8 @@ def import_records(
     path: Path | None = None,
     hook: ImportHook | None = None,
 ) -> ImportReport:
-    """Store ``records`` in ``collection`` (created if absent), all or nothing.
+    """Store ``records`` in ``collection`` (created if absent, else merged into), all or nothing,
+    staged in chunks so other writers get in (module notes).
 
     ``hook`` is told which CoT keys each written sample got, and stores its own rows (critiques,
     ratings) at the end, inside the same transaction.
@@ -105,74 +111,9 @@ def import_records(
     ``on_duplicate`` is ``fail`` and a sample exists, :class:`Cancelled` when ``cancel()`` turns
     true; in every such case the library is left exactly as it was.
     """
-    if library.collection_id(collection) is None:
-        return _import_staged(
-            library,
-            records,
-            collection=collection,
-            on_duplicate=on_duplicate,
-            total=total,
-            progress=progress,
-            cancel=cancel,
-            source=source,
-            path=path,
-            hook=hook,
-        )
-    with library.transaction(), library.long_write(f"importing {Path(source).name or collection}"):
-        cid = library.collection_id(collection)
-        created = cid is None
-        if cid is None:
-            cid = library.create_collection(collection, source)
-        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate))
-        done = 0
-        for dataset, split, sample, where in records:
-            first_cot = writer.next_cot_pk
-            writer.add(dataset, split, sample, where=where, path=path)
-            if hook is not None and writer.next_cot_pk > first_cot:
-                hook.queued(first_cot, sample)
-            done += 1
-            if done % TICK == 0:
-                if cancel is not None and cancel():
-                    raise Cancelled("import")
-                if progress is not None:
-                    progress(done, total or 0)
-        if done == 0:  # rolls back: no empty collection is left behind
-            raise DataFileError(
-                path or source or collection,
-                "holds no samples that could be read, so nothing was imported",
-                hint="check that this is the file you meant",
-            )
-        result = writer.close(collection)
-        if hook is not None:
-            hook.finish(library.conn)
-    if progress is not None:
-        progress(done, total or done)
-    return ImportReport(collection, cid, created, result.inserted, result.replaced, result.skipped)
-
-
-def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileError:
-    return DataFileError(
-        path or source or collection,
-        "holds no samples that could be read, so nothing was imported",
-        hint="check that this is the file you meant",
-    )
-
-
-def _import_staged(
-    library: Library,
-    records: Iterable[tuple[str, str, Sample, str]],
-    *,
-    collection: str,
-    on_duplicate: OnDuplicate | str,
-    total: int | None,
-    progress: Progress | None,
-    cancel: Cancel | None,
-    source: str,
-    path: Path | None,
-    hook: ImportHook | None,
-) -> ImportReport:
-    """:func:`import_records` into a new collection, in chunks into a hidden one (module notes)."""
-    if not collection.strip():
+    name = collection.strip()
+    target = library.collection_id(collection)  # an existing collection: merged into
+    if target is None and not name:
         raise LibraryError("a collection needs a name")
     with library.transaction():  # (waits, telling whom for, while another process writes)
         cid = library.create_staging_collection(source)
@@ -185,7 +126,7 @@ def _import_staged(
             while not finished:
                 with library.transaction() as conn:
                     if writer is None:
-                        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate))
+                        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate), target=target)
                     else:
                         writer.resync()
                     started = time.monotonic()
@@ -210,7 +151,10 @@ def _import_staged(
                         result = writer.close(collection)
                         if hook is not None:
                             hook.finish(conn)
-                        library.publish_collection(cid, collection.strip(), source)
+                        if target is None:
+                            library.publish_collection(cid, name, source)
+                        else:
+                            library.merge_staged(cid, target, collection, writer.replaced_pks)
                     else:
                         writer.flush()
                 if not finished:
@@ -220,7 +164,17 @@ def _import_staged(
         raise
     if progress is not None:
         progress(done, total or done)
-    return ImportReport(collection.strip(), cid, True, result.inserted, result.replaced, result.skipped)
+    if target is None:
+        return ImportReport(name, cid, True, result.inserted, result.replaced, result.skipped)
+    return ImportReport(collection, target, False, result.inserted, result.replaced, result.skipped)
+
+
+def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileError:
+    return DataFileError(
+        path or source or collection,
+        "holds no samples that could be read, so nothing was imported",
+        hint="check that this is the file you meant",
+    )
 
 
 def _yield_to_writers() -> None:

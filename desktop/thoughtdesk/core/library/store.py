@@ -440,6 +440,31 @@ class Library:
             )
         self.conn.execute("UPDATE collection SET name = ?, source = ? WHERE id = ?", (name, source, collection_id))
 
+    def merge_staged(self, staging_id: int, target_id: int, name: str, replaced: list[int]) -> None:
+        """Move a filled staging collection's samples into the existing collection ``target_id``
+        (called ``name``), deleting its samples ``replaced`` first (inside the caller's
+        transaction): from now on the merge is seen, all at once. The staged samples keep their
+        keys, so their CoTs, search index rows and counters stay as written; the samples'
+        ``collection_id`` is all that changes."""
+        if self.collection_id(name) != target_id:
+            raise LibraryError(
+                f"the collection {name!r} was deleted or renamed in {self.path} while this import ran; "
+                "nothing was imported: import again"
+            )
+        pairs = [(pk, target_id) for pk in replaced]
+        self.conn.executemany(
+            "DELETE FROM sample_fts WHERE rowid = (SELECT id FROM sample WHERE id = ? AND collection_id = ?)", pairs
+        )
+        self.conn.executemany("DELETE FROM sample WHERE id = ? AND collection_id = ?", pairs)
+        try:
+            self.conn.execute("UPDATE sample SET collection_id = ? WHERE collection_id = ?", (target_id, staging_id))
+        except sqlite3.IntegrityError:  # the same (dataset, split, id): stored by another process meanwhile
+            raise LibraryError(
+                f"samples with the same ids as this import's were added to {name!r} in {self.path} while it ran; "
+                "nothing was imported: import again (choosing what to do with duplicates)"
+            ) from None
+        self.conn.execute("DELETE FROM collection WHERE id = ?", (staging_id,))
+
     def drop_collection_rows(self, collection_id: int) -> None:
         """Delete a collection and everything in it, its search index rows too (inside the
         caller's transaction; rows that refer to its samples go with them)."""
