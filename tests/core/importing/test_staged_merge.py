@@ -313,3 +313,40 @@ def test_a_collection_deleted_during_the_merge_gets_nothing_and_a_clear_message(
         assert lib.collections() == []
         assert lib.conn.execute("SELECT count(*) FROM sample").fetchone()[0] == 0
     other.close()
+
+
+def test_another_import_into_the_collection_meanwhile_keeps_positions_distinct_or_is_told(
+    library, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setattr(importer, "CHUNK_SECONDS", 0.0)
+    other_file = tmp_path / "other.json"
+    other_file.write_text(json.dumps({"gsm8k": {"test": [dict(GSM[0], id=f"other-{i}") for i in range(3)]}}))
+    ran: list[int] = []
+
+    def another_import() -> None:  # between two chunks, another window imports into the same collection
+        if not ran:
+            with Library.open(library) as other:
+                ran.append(import_thoughtsource(other, other_file, collection="Demo").inserted)
+
+    monkeypatch.setattr(importer, "_yield_to_writers", another_import)
+    with Library.open(library) as lib:
+        report = import_thoughtsource(lib, big_file(tmp_path / "big.json", 1500, existing=False), collection="Demo")
+    assert ran == [3] and report.inserted == 1500
+    gsm_test = [r for r in demo_rows(library) if r[:2] == ("gsm8k", "test")]
+    assert [r[2] for r in gsm_test] == list(range(5 + 3 + 1500))  # distinct, in the order they were stored
+    assert [r[3] for r in gsm_test[5:9]] == ["other-0", "other-1", "other-2", "big-0"]
+
+    # The other import stored an id this one had already staged: nothing of this one, and a clear
+    # message (an id stored before this one reaches it is a duplicate as any other).
+    ran.clear()
+    monkeypatch.setattr(importer, "_yield_to_writers", another_import)
+    other_file.write_text(json.dumps({"gsm8k": {"test": [dict(GSM[0], id="clash")]}}))
+    clashing = tmp_path / "clash.json"
+    clashing.write_text(
+        json.dumps({"gsm8k": {"test": [dict(GSM[0], id="clash")] + [dict(GSM[0], id=f"c-{i}") for i in range(1500)]}})
+    )
+    before = demo_rows(library)
+    with Library.open(library) as lib, pytest.raises(LibraryError, match="same ids .* were added to 'Demo'"):
+        import_thoughtsource(lib, clashing, collection="Demo")
+    assert ran == [1]
+    assert [r[3] for r in demo_rows(library) if r not in before] == ["clash"]

@@ -119,16 +119,15 @@ def import_records(
         cid = library.create_staging_collection(source)
     try:
         with library.long_write(f"importing {Path(source).name or collection}"):
-            writer: SampleWriter | None = None
+            writer = SampleWriter(library, cid, OnDuplicate(on_duplicate), target=target)
             iterator = iter(records)
-            done = 0
-            finished = False
-            while not finished:
-                with library.transaction() as conn:
-                    if writer is None:
-                        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate), target=target)
-                    else:
-                        writer.resync()
+            done = chunks = 0
+            exhausted = False
+            while not exhausted:
+                if chunks:
+                    _yield_to_writers()
+                with library.transaction():
+                    writer.resync()  # above keys other processes took meanwhile
                     started = time.monotonic()
                     for dataset, split, sample, where in iterator:
                         first_cot = writer.next_cot_pk
@@ -144,21 +143,23 @@ def import_records(
                             if time.monotonic() - started >= CHUNK_SECONDS:
                                 break
                     else:
-                        finished = True
-                    if finished:
-                        if done == 0:
-                            raise _nothing_read(path, source, collection)
-                        result = writer.close(collection)
-                        if hook is not None:
-                            hook.finish(conn)
-                        if target is None:
-                            library.publish_collection(cid, name, source)
-                        else:
-                            library.merge_staged(cid, target, collection, writer.replaced_pks)
-                    else:
-                        writer.flush()
-                if not finished:
-                    _yield_to_writers()
+                        exhausted = True
+                    writer.flush()
+                chunks += 1
+            if done == 0:
+                raise _nothing_read(path, source, collection)
+            if chunks > 1:
+                _yield_to_writers()
+            # The step that makes it visible, alone in its transaction so that it holds the lock
+            # no longer than it must (a merge's move: about 1-2 s for 50,000 samples).
+            with library.transaction() as conn:
+                result = writer.close(collection)
+                if hook is not None:
+                    hook.finish(conn)
+                if target is None:
+                    library.publish_collection(cid, name, source)
+                else:
+                    library.merge_staged(cid, target, collection, writer.replaced_pks, writer.last_positions)
     except BaseException:
         _drop_staged(library, cid)
         raise

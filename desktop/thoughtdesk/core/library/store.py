@@ -440,17 +440,37 @@ class Library:
             )
         self.conn.execute("UPDATE collection SET name = ?, source = ? WHERE id = ?", (name, source, collection_id))
 
-    def merge_staged(self, staging_id: int, target_id: int, name: str, replaced: list[int]) -> None:
+    def merge_staged(
+        self,
+        staging_id: int,
+        target_id: int,
+        name: str,
+        replaced: list[int],
+        last_positions: dict[tuple[str, str], int],
+    ) -> None:
         """Move a filled staging collection's samples into the existing collection ``target_id``
         (called ``name``), deleting its samples ``replaced`` first (inside the caller's
         transaction): from now on the merge is seen, all at once. The staged samples keep their
         keys, so their CoTs, search index rows and counters stay as written; the samples'
-        ``collection_id`` is all that changes."""
+        ``collection_id`` is all that changes, and the positions of new ones if another import
+        added samples to a split meanwhile (``last_positions``: each split's last position when
+        the staged ones were numbered; new ones come after it)."""
         if self.collection_id(name) != target_id:
             raise LibraryError(
                 f"the collection {name!r} was deleted or renamed in {self.path} while this import ran; "
                 "nothing was imported: import again"
             )
+        for (dataset, split), last in last_positions.items():
+            now = self.conn.execute(
+                "SELECT max(position) FROM sample WHERE collection_id = ? AND dataset = ? AND split = ?",
+                (target_id, dataset, split),
+            ).fetchone()[0]
+            if now is not None and now > last:  # keep the split's positions distinct: ours after theirs
+                self.conn.execute(
+                    "UPDATE sample SET position = position + ? "
+                    "WHERE collection_id = ? AND dataset = ? AND split = ? AND position > ?",
+                    (now - last, staging_id, dataset, split, last),
+                )
         pairs = [(pk, target_id) for pk in replaced]
         self.conn.executemany(
             "DELETE FROM sample_fts WHERE rowid = (SELECT id FROM sample WHERE id = ? AND collection_id = ?)", pairs

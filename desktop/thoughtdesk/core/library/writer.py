@@ -114,6 +114,9 @@ class SampleWriter:
         self.replaced_pks: list[int] = []
         self._seen: set[tuple[str, str, str]] = set()
         self._positions: dict[tuple[str, str], int] = {}
+        #: Per (dataset, split) the target's last position when the writer first met the split:
+        #: new samples come after it (replacing ones take the replaced one's position).
+        self.last_positions: dict[tuple[str, str], int] = {}
         self._existing = bool(
             self.conn.execute("SELECT 1 FROM sample WHERE collection_id = ? LIMIT 1", (self.target,)).fetchone()
         )
@@ -151,7 +154,7 @@ class SampleWriter:
                 "SELECT max(position) FROM sample WHERE collection_id = ? AND dataset = ? AND split = ?",
                 (self.target, dataset, split),
             ).fetchone()
-            self._positions[key] = -1 if row[0] is None else row[0]
+            self._positions[key] = self.last_positions[key] = -1 if row[0] is None else row[0]
 
     def _position(self, dataset: str, split: str) -> int:
         self._init_position(dataset, split)
