@@ -138,6 +138,7 @@ def test_replace_puts_the_new_sample_in_the_old_ones_place(library, tmp_path) ->
             f"SELECT count(*) FROM sample WHERE id IN ({', '.join(str(pk) for (pk,) in old_pks)})"
         ).fetchone()[0]
         assert [(c.name, c.samples) for c in lib.collections()] == [("Demo", 19)]
+        assert lib.conn.execute("SELECT count(*) FROM collection").fetchone()[0] == 1  # none hidden is left
         assert lib.conn.execute("PRAGMA foreign_key_check").fetchall() == []
     assert (report.inserted, report.replaced, report.skipped) == (3, 2, 0)
     assert gone == 0  # the replaced samples went, with their CoTs and the annotation on one
@@ -350,3 +351,41 @@ def test_another_import_into_the_collection_meanwhile_keeps_positions_distinct_o
         import_thoughtsource(lib, clashing, collection="Demo")
     assert ran == [1]
     assert [r[3] for r in demo_rows(library) if r not in before] == ["clash"]
+
+
+KILLED_AFTER = textwrap.dedent("""
+    import os, signal, sys
+    from thoughtdesk.core.importing import importer
+    from thoughtdesk.core.library.store import Library
+
+    def killed(library, collection_id):  # the merge is committed; its replaced samples not yet deleted
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    importer._drop_hidden = killed
+    lib = Library.open(sys.argv[1])
+    importer.import_thoughtsource(lib, sys.argv[2], collection="Demo", on_duplicate="replace")
+""")
+
+
+def test_replaced_samples_killed_before_their_deletion_are_out_of_sight_and_go_at_the_next_open(
+    library, tmp_path
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER, str(library), str(merge_file(tmp_path / "m.json"))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == -9, run.stdout + run.stderr
+    merged = demo_rows(library)  # the merge is whole: the new versions, not the old ones
+    assert len(merged) == 19 and [r[4] for r in merged if r[3] == "gsm8k_demo_test_2"] == ["Merged walrus question"]
+    with sqlite3.connect(library) as conn:  # the replaced two, aside in a hidden collection
+        assert conn.execute("SELECT count(*) FROM sample").fetchone()[0] == 21
+    with Library.open(library) as lib:
+        assert [(c.name, c.samples) for c in lib.collections()] == [("Demo", 19)]
+        assert lib.conn.execute("SELECT count(*) FROM sample").fetchone()[0] == 19
+        assert lib.conn.execute("SELECT count(*) FROM sample_fts").fetchone()[0] == 19
+        assert lib.conn.execute("SELECT count(*) FROM collection").fetchone()[0] == 1
+    assert demo_rows(library) == merged
+    assert search(library, "walrus") == ["gsm8k_demo_test_2", "gsm8k_demo_test_5"]

@@ -156,13 +156,16 @@ def import_records(
                 result = writer.close(collection)
                 if hook is not None:
                     hook.finish(conn)
+                aside = None
                 if target is None:
                     library.publish_collection(cid, name, source)
                 else:
-                    library.merge_staged(cid, target, collection, writer.replaced_pks, writer.last_positions)
+                    aside = library.merge_staged(cid, target, collection, writer.replaced_pks, writer.last_positions)
     except BaseException:
-        _drop_staged(library, cid)
+        _drop_hidden(library, cid)
         raise
+    if aside is not None:  # the samples the merge replaced, already out of sight
+        _drop_hidden(library, aside)
     if progress is not None:
         progress(done, total or done)
     if target is None:
@@ -183,12 +186,26 @@ def _yield_to_writers() -> None:
     time.sleep(YIELD_SECONDS)
 
 
-def _drop_staged(library: Library, collection_id: int) -> None:
-    """Delete what a failed or cancelled staged import wrote (best effort: if even that fails,
-    the next ``Library.open`` removes it, as after a kill)."""
+#: Samples deleted at a time when a hidden collection is deleted in parts (:func:`_drop_hidden`).
+DROP_PART = 500
+
+
+def _drop_hidden(library: Library, collection_id: int) -> None:
+    """Delete a hidden collection: what a failed or cancelled import staged, or the samples a
+    merge replaced. In transactions of about :data:`CHUNK_SECONDS` with pauses, as the import
+    wrote it (deleting 50,000 samples with their CoTs takes seconds). Best effort: if even that
+    fails, the next ``Library.open`` removes the rest, as after a kill."""
     try:
-        with library.transaction():
-            library.drop_collection_rows(collection_id)
+        gone = False
+        while not gone:
+            with library.transaction():
+                started = time.monotonic()
+                while True:  # at least one part a transaction
+                    gone = library.drop_collection_part(collection_id, DROP_PART)
+                    if gone or time.monotonic() - started >= CHUNK_SECONDS:
+                        break
+            if not gone:
+                _yield_to_writers()
     except Exception:
         pass
 

@@ -447,14 +447,20 @@ class Library:
         name: str,
         replaced: list[int],
         last_positions: dict[tuple[str, str], int],
-    ) -> None:
+    ) -> int | None:
         """Move a filled staging collection's samples into the existing collection ``target_id``
-        (called ``name``), deleting its samples ``replaced`` first (inside the caller's
+        (called ``name``), moving its samples ``replaced`` out first (inside the caller's
         transaction): from now on the merge is seen, all at once. The staged samples keep their
         keys, so their CoTs, search index rows and counters stay as written; the samples'
         ``collection_id`` is all that changes, and the positions of new ones if another import
         added samples to a split meanwhile (``last_positions``: each split's last position when
-        the staged ones were numbered; new ones come after it)."""
+        the staged ones were numbered; new ones come after it).
+
+        The replaced samples go into a new hidden collection, whose id is returned (None if none
+        were replaced), for the caller to delete a part at a time (:meth:`drop_collection_part`):
+        deleting 50,000 samples with their CoTs here would hold the lock for seconds; moving them
+        aside costs what moving the new ones in does. If the caller is killed first, the next
+        :meth:`open` deletes them."""
         if self.collection_id(name) != target_id:
             raise LibraryError(
                 f"the collection {name!r} was deleted or renamed in {self.path} while this import ran; "
@@ -471,11 +477,13 @@ class Library:
                     "WHERE collection_id = ? AND dataset = ? AND split = ? AND position > ?",
                     (now - last, staging_id, dataset, split, last),
                 )
-        pairs = [(pk, target_id) for pk in replaced]
-        self.conn.executemany(
-            "DELETE FROM sample_fts WHERE rowid = (SELECT id FROM sample WHERE id = ? AND collection_id = ?)", pairs
-        )
-        self.conn.executemany("DELETE FROM sample WHERE id = ? AND collection_id = ?", pairs)
+        aside = None
+        if replaced:
+            aside = self.create_staging_collection(f"replaced by an import into {name}")
+            self.conn.executemany(
+                "UPDATE sample SET collection_id = ? WHERE id = ? AND collection_id = ?",
+                ((aside, pk, target_id) for pk in replaced),
+            )
         try:
             self.conn.execute("UPDATE sample SET collection_id = ? WHERE collection_id = ?", (target_id, staging_id))
         except sqlite3.IntegrityError:  # the same (dataset, split, id): stored by another process meanwhile
@@ -484,6 +492,24 @@ class Library:
                 "nothing was imported: import again (choosing what to do with duplicates)"
             ) from None
         self.conn.execute("DELETE FROM collection WHERE id = ?", (staging_id,))
+        return aside
+
+    def drop_collection_part(self, collection_id: int, samples: int) -> bool:
+        """Delete up to ``samples`` samples of a (hidden) collection with their search index rows,
+        or the collection itself once it is empty (inside the caller's transaction); return True
+        when the collection is gone. For deleting a big one in several short transactions."""
+        pks = [
+            (row[0],)
+            for row in self.conn.execute(
+                "SELECT id FROM sample WHERE collection_id = ? LIMIT ?", (collection_id, samples)
+            )
+        ]
+        if not pks:
+            self.conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
+            return True
+        self.conn.executemany("DELETE FROM sample_fts WHERE rowid = ?", pks)
+        self.conn.executemany("DELETE FROM sample WHERE id = ?", pks)
+        return False
 
     def drop_collection_rows(self, collection_id: int) -> None:
         """Delete a collection and everything in it, its search index rows too (inside the
