@@ -418,9 +418,11 @@ class Library:
         return row[0] if row else None
 
     # Staged imports (issue 15, point 5) ---------------------------------------------------
-    # A long import into a new collection commits in chunks, so other writers get the library
-    # between them, into a collection hidden from every list and lookup until its last chunk
-    # names it. Its ``source`` says who writes it: 'thoughtdesk-importing:<pid>:<source>'.
+    # A long import commits in chunks, so other writers get the library between them, into a
+    # collection hidden from every list and lookup until its last transaction names it (a new
+    # collection) or moves its samples into an existing one (a merge, whose replaced samples go
+    # into another hidden collection to be deleted in parts). Its ``source`` says who writes
+    # it: 'thoughtdesk-importing:<pid>:<source>'.
 
     def create_staging_collection(self, source: str) -> int:
         """A hidden collection for an import to fill (inside the caller's transaction)."""
@@ -520,8 +522,9 @@ class Library:
         self.conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
 
     def remove_abandoned_imports(self) -> int:
-        """Delete staging collections whose importing process is gone (killed mid-import);
-        return how many. Never fails: a library another process is writing is left for later."""
+        """Delete hidden collections whose importing process is gone (killed mid-import, or before
+        it deleted the samples a merge replaced); return how many. Never fails: a library another
+        process is writing is left for later."""
         rows = self.conn.execute(f"SELECT id, source FROM collection WHERE source LIKE '{STAGING}%'").fetchall()
         gone = [cid for cid, source in rows if not _process_alive(source[len(STAGING) :].split(":", 1)[0])]
         if not gone or self.read_only:
