@@ -166,7 +166,7 @@ def test_keys_another_writer_takes_between_chunks_are_left_alone(library, tmp_pa
     other.close()
 
 
-def test_an_import_into_an_existing_collection_is_still_one_transaction(library, tmp_path) -> None:
+def test_an_import_into_an_existing_collection_merges_into_it(library, tmp_path) -> None:
     with Library.open(library) as lib:
         import_thoughtsource(lib, big_collection(tmp_path / "a.json", 10), collection="Demo")
         assert [(c.name, c.samples) for c in lib.collections()] == [("Demo", 26)]

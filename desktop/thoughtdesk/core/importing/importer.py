@@ -3,13 +3,20 @@
 Every importer (ThoughtSource JSON, the dataset loaders, generic files) produces
 ``(dataset, split, Sample, where)`` records and hands them to :func:`import_records`.
 
-An import into a new collection is staged (issue 15, point 5): it writes into a hidden collection
-in transactions of about :data:`CHUNK_SECONDS`, pausing :data:`YIELD_SECONDS` between them so
-another process waiting to write (an annotation, a run's result) gets in within about two seconds
-instead of after the whole import; its last transaction names the collection, so people see all
-of it at once or none. A failure or cancel deletes the staged rows; a killed import's rows are
-deleted by the next ``Library.open``. An import into an existing collection (merging, with a
-duplicate policy) stays one transaction.
+Every import is staged (issue 15, point 5): it writes into a hidden collection in transactions
+of about :data:`CHUNK_SECONDS`, pausing :data:`YIELD_SECONDS` between them so another process
+waiting to write (an annotation, a run's result) gets in within about two seconds instead of after
+the whole import. Its last transaction makes it visible, so people see all of it at once or none:
+for a new collection it names the hidden one; for an existing one (a merge) it moves the samples
+the import replaces out into another hidden collection and the staged samples into the collection
+(``Library.merge_staged``: UPDATEs of ``collection_id``; keys, CoTs, search index rows and
+counters stay as written). Duplicates are looked for in the existing collection (the writer's
+target) and within the file, so the duplicate policy acts as it did when a merge was one
+transaction: ``fail`` writes nothing (the staged rows go), ``skip`` leaves the existing sample,
+``replace`` puts the new one in the old one's position. The existing collection is untouched until
+that last transaction. Hidden collections (a failed or cancelled import's staged rows, a merge's
+replaced samples) are deleted in parts with pauses, as they were written (:func:`_drop_hidden`);
+what a killed import left is deleted by the next ``Library.open``.
 """
 
 from __future__ import annotations
@@ -96,7 +103,8 @@ def import_records(
     path: Path | None = None,
     hook: ImportHook | None = None,
 ) -> ImportReport:
-    """Store ``records`` in ``collection`` (created if absent), all or nothing.
+    """Store ``records`` in ``collection`` (created if absent, else merged into), all or nothing,
+    staged in chunks so other writers get in (module notes).
 
     ``hook`` is told which CoT keys each written sample got, and stores its own rows (critiques,
     ratings) at the end, inside the same transaction.
@@ -105,89 +113,23 @@ def import_records(
     ``on_duplicate`` is ``fail`` and a sample exists, :class:`Cancelled` when ``cancel()`` turns
     true; in every such case the library is left exactly as it was.
     """
-    if library.collection_id(collection) is None:
-        return _import_staged(
-            library,
-            records,
-            collection=collection,
-            on_duplicate=on_duplicate,
-            total=total,
-            progress=progress,
-            cancel=cancel,
-            source=source,
-            path=path,
-            hook=hook,
-        )
-    with library.transaction(), library.long_write(f"importing {Path(source).name or collection}"):
-        cid = library.collection_id(collection)
-        created = cid is None
-        if cid is None:
-            cid = library.create_collection(collection, source)
-        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate))
-        done = 0
-        for dataset, split, sample, where in records:
-            first_cot = writer.next_cot_pk
-            writer.add(dataset, split, sample, where=where, path=path)
-            if hook is not None and writer.next_cot_pk > first_cot:
-                hook.queued(first_cot, sample)
-            done += 1
-            if done % TICK == 0:
-                if cancel is not None and cancel():
-                    raise Cancelled("import")
-                if progress is not None:
-                    progress(done, total or 0)
-        if done == 0:  # rolls back: no empty collection is left behind
-            raise DataFileError(
-                path or source or collection,
-                "holds no samples that could be read, so nothing was imported",
-                hint="check that this is the file you meant",
-            )
-        result = writer.close(collection)
-        if hook is not None:
-            hook.finish(library.conn)
-    if progress is not None:
-        progress(done, total or done)
-    return ImportReport(collection, cid, created, result.inserted, result.replaced, result.skipped)
-
-
-def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileError:
-    return DataFileError(
-        path or source or collection,
-        "holds no samples that could be read, so nothing was imported",
-        hint="check that this is the file you meant",
-    )
-
-
-def _import_staged(
-    library: Library,
-    records: Iterable[tuple[str, str, Sample, str]],
-    *,
-    collection: str,
-    on_duplicate: OnDuplicate | str,
-    total: int | None,
-    progress: Progress | None,
-    cancel: Cancel | None,
-    source: str,
-    path: Path | None,
-    hook: ImportHook | None,
-) -> ImportReport:
-    """:func:`import_records` into a new collection, in chunks into a hidden one (module notes)."""
-    if not collection.strip():
+    name = collection.strip()
+    target = library.collection_id(collection)  # an existing collection: merged into
+    if target is None and not name:
         raise LibraryError("a collection needs a name")
     with library.transaction():  # (waits, telling whom for, while another process writes)
         cid = library.create_staging_collection(source)
     try:
         with library.long_write(f"importing {Path(source).name or collection}"):
-            writer: SampleWriter | None = None
+            writer = SampleWriter(library, cid, OnDuplicate(on_duplicate), target=target)
             iterator = iter(records)
-            done = 0
-            finished = False
-            while not finished:
-                with library.transaction() as conn:
-                    if writer is None:
-                        writer = SampleWriter(library, cid, OnDuplicate(on_duplicate))
-                    else:
-                        writer.resync()
+            done = chunks = 0
+            exhausted = False
+            while not exhausted:
+                if chunks:
+                    _yield_to_writers()
+                with library.transaction():
+                    writer.resync()  # above keys other processes took meanwhile
                     started = time.monotonic()
                     for dataset, split, sample, where in iterator:
                         first_cot = writer.next_cot_pk
@@ -203,24 +145,42 @@ def _import_staged(
                             if time.monotonic() - started >= CHUNK_SECONDS:
                                 break
                     else:
-                        finished = True
-                    if finished:
-                        if done == 0:
-                            raise _nothing_read(path, source, collection)
-                        result = writer.close(collection)
-                        if hook is not None:
-                            hook.finish(conn)
-                        library.publish_collection(cid, collection.strip(), source)
-                    else:
-                        writer.flush()
-                if not finished:
-                    _yield_to_writers()
+                        exhausted = True
+                    writer.flush()
+                chunks += 1
+            if done == 0:
+                raise _nothing_read(path, source, collection)
+            if chunks > 1:
+                _yield_to_writers()
+            # The step that makes it visible, alone in its transaction so that it holds the lock
+            # no longer than it must (a merge's move: 0.5-1.7 s for 50,000 samples, docs/design.md).
+            with library.transaction() as conn:
+                result = writer.close(collection)
+                if hook is not None:
+                    hook.finish(conn)
+                aside = None
+                if target is None:
+                    library.publish_collection(cid, name, source)
+                else:
+                    aside = library.merge_staged(cid, target, collection, writer.replaced_pks, writer.last_positions)
     except BaseException:
-        _drop_staged(library, cid)
+        _drop_hidden(library, cid)
         raise
+    if aside is not None:  # the samples the merge replaced, already out of sight
+        _drop_hidden(library, aside)
     if progress is not None:
         progress(done, total or done)
-    return ImportReport(collection.strip(), cid, True, result.inserted, result.replaced, result.skipped)
+    if target is None:
+        return ImportReport(name, cid, True, result.inserted, result.replaced, result.skipped)
+    return ImportReport(collection, target, False, result.inserted, result.replaced, result.skipped)
+
+
+def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileError:
+    return DataFileError(
+        path or source or collection,
+        "holds no samples that could be read, so nothing was imported",
+        hint="check that this is the file you meant",
+    )
 
 
 def _yield_to_writers() -> None:
@@ -228,12 +188,26 @@ def _yield_to_writers() -> None:
     time.sleep(YIELD_SECONDS)
 
 
-def _drop_staged(library: Library, collection_id: int) -> None:
-    """Delete what a failed or cancelled staged import wrote (best effort: if even that fails,
-    the next ``Library.open`` removes it, as after a kill)."""
+#: Samples deleted at a time when a hidden collection is deleted in parts (:func:`_drop_hidden`).
+DROP_PART = 500
+
+
+def _drop_hidden(library: Library, collection_id: int) -> None:
+    """Delete a hidden collection: what a failed or cancelled import staged, or the samples a
+    merge replaced. In transactions of about :data:`CHUNK_SECONDS` with pauses, as the import
+    wrote it (deleting 50,000 samples with their CoTs takes seconds). Best effort: if even that
+    fails, the next ``Library.open`` removes the rest, as after a kill."""
     try:
-        with library.transaction():
-            library.drop_collection_rows(collection_id)
+        gone = False
+        while not gone:
+            with library.transaction():
+                started = time.monotonic()
+                while True:  # at least one part a transaction
+                    gone = library.drop_collection_part(collection_id, DROP_PART)
+                    if gone or time.monotonic() - started >= CHUNK_SECONDS:
+                        break
+            if not gone:
+                _yield_to_writers()
     except Exception:
         pass
 

@@ -418,9 +418,11 @@ class Library:
         return row[0] if row else None
 
     # Staged imports (issue 15, point 5) ---------------------------------------------------
-    # A long import into a new collection commits in chunks, so other writers get the library
-    # between them, into a collection hidden from every list and lookup until its last chunk
-    # names it. Its ``source`` says who writes it: 'thoughtdesk-importing:<pid>:<source>'.
+    # A long import commits in chunks, so other writers get the library between them, into a
+    # collection hidden from every list and lookup until its last transaction names it (a new
+    # collection) or moves its samples into an existing one (a merge, whose replaced samples go
+    # into another hidden collection to be deleted in parts). Its ``source`` says who writes
+    # it: 'thoughtdesk-importing:<pid>:<source>'.
 
     def create_staging_collection(self, source: str) -> int:
         """A hidden collection for an import to fill (inside the caller's transaction)."""
@@ -440,6 +442,77 @@ class Library:
             )
         self.conn.execute("UPDATE collection SET name = ?, source = ? WHERE id = ?", (name, source, collection_id))
 
+    def merge_staged(
+        self,
+        staging_id: int,
+        target_id: int,
+        name: str,
+        replaced: list[int],
+        last_positions: dict[tuple[str, str], int],
+    ) -> int | None:
+        """Move a filled staging collection's samples into the existing collection ``target_id``
+        (called ``name``), moving its samples ``replaced`` out first (inside the caller's
+        transaction): from now on the merge is seen, all at once. The staged samples keep their
+        keys, so their CoTs, search index rows and counters stay as written; the samples'
+        ``collection_id`` is all that changes, and the positions of new ones if another import
+        added samples to a split meanwhile (``last_positions``: each split's last position when
+        the staged ones were numbered; new ones come after it).
+
+        The replaced samples go into a new hidden collection, whose id is returned (None if none
+        were replaced), for the caller to delete a part at a time (:meth:`drop_collection_part`):
+        deleting 50,000 samples with their CoTs here would hold the lock for seconds; moving them
+        aside costs what moving the new ones in does. If the caller is killed first, the next
+        :meth:`open` deletes them."""
+        if self.collection_id(name) != target_id:
+            raise LibraryError(
+                f"the collection {name!r} was deleted or renamed in {self.path} while this import ran; "
+                "nothing was imported: import again"
+            )
+        for (dataset, split), last in last_positions.items():
+            now = self.conn.execute(
+                "SELECT max(position) FROM sample WHERE collection_id = ? AND dataset = ? AND split = ?",
+                (target_id, dataset, split),
+            ).fetchone()[0]
+            if now is not None and now > last:  # keep the split's positions distinct: ours after theirs
+                self.conn.execute(
+                    "UPDATE sample SET position = position + ? "
+                    "WHERE collection_id = ? AND dataset = ? AND split = ? AND position > ?",
+                    (now - last, staging_id, dataset, split, last),
+                )
+        aside = None
+        if replaced:
+            aside = self.create_staging_collection(f"replaced by an import into {name}")
+            self.conn.executemany(
+                "UPDATE sample SET collection_id = ? WHERE id = ? AND collection_id = ?",
+                ((aside, pk, target_id) for pk in replaced),
+            )
+        try:
+            self.conn.execute("UPDATE sample SET collection_id = ? WHERE collection_id = ?", (target_id, staging_id))
+        except sqlite3.IntegrityError:  # the same (dataset, split, id): stored by another process meanwhile
+            raise LibraryError(
+                f"samples with the same ids as this import's were added to {name!r} in {self.path} while it ran; "
+                "nothing was imported: import again (choosing what to do with duplicates)"
+            ) from None
+        self.conn.execute("DELETE FROM collection WHERE id = ?", (staging_id,))
+        return aside
+
+    def drop_collection_part(self, collection_id: int, samples: int) -> bool:
+        """Delete up to ``samples`` samples of a (hidden) collection with their search index rows,
+        or the collection itself once it is empty (inside the caller's transaction); return True
+        when the collection is gone. For deleting a big one in several short transactions."""
+        pks = [
+            (row[0],)
+            for row in self.conn.execute(
+                "SELECT id FROM sample WHERE collection_id = ? LIMIT ?", (collection_id, samples)
+            )
+        ]
+        if not pks:
+            self.conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
+            return True
+        self.conn.executemany("DELETE FROM sample_fts WHERE rowid = ?", pks)
+        self.conn.executemany("DELETE FROM sample WHERE id = ?", pks)
+        return False
+
     def drop_collection_rows(self, collection_id: int) -> None:
         """Delete a collection and everything in it, its search index rows too (inside the
         caller's transaction; rows that refer to its samples go with them)."""
@@ -449,8 +522,9 @@ class Library:
         self.conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
 
     def remove_abandoned_imports(self) -> int:
-        """Delete staging collections whose importing process is gone (killed mid-import);
-        return how many. Never fails: a library another process is writing is left for later."""
+        """Delete hidden collections whose importing process is gone (killed mid-import, or before
+        it deleted the samples a merge replaced); return how many. Never fails: a library another
+        process is writing is left for later."""
         rows = self.conn.execute(f"SELECT id, source FROM collection WHERE source LIKE '{STAGING}%'").fetchall()
         gone = [cid for cid, source in rows if not _process_alive(source[len(STAGING) :].split(":", 1)[0])]
         if not gone or self.read_only:

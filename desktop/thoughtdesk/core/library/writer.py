@@ -3,6 +3,12 @@
 The caller opens a transaction (:meth:`Library.transaction`); :class:`SampleWriter` assigns the
 primary keys itself and sends rows in batches with ``executemany``, which is what makes a
 200,000-sample import take seconds rather than minutes.
+
+The writer fills a hidden staging collection and checks duplicates against the collection the
+import goes into (its *target*: the staging collection itself for a new collection). It never
+changes the target: a sample it replaces is only listed (:attr:`SampleWriter.replaced_pks`), and
+the importer's last transaction deletes those and moves the staged samples into the target
+(:meth:`Library.merge_staged`), so a merge is seen all at once or not at all.
 """
 
 from __future__ import annotations
@@ -89,19 +95,30 @@ def reference_fts_text(steps: list[Any]) -> str:
 
 
 class SampleWriter:
-    """Writes samples of one collection. Use inside ``library.transaction()``, then :meth:`close`."""
+    """Writes samples into collection ``collection_id``, as if into ``target`` (default: the same):
+    duplicates are looked for, and positions continue, in ``target``. Use inside
+    ``library.transaction()``, then :meth:`close`."""
 
-    def __init__(self, library: Library, collection_id: int, on_duplicate: OnDuplicate) -> None:
+    def __init__(
+        self, library: Library, collection_id: int, on_duplicate: OnDuplicate, *, target: int | None = None
+    ) -> None:
         self.library = library
         self.conn = library.conn
         self.collection_id = collection_id
+        self.target = collection_id if target is None else target
         self.on_duplicate = OnDuplicate(on_duplicate)
         self.result = WriteResult()
         self.duplicates: list[str] = []
+        #: Keys of the target's samples that the written ones replace: whoever publishes the
+        #: written samples deletes these in the same transaction.
+        self.replaced_pks: list[int] = []
         self._seen: set[tuple[str, str, str]] = set()
         self._positions: dict[tuple[str, str], int] = {}
+        #: Per (dataset, split) the target's last position when the writer first met the split:
+        #: new samples come after it (replacing ones take the replaced one's position).
+        self.last_positions: dict[tuple[str, str], int] = {}
         self._existing = bool(
-            self.conn.execute("SELECT 1 FROM sample WHERE collection_id = ? LIMIT 1", (collection_id,)).fetchone()
+            self.conn.execute("SELECT 1 FROM sample WHERE collection_id = ? LIMIT 1", (self.target,)).fetchone()
         )
         self._next_sample = self._next_id("sample")
         self._next_cot = self._next_id("generated_cot")
@@ -131,14 +148,13 @@ class SampleWriter:
         return (self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
 
     def _init_position(self, dataset: str, split: str) -> None:
-        # Read the split's last position before any replaced sample is deleted.
         key = (dataset, split)
         if key not in self._positions:
             row = self.conn.execute(
                 "SELECT max(position) FROM sample WHERE collection_id = ? AND dataset = ? AND split = ?",
-                (self.collection_id, dataset, split),
+                (self.target, dataset, split),
             ).fetchone()
-            self._positions[key] = -1 if row[0] is None else row[0]
+            self._positions[key] = self.last_positions[key] = -1 if row[0] is None else row[0]
 
     def _position(self, dataset: str, split: str) -> int:
         self._init_position(dataset, split)
@@ -157,7 +173,7 @@ class SampleWriter:
             row = self.conn.execute(
                 "SELECT id, position FROM sample WHERE collection_id = ? AND dataset = ? "
                 "AND split = ? AND sample_id = ?",
-                (self.collection_id, dataset, split, sample.id),
+                (self.target, dataset, split, sample.id),
             ).fetchone()
             if row is not None:
                 if self.on_duplicate is OnDuplicate.FAIL:
@@ -166,8 +182,7 @@ class SampleWriter:
                 if self.on_duplicate is OnDuplicate.SKIP:
                     self.result.skipped += 1
                     return
-                self.conn.execute("DELETE FROM sample_fts WHERE rowid = ?", (row[0],))
-                self.conn.execute("DELETE FROM sample WHERE id = ?", (row[0],))
+                self.replaced_pks.append(row[0])
                 position = row[1]
                 self.result.replaced += 1
         if self.duplicates:
