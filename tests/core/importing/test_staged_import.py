@@ -147,7 +147,7 @@ def test_keys_another_writer_takes_between_chunks_are_left_alone(library, tmp_pa
     other = sqlite3.connect(library)
     added: list[int] = []
 
-    def another_writer() -> None:  # between two chunks: a run stores a CoT, with the next free key
+    def another_writer(_library=None) -> None:  # between two chunks: a run stores a CoT, with the next free key
         sample = other.execute("SELECT min(id) FROM sample").fetchone()[0]
         cur = other.execute(
             "INSERT INTO generated_cot (sample_pk, position, cot_id, cot, extra) VALUES (?, 99, ?, 'x', '{}')",

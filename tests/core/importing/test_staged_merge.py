@@ -302,7 +302,7 @@ def test_a_collection_deleted_during_the_merge_gets_nothing_and_a_clear_message(
     monkeypatch.setattr(importer, "CHUNK_SECONDS", 0.0)
     other = sqlite3.connect(library)
 
-    def delete_it() -> None:  # between two chunks, another window deletes the collection
+    def delete_it(_library=None) -> None:  # between two chunks, another window deletes the collection
         other.execute("PRAGMA foreign_keys = ON")
         other.execute("DELETE FROM collection WHERE name = 'Demo'")
         other.commit()
@@ -324,7 +324,7 @@ def test_another_import_into_the_collection_meanwhile_keeps_positions_distinct_o
     other_file.write_text(json.dumps({"gsm8k": {"test": [dict(GSM[0], id=f"other-{i}") for i in range(3)]}}))
     ran: list[int] = []
 
-    def another_import() -> None:  # between two chunks, another window imports into the same collection
+    def another_import(_library=None) -> None:  # between two chunks, another window imports into the same collection
         if not ran:
             with Library.open(library) as other:
                 ran.append(import_thoughtsource(other, other_file, collection="Demo").inserted)

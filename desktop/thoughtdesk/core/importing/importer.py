@@ -46,11 +46,12 @@ Cancel = Callable[[], bool]
 #: How often (in samples) progress is reported and cancel is checked.
 TICK = 500
 #: Seconds of writing a staged import commits at a time: what a waiting writer waits at most
-#: (an annotation saved in another window) against what the pauses cost the import (0.11 s a
-#: chunk: 5 % at 2 s, 11 % at 1 s; an import shorter than a chunk never pauses).
+#: (an annotation saved in another window).
 CHUNK_SECONDS = 2.0
-#: Seconds a staged import pauses after each commit: longer than SQLite's busy handler sleeps
-#: between tries (at most 100 ms), so a process waiting to write gets the library.
+#: Seconds a staged import pauses after a commit when a writer waits (``Library.writers_waiting``:
+#: a ThoughtDesk connection marks that it waits before it begins): longer than SQLite's busy
+#: handler sleeps between tries (at most 100 ms), so the waiting process gets the library. With
+#: nobody waiting there is no pause, so an import alone costs nothing for being staged.
 YIELD_SECONDS = 0.11
 
 
@@ -127,7 +128,7 @@ def import_records(
             exhausted = False
             while not exhausted:
                 if chunks:
-                    _yield_to_writers()
+                    _yield_to_writers(library)
                 with library.transaction():
                     writer.resync()  # above keys other processes took meanwhile
                     started = time.monotonic()
@@ -151,7 +152,7 @@ def import_records(
             if done == 0:
                 raise _nothing_read(path, source, collection)
             if chunks > 1:
-                _yield_to_writers()
+                _yield_to_writers(library)
             # The step that makes it visible, alone in its transaction so that it holds the lock
             # no longer than it must (a merge's move: 0.5-1.7 s for 50,000 samples, docs/design.md).
             with library.transaction() as conn:
@@ -183,9 +184,11 @@ def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileEr
     )
 
 
-def _yield_to_writers() -> None:
-    """Pause between a staged import's transactions: a process waiting to write gets in now."""
-    time.sleep(YIELD_SECONDS)
+def _yield_to_writers(library: Library) -> None:
+    """Between a staged import's transactions: when another connection waits to write, pause
+    so that it gets in now."""
+    if library.writers_waiting():
+        time.sleep(YIELD_SECONDS)
 
 
 #: Samples deleted at a time when a hidden collection is deleted in parts (:func:`_drop_hidden`).
@@ -207,7 +210,7 @@ def _drop_hidden(library: Library, collection_id: int) -> None:
                     if gone or time.monotonic() - started >= CHUNK_SECONDS:
                         break
             if not gone:
-                _yield_to_writers()
+                _yield_to_writers(library)
     except Exception:
         pass
 

@@ -178,6 +178,15 @@ def _writer_note_path(path: Path) -> Path:
     return path.with_name(path.name + "-writer.json")
 
 
+def _waiting_path(path: Path) -> Path:
+    return path.with_name(path.name + "-waiting")
+
+
+#: How recent a waiting process's mark must be for a long write to pause for it: longer than
+#: SQLite's busy timeout (10 s), after which a waiting process marks again.
+WAITING_FRESH_SECONDS = 12.0
+
+
 def read_writer_note(path: Path) -> str | None:
     """What another process said it is writing to the library at ``path`` ("importing x.json
     (process 123)"), or None."""
@@ -231,6 +240,7 @@ class Library:
     def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.path = path
         self.conn = conn
+        self._long_writing = False  # this connection holds the writer note (see long_write)
         #: True when the file or its folder cannot be written: reading, searching, evaluating and
         #: exporting work; :meth:`transaction` refuses with :class:`LibraryReadOnlyError`.
         self.read_only = read_only
@@ -370,6 +380,7 @@ class Library:
         """BEGIN IMMEDIATE, waiting (up to ``max_write_wait``) while another process writes."""
         started = time.monotonic()
         while True:
+            self._mark_waiting()
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
                 return
@@ -383,19 +394,42 @@ class Library:
             except sqlite3.Error as error:
                 raise self._translated(error) from None
 
+    def _mark_waiting(self) -> None:
+        """Before a write begins while another connection holds a long write (its note beside
+        the library): mark that a writer waits, so the long write pauses for it between its
+        transactions (:meth:`writers_waiting`) instead of at every one."""
+        if self._long_writing or not _writer_note_path(self.path).exists():
+            return
+        try:
+            _waiting_path(self.path).write_text(str(os.getpid()), encoding="utf-8")
+        except OSError:
+            pass  # then the long write does not pause for this one: it waits a chunk or two longer
+
+    def writers_waiting(self) -> bool:
+        """Whether another connection marked, in the last :data:`WAITING_FRESH_SECONDS`, that it
+        waits to write (what a long write checks between its transactions)."""
+        try:
+            return time.time() - _waiting_path(self.path).stat().st_mtime < WAITING_FRESH_SECONDS
+        except OSError:
+            return False
+
     @contextmanager
     def long_write(self, what: str) -> Iterator[None]:
         """Say, beside the library, what this process writes for a long time (an import), so
-        another process that waits for it can tell its user (see :func:`read_writer_note`)."""
+        another process that waits for it can tell its user (see :func:`read_writer_note`) and
+        mark that it waits (see :meth:`writers_waiting`)."""
         note = _writer_note_path(self.path)
         try:
             note.write_text(json.dumps({"pid": os.getpid(), "what": what, "since": time.time()}), encoding="utf-8")
         except OSError:
             pass  # only a courtesy to other processes
+        self._long_writing = True
         try:
             yield
         finally:
+            self._long_writing = False
             note.unlink(missing_ok=True)
+            _waiting_path(self.path).unlink(missing_ok=True)
 
     def _translated(self, error: sqlite3.Error) -> Exception:
         return library_error(error, self.path) or error
