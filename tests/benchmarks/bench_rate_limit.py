@@ -113,7 +113,8 @@ async def _raw_post_all(url: str, requests: int, concurrency: int) -> float:
 
 async def _gate_post_all(url: str, requests: int, concurrency: int) -> float:
     """The whole ThoughtDesk path: ResilientBackend, ProviderGate and OpenAICompatBackend."""
-    elapsed, _gate = await _gate_run_async(url, requests, concurrency)
+    elapsed, _gate, failed = await _gate_run(url, requests, concurrency)
+    assert failed == 0, f"{failed} requests failed"
     return elapsed
 
 
@@ -188,23 +189,25 @@ class PausingGate(ProviderGate):
                 raise
 
 
-async def _gate_run(url: str, requests: int, concurrency: int, kind: type[ProviderGate] = ProviderGate):
-    return await _gate_run_async(url, requests, concurrency, kind)
-
-
-async def _gate_run_async(url: str, requests: int, concurrency: int, kind: type[ProviderGate] = ProviderGate):
+async def _gate_run(
+    url: str, requests: int, concurrency: int, kind: type[ProviderGate] = ProviderGate
+) -> tuple[float, ProviderGate, int]:
+    """Seconds, the gate, and how many requests failed for good (30 attempts used up: with the
+    old gate refusing three requests in four, that happens to a few)."""
     gate = kind(ProviderLimits(concurrency=concurrency))
     backend = ResilientBackend(
         OpenAICompatBackend(url), gate=gate, retry=RetryPolicy(max_attempts=30, initial_wait=0.1, max_wait=2.0)
     )
     started = time.perf_counter()
     try:
-        await asyncio.gather(
-            *(backend.complete(Request(model="bench", prompt=f"q{i}", max_tokens=16)) for i in range(requests))
+        results = await asyncio.gather(
+            *(backend.complete(Request(model="bench", prompt=f"q{i}", max_tokens=16)) for i in range(requests)),
+            return_exceptions=True,
         )
     finally:
         await backend.aclose()
-    return time.perf_counter() - started, gate
+    failed = sum(isinstance(result, BaseException) for result in results)
+    return time.perf_counter() - started, gate, failed
 
 
 def rate_limit_rows(requests: int, rpm: float, burst: float) -> list[tuple[str, float, float | None, str]]:
@@ -219,7 +222,7 @@ def rate_limit_rows(requests: int, rpm: float, burst: float) -> list[tuple[str, 
         server = subprocess.Popen(command, cwd=ROOT)
         try:
             _wait_for(port)
-            elapsed, gate = asyncio.run(_gate_run(f"http://127.0.0.1:{port}/v1", requests, 64, kind))
+            elapsed, gate, failed = asyncio.run(_gate_run(f"http://127.0.0.1:{port}/v1", requests, 64, kind))
             stats = _stats(port)
         finally:
             server.terminate()
@@ -242,7 +245,8 @@ def rate_limit_rows(requests: int, rpm: float, burst: float) -> list[tuple[str, 
                 rate / limit,
                 f"{rate:.1f}/s of {limit:.1f}/s sustained; {stats['rejected']} of "
                 f"{stats['admitted'] + stats['rejected']} answered 429 ({100 * share:.1f} %; after the burst "
-                f"{100 * late_share:.1f} %); window {gate.window:.1f}",
+                f"{100 * late_share:.1f} %); window {gate.window:.1f}"
+                + (f"; {failed} failed after 30 attempts" if failed else ""),
             )
         )
     return rows
@@ -253,10 +257,10 @@ def random_429_rows(requests: int) -> list[tuple[str, float, float | None, str]]
     server, url = bench_runs.start_server(rate_429=0.1)
     try:
         for kind in (ProviderGate, PausingGate):
-            elapsed, gate = asyncio.run(_gate_run(url, requests, 32, kind))
+            elapsed, gate, failed = asyncio.run(_gate_run(url, requests, 32, kind))
             ideal = requests * bench_runs.DELAY / 32
             name = "old gate (pauses all)" if kind is PausingGate else "gate"
-            note = f"{gate.rejected} 429s; window {gate.window:.1f}"
+            note = f"{gate.rejected} 429s; window {gate.window:.1f}" + (f"; {failed} failed" if failed else "")
             rows.append((f"{name} c=32, 10 % random 429 (Retry-After 1)", elapsed, ideal / elapsed, note))
     finally:
         server.terminate()

@@ -158,14 +158,24 @@ class HeaderBudget:
         self.expires = now + reset if reset is not None else math.inf
 
 
+@dataclass(slots=True)
+class _Waiter:
+    """A request waiting at the gate: its token estimate, and when it was started for it."""
+
+    tokens: float
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    sent_at: float | None = None
+
+
 class ProviderGate:
     """The shared limits of one provider; create one per provider and pass it to its backends
     (see the module docstring for the adaptive window, the header budgets and the pacer).
 
-    Waiting requests queue in arrival order and only the head of the queue watches the limits:
-    a finished request wakes one waiter, not all of them (with a condition variable and
-    ``notify_all`` every finish woke every queued request, and at concurrency 64 with 1,000
-    queued the client spent its time passing the lock around: 64 was no faster than 32).
+    Waiting requests queue in arrival order; when a request finishes (or a timer for the
+    budgets and the pace fires) the gate starts the ones that now fit, in one step, and wakes
+    only those (with a condition variable and ``notify_all`` every finish woke every queued
+    request, and at concurrency 64 with 1,000 queued the client spent its time passing the lock
+    around: 64 was no faster than 32).
     """
 
     def __init__(self, limits: ProviderLimits = ProviderLimits(), *, pacing: bool = True) -> None:
@@ -177,7 +187,8 @@ class ProviderGate:
         self.window = float(limits.concurrency)  # adaptive concurrency, 1 <= window <= limits.concurrency
         self.in_flight = 0
         self.rejected = 0  # 429s seen (for the benchmark and the run's log)
-        self._queue: deque[asyncio.Event] = deque()  # waiting requests, oldest first
+        self._queue: deque[_Waiter] = deque()  # waiting requests, oldest first
+        self._timer: asyncio.TimerHandle | None = None  # calls _admit when the first may go
         self._holdoff_until = -math.inf  # no halving of the window before this monotonic time
         self._request_budget = HeaderBudget()
         self._token_budget = HeaderBudget()
@@ -187,6 +198,8 @@ class ProviderGate:
         self.limited_share = 0.0  # moving share of 429s among recent answers (over about a window)
         self.pacer = Pacer()
         self._recent: deque[bool] = deque(maxlen=PACE_START[1] if pacing else 0)  # the last answers: 429 or not
+        self._pacing = pacing
+        self._pace_share = 0.0  # moving share of 429s over at least 32 answers
         self._requests = AsyncLimiter(limits.requests_per_minute, limits.period) if limits.requests_per_minute else None
         self._tokens = AsyncLimiter(limits.tokens_per_minute, limits.period) if limits.tokens_per_minute else None
 
@@ -199,40 +212,43 @@ class ProviderGate:
             self.pacer.wait_for(now),
         )
 
-    def _wake_head(self) -> None:
-        if self._queue:
-            self._queue[0].set()
+    def _admit(self) -> None:
+        """Start as many queued requests as the limits allow now, in arrival order, on their
+        behalf and in one step (woken one after another, each would wait a turn of the event
+        loop); for the first that must wait a known time, a timer calls this again."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        while self._queue:
+            waiter = self._queue[0]
+            wait = self._wait_needed(waiter.tokens, time.monotonic())
+            if wait > 0:
+                if not math.isinf(wait):  # else: a finishing request calls this
+                    self._timer = asyncio.get_running_loop().call_later(wait, self._admit)
+                return
+            self._queue.popleft()
+            waiter.sent_at = self._start(waiter.tokens)
+            waiter.started.set()
 
     async def _enter(self, tokens: float) -> float:
         """Wait for a place (in arrival order); returns the monotonic time the request starts."""
         if not self._queue and self._wait_needed(tokens, time.monotonic()) <= 0:
             return self._start(tokens)
-        me = asyncio.Event()
-        self._queue.append(me)
+        waiter = _Waiter(tokens)
+        self._queue.append(waiter)
+        if len(self._queue) == 1:
+            self._admit()  # the first in the queue: a timer if it waits for a budget or the pace
         try:
-            while True:
-                wait = math.inf
-                if self._queue[0] is me:
-                    wait = self._wait_needed(tokens, time.monotonic())
-                    if wait <= 0:
-                        break
-                me.clear()
-                if math.isinf(wait):
-                    await me.wait()
-                else:
-                    try:
-                        await asyncio.wait_for(me.wait(), wait)
-                    except TimeoutError:
-                        pass
-        finally:
-            head = self._queue[0] is me
-            if head:
-                self._queue.popleft()
+            await waiter.started.wait()
+        except BaseException:
+            if waiter.sent_at is not None:
+                self.in_flight -= 1  # started for it, then cancelled before it ran
             else:
-                self._queue.remove(me)  # cancelled while queued
-            if head:
-                self._wake_head()  # the next one may fit as well (it looks once this one started)
-        return self._start(tokens)
+                self._queue.remove(waiter)
+            self._admit()
+            raise
+        assert waiter.sent_at is not None  # set before ``started``
+        return waiter.sent_at
 
     def _start(self, tokens: float) -> float:
         self.in_flight += 1
@@ -284,15 +300,21 @@ class ProviderGate:
         self.limited_share += weight * (float(limited) - self.limited_share)
         if limited or success:
             self._recent.append(limited)
+            if self._pacing:
+                self._pace_share += (float(limited) - self._pace_share) / max(32.0, self.window)
         if limited:
             self.rejected += 1
             if headers is not None and headers.remaining_tokens is not None and headers.remaining_requests != 0:
                 self.token_scale = min(4.0, self.token_scale * 1.1)  # tokens, not requests, ran out
-            if headers is None and (self.pacer.active or sum(self._recent) >= PACE_START[0]):
+            if headers is None and (
+                self.pacer.active or sum(self._recent) >= PACE_START[0] or self._pace_share >= PACE_SHARE
+            ):
                 # No headers to budget by: the pacer learns the rate the provider accepts. It
-                # starts when nearly all recent answers are 429s (a limit just reached: random
-                # 429s, as a busy server gives, almost never come in such a run); once pacing,
-                # each 429 of a request sent after the last cut says the pace is above the limit.
+                # starts when nearly all recent answers are 429s, or a third of them over a
+                # longer run (successes of requests sent before the limit was reached come back
+                # between the 429s): a limit just reached. A busy server's sporadic 429s almost
+                # never look like that. Once pacing, each 429 of a request sent after the last
+                # cut says the pace is above the limit.
                 self.pacer.rejected(sent_at, now)
             elif now >= self._holdoff_until and self.limited_share >= OVERLOAD_SHARE:
                 # One halving per round trip, and none while the server's Retry-After runs:
@@ -303,12 +325,15 @@ class ProviderGate:
             self.window = min(float(self.limits.concurrency), self.window + 1 / self.window)
             self.token_scale = max(1.0, self.token_scale * 0.999)
             self.pacer.accepted(now)
-        self._wake_head()
+        self._admit()
 
 
 #: The pacer starts when this many of the last answers (the second figure) were 429s without
 #: rate-limit headers: with 10 % random 429s that happens about once in a million answers.
 PACE_START = (7, 8)
+#: ... or when the moving share of 429s over at least 32 answers reaches this: 10 % random 429s
+#: stay more than five standard deviations below it.
+PACE_SHARE = 0.3
 #: On a 429 the pacer's rate is multiplied by this (one cut per round: see :class:`Pacer`);
 #: by its cube when the previous cut was less than :data:`PACE_WINDOW` ago (still far above).
 PACE_CUT = 0.8
