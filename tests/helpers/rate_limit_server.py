@@ -11,7 +11,7 @@ sends them. Connections are kept alive (HTTP/1.1).
 In a test: ``with RateLimitServer(...) as server:`` (runs in a thread with its own event loop).
 For a benchmark, run it as a separate process so it does not share the client's GIL:
 ``python -m tests.helpers.rate_limit_server --port P --rpm 1200 ...``; ``GET /stats`` answers
-the counts and admission times (seconds since the first request).
+the counts, admission and refusal times (seconds since the first request).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ class Stats:
     admitted: int = 0
     rejected: int = 0
     admit_times: list[float] = field(default_factory=list)
+    reject_times: list[float] = field(default_factory=list)
     first: float | None = None
 
 
@@ -123,6 +124,7 @@ class RateLimitServer:
                 wait = max(wait, bucket.seconds_until(amount))
         if wait > 0:
             self.stats.rejected += 1
+            self.stats.reject_times.append(now - (self.stats.first if self.stats.first is not None else now))
             return wait
         for bucket, amount in ((self.requests, 1.0), (self.tokens, cost)):
             if bucket is not None:
@@ -149,7 +151,12 @@ class RateLimitServer:
                 raw = await reader.readexactly(length) if length else b""
                 if method == "GET" and path == "/stats":
                     s = self.stats
-                    body = {"admitted": s.admitted, "rejected": s.rejected, "admit_times": s.admit_times}
+                    body = {
+                        "admitted": s.admitted,
+                        "rejected": s.rejected,
+                        "admit_times": s.admit_times,
+                        "reject_times": s.reject_times,
+                    }
                     self._write(writer, 200, [], json.dumps(body).encode())
                     await writer.drain()
                     continue

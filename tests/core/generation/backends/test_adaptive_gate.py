@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
 from tests.helpers.rate_limit_server import RateLimitServer
-from tests.helpers.servers import FakeModelServer
+from tests.helpers.servers import FakeModelServer, Reply
 from thoughtdesk.core.generation.backends import OpenAICompatBackend, Request
 from thoughtdesk.core.generation.backends.http import (
     CONNECTIONS_PER_SHARD,
@@ -21,7 +22,11 @@ from thoughtdesk.core.generation.backends.http import (
     parse_rate_limits,
 )
 from thoughtdesk.core.generation.backends.retry import (
+    PACE_CLIMB,
+    PACE_CUT,
+    PACE_GROWTH,
     HeaderBudget,
+    Pacer,
     ProviderGate,
     ProviderLimits,
     ResilientBackend,
@@ -31,8 +36,8 @@ from thoughtdesk.core.generation.backends.retry import (
 RETRY = RetryPolicy(max_attempts=20, initial_wait=0.05, max_wait=0.2, jitter=0.02)
 
 
-async def _send(gate: ProviderGate, url: str, count: int) -> None:
-    backend = ResilientBackend(OpenAICompatBackend(url), gate=gate, retry=RETRY)
+async def _send(gate: ProviderGate, url: str, count: int, retry: RetryPolicy = RETRY) -> None:
+    backend = ResilientBackend(OpenAICompatBackend(url), gate=gate, retry=retry)
     try:
         await asyncio.gather(*(backend.complete(Request(model="m", prompt=str(i), max_tokens=8)) for i in range(count)))
     finally:
@@ -167,3 +172,94 @@ def test_gate_keeps_the_user_concurrency_as_a_ceiling(fake_server: FakeModelServ
     asyncio.run(_send(gate, fake_server.base_url, 9))
     assert fake_server.max_in_flight <= 3 and gate.window == 3.0 and gate.in_flight == 0
     assert time.monotonic() - started < 30
+
+
+def test_without_headers_the_pacer_learns_the_limit_and_is_refused_less_than_the_window() -> None:
+    # 20 requests a second, a bucket of 10, no rate-limit headers: the burst of 32 is refused
+    # beyond the bucket; the pacer then spaces the requests at the rate the server accepts.
+    # Against the same server the window alone (pacer never started) is refused more often.
+    rejected = {}
+    for pacing in (True, False):
+        with RateLimitServer(rpm=1200, burst_seconds=0.5, delay=0.02, headers=False) as server:
+            gate = ProviderGate(ProviderLimits(concurrency=32), pacing=pacing)
+            # (without the pacer some requests are refused many times over)
+            asyncio.run(_send(gate, server.base_url, 120, replace(RETRY, max_attempts=200)))
+            assert server.stats.admitted == 120  # every request answered in the end
+            rejected[pacing] = server.stats.rejected
+            assert gate.pacer.active == pacing and gate.in_flight == 0
+            if pacing:
+                # it started from the accepted rate and was cut a few times, not once per 429
+                assert 1 <= gate.pacer.cuts < server.stats.rejected
+                assert gate.pacer.rate is not None and gate.pacer.rate < 60
+    assert rejected[True] < rejected[False]
+
+
+def test_sporadic_429s_do_not_start_the_pacer(fake_server: FakeModelServer) -> None:
+    # every tenth answer a 429 (a busy server, not a limit being reached): no pacing, and the
+    # window is not halved (429s are not a real share of the answers)
+    refused = Reply(status=429, headers={"retry-after-ms": "10"}, body={"error": {"message": "busy"}})
+    fake_server.script(*([Reply()] * 9 + [refused]) * 6)
+    gate = ProviderGate(ProviderLimits(concurrency=16))
+    asyncio.run(_send(gate, fake_server.base_url, 55))  # 60 calls: 6 of them refused
+    assert gate.rejected == 6 and not gate.pacer.active and gate.window == 16.0
+
+
+def test_pacer_cuts_once_per_round_and_grows_only_while_it_holds_requests_back() -> None:
+    pacer = Pacer()
+    assert pacer.wait_for(0.0) == 0.0  # inactive: no spacing
+    for t in (9.1, 9.3, 9.5, 9.7, 9.9):  # 5 requests sent in the last second
+        pacer.take(t)
+    pacer.rejected(sent_at=9.9, now=10.1)
+    assert pacer.rate == pytest.approx(5 * PACE_CUT) and pacer.cuts == 1
+    # the next request waits one interval of the new pace
+    assert pacer.wait_for(10.1) == pytest.approx(1 / pacer.rate)
+    # a 429 of a request sent before the cut answers the old rate: no second cut
+    pacer.rejected(sent_at=10.0, now=10.2)
+    assert pacer.cuts == 1
+    # a 429 of a request sent after it, soon after the cut: still far above, a deep cut
+    pacer.rejected(sent_at=10.3, now=10.3)
+    assert pacer.cuts == 2 and pacer.rate == pytest.approx(4.0 * PACE_CUT**3) and pacer.ceiling == 4.0
+    # successes raise the rate only while the pace delayed a request in the last second
+    rate = pacer.rate
+    pacer.accepted(20.0)
+    assert pacer.rate == rate
+    assert pacer.wait_for(pacer.next_start - 0.01) > 0  # holds one back now
+    pacer.accepted(pacer.next_start)
+    # fast while under the last cut's rate (known to be near what is accepted), then slowly
+    assert pacer.rate == pytest.approx(rate + PACE_CLIMB)
+    pacer.rate = 3.5
+    pacer.accepted(pacer.held_at + 0.5)
+    assert pacer.rate == pytest.approx(3.5 + PACE_GROWTH)
+    # requests start one interval apart
+    start = pacer.next_start
+    pacer.take(start)
+    assert pacer.next_start == pytest.approx(start + 1 / pacer.rate)
+    # a 429 long after the last cut: an ordinary cut
+    pacer.rejected(sent_at=30.0, now=30.0)
+    assert pacer.cuts == 3 and pacer.rate == pytest.approx((3.5 + PACE_GROWTH) * PACE_CUT)
+
+
+def test_queued_requests_start_in_arrival_order_and_a_cancelled_one_does_not_block() -> None:
+    gate = ProviderGate(ProviderLimits(concurrency=2))
+    started: list[int] = []
+
+    async def main() -> None:
+        release = asyncio.Event()
+
+        async def call(i: int) -> int:
+            started.append(i)
+            await release.wait()
+            return i
+
+        tasks = [asyncio.create_task(gate.run(lambda i=i: call(i), 1)) for i in range(8)]
+        await asyncio.sleep(0.05)
+        assert started == [0, 1] and gate.in_flight == 2
+        tasks[3].cancel()  # cancelled while queued: leaves the queue
+        await asyncio.sleep(0.05)
+        release.set()
+        done = await asyncio.gather(*tasks, return_exceptions=True)
+        assert isinstance(done[3], asyncio.CancelledError)
+        assert [d for d in done if not isinstance(d, BaseException)] == [0, 1, 2, 4, 5, 6, 7]
+
+    asyncio.run(main())
+    assert started == [0, 1, 2, 4, 5, 6, 7] and gate.in_flight == 0
