@@ -173,3 +173,14 @@ def test_each_sort_gives_the_columns_order_with_ties_in_collection_order(lib, so
     assert sample_keys(lib, f, sort).tolist() == expected
     assert sample_keys(lib, f, sort, descending=True).tolist() == expected[::-1]
     assert first_sample_keys(lib, f, sort, limit=5).tolist() == expected[:5]
+
+
+def test_keys_parsed_in_small_pieces_are_the_same_list(lib, monkeypatch):
+    # The worker parses SQLite's list of keys a piece at a time (to hold the GIL briefly).
+    from thoughtdesk.core.library import queries
+
+    f = filters(lib)[0]
+    whole = sample_keys(lib, f, "question").tolist()
+    monkeypatch.setattr(queries, "KEYS_PIECE_CHARS", 2)  # a piece or two keys at a time
+    assert sample_keys(lib, f, "question").tolist() == whole and len(whole) > 3
+    assert sample_keys(lib, SampleFilter(collection_id=-5)).tolist() == []
