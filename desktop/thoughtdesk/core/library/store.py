@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
-from thoughtdesk.core.library import migrations
+from thoughtdesk.core.library import migrations, sort_indexes
 from thoughtdesk.core.library.backup import backup_before_upgrade
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
@@ -278,6 +278,9 @@ class Library:
         library = cls(path, conn)
         library.upgrade_backup = backup
         library.remove_abandoned_imports()  # an import killed mid-way left a hidden collection
+        if sort_indexes.missing(conn):  # ... or its table without sort indexes (sort_indexes.deferred)
+            with library.transaction() as c:
+                sort_indexes.create(c)
         return library
 
     @classmethod
