@@ -193,3 +193,49 @@ def test_looking_up_a_later_sample_lists_the_keys_at_once(qapp, library, first_k
     assert model.row_of(last) == N_SAMPLES - 1  # not None: it is listed, not just not loaded yet
     assert model.complete and model.rowCount() == N_SAMPLES
     assert model.row_of(-5) is None
+
+
+def test_the_worker_starts_after_the_first_rows_are_painted(qapp, qtbot, library, first_keys, monkeypatch):
+    # A worker listing a million keys holds the GIL most of the time, and the paint calls
+    # data() thousands of times: started before the paint it made the first rows take 0.5 s.
+    from thoughtdesk.ui.qt import QEvent, QObject, QTableView
+
+    events: list[str] = []
+    listing = sample_model.sample_keys
+
+    def sample_keys(*args, **kwargs):
+        events.append("listing")  # in the worker thread: list.append is atomic
+        return listing(*args, **kwargs)
+
+    monkeypatch.setattr(sample_model, "sample_keys", sample_keys)
+    model = SampleTableModel(library)
+    view = QTableView()
+    view.setModel(model)
+    view.resize(600, 400)
+    view.show()
+    qtbot.addWidget(view)
+    qtbot.waitExposed(view)
+
+    class PaintProbe(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint and model.rowCount():
+                events.append("paint")
+            return False
+
+    probe = PaintProbe()
+    view.viewport().installEventFilter(probe)
+    model.set_filter(SampleFilter(collection_id=library.require_collection("many")))
+    qtbot.waitUntil(lambda: model.complete, timeout=5000)
+    assert "paint" in events and "listing" in events and events.index("paint") < events.index("listing"), events
+    assert all_ids(model) == [f"s{i:04d}" for i in range(N_SAMPLES)]
+
+
+def test_sorted_by_question_the_first_rows_are_the_start_of_the_full_order(qapp, qtbot, library, first_keys):
+    model = SampleTableModel(library)
+    model.set_filter(SampleFilter(collection_id=library.require_collection("many")))
+    model.sort(1, Qt.SortOrder.AscendingOrder)  # "Question number 0", "... 1", "... 10", ...
+    expected = sorted((f"Question number {i}", f"s{i:04d}") for i in range(N_SAMPLES))
+    assert not model.complete  # the first rows come while the worker lists the others
+    assert all_ids(model) == [sample_id for _, sample_id in expected[:first_keys]]
+    qtbot.waitUntil(lambda: model.complete, timeout=5000)
+    assert all_ids(model) == [sample_id for _, sample_id in expected]

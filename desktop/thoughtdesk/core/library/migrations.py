@@ -551,3 +551,30 @@ def m011_batches(conn: sqlite3.Connection) -> None:
         CREATE INDEX request_batch ON request(batch_pk);
         """,
     )
+
+
+@migration
+def m012_sort_indexes(conn: sqlite3.Connection) -> None:
+    # One index per sortable column of the sample table (queries.SORT_KEYS), led by the
+    # collection: the first page in any order is then read from an index and stops after a
+    # page, instead of reading and sorting a million rows (1.5 s at 1,000,000 samples). Each
+    # index ends with the rowid, the sort's tie-break, so descending is the same index read
+    # backwards. Question and gold answer are indexed by their first 100 characters (the
+    # order the table sorts by: queries.SORT_PREFIX_CHARS), which keeps the indexes small (a
+    # whole 10 MB question is never copied into an index). At 200,000 samples building all
+    # seven takes about 2.5 s and adds 5% to the file.
+    run_script(
+        conn,
+        """
+        CREATE INDEX sample_sort_id ON sample(collection_id, sample_id);
+        CREATE INDEX sample_sort_question
+            ON sample(collection_id, substr(question, 1, 100) COLLATE NOCASE);
+        CREATE INDEX sample_sort_type ON sample(collection_id, type);
+        CREATE INDEX sample_sort_gold ON sample(collection_id, substr(answer, 1, 100) COLLATE NOCASE);
+        CREATE INDEX sample_sort_cots ON sample(collection_id, n_cots);
+        CREATE INDEX sample_sort_correct ON sample(
+            collection_id, (CASE WHEN n_answers = 0 THEN -1.0 ELSE 1.0 * n_correct / n_answers END)
+        );
+        CREATE INDEX sample_sort_annotated ON sample(collection_id, n_annotations);
+        """,
+    )

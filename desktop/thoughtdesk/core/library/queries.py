@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -63,12 +64,18 @@ class SampleRow:
         return self.n_correct / self.n_answers if self.n_answers else None
 
 
-#: Sortable columns of the table, by name, as SQL expressions.
+#: Characters of the question and of the gold answer the table sorts by (ties then keep the
+#: collection's order): the sort indexes hold these prefixes, not whole texts.
+SORT_PREFIX_CHARS = 100
+
+#: Sortable columns of the table, by name, as SQL expressions. Each one (after
+#: ``s.collection_id = ?``) is exactly the expression of an index of migration m012, so the
+#: first page in any order is read from an index: keep the two identical.
 SORT_KEYS = {
     "id": "s.sample_id",
-    "question": "s.question COLLATE NOCASE",
+    "question": f"substr(s.question, 1, {SORT_PREFIX_CHARS}) COLLATE NOCASE",
     "type": "s.type",
-    "gold": "s.answer COLLATE NOCASE",
+    "gold": f"substr(s.answer, 1, {SORT_PREFIX_CHARS}) COLLATE NOCASE",
     "cots": "s.n_cots",
     "correct": "CASE WHEN s.n_answers = 0 THEN -1.0 ELSE 1.0 * s.n_correct / s.n_answers END",
     "annotated": "s.n_annotations",
@@ -92,6 +99,10 @@ def fts_query(text: str) -> str:
 
 
 def _where(f: SampleFilter) -> tuple[str, list[int | str]]:
+    # The filters on counts and type are written ``+s.column``: SQLite then never reads a sort
+    # index (migration m012) as a range for them. They rarely exclude much (most samples have
+    # CoTs), and a range read would have to sort every sample it yields before the first page,
+    # where walking the collection in display order stops after a page.
     clauses: list[str] = []
     params: list[int | str] = []
     if f.collection_id is not None:
@@ -104,18 +115,18 @@ def _where(f: SampleFilter) -> tuple[str, list[int | str]]:
         clauses.append("s.split = ?")
         params.append(f.split)
     if f.answer_type:
-        clauses.append("s.type = ?")
+        clauses.append("+s.type = ?")
         params.append(f.answer_type)
     if f.has_cots is not None:
-        clauses.append("s.n_cots > 0" if f.has_cots else "s.n_cots = 0")
+        clauses.append("+s.n_cots > 0" if f.has_cots else "+s.n_cots = 0")
     if f.correctness is Correctness.HAS_CORRECT:
-        clauses.append("s.n_correct > 0")
+        clauses.append("+s.n_correct > 0")
     elif f.correctness is Correctness.HAS_INCORRECT:
-        clauses.append("s.n_incorrect > 0")
+        clauses.append("+s.n_incorrect > 0")
     elif f.correctness is Correctness.UNSCORED:
-        clauses.append("s.n_answers = 0")
+        clauses.append("+s.n_answers = 0")
     if f.annotated is not None:
-        clauses.append("s.n_annotations > 0" if f.annotated else "s.n_annotations = 0")
+        clauses.append("+s.n_annotations > 0" if f.annotated else "+s.n_annotations = 0")
     match = fts_query(f.search)
     if match:
         clauses.append("s.id IN (SELECT rowid FROM sample_fts WHERE sample_fts MATCH ?)")
@@ -126,23 +137,29 @@ def _where(f: SampleFilter) -> tuple[str, list[int | str]]:
 def _keys_sql(f: SampleFilter, sort: str, descending: bool) -> tuple[str, list[int | str]]:
     direction = " DESC" if descending else ""
     match = fts_query(f.search)
-    if match and sort == "position":
-        # A search in key order: the full-text index yields its hits in rowid order, so SQLite
-        # walks them and stops at a LIMIT, instead of collecting every hit into a list first
-        # (what ``s.id IN (SELECT rowid ...)`` does). When the collection is the only other
-        # condition, its covering index checks it without reading the wide sample rows.
+    if match:
         rest = replace(f, search="")
         where, params = _where(rest)
-        only_collection = f.collection_id is not None and replace(rest, collection_id=None) == SampleFilter()
-        index = " INDEXED BY sample_collection" if only_collection else ""
         where += (" AND " if where else " WHERE ") + "sample_fts MATCH ?"
         params.append(match)
-        join = f"sample_fts JOIN sample s{index} ON s.id = sample_fts.rowid"
-        return f"SELECT s.id FROM {join}{where} ORDER BY sample_fts.rowid{direction}", params
+        if sort == "position":
+            # A search in key order: the full-text index yields its hits in rowid order, so
+            # SQLite walks them and stops at a LIMIT, instead of collecting every hit into a
+            # list first (what ``s.id IN (SELECT rowid ...)`` does). When the collection is the
+            # only other condition, its covering index checks it without reading the wide rows.
+            only_collection = f.collection_id is not None and replace(rest, collection_id=None) == SampleFilter()
+            index = " INDEXED BY sample_collection" if only_collection else ""
+            join = f"sample_fts JOIN sample s{index} ON s.id = sample_fts.rowid"
+            return f"SELECT s.id FROM {join}{where} ORDER BY sample_fts.rowid{direction}", params
+        # A search in another order: its hits (usually a small part of the collection) are
+        # read first and sorted (CROSS JOIN keeps the full-text index the outer loop); walking
+        # a sort index over the whole collection for a rare word's few hits reads every row.
+        join = "sample_fts CROSS JOIN sample s ON s.id = sample_fts.rowid"
+        return f"SELECT s.id FROM {join}{where} ORDER BY {SORT_KEYS[sort]}{direction}, s.id{direction}", params
     where, params = _where(f)
-    # The tie-break on the key runs in the column's direction: an index on the column (which
-    # ends with the rowid) then yields the whole order, read forwards or backwards, with no
-    # sort step, and descending is exactly ascending reversed.
+    # The tie-break on the key runs in the column's direction: the column's index (migration
+    # m012, which ends with the rowid) then yields the whole order, read forwards or
+    # backwards, with no sort step, and descending is exactly ascending reversed.
     order = f"{SORT_KEYS[sort]}{direction}, s.id{direction}"
     return f"SELECT s.id FROM sample s{where} ORDER BY {order}", params
 
@@ -155,11 +172,16 @@ def first_sample_keys(
     In the default order (and any order an index gives) SQLite stops after ``limit`` rows, so
     the time does not grow with the collection; a search in the default order reads its hits in
     key order and stops as soon as the page is full, instead of collecting and sorting every
-    hit. Other orders have no index yet: SQLite reads every match, keeping the best ``limit``
-    (no full sort).
+    hit. Every sortable column has an index (migration m012); a search in another order than
+    the default sorts its hits.
     """
     sql, params = _keys_sql(f, sort, descending)
     return array("q", (r[0] for r in lib.conn.execute(f"{sql} LIMIT ?", [*params, limit])))
+
+
+#: Characters of the keys' JSON list parsed at a time (about 50,000 keys): the GIL is held
+#: for a few milliseconds at a time, so the GUI thread stays responsive while a worker lists keys.
+KEYS_PIECE_CHARS = 400_000
 
 
 def sample_keys(
@@ -171,17 +193,36 @@ def sample_keys(
 ) -> array:
     """The keys of matching samples in display order (an ``array('q')``: 8 bytes a sample).
 
-    ``cancelled`` is asked between chunks of rows; once it says True the keys read so far are
-    returned (the caller that cancelled throws them away).
+    SQLite collects the keys into one JSON list (``json_group_array`` over the ordered query,
+    which keeps its order): the whole scan runs without the GIL, where fetching a million rows
+    one by one held it for most of a second, stalling the GUI thread while a worker listed
+    them. The list is then parsed a piece at a time. ``cancelled`` is asked during the scan
+    (SQLite's progress handler) and between pieces; once it says True the keys read so far
+    are returned (the caller that cancelled throws them away).
     """
     sql, params = _keys_sql(f, sort, descending)
     keys = array("q")
-    cursor = lib.conn.execute(sql, params)
-    while True:
-        chunk = cursor.fetchmany(20000)
-        if not chunk or (cancelled is not None and cancelled()):
+    if cancelled is not None:
+        lib.conn.set_progress_handler(lambda: 1 if cancelled() else 0, 100_000)
+    try:
+        row = lib.conn.execute(f"SELECT json_group_array(id) FROM ({sql})", params).fetchone()
+    except sqlite3.OperationalError:
+        if cancelled is not None and cancelled():
+            return keys  # interrupted by the progress handler
+        raise
+    finally:
+        if cancelled is not None:
+            lib.conn.set_progress_handler(None, 0)
+    body = row[0][1:-1]  # "[1,2,3]" -> "1,2,3"
+    start = 0
+    while start < len(body):
+        if cancelled is not None and cancelled():
             return keys
-        keys.extend(r[0] for r in chunk)
+        end = body.find(",", start + KEYS_PIECE_CHARS)
+        end = len(body) if end < 0 else end
+        keys.extend(json.loads(f"[{body[start:end]}]"))
+        start = end + 1
+    return keys
 
 
 #: Characters of a text column the table reads: a cell shows a line, never a 10 MB text.

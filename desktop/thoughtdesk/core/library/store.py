@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
-from thoughtdesk.core.library import migrations
+from thoughtdesk.core.library import migrations, sort_indexes
 from thoughtdesk.core.library.backup import backup_before_upgrade
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
@@ -288,6 +288,11 @@ class Library:
         library = cls(path, conn)
         library.upgrade_backup = backup
         library.remove_abandoned_imports()  # an import killed mid-way left a hidden collection
+        # ... or its table without sort indexes (sort_indexes.deferred): built again, unless an
+        # import is still at work (it has a hidden collection; it builds them at its end).
+        if sort_indexes.missing(conn) and not library.read_only and not library.imports_under_way():
+            with library.transaction() as c:
+                sort_indexes.create(c)
         return library
 
     @classmethod
@@ -554,6 +559,17 @@ class Library:
             "DELETE FROM sample_fts WHERE rowid IN (SELECT id FROM sample WHERE collection_id = ?)", (collection_id,)
         )
         self.conn.execute("DELETE FROM collection WHERE id = ?", (collection_id,))
+
+    def imports_under_way(self) -> bool:
+        """Whether a live process is importing into this library (a hidden collection of its,
+        or its long-write note)."""
+        if self.conn.execute(f"SELECT 1 FROM collection WHERE source LIKE '{STAGING}%' LIMIT 1").fetchone():
+            return True
+        try:
+            note = json.loads(_writer_note_path(self.path).read_text(encoding="utf-8"))
+            return _process_alive(str(note["pid"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
 
     def remove_abandoned_imports(self) -> int:
         """Delete hidden collections whose importing process is gone (killed mid-import, or before

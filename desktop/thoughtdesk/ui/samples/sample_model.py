@@ -22,6 +22,8 @@ from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
     QAbstractTableModel,
+    QCoreApplication,
+    QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -36,6 +38,9 @@ CACHED_PAGES = 50
 #: Keys read on the GUI thread before the first paint (several screens of rows); a collection
 #: with fewer matches is complete at once, a larger one gets the rest from a worker.
 FIRST_KEYS = 1000
+#: Milliseconds after a refresh when the worker starts listing the other keys if no view has
+#: asked for a row by then (normally a view's paint starts it at once, after the paint).
+LOAD_FALLBACK_MS = 150
 
 COLUMNS = [
     # (header, sort key, tooltip)
@@ -48,6 +53,8 @@ COLUMNS = [
     ("Annotated", "annotated", "whether any CoT has annotations"),
 ]
 SAMPLE_KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Posted to the model to start listing the keys once the views have painted the first rows.
+_LOAD_KEYS = QEvent.Type(QEvent.registerEventType())
 _ROLES = frozenset(
     {
         int(Qt.ItemDataRole.DisplayRole),
@@ -77,6 +84,10 @@ class SampleTableModel(QAbstractTableModel):
         self._complete = True
         # Bumped by every refresh: a worker's keys for an older one are thrown away.
         self._generation = 0
+        # The refresh whose worker waits for a view's first data() call, and the one whose
+        # start event is posted (-1: none).
+        self._load_generation = -1
+        self._posted_generation = -1
         self._loading: Task[object] | None = None
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
@@ -127,10 +138,29 @@ class SampleTableModel(QAbstractTableModel):
             self._complete = len(self._keys) < FIRST_KEYS
         self.endResetModel()
         if not self._complete:
-            # Started from the event loop: the views paint the first rows (posted events come
-            # before timers) before the worker competes with them for the CPU.
-            generation = self._generation
-            QTimer.singleShot(0, self, lambda: self._start_loading(generation))
+            # Started after a view painted the first rows: a worker listing a million keys holds
+            # the GIL most of the time, and a paint calls data() thousands of times, each waiting
+            # for the GIL (the first rows took 0.5 s instead of 0.05 s). The first data() call
+            # comes from the paint (or the layout before it); the event it posts at low priority
+            # comes after the paint, as Qt's own repaint requests are low-priority events too.
+            # Without a view asking (the tab hidden), a timer starts the worker.
+            self._load_generation = self._generation
+            QTimer.singleShot(LOAD_FALLBACK_MS, self, self._post_load)
+
+    def _post_load(self) -> None:
+        """Start listing the keys after the events already waiting (once per refresh)."""
+        if self._load_generation == self._generation:
+            self._load_generation = -1
+            self._posted_generation = self._generation
+            QCoreApplication.postEvent(self, QEvent(_LOAD_KEYS), Qt.EventPriority.LowEventPriority.value)
+
+    def customEvent(self, event: QEvent) -> None:
+        if event.type() == _LOAD_KEYS:
+            if self._posted_generation == self._generation:  # not an older refresh's event
+                self._posted_generation = -1
+                self._start_loading(self._generation)
+        else:
+            super().customEvent(event)
 
     def load_all_keys(self) -> None:
         """List every key now, on this thread (when a caller needs a row beyond the first ones)."""
@@ -253,6 +283,8 @@ class SampleTableModel(QAbstractTableModel):
         # so the others return before looking up the row.
         if not index.isValid() or role not in _ROLES:
             return None
+        if self._load_generation == self._generation:
+            self._post_load()  # a view is painting the first rows: list the others after it
         row = self.sample_row(index.row())
         if row is None:
             return None

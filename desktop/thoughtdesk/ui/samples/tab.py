@@ -32,6 +32,8 @@ from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QComboBox,
+    QCoreApplication,
+    QEvent,
     QHBoxLayout,
     QHeaderView,
     QKeySequence,
@@ -58,6 +60,8 @@ SEARCH_DELAY_MS = 150
 #: (a long id or gold answer is elided; the question keeps the width).
 QUESTION_COLUMN = 1
 COMPACT_MAX = {0: 120, 2: 100, 3: 110, 4: 60, 5: 72, 6: 84}
+#: Posted to the tab to show the selected sample once the first rows of a large result painted.
+_SHOW_DETAIL = QEvent.Type(QEvent.registerEventType())
 
 
 class SamplesTab(QSplitter):
@@ -74,6 +78,8 @@ class SamplesTab(QSplitter):
         super().__init__(parent)
         self.setObjectName("samplesTab")
         self._window = window
+        # A row change whose sample pane waits for the first rows to paint (_row_changed).
+        self._detail_pending = False
         self._build()
         self._search_throttle = Throttle(self, self.apply_filter, delay_ms=SEARCH_DELAY_MS)
         self.search.textChanged.connect(lambda _: self._search_throttle.request())
@@ -323,6 +329,28 @@ class SamplesTab(QSplitter):
         return n
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
+        if current.isValid() and not self.model.complete:
+            # A large result (its keys still being listed): the table paints its first rows
+            # before the sample pane is built (tens of milliseconds of widgets and layout on a
+            # laptop). The event is low-priority, as Qt's repaint requests are, and posted after
+            # them, so the pane follows the rows' paint, showing the row current by then.
+            if not self._detail_pending:
+                self._detail_pending = True
+                QCoreApplication.postEvent(self, QEvent(_SHOW_DETAIL), Qt.EventPriority.LowEventPriority.value)
+            return
+        self._detail_pending = False
+        self._show_row(current)
+
+    def customEvent(self, event: QEvent) -> None:
+        if event.type() == _SHOW_DETAIL:
+            if self._detail_pending:  # not shown meanwhile by a row change on a complete table
+                self._detail_pending = False
+                self._show_row(self.table.currentIndex())
+        else:
+            super().customEvent(event)
+
+    def _show_row(self, current: QModelIndex) -> None:
+        """Show the sample on row ``current`` in the detail pane (or clear it) and say so."""
         key = self.model.key_at(current.row()) if current.isValid() else None
         library = self._window.library
         if key is None or library is None:
