@@ -35,3 +35,28 @@ def test_metadata_fits_the_file(tmp_path):
     bare.execute("CREATE TABLE sample (id INTEGER PRIMARY KEY, question TEXT)")
     plain = datasette_metadata(bare, TEMPLATE, "bare")["databases"]["bare"]["tables"]
     assert "fts_table" not in plain["sample"]  # no index: none is named
+
+
+def test_every_foreign_key_column_leads_an_index(tmp_path):
+    """Deleting a row makes SQLite look up the rows that reference it; without an index on the
+    referencing column it reads the whole table per deleted row (deleting 5,000 samples took
+    17 s with 40,000 requests in the library before migration m013)."""
+    from thoughtdesk.core.library.store import Library
+
+    with Library.open(tmp_path / "library.thoughtdesk") as lib:
+        conn = lib.conn
+        tables = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE '%VIRTUAL%'")
+        ]
+        unindexed = []
+        for table in tables:
+            leading = set()
+            for index in conn.execute(f"PRAGMA index_list('{table}')"):
+                columns = [r[2] for r in conn.execute(f"PRAGMA index_info('{index[1]}')")]
+                if columns:
+                    leading.add(columns[0])
+            unindexed += [
+                f"{table}.{fk[3]}" for fk in conn.execute(f"PRAGMA foreign_key_list('{table}')") if fk[3] not in leading
+            ]
+    assert unindexed == []

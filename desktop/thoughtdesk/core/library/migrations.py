@@ -578,3 +578,28 @@ def m012_sort_indexes(conn: sqlite3.Connection) -> None:
         CREATE INDEX sample_sort_annotated ON sample(collection_id, n_annotations);
         """,
     )
+
+
+@migration
+def m013_foreign_key_indexes(conn: sqlite3.Connection) -> None:
+    # Every column that references another table gets an index: deleting a row makes SQLite
+    # find the rows that reference it (ON DELETE CASCADE / SET NULL), and without an index it
+    # reads the whole referencing table once per deleted row. Deleting a 5,000-sample
+    # collection took 17 s with 40,000 requests in the library (a merge's replaced samples,
+    # a deleted collection or run); with these, well under a second.
+    run_script(
+        conn,
+        """
+        CREATE INDEX IF NOT EXISTS request_sample ON request(sample_pk);
+        CREATE INDEX IF NOT EXISTS request_target_cot ON request(target_cot_pk);
+        CREATE INDEX IF NOT EXISTS request_result_cot ON request(result_cot_pk);
+        CREATE INDEX IF NOT EXISTS request_result_answer ON request(result_answer_pk);
+        CREATE INDEX IF NOT EXISTS request_result_critique ON request(result_critique_pk);
+        CREATE INDEX IF NOT EXISTS review_queue_collection ON review_queue(collection_id);
+        CREATE INDEX IF NOT EXISTS review_queue_item_sample ON review_queue_item(sample_pk);
+        CREATE INDEX IF NOT EXISTS critique_request ON critique(request_id);
+        CREATE INDEX IF NOT EXISTS critique_run ON critique(run_id);
+        CREATE INDEX IF NOT EXISTS rationale_doc_cot ON rationale_doc(cot_pk);
+        CREATE INDEX IF NOT EXISTS rationale_doc_sample ON rationale_doc(sample_pk);
+        """,
+    )
