@@ -21,12 +21,8 @@ from thoughtdesk.core.generation.backends.http import (
     new_client,
     parse_rate_limits,
 )
+from thoughtdesk.core.generation.backends.learned_limits import PACE_CLIMB, PACE_CUT, PACE_GROWTH, HeaderBudget, Pacer
 from thoughtdesk.core.generation.backends.retry import (
-    PACE_CLIMB,
-    PACE_CUT,
-    PACE_GROWTH,
-    HeaderBudget,
-    Pacer,
     ProviderGate,
     ProviderLimits,
     ResilientBackend,
