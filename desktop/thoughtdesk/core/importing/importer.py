@@ -175,12 +175,8 @@ def import_records(
         if rebuild:
             _rebuild_sort_indexes(library)
         raise
-    if rebuild:  # one index a transaction: a waiting writer gets in between (~2 s each at 1M)
-        with library.long_write("building the sample table's sort indexes"):
-            for name, definition in sort_indexes.SORT_INDEXES:
-                _yield_to_writers(library)
-                with library.transaction() as conn:
-                    conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {definition}")
+    if rebuild:
+        _build_sort_indexes(library)
     if aside is not None:  # the samples the merge replaced, already out of sight
         _drop_hidden(library, aside)
     if progress is not None:
@@ -198,12 +194,21 @@ def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileEr
     )
 
 
+def _build_sort_indexes(library: Library) -> None:
+    """Build the sort indexes an import dropped, one a transaction so that a waiting writer gets
+    in between (about 2 s each at a million samples)."""
+    with library.long_write("building the sample table's sort indexes"):
+        for name, definition in sort_indexes.SORT_INDEXES:
+            _yield_to_writers(library)
+            with library.transaction() as conn:
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {definition}")
+
+
 def _rebuild_sort_indexes(library: Library) -> None:
     """Build the sort indexes again after a failed import (best effort: if even that fails, the
     next ``Library.open`` builds them)."""
     try:
-        with library.transaction() as conn:
-            sort_indexes.create(conn)
+        _build_sort_indexes(library)
     except Exception:
         pass
 

@@ -310,14 +310,7 @@ class _Execution:
                 self.tally.cost += step.cost or 0.0
                 self._report()
         except BackendError as error:
-            store_failure(self.lib, request.id, error, sent_at=sent_at, attempts=_attempts.get())
-            self.tally.in_flight -= 1
-            self.tally.failed += 1
-            self.tally.last_error = str(error)
-            if isinstance(error, STOPPING_ERRORS):
-                self.stop_error = self.stop_error or error
-                self._stop_workers()
-            self._after_failed(request)
+            self._call_failed(request, error, sent_at)
             return
         finally:
             _attempts.reset(attempts)
@@ -455,14 +448,7 @@ class _Execution:
                     raw_body=response.raw_body,
                 )
         except BackendError as error:
-            store_failure(self.lib, request.id, error, sent_at=sent_at, attempts=_attempts.get())
-            self.tally.in_flight -= 1
-            self.tally.failed += 1
-            self.tally.last_error = str(error)
-            if isinstance(error, STOPPING_ERRORS):
-                self.stop_error = self.stop_error or error
-                self._stop_workers()
-            self._after_failed(request)
+            self._call_failed(request, error, sent_at)
             return
         finally:
             _attempts.reset(attempts)
@@ -499,6 +485,18 @@ class _Execution:
                 self.queue.put_nowait(dependent)
         self._report()
         self._finished()
+
+    def _call_failed(self, request: RequestRow, error: BackendError, sent_at: str) -> None:
+        """A call failed for good (retries spent): stored as the request's failure; an error that
+        stops the run (a bad key, no credit) stops the workers."""
+        store_failure(self.lib, request.id, error, sent_at=sent_at, attempts=_attempts.get())
+        self.tally.in_flight -= 1
+        self.tally.failed += 1
+        self.tally.last_error = str(error)
+        if isinstance(error, STOPPING_ERRORS):
+            self.stop_error = self.stop_error or error
+            self._stop_workers()
+        self._after_failed(request)
 
     def _after_failed(self, request: RequestRow) -> None:
         self.tally.finished_now += 1
