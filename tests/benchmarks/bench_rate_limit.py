@@ -5,8 +5,9 @@ Servers run in their own processes (they must not share the client's GIL):
 * **Keep-alive server** (bench_runs' server: asyncio, HTTP/1.1, connections kept, answers
   after 200 ms): ``--requests`` calls at concurrency 32 and 64 through (1) raw asyncio streams
   with no HTTP library (what the server allows: if this row is near 2.0 the server is not the
-  ceiling), (2) bare httpx with one pool of 100 kept-alive connections, (3) ThoughtDesk's client
-  (``new_client``: connections spread over pools of 8) and (4) the whole ThoughtDesk path
+  ceiling), (2) bare httpx with one pool of 100 kept-alive connections, (3) the same in pools of 8
+  with httpcore's default (anyio) sockets, (4) ThoughtDesk's client (``new_client``: pools of 8,
+  sockets on asyncio directly: core/generation/backends/network.py) and (5) the whole ThoughtDesk path
   (ResilientBackend, ProviderGate, OpenAICompatBackend). Ratio 64/32 of the throughput; ideal 2.
   The client's CPU seconds are printed: on a busy 2-core machine a client needing about a core
   at c=64 (httpx costs ~1.5 ms of CPU a request) falls short of 2.0 for want of CPU.
@@ -35,13 +36,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+import httpcore
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_runs
 
 from thoughtdesk.core.generation.backends import OpenAICompatBackend, RateLimited, Request
-from thoughtdesk.core.generation.backends.http import new_client
+from thoughtdesk.core.generation.backends.http import ShardedTransport, new_client
 from thoughtdesk.core.generation.backends.retry import (
     ProviderGate,
     ProviderLimits,
@@ -118,9 +120,18 @@ async def _gate_post_all(url: str, requests: int, concurrency: int) -> float:
     return elapsed
 
 
+def _anyio_client() -> httpx.AsyncClient:
+    """ThoughtDesk's client as it was before its sockets ran on asyncio directly: httpcore's
+    default network backend (anyio) in the same pools of 8."""
+    transport = ShardedTransport(100)
+    for pool in transport._pools:
+        pool._pool._network_backend = httpcore.AnyIOBackend()  # type: ignore[attr-defined]  # the default, back
+    return httpx.AsyncClient(transport=transport, trust_env=False)
+
+
 def keep_alive_rows(requests: int) -> list[tuple[str, float, float | None, str]]:
     rows: list[tuple[str, float, float | None, str]] = []
-    server, url = bench_runs.start_server()
+    server, url = bench_runs.start_server(bench_runs.__file__)
 
     def with_client(factory):
         async def run(c: int) -> float:
@@ -140,6 +151,7 @@ def keep_alive_rows(requests: int) -> list[tuple[str, float, float | None, str]]
                     )
                 ),
             ),
+            ("httpx, pools of 8, anyio sockets (before)", with_client(_anyio_client)),
             ("ThoughtDesk client, pools of 8", with_client(lambda: new_client(100))),
             ("ThoughtDesk gate + backend + retries", lambda c: _gate_post_all(url, requests, c)),
         ):
@@ -254,7 +266,7 @@ def rate_limit_rows(requests: int, rpm: float, burst: float) -> list[tuple[str, 
 
 def random_429_rows(requests: int) -> list[tuple[str, float, float | None, str]]:
     rows: list[tuple[str, float, float | None, str]] = []
-    server, url = bench_runs.start_server(rate_429=0.1)
+    server, url = bench_runs.start_server(bench_runs.__file__, "--rate-429", "0.1")
     try:
         for kind in (ProviderGate, PausingGate):
             elapsed, gate, failed = asyncio.run(_gate_run(url, requests, 32, kind))

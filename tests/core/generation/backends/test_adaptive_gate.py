@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers.rate_limit_server import RateLimitServer
 from tests.helpers.servers import FakeModelServer, Reply
-from thoughtdesk.core.generation.backends import OpenAICompatBackend, Request
+from thoughtdesk.core.generation.backends import OpenAICompatBackend, RateLimited, Request
 from thoughtdesk.core.generation.backends.http import (
     CONNECTIONS_PER_SHARD,
     ShardedTransport,
@@ -259,3 +259,40 @@ def test_queued_requests_start_in_arrival_order_and_a_cancelled_one_does_not_blo
 
     asyncio.run(main())
     assert started == [0, 1, 2, 4, 5, 6, 7] and gate.in_flight == 0
+
+
+def test_a_429_without_headers_holds_its_place_until_the_next_success() -> None:
+    # Concurrency 2: one request runs long, the other is refused (no rate-limit headers). The
+    # next request must not take the refused one's place at once (sent into the exhausted
+    # limit, it would be refused too: a chain of refusals); it goes when the long one succeeds.
+    async def main() -> list[str]:
+        gate = ProviderGate(ProviderLimits(concurrency=2))
+        events: list[str] = []
+        release = asyncio.Event()
+
+        async def long_call() -> str:
+            await release.wait()
+            events.append("long done")
+            return "ok"
+
+        async def refused() -> str:
+            events.append("refused")
+            raise RateLimited("openai", "too many requests", status=429, retry_after=0.01)
+
+        async def next_call() -> str:
+            events.append("next started")
+            return "ok"
+
+        long_task = asyncio.create_task(gate.run(long_call, 1))
+        await asyncio.sleep(0)
+        with pytest.raises(RateLimited):
+            await gate.run(refused, 1)
+        next_task = asyncio.create_task(gate.run(next_call, 1))
+        await asyncio.sleep(0.05)
+        assert "next started" not in events and gate.held == 1
+        release.set()
+        await asyncio.gather(long_task, next_task)
+        assert gate.held == 0 and gate.in_flight == 0
+        return events
+
+    assert asyncio.run(main()) == ["refused", "long done", "next started"]

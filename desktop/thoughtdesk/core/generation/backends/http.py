@@ -4,7 +4,8 @@ Clients come from :func:`new_client`, whose connections are spread over several 
 connection pools (:class:`ShardedTransport`): httpcore's pool does work proportional to its
 number of connections on every request start and end (it checks each idle connection with a
 system call), so one pool of 64 connections cost more client CPU per request than the requests'
-own work, and concurrency 64 was slower than 32 (docs/runs.md, "Throughput").
+own work, and concurrency 64 was slower than 32 (docs/runs.md, "Throughput"). Their sockets
+run on asyncio directly (:mod:`.network`), not through anyio.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from thoughtdesk.core.generation.backends.base import (
     ServerError,
     Timeout,
 )
+from thoughtdesk.core.generation.backends.network import use_asyncio_network
 from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.core.settings.network import require_network
 from thoughtdesk.core.settings.transport import environment_mounts, ssl_context
@@ -111,7 +113,8 @@ class _CountedStream(httpx.AsyncByteStream):
 class ShardedTransport(httpx.AsyncBaseTransport):
     """``max_connections`` spread over pools of at most :data:`CONNECTIONS_PER_SHARD`; each
     request goes to the pool with the fewest requests open. All pools share one TLS context
-    (making one reads the CA bundle: ~0.1 s each). Keep-alive: every connection is kept."""
+    (making one reads the CA bundle: ~0.1 s each). Keep-alive: every connection is kept. The
+    pools' connections use :class:`~.network.AsyncioNetworkBackend`."""
 
     def __init__(
         self, max_connections: int = 100, *, verify: ssl.SSLContext | None = None, proxy: str | None = None
@@ -123,6 +126,8 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         self._pools = [
             httpx.AsyncHTTPTransport(verify=context, limits=limits, trust_env=False, proxy=proxy) for _ in range(shards)
         ]
+        for pool in self._pools:
+            use_asyncio_network(pool)
         self._open = [0] * shards
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -19,6 +19,8 @@ provider, so two models of the same account share them:
   a rate cut on each 429 of a request sent after the previous cut and raised slowly while it
   holds requests back, so it settles just under the limit (the window alone let about 10 % of
   the requests be refused: a refused request frees its place at once, and the next one goes);
+  until the pacer starts, a 429 without headers holds its place until the next success, so
+  refusals do not chain (each refused request sending the next into the exhausted limit);
 - the user's own requests and tokens per minute (``aiolimiter`` buckets) stay as they were.
 
 :class:`ResilientBackend` wraps any backend: it waits at the gate, calls, and retries retryable
@@ -114,6 +116,10 @@ class ProviderGate:
         self.limits = limits
         self.window = float(limits.concurrency)  # adaptive concurrency, 1 <= window <= limits.concurrency
         self.in_flight = 0
+        # Places held by 429s without rate-limit headers, until the next success: a refused
+        # request frees its place at once, and the next one sent into the exhausted limit is
+        # refused too (a chain of refusals before the pacer starts).
+        self.held = 0
         self.rejected = 0  # 429s seen (for the benchmark and the run's log)
         self._queue: deque[_Waiter] = deque()  # waiting requests, oldest first
         self._timer: asyncio.TimerHandle | None = None  # calls _admit when the first may go
@@ -132,7 +138,7 @@ class ProviderGate:
         self._tokens = AsyncLimiter(limits.tokens_per_minute, limits.period) if limits.tokens_per_minute else None
 
     def _wait_needed(self, tokens: float, now: float) -> float:
-        if self.in_flight >= max(1, int(self.window)):
+        if self.in_flight >= max(1, int(self.window) - self.held):  # one may always go
             return math.inf  # woken when a request finishes
         return max(
             self._request_budget.wait_for(1, now),
@@ -232,6 +238,8 @@ class ProviderGate:
                 self._pace_share += (float(limited) - self._pace_share) / max(32.0, self.window)
         if limited:
             self.rejected += 1
+            if headers is None and not self.pacer.active:
+                self.held = min(self.held + 1, self.limits.concurrency)
             if headers is not None and headers.remaining_tokens is not None and headers.remaining_requests != 0:
                 self.token_scale = min(4.0, self.token_scale * 1.1)  # tokens, not requests, ran out
             if headers is None and (
@@ -244,12 +252,14 @@ class ProviderGate:
                 # never look like that. Once pacing, each 429 of a request sent after the last
                 # cut says the pace is above the limit.
                 self.pacer.rejected(sent_at, now)
+                self.held = 0  # the pace holds requests back now
             elif now >= self._holdoff_until and self.limited_share >= OVERLOAD_SHARE:
                 # One halving per round trip, and none while the server's Retry-After runs:
                 # the 429s of requests sent before a halving are answers to the old window.
                 self.window = max(1.0, self.window / 2)
                 self._holdoff_until = now + max(retry_after or 0.0, now - sent_at)
         elif success:
+            self.held = max(0, self.held - 1)
             self.window = min(float(self.limits.concurrency), self.window + 1 / self.window)
             self.token_scale = max(1.0, self.token_scale * 0.999)
             self.pacer.accepted(now)
@@ -306,6 +316,9 @@ class ResilientBackend(Backend):
         self.retry = retry
         self.gate = gate or ProviderGate()
         self._on_retry = on_retry
+        # Built once: they hold no state of a call (tenacity keeps that in its RetryCallState).
+        self._wait = _WaitRetryAfterOrBackoff(retry)
+        self._retryable = retry_if_exception(_should_retry(retry))
 
     @property
     def label(self) -> str:
@@ -320,16 +333,19 @@ class ResilientBackend(Backend):
         if self._on_retry is not None and isinstance(error, BackendError):
             self._on_retry(error, state.attempt_number, wait)
 
-    async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
-        """Call the wrapped backend within the gate's limits, retrying retryable errors."""
-        prompt_tokens, completion_tokens = estimate_request_tokens(request)
-        retrying = AsyncRetrying(
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
             stop=stop_after_attempt(self.retry.max_attempts),
-            wait=_WaitRetryAfterOrBackoff(self.retry),
-            retry=retry_if_exception(_should_retry(self.retry)),
+            wait=self._wait,
+            retry=self._retryable,
             before_sleep=self._before_sleep,
             reraise=True,
         )
+
+    async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
+        """Call the wrapped backend within the gate's limits, retrying retryable errors."""
+        prompt_tokens, completion_tokens = estimate_request_tokens(request)
+        retrying = self._retrying()
         async for attempt in retrying:
             with attempt:
                 response = await self.gate.run(
@@ -364,13 +380,7 @@ class ResilientBackend(Backend):
         """The wrapped backend's ``score`` within the gate's limits, retrying retryable errors
         (ScoringUnsupported is not retryable: it comes back at once)."""
         tokens = estimate_tokens(prefix) + sum(estimate_tokens(text) for text in continuations)
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retry.max_attempts),
-            wait=_WaitRetryAfterOrBackoff(self.retry),
-            retry=retry_if_exception(_should_retry(self.retry)),
-            before_sleep=self._before_sleep,
-            reraise=True,
-        )
+        retrying = self._retrying()
         async for attempt in retrying:
             with attempt:
                 scores = await self.gate.run(
