@@ -3,7 +3,7 @@
 A server process on 127.0.0.1 answers every request after 200 ms with a critique in the
 Digital Socrates layout. Printed in one run:
 
-* bare concurrent httpx calls at concurrency 32, no storage: this machine's ceiling right now
+* concurrent calls through the httpx client alone at concurrency 32, no storage: this machine's ceiling right now
   (the baseline);
 * a ThoughtDesk generation run of the same size (one-step CoTs, as bench_runs.py measures);
 * a ThoughtDesk critique run of 1,000 requests (plan every prompt, store every request row,
@@ -152,7 +152,7 @@ def main() -> None:
             seconds, note = critique_run(template, folder, url, n, c)
             critique.append(seconds)
         best = f"best of {args.repeats}"
-        rows.append((f"bare httpx, no storage, c={c}", min(bare), f"baseline: ceiling now; {best}"))
+        rows.append((f"the httpx client alone, no storage, c={c}", min(bare), f"baseline: ceiling now; {best}"))
         rows.append((f"ThoughtDesk generation run, c={c}", min(generation), f"one-step CoTs; {best}"))
         rows.append((f"ThoughtDesk critique run, c={c}", min(critique), f"{note}; {best}"))
     finally:

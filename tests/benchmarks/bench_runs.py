@@ -96,12 +96,18 @@ def main() -> None:
                 bare = raw_httpx(url, n, concurrency)
                 rows.append(
                     (
-                        f"  bare httpx, no storage, concurrency {concurrency}",
+                        f"  the httpx client alone, no storage, c={concurrency}",
                         bare,
                         ideal / bare,
                         "baseline: this machine's ceiling in this run",
                     )
                 )
+        seconds_at = {
+            int(name.rsplit(" ", 1)[1]): seconds
+            for name, seconds, _, _ in rows
+            if name.startswith("ThoughtDesk concurrency")
+        }
+        rows.append(("ThoughtDesk c=64 / c=32 throughput", seconds_at[32] / seconds_at[64], None, "ideal 2.0"))
     finally:
         server.terminate()
         server.wait()
@@ -124,6 +130,9 @@ def main() -> None:
     print(f"\n{n} requests, server answers after {DELAY * 1000:.0f} ms\n")
     print(f"{'case':<44}{'seconds':>10}{'of ideal':>10}{'vs TS':>8}  note")
     for name, seconds, fraction, note in rows:
+        if "throughput" in name:  # a ratio, not seconds
+            print(f"{name:<44}{seconds:>10.2f}{'-':>10}{'-':>8}  {note}")
+            continue
         share = f"{fraction:.2f}" if fraction is not None else "-"
         print(f"{name:<44}{seconds:>10.1f}{share:>10}{ts / seconds:>7.1f}x  {note}")
     shutil.rmtree(folder, ignore_errors=True)

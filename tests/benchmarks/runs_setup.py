@@ -19,8 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
-
+from thoughtdesk.core.generation.backends.http import new_client
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
@@ -163,11 +162,11 @@ def stored_once(path: Path) -> tuple[int, int]:
 
 
 async def _raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
+    # ThoughtDesk's client alone (pools of 8, sockets on asyncio): one httpx pool of 100 spent
+    # more CPU per request than the requests themselves at concurrency 64 (bench_rate_limit
+    # keeps that row), so it was no ceiling (issue 17.6).
     gate = asyncio.Semaphore(concurrency)
-    # Every connection kept alive: httpx's default keeps 20, so at concurrency 64 the baseline
-    # itself closed and reopened 44 connections a round (issue 17.6).
-    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
-    async with httpx.AsyncClient(trust_env=False, limits=limits) as client:
+    async with new_client(100) as client:
 
         async def one(i: int) -> None:
             async with gate:
@@ -183,5 +182,6 @@ async def _raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
 
 
 def raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
-    """Seconds for bare concurrent httpx calls (no storage): what this machine allows right now."""
+    """Seconds for concurrent calls through ThoughtDesk's httpx client alone (no gate, no
+    storage): what this machine allows right now."""
     return asyncio.run(_raw_httpx(base_url, requests, concurrency))
