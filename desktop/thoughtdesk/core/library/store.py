@@ -353,13 +353,25 @@ class Library:
 
         SQLite failures that come from the file's state (read-only, damaged, disk full, locked)
         are raised as :class:`LibraryError` naming the library and what to do; others (a
-        constraint) as they are.
+        constraint) as they are. Inside another transaction (a group of writes committed
+        together, as a run stores its results) the block is a savepoint: an exception undoes
+        this block only, and the outer transaction commits it.
         """
         if self.read_only:
             raise LibraryReadOnlyError(
                 f"the library {self.path} is open read-only (the file or its folder cannot be written), so this "
                 "change cannot be saved; copy the library to a folder you can write to and open the copy"
             )
+        if self.conn.in_transaction:
+            try:
+                with self._savepoint():
+                    yield self.conn
+            except sqlite3.Error as error:
+                translated = library_error(error, self.path)
+                if translated is not None:
+                    raise translated from error
+                raise
+            return
         self._begin()
         try:
             yield self.conn
@@ -380,6 +392,20 @@ class Library:
             except sqlite3.Error:
                 pass
             raise self._translated(error) from None
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self.conn.execute("SAVEPOINT nested")
+        try:
+            yield
+        except BaseException:
+            try:
+                self.conn.execute("ROLLBACK TO nested")
+                self.conn.execute("RELEASE nested")
+            except sqlite3.Error:
+                pass  # SQLite undid the whole transaction already (a full disk does): the outer one fails
+            raise
+        self.conn.execute("RELEASE nested")
 
     def _begin(self) -> None:
         """BEGIN IMMEDIATE, waiting (up to ``max_write_wait``) while another process writes."""

@@ -1,5 +1,6 @@
 """Executing a stored run: asyncio workers send pending requests through retrying, rate-limited
-backends and commit each result the moment it returns.
+backends and commit each result the moment it returns (the claims and results of one turn of
+the event loop in one transaction: :mod:`.commit_group`).
 
 Crash safety comes from the order of writes: a request is ``sent`` before the call, and its
 result rows plus ``done`` are one transaction after it. A kill between the two leaves ``sent``,
@@ -49,6 +50,7 @@ from thoughtdesk.core.generation.runs.commit import (
     store_failure,
     store_result,
 )
+from thoughtdesk.core.generation.runs.commit_group import CommitGroup
 from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.critique import critique_request
 from thoughtdesk.core.generation.runs.guided import GuidedWriter, Helper
@@ -114,6 +116,7 @@ class _Execution:
         self.stop_error: BackendError | None = None
         self.workers = 0
         self.lease: Lease | None = None  # this process's hold on the run (set by execute_run_async)
+        self.commits = CommitGroup(lib)  # claims and results of one turn of the loop: one transaction
 
     # --- bookkeeping --------------------------------------------------------------------
 
@@ -426,13 +429,10 @@ class _Execution:
     ) -> None:
         backend = self.backends[request.model_index]
         sent_at = now_iso()
-        with self.lib.transaction() as conn:
-            # Claimed atomically: a request that is no longer pending (another executor took it,
-            # whatever went wrong elsewhere) is never sent a second time.
-            claimed = conn.execute(
-                "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
-                (sent_at, request.id),
-            ).rowcount
+        # Claimed atomically, and committed before the call: a request that is no longer
+        # pending (another executor took it, whatever went wrong elsewhere) is never sent a
+        # second time.
+        claimed = await self.commits.write(partial(self._claim, request.id, sent_at))
         if claimed != 1:
             self._finished()
             return
@@ -456,18 +456,21 @@ class _Execution:
         record = call_record(
             call, response, sent_at=sent_at, price=partial(self.prices.cost, model.price_provider, model.model_name)
         )
-        store_result(
-            self.lib,
-            run_id=self.run_id,
-            request=request,
-            sample=sample,
-            model=model,
-            variants=self.variants_json,
-            call=record,
-            one_step=self.one_step,
-            template_key=self.template_key,
-            cot_pk=cot_pk,
-            cot_text=cot_text,
+        await self.commits.write(
+            partial(
+                store_result,
+                self.lib,
+                run_id=self.run_id,
+                request=request,
+                sample=sample,
+                model=model,
+                variants=self.variants_json,
+                call=record,
+                one_step=self.one_step,
+                template_key=self.template_key,
+                cot_pk=cot_pk,
+                cot_text=cot_text,
+            )
         )
         self.tally.in_flight -= 1
         self.tally.done += 1
@@ -475,6 +478,12 @@ class _Execution:
         self.tally.completion_tokens += record.completion_tokens
         self.tally.cost += record.cost or 0.0
         self._after_done(request)
+
+    def _claim(self, request_id: int, sent_at: str) -> int:
+        return self.lib.conn.execute(
+            "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
+            (sent_at, request_id),
+        ).rowcount
 
     def _after_done(self, request: RequestRow) -> None:
         self.tally.finished_now += 1
