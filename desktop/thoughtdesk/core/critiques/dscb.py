@@ -450,7 +450,12 @@ def cot_for(record: dict[str, Any], sample: Sample, line: int | None = None) -> 
     if record.get("critiques", ()) is None or record.get("explanation_annotations", ()) is None:
         fidelity["null"] = [k for k in ("critiques", "explanation_annotations") if k in record and record[k] is None]
     if "student_raw_output" in record:
-        fidelity["raw_output"] = record["student_raw_output"]
+        raw = record["student_raw_output"]
+        label = _raw_output_label(raw, record.get("student_explanation"), record.get("student_answer"))
+        if label is None:
+            fidelity["raw_output"] = raw
+        else:  # the usual raw output: rebuilt from the explanation and answer, not stored twice
+            fidelity["raw_output_label"] = label
     accuracy = record.get("student_accuracy")
     if accuracy is not None and (isinstance(accuracy, bool) or accuracy not in (0, 1) or isinstance(accuracy, float)):
         fidelity["accuracy"] = accuracy
@@ -483,6 +488,33 @@ def cot_for(record: dict[str, Any], sample: Sample, line: int | None = None) -> 
         comment="",
         extra={COT_EXTRA: fidelity},
     )
+
+
+#: The labels a student's raw output starts with under DSCB's student prompts (QA_explanation1,
+#: QA_reasoning_step1): ``"<label>: <explanation>\nAnswer: (<answer>)"``.
+RAW_OUTPUT_LABELS = ("Explanation", "Reasoning")
+
+
+def _raw_output_label(raw: Any, explanation: Any, answer: Any) -> str | None:
+    """The label of :data:`RAW_OUTPUT_LABELS` with which ``raw`` is exactly
+    ``"<label>: <explanation>\nAnswer: (<answer>)"`` (see :func:`raw_output_of`), or None."""
+    if raw.__class__ is not str or explanation.__class__ is not str or answer.__class__ is not str:
+        return None
+    for label in RAW_OUTPUT_LABELS:
+        if raw.startswith(label) and raw == f"{label}: {explanation}\nAnswer: ({answer})":
+            return label
+    return None
+
+
+def raw_output_of(fidelity: dict[str, Any], cot: GeneratedCot) -> Any:
+    """A CoT's student_raw_output: as the file had it (kept in ``extra["dscb"]``), rebuilt from
+    the explanation and answer where the import found it to be exactly their usual layout, or
+    the explanation for a CoT ThoughtDesk generated."""
+    label = fidelity.get("raw_output_label")
+    answer = cot.answers[0].answer if cot.answers else None
+    if label is not None and isinstance(cot.cot, str) and isinstance(answer, str):
+        return f"{label}: {cot.cot}\nAnswer: ({answer})"
+    return fidelity.get("raw_output", cot.cot)
 
 
 def _model_field(name: str, options: dict[str, Any] | None) -> str:
@@ -765,7 +797,7 @@ def record_from(
         "student_answer": None if answer is None else answer.answer,
         "student_accuracy": accuracy,
         "student_explanation": cot.cot,
-        "student_raw_output": fidelity.get("raw_output", cot.cot),
+        "student_raw_output": raw_output_of(fidelity, cot),
         "critiques": [critique_json(c) for c in critiques],
     }
     if ratings or (imported and "explanation_annotations" not in fidelity.get("missing", ())):
