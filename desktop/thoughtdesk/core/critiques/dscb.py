@@ -639,19 +639,20 @@ def critiques_for(record: dict[str, Any]) -> list[Critique]:
         elements = get("critique_elements")
         text = text or ""
         parsed = parsed_from_elements(elements) if elements.__class__ is dict else parse_critique(text)
-        ratings = (
-            [
-                CritiqueRating(
-                    note.get("worker") or "",
-                    None if note.get("critique_score") is None else int(note["critique_score"]),
-                    "",
-                    _rating_fidelity(note, CRITIQUE_ANNOTATION_KEYS, "critique_score"),
+        ratings = []
+        for note in notes or ():
+            score, worker = note.get("critique_score"), note.get("worker")
+            if score.__class__ is int and worker.__class__ is str and len(note) == 2:
+                ratings.append(CritiqueRating(worker, score))  # the usual annotation: nothing to keep
+            else:
+                ratings.append(
+                    CritiqueRating(
+                        worker or "",
+                        None if score is None else int(score),
+                        "",
+                        _rating_fidelity(note, CRITIQUE_ANNOTATION_KEYS, "critique_score"),
+                    )
                 )
-                for note in notes
-            ]
-            if notes
-            else []
-        )
         out.append(
             Critique(
                 0,
