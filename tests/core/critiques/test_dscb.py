@@ -444,3 +444,60 @@ def test_looks_like_dscb_reads_only_the_start_of_a_one_line_file(tmp_path):
     padded = tmp_path / "padded.jsonl"
     padded.write_text("\n\n" + json.dumps(GOOD) + "\n")
     assert looks_like_dscb(padded)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from tests.helpers.libraries import demo_library
+    from thoughtdesk.core.library.store import Library
+
+    with Library.open(demo_library(tmp_path_factory.mktemp("queue") / "lib.sqlite")) as lib:
+        yield lib
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def _stored_rows(lib, write) -> list[list[tuple]]:
+    """The critique and rating rows ``write(conn)`` stores, read back; then rolled back."""
+    tables = ("critique", "critique_rating", "explanation_rating")
+    rows: list[list[tuple]] = []
+    with pytest.raises(_RolledBack), lib.transaction() as conn:
+        before = [conn.execute(f"SELECT max(id) FROM {t}").fetchone()[0] or 0 for t in tables]
+        write(conn)
+        rows = [
+            conn.execute(f"SELECT * FROM {t} WHERE id > ? ORDER BY id", (b,)).fetchall()
+            for t, b in zip(tables, before, strict=True)
+        ]
+        raise _RolledBack
+    return rows
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(record=dscb_records())
+def test_rows_queued_from_a_record_are_the_rows_add_imported_stores_for_it(demo, monkeypatch, record):
+    # The import queues rows straight from the file's objects (no Critique objects): they must be
+    # exactly what add_imported stores for critiques_for and explanation_ratings_for.
+    from thoughtdesk.core.critiques import add_imported, store
+    from thoughtdesk.core.critiques.dscb import queue_rows, validate_record
+    from thoughtdesk.core.critiques.store import ImportedRows
+
+    monkeypatch.setattr(store, "now_iso", lambda: "2026-11-25T00:00:00Z")
+    data = validate_record(json.loads(json.dumps(record)), None, 1)
+    cot = demo.conn.execute("SELECT min(id) FROM generated_cot").fetchone()[0]
+
+    def objects(conn) -> None:
+        critiques = critiques_for(data)
+        for critique in critiques:
+            critique.cot_pk = cot
+        add_imported(conn, critiques, [(cot, rating) for rating in explanation_ratings_for(data)])
+
+    def queued(conn) -> None:
+        rows = ImportedRows(conn)
+        queue_rows(rows, cot, data)
+        rows.write()
+
+    assert _stored_rows(demo, queued) == _stored_rows(demo, objects)

@@ -294,3 +294,28 @@ def test_the_usual_outcomes_are_stored_as_five_letters(lib):
     assert stored == [f'"{letters}"' for _, letters in cases]
     back = {c.pk: c for c in critiques_for_cots(lib, [cot])[cot]}
     assert [back[c.pk].parsed for c in critiques] == [c.parsed for c in critiques]
+
+
+def test_rows_queued_before_another_writer_took_keys_move_above_them(lib, tmp_path):
+    # A staged import queues critique rows while it writes its chunks and inserts them in its last
+    # transaction; another process may have stored critiques and ratings in between.
+    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+    from thoughtdesk.core.critiques.store import ImportedRows
+
+    cot, other_cot = first_cots(lib)
+    rows = ImportedRows(lib.conn)
+    pk = rows.critique(cot, 0, "DS-7B", {}, "text", parsed_from_elements(USUAL), dict(USUAL), None)
+    rows.critique_rating(pk, 0, "W1", 3, None)
+    rows.explanation_rating(cot, "W1", 4, ("irrelevant",), None)
+    with Library.open(lib.path) as other, other.transaction() as conn:
+        theirs = add_critique(conn, Critique(other_cot, "m", "theirs", parsed(), ratings=[CritiqueRating("x", 1)]))
+        add_explanation_rating(conn, other_cot, ExplanationRating("x", 2))
+    assert theirs == pk  # the key the queued row had
+    with lib.transaction():
+        rows.write()
+    (mine,) = critiques_for_cots(lib, [cot])[cot]
+    assert mine.pk == theirs + 1 and mine.critique_model == "DS-7B"
+    assert [(r.author, r.score) for r in mine.ratings] == [("W1", 3)]
+    assert [(r.author, r.score) for r in explanation_ratings_for_cots(lib, [cot])[cot]] == [("W1", 4)]
+    (still,) = critiques_for_cots(lib, [other_cot])[other_cot]
+    assert still.raw_text == "theirs" and [(r.author, r.score) for r in still.ratings] == [("x", 1)]

@@ -46,6 +46,7 @@ from thoughtdesk.core.critiques.records import (
     ExplanationRating,
     ParsedCritique,
 )
+from thoughtdesk.core.critiques.store import ImportedRows
 from thoughtdesk.core.datasets.readers import decode_line
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample, model_name, model_repr
@@ -615,51 +616,64 @@ def _rating_fidelity(note: dict[str, Any], known: tuple[str, ...], score_key: st
     return extra
 
 
+def _critique_parts(c: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str, ParsedCritique, Any, list[Any]]:
+    """A DSCB critique object's stored parts: options, extra (unknown keys and what the export
+    needs), raw text, parsed elements, elements, annotations."""
+    keys = c.keys()
+    extra = {} if keys <= _CRITIQUE_KEY_SET else {k: v for k, v in c.items() if k not in _CRITIQUE_KEY_SET}
+    get = c.get
+    options, text, notes = get("critique_llm_options"), get("critique_text"), get("critique_annotations")
+    if len(keys) - len(extra) != len(CRITIQUE_KEYS) or options is None or text is None or notes is None:
+        fidelity: dict[str, Any] = {}
+        if len(keys) - len(extra) != len(CRITIQUE_KEYS):
+            fidelity["missing"] = [k for k in CRITIQUE_KEYS if k not in c]
+        if options is None and "critique_llm_options" in c:
+            fidelity["llm_options"] = None
+        if text is None and "critique_text" in c:
+            fidelity["text"] = None
+        if notes is None and "critique_annotations" in c:
+            fidelity["annotations"] = None
+        if fidelity:
+            extra[ROW_EXTRA] = fidelity
+    elements = get("critique_elements")
+    text = text or ""
+    parsed = parsed_from_elements(elements) if elements.__class__ is dict else parse_critique(text)
+    return options or {}, extra, text, parsed, elements, notes or []
+
+
+def _critique_rating(note: dict[str, Any]) -> tuple[str, int | None, dict[str, Any]]:
+    """(author, score, extra) of a critique annotation."""
+    score, worker = note.get("critique_score"), note.get("worker")
+    if score.__class__ is int and worker.__class__ is str and len(note) == 2:
+        return worker, score, {}  # the usual annotation: nothing to keep
+    extra = _rating_fidelity(note, CRITIQUE_ANNOTATION_KEYS, "critique_score")
+    return worker or "", None if score is None else int(score), extra
+
+
+def _explanation_rating(note: dict[str, Any]) -> tuple[str, int | None, tuple[str, ...], dict[str, Any]]:
+    """(author, score, dimensions, extra) of an explanation annotation."""
+    score = note.get("explanation_score")
+    extra = _rating_fidelity(note, EXPLANATION_ANNOTATION_KEYS, "explanation_score")
+    return note.get("worker") or "", None if score is None else int(score), tuple(note.get("dimensions") or ()), extra
+
+
 def critiques_for(record: dict[str, Any]) -> list[Critique]:
     """The record's critiques (``cot_pk`` 0: the caller sets it), each with its annotations as
     ratings and its position in the record."""
     out = []
     for position, c in enumerate(record.get("critiques") or ()):
-        keys = c.keys()
-        extra = {} if keys <= _CRITIQUE_KEY_SET else {k: v for k, v in c.items() if k not in _CRITIQUE_KEY_SET}
-        get = c.get
-        options, text, notes = get("critique_llm_options"), get("critique_text"), get("critique_annotations")
-        if len(keys) - len(extra) != len(CRITIQUE_KEYS) or options is None or text is None or notes is None:
-            fidelity: dict[str, Any] = {}
-            if len(keys) - len(extra) != len(CRITIQUE_KEYS):
-                fidelity["missing"] = [k for k in CRITIQUE_KEYS if k not in c]
-            if options is None and "critique_llm_options" in c:
-                fidelity["llm_options"] = None
-            if text is None and "critique_text" in c:
-                fidelity["text"] = None
-            if notes is None and "critique_annotations" in c:
-                fidelity["annotations"] = None
-            if fidelity:
-                extra[ROW_EXTRA] = fidelity
-        elements = get("critique_elements")
-        text = text or ""
-        parsed = parsed_from_elements(elements) if elements.__class__ is dict else parse_critique(text)
-        ratings = []
-        for note in notes or ():
-            score, worker = note.get("critique_score"), note.get("worker")
-            if score.__class__ is int and worker.__class__ is str and len(note) == 2:
-                ratings.append(CritiqueRating(worker, score))  # the usual annotation: nothing to keep
-            else:
-                ratings.append(
-                    CritiqueRating(
-                        worker or "",
-                        None if score is None else int(score),
-                        "",
-                        _rating_fidelity(note, CRITIQUE_ANNOTATION_KEYS, "critique_score"),
-                    )
-                )
+        options, extra, text, parsed, elements, notes = _critique_parts(c)
+        ratings = [
+            CritiqueRating(author, score, "", rating_extra)
+            for author, score, rating_extra in map(_critique_rating, notes)
+        ]
         out.append(
             Critique(
                 0,
                 c["critique_model"],
                 text,
                 parsed,
-                options or {},
+                options,
                 elements=elements,
                 source="import",
                 extra=extra,
@@ -672,16 +686,30 @@ def critiques_for(record: dict[str, Any]) -> list[Critique]:
 
 def explanation_ratings_for(record: dict[str, Any]) -> list[ExplanationRating]:
     """The record's explanation_annotations as ratings of its CoT, in file order."""
-    notes = record.get("explanation_annotations") or ()
     return [
-        ExplanationRating(
-            author=note.get("worker") or "",
-            score=None if note.get("explanation_score") is None else int(note["explanation_score"]),
-            dimensions=tuple(note.get("dimensions") or ()),
-            extra=_rating_fidelity(note, EXPLANATION_ANNOTATION_KEYS, "explanation_score"),
-        )
-        for note in notes
+        ExplanationRating(author, score, dimensions, extra=extra)
+        for author, score, dimensions, extra in map(_explanation_rating, record.get("explanation_annotations") or ())
     ]
+
+
+def queue_rows(rows: ImportedRows, cot_pk: int, record: dict[str, Any]) -> tuple[int, int]:
+    """Queue a record's critiques (with their annotations) and explanation annotations as rows of
+    CoT ``cot_pk``: what :func:`add_imported` stores for :func:`critiques_for` and
+    :func:`explanation_ratings_for` of the record, without building those objects (a 10,000-record
+    import has 20,000 critiques). Returns (critiques, ratings) queued."""
+    critiques = ratings = 0
+    for position, c in enumerate(record.get("critiques") or ()):
+        options, extra, text, parsed, elements, notes = _critique_parts(c)
+        pk = rows.critique(cot_pk, position, c["critique_model"], options, text, parsed, elements, extra)
+        critiques += 1
+        for j, note in enumerate(notes):
+            rows.critique_rating(pk, j, *_critique_rating(note))
+            ratings += 1
+    for note in record.get("explanation_annotations") or ():
+        author, score, dimensions, extra = _explanation_rating(note)
+        rows.explanation_rating(cot_pk, author, score, dimensions, extra)
+        ratings += 1
+    return critiques, ratings
 
 
 # ThoughtDesk -> records ---------------------------------------------------------------------------
