@@ -16,13 +16,14 @@ from thoughtdesk.core.critiques.dscb import (
     explanation_ratings_for,
     looks_like_dscb,
     parsed_from_elements,
+    raw_output_of,
     read_dscb,
     record_from,
     sample_for,
     split_choices,
 )
 from thoughtdesk.core.critiques.parse import parse_critique
-from thoughtdesk.core.critiques.records import Critique, CritiqueRating, ExplanationRating
+from thoughtdesk.core.critiques.records import Critique, CritiqueRating, ExplanationRating, ds_layout_text
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample, model_repr
 
@@ -126,8 +127,29 @@ def test_cot_carries_model_prompt_options_answer_and_correctness():
     assert cot.cot_trigger == "QA_reasoning_step1"
     assert cot.model == model_repr("Llama-2-7b-Chat", max_new_tokens=512, do_sample=False)
     assert [(a.answer, a.correct_answer) for a in cot.answers] == [("A", False)]
-    assert cot.extra["dscb"]["raw_output"] == record["student_raw_output"]
+    # "Explanation: <explanation>\nAnswer: (A)": rebuilt from the CoT and its answer, not kept twice.
+    assert "raw_output" not in cot.extra["dscb"] and cot.extra["dscb"]["raw_output_label"] == "Explanation"
+    assert raw_output_of(cot.extra["dscb"], cot) == record["student_raw_output"]
     assert cot.extra["dscb"]["llm_options"] == record["student_llm_options"] and cot.extra["dscb"]["line"] == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "derived"),
+    [
+        ("Reasoning: {e}\nAnswer: ({a})", True),
+        ("Explanation: {e}\nAnswer: ({a}) ", False),  # a trailing space
+        ("Explanation: {e}\n\nAnswer: ({a})", False),
+        ("explanation: {e}\nAnswer: ({a})", False),
+        ("Explanation: {e}\nAnswer: {a}", False),
+        ("{e}", False),
+    ],
+)
+def test_a_raw_output_is_kept_unless_it_is_exactly_the_usual_layout(raw, derived):
+    record = lines(DSCB / "DSCB-train-silver.jsonl")[1]
+    record["student_raw_output"] = raw.format(e=record["student_explanation"], a=record["student_answer"])
+    cot = cot_for(record, sample_for(record), 2)
+    assert ("raw_output" not in cot.extra["dscb"]) is derived
+    assert round_trip(record) == record
 
 
 def test_critiques_and_annotations_become_rows():
@@ -327,6 +349,11 @@ def dscb_records(draw) -> dict:
     _maybe(draw, record, "student_accuracy", st.sampled_from([0, 1, 0.5, 1.0, True]))
     _maybe(draw, record, "student_explanation", _text)
     _maybe(draw, record, "student_raw_output", _text)
+    if draw(st.booleans()):  # the usual raw output (rebuilt from explanation and answer), or nearly
+        label = draw(st.sampled_from(["Explanation", "Reasoning", "Answer"]))
+        explanation, answer = record.get("student_explanation"), record.get("student_answer")
+        tail = draw(st.sampled_from(["", " "]))
+        record["student_raw_output"] = f"{label}: {explanation}\nAnswer: ({answer}){tail}"
     critiques = []
     for _ in range(draw(st.integers(0, 3))):
         c: dict = {"critique_model": draw(_text)}
@@ -352,6 +379,12 @@ def dscb_records(draw) -> dict:
                 max_size=3,
             ),
         )
+        if isinstance(c.get("critique_elements"), dict) and draw(st.booleans()):
+            # The text the DS models write for these elements (stored once: rebuilt from them), or nearly.
+            bullet = draw(st.sampled_from([" * ", "* ", "- "]))
+            text = ds_layout_text({"explanation_score": None, **c["critique_elements"]}, bullet)
+            if text is not None:
+                c["critique_text"] = text + draw(st.sampled_from(["", "\n"]))
         c.update(draw(_unknown))
         critiques.append(c)
     choice = draw(st.integers(0, 2))
@@ -411,3 +444,60 @@ def test_looks_like_dscb_reads_only_the_start_of_a_one_line_file(tmp_path):
     padded = tmp_path / "padded.jsonl"
     padded.write_text("\n\n" + json.dumps(GOOD) + "\n")
     assert looks_like_dscb(padded)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from tests.helpers.libraries import demo_library
+    from thoughtdesk.core.library.store import Library
+
+    with Library.open(demo_library(tmp_path_factory.mktemp("queue") / "lib.sqlite")) as lib:
+        yield lib
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def _stored_rows(lib, write) -> list[list[tuple]]:
+    """The critique and rating rows ``write(conn)`` stores, read back; then rolled back."""
+    tables = ("critique", "critique_rating", "explanation_rating")
+    rows: list[list[tuple]] = []
+    with pytest.raises(_RolledBack), lib.transaction() as conn:
+        before = [conn.execute(f"SELECT max(id) FROM {t}").fetchone()[0] or 0 for t in tables]
+        write(conn)
+        rows = [
+            conn.execute(f"SELECT * FROM {t} WHERE id > ? ORDER BY id", (b,)).fetchall()
+            for t, b in zip(tables, before, strict=True)
+        ]
+        raise _RolledBack
+    return rows
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(record=dscb_records())
+def test_rows_queued_from_a_record_are_the_rows_add_imported_stores_for_it(demo, monkeypatch, record):
+    # The import queues rows straight from the file's objects (no Critique objects): they must be
+    # exactly what add_imported stores for critiques_for and explanation_ratings_for.
+    from thoughtdesk.core.critiques import add_imported, store
+    from thoughtdesk.core.critiques.dscb import queue_rows, validate_record
+    from thoughtdesk.core.critiques.store import ImportedRows
+
+    monkeypatch.setattr(store, "now_iso", lambda: "2026-11-25T00:00:00Z")
+    data = validate_record(json.loads(json.dumps(record)), None, 1)
+    cot = demo.conn.execute("SELECT min(id) FROM generated_cot").fetchone()[0]
+
+    def objects(conn) -> None:
+        critiques = critiques_for(data)
+        for critique in critiques:
+            critique.cot_pk = cot
+        add_imported(conn, critiques, [(cot, rating) for rating in explanation_ratings_for(data)])
+
+    def queued(conn) -> None:
+        rows = ImportedRows(conn)
+        queue_rows(rows, cot, data)
+        rows.write()
+
+    assert _stored_rows(demo, queued) == _stored_rows(demo, objects)

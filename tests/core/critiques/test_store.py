@@ -213,3 +213,109 @@ def test_outcomes_are_stored_compactly_and_the_older_form_still_reads(lib):
     older = json.dumps({k: v.to_json() for k, v in parsed().outcomes.items()})
     lib.conn.execute("UPDATE critique SET outcomes = ? WHERE id = ?", (older, pk))
     assert critiques_for_cots(lib, [cot])[cot][-1].parsed == parsed()
+
+
+def _imported_text(lib: Library, elements: dict, text: str) -> tuple[str, str, int]:
+    """Import one critique with ``elements`` and ``text``; its stored raw_text and elements
+    columns, and its primary key."""
+    from thoughtdesk.core.critiques import add_imported
+    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+
+    cot = first_cots(lib, 1)[0]
+    critique = Critique(cot, "DS-7B", text, parsed_from_elements(elements), elements=dict(elements), source="import")
+    with lib.transaction() as conn:
+        add_imported(conn, [critique])
+    raw, column = lib.conn.execute("SELECT raw_text, elements FROM critique WHERE id = ?", (critique.pk,)).fetchone()
+    return raw, column, critique.pk or 0
+
+
+NO_FLAW = {**USUAL, "main_flaw": "None", "dimension": "None", "explanation_score": 5}
+
+
+@pytest.mark.parametrize("elements", [USUAL, NO_FLAW], ids=["usual", "no-flaw"])
+@pytest.mark.parametrize("bullet", [" * ", "* "])
+def test_a_critique_text_that_is_its_elements_in_the_ds_layout_is_rebuilt_not_stored(lib, elements, bullet):
+    from thoughtdesk.core.critiques.records import ds_layout_text
+    from thoughtdesk.core.critiques.store import (
+        TEXT_FROM_ELEMENTS,
+        critique_content_hash,
+        critique_raw_texts,
+        find_critique,
+    )
+
+    text = ds_layout_text(elements, bullet)
+    assert (
+        text is not None
+        and text.startswith("The explanation states")
+        and text.endswith(f"Explanation score: {elements['explanation_score']}")
+    )
+    raw, column, pk = _imported_text(lib, elements, text)
+    assert raw == "" and TEXT_FROM_ELEMENTS[column] == bullet
+    cot = first_cots(lib, 1)[0]
+    back = [c for c in critiques_for_cots(lib, [cot])[cot] if c.pk == pk][0]
+    assert back.raw_text == text and back.elements == elements
+    # Every reader of the text gets it back: the rating exchange's hash, and finding by it.
+    assert critique_raw_texts(lib.conn, [pk]) == {pk: text}
+    assert find_critique(lib.conn, cot, "DS-7B", critique_content_hash(text)) == pk
+
+
+@pytest.mark.parametrize(
+    ("elements", "edit"),
+    [
+        (USUAL, lambda t: t + "\n"),  # a trailing newline
+        (USUAL, lambda t: t.replace(" * ", " - ")),  # another bullet
+        (USUAL, lambda t: t.replace('"', "")),  # the flaw unquoted
+        (USUAL, lambda t: t.replace("score: 2", "score: 2/5")),
+        ({**USUAL, "explanation_score": 2.0}, lambda t: t),  # elements kept as they are: text too
+        ({**USUAL, "dimension": "Incorrect information"}, lambda t: t),
+    ],
+    ids=["newline", "bullet", "unquoted", "score-of-5", "float-score", "dimension-words"],
+)
+def test_a_critique_text_that_differs_from_the_ds_layout_is_stored_exactly(lib, elements, edit):
+    from thoughtdesk.core.critiques.records import ds_layout_text
+
+    text = edit(ds_layout_text({**elements, "explanation_score": 2}, " * "))
+    raw, column, pk = _imported_text(lib, elements, text)
+    assert raw == text and '"columns+' not in (column or "")
+    cot = first_cots(lib, 1)[0]
+    assert [c.raw_text for c in critiques_for_cots(lib, [cot])[cot] if c.pk == pk] == [text]
+
+
+def test_the_usual_outcomes_are_stored_as_five_letters(lib):
+    from thoughtdesk.core.critiques import add_imported
+    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+
+    cot = first_cots(lib, 1)[0]
+    cases = [(USUAL, "ppppp"), (NO_FLAW, "nnppp"), ({**USUAL, "main_flaw": None, "specific_feedback": None}, "mppmp")]
+    critiques = [Critique(cot, "m", "t", parsed_from_elements(e), elements=dict(e), source="import") for e, _ in cases]
+    with lib.transaction() as conn:
+        add_imported(conn, critiques)
+    stored = [lib.conn.execute("SELECT outcomes FROM critique WHERE id = ?", (c.pk,)).fetchone()[0] for c in critiques]
+    assert stored == [f'"{letters}"' for _, letters in cases]
+    back = {c.pk: c for c in critiques_for_cots(lib, [cot])[cot]}
+    assert [back[c.pk].parsed for c in critiques] == [c.parsed for c in critiques]
+
+
+def test_rows_queued_before_another_writer_took_keys_move_above_them(lib, tmp_path):
+    # A staged import queues critique rows while it writes its chunks and inserts them in its last
+    # transaction; another process may have stored critiques and ratings in between.
+    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+    from thoughtdesk.core.critiques.store import ImportedRows
+
+    cot, other_cot = first_cots(lib)
+    rows = ImportedRows(lib.conn)
+    pk = rows.critique(cot, 0, "DS-7B", {}, "text", parsed_from_elements(USUAL), dict(USUAL), None)
+    rows.critique_rating(pk, 0, "W1", 3, None)
+    rows.explanation_rating(cot, "W1", 4, ("irrelevant",), None)
+    with Library.open(lib.path) as other, other.transaction() as conn:
+        theirs = add_critique(conn, Critique(other_cot, "m", "theirs", parsed(), ratings=[CritiqueRating("x", 1)]))
+        add_explanation_rating(conn, other_cot, ExplanationRating("x", 2))
+    assert theirs == pk  # the key the queued row had
+    with lib.transaction():
+        rows.write()
+    (mine,) = critiques_for_cots(lib, [cot])[cot]
+    assert mine.pk == theirs + 1 and mine.critique_model == "DS-7B"
+    assert [(r.author, r.score) for r in mine.ratings] == [("W1", 3)]
+    assert [(r.author, r.score) for r in explanation_ratings_for_cots(lib, [cot])[cot]] == [("W1", 4)]
+    (still,) = critiques_for_cots(lib, [other_cot])[other_cot]
+    assert still.raw_text == "theirs" and [(r.author, r.score) for r in still.ratings] == [("x", 1)]

@@ -145,3 +145,33 @@ def test_bad_and_unmatched_rating_records_are_reported_one_by_one(tmp_path):
 
         strict = import_annotations(lib_b, tmp_path / "bad.json", strict=True)
         assert not strict.ok and "of 9 record(s) match nothing" in strict.error
+
+
+def test_ratings_of_imported_dscb_critiques_match_by_their_rebuilt_text(tmp_path):
+    # A DSCB critique's text is stored as its elements (rebuilt when read): its hash in the
+    # exchange is still that of the file's text, so the rating lands on the same critique.
+    import hashlib
+
+    from tests.helpers.paths import FIXTURES
+    from thoughtdesk.core.importing.dscb import import_dscb
+
+    source = FIXTURES / "dscb" / "DSCB-dev-crowd-anno.jsonl"
+    record = json.loads(source.read_text(encoding="utf-8").splitlines()[0])
+    text = record["critiques"][1]["critique_text"]  # DS-13B's
+    with Library.open(tmp_path / "a.sqlite") as a, Library.open(tmp_path / "b.sqlite") as b:
+        for lib in (a, b):
+            import_dscb(lib, source, collection="dscb")
+        (stored,) = a.conn.execute("SELECT raw_text FROM critique WHERE critique_model = 'DS-13B'").fetchone()
+        assert stored == ""  # rebuilt, not stored
+        cot_a, cot_b = (
+            lib.conn.execute("SELECT id FROM generated_cot ORDER BY id LIMIT 1").fetchone()[0] for lib in (a, b)
+        )
+        critique_a = [c for c in critiques_for_cots(a, [cot_a])[cot_a] if c.critique_model == "DS-13B"][0]
+        with a.transaction() as conn:
+            set_critique_rating(conn, critique_a.pk or 0, "ann", 1)
+        export_review(a, "ann", tmp_path / "ann.json")
+        exported = json.loads((tmp_path / "ann.json").read_text())["critique_ratings"]
+        assert [r["critique_hash"] for r in exported] == ["sha256:" + hashlib.sha256(text.encode()).hexdigest()]
+        report = import_annotations(b, tmp_path / "ann.json")
+        assert report.ratings.added == 1
+        assert ("DS-13B", "ann", 1) in ratings_of(b, cot_b)[1]

@@ -101,16 +101,41 @@ _BARE_OUTCOMES: dict[str, ElementOutcome] = {
 }
 
 
-def outcomes_to_json(outcomes: dict[str, ElementOutcome]) -> dict[str, Any]:
-    """The outcomes as stored (the ``outcomes`` column): an outcome with only a status as that
-    status (``"parsed"``), the others as objects (``{"status", "raw", "why"}``). Half the bytes of
-    objects throughout, which a 20,000-critique import writes and reads back."""
+#: One letter per element (in :data:`ELEMENTS` order) for the outcomes of most critiques: a
+#: status without raw value or reason, or ``n``: parsed, its raw value "None" (no flaw).
+_OUTCOME_LETTERS: dict[ElementOutcome, str] = {
+    _BARE_OUTCOMES["parsed"]: "p",
+    _BARE_OUTCOMES["missing"]: "m",
+    _BARE_OUTCOMES["unparseable"]: "u",
+    ElementOutcome("parsed", "None"): "n",
+}
+_LETTER_OUTCOMES: dict[str, ElementOutcome] = {letter: o for o, letter in _OUTCOME_LETTERS.items()}
+
+
+def outcomes_to_json(outcomes: dict[str, ElementOutcome]) -> dict[str, Any] | str:
+    """The outcomes as stored (the ``outcomes`` column). Where every element has an outcome of
+    :data:`_OUTCOME_LETTERS` (most critiques: all parsed, or "None" as flaw and dimension), five
+    letters in :data:`ELEMENTS` order (``"nnppp"``); otherwise an object whose outcomes with only
+    a status are that status (``"parsed"``), the others objects (``{"status", "raw", "why"}``).
+    A 20,000-critique import writes and reads back a tenth of the bytes of objects throughout."""
+    if len(outcomes) == len(ELEMENTS):
+        letters = ""
+        for element in ELEMENTS:
+            outcome = outcomes.get(element)
+            letter = None if outcome is None else _OUTCOME_LETTERS.get(outcome)
+            if letter is None:
+                break
+            letters += letter
+        else:
+            return letters
     return {k: v.status if v.raw is None and v.why is None else v.to_json() for k, v in outcomes.items()}
 
 
-def outcomes_from_json(data: dict[str, Any]) -> dict[str, ElementOutcome]:
-    """The outcomes from their stored form (:func:`outcomes_to_json`, or objects throughout as
-    libraries written before it have them)."""
+def outcomes_from_json(data: dict[str, Any] | str) -> dict[str, ElementOutcome]:
+    """The outcomes from their stored form (:func:`outcomes_to_json`: letters or an object; or
+    objects throughout as libraries written before it have them)."""
+    if isinstance(data, str):
+        return {e: _LETTER_OUTCOMES[letter] for e, letter in zip(ELEMENTS, data, strict=True)}
     return {
         k: (_BARE_OUTCOMES.get(v) or ElementOutcome.from_json({"status": v}))
         if isinstance(v, str)
@@ -167,6 +192,40 @@ def elements_derivable(elements: dict[str, Any], parsed: ParsedCritique) -> bool
         if elements[key] != value:
             return False
     return True
+
+
+#: The bullet before each item of the Digital Socrates layout: as DS Critique Bank's critique
+#: texts have it (" * ") and as the DS model card prints it ("* ").
+DS_BULLETS: tuple[str, ...] = (" * ", "* ")
+
+
+def ds_layout_text(elements: dict[str, Any], bullet: str = DS_BULLETS[0]) -> str | None:
+    """The critique text in the Digital Socrates layout (what the DS models and DSCB's critiques
+    write) stating exactly ``elements`` (a critique_elements object), or None when a part is not
+    text or the score not a whole number. An imported critique whose text is this is stored
+    without its text, which is rebuilt from the elements when read (core/critiques/store.py)."""
+    get = elements.get
+    flaw, dimension, general, specific = (
+        get("main_flaw"),
+        get("dimension"),
+        get("general_feedback"),
+        get("specific_feedback"),
+    )
+    score = get("explanation_score")
+    if (
+        flaw.__class__ is not str
+        or dimension.__class__ is not str
+        or general.__class__ is not str
+        or specific.__class__ is not str
+        or score.__class__ is not int
+    ):
+        return None
+    return (
+        f"The explanation states or suggests the following:\n"
+        f'{bullet}Main flaw (standalone statement): "{flaw}"\n{bullet}Dimension: {dimension}\n\n'
+        f"Consider these points for revising the explanation:\n"
+        f"{bullet}General: {general}\n{bullet}Specific: {specific}\n\nExplanation score: {score}"
+    )
 
 
 @dataclass(slots=True)

@@ -33,14 +33,12 @@ from thoughtdesk.core.critiques.dscb import (
     COT_EXTRA,
     DscbRecord,
     cot_for,
-    critiques_for,
-    explanation_ratings_for,
+    queue_rows,
     read_dscb,
     record_from,
     sample_for,
 )
-from thoughtdesk.core.critiques.records import Critique, ExplanationRating
-from thoughtdesk.core.critiques.store import add_imported, critiques_for_cots, explanation_ratings_for_cots
+from thoughtdesk.core.critiques.store import ImportedRows, critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.errors import Cancelled, DataFileError
 from thoughtdesk.core.files import export_file
 from thoughtdesk.core.importing.importer import (
@@ -57,7 +55,8 @@ from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.writer import OnDuplicate
 
 _PREFIX = re.compile(r"^(?:ds[-_ ]?critique[-_ ]?bank|dscb)[-_ .]+", re.IGNORECASE)
-_Payload = list[tuple[list[Critique], list[ExplanationRating]]]
+#: A question's records (their critiques and annotations become rows once their CoTs have keys).
+_Payload = list[dict[str, Any]]
 
 
 @contextmanager
@@ -116,28 +115,26 @@ class DscbImportReport(ImportReport):
 
 
 class _Hook:
-    """Stores each written sample's critiques and ratings (see ImportHook)."""
+    """Stores each written sample's critiques and ratings (see ImportHook): their rows are built
+    as the sample's CoTs get their keys and inserted in the import's last transaction."""
 
-    def __init__(self) -> None:
-        self.records = 0
+    def __init__(self, library: Library) -> None:
+        self.records = self.critiques = self.ratings = 0
         self.current: tuple[Sample, _Payload] | None = None
-        self.critiques: list[Critique] = []
-        self.ratings: list[tuple[int, ExplanationRating]] = []
+        self.rows = ImportedRows(library.conn)
 
     def queued(self, first_cot_pk: int, sample: Sample) -> None:
         if self.current is None or self.current[0] is not sample:
             return
         self.records += len(self.current[1])
-        for offset, (critiques, ratings) in enumerate(self.current[1]):
-            for critique in critiques:
-                critique.cot_pk = first_cot_pk + offset
-            self.critiques.extend(critiques)
-            self.ratings.extend((first_cot_pk + offset, rating) for rating in ratings)
+        for offset, data in enumerate(self.current[1]):
+            critiques, ratings = queue_rows(self.rows, first_cot_pk + offset, data)
+            self.critiques += critiques
+            self.ratings += ratings
         self.current = None
 
     def finish(self, conn: sqlite3.Connection) -> None:
-        if self.critiques or self.ratings:
-            add_imported(conn, self.critiques, self.ratings)
+        self.rows.write()
 
 
 def _group(records: Iterator[DscbRecord], cancel: Cancel | None) -> dict[tuple[str, str], _Question]:
@@ -149,7 +146,7 @@ def _group(records: Iterator[DscbRecord], cancel: Cancel | None) -> dict[tuple[s
         if question is None:
             question = questions[key] = _Question(sample_for(data), f"line {record.line}")
         question.sample.generated_cot.append(cot_for(data, question.sample, record.line))
-        question.payload.append((critiques_for(data), explanation_ratings_for(data)))
+        question.payload.append(data)
         if count % TICK == 0 and cancel is not None and cancel():
             raise Cancelled("import")
     return questions
@@ -191,7 +188,7 @@ def _import(
     split = split or split_for(path)
     errors: list[DataFileError] = []
     questions = _group(read_dscb(path, on_error=on_error, errors=errors), cancel)
-    hook = _Hook()
+    hook = _Hook(library)
 
     def records() -> Iterator[tuple[str, str, Sample, str]]:
         for (dataset, _qid), question in questions.items():
@@ -213,8 +210,8 @@ def _import(
     return DscbImportReport(
         **{**vars(report), "bad_records": errors},
         records=hook.records,
-        critiques=len(hook.critiques),
-        ratings=len(hook.ratings) + sum(len(c.ratings) for c in hook.critiques),
+        critiques=hook.critiques,
+        ratings=hook.ratings,
     )
 
 

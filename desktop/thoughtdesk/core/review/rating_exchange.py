@@ -28,6 +28,7 @@ from thoughtdesk.core.critiques.store import (
     add_explanation_rating,
     critique_content_hash,
     critique_rating_of,
+    critique_raw_texts,
     explanation_rating_of,
     find_critique,
     replace_critique_rating,
@@ -93,7 +94,7 @@ def export_ratings(
     ).fetchall()
     where, params = _where_clause(author, collection_id, "r")
     critique = library.conn.execute(
-        f"SELECT {keys}, r.author, r.created, r.score, q.critique_model, q.raw_text FROM critique_rating r "
+        f"SELECT {keys}, r.author, r.created, r.score, q.critique_model, q.id FROM critique_rating r "
         f"JOIN critique q ON r.critique_pk = q.id {joins.format('q')} {where} {order}, q.position, r.position, r.id",
         params,
     ).fetchall()
@@ -113,8 +114,9 @@ def export_ratings(
         }
 
     explanation_records = [{**base(r), "dimensions": json.loads(r[10])} for r in explanation]
+    raw_texts = critique_raw_texts(library.conn, [r[11] for r in critique])
     critique_records = [
-        {**base(r), "critique_model": r[10], "critique_hash": critique_content_hash(r[11])} for r in critique
+        {**base(r), "critique_model": r[10], "critique_hash": critique_content_hash(raw_texts[r[11]])} for r in critique
     ]
     return explanation_records, critique_records
 
