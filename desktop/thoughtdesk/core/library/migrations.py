@@ -603,3 +603,25 @@ def m013_foreign_key_indexes(conn: sqlite3.Connection) -> None:
         CREATE INDEX IF NOT EXISTS rationale_doc_sample ON rationale_doc(sample_pk);
         """,
     )
+
+
+@migration
+def m014_compact_critiques(conn: sqlite3.Connection) -> None:
+    # Two things. (1) The library may now hold critiques whose text is rebuilt from their
+    # elements (marker "columns+ds0"/"columns+ds1" in the elements column), student raw outputs
+    # rebuilt from the CoT and answer, and outcomes as five letters: a build before this
+    # migration would read them as empty texts or fail on them; with this migration recorded it
+    # refuses the library instead (schema changes it does not know). (2) Imported critiques
+    # have no run and no request: their indexes on those columns (for deleting a run or a
+    # request, m013) now leave the NULLs out, so a DSCB import of 20,000 critiques does not
+    # write 40,000 index entries for nothing. SQLite uses a partial index "x IS NOT NULL" for
+    # the x = ? lookups of ON DELETE, as it did the full one.
+    run_script(
+        conn,
+        """
+        DROP INDEX IF EXISTS critique_run;
+        DROP INDEX IF EXISTS critique_request;
+        CREATE INDEX critique_run ON critique(run_id) WHERE run_id IS NOT NULL;
+        CREATE INDEX critique_request ON critique(request_id) WHERE request_id IS NOT NULL;
+        """,
+    )
