@@ -5,8 +5,8 @@ whenever that buffer (its ``hashsize``, 1 MiB by default) fills, and at each com
 merge segments ``automerge`` (4 by default) at a time, level by level. A staged import writes in
 2-second transactions, so at the defaults a 1,000,000-sample import wrote thousands of small
 segments and merged them again and again: 56 s of its 197 s. With the whole of a transaction's
-terms in one segment and 16 segments merged at a time, the same index took 26 s (measured with
-tests/benchmarks/bench_library.py; figures in docs/design.md).
+terms in one segment and 16 segments merged at a time, the same index took 26-39 s (measured
+with tests/benchmarks/bench_library.py; figures in docs/design.md).
 
 The settings are stored in the index itself (``sample_fts_config``), so they hold for every
 connection: a large import sets them at its start (:func:`set_bulk`) and sets the defaults again
