@@ -12,7 +12,8 @@ measures, in this one run:
 Targets (issue 17 at 1,000,000 samples): import within 2.5x of the baseline, first rows painted
 under 200 ms, a search's first page p50 under 20 ms, peak memory under 1.5x the file size.
 ``--workdir DIR`` keeps the file and library for later runs (the import figures are then those
-measured when it was built). Ratios are against a baseline measured in the same run.
+measured when it was built; ``--reimport`` measures both imports again from the file kept there).
+Ratios are against a baseline measured in the same run.
 """
 
 from __future__ import annotations
@@ -237,22 +238,28 @@ def all_keys_time(library: Path) -> float:
     return time.perf_counter() - t
 
 
-def build(tmp: Path, n: int) -> dict[str, float]:
+def build(tmp: Path, n: int, reimport: bool = False) -> dict[str, float]:
     """Generate the collection, import it (ThoughtDesk and baseline); the figures, also kept in
-    ``tmp/import.json`` so a later run with the same ``--workdir`` reuses the library."""
+    ``tmp/import.json`` so a later run with the same ``--workdir`` reuses the library. With
+    ``reimport``, a collection file already there (of ``n`` samples) is imported afresh, not
+    generated again."""
     figures_file = tmp / "import.json"
-    if figures_file.exists() and (tmp / "lib.thoughtdesk").exists():
+    source = tmp / "collection.json"
+    if figures_file.exists() and (tmp / "lib.thoughtdesk").exists() and not reimport:
         figures = json.loads(figures_file.read_text())
         if figures["samples"] == n:
             print(f"reusing the {n:,}-sample library in {tmp} (import figures from when it was built)")
             return figures
-    source = tmp / "collection.json"
-    for stale in (source, tmp / "baseline.db", tmp / "lib.thoughtdesk"):
+    for stale in (tmp / "baseline.db", *(tmp / f"lib.thoughtdesk{end}" for end in ("", "-wal", "-shm"))):
         stale.unlink(missing_ok=True)
-    t = time.perf_counter()
-    generate(source, n)
+    if reimport and source.exists():
+        print(f"importing {source} again ({n:,} samples, as --samples says; not checked)")
+    else:
+        source.unlink(missing_ok=True)
+        t = time.perf_counter()
+        generate(source, n)
+        print(f"generated {n:,} samples, {source.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s")
     size = source.stat().st_size
-    print(f"generated {n:,} samples, {size / 1e6:.1f} MB in {time.perf_counter() - t:.1f} s")
     base_rss = child(BASE_RSS)[0]
     b_time, b_rss = child(CHILD_BASELINE, str(source), str(tmp / "baseline.db"))
     (tmp / "baseline.db").unlink()
@@ -272,11 +279,17 @@ def main() -> None:
         help="keep the generated file and library here and reuse them in later runs "
         "(a 1,000,000-sample library takes many minutes to build)",
     )
+    parser.add_argument(
+        "--reimport",
+        action="store_true",
+        help="with --workdir: import its collection file again (baseline and ThoughtDesk) instead "
+        "of reusing the library, and without generating the file again",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.workdir or Path(scratch)
         tmp.mkdir(parents=True, exist_ok=True)
-        figures = build(tmp, args.samples)
+        figures = build(tmp, args.samples, args.reimport)
         paint, listed = first_rows_painted(tmp / "lib.thoughtdesk")
         sorted_paint, sorted_listed = first_rows_painted(tmp / "lib.thoughtdesk", sort_column=1)
         keys = all_keys_time(tmp / "lib.thoughtdesk")

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile, write_collection
 from thoughtdesk.core.errors import Cancelled, DataFileError, LibraryError
 from thoughtdesk.core.importing.ts_critiques import CritiqueRestore, collection_with_critiques, has_critiques
-from thoughtdesk.core.library import sort_indexes
+from thoughtdesk.core.library import bulk_fts, sort_indexes
 from thoughtdesk.core.library.reader import iter_collection
 from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.library.store import Library
@@ -126,6 +126,8 @@ def import_records(
         rebuild = sort_indexes.worth_deferring(library.conn, total)
         if rebuild:
             sort_indexes.drop(library.conn)
+            # ... and writes its search index in larger segments, merged less often (bulk_fts).
+            bulk_fts.set_bulk(library.conn)
     try:
         with library.long_write(f"importing {Path(source).name or collection}"):
             writer = SampleWriter(library, cid, OnDuplicate(on_duplicate), target=target)
@@ -173,9 +175,12 @@ def import_records(
     except BaseException:
         _drop_hidden(library, cid)
         if rebuild:
+            _end_bulk_fts(library)
             _rebuild_sort_indexes(library)
         raise
     if rebuild:
+        # Not in the step that publishes: the defaults merge sooner, and that step stays short.
+        _end_bulk_fts(library)
         _build_sort_indexes(library)
     if aside is not None:  # the samples the merge replaced, already out of sight
         _drop_hidden(library, aside)
@@ -202,6 +207,16 @@ def _build_sort_indexes(library: Library) -> None:
             _yield_to_writers(library)
             with library.transaction() as conn:
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {definition}")
+
+
+def _end_bulk_fts(library: Library) -> None:
+    """The search index's default settings again at an import's end (best effort: if even that
+    fails, the next ``Library.open`` sets them)."""
+    try:
+        with library.transaction() as conn:
+            bulk_fts.set_default(conn)
+    except Exception:
+        pass
 
 
 def _rebuild_sort_indexes(library: Library) -> None:

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
-from thoughtdesk.core.library import migrations, sort_indexes
+from thoughtdesk.core.library import bulk_fts, migrations, sort_indexes
 from thoughtdesk.core.library.backup import backup_before_upgrade
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
@@ -293,6 +293,10 @@ class Library:
         if sort_indexes.missing(conn) and not library.read_only and not library.imports_under_way():
             with library.transaction() as c:
                 sort_indexes.create(c)
+        # ... or its search index set for a large import (bulk_fts): set back the same way.
+        if bulk_fts.is_bulk(conn) and not library.read_only and not library.imports_under_way():
+            with library.transaction() as c:
+                bulk_fts.set_default(c)
         return library
 
     @classmethod
