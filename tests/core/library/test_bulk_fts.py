@@ -19,7 +19,9 @@ WORDS = "fever cough renal hepatic insulin warfarin aspirin apples train hours k
 
 
 def settings(lib: Library) -> dict[str, int]:
-    return dict(lib.conn.execute("SELECT k, v FROM sample_fts_config WHERE k IN ('hashsize', 'automerge')"))
+    return dict(
+        lib.conn.execute("SELECT k, v FROM sample_fts_config WHERE k IN ('hashsize', 'automerge', 'crisismerge')")
+    )
 
 
 def write_collection(path: Path, n: int, bad_at: int | None = None) -> Path:
@@ -62,6 +64,7 @@ def test_a_large_import_writes_with_bulk_settings_and_leaves_the_defaults(tmp_pa
         assert seen[0] is True  # during the import
         assert settings(lib)["automerge"] == bulk_fts.DEFAULT_AUTOMERGE
         assert settings(lib)["hashsize"] == bulk_fts.DEFAULT_HASHSIZE
+        assert settings(lib)["crisismerge"] == bulk_fts.DEFAULT_CRISISMERGE
         assert not bulk_fts.is_bulk(lib.conn)
 
 
@@ -127,3 +130,15 @@ def test_searches_find_the_same_samples_as_with_the_default_settings(tmp_path, m
                 found[label][query] = sorted(r[0] for r in ids)
     assert found["bulk"] == found["default"]
     assert all(found["bulk"][w] for w in WORDS) and len(found["bulk"]["question"]) == 400
+
+
+def test_bulk_merges_stay_incremental(tmp_path):
+    # With automerge 16 and FTS5's default crisismerge (16) every level would be merged at once
+    # in one transaction; the bulk settings keep crisismerge above automerge.
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        with lib.transaction() as conn:
+            bulk_fts.set_bulk(conn)
+        assert settings(lib)["crisismerge"] > settings(lib)["automerge"] == bulk_fts.BULK_AUTOMERGE
+        with lib.transaction() as conn:
+            bulk_fts.set_default(conn)
+        assert not bulk_fts.is_bulk(lib.conn)
