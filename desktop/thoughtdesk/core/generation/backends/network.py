@@ -83,6 +83,22 @@ class _Connection(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    async def woken(self, *, reading: bool, timeout: float | None) -> None:
+        """Wait until bytes or the end arrive (``reading``) or the send buffer drains;
+        TimeoutError after ``timeout`` seconds."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if reading:
+            self.read_waiter = waiter
+        else:
+            self.drain_waiter = waiter
+        try:
+            await _wait(waiter, timeout)
+        finally:
+            if self.read_waiter is waiter:
+                self.read_waiter = None
+            if self.drain_waiter is waiter:
+                self.drain_waiter = None
+
     def take(self, max_bytes: int) -> bytes:
         data = bytes(self.buffer[:max_bytes])
         del self.buffer[:max_bytes]
@@ -121,15 +137,10 @@ class AsyncioNetworkStream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         connection = self._connection
         if not connection.buffer and not connection.eof:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            connection.read_waiter = waiter
             try:
-                await _wait(waiter, timeout)
+                await connection.woken(reading=True, timeout=timeout)
             except TimeoutError:
                 raise httpcore.ReadTimeout(f"no data within {timeout:g} s") from None
-            finally:
-                if connection.read_waiter is waiter:
-                    connection.read_waiter = None
         if connection.buffer:
             return connection.take(max_bytes)
         if connection.error is not None:
@@ -144,10 +155,8 @@ class AsyncioNetworkStream(httpcore.AsyncNetworkStream):
             raise httpcore.WriteError(str(connection.error or "the connection is closed"))
         self._transport.write(buffer)
         if connection.writing_paused:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            connection.drain_waiter = waiter
             try:
-                await _wait(waiter, timeout)
+                await connection.woken(reading=False, timeout=timeout)
             except TimeoutError:
                 raise httpcore.WriteTimeout(f"could not send within {timeout:g} s") from None
             if connection.error is not None:

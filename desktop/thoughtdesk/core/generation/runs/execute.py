@@ -275,11 +275,7 @@ class _Execution:
         assert isinstance(self.spec, RunSpec) and self.spec.guide is not None  # only guided runs plan this step
         guide = self.spec.guide
         sent_at = now_iso()
-        with self.lib.transaction() as conn:
-            claimed = conn.execute(
-                "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
-                (sent_at, request.id),
-            ).rowcount
+        claimed = await self.commits.write(partial(self._claim, request.id, sent_at))
         if claimed != 1:
             self._finished()
             return
@@ -480,6 +476,7 @@ class _Execution:
         self._after_done(request)
 
     def _claim(self, request_id: int, sent_at: str) -> int:
+        """Mark a pending request sent (inside a transaction); 1 if it was still pending."""
         return self.lib.conn.execute(
             "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
             (sent_at, request_id),
