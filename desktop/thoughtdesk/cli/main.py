@@ -29,6 +29,7 @@ from thoughtdesk.cli import (
     report,
     review,
     runs,
+    stats,
     trajectories,
 )
 from thoughtdesk.cli.common import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, finish_progress
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in (
         library,
+        stats,
         generate,
         fragments,
         runs,
