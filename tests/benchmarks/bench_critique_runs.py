@@ -3,7 +3,7 @@
 A server process on 127.0.0.1 answers every request after 200 ms with a critique in the
 Digital Socrates layout. Printed in one run:
 
-* concurrent calls through the httpx client alone at concurrency 32, no storage: this machine's ceiling right now
+* concurrent calls through ThoughtDesk's HTTP client alone (post_json) at concurrency 32, no storage: this machine's ceiling right now
   (the baseline);
 * a ThoughtDesk generation run of the same size (one-step CoTs, as bench_runs.py measures);
 * a ThoughtDesk critique run of 1,000 requests (plan every prompt, store every request row,
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runs_setup import DELAY, copy_library, one_step_run, raw_httpx, serve, start_server
+from runs_setup import DELAY, copy_library, one_step_run, raw_client, serve, start_server
 
 from thoughtdesk.core.generation.runs import (
     CotSelection,
@@ -147,12 +147,12 @@ def main() -> None:
         bare, generation, critique = [], [], []
         note = ""
         for _ in range(args.repeats):
-            bare.append(raw_httpx(url, n, c))
+            bare.append(raw_client(url, n, c))
             generation.append(generation_run(template, folder, url, n, c))
             seconds, note = critique_run(template, folder, url, n, c)
             critique.append(seconds)
         best = f"best of {args.repeats}"
-        rows.append((f"the httpx client alone, no storage, c={c}", min(bare), f"baseline: ceiling now; {best}"))
+        rows.append((f"the HTTP client alone, no storage, c={c}", min(bare), f"baseline: ceiling now; {best}"))
         rows.append((f"ThoughtDesk generation run, c={c}", min(generation), f"one-step CoTs; {best}"))
         rows.append((f"ThoughtDesk critique run, c={c}", min(critique), f"{note}; {best}"))
     finally:
@@ -167,7 +167,7 @@ def main() -> None:
     verdict = "meets" if critique_seconds <= 1.25 * ideal else "misses"
     print(
         f"\ncritique run: {critique_seconds / ideal:.2f}x the ideal ({verdict} the 1.25x target); "
-        f"bare httpx on this machine now: {baseline / ideal:.2f}x, so the run adds {critique_seconds / baseline:.2f}x"
+        f"the HTTP client alone on this machine now: {baseline / ideal:.2f}x, so the run adds {critique_seconds / baseline:.2f}x"
     )
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -6,9 +6,11 @@ Servers run in their own processes (they must not share the client's GIL):
   after 200 ms): ``--requests`` calls at concurrency 32 and 64 through (1) raw asyncio streams
   with no HTTP library (what the server allows: if this row is near 2.0 the server is not the
   ceiling), (2) bare httpx with one pool of 100 kept-alive connections, (3) the same in pools of 8
-  with httpcore's default (anyio) sockets, (4) ThoughtDesk's client (``new_client``: pools of 8,
-  sockets on asyncio directly: core/generation/backends/network.py) and (5) the whole ThoughtDesk path
-  (ResilientBackend, ProviderGate, OpenAICompatBackend). Ratio 64/32 of the throughput; ideal 2.
+  with httpcore's default (anyio) sockets, (4) httpx as ThoughtDesk uses it through a proxy
+  (``new_client``'s httpx path: pools of 8, sockets on asyncio directly:
+  core/generation/backends/network.py), (5) ThoughtDesk's client as a model call uses it
+  (``post_json`` on direct connections: h11 on asyncio, core/generation/backends/direct.py) and
+  (6) the whole ThoughtDesk path (ResilientBackend, ProviderGate, OpenAICompatBackend). Ratio 64/32 of the throughput; ideal 2.
   The client's CPU seconds are printed: on a busy 2-core machine a client needing about a core
   at c=64 (httpx costs ~1.5 ms of CPU a request) falls short of 2.0 for want of CPU.
 * **Rate-limited server** (tests/helpers/rate_limit_server.py: token bucket of ``--rpm``
@@ -43,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_runs
 
 from thoughtdesk.core.generation.backends import OpenAICompatBackend, RateLimited, Request
-from thoughtdesk.core.generation.backends.http import ShardedTransport, new_client
+from thoughtdesk.core.generation.backends.http import ShardedTransport, new_client, post_json
 from thoughtdesk.core.generation.backends.retry import (
     ProviderGate,
     ProviderLimits,
@@ -82,6 +84,28 @@ async def _post_all(client: httpx.AsyncClient, url: str, requests: int, concurre
     started = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(requests)))
     return time.perf_counter() - started
+
+
+async def _direct_post_all(url: str, requests: int, concurrency: int) -> float:
+    """ThoughtDesk's client as a model call uses it: ``post_json`` (direct connections)."""
+    gate = asyncio.Semaphore(concurrency)
+    async with new_client(100) as client:
+
+        async def one(i: int) -> None:
+            async with gate:
+                await post_json(
+                    client,
+                    provider="openai",
+                    url=f"{url}/chat/completions",
+                    payload={"model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]},
+                    headers={},
+                    timeout=60,
+                    model="bench",
+                )
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(requests)))
+        return time.perf_counter() - started
 
 
 async def _raw_post_all(url: str, requests: int, concurrency: int) -> float:
@@ -152,7 +176,8 @@ def keep_alive_rows(requests: int) -> list[tuple[str, float, float | None, str]]
                 ),
             ),
             ("httpx, pools of 8, anyio sockets (before)", with_client(_anyio_client)),
-            ("ThoughtDesk client, pools of 8", with_client(lambda: new_client(100))),
+            ("httpx, pools of 8, asyncio sockets (proxied calls)", with_client(lambda: new_client(100))),
+            ("ThoughtDesk client: post_json, direct h11", lambda c: _direct_post_all(url, requests, c)),
             ("ThoughtDesk gate + backend + retries", lambda c: _gate_post_all(url, requests, c)),
         ):
             seconds = {}

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import httpx
-from runs_setup import DELAY, copy_library, one_step_run, raw_httpx, sample_library, serve, start_server, stored_once
+from runs_setup import DELAY, copy_library, one_step_run, raw_client, sample_library, serve, start_server, stored_once
 
 from thoughtdesk.core.generation.runs import RunLimits
 
@@ -93,10 +93,10 @@ def main() -> None:
             ideal = n * DELAY / concurrency
             rows.append((f"ThoughtDesk concurrency {concurrency}", seconds, ideal / seconds, note))
             if concurrency >= 32:
-                bare = raw_httpx(url, n, concurrency)
+                bare = raw_client(url, n, concurrency)
                 rows.append(
                     (
-                        f"  the httpx client alone, no storage, c={concurrency}",
+                        f"  the HTTP client alone, no storage, c={concurrency}",
                         bare,
                         ideal / bare,
                         "baseline: this machine's ceiling in this run",

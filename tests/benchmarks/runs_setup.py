@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from thoughtdesk.core.generation.backends.http import new_client
+from thoughtdesk.core.generation.backends.http import new_client, post_json
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
@@ -161,27 +161,30 @@ def stored_once(path: Path) -> tuple[int, int]:
     return once, total
 
 
-async def _raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
-    # ThoughtDesk's client alone (pools of 8, sockets on asyncio): one httpx pool of 100 spent
-    # more CPU per request than the requests themselves at concurrency 64 (bench_rate_limit
-    # keeps that row), so it was no ceiling (issue 17.6).
+async def _raw_client(base_url: str, requests: int, concurrency: int) -> float:
+    # ThoughtDesk's client as a model call uses it (post_json on new_client's direct
+    # connections), with no gate, retries or storage: what the HTTP side costs alone.
     gate = asyncio.Semaphore(concurrency)
     async with new_client(100) as client:
 
         async def one(i: int) -> None:
             async with gate:
-                response = await client.post(
-                    f"{base_url}/chat/completions",
-                    json={"model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]},
+                await post_json(
+                    client,
+                    provider="openai",
+                    url=f"{base_url}/chat/completions",
+                    payload={"model": "bench", "messages": [{"role": "user", "content": f"q{i}"}]},
+                    headers={},
+                    timeout=60,
+                    model="bench",
                 )
-                response.raise_for_status()
 
         started = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(requests)))
         return time.perf_counter() - started
 
 
-def raw_httpx(base_url: str, requests: int, concurrency: int) -> float:
-    """Seconds for concurrent calls through ThoughtDesk's httpx client alone (no gate, no
+def raw_client(base_url: str, requests: int, concurrency: int) -> float:
+    """Seconds for concurrent calls through ThoughtDesk's HTTP client alone (no gate, no
     storage): what this machine allows right now."""
-    return asyncio.run(_raw_httpx(base_url, requests, concurrency))
+    return asyncio.run(_raw_client(base_url, requests, concurrency))

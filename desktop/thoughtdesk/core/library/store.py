@@ -241,6 +241,7 @@ class Library:
         self.path = path
         self.conn = conn
         self._long_writing = False  # this connection holds the writer note (see long_write)
+        self._writer_note = str(_writer_note_path(path))  # checked before every write: a string
         #: True when the file or its folder cannot be written: reading, searching, evaluating and
         #: exporting work; :meth:`transaction` refuses with :class:`LibraryReadOnlyError`.
         self.read_only = read_only
@@ -433,7 +434,7 @@ class Library:
         """Before a write begins while another connection holds a long write (its note beside
         the library): mark that a writer waits, so the long write pauses for it between its
         transactions (:meth:`writers_waiting`) instead of at every one."""
-        if self._long_writing or not _writer_note_path(self.path).exists():
+        if self._long_writing or not os.path.exists(self._writer_note):
             return
         try:
             _waiting_path(self.path).write_text(str(os.getpid()), encoding="utf-8")

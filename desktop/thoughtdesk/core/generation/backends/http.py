@@ -11,7 +11,9 @@ run on asyncio directly (:mod:`.network`), not through anyio.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import email.utils
+import functools
 import json
 import re
 import ssl
@@ -20,6 +22,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -36,6 +39,7 @@ from thoughtdesk.core.generation.backends.base import (
     ServerError,
     Timeout,
 )
+from thoughtdesk.core.generation.backends.direct import BodyTooLarge, DirectPool
 from thoughtdesk.core.generation.backends.network import use_asyncio_network
 from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.core.settings.network import require_network
@@ -155,9 +159,37 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             await pool.aclose()
 
 
-def new_client(max_connections: int = 100) -> httpx.AsyncClient:
-    """An AsyncClient with enough kept-alive connections for concurrent requests, spread over
-    small pools (:class:`ShardedTransport`).
+class ProviderClient(httpx.AsyncClient):
+    """The httpx client :func:`new_client` makes, with a :class:`~.direct.DirectPool` that
+    :func:`post_json` uses for model calls on connections without a proxy (``direct_for``)."""
+
+    def __init__(self, max_connections: int, verify: ssl.SSLContext, *, proxied: bool, **options: Any) -> None:
+        super().__init__(**options)
+        self.direct = DirectPool(max_connections, verify)
+        self._proxied = proxied
+
+    def direct_for(self, url: str) -> DirectPool | None:
+        """The direct pool if ``url`` goes without a proxy (loopback always does), else None."""
+        if self._proxied and not _is_loopback(url):
+            return None
+        return self.direct
+
+    async def aclose(self) -> None:
+        self.direct.close()
+        await super().aclose()
+
+
+@functools.lru_cache(maxsize=256)
+def _is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("127.0.0.1", "localhost", "::1") or host.endswith(".localhost")
+
+
+def new_client(max_connections: int = 100) -> ProviderClient:
+    """An AsyncClient with enough kept-alive connections for concurrent requests: model calls
+    by :func:`post_json` go on direct connections (:mod:`.direct`) where no proxy applies, any
+    other request through httpx, its connections spread over small pools
+    (:class:`ShardedTransport`).
 
     Timeouts are set per request (see :func:`post_json`). The environment's proxy and
     certificate settings are honoured and loopback always goes direct
@@ -165,10 +197,14 @@ def new_client(max_connections: int = 100) -> httpx.AsyncClient:
     dataset downloads work, and a model server on 127.0.0.1 is never sent through the proxy.
     """
     verify = ssl_context()
-    return httpx.AsyncClient(
+    mounts = environment_mounts(lambda proxy: ShardedTransport(max_connections, verify=verify, proxy=proxy))
+    return ProviderClient(
+        max_connections,
+        verify,
+        proxied=any(transport is not None for transport in mounts.values()),
         transport=ShardedTransport(max_connections, verify=verify),
         # A client given a transport reads no proxies from the environment: they are mounted here.
-        mounts=environment_mounts(lambda proxy: ShardedTransport(max_connections, verify=verify, proxy=proxy)),
+        mounts=mounts,
         trust_env=False,
     )
 
@@ -387,15 +423,29 @@ async def post_json(
     stops there and the request fails with :class:`BadResponse` (see :func:`response_byte_limit`).
     """
     require_network(f"the {provider} API", url)  # offline mode: say so instead of trying
+    direct = client.direct_for(url) if isinstance(client, ProviderClient) else None
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            request = client.build_request("POST", url, json=payload, headers=headers, timeout=httpx.Timeout(timeout))
-            response = await client.send(request, stream=True)
-            try:
-                body_bytes = await _read_limited(response, max_bytes, provider=provider, url=url)
-            finally:
-                await response.aclose()
+            if direct is not None:
+                content = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+                status, raw_headers, body_bytes = await direct.post(url, content, headers, max_bytes)
+                response_headers = httpx.Headers(raw_headers)
+            else:
+                request = client.build_request(
+                    "POST", url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
+                )
+                response = await client.send(request, stream=True)
+                try:
+                    body_bytes = await _read_limited(response, max_bytes, provider=provider, url=url)
+                finally:
+                    await response.aclose()
+                status, response_headers = response.status_code, response.headers
+    except BodyTooLarge as error:
+        if error.declared is not None:
+            raise _too_large(provider, url, max_bytes, f"it announces {error.declared:,} bytes") from None
+        head = error.head.decode("utf-8", "replace")
+        raise _too_large(provider, url, max_bytes, "it went on past that", raw_body=head) from None
     except TimeoutError:
         raise Timeout(
             provider,
@@ -428,9 +478,9 @@ async def post_json(
             hint="check the base URL and the network",
         ) from None
     latency = time.perf_counter() - started
-    body = body_bytes.decode(response.encoding or "utf-8", errors="replace")
-    if not 200 <= response.status_code < 300:
-        raise error_for_status(provider, response.status_code, body, response.headers, url=url, model=model)
+    body = body_bytes.decode(_charset(response_headers), errors="replace")
+    if not 200 <= status < 300:
+        raise error_for_status(provider, status, body, response_headers, url=url, model=model)
     try:
         data = json.loads(body)
     except ValueError as error:
@@ -440,6 +490,20 @@ async def post_json(
             hint="the raw answer is kept with the failed request; check that the "
             "base URL points at the API, not a web page",
             raw_body=body,
-            status=response.status_code,
+            status=status,
         ) from None
-    return HttpResult(data=data, body=body, latency=latency, rate_limits=parse_rate_limits(response.headers))
+    return HttpResult(data=data, body=body, latency=latency, rate_limits=parse_rate_limits(response_headers))
+
+
+def _charset(headers: httpx.Headers) -> str:
+    """The body's encoding: the Content-Type's charset when Python knows it, else UTF-8 (as
+    httpx decides it)."""
+    content_type = headers.get("content-type", "")
+    for part in content_type.split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            try:
+                return codecs.lookup(value.strip().strip('"')).name
+            except LookupError:
+                return "utf-8"
+    return "utf-8"

@@ -7,6 +7,7 @@ keys are looked up (keyring, then environment) right before a backend is built.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -175,6 +176,7 @@ class ModelSpec:
         )
 
 
+@functools.lru_cache(maxsize=256)
 def _is_local(url: str) -> bool:
     return is_loopback_host(host_of_url(url))
 

@@ -1,0 +1,333 @@
+"""Provider calls on direct connections: h11 on an ``asyncio.Protocol``, without httpx's layers.
+
+A model call is one JSON POST on a kept-alive HTTP/1.1 connection. Through httpx the client
+spent about 1.2 ms of CPU per call (URL and header objects, the client's auth, redirect and
+cookie steps, httpcore's pool with its locks and cancel scopes), which at concurrency 64 was
+about half the CPU of a whole run: with one event-loop thread, that CPU, not the server, held
+a run at concurrency 64 below twice the throughput of 32. :class:`DirectPool` sends the same
+POST with h11 (the HTTP/1.1 engine httpcore itself uses) on asyncio's transports, at about a
+quarter of that CPU (docs/runs.md, "Throughput").
+
+It is used by :func:`~.http.post_json` for the clients :func:`~.http.new_client` makes, on
+connections without a proxy (loopback always; other hosts when the environment names no proxy).
+Everything else (proxies, the batch endpoints' uploads, any other client) goes through httpx.
+Failures are raised as httpx's exceptions, so that :func:`~.http.post_json` words them the same
+whichever path carried the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import socket
+import ssl
+from urllib.parse import urlsplit
+
+import h11
+import httpx
+
+#: The default ports, left out of the Host header as browsers and httpx do.
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class BodyTooLarge(Exception):
+    """The answer is longer than the caller allows: ``declared`` (its Content-Length) or, when
+    it went on past the limit, ``head`` (its first bytes)."""
+
+    def __init__(self, declared: int | None, head: bytes = b"") -> None:
+        super().__init__("the answer is larger than allowed")
+        self.declared = declared
+        self.head = head
+
+
+@functools.lru_cache(maxsize=256)
+def _origin(url: str) -> tuple[str, str, int, bytes, bytes]:
+    """(scheme, host, port, Host header value, request target) of ``url``."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = parts.hostname or ""
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme, 80)
+    except ValueError:
+        raise httpx.UnsupportedProtocol(f"the address {url!r} has an invalid port") from None
+    shown = f"[{host}]" if ":" in host else host
+    host_header = shown if port == _DEFAULT_PORTS.get(scheme) else f"{shown}:{port}"
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return scheme, host, port, host_header.encode("ascii", "replace"), target.encode("ascii", "replace")
+
+
+class _Connection(asyncio.Protocol):
+    """One kept-alive connection: the bytes received go straight into its h11 state machine;
+    one waiter at a time is woken when bytes, the end or room to write arrive."""
+
+    def __init__(self) -> None:
+        self.h11 = h11.Connection(h11.CLIENT)
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.error: BaseException | None = None
+        self.received = 0  # bytes received for the request under way
+        self.waiter: asyncio.Future[None] | None = None
+        self.writing_paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.received += len(data)
+        self.h11.receive_data(data)
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        self.h11.receive_data(b"")
+        self._wake()
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                self.h11.receive_data(b"")
+            except RuntimeError:  # h11 had the end already
+                pass
+        self.error = exc
+        self._wake()
+
+    def pause_writing(self) -> None:
+        self.writing_paused = True
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        self.waiter = asyncio.get_running_loop().create_future()
+        await self.waiter
+
+    def reusable(self) -> bool:
+        """Idle and still open: nothing was received since its last answer."""
+        return (
+            not self.closed
+            and self.transport is not None
+            and not self.transport.is_closing()
+            and self.h11.our_state is h11.IDLE
+            and self.h11.their_state is h11.IDLE
+            and self.h11.trailing_data == (b"", False)
+        )
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+class DirectPool:
+    """Kept-alive HTTP/1.1 connections per origin, at most ``max_connections`` open in all;
+    TLS verified with ``ssl_context``."""
+
+    def __init__(self, max_connections: int, ssl_context: ssl.SSLContext) -> None:
+        self._max = max(1, max_connections)
+        self._ssl = ssl_context
+        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._open = 0
+        self._slot_waiters: list[asyncio.Future[None]] = []
+
+    async def post(
+        self, url: str, body: bytes, headers: dict[str, str], max_bytes: int
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """POST ``body`` to ``url``: (status, headers, body) of the answer, its body at most
+        ``max_bytes`` (else :class:`BodyTooLarge`). Connection failures raise httpx's errors.
+        A kept-alive connection the server closed as the request went out is replaced once."""
+        scheme, host, port, host_header, target = _origin(url)
+        if scheme not in _DEFAULT_PORTS:
+            raise httpx.UnsupportedProtocol(f"the address {url!r} is not http:// or https://")
+        head = [
+            (b"Host", host_header),
+            (b"User-Agent", b"ThoughtDesk"),
+            (b"Accept", b"application/json"),
+            (b"Content-Type", b"application/json"),
+            (b"Content-Length", str(len(body)).encode()),
+        ]
+        for name, value in headers.items():
+            try:
+                if "\r" in value or "\n" in value or "\0" in value:
+                    raise UnicodeEncodeError("latin-1", value, 0, 1, "a line break")
+                head.append((name.encode("ascii"), value.encode("latin-1")))
+            except UnicodeEncodeError:
+                # the value is not shown: it may be an API key
+                raise httpx.LocalProtocolError(f"the {name} header has characters HTTP cannot carry") from None
+        key = (scheme, host, port)
+        connection, reused = await self._acquire(key)
+        try:
+            return await self._exchange(connection, head, target, body, max_bytes)
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+            if not reused or connection.received:
+                raise
+        finally:
+            self._release(key, connection)
+        # The server closed the kept-alive connection as the request went out: a new one.
+        connection = await self._connect(key)
+        try:
+            return await self._exchange(connection, head, target, body, max_bytes)
+        finally:
+            self._release(key, connection)
+
+    async def _acquire(self, key: tuple[str, str, int]) -> tuple[_Connection, bool]:
+        idle = self._idle.get(key)
+        while idle:
+            connection = idle.pop()
+            if connection.reusable():
+                return connection, True
+            connection.close()
+            self._open -= 1
+        while self._open >= self._max:
+            waiter = asyncio.get_running_loop().create_future()
+            self._slot_waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._slot_waiters:
+                    self._slot_waiters.remove(waiter)
+            idle = self._idle.get(key)
+            while idle:
+                connection = idle.pop()
+                if connection.reusable():
+                    return connection, True
+                connection.close()
+                self._open -= 1
+        return await self._connect(key), False
+
+    async def _connect(self, key: tuple[str, str, int]) -> _Connection:
+        scheme, host, port = key
+        self._open += 1
+        loop = asyncio.get_running_loop()
+        try:
+            _, connection = await loop.create_connection(
+                _Connection,
+                host,
+                port,
+                ssl=self._ssl if scheme == "https" else None,
+                server_hostname=host if scheme == "https" else None,
+                happy_eyeballs_delay=0.25,  # IPv6 and IPv4 raced, as httpx does
+            )
+        except (OSError, ssl.SSLError) as error:
+            self._open -= 1
+            self._wake_slot()
+            raise httpx.ConnectError(str(error) or type(error).__name__) from None
+        except BaseException:
+            self._open -= 1
+            self._wake_slot()
+            raise
+        sock = connection.transport.get_extra_info("socket") if connection.transport else None
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return connection
+
+    def _release(self, key: tuple[str, str, int], connection: _Connection) -> None:
+        if connection.reusable():
+            self._idle.setdefault(key, []).append(connection)
+        else:
+            connection.close()
+            self._open -= 1
+        self._wake_slot()
+
+    def _wake_slot(self) -> None:
+        for waiter in self._slot_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    async def _exchange(
+        self, connection: _Connection, head: list[tuple[bytes, bytes]], target: bytes, body: bytes, max_bytes: int
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        state = connection.h11
+        transport = connection.transport
+        if transport is None or connection.closed or transport.is_closing():
+            raise httpx.WriteError("the connection is closed")
+        connection.received = 0
+        finished = False
+        try:
+            try:
+                data = state.send(h11.Request(method=b"POST", target=target, headers=head))
+                data += state.send(h11.Data(data=body)) or b""
+                data += state.send(h11.EndOfMessage()) or b""
+            except h11.LocalProtocolError:
+                # h11's message quotes the value it refused, which may be an API key: not shown
+                raise httpx.LocalProtocolError(
+                    "the request could not be written as HTTP/1.1 (a header or the address has characters "
+                    "HTTP cannot carry)"
+                ) from None
+            transport.write(data)
+            while connection.writing_paused and not connection.closed:
+                await connection.wait()
+            status = 0
+            headers: list[tuple[bytes, bytes]] = []
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                try:
+                    event = state.next_event()
+                except h11.RemoteProtocolError as error:
+                    raise self._broken(connection, str(error)) from None
+                if event is h11.NEED_DATA:
+                    if connection.closed:
+                        raise self._broken(connection, "the server closed the connection mid-answer")
+                    await connection.wait()
+                    continue
+                kind = type(event)
+                if kind is h11.Response:
+                    status = event.status_code  # type: ignore[union-attr]
+                    headers = list(event.headers)  # type: ignore[union-attr]
+                    declared = _content_length(headers)
+                    if declared is not None and declared > max_bytes:
+                        raise BodyTooLarge(declared)
+                elif kind is h11.Data:
+                    piece = bytes(event.data)  # type: ignore[union-attr]
+                    size += len(piece)
+                    if size > max_bytes:
+                        raise BodyTooLarge(None, (b"".join(chunks) + piece)[:2000])
+                    chunks.append(piece)
+                elif kind is h11.EndOfMessage:
+                    break
+                elif kind is h11.ConnectionClosed:
+                    raise self._broken(connection, "the server closed the connection without answering")
+                # h11.InformationalResponse (1xx): the answer follows
+            if state.our_state is h11.DONE and state.their_state is h11.DONE:
+                state.start_next_cycle()
+            else:
+                connection.close()
+            finished = True
+            return status, headers, b"".join(chunks)
+        finally:
+            if not finished:
+                connection.close()  # cancelled, timed out or failed: never reused half-read
+
+    @staticmethod
+    def _broken(connection: _Connection, message: str) -> httpx.TransportError:
+        if connection.error is not None:
+            return httpx.ReadError(str(connection.error) or type(connection.error).__name__)
+        return httpx.RemoteProtocolError(message)
+
+    def close(self) -> None:
+        """Close every idle connection (those in use close when their call ends)."""
+        for connections in self._idle.values():
+            for connection in connections:
+                connection.close()
+                self._open -= 1
+        self._idle.clear()
+
+
+def _content_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    for name, value in headers:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+__all__ = ["BodyTooLarge", "DirectPool"]
