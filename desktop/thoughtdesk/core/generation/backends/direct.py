@@ -191,6 +191,10 @@ class DirectPool:
             self._slot_waiters.append(waiter)
             try:
                 await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_slot()  # woken for a free slot, then cancelled: the next one gets it
+                raise
             finally:
                 if waiter in self._slot_waiters:
                     self._slot_waiters.remove(waiter)
