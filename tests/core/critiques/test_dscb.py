@@ -18,10 +18,10 @@ from thoughtdesk.core.critiques.dscb import (
     parsed_from_elements,
     raw_output_of,
     read_dscb,
-    record_from,
     sample_for,
     split_choices,
 )
+from thoughtdesk.core.critiques.dscb_export import record_from
 from thoughtdesk.core.critiques.parse import parse_critique
 from thoughtdesk.core.critiques.records import Critique, CritiqueRating, ExplanationRating, ds_layout_text
 from thoughtdesk.core.errors import DataFileError

@@ -35,9 +35,9 @@ from thoughtdesk.core.critiques.dscb import (
     cot_for,
     queue_rows,
     read_dscb,
-    record_from,
     sample_for,
 )
+from thoughtdesk.core.critiques.dscb_export import record_from
 from thoughtdesk.core.critiques.store import ImportedRows, critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.errors import Cancelled, DataFileError
 from thoughtdesk.core.files import export_file
