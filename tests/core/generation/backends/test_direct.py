@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.raw_http import raw_server, read_request
-from thoughtdesk.core.generation.backends.base import BadResponse, ConnectionLost, ServerDown, Timeout
+from thoughtdesk.core.generation.backends.base import BadResponse, ConnectionLost, RateLimited, ServerDown, Timeout
 from thoughtdesk.core.generation.backends.http import HttpResult, ProviderClient, new_client, post_json
 
 ANSWER = b'{"choices": [{"message": {"content": "forty-two"}}]}'
@@ -278,8 +278,6 @@ def test_error_statuses_and_rate_limit_headers_are_read_as_on_the_httpx_path() -
             b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nx-ratelimit-remaining-requests: 0\r\n"
             b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         )
-
-    from thoughtdesk.core.generation.backends.base import RateLimited
 
     with raw_server(handle) as (url, _), pytest.raises(RateLimited, match="slow down") as caught:
         calls(url)
