@@ -307,6 +307,23 @@ def test_at_most_the_clients_connections_are_opened() -> None:
     assert len(results) == 12 and len(accepted) == 3 and most[0] == 3
 
 
+def test_at_the_cap_an_idle_connection_to_another_server_makes_room() -> None:
+    def handle(conn: socket.socket, number: int) -> None:
+        while read_request(conn):
+            reply(conn)
+
+    with raw_server(handle) as (first, _), raw_server(handle) as (second, _):
+
+        async def go() -> int:
+            async with new_client(1) as client:
+                await _calls(first, 1, client=client)  # its connection stays open, idle
+                async with asyncio.timeout(5):  # before: waited for a free slot for ever
+                    results = await _calls(second, 2, client=client)
+                return len(results)
+
+        assert asyncio.run(go()) == 2
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
 def test_https_on_a_direct_connection_verifies_the_certificate(tmp_path: Path, monkeypatch) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"

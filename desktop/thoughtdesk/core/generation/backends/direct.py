@@ -171,22 +171,26 @@ class DirectPool:
                 raise
         finally:
             self._release(key, connection)
-        # The server closed the kept-alive connection as the request went out: a new one.
-        connection = await self._connect(key)
+        # The server closed the kept-alive connection as the request went out: another one.
+        connection, _ = await self._acquire(key)
         try:
             return await self._exchange(connection, head, target, body, max_bytes)
         finally:
             self._release(key, connection)
 
     async def _acquire(self, key: tuple[str, str, int]) -> tuple[_Connection, bool]:
-        idle = self._idle.get(key)
-        while idle:
-            connection = idle.pop()
-            if connection.reusable():
-                return connection, True
-            connection.close()
-            self._open -= 1
-        while self._open >= self._max:
+        """A kept-alive connection to ``key`` (and True), else a new one (and False) once the
+        cap allows: an idle connection to another origin is closed to make room."""
+        while True:
+            idle = self._idle.get(key)
+            while idle:
+                connection = idle.pop()
+                if connection.reusable():
+                    return connection, True
+                connection.close()
+                self._open -= 1
+            if self._open < self._max or self._evict_idle():
+                return await self._connect(key), False
             waiter = asyncio.get_running_loop().create_future()
             self._slot_waiters.append(waiter)
             try:
@@ -198,14 +202,15 @@ class DirectPool:
             finally:
                 if waiter in self._slot_waiters:
                     self._slot_waiters.remove(waiter)
-            idle = self._idle.get(key)
-            while idle:
-                connection = idle.pop()
-                if connection.reusable():
-                    return connection, True
-                connection.close()
+
+    def _evict_idle(self) -> bool:
+        """Close one idle connection (of any origin); False if there is none."""
+        for connections in self._idle.values():
+            if connections:
+                connections.pop(0).close()  # the longest idle
                 self._open -= 1
-        return await self._connect(key), False
+                return True
+        return False
 
     async def _connect(self, key: tuple[str, str, int]) -> _Connection:
         scheme, host, port = key
