@@ -20,6 +20,7 @@ def format_text(trajectories: list[Trajectory]) -> str:
     if not trajectories:
         return "no guided CoTs in this collection (generate some with `thoughtdesk generate ... --guide ...`)"
     lines: list[str] = []
+    unparsed = 0
     for trajectory in trajectories:
         lines.append(
             f"{trajectory.dataset}/{trajectory.split}/{trajectory.sample_id}  {trajectory.model}  "
@@ -31,7 +32,12 @@ def format_text(trajectories: list[Trajectory]) -> str:
                 lines.append(f"    rationale: {step.rationale}")
             for index, candidate in enumerate(step.candidates):
                 mark = "*" if index == step.chosen else " "
-                lines.append(f"   {mark} [{_score(candidate.score)}] {candidate.text}")
+                reply = step.unparsed_rating(index)
+                score = _score(candidate.score) if reply is None else f"no rating in {json.dumps(reply)}"
+                lines.append(f"   {mark} [{score}] {candidate.text}")
+            unparsed += step.unparsed_ratings
+    if unparsed:
+        lines.append(f"{unparsed} rater repl(ies) held no 0-3 rating (their candidates have no score)")
     return "\n".join(lines)
 
 

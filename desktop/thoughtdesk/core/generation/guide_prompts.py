@@ -44,11 +44,25 @@ GUIDE_TEXTS: dict[str, str] = {
 }
 GUIDE_KEYS = tuple(GUIDE_TEXTS)
 
-# "The answer is", "The correct answer is", "the final answer is", "Answer: ...", a \boxed{}.
-_ANSWER_STATED = re.compile(
-    r"\b(?:the\s+(?:correct\s+|final\s+|right\s+)?answer\s+is|answer\s*:)|\\boxed\{", re.IGNORECASE
+# Where a trajectory states its answer (answer_stated). "the answer is" with optional words
+# before "answer" ("the correct answer is", "the final answer is") ...
+_ANSWER_IS = re.compile(r"\bthe\s+(?:(?:correct|final|right|best)\s+)?answer\s+is\b", re.IGNORECASE)
+# ... not inside a question or a condition ("find what the answer is", "whether the answer is B") ...
+_NOT_A_STATEMENT = re.compile(r"\b(?:what|whether|if|unless|until|how|check)\s*$", re.IGNORECASE)
+# ... followed by an answer: after optional spaces, a colon or emphasis, an opening bracket,
+# quote, sign or currency and then a letter or digit ("is 42", "is (B)", "is: $5", "is **B**"),
+# but not a word that says the answer is not known yet.
+_ANSWER_FOLLOWS = re.compile(r"[\s:*_]*[\"'(\[{$€£+\-−\\]*\w", re.IGNORECASE)
+_NOT_AN_ANSWER = re.compile(r"[\s:*_]*(?:not|unclear|unknown|still|yet|to\s+be)\b", re.IGNORECASE)
+# "Answer: B" (also "Final answer: B", "**Answer:** B") at the start of a line, with an answer after it.
+_ANSWER_LINE = re.compile(
+    r"^[\s*_#>]*(?:final\s+)?answer[\s*_]*[:：][\s*_]*[\"'(\[{$€£+\-−\\]*\w", re.IGNORECASE | re.MULTILINE
 )
-_RATING = re.compile(r"[0-3]")
+_BOXED = re.compile(r"\\boxed\{\s*[^\s}]")
+# A rating: one whole number in the reply ("3", "Rating: 3", "**2**", "I rate it 1."); a scale
+# written after it ("2/3", "2 out of 3") is read as the scale, not as a second number.
+_RATING_SCALE = re.compile(r"(?<=\d)\s*(?:/|out\s+of|of)\s*3\b(?![.,]\d)", re.IGNORECASE)
+_NUMBER = re.compile(r"[-−+]?\d+(?:[.,]\d+)?")
 
 
 def fill(template: str, values: Mapping[str, str]) -> str:
@@ -68,14 +82,37 @@ def first_step(text: str) -> str:
 
 
 def answer_stated(step: str) -> bool:
-    """Whether a step states the answer ("The answer is", its variants, ``\\boxed{}``)."""
-    return _ANSWER_STATED.search(step) is not None
+    """Whether a step states the answer, so the trajectory ends with it.
+
+    Stated: "The answer is X" and its variants ("So the answer is 12.", "Therefore, the answer
+    is (B).", "The correct/final/right answer is X"), a line starting with "Answer:" or "Final
+    answer:" followed by an answer ("Answer: B"), and a non-empty ``\\boxed{...}``. Not stated:
+    a bare "answer:" inside a sentence ("We need the answer: first find x."), "the answer is"
+    with nothing after it or inside a question or condition ("Find what the answer is.",
+    "Check whether the answer is B."), and "the answer is not/unclear/unknown/still/yet/to be".
+    """
+    if _BOXED.search(step) or _ANSWER_LINE.search(step):
+        return True
+    for match in _ANSWER_IS.finditer(step):
+        rest = step[match.end() :]
+        if _NOT_A_STATEMENT.search(step[: match.start()]) or _NOT_AN_ANSWER.match(rest):
+            continue
+        if _ANSWER_FOLLOWS.match(rest):
+            return True
+    return False
 
 
 def parse_rating(text: str) -> int | None:
-    """The 0-3 rating a rater wrote (its first digit 0-3), None when there is none."""
-    match = _RATING.search(text)
-    return None if match is None else int(match.group(0))
+    """The 0-3 rating a rater wrote, None when the reply holds none or is ambiguous.
+
+    The reply must contain exactly one number and it must be a whole 0, 1, 2 or 3 ("3",
+    "Rating: 2", "**1**", "I would rate it 0.", "2/3", "2 out of 3"). Anything else is
+    unparseable: "10", "4/3", "1.5", "-1", "3/5", "1 or 2", no number at all.
+    """
+    numbers = _NUMBER.findall(_RATING_SCALE.sub("", text))
+    if len(numbers) != 1 or numbers[0] not in ("0", "1", "2", "3"):
+        return None
+    return int(numbers[0])
 
 
 def join_steps(prompt: str, steps: list[str]) -> str:

@@ -48,7 +48,8 @@ def step_lines(step: TrajectoryStep) -> list[tuple[str, str]]:
     for index, candidate in enumerate(step.candidates):
         chosen = index == step.chosen
         mark = "✓" if chosen else "  "
-        rows.append(("chosen" if chosen else "other", f"    {mark} [{score_text(candidate.score)}] {candidate.text}"))
+        score = score_text(candidate.score) if step.unparsed_rating(index) is None else "no 0-3 rating in the reply"
+        rows.append(("chosen" if chosen else "other", f"    {mark} [{score}] {candidate.text}"))
     return rows
 
 

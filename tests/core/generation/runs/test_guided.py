@@ -120,10 +120,10 @@ def test_process_supervision_keeps_the_best_rated_candidate(library_path, fake_s
     ratings = {
         "Option one is weak.": "1",
         "Option two is strong.": "Rating: 3",
-        "Option three is fine.": "no idea",
+        "Option three is fine.": "10",  # not a 0-3 rating (its first digit 0-3 was read as 1)
         "So the answer is A.": "2",
         "Answer: C": "2",
-        "Maybe.": "0",
+        "Maybe.": "4/3",  # neither (was read as 3)
     }
     with RatingServer(ratings) as rating_server:
         rater = ModelSpec("openai", "rater", base_url=rating_server.base_url, timeout=5.0)
@@ -140,7 +140,17 @@ def test_process_supervision_keeps_the_best_rated_candidate(library_path, fake_s
         steps = cot_steps(lib, cot_pk)
     assert [c.score for c in steps[0].candidates] == [1.0, 3.0, None]
     assert steps[0].chosen == 1 and steps[0].chosen_text == "Option two is strong."
+    assert [c.score for c in steps[1].candidates] == [2.0, 2.0, None]
     assert steps[1].chosen == 0  # a tie goes to the earlier candidate
+    # unparseable replies are kept with their step and counted
+    assert steps[0].extra["unparsed_ratings"] == [{"candidate": 2, "reply": "10"}]
+    assert steps[1].unparsed_rating(2) == "4/3" and steps[1].unparsed_ratings == 1
+    from thoughtdesk.cli.trajectories import format_text
+
+    with Library.open(library_path) as lib:
+        text = format_text(collection_trajectories(lib, DEMO))
+    assert '[no rating in "10"] Option three is fine.' in text
+    assert "2 rater repl(ies) held no 0-3 rating" in text
     assert steps[1].final and len(steps) == 2
     assert cot == "Option two is strong. So the answer is A."
     assert len(rater_prompts) == 6 and all(p.startswith("Here is a partial solution") for p in rater_prompts)

@@ -39,6 +39,8 @@ from thoughtdesk.core.generation.runs.trajectories import Candidate, TrajectoryS
 #: Seeds of successive steps differ by this much, so a seeded run does not sample the same
 #: candidates at every step (candidate i of a step uses seed + i).
 STEP_SEED_STRIDE = 1000
+#: Characters of an unparseable rater reply kept with the step (for inspection).
+UNPARSED_REPLY_CHARS = 200
 
 
 @dataclass
@@ -177,8 +179,12 @@ class GuidedWriter:
         decay = self.guide.decay
         return [s.decayed_mean(decay) if decay is not None else s.mean for s in scored]
 
-    async def ratings(self, trajectory: str, steps: Sequence[str], usage: _Usage) -> list[float | None]:
-        """The rater's 0-3 rating of each candidate (None when it wrote no digit 0-3)."""
+    async def ratings(
+        self, trajectory: str, steps: Sequence[str], usage: _Usage
+    ) -> tuple[list[float | None], list[dict[str, object]]]:
+        """The rater's 0-3 rating of each candidate (None when its reply holds no standalone 0-3
+        rating: :func:`parse_rating`), and the unparseable replies (candidate index and the
+        reply's first ``UNPARSED_REPLY_CHARS`` characters), kept with the step and counted."""
         helper = self.helpers["rater"]
         calls = [
             self._request(
@@ -191,11 +197,15 @@ class GuidedWriter:
         ]
         responses = await asyncio.gather(*(helper.backend.complete(call) for call in calls))
         out: list[float | None] = []
-        for call, response in zip(calls, responses, strict=True):
+        unparsed: list[dict[str, object]] = []
+        for index, (call, response) in enumerate(zip(calls, responses, strict=True)):
             usage.add_response("rater", helper.model, call, response)
-            rating = parse_rating(response.texts[0] if response.texts else "")
+            reply = response.texts[0] if response.texts else ""
+            rating = parse_rating(reply)
             out.append(None if rating is None else float(rating))
-        return out
+            if rating is None:
+                unparsed.append({"candidate": index, "reply": reply[:UNPARSED_REPLY_CHARS]})
+        return out, unparsed
 
     # --- one step ---------------------------------------------------------------------
 
@@ -214,12 +224,15 @@ class GuidedWriter:
             context = fill(self.texts["explicit"], {"TRAJECTORY": trajectory, "RATIONALE": rationale or ""})
         texts = await self.candidates(context, step_seed, usage)
         scores: list[float | None] = [None] * len(texts)
+        extra: dict[str, object] = {"usage": usage.by_role}
         if guide.scorer is not None:
             scored = await self.implicit_scores(trajectory, rationale or "", texts, usage)
             # An empty candidate has no tokens to score: it is never preferred.
             scores = [s if text and not math.isnan(s) else -math.inf for s, text in zip(scored, texts, strict=True)]
         elif guide.method == "process":
-            scores = await self.ratings(trajectory, texts, usage)
+            scores, unparsed = await self.ratings(trajectory, texts, usage)
+            if unparsed:
+                extra["unparsed_ratings"] = unparsed
         chosen = best(scores, texts)
         final = not texts[chosen] or answer_stated(texts[chosen]) or index + 1 >= guide.max_steps
         return TrajectoryStep(
@@ -232,7 +245,7 @@ class GuidedWriter:
             completion_tokens=usage.completion_tokens,
             cost=usage.cost,
             latency=usage.latency,
-            extra={"usage": usage.by_role},
+            extra=extra,
         )
 
 

@@ -51,6 +51,19 @@ class TrajectoryStep:
     def chosen_text(self) -> str:
         return self.candidates[self.chosen].text if self.candidates else ""
 
+    def unparsed_rating(self, index: int) -> str | None:
+        """The rater's reply to candidate ``index`` when it held no 0-3 rating (process
+        supervision; kept in ``extra``), else None."""
+        for entry in (self.extra or {}).get("unparsed_ratings") or ():
+            if isinstance(entry, dict) and entry.get("candidate") == index:
+                return str(entry.get("reply", ""))
+        return None
+
+    @property
+    def unparsed_ratings(self) -> int:
+        """How many of this step's rater replies held no 0-3 rating."""
+        return len((self.extra or {}).get("unparsed_ratings") or ())
+
     def to_json(self) -> dict[str, Any]:
         """The step in ``thoughtdesk trajectories --json``: rationale, candidates, chosen text."""
         return {
