@@ -162,3 +162,34 @@ def test_server_route_equals_in_process_route(gguf_model: Path, tmp_path: Path, 
         assert got.tokens == expected.tokens
         # An off-by-one position would be several nats away; batching moves values by < 0.3.
         assert close(got.logprobs, expected.logprobs, tolerance=0.3), (got.logprobs, expected.logprobs)
+
+
+def test_capabilities_say_what_the_generation_instance_can_do(gguf_model: Path) -> None:
+    """The issue's defect: the backend advertised log-probs and prompt log-probs while its
+    generation instance, loaded without logits_all, refuses both. What it claims must work; the
+    log-probs of given text come from ``score`` (its own logits_all instance)."""
+
+    async def main():
+        backend = LlamaCppBackend(LlamaCppSettings(gguf_model, n_ctx=N_CTX, n_threads=2))
+        try:
+            await backend.load()
+            loop = asyncio.get_running_loop()
+
+            def works(**options) -> bool:
+                try:
+                    backend._llama.create_completion("2 + 3 =", max_tokens=1, **options)
+                except ValueError:
+                    return False
+                return True
+
+            logprobs = await loop.run_in_executor(backend._executor, lambda: works(logprobs=1))
+            echoed = await loop.run_in_executor(backend._executor, lambda: works(echo=True, logprobs=1))
+            [scored] = await backend.score(SHORT_PREFIX, [SHORT[0]])
+            return backend.capabilities, logprobs, echoed, scored
+        finally:
+            await backend.aclose()
+
+    capabilities, logprobs, echoed, scored = run(main())
+    assert capabilities.logprobs == logprobs
+    assert capabilities.prompt_logprobs == echoed
+    assert capabilities.scoring and scored.logprobs and all(value <= 0 for value in scored.logprobs)

@@ -97,8 +97,11 @@ class LlamaCppBackend(Backend):
         completion=True,
         multiple_samples=False,
         seed=True,
-        logprobs=True,
-        prompt_logprobs=True,
+        # The generation instance is loaded without logits_all (it would keep n_ctx x vocabulary
+        # floats), and llama-cpp-python refuses log-probs without it: completions carry none.
+        # Log-probs of given text come from ``score`` on the scoring instance instead.
+        logprobs=False,
+        prompt_logprobs=False,
         streaming=True,
         scoring=True,
         # llama.cpp's CPU results depend on how tokens are split into evaluations (score_with_llama).
