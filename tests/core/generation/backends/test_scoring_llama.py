@@ -193,3 +193,24 @@ def test_capabilities_say_what_the_generation_instance_can_do(gguf_model: Path) 
     assert capabilities.logprobs == logprobs
     assert capabilities.prompt_logprobs == echoed
     assert capabilities.scoring and scored.logprobs and all(value <= 0 for value in scored.logprobs)
+
+
+def test_the_memory_estimate_before_loading_is_quiet_and_equals_the_loaded_one(gguf_model: Path, capfd) -> None:
+    """The estimate shown before the scoring copy loads reads the file's vocabulary; llama.cpp
+    printed "n_ctx_seq (512) > n_ctx_train (0)" on stderr for it despite verbose=False."""
+
+    async def main():
+        backend = LlamaCppBackend(LlamaCppSettings(gguf_model, n_ctx=N_CTX, n_threads=2))
+        try:
+            estimate = await backend.scoring_memory()
+            said = capfd.readouterr()
+            loaded = await backend.load_scorer()
+            return estimate, said, loaded
+        finally:
+            await backend.aclose()
+
+    estimate, said, loaded = run(main())
+    assert said.err == "" and said.out == ""
+    assert estimate.n_vocab == 262_144 and estimate.n_ctx == N_CTX
+    assert estimate.kv_bytes > 0
+    assert estimate == loaded  # the file's figures are the loaded model's

@@ -181,11 +181,38 @@ class LlamaCppBackend(Backend):
     def _estimate_blocking(self) -> ScoringMemory:
         if self._scorer is not None or self._llama is not None:
             return scoring_memory_of(self._scorer or self._llama, n_ctx=self.settings.n_ctx)
-        vocab = self._load_blocking(vocab_only=True)  # the vocabulary and metadata only: fast, small
+        shape = self._read_shape_blocking()
+        return scoring_memory_of(shape, n_ctx=self.settings.n_ctx, n_batch=512)
+
+    def _read_shape_blocking(self) -> _ModelShape:
+        """The vocabulary size and metadata of the file, from the model's vocabulary alone (fast,
+        small). Read without a context: ``Llama(vocab_only=True)`` also creates one, and
+        llama.cpp then says "n_ctx_seq (512) > n_ctx_train (0) -- possible training context
+        overflow" on stderr, whatever ``verbose`` is."""
         try:
-            return scoring_memory_of(vocab, n_ctx=self.settings.n_ctx, n_batch=512)
+            import llama_cpp
+            from llama_cpp._internals import LlamaModel
+        except ImportError:
+            raise ModelFileError(
+                PROVIDER,
+                "llama-cpp-python is not installed",
+                hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
+            ) from None
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        params.use_mmap = True
+        try:
+            model = LlamaModel(path_model=str(self.model_path), params=params, verbose=False)
+        except (ValueError, RuntimeError, OSError) as error:
+            raise ModelFileError(
+                PROVIDER,
+                f"llama.cpp could not read {self.model_path}: {error}",
+                hint="the file may be damaged or made for a newer llama.cpp",
+            ) from None
+        try:
+            return _ModelShape(int(model.n_vocab()), model.metadata())
         finally:
-            vocab.close()
+            model.close()
 
     @property
     def scoring_detail(self) -> str:
@@ -344,6 +371,21 @@ class LlamaCppBackend(Backend):
 
 
 # --- scoring ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _ModelShape:
+    """What :func:`scoring_memory_of` reads of a model, from its file (no context loaded)."""
+
+    vocab: int
+    metadata: dict[str, str]
+    n_batch: int = 512
+
+    def n_vocab(self) -> int:
+        return self.vocab
+
+    def n_ctx(self) -> int:
+        return 0
 
 
 @dataclass(frozen=True, slots=True)
