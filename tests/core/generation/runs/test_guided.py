@@ -315,3 +315,17 @@ def test_implicit_supervision_keeps_the_candidate_the_scorer_finds_likeliest(lib
     assert len(scored) == 6 and all(body["echo"] is True and body["logprobs"] == 1 for body in scored)
     assert all("(Rationale: Multiply the muffins by their price.)" in body["prompt"] for body in scored[:3])
     assert set(first.extra["usage"]) == {"rationale", "agent", "scorer"}
+
+
+def test_a_local_models_template_wraps_a_guided_prompt_once(tmp_path):
+    """The backend applies a local model's completion template to every raw prompt; guided
+    generation wrapped its prompts once more (the model read the turn markers twice)."""
+    from thoughtdesk.core.generation.runs import build_backend
+    from thoughtdesk.core.generation.runs.guided import GuidedWriter
+
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF" + b"\0" * 16)  # checked by its header; nothing is loaded
+    model = ModelSpec("llamacpp", str(gguf), completion_template="<turn>{prompt}</turn>")
+    backend = build_backend(model)
+    call = GuidedWriter._request(model, "Q: 2 + 3?", temperature=0.7, max_tokens=8)
+    assert backend.prompt_text(call) == "<turn>Q: 2 + 3?</turn>"

@@ -112,3 +112,33 @@ def test_stopped_between_steps_then_resumed_continues_at_the_next_step(library_p
     # the resumed run's counts include the step stored before the stop, once
     assert final.prompt_tokens == sum(s.prompt_tokens for s in steps)
     assert final.completion_tokens == sum(s.completion_tokens for s in steps)
+
+
+@pytest.mark.slow
+def test_roles_on_one_gguf_load_it_once_for_generation_and_once_for_scoring(library_path, gguf_model, monkeypatch):
+    """The agent samples at 0.7 and the helpers (as the CLI builds them) are greedy: their
+    specs differ, and each role loaded the same file again (three llama.cpp instances: agent,
+    rationale model, scoring copy). Roles on one file with the same load settings share it."""
+    from llama_cpp import Llama
+
+    loads: list[bool] = []
+    original = Llama.__init__
+
+    def counting(self, *args, **kwargs):
+        loads.append(bool(kwargs.get("logits_all")))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Llama, "__init__", counting)
+    agent = ModelSpec("llamacpp", str(gguf_model), n_ctx=512, seed=7, temperature=0.7, timeout=300)
+    helper = ModelSpec("llamacpp", str(gguf_model), n_ctx=512, seed=7, temperature=0.0, timeout=300)
+    spec = RunSpec(
+        samples=SampleSelection(DEMO, datasets=("gsm8k",), limit=1),
+        models=(agent,),
+        guide=GuideSpec(rationale_model=helper, candidates=2, max_steps=1, step_max_tokens=8, rationale_max_tokens=8),
+    )
+    assert spec.all_models()[0] != spec.all_models()[1]  # the roles' specs differ
+    with Library.open(library_path) as lib:
+        run_id = create_run(lib, plan_run(lib, spec))
+    final = execute_run(library_path, run_id, limits=RunLimits(concurrency=1))
+    assert final.status == "done"
+    assert sorted(loads) == [False, True]  # one generation instance, one scoring copy

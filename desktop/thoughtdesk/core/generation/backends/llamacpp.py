@@ -37,7 +37,13 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
-from thoughtdesk.core.generation.scoring import TokenScores, continuation_start
+from thoughtdesk.core.generation.backends.llama_scoring import (
+    ModelShape,
+    ScoringMemory,
+    score_with_llama,
+    scoring_memory_of,
+)
+from thoughtdesk.core.generation.scoring import TokenScores
 
 PROVIDER = "llamacpp"
 GGUF_MAGIC = b"GGUF"
@@ -108,15 +114,55 @@ class LlamaCppBackend(Backend):
         stable_prefix_scores=False,
     )
 
-    def __init__(self, settings: LlamaCppSettings) -> None:
+    def __init__(self, settings: LlamaCppSettings, *, share: LlamaCppBackend | None = None) -> None:
+        """``share``: another backend of the same file loaded with the same settings
+        (:meth:`can_share`), whose loaded model, scoring copy and worker thread this one uses
+        (a guided run's agent and helper roles on one GGUF load it once, whatever their
+        sampling settings or prompt templates)."""
         self.settings = settings
         self.model_path = check_gguf_file(settings.model_path)
-        self._llama: Any = None
-        self._scorer: Any = None  # the logits_all=True instance, loaded when scoring is first asked for
-        self._scoring_memory: ScoringMemory | None = None
-        # One worker: llama.cpp contexts must not be used from two threads at once.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
-        self._load_lock = asyncio.Lock()
+        if share is not None and not share.can_share(settings):
+            raise ValueError(f"{share!r} is loaded with other settings than {settings}")
+        self._host = share._host if share is not None else _LoadedModel()
+        self._host.users += 1
+
+    def can_share(self, settings: LlamaCppSettings) -> bool:
+        """Whether a backend with ``settings`` can use this one's loaded model: the same file,
+        context size, threads, GPU layers and default seed (the prompt templates may differ)."""
+        return load_key(settings) == load_key(self.settings)
+
+    # The loaded model and its worker, shared by backends of one file and load settings.
+    @property
+    def _llama(self) -> Any:
+        return self._host.llama
+
+    @_llama.setter
+    def _llama(self, value: Any) -> None:
+        self._host.llama = value
+
+    @property
+    def _scorer(self) -> Any:
+        return self._host.scorer
+
+    @_scorer.setter
+    def _scorer(self, value: Any) -> None:
+        self._host.scorer = value
+
+    @property
+    def _scoring_memory(self) -> ScoringMemory | None:
+        return self._host.scoring_memory
+
+    @_scoring_memory.setter
+    def _scoring_memory(self, value: ScoringMemory | None) -> None:
+        self._host.scoring_memory = value
+
+    @property
+    def _executor(self) -> ThreadPoolExecutor:
+        return self._host.executor
+
+    @property
+    def _load_lock(self) -> asyncio.Lock:
+        return self._host.load_lock
 
     @property
     def label(self) -> str:
@@ -184,7 +230,7 @@ class LlamaCppBackend(Backend):
         shape = self._read_shape_blocking()
         return scoring_memory_of(shape, n_ctx=self.settings.n_ctx, n_batch=512)
 
-    def _read_shape_blocking(self) -> _ModelShape:
+    def _read_shape_blocking(self) -> ModelShape:
         """The vocabulary size and metadata of the file, from the model's vocabulary alone (fast,
         small). Read without a context: ``Llama(vocab_only=True)`` also creates one, and
         llama.cpp then says "n_ctx_seq (512) > n_ctx_train (0) -- possible training context
@@ -210,7 +256,7 @@ class LlamaCppBackend(Backend):
                 hint="the file may be damaged or made for a newer llama.cpp",
             ) from None
         try:
-            return _ModelShape(int(model.n_vocab()), model.metadata())
+            return ModelShape(int(model.n_vocab()), model.metadata())
         finally:
             model.close()
 
@@ -361,166 +407,47 @@ class LlamaCppBackend(Backend):
         )
 
     async def aclose(self) -> None:
+        """Release the loaded model once the last backend sharing it is closed."""
+        host = self._host
+        if host.closed:
+            return
+        host.users -= 1
+        if host.users > 0:
+            return
+        host.closed = True
         loop = asyncio.get_running_loop()
-        for name in ("_llama", "_scorer"):
-            llama = getattr(self, name)
-            setattr(self, name, None)
+        for name in ("llama", "scorer"):
+            llama = getattr(host, name)
+            setattr(host, name, None)
             if llama is not None:
-                await loop.run_in_executor(self._executor, llama.close)
-        self._executor.shutdown(wait=False)
+                await loop.run_in_executor(host.executor, llama.close)
+        host.executor.shutdown(wait=False)
 
 
-# --- scoring ---------------------------------------------------------------------------------
+class _LoadedModel:
+    """A model file loaded in this process, shared by the backends that use it: the generation
+    instance, the scoring instance (``logits_all``), the memory estimate, and the one worker
+    thread that runs them (llama.cpp contexts must not be used from two threads at once)."""
+
+    def __init__(self) -> None:
+        self.llama: Any = None
+        self.scorer: Any = None  # the logits_all=True instance, loaded when scoring is first asked for
+        self.scoring_memory: ScoringMemory | None = None
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
+        self.load_lock = asyncio.Lock()
+        self.users = 0
+        self.closed = False
 
 
-@dataclass(frozen=True, slots=True)
-class _ModelShape:
-    """What :func:`scoring_memory_of` reads of a model, from its file (no context loaded)."""
-
-    vocab: int
-    metadata: dict[str, str]
-    n_batch: int = 512
-
-    def n_vocab(self) -> int:
-        return self.vocab
-
-    def n_ctx(self) -> int:
-        return 0
-
-
-@dataclass(frozen=True, slots=True)
-class ScoringMemory:
-    """The extra memory of the scoring instance, in bytes, and what it comes from."""
-
-    n_ctx: int
-    n_vocab: int
-    logits_bytes: int  # llama-cpp-python's n_ctx x n_vocab float32 array of every position's logits
-    output_bytes: int  # llama.cpp's output buffer: up to n_batch positions' logits at once
-    kv_bytes: int  # the second context's KV cache (f16), estimated from the model's shape
-
-    @property
-    def total(self) -> int:
-        return self.logits_bytes + self.output_bytes + self.kv_bytes
-
-    def describe(self) -> str:
-        """E.g. ``scoring needs about 1.0 GB more memory (logits of 512 positions x 262,144 tokens)``."""
-        return (
-            f"scoring needs about {self.total / 1e9:.1f} GB more memory (logits of {self.n_ctx:,} positions "
-            f"x {self.n_vocab:,} vocabulary tokens, and a second KV cache); a smaller n_ctx needs less"
-        )
-
-
-def scoring_memory_of(llama: Any, *, n_ctx: int | None = None, n_batch: int | None = None) -> ScoringMemory:
-    """The scoring instance's extra memory for the model ``llama`` (any instance of it)."""
-    n_ctx = n_ctx or llama.n_ctx()
-    n_batch = min(n_batch or llama.n_batch, n_ctx)
-    n_vocab = int(llama.n_vocab())
-    metadata = getattr(llama, "metadata", None) or {}
-    arch = metadata.get("general.architecture", "")
-
-    def number(key: str, default: int = 0) -> int:
-        try:
-            return int(metadata.get(f"{arch}.{key}", default))
-        except (TypeError, ValueError):
-            return default
-
-    layers = number("block_count")
-    heads = number("attention.head_count", 1) or 1
-    kv_heads = number("attention.head_count_kv", heads) or heads
-    head_dim = number("attention.key_length") or (number("embedding_length") // heads)
-    value_dim = number("attention.value_length") or head_dim
-    kv_bytes = layers * n_ctx * kv_heads * (head_dim + value_dim) * 2
-    return ScoringMemory(
-        n_ctx=n_ctx,
-        n_vocab=n_vocab,
-        logits_bytes=n_ctx * n_vocab * 4,
-        output_bytes=n_batch * n_vocab * 4,
-        kv_bytes=kv_bytes,
+def load_key(settings: LlamaCppSettings) -> tuple[object, ...]:
+    """What a loaded model depends on: backends with equal keys can share one."""
+    return (
+        str(Path(settings.model_path).expanduser().resolve()),
+        settings.n_ctx,
+        settings.n_threads,
+        settings.n_gpu_layers,
+        settings.seed,
     )
-
-
-def score_with_llama(
-    llama: Any,
-    prefix: str,
-    continuations: Sequence[str],
-    *,
-    reuse: bool = True,
-    cancel: threading.Event | None = None,
-) -> list[TokenScores]:
-    """Token log-probs of each continuation after ``prefix`` with a ``logits_all=True`` Llama.
-
-    Texts are tokenised as a completion prompt is (BOS added, special tokens read), prefix and
-    prefix + continuation each; the continuation's tokens start where the two differ. With
-    ``reuse`` the shared tokens but the last are evaluated once, without logits (only scored
-    positions need them), and stay in the KV cache; each continuation then evaluates that last
-    shared token and its own tokens, with logits. Without ``reuse`` every continuation
-    evaluates its whole text in one go (as a server does with a text it has not seen).
-
-    llama.cpp's CPU results change with how tokens are split into evaluations (by up to ~0.2
-    nats a token on the small Q4 test model), so the split is fixed by the texts alone: the
-    cache is reused only when it holds exactly the shared tokens, and a score never depends on
-    what was scored before. Runs on the thread that owns ``llama``.
-    """
-    from llama_cpp import Llama
-
-    prefix_tokens = llama.tokenize(prefix.encode("utf-8"), add_bos=True, special=True)
-    results: list[TokenScores] = []
-    for text in continuations:
-        if cancel is not None and cancel.is_set():
-            break
-        joint = llama.tokenize((prefix + text).encode("utf-8"), add_bos=True, special=True)
-        start = continuation_start(prefix_tokens, joint)
-        if start == len(joint):
-            results.append(TokenScores((), ()))
-            continue
-        if start == 0:
-            raise ValueError("this model adds no beginning-of-text token: give a prefix before the scored text")
-        if len(joint) > llama.n_ctx():
-            raise ValueError(f"prefix + continuation are {len(joint)} tokens, more than the context ({llama.n_ctx()})")
-        evaluated = 0
-        if reuse:
-            shared = joint[: start - 1]
-            if llama.input_ids[: llama.n_tokens].tolist() != shared:
-                llama.reset()
-                evaluated += _eval(llama, shared, logits=False)
-            first = start - 1
-        else:
-            llama.reset()
-            first = 0
-        llama.n_tokens = first
-        evaluated += _eval(llama, joint[first:], logits=True)
-        rows = llama.scores[start - 1 : len(joint) - 1]
-        logprobs = Llama.logits_to_logprobs(rows)
-        tokens = joint[start:]
-        values = tuple(float(logprobs[index, token]) for index, token in enumerate(tokens))
-        texts = tuple(
-            llama.detokenize([token], prev_tokens=joint[: start + index], special=True).decode(
-                "utf-8", errors="replace"
-            )
-            for index, token in enumerate(tokens)
-        )
-        results.append(TokenScores(texts, values, evaluated_tokens=evaluated))
-        # Forget the continuation, keep the shared part: the next one starts after it.
-        llama.n_tokens = first
-    return results
-
-
-def _eval(llama: Any, tokens: Sequence[int], *, logits: bool) -> int:
-    """Evaluate ``tokens`` after the cached ones; logits are computed (and kept in
-    ``llama.scores``) only when asked for: for a 262k vocabulary they cost more than the model.
-
-    llama-cpp-python's ``eval`` asks llama.cpp for the logits of every position when the
-    instance has ``logits_all``; its ``_logits_all`` flag is switched off for the call instead.
-    """
-    if not tokens:
-        return 0
-    previous = llama._logits_all
-    llama._logits_all = logits and previous
-    try:
-        llama.eval(tokens)
-    finally:
-        llama._logits_all = previous
-    return len(tokens)
 
 
 def _collect_stream(chunks: Any, emit: Any, cancel: threading.Event, chat: bool) -> dict[str, Any]:

@@ -62,7 +62,7 @@ from thoughtdesk.core.generation.runs.plan import (
     model_request,
     sample_refs,
 )
-from thoughtdesk.core.generation.runs.providers import build_backend
+from thoughtdesk.core.generation.runs.providers import build_shared_backend
 from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunProgress, RunStatus, get_request
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, RunLimits, RunSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import RunTally, set_run_status
@@ -567,14 +567,10 @@ async def execute_run_async(
                 if backends and index in backends:
                     built[index] = backends[index]
                     continue
-                # A guided run's scorer is by default its rationale model: one backend (one
-                # loaded local model), not two.
-                same = next((i for i in range(index) if models[i] == model and not (backends and i in backends)), None)
-                built[index] = (
-                    built[same]
-                    if same is not None
-                    else build_backend(model, endpoint_limits=ProviderLimits(limits.concurrency))
-                )
+                # A guided run's helper roles on the agent's GGUF (or the scorer, by default the
+                # rationale model) share its loaded model: one load, not one per role.
+                ours = [(models[i], built[i]) for i in built if not (backends and i in backends)]
+                built[index] = build_shared_backend(model, ours, endpoint_limits=ProviderLimits(limits.concurrency))
         except (BackendError, ThoughtDeskError) as error:  # e.g. an API key that cannot be sent
             set_run_status(lib, run_id, "failed", str(error))
             raise

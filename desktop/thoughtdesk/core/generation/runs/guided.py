@@ -119,9 +119,10 @@ class GuidedWriter:
                 seed=seed,
                 timeout=model.timeout,
             )
+        # A local model's completion template is applied by its backend (as for any run's prompt).
         return Request(
             model=model.model_name,
-            prompt=model.completion_template.replace("{prompt}", prompt),
+            prompt=prompt,
             temperature=temperature,
             max_tokens=max_tokens,
             n=n,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from thoughtdesk.core.generation.backends import (
@@ -61,16 +62,7 @@ def build_backend(
     ``endpoint_limits`` (default: ProviderLimits()); each endpoint gets the key saved for it.
     """
     if model.provider == "llamacpp":
-        return LlamaCppBackend(
-            LlamaCppSettings(
-                model_path=Path(model.model),
-                n_ctx=model.n_ctx,
-                n_threads=model.n_threads,
-                n_gpu_layers=model.n_gpu_layers,
-                chat_template="gguf" if model.chat else "none",
-                completion_template=model.completion_template,
-            )
-        )
+        return LlamaCppBackend(llama_settings(model))
     if model.more_base_urls:
         members = [
             OpenAICompatBackend(
@@ -87,3 +79,42 @@ def build_backend(
     if model.provider == "anthropic":
         return AnthropicBackend(key, base_url=base_url)
     return OpenAICompatBackend(base_url, key, endpoint=model.endpoint, model=model.model_name)
+
+
+def llama_settings(model: ModelSpec) -> LlamaCppSettings:
+    """How a ``llamacpp`` model is loaded and prompted."""
+    return LlamaCppSettings(
+        model_path=Path(model.model),
+        n_ctx=model.n_ctx,
+        n_threads=model.n_threads,
+        n_gpu_layers=model.n_gpu_layers,
+        chat_template="gguf" if model.chat else "none",
+        completion_template=model.completion_template,
+    )
+
+
+def build_shared_backend(
+    model: ModelSpec,
+    built: Sequence[tuple[ModelSpec, Backend]],
+    *,
+    endpoint_limits: ProviderLimits | None = None,
+) -> Backend:
+    """A backend for ``model`` that shares what it can with the backends ``built`` already for
+    other models of the same run: an equal model gets the same backend, and a local GGUF file
+    loaded with the same settings is loaded once (its generation instance, scoring copy and
+    worker thread shared), whatever the roles' temperatures, seeds or templates. A guided run's
+    agent at temperature 0.7 and its rationale model and scorer at 0 on one GGUF load it once
+    for generation and once for scoring, not three times."""
+    for other, backend in built:
+        if other == model:
+            return backend
+    if model.provider == "llamacpp":
+        settings = llama_settings(model)
+        local = [backend for _, backend in built if isinstance(backend, LlamaCppBackend)]
+        for backend in local:
+            if backend.settings == settings:
+                return backend  # the same prompts too: the same backend
+        for backend in local:
+            if backend.can_share(settings):
+                return LlamaCppBackend(settings, share=backend)
+    return build_backend(model, endpoint_limits=endpoint_limits)
