@@ -5,6 +5,7 @@ runs and critique runs from the command line, over :mod:`thoughtdesk.core.genera
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import json
 import sys
@@ -48,11 +49,13 @@ from thoughtdesk.core.generation.runs import (
     check_models_ready,
     create_critique_run,
     create_run,
+    guide_scorer_report,
     is_batch_run,
     list_batches,
     parse_summary,
     plan_critique_run,
     plan_run,
+    probe_scorer,
     resolve_run_id,
     resume_run,
     run_info,
@@ -210,7 +213,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.batch:
         check_batch_spec(spec)  # a local model or a guided run: said now, nothing written
     if not args.plan_only:
-        check_models_ready(models)  # refused before a run is written, not left behind as "failed"
+        check_models_ready(spec.all_models())  # refused before a run is written, not left behind as "failed"
+    _check_scorer(guide, probe=not args.plan_only)
     with open_library(args) as lib:
         args.prices = user_prices()  # read once: planning and execution price alike
         plan = plan_run(lib, spec, fragments=user_fragments(), prices=args.prices)
@@ -303,6 +307,23 @@ def _guide(args: argparse.Namespace, options: dict[str, object]) -> GuideSpec | 
         step_max_tokens=args.step_max_tokens,
         decay=0.9 if args.decay else None,
     )
+
+
+def _check_scorer(guide: GuideSpec | None, *, probe: bool) -> None:
+    """Say what a guided run's scorer can do before anything loads (a local model's scoring copy
+    and its memory); refuse one that cannot score. ``probe``: ask an OpenAI-compatible scorer to
+    score a few tokens once, so a server that ignores echo is refused before a run is written."""
+    report = guide_scorer_report(guide)
+    if report is None or guide is None or guide.scorer is None:
+        return
+    if not report.can_score:
+        raise ThoughtDeskError(
+            f"{report.detail}; implicit supervision cannot start with this scorer: choose another "
+            "--scorer-model, or --supervision explicit"
+        )
+    print(f"thoughtdesk: scorer {report.detail}", file=sys.stderr)
+    if probe:
+        asyncio.run(probe_scorer(guide.scorer))
 
 
 def _print_previews(previews: Iterable[PromptPreview]) -> None:

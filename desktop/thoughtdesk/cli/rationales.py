@@ -26,7 +26,7 @@ from thoughtdesk.core.generation.backends import (
     ResilientBackend,
     RetryPolicy,
 )
-from thoughtdesk.core.generation.runs import ModelSpec
+from thoughtdesk.core.generation.runs import ModelSpec, scorer_report
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.rationales.export import export_rationales, pick_scorer
@@ -184,6 +184,9 @@ def _tau(args: argparse.Namespace) -> float:
 
 def cmd_filter(args: argparse.Namespace) -> int:
     spec = _spec(args, args.scorer, endpoint="completions")
+    report = scorer_report(spec)
+    if not report.can_score:  # every rationale would fail the same way
+        raise RationaleError(f"{report.detail}; choose a --scorer that can score (docs/rationales.md)")
     tau = _tau(args)
     bar = ProgressLine("scoring")
     with open_library(args) as lib:

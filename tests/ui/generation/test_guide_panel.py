@@ -54,3 +54,112 @@ def test_guide_tab_plans_guided_cots_and_names_what_is_missing(generation, qtbot
     guide.method.setCurrentIndex(guide.method.findData(None))
     plan = wait_plan(qtbot, planner)
     assert plan.spec.guide is None
+
+
+def _rationalyst(planner, provider: str, **fields) -> None:
+    guide = planner.guide
+    guide.method.setCurrentIndex(guide.method.findData("rationalyst"))
+    form = guide.rationale_form
+    form.provider.setCurrentIndex(form.provider.findData(provider))
+    for name, value in fields.items():
+        widget = getattr(form, name)
+        widget.setValue(value) if hasattr(widget, "setValue") else widget.setText(value)
+
+
+def test_guide_tab_shows_a_local_scorers_memory_and_flags_one_that_cannot_score(
+    generation, qtbot, tmp_path, gguf_model
+):
+    """Point 1 of issue 14: the scoring copy's memory is shown before the run (the note said "when
+    it loads", and nothing did); a scorer that cannot score is flagged with the reason and the
+    run cannot start."""
+    from tests.helpers.screenshots import save_screenshot
+    from thoughtdesk.ui.generation.guide_panel import PROBLEM_STYLE
+
+    planner = open_planner(generation, qtbot)
+    add_model(planner)
+    guide = planner.guide
+    _rationalyst(planner, "llamacpp", gguf_path=str(gguf_model), n_ctx=512)
+    status = guide.findChild(type(planner.summary), "guideScorerStatus")
+    qtbot.waitUntil(lambda: "GB more memory" in status.text(), timeout=30000)
+    assert status.text().startswith("Scorer: llamacpp:") and "logits of 512 positions x 262,144" in status.text()
+    assert status.styleSheet() == ""
+    wait_plan(qtbot, planner, 3)
+    summary = planner.summary.text()
+    assert "Scorer: llamacpp:" in summary and "scoring needs about 1.1 GB more memory" in summary
+    assert planner.start_button.isEnabled()
+    guide.rationale_form.n_ctx.setValue(1024)  # the memory follows the context size
+    qtbot.waitUntil(lambda: "1,024 positions" in status.text(), timeout=30000)
+    scroll = planner.findChild(type(guide.helpers.widget(0)), "guideScroll")
+    planner.tabs.setCurrentIndex(planner.tabs.indexOf(scroll))
+    planner.show()
+    planner.resize(1366, 740)  # a 1366 x 768 screen less the title bar
+    wait_plan(qtbot, planner, 3)
+    save_screenshot(planner, tmp_path, "guide-gguf-scorer")
+
+    guide.scorer_same.setChecked(False)
+    scorer = guide.scorer_form
+    scorer.provider.setCurrentIndex(scorer.provider.findData("anthropic"))
+    qtbot.waitUntil(lambda: "cannot score text" in status.text(), timeout=10000)
+    assert "Anthropic's Messages API returns no token log-probs" in status.text()
+    assert "Implicit supervision cannot start with it" in status.text() and status.styleSheet() == PROBLEM_STYLE
+    qtbot.waitUntil(lambda: "cannot score text" in planner.summary.text(), timeout=10000)
+    assert "implicit supervision cannot start with it" in planner.summary.text()
+    assert planner.plan is None and not planner.start_button.isEnabled()
+    save_screenshot(planner, tmp_path, "guide-anthropic-scorer")
+    # explicit supervision scores nothing: no scorer line, and the run can start
+    guide.supervision.setCurrentIndex(guide.supervision.findData("explicit"))
+    wait_plan(qtbot, planner, 3)
+    qtbot.waitUntil(lambda: status.text() == "", timeout=5000)
+    assert "Scorer:" not in planner.summary.text() and planner.start_button.isEnabled()
+
+
+def _no_echo(record):
+    """llama.cpp's own llama-server: /completions answers, but without the prompt's log-probs."""
+    from tests.helpers.servers import Reply
+
+    if not record.path.endswith("/completions") or record.path.endswith("/chat/completions"):
+        return None
+    return Reply(
+        body={
+            "id": "x",
+            "object": "text_completion",
+            "model": "m",
+            "choices": [{"index": 0, "text": "!", "finish_reason": "length"}],
+        }
+    )
+
+
+def test_start_probes_a_server_scorer_once_and_refuses_one_that_ignores_echo(generation, qtbot, fake_server):
+    from thoughtdesk.core.generation.runs import list_runs
+    from thoughtdesk.core.library.store import Library
+
+    planner = open_planner(generation, qtbot)
+    add_model(planner, base_url=fake_server.base_url, model="agent")
+    _rationalyst(planner, "openai", model_name="rationale", base_url=fake_server.base_url)
+    planner.guide.max_steps.setValue(1)
+    wait_plan(qtbot, planner, 3)
+    assert "one tiny request when the run starts" in planner.summary.text()
+    assert fake_server.requests == []  # planning sends nothing
+    fake_server.responder = _no_echo
+    planner.start_button.click()
+    qtbot.waitUntil(lambda: "echo ignored" in planner.summary.text(), timeout=20000)
+    assert "cannot score text" in planner.summary.text() and "\n" not in planner.error
+    (probe,) = fake_server.requests
+    assert probe.path.endswith("/completions") and probe.json["echo"] is True and probe.json["max_tokens"] == 1
+    with Library.open(planner.library_path) as lib:
+        assert list_runs(lib) == []  # no run written
+    assert planner.isVisible() or not planner.result()  # still open, to choose another scorer
+
+    fake_server.responder = None  # now it echoes log-probs (the toy model)
+    planner.guide.max_steps.setValue(2)
+    wait_plan(qtbot, planner, 3)
+    with qtbot.waitSignal(generation.runs_panel.run_ended, timeout=60000):
+        with qtbot.waitSignal(planner.run_created, timeout=20000):
+            planner.start_button.click()
+    echoed = [r for r in fake_server.requests if (r.json or {}).get("echo")]
+    # the second Start probed once, before the run's own scorings
+    assert echoed[1].json["prompt"].startswith("Scoring check")
+    assert not any(r.json["prompt"].startswith("Scoring check") for r in echoed[2:]) and len(echoed) > 2
+    with Library.open(planner.library_path) as lib:
+        (run,) = list_runs(lib)
+        assert run.status == "done"

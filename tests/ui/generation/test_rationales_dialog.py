@@ -101,8 +101,50 @@ def test_errors_are_one_plain_line(qtbot, dialog, fake_server: FakeModelServer) 
     dialog.scorer_url.setText(fake_server.root_url)
     dialog.markers.setText("<BOT>...<EOT>")
     fake_server.responder = lambda record: Reply(body={"choices": [{"index": 0, "message": {"content": "x"}}]})
-    # No rationales yet: the pass has nothing to score, so even a scorer that cannot score finishes.
+    # A scorer that cannot score is refused before the pass, with the reason, in one line.
     qtbot.mouseClick(dialog.filter_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, dialog)
-    assert dialog.status.text() == "Filtering: 0 done now, 0 done before, 0 failed of 0."
+    assert dialog.status.text().startswith("anthropic:claude cannot score text: Anthropic's Messages API")
+    assert "Filtering cannot start with this scorer" in dialog.status.text() and "\n" not in dialog.status.text()
     assert dialog.status.textFormat() == Qt.TextFormat.PlainText
+    assert fake_server.requests == []
+
+
+def test_the_scorer_note_shows_memory_or_why_it_cannot_score(qtbot, dialog, gguf_model, tmp_path) -> None:
+    """Point 1 of issue 14: the scoring copy's memory is shown before Filter loads it."""
+    from tests.helpers.screenshots import save_screenshot
+    from thoughtdesk.ui.generation.rationales_dialog import PROBLEM_STYLE
+
+    note = dialog.findChild(type(dialog.status), "rationaleScorerNote")
+    dialog.scorer.setText(f"llamacpp:{gguf_model}")
+    qtbot.waitUntil(lambda: "GB more memory" in note.text(), timeout=30000)
+    assert "scores text exactly in-process" in note.text() and "2,048 positions" in note.text()
+    assert note.styleSheet() == ""
+    dialog.n_ctx.setValue(512)  # the memory follows the context size
+    qtbot.waitUntil(lambda: "about 1.1 GB" in note.text() and "512 positions" in note.text(), timeout=30000)
+    save_screenshot(dialog, tmp_path, "rationales-gguf-scorer")
+    dialog.scorer.setText("anthropic:claude")
+    qtbot.waitUntil(lambda: "cannot score text" in note.text(), timeout=10000)
+    assert note.text().endswith("Filtering cannot start with it.") and note.styleSheet() == PROBLEM_STYLE
+    dialog.scorer.setText("")
+    qtbot.waitUntil(lambda: note.text() == "", timeout=10000)
+
+
+def test_filter_probes_a_server_once_and_stops_if_it_ignores_echo(qtbot, dialog, fake_server) -> None:
+    from tests.ui.generation.test_guide_panel import _no_echo
+
+    fake_server.responder = rewriting
+    dialog.model.setText("openai:m")
+    dialog.model_url.setText(fake_server.base_url)
+    qtbot.mouseClick(dialog.extract_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, dialog)
+    before = len(fake_server.requests)
+    fake_server.responder = _no_echo
+    dialog.scorer.setText("openai:m")
+    dialog.scorer_url.setText(fake_server.base_url)
+    qtbot.mouseClick(dialog.filter_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, dialog)
+    assert "cannot score text: the server answered without the prompt's log-probs (echo ignored)" in (
+        dialog.status.text()
+    )
+    assert len(fake_server.requests) == before + 1  # one probe, not a failed call per rationale

@@ -2,12 +2,17 @@
 (RATIONALYST), or as a baseline (plain step-by-step, process supervision); docs/rationales.md.
 
 The helper models (rationale, scorer, rater) use the same model form as the Models tab. The
-scorer must give log-probs of given text, and the tab says which backends can.
+scorer must give log-probs of given text: the tab says which backends can, and what the chosen
+scorer can do (checked in a worker: an in-process GGUF's scoring copy and its memory, or why it
+cannot score).
 """
 
 from __future__ import annotations
 
-from thoughtdesk.core.generation.runs import GuideSpec, ModelSpec
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.runs import GuideSpec, ModelSpec, ScorerReport, scorer_report
+from thoughtdesk.core.generation.runs.spec import as_scorer
+from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelForm
 from thoughtdesk.ui.qt import (
     QCheckBox,
@@ -17,11 +22,12 @@ from thoughtdesk.ui.qt import (
     QScrollArea,
     QSpinBox,
     QTabWidget,
+    QTimer,
     QVBoxLayout,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
 
 #: (label, GuideSpec.method or None for an ordinary run)
 METHODS: tuple[tuple[str, str | None], ...] = (
@@ -32,10 +38,12 @@ METHODS: tuple[tuple[str, str | None], ...] = (
 )
 SCORING_NOTE = (
     "Implicit supervision needs a scorer that gives the log-probs of given text: llama.cpp in-process "
-    "(a second copy of the model with logits for every token; its memory is shown when it loads) or an "
-    "OpenAI-compatible server whose /v1/completions echoes log-probs (vLLM, llama-cpp-python's server). "
-    "llama.cpp's own llama-server, chat-only APIs and Anthropic cannot score: the run stops and says so."
+    "(a second copy of the model that keeps the logits of every position) or an OpenAI-compatible server "
+    "whose /v1/completions echoes log-probs (vLLM, llama-cpp-python's server). llama.cpp's own "
+    "llama-server, chat-only APIs and Anthropic cannot score."
 )
+#: The scorer line's colour when the chosen scorer cannot score.
+PROBLEM_STYLE = "color: #b3261e;"
 
 
 class GuidePanel(QWidget):
@@ -91,7 +99,16 @@ class GuidePanel(QWidget):
         layout.addLayout(options)
         note = plain_label(SCORING_NOTE, name="guideScoringNote", keep_height=True)
         layout.addWidget(note)
+        #: What the chosen scorer can do (its memory, or why it cannot score), checked in a worker.
+        self.scorer_status = plain_label("", name="guideScorerStatus", keep_height=True)
+        layout.addWidget(self.scorer_status)
         layout.addWidget(self.helpers, 1)
+        self.report: ScorerReport | None = None  # the last scorer checked (None: none to check)
+        self._check_generation = 0
+        self._tasks: set[Task[object]] = set()
+        self._check_timer = QTimer(self, singleShot=True, interval=300)
+        self._check_timer.timeout.connect(self.check_scorer)
+        self.changed.connect(self._check_timer.start)
 
         self.method.currentIndexChanged.connect(lambda _: self._update())
         self.supervision.currentIndexChanged.connect(lambda _: self._update())
@@ -106,6 +123,18 @@ class GuidePanel(QWidget):
             for line in (model_form.model_name, model_form.base_url, model_form.gguf_path):
                 line.textChanged.connect(lambda _: self.changed.emit())
             model_form.more_base_urls.textChanged.connect(self.changed.emit)
+            model_form.completion_template.textChanged.connect(self.changed.emit)
+            # The context size changes what a local scorer's copy costs; the rest what is planned.
+            for spin in (
+                model_form.n_ctx,
+                model_form.n_threads,
+                model_form.n_gpu_layers,
+                model_form.temperature,
+                model_form.max_tokens,
+                model_form.seed,
+                model_form.timeout,
+            ):
+                spin.valueChanged.connect(lambda _: self.changed.emit())
         self._update()
 
     def _update(self) -> None:
@@ -150,3 +179,45 @@ class GuidePanel(QWidget):
             step_max_tokens=self.step_max_tokens.value(),
             decay=0.9 if self.decay.isChecked() and self.decay.isEnabled() else None,
         )
+
+    # --- the scorer -----------------------------------------------------------------------
+
+    def scorer_model(self) -> ModelSpec | None:
+        """The model that would score candidates, as it is asked (None: the guide scores
+        nothing); RunSpecError or ModelFileError when its form is incomplete."""
+        if self.method.currentData() != "rationalyst" or self.supervision.currentData() != "implicit":
+            return None
+        form = self.rationale_form if self.scorer_same.isChecked() else self.scorer_form
+        return as_scorer(form.spec())
+
+    def check_scorer(self) -> Task[ScorerReport] | None:
+        """Say in the tab what the chosen scorer can do; the check runs in a worker (reading a
+        GGUF's vocabulary takes about a second)."""
+        self._check_generation += 1
+        generation = self._check_generation
+        try:
+            model = self.scorer_model()
+        except ThoughtDeskError:
+            model = None  # the form says what is missing (in the plan's summary)
+        if model is None:
+            self.report = None
+            self.scorer_status.setStyleSheet("")
+            self.scorer_status.setText("")
+            return None
+        self.scorer_status.setStyleSheet("")
+        set_plain_text(self.scorer_status, f"Scorer: checking {model.label}…")
+
+        def shown(report: ScorerReport) -> None:
+            if generation != self._check_generation:
+                return  # the choice changed meanwhile
+            self.report = report
+            self.scorer_status.setStyleSheet("" if report.can_score else PROBLEM_STYLE)
+            text = f"Scorer: {report.detail}"
+            if not report.can_score:
+                text += ". Implicit supervision cannot start with it: choose another scorer or explicit supervision."
+            set_plain_text(self.scorer_status, text)
+
+        def work(_ctx: TaskContext) -> ScorerReport:
+            return scorer_report(model)
+
+        return Task(work).on_success(shown).owned_by(self, self._tasks).start()

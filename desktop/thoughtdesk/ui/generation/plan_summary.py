@@ -97,6 +97,8 @@ def describe_plan(plan: RunPlan) -> str:
     else:
         by_model = ", ".join(f"{label} ${cost:.4f}" for label, cost in plan.cost_by_model.items() if cost is not None)
         lines.append(f"Estimated cost: at most ${plan.estimated_cost:.4f} ({by_model})")
+    if plan.scorer is not None:
+        lines.append(f"Scorer: {plan.scorer.detail}")
     if plan.spec.batch:
         # Batch APIs: half the price, answered within 24 h (the deadline counted from now).
         due = (datetime.now(UTC) + timedelta(hours=BATCH_WINDOW_HOURS)).strftime("%Y-%m-%d %H:%M UTC")

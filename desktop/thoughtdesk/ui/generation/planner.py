@@ -9,6 +9,7 @@ and hands the run id to the runs panel through :attr:`RunPlannerDialog.run_creat
 
 from __future__ import annotations
 
+import asyncio
 import html
 from pathlib import Path
 
@@ -23,7 +24,9 @@ from thoughtdesk.core.generation.runs import (
     check_batch_spec,
     check_models_ready,
     create_run,
+    guide_scorer_report,
     plan_run,
+    probe_scorer,
 )
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
@@ -393,7 +396,15 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
                 spec = RunSpec(samples=source.selection(lib), **parts)
                 if spec.batch:
                     check_batch_spec(spec)  # a local model or a guided run: said in the summary
-                return plan_run(lib, spec, fragments=fragments, prices=prices)
+                plan = plan_run(lib, spec, fragments=fragments, prices=prices)
+            # What the scorer can do (a local one's memory; remembered, so only the first read waits).
+            plan.scorer = guide_scorer_report(spec.guide)
+            if plan.scorer is not None and not plan.scorer.can_score:
+                raise ThoughtDeskError(
+                    f"{plan.scorer.detail}. Implicit supervision cannot start with this scorer: choose another "
+                    "in the Guide tab, or explicit supervision"
+                )
+            return plan
 
         self.summary.setText("Planning…")
         return (
@@ -411,5 +422,11 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         return format_previews(plan)
 
     def create_planned_run(self, lib: Library, plan: RunPlan, name: str | None) -> int:
-        check_models_ready(plan.spec.models)  # offline mode, a missing model file: no run is written
+        # Offline mode, a missing model file (also a helper's): no run is written.
+        check_models_ready(plan.spec.all_models())
+        scorer = plan.spec.guide.scorer if plan.spec.guide is not None else None
+        if scorer is not None:
+            # A server that ignores echo (llama.cpp's own llama-server) would stop the run at its
+            # first step: one tiny scoring request says so now, and no run is written.
+            asyncio.run(probe_scorer(scorer))
         return create_run(lib, plan, name=name)

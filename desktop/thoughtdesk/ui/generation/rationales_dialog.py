@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import ProviderGate, ProviderLimits, ResilientBackend
 from thoughtdesk.core.generation.fragments import FragmentLibrary
-from thoughtdesk.core.generation.runs import ModelSpec
+from thoughtdesk.core.generation.runs import ModelSpec, ScorerReport, probe_scorer, scorer_report
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
@@ -47,12 +47,16 @@ from thoughtdesk.ui.qt import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSpinBox,
+    QTimer,
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
 
 SOURCES = ("reference", "generated")
+#: The scorer line's colour when the scorer cannot score.
+PROBLEM_STYLE = "color: #b3261e;"
 
 
 def run_cancellable(make: Callable[[], Awaitable[PassSummary]], context: TaskContext) -> PassSummary:
@@ -107,6 +111,14 @@ class RationalesDialog(QDialog):
             objectName="rationaleScorerUrl",
             placeholderText="server address (optional; several: a pool, comma-separated)",
         )
+        self._note_timer = QTimer(self, singleShot=True, interval=400)
+        self._note_timer.timeout.connect(self.check_scorer)
+        self.n_ctx = QSpinBox(objectName="rationaleNCtx", minimum=64, maximum=1_048_576, value=2048, singleStep=512)
+        self.n_ctx.setToolTip(
+            "Context size in tokens of a local .gguf model; a local scorer keeps the log-probs of every "
+            "position, so a smaller context needs less memory"
+        )
+        self.n_ctx.valueChanged.connect(lambda _: self._note_timer.start())
         self.markers = QLineEdit("<BOT>...<EOT>", objectName="rationaleMarkers")
         self.preset = QComboBox(objectName="rationalePreset")
         for name, value in TAU_PRESETS.items():
@@ -127,6 +139,14 @@ class RationalesDialog(QDialog):
         form.addRow("", self.model_url)
         form.addRow("Scorer", self.scorer)
         form.addRow("", self.scorer_url)
+        #: What the scorer can do: a local model's scoring copy and its memory, or why it cannot score.
+        self.scorer_note = plain_label("", name="rationaleScorerNote", keep_height=True)
+        form.addRow("", self.scorer_note)
+        form.addRow("Local context (tokens)", self.n_ctx)
+        self.scorer_report: ScorerReport | None = None
+        self._note_generation = 0
+        self.scorer.textChanged.connect(lambda _: self._note_timer.start())
+        self.scorer_url.textChanged.connect(lambda _: self._note_timer.start())
         form.addRow("Markers", self.markers)
         form.addRow("Keep if loss reduction ≥", tau_row)
 
@@ -189,13 +209,40 @@ class RationalesDialog(QDialog):
     def _spec(self, text: str, url: str, endpoint: str) -> ModelSpec:
         if not text.strip():
             raise ThoughtDeskError("name a model as PROVIDER:MODEL, e.g. llamacpp:/path/model.gguf")
-        options: dict[str, object] = {"endpoint": endpoint, "timeout": 300.0}
+        options: dict[str, object] = {"endpoint": endpoint, "timeout": 300.0, "n_ctx": self.n_ctx.value()}
         # Several addresses separated by commas: a server pool (docs/serving.md).
         urls = [part.strip() for part in url.split(",") if part.strip()]
         if urls:
             options["base_url"] = urls[0]
             options["more_base_urls"] = tuple(urls[1:])
         return ModelSpec.parse(text.strip(), **options)
+
+    def check_scorer(self) -> Task[ScorerReport] | None:
+        """Say under the scorer what it can do (in a worker: a GGUF's vocabulary is read)."""
+        self._note_generation += 1
+        generation = self._note_generation
+        try:
+            spec = self._spec(self.scorer.text(), self.scorer_url.text(), "completions")
+        except ThoughtDeskError:
+            self.scorer_report = None
+            self.scorer_note.setStyleSheet("")
+            self.scorer_note.setText("")
+            return None
+        self.scorer_note.setStyleSheet("")
+        set_plain_text(self.scorer_note, f"checking {spec.label}…")
+
+        def shown(report: ScorerReport) -> None:
+            if generation == self._note_generation:
+                self.scorer_report = report
+                self._show_report(report)
+
+        task: Task[ScorerReport] = Task(lambda _ctx: scorer_report(spec))
+        return task.on_success(shown).owned_by(self).start()
+
+    def _show_report(self, report: ScorerReport) -> None:
+        self.scorer_note.setStyleSheet("" if report.can_score else PROBLEM_STYLE)
+        text = report.detail if report.can_score else f"{report.detail}. Filtering cannot start with it."
+        set_plain_text(self.scorer_note, text)
 
     # --- work -----------------------------------------------------------------------------
 
@@ -250,6 +297,15 @@ class RationalesDialog(QDialog):
         collection, path = self.collection.currentText(), self.library_path
 
         def work(context: TaskContext) -> tuple[PassSummary, FilterTable]:
+            report = scorer_report(spec)
+            if not report.can_score:
+                raise ThoughtDeskError(
+                    f"{report.detail}. Filtering cannot start with this scorer: choose a local .gguf model "
+                    "(llamacpp:PATH) or an OpenAI-compatible server whose /v1/completions echoes log-probs"
+                )
+            # A server that ignores echo would fail every rationale: one tiny request says so first.
+            asyncio.run(probe_scorer(spec))
+
             async def make() -> PassSummary:
                 backend = build_backend(spec)
                 gate = ProviderGate(ProviderLimits(concurrency=32))

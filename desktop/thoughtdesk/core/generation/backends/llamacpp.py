@@ -227,38 +227,7 @@ class LlamaCppBackend(Backend):
     def _estimate_blocking(self) -> ScoringMemory:
         if self._scorer is not None or self._llama is not None:
             return scoring_memory_of(self._scorer or self._llama, n_ctx=self.settings.n_ctx)
-        shape = self._read_shape_blocking()
-        return scoring_memory_of(shape, n_ctx=self.settings.n_ctx, n_batch=512)
-
-    def _read_shape_blocking(self) -> ModelShape:
-        """The vocabulary size and metadata of the file, from the model's vocabulary alone (fast,
-        small). Read without a context: ``Llama(vocab_only=True)`` also creates one, and
-        llama.cpp then says "n_ctx_seq (512) > n_ctx_train (0) -- possible training context
-        overflow" on stderr, whatever ``verbose`` is."""
-        try:
-            import llama_cpp
-            from llama_cpp._internals import LlamaModel
-        except ImportError:
-            raise ModelFileError(
-                PROVIDER,
-                "llama-cpp-python is not installed",
-                hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
-            ) from None
-        params = llama_cpp.llama_model_default_params()
-        params.vocab_only = True
-        params.use_mmap = True
-        try:
-            model = LlamaModel(path_model=str(self.model_path), params=params, verbose=False)
-        except (ValueError, RuntimeError, OSError) as error:
-            raise ModelFileError(
-                PROVIDER,
-                f"llama.cpp could not read {self.model_path}: {error}",
-                hint="the file may be damaged or made for a newer llama.cpp",
-            ) from None
-        try:
-            return ModelShape(int(model.n_vocab()), model.metadata())
-        finally:
-            model.close()
+        return estimate_scoring_memory(self.settings)
 
     @property
     def scoring_detail(self) -> str:
@@ -437,6 +406,38 @@ class _LoadedModel:
         self.load_lock = asyncio.Lock()
         self.users = 0
         self.closed = False
+
+
+def estimate_scoring_memory(settings: LlamaCppSettings) -> ScoringMemory:
+    """What the scoring instance of ``settings``' model would cost, from the file's vocabulary
+    and metadata (about a second; blocking). Read without a context: ``Llama(vocab_only=True)``
+    also creates one, and llama.cpp then says "n_ctx_seq (512) > n_ctx_train (0) -- possible
+    training context overflow" on stderr, whatever ``verbose`` is."""
+    path = check_gguf_file(settings.model_path)
+    try:
+        import llama_cpp
+        from llama_cpp._internals import LlamaModel
+    except ImportError:
+        raise ModelFileError(
+            PROVIDER,
+            "llama-cpp-python is not installed",
+            hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
+        ) from None
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    try:
+        model = LlamaModel(path_model=str(path), params=params, verbose=False)
+    except (ValueError, RuntimeError, OSError) as error:
+        raise ModelFileError(
+            PROVIDER,
+            f"llama.cpp could not read {path}: {error}",
+            hint="the file may be damaged or made for a newer llama.cpp",
+        ) from None
+    try:
+        shape = ModelShape(int(model.n_vocab()), model.metadata())
+    finally:
+        model.close()
+    return scoring_memory_of(shape, n_ctx=settings.n_ctx, n_batch=512)
 
 
 def load_key(settings: LlamaCppSettings) -> tuple[object, ...]:

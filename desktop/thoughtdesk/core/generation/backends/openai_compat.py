@@ -32,6 +32,14 @@ _SCORING_SERVERS = (
     "(vLLM, llama-cpp-python's server); llama.cpp's own llama-server and chat-only APIs do not"
 )
 
+#: Why the chat endpoint cannot score text (``scoring_unsupported_reason``).
+CHAT_CANNOT_SCORE = (
+    "the chat endpoint returns no log-probs of given text; use the completions endpoint of a "
+    "server that echoes prompt log-probs (vLLM, llama-cpp-python's server)"
+)
+#: What scoring needs of an OpenAI-compatible server (the hint of a refusal).
+SCORING_SERVERS = _SCORING_SERVERS
+
 Endpoint = Literal["chat", "completions"]
 
 
@@ -77,10 +85,7 @@ class OpenAICompatBackend(Backend):
             scoring=endpoint == "completions",
         )
         if endpoint == "chat":
-            self.scoring_unsupported_reason = (
-                "the chat endpoint returns no log-probs of given text; use the completions endpoint of a "
-                "server that echoes prompt log-probs (vLLM, llama-cpp-python's server)"
-            )
+            self.scoring_unsupported_reason = CHAT_CANNOT_SCORE
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAICompatBackend({self.base_url!r}, endpoint={self.endpoint!r}, provider={self.provider!r})"

@@ -50,6 +50,9 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``RunSpec.guide``; each step stored as it is chosen, read back with :func:`cot_steps`,
   :func:`guided_cot_pks` and :func:`collection_trajectories` (:class:`Trajectory`,
   :class:`TrajectoryStep`, :class:`Candidate`).
+* scorers: :func:`scorer_report` ``(model) -> ScorerReport`` (can it score, why not, the
+  memory of an in-process scoring copy; blocking), :func:`guide_scorer_report` ``(guide)``,
+  :func:`probe_scorer` ``(model)`` (one tiny echo request to an OpenAI-compatible scorer).
 * backends: :func:`build_backend` ``(model, *, api_key=None) -> Backend`` and
   :func:`api_key_for` ``(provider) -> str | None`` (keyring, then ``OPENAI_API_KEY`` /
   ``ANTHROPIC_API_KEY``).
@@ -90,6 +93,12 @@ from thoughtdesk.core.generation.runs.read import (
     run_requests,
     run_spec,
 )
+from thoughtdesk.core.generation.runs.scorer_check import (
+    ScorerReport,
+    guide_scorer_report,
+    probe_scorer,
+    scorer_report,
+)
 from thoughtdesk.core.generation.runs.spec import (
     GUIDE_METHODS,
     ONLY_CHOICES,
@@ -118,6 +127,10 @@ from thoughtdesk.core.generation.runs.trajectories import (
 )
 
 __all__ = [
+    "ScorerReport",
+    "guide_scorer_report",
+    "probe_scorer",
+    "scorer_report",
     "BatchInfo",
     "BatchProgress",
     "BatchRunError",

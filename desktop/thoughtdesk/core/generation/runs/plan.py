@@ -9,7 +9,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.backends.batches import BATCH_WINDOW_HOURS
@@ -28,6 +28,9 @@ from thoughtdesk.core.generation.runs.spec import (
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
+
+if TYPE_CHECKING:
+    from thoughtdesk.core.generation.runs.scorer_check import ScorerReport
 
 EXTRACTION_PLACEHOLDER = "<the CoT the model generates>"
 
@@ -96,6 +99,9 @@ class RunPlan:
     cost_by_model: dict[str, float | None] = field(default_factory=dict)
     unpriced_models: list[str] = field(default_factory=list)
     guide_texts: dict[str, str] = field(default_factory=dict)  # a guided run's prompts by key
+    # A guided run's scorer before use (can it score, its memory): set by whoever shows the plan
+    # (scorer_check.guide_scorer_report; it reads the model file), None otherwise.
+    scorer: ScorerReport | None = None
 
     @property
     def total(self) -> int:

@@ -189,6 +189,14 @@ Supervision = Literal["implicit", "explicit"]
 SUPERVISIONS: tuple[Supervision, ...] = ("implicit", "explicit")
 
 
+def as_scorer(model: ModelSpec) -> ModelSpec:
+    """``model`` as a scorer is asked: an OpenAI-compatible one on its completions endpoint, the
+    only one that echoes the log-probs of given text."""
+    if model.provider == "openai" and (model.endpoint != "completions" or model.chat):
+        return replace(model, endpoint="completions", chat=False)
+    return model
+
+
 @dataclass(frozen=True, slots=True)
 class GuideSpec:
     """How a guided run writes each CoT: one step (sentence) at a time (docs/rationales.md).
@@ -232,9 +240,10 @@ class GuideSpec:
         scorer = self.scorer
         if scorer is not None and scorer.provider == "anthropic":
             raise RunSpecError(
-                f"{scorer.label} cannot score text: Anthropic's API returns no token log-probs; choose a "
-                "--scorer-model on llama.cpp (llamacpp:PATH.gguf) or an OpenAI-compatible server whose "
-                "/v1/completions echoes log-probs (vLLM, llama-cpp-python's server)"
+                f"{scorer.label} cannot score text: Anthropic's API returns no token log-probs, so implicit "
+                "supervision cannot start with it; choose a scorer on llama.cpp (a local .gguf file, "
+                "--scorer-model llamacpp:PATH.gguf) or an OpenAI-compatible server whose /v1/completions echoes "
+                "log-probs (vLLM, llama-cpp-python's server), or explicit supervision"
             )
 
     @property
@@ -245,9 +254,7 @@ class GuideSpec:
         if self.method != "rationalyst" or self.supervision != "implicit":
             return None
         model = self.scorer_model or self.rationale_model
-        if model is not None and model.provider == "openai" and (model.endpoint != "completions" or model.chat):
-            return replace(model, endpoint="completions", chat=False)
-        return model
+        return None if model is None else as_scorer(model)
 
     @property
     def n_candidates(self) -> int:
