@@ -181,6 +181,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         "timeout": args.timeout,
         "chat": args.chat,
         "seed": args.model_seed,
+        "n_ctx": args.n_ctx,  # llamacpp only (the default is ModelSpec's)
     }
     options.update(base_url_options(args.base_url))
     if args.endpoint:
@@ -340,6 +341,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
         "max_tokens": args.max_tokens if args.max_tokens is not None else preset.get("max_tokens", 512),
         "timeout": args.timeout,
         "seed": args.model_seed,
+        "n_ctx": args.n_ctx,  # llamacpp only (the default is ModelSpec's)
     }
     options.update(base_url_options(args.base_url))
     wrapper = args.wrapper or str(preset.get("wrapper", "chat"))
@@ -451,6 +453,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="llamacpp without --chat: wrap each prompt, {prompt} marking where it goes "
         "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
         "<start_of_turn>model\\n'",
+    )
+    p.add_argument(
+        "--n-ctx",
+        type=whole(64, 1_000_000),
+        default=2048,
+        metavar="N",
+        help="llamacpp: context size in tokens (default 2048; a local scorer's memory grows with it)",
     )
     p.add_argument(
         "--temperature",

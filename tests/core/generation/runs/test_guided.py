@@ -5,6 +5,7 @@ the trajectory read back, and a real kill-and-resume of the CLI mid-trajectory."
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sqlite3
 import time
@@ -15,7 +16,7 @@ import pytest
 
 from tests.core.generation.runs.conftest import DEMO
 from tests.core.generation.runs.test_resume_and_secrets import _cli, _count
-from tests.helpers.servers import FakeModelServer, Reply
+from tests.helpers.servers import FakeModelServer, Reply, toy_echo_logprobs
 from thoughtdesk.core.generation.runs import (
     GuideSpec,
     ModelSpec,
@@ -329,3 +330,150 @@ def test_a_local_models_template_wraps_a_guided_prompt_once(tmp_path):
     backend = build_backend(model)
     call = GuidedWriter._request(model, "Q: 2 + 3?", temperature=0.7, max_tokens=8)
     assert backend.prompt_text(call) == "<turn>Q: 2 + 3?</turn>"
+
+
+# --- kill and resume of a RATIONALYST run -----------------------------------------------------
+
+_STEP = re.compile(r"Step(\d+)opt\d+")
+
+
+class GuidedServer(FakeModelServer):
+    """Agent, rationale model and scorer on one server on 127.0.0.1, each answer after ``delay``
+    seconds. The agent's candidates name the step they are for ("Step1opt0 holds."), so every
+    request tells which step of which trajectory it serves; step 2's candidates state the answer.
+    The scorer's /completions echoes log-probs from the toy model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delay = 0.1
+        self.responder = self._guided
+
+    def _guided(self, record):
+        body = record.json
+        if record.path.endswith("/chat/completions"):
+            prompt = body["messages"][-1]["content"]
+            step = len(_STEP.findall(prompt))
+            if prompt.startswith("Here is a solution being written"):
+                texts = [f"Recall fact {step}."]
+            else:
+                end = ", so the answer is A." if step == 2 else "."
+                texts = [f"Step{step}opt{i} holds{end}" for i in range(body.get("n", 1))]
+            reply = _chat(*texts)
+            reply.delay = self.delay
+            return reply
+        if body.get("echo"):
+            return Reply(body=toy_echo_logprobs(body["prompt"], body["model"]), delay=self.delay)
+        return None
+
+    def served(self, questions: dict[str, int], since: int = 0) -> list[tuple[int, int, str]]:
+        """(sample pk, step index, role) of each request from the ``since``-th on."""
+        out = []
+        for record in self.requests[since:]:
+            body = record.json
+            prompt = body["messages"][-1]["content"] if "messages" in body else body["prompt"]
+            sample = max((q for q in questions if q in prompt), key=len)
+            steps = len(_STEP.findall(prompt))
+            if "messages" not in body:
+                out.append((questions[sample], steps - 1, "scorer"))  # the prompt ends with its candidate
+            elif prompt.startswith("Here is a solution being written"):
+                out.append((questions[sample], steps, "rationale"))
+            else:
+                out.append((questions[sample], steps, "agent"))
+        return out
+
+
+def test_kill_mid_rationalyst_trajectory_then_resume_repeats_no_finished_step(library_path):
+    from collections import Counter
+
+    from thoughtdesk.core.generation.backends import ModelPrice, PriceTable
+    from thoughtdesk.core.generation.backends.pricing import default_price_path
+
+    prices = PriceTable()
+    prices.set(ModelPrice("local", "agent", 1000.0, 2000.0))  # the local server priced, so cost counts
+    prices.set(ModelPrice("local", "rationale", 500.0, 500.0))
+    default_price_path().parent.mkdir(parents=True, exist_ok=True)
+    prices.save(default_price_path())
+    with Library.open(library_path) as lib:
+        questions = {q: pk for pk, q in lib.conn.execute("SELECT id, question FROM sample")}
+    with GuidedServer() as server:
+        process = _cli(
+            library_path,
+            "generate",
+            DEMO,
+            "--model",
+            "openai:agent",
+            "--base-url",
+            server.base_url,
+            "--guide",
+            "rationalyst",
+            "--rationale-model",
+            "openai:rationale",
+            "--candidates",
+            "2",
+            "--max-steps",
+            "5",
+            "--concurrency",
+            "2",
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+            try:
+                stored = _count(library_path, "SELECT count(*) FROM trajectory_step")
+            except sqlite3.OperationalError:
+                continue
+            if stored >= 10:
+                break
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        conn = sqlite3.connect(f"file:{library_path}?mode=ro", uri=True)
+        at_kill = set(
+            conn.execute(
+                "SELECT q.sample_pk, t.step_index FROM trajectory_step t JOIN request q ON q.id = t.request_id"
+            )
+        )
+        partial = conn.execute(
+            "SELECT count(DISTINCT request_id) FROM trajectory_step WHERE cot_pk IS NULL"
+        ).fetchone()[0]
+        conn.close()
+        assert partial > 0  # killed mid-trajectory: some CoT has steps stored but is not finished
+        server.delay = 0.0
+        sent_before = len(server.requests)
+        resumed = _cli(library_path, "resume", "1", "--concurrency", "4", "--json")
+        out, err = resumed.communicate(timeout=120)
+        assert resumed.returncode == 0, err
+        summary = json.loads(out)
+        assert summary["status"] == "done" and summary["failed"] == 0
+        after = server.served(questions, since=sent_before)
+    # no finished step was asked again, by any role
+    assert not [served for served in after if served[:2] in at_kill]
+    # every step finished after the kill asked each role exactly once (the scorer once a candidate)
+    per_step = Counter(after)
+    resumed_steps = {(sample, step) for sample, step, _ in after}
+    for sample, step in resumed_steps:
+        assert [per_step[(sample, step, role)] for role in ("rationale", "agent", "scorer")] == [1, 1, 2]
+    conn = sqlite3.connect(f"file:{library_path}?mode=ro", uri=True)
+    try:
+        steps = conn.execute(
+            "SELECT request_id, step_index, final, prompt_tokens, completion_tokens, cost FROM trajectory_step"
+        ).fetchall()
+        assert len(steps) == len({(r, i) for r, i, *_ in steps}) == 16 * 3  # each step once
+        assert {(r, i, f) for r, i, f, *_ in steps} == {(r, i, int(i == 2)) for r, i, *_ in steps}
+        assert at_kill | resumed_steps == {
+            (pk, i) for (pk,) in conn.execute("SELECT sample_pk FROM request") for i in range(3)
+        }
+        assert not at_kill & resumed_steps
+        # tokens and cost: each step counted once, in its CoT and in the run's totals
+        for request_id, tokens_in, tokens_out, cost in conn.execute(
+            "SELECT id, prompt_tokens, completion_tokens, cost FROM request"
+        ):
+            mine = [s for s in steps if s[0] == request_id]
+            assert tokens_in == sum(s[3] for s in mine) and tokens_out == sum(s[4] for s in mine)
+            assert cost == pytest.approx(sum(s[5] for s in mine)) and cost > 0
+        assert summary["prompt_tokens"] == sum(s[3] for s in steps)
+        assert summary["completion_tokens"] == sum(s[4] for s in steps)
+        assert summary["cost"] == f"${sum(s[5] for s in steps):.4f}"
+        assert conn.execute("SELECT count(*) - count(DISTINCT cot_id) FROM generated_cot").fetchone()[0] == 0
+    finally:
+        conn.close()

@@ -7,6 +7,7 @@ model writes poor steps."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 
 import pytest
@@ -142,3 +143,80 @@ def test_roles_on_one_gguf_load_it_once_for_generation_and_once_for_scoring(libr
     final = execute_run(library_path, run_id, limits=RunLimits(concurrency=1))
     assert final.status == "done"
     assert sorted(loads) == [False, True]  # one generation instance, one scoring copy
+
+
+@pytest.mark.slow
+def test_killed_mid_trajectory_with_the_real_model_then_resumed(library_path, gguf_model):
+    """SIGKILL of `generate --guide rationalyst` on the small model in-process once a step is
+    stored; the resume keeps the stored steps as they are, writes the rest, stores each once."""
+    import signal
+    import sqlite3
+    import time
+
+    from tests.core.generation.runs.test_resume_and_secrets import _cli, _count
+
+    model = f"llamacpp:{gguf_model}"
+    process = _cli(
+        library_path,
+        "generate",
+        DEMO,
+        "--model",
+        model,
+        "--guide",
+        "rationalyst",
+        "--rationale-model",
+        model,
+        "--dataset",
+        "gsm8k",
+        "--limit",
+        "1",
+        "--candidates",
+        "2",
+        "--max-steps",
+        "3",
+        "--step-max-tokens",
+        "12",
+        "--n-ctx",
+        "512",
+        "--model-seed",
+        "7",
+    )
+    deadline = time.monotonic() + 600
+    stored = 0
+    while time.monotonic() < deadline and process.poll() is None and not stored:
+        time.sleep(0.2)
+        try:
+            stored = _count(library_path, "SELECT count(*) FROM trajectory_step")
+        except sqlite3.OperationalError:
+            continue
+    assert process.poll() is None and stored >= 1, process.communicate()
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+    def rows():
+        conn = sqlite3.connect(f"file:{library_path}?mode=ro", uri=True)
+        try:
+            return conn.execute(
+                "SELECT id, request_id, step_index, rationale, candidates, chosen, final, prompt_tokens "
+                "FROM trajectory_step ORDER BY step_index"
+            ).fetchall()
+        finally:
+            conn.close()
+
+    before = rows()
+    if before[-1][6]:  # the kill came after the last step: nothing left to resume
+        pytest.skip("the trajectory had finished when the kill landed")
+    assert _count(library_path, "SELECT count(*) FROM request WHERE status = 'done'") == 0
+    resumed = _cli(library_path, "resume", "1", "--json")
+    out, err = resumed.communicate(timeout=900)
+    assert resumed.returncode == 0, err
+    summary = json.loads(out)
+    after = rows()
+    assert summary["status"] == "done"
+    assert after[: len(before)] == before  # the stored steps are kept as they were, not redone
+    assert [r[2] for r in after] == list(range(len(after))) and len(after) > len(before)
+    assert after[-1][6] == 1 and all(not r[6] for r in after[:-1])
+    assert all(r[3] for r in after)  # every step has its rationale
+    assert summary["prompt_tokens"] == sum(r[7] for r in after)  # each step counted once
+    assert _count(library_path, "SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%'") == 1
+    assert _count(library_path, "SELECT count(*) FROM trajectory_step WHERE cot_pk IS NULL") == 0
