@@ -172,3 +172,85 @@ def test_export_buttons_follow_the_plot_tab(window, qtbot):
     assert "Nothing to export here" in view.export_buttons[0].toolTip()
     view.plots.setCurrentIndex(names.index("Accuracy"))
     assert all(b.isEnabled() for b in view.export_buttons)
+
+
+@pytest.fixture
+def guided_library(tmp_path, fake_server):
+    """The demo collection with three CoTs of one model per med_qa question, written by three
+    runs against a local server: one-shot, plain step-by-step, and RATIONALYST (implicit
+    supervision, the server's /completions echoing log-probs as the scorer). Each condition
+    answers another letter, so their correctness differs from question to question."""
+    from tests.helpers.libraries import DEMO, demo_library
+    from tests.helpers.servers import Reply
+    from thoughtdesk.core.generation.prompts import PromptMode
+    from thoughtdesk.core.generation.runs import (
+        GuideSpec,
+        ModelSpec,
+        RunLimits,
+        RunSpec,
+        SampleSelection,
+        create_run,
+        execute_run,
+        plan_run,
+    )
+
+    letter = {"now": "A"}
+
+    def answer(record):
+        if not record.path.endswith("/chat/completions"):
+            return None  # /completions with echo: the toy scorer's log-probs
+        texts = [f"The answer is {letter['now']}."] * int(record.json.get("n", 1))
+        choices = [{"index": i, "message": {"role": "assistant", "content": t}} for i, t in enumerate(texts)]
+        return Reply(body={"id": "x", "model": "agent", "choices": choices, "usage": {}})
+
+    fake_server.responder = answer
+    path = demo_library(tmp_path / "guided.thoughtdesk")
+    agent = ModelSpec("openai", "agent", base_url=fake_server.base_url, timeout=5.0)
+    rationale = ModelSpec("openai", "rationale", base_url=fake_server.base_url, timeout=5.0)
+    samples = SampleSelection(DEMO, datasets=("med_qa",))
+    for now, options in (
+        ("A", {"mode": PromptMode.ONE_STEP}),
+        ("B", {"guide": GuideSpec(method="stepwise")}),
+        ("C", {"guide": GuideSpec(rationale_model=rationale, candidates=2)}),
+    ):
+        letter["now"] = now
+        with Library.open(path) as lib:
+            run_id = create_run(lib, plan_run(lib, RunSpec(samples=samples, models=(agent,), **options)))
+        assert execute_run(path, run_id, limits=RunLimits(concurrency=2)).status == "done"
+    return path
+
+
+def test_guided_stepwise_and_one_shot_cots_are_compared_as_conditions(make_window, guided_library, qtbot):
+    """Issue 14 point 6, in the app: the Results tab lists guided, step-by-step and one-shot CoTs
+    of the same model as separate conditions and compares two of them with McNemar's test."""
+    window = make_window(guided_library)
+    view = window.evaluation
+    window.tabs.setCurrentWidget(view)
+    qtbot.waitUntil(
+        lambda: view.snapshot is not None and view.snapshot.collection == "demo" and view.is_idle(), timeout=30000
+    )
+    shown = {
+        (view.proxy.index(i, 0).data(), view.proxy.index(i, 2).data(), view.proxy.index(i, 3).data()): (
+            view.proxy.index(i, 4).data()
+        )
+        for i in range(view.proxy.rowCount())
+    }
+    ours = {condition: n for (dataset, model, condition), n in shown.items() if (dataset, model) == ("med_qa", "agent")}
+    assert set(ours) == {"- / - / -", "stepwise: - / - / -", "rationalyst-implicit: - / - / -"}
+    questions = set(ours.values())
+    assert len(questions) == 1 and int(questions.pop()) >= 2  # every condition answered each question
+    keys = {r.key[3]: r.key for r in view.snapshot.result.rows if r.key[:3] == ("med_qa", "test", "agent")}
+    view.plots.setCurrentIndex(view.plots.indexOf(view.compare))
+    one_shot, guided = keys["- / - / -"], keys["rationalyst-implicit: - / - / -"]
+    with qtbot.waitSignal(
+        view.compare.compared,
+        timeout=30000,
+        check_params_cb=lambda c: c is not None and (c.condition_a, c.condition_b) == (one_shot[3], guided[3]),
+    ) as compared:
+        view.compare.choose(one_shot, guided)
+    c = compared.args[0]
+    assert c.n == int(ours["- / - / -"]) and c.only_a + c.only_b > 0  # they disagree on some questions
+    assert c.p_value == pytest.approx(binomtest(c.only_a, c.only_a + c.only_b, 0.5).pvalue)
+    assert f"McNemar exact p = {c.p_value:.4g}" in view.compare.result_label.text()
+    expected = evaluate(window.library, "demo", n_resamples=99)
+    assert {r.condition for r in expected.rows if r.model == "agent"} == set(ours)
