@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "desktop"))
 
-from thoughtdesk.core.generation.backends.llamacpp import score_with_llama, scoring_memory_of  # noqa: E402 - after the path is set
+from thoughtdesk.core.generation.backends.llama_scoring import score_with_llama, scoring_memory_of  # noqa: E402 - after the path is set
 
 SENTENCES = [
     "Mia has a shelf of 84 books and gives a third of them to her cousin.",

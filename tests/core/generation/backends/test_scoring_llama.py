@@ -21,7 +21,7 @@ from thoughtdesk.core.generation.backends import (
     OpenAICompatBackend,
     ResilientBackend,
 )
-from thoughtdesk.core.generation.backends.llamacpp import score_with_llama
+from thoughtdesk.core.generation.backends.llama_scoring import score_with_llama
 from thoughtdesk.core.generation.scoring import TokenScores, continuation_start
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (extra 'local')")
@@ -197,7 +197,8 @@ def test_capabilities_say_what_the_generation_instance_can_do(gguf_model: Path) 
 
 def test_the_memory_estimate_before_loading_is_quiet_and_equals_the_loaded_one(gguf_model: Path, capfd) -> None:
     """The estimate shown before the scoring copy loads reads the file's vocabulary; llama.cpp
-    printed "n_ctx_seq (512) > n_ctx_train (0)" on stderr for it despite verbose=False."""
+    printed "n_ctx_seq (512) > n_ctx_train (0)" on stderr for it despite verbose=False, and
+    "llama_kv_cache_iswa: using full-size SWA cache" at every load of the model."""
 
     async def main():
         backend = LlamaCppBackend(LlamaCppSettings(gguf_model, n_ctx=N_CTX, n_threads=2))
@@ -205,12 +206,14 @@ def test_the_memory_estimate_before_loading_is_quiet_and_equals_the_loaded_one(g
             estimate = await backend.scoring_memory()
             said = capfd.readouterr()
             loaded = await backend.load_scorer()
-            return estimate, said, loaded
+            return estimate, said, loaded, capfd.readouterr()
         finally:
             await backend.aclose()
 
-    estimate, said, loaded = run(main())
+    estimate, said, loaded, loading = run(main())
     assert said.err == "" and said.out == ""
+    # llama.cpp's own notes go to the log, not stderr (each load said "using full-size SWA cache")
+    assert loading.err == ""
     assert estimate.n_vocab == 262_144 and estimate.n_ctx == N_CTX
     assert estimate.kv_bytes > 0
     assert estimate == loaded  # the file's figures are the loaded model's

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -174,6 +175,8 @@ class LlamaCppBackend(Backend):
     def _load_blocking(self, **extra: Any) -> Any:
         try:
             from llama_cpp import Llama
+
+            route_llama_logs()
         except ImportError:
             raise ModelFileError(
                 PROVIDER,
@@ -423,6 +426,7 @@ def estimate_scoring_memory(settings: LlamaCppSettings) -> ScoringMemory:
             "llama-cpp-python is not installed",
             hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
         ) from None
+    route_llama_logs()
     params = llama_cpp.llama_model_default_params()
     params.vocab_only = True
     try:
@@ -438,6 +442,38 @@ def estimate_scoring_memory(settings: LlamaCppSettings) -> ScoringMemory:
     finally:
         model.close()
     return scoring_memory_of(shape, n_ctx=settings.n_ctx, n_batch=512)
+
+
+#: ggml's log levels (DEBUG 1, INFO 2, WARN 3, ERROR 4; 5 continues the last message) as ours.
+_LLAMA_LEVELS = {4: logging.WARNING, 3: logging.INFO}
+_log_callback: Any = None  # kept referenced: llama.cpp calls it for as long as the process runs
+
+
+def route_llama_logs() -> None:
+    """Send llama.cpp's own messages to ThoughtDesk's log instead of stderr (once per process).
+
+    llama-cpp-python prints those at its ERROR level or above to stderr even with
+    ``verbose=False``, and llama.cpp logs routine notes there: every load of a Gemma 3 model
+    said "llama_kv_cache_iswa: using full-size SWA cache" across the command line's progress
+    line. What goes wrong is reported by the backend's own errors; the notes stay in the log.
+    """
+    global _log_callback
+    if _log_callback is not None:
+        return
+    import ctypes
+
+    import llama_cpp
+
+    log = logging.getLogger("thoughtdesk.llamacpp")
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
+        message = text.decode("utf-8", errors="replace").rstrip()
+        if message:
+            log.log(_LLAMA_LEVELS.get(level, logging.DEBUG), "llama.cpp: %s", message)
+
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+    _log_callback = callback
 
 
 def load_key(settings: LlamaCppSettings) -> tuple[object, ...]:
