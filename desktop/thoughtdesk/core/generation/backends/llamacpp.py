@@ -124,7 +124,7 @@ class LlamaCppBackend(Backend):
         self.model_path = check_gguf_file(settings.model_path)
         if share is not None and not share.can_share(settings):
             raise ValueError(f"{share!r} is loaded with other settings than {settings}")
-        self._host = share._host if share is not None else _LoadedModel()
+        self._host: _LoadedModel = share._host if share is not None else _LoadedModel()
         self._host.users += 1
 
     def can_share(self, settings: LlamaCppSettings) -> bool:
