@@ -148,6 +148,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def gui_main(argv: Sequence[str] | None = None) -> int:
+    """The windowed entry point (``thoughtdesk-gui``: pip's ``[project.gui-scripts]`` and the
+    frozen bundle's windowed executable; no console window on Windows). ``thoughtdesk-gui FILE``,
+    what a file manager runs for a library file, is ``thoughtdesk gui FILE``; anything else is
+    passed on as to ``thoughtdesk``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 1 and not args[0].startswith("-"):
+        args = ["gui", args[0]]
+    return main(args)
+
+
 def report_error(error: Exception, args: argparse.Namespace) -> int:
     """Print ``error`` as one line on stderr and return the exit status (docs/cli.md)."""
     if isinstance(error, ThoughtDeskError):

@@ -7,6 +7,7 @@ scorer must give log-probs of given text, and the tab says which backends can.
 
 from __future__ import annotations
 
+from thoughtdesk.core.generation.defaults import TEMPERATURE_RANGE
 from thoughtdesk.core.generation.runs import GuideSpec, ModelSpec
 from thoughtdesk.ui.generation.model_form import ModelForm
 from thoughtdesk.ui.qt import (
@@ -59,7 +60,11 @@ class GuidePanel(QWidget):
         self.candidates = QSpinBox(objectName="guideCandidates", minimum=1, maximum=32, value=3)
         self.max_steps = QSpinBox(objectName="guideMaxSteps", minimum=1, maximum=200, value=15)
         self.step_temperature = QDoubleSpinBox(
-            objectName="guideStepTemperature", minimum=0.0, maximum=2.0, singleStep=0.1, value=0.7
+            objectName="guideStepTemperature",
+            minimum=TEMPERATURE_RANGE[0],
+            maximum=TEMPERATURE_RANGE[1],
+            singleStep=0.1,
+            value=0.7,
         )
         self.step_max_tokens = QSpinBox(objectName="guideStepMaxTokens", minimum=1, maximum=4096, value=64)
         self.scorer_same = QCheckBox("The scorer is the rationale model", objectName="guideScorerSame")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
+from thoughtdesk.core.generation.defaults import DEFAULT_FRAGMENTS
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
@@ -63,8 +64,9 @@ from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
-#: Ticked when the planner opens (ThoughtSource's usual zero-shot CoT set), if present.
-DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_extraction": "kojima-01"}
+#: Ticked when the planner opens (ThoughtSource's usual zero-shot CoT set), if present: the
+#: defaults of `thoughtdesk generate` too.
+DEFAULT_TICKS = DEFAULT_FRAGMENTS
 
 
 class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
