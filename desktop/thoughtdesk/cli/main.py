@@ -128,11 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", cmd_gui)
+    if func is not cmd_gui:  # first: what the start-up does (offline mode, the key file) is logged too
+        log_to_file(args.verbose)
     from thoughtdesk.core.settings.startup import apply_startup_config
 
     apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
-    if func is not cmd_gui:
-        log_to_file(args.verbose)
+    log.debug("thoughtdesk %s: %s", __version__, getattr(args, "command", None) or "gui")
     if args.self_test:
         from thoughtdesk.ui.app.selftest import run_self_test
 
