@@ -47,6 +47,7 @@ from thoughtdesk.core.generation.runs import (
     SampleSelection,
     advance_batch_run,
     check_batch_spec,
+    check_models_exist,
     check_models_ready,
     create_critique_run,
     create_run,
@@ -58,6 +59,7 @@ from thoughtdesk.core.generation.runs import (
     resolve_run_id,
     resume_run,
     run_info,
+    stopped_for_good,
 )
 
 
@@ -115,6 +117,10 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         )
     except BackendError as error:
         bar.finish()
+        with open_library(args, create=False) as lib:
+            advice = stopped_for_good(error, run_id, run_info(lib, run_id).done)
+        if advice:  # a model the server does not have: resuming would fail the same way
+            raise ThoughtDeskError(f"{error} ({advice}: `thoughtdesk runs --delete {run_id}`)") from None
         raise ThoughtDeskError(
             f"{error} (run {run_id} stopped and is kept; fix this, then `thoughtdesk resume {run_id}`)"
         ) from None
@@ -202,6 +208,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         check_batch_spec(spec)  # a local model or a guided run: said now, nothing written
     if not args.plan_only:
         check_models_ready(models)  # refused before a run is written, not left behind as "failed"
+        check_models_exist(models)  # a misspelled model too, where its server can tell
     with open_library(args) as lib:
         args.prices = user_prices()  # read once: planning and execution price alike
         plan = plan_run(lib, spec, fragments=user_fragments(), prices=args.prices)
@@ -334,6 +341,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
     )
     if not args.plan_only:
         check_models_ready(models)
+        check_models_exist(models)
     with open_library(args) as lib:
         args.prices = user_prices()
         plan = plan_critique_run(lib, spec, templates=user_critique_templates(), prices=args.prices)

@@ -22,6 +22,7 @@ from thoughtdesk.core.generation.runs import (
     RunPlan,
     RunSpec,
     check_batch_spec,
+    check_models_exist,
     check_models_ready,
     create_run,
     plan_run,
@@ -414,4 +415,5 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
 
     def create_planned_run(self, lib: Library, plan: RunPlan, name: str | None) -> int:
         check_models_ready(plan.spec.models)  # offline mode, a missing model file: no run is written
+        check_models_exist(plan.spec.models)  # a model its server does not have (a typo): no run either
         return create_run(lib, plan, name=name)
