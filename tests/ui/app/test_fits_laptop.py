@@ -298,7 +298,7 @@ def test_the_other_dialogs_fit(window, qtbot, tmp_path):
     offer.close()
 
 
-def test_the_trajectory_view_fits(qtbot, guided_library, tmp_path):
+def test_the_trajectory_view_fits(qtbot, guided_library, tmp_path):  # noqa: F811 - the fixture imported above
     from thoughtdesk.core.library.store import Library
     from thoughtdesk.ui.trajectories.view import TrajectoryDialog
 
