@@ -110,10 +110,12 @@ def main() -> int:
         XDG_STATE_HOME=str(home / "state"),
         THOUGHTDESK_NO_WIZARD="1",
         THOUGHTDESK_QUIT_WHEN_SHOWN="1",
-        THOUGHTDESK_LIBRARY=str(home / "bench.thoughtdesk"),
         THOUGHTDESK_LOG_DIR=str(home / "logs"),
     )
     env.pop("THOUGHTDESK_TESTING", None)
+    # The default library in the data folder: a first start makes it without asking (a library
+    # named by THOUGHTDESK_LIBRARY that does not exist is asked about first: missing_library.py).
+    env.pop("THOUGHTDESK_LIBRARY", None)
     variants = [("baseline: bare PySide6 window", [sys.executable, "-c", BASELINE])]
     variants.append(("installed: python -m thoughtdesk", [sys.executable, "-m", "thoughtdesk"]))
     if args.what_if_lazy_scipy:
@@ -124,7 +126,7 @@ def main() -> int:
         variants.append((name, [sys.executable, "-m", "thoughtdesk"]))
         environments[name] = dict(env, PYTHONPATH=str(args.against.resolve() / "desktop"))
         # Its own library: an older schema must not meet a newer library.
-        environments[name]["THOUGHTDESK_LIBRARY"] = str(home / "against.thoughtdesk")
+        environments[name]["XDG_DATA_HOME"] = str(home / "data-against")
         time_to_shown(variants[-1][1], environments[name])
     if FROZEN.exists():
         variants.append(("frozen: dist/thoughtdesk/thoughtdesk", [str(FROZEN)]))

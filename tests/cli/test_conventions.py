@@ -200,3 +200,55 @@ def test_download_reports_its_files_as_json(tmp_path, shared, capsys):
     assert main(["datasets", "gsm8k", "--download", "--cache", str(cache), "--json", "--offline"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["dataset"] == "gsm8k" and len(result["files"]) == 2
+
+
+def test_keys_set_without_a_keyring_stores_nothing_unless_the_key_file_is_agreed(capsys, monkeypatch, tmp_path):
+    """Audit of issue 16: on keyring's null backend `keys set` said "stored in the keyring" and
+    recorded the key's server, but nothing was stored."""
+    import keyring.backends.null
+
+    from thoughtdesk.core.settings import config
+    from thoughtdesk.core.settings.secrets import get_api_key, use_keyring
+
+    use_keyring(keyring.backends.null.Keyring())
+    key = "sk-test-0123456789abcdef"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(key + "\n"))
+    assert main(["keys", "set", "openai"]) == 1
+    out, err = capsys.readouterr()
+    assert "no system keyring" in err and "NOT stored" in err and "--key-file" in err and "OPENAI_API_KEY" in err
+    assert err.count("\n") == 1 and key not in out + err and "stored in" not in out
+    assert config.load_config().key_origins == {} and not config.load_config().keys_in_file
+    assert sys.stdin.read() == key + "\n"  # refused before the key was read
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(key + "\n"))
+    assert main(["keys", "set", "openai", "--key-file", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    key_file = config.FileKeyring().path
+    assert result["stored"] and str(key_file) in result["in"] and "not encrypted" in result["in"]
+    assert get_api_key("openai") == key and key in key_file.read_text(encoding="utf-8")
+    assert config.load_config().keys_in_file  # remembered: the next command reads the file
+    monkeypatch.setattr(sys, "stdin", io.StringIO("sk-second-0123456789\n"))
+    assert main(["keys", "set", "anthropic"]) == 0  # agreed once: no --key-file needed again
+    assert str(key_file) in capsys.readouterr().out
+
+
+def test_datasette_examples_pass_a_metadata_file_not_its_text():
+    """Audit of issue 16: `datasette ... --metadata "$(thoughtdesk library metadata)"` passed the
+    JSON text as a file name ("File name too long"). Every example giving Datasette --metadata
+    names a file that an example before it writes with `library metadata --output`."""
+    import shlex
+
+    from thoughtdesk.cli.help import EXAMPLES
+
+    checked = 0
+    for lines in EXAMPLES.values():
+        written: set[str] = set()
+        for line in lines:
+            words = shlex.split(line)
+            if words[:3] == ["thoughtdesk", "library", "metadata"] and "--output" in words:
+                written.add(words[words.index("--output") + 1])
+            if words[0] == "datasette" and "--metadata" in words:
+                name = words[words.index("--metadata") + 1]
+                assert "$(" not in name and name in written, line
+                checked += 1
+    assert checked >= 2

@@ -42,3 +42,21 @@ def test_parquet_without_pyarrow_is_one_line(lib, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'thoughtdesk[parquet]'" in err
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_the_message_counts_what_was_written(lib, tmp_path, capsys):
+    """Audit of issue 16: samples-csv said "row(s) (one per generated CoT)" whatever the rows were,
+    and a missing folder got "Free some space or choose another folder"."""
+    base = ["--library", str(lib), "export", "edge"]
+    assert main([*base, str(tmp_path / "rows.csv"), "--format", "samples-csv"]) == 0
+    assert "5 row(s): 3 generated CoT(s) and 2 sample(s) without one of 'edge'" in capsys.readouterr().out
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"quiz": {"test": [{"id": "q1", "question": "2+2?", "answer": ["4"]}]}}))
+    assert main(["--library", str(lib), "import", str(plain), "--collection", "no cots"]) == 0
+    capsys.readouterr()
+    assert main(["--library", str(lib), "export", "no cots", str(tmp_path / "q.csv"), "--format", "samples-csv"]) == 0
+    assert "1 row(s), one per sample (no generated CoTs) of 'no cots'" in capsys.readouterr().out
+    missing = tmp_path / "unplugged" / "rows.csv"
+    assert main([*base, str(missing), "--format", "samples-csv"]) == 1
+    err = capsys.readouterr().err
+    assert f"the folder {missing.parent} does not exist" in err and "space" not in err and err.count("\n") == 1

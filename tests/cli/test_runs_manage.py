@@ -85,3 +85,41 @@ def test_resume_is_refused_before_it_touches_the_run(library_path, capsys, resto
     assert "offline mode is on" in capsys.readouterr().err
     after = runs(library_path)[0]
     assert (after.status, after.last_error, after.done) == (before.status, before.last_error, before.done)
+
+
+def test_a_misspelled_model_is_refused_before_a_run_is_written(library_path, capsys, restore_online):
+    """Audit of issue 16, point 8: a typo in the model (the server answering 404 model_not_found)
+    left a failed run behind, and the message said to resume it, which cannot fix a stored model."""
+    from tests.helpers.servers import FakeModelServer
+
+    with FakeModelServer(models=("gpt-4o-mini", "gpt-4o")) as server:
+        code = main(
+            ["--library", str(library_path), "generate", DEMO, "--model", "openai:gpt-4o-mnii"]
+            + ["--base-url", server.base_url, "--limit", "1"]
+        )
+        assert not server.requests  # nothing generated: one GET of the model list
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1, err
+    assert "has no model 'gpt-4o-mnii'; did you mean 'gpt-4o-mini'" in err and "resume" not in err
+    assert runs(library_path) == []
+
+
+def test_a_run_whose_model_is_not_found_says_start_a_new_run_not_resume(library_path, capsys, restore_online):
+    """Where the server cannot be asked first (no model list), the run is written and fails at its
+    first requests; then the message says what helps: a new run with the right model, and how to
+    delete this empty one."""
+    from tests.helpers.servers import FakeModelServer
+
+    with FakeModelServer(models=("served",), list_models=False) as server:
+        code = main(
+            ["--library", str(library_path), "generate", DEMO, "--model", "openai:typo"]
+            + ["--base-url", server.base_url, "--limit", "1", "--one-step"]
+        )
+    err = capsys.readouterr().err
+    (run,) = runs(library_path)
+    assert code == 1 and run.status == "failed" and run.done == 0
+    last = err.strip().splitlines()[-1]
+    assert "model 'typo' was not found (HTTP 404)" in last
+    assert f"run {run.id} has no answers and cannot be resumed with another model" in last
+    assert "start a new run with the right model name" in last and f"thoughtdesk runs --delete {run.id}" in last
+    assert "fix this, then `thoughtdesk resume" not in err

@@ -82,12 +82,19 @@ class FakeModelServer:
     """A threaded HTTP server answering like a model provider, with injectable faults.
 
     ``api_key`` (if set) must come as ``Authorization: Bearer`` or ``x-api-key``, else 401;
-    ``models`` (if set) are the known models, else 404.
+    ``models`` (if set) are the known models, else 404. With ``models`` and ``list_models``,
+    ``GET /v1/models`` lists them (OpenAI) and ``GET /v1/models/{id}`` answers 200 or 404
+    (Anthropic); otherwise every GET is a 404, as on a server without those routes.
     """
 
-    def __init__(self, *, api_key: str | None = None, models: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, *, api_key: str | None = None, models: tuple[str, ...] | None = None, list_models: bool = True
+    ) -> None:
         self.api_key = api_key
         self.models = models
+        self.list_models = list_models
+        #: The paths of the GET requests received (model look-ups), oldest first.
+        self.gets: list[str] = []
         self.replies: deque[Reply] = deque()
         self.requests: list[Recorded] = []
         self.in_flight = 0
@@ -106,6 +113,16 @@ class FakeModelServer:
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:  # http.server's naming
+                server.gets.append(self.path)
+                status, body = server._get_answer(self.path)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:  # http.server's naming
                 length = int(self.headers.get("Content-Length", 0))
@@ -159,6 +176,18 @@ class FakeModelServer:
         self._httpd.server_close()
 
     # --- answers ------------------------------------------------------------------------
+
+    def _get_answer(self, path: str) -> tuple[int, Any]:
+        path = path.split("?", 1)[0].rstrip("/")
+        if self.models is not None and self.list_models:
+            if path == "/v1/models":
+                return 200, {"object": "list", "data": [{"id": name, "object": "model"} for name in self.models]}
+            if path.startswith("/v1/models/"):
+                name = path.removeprefix("/v1/models/")
+                if name in self.models:
+                    return 200, {"type": "model", "id": name, "display_name": name}
+                return 404, _error(True, "not_found_error", f"model: {name}")
+        return 404, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}}
 
     def _answer(self, handler: BaseHTTPRequestHandler, record: Recorded, scripted: Reply | None) -> None:
         if scripted is None and self.responder is not None:

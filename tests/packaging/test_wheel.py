@@ -86,6 +86,9 @@ def test_wheel_holds_every_package_the_resources_and_the_command(wheel: Path) ->
     shipped = sorted(path.name for path in (ROOT / "resources").iterdir())
     assert shipped and all(f"thoughtdesk/resources/{name}" in names for name in shipped), shipped
     assert "thoughtdesk = thoughtdesk.cli.main:main" in entry_points
+    # The windowed entry of a pip install (no console window on Windows), and a function behind it.
+    gui = entry_points.split("[gui_scripts]", 1)[1].split("[", 1)[0] if "[gui_scripts]" in entry_points else ""
+    assert "thoughtdesk-gui = thoughtdesk.cli.main:gui_main" in gui, entry_points
     # PEP 639: the licence file in the metadata folder, and the SPDX expression in METADATA.
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), "LICENSE is not in the wheel"
     with zipfile.ZipFile(wheel) as archive:
@@ -147,6 +150,10 @@ def test_the_wheel_in_a_fresh_venv_passes_its_self_test(wheel: Path, gguf_model:
     assert fragments == child_site / "thoughtdesk" / "resources" / "fragments.json" and fragments.is_file()
 
     command = venv / ("Scripts/thoughtdesk.exe" if os.name == "nt" else "bin/thoughtdesk")
+    windowed = venv / ("Scripts/thoughtdesk-gui.exe" if os.name == "nt" else "bin/thoughtdesk-gui")
+    assert windowed.is_file(), "pip made no thoughtdesk-gui (the [project.gui-scripts] entry)"
+    version = subprocess.run([str(windowed), "--version"], capture_output=True, text=True, timeout=60, env=env)
+    assert version.returncode == 0 and version.stdout.startswith("thoughtdesk "), version.stdout + version.stderr
     run = subprocess.run(
         [str(command), "--self-test"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
     )

@@ -99,19 +99,44 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
 
 def cmd_keys_set(args: argparse.Namespace) -> int:
     from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
-    from thoughtdesk.core.settings.config import store_api_key
+    from thoughtdesk.core.settings import config
 
+    where = _key_store(args)  # before the key is asked for: a key nothing can keep is never typed
     if sys.stdin.isatty():
         key = getpass.getpass(f"API key for {args.provider} (not shown): ")
     else:  # piped: the first line, so the key never appears on a command line or in shell history
         key = sys.stdin.readline()
     base_url = args.base_url or DEFAULT_BASE_URLS[args.provider]
-    store_api_key(args.provider, key, base_url)  # checked: a key with a stray character is refused
+    if args.key_file and not config.keyring_is_usable():
+        config.agree_to_key_file()  # remembered in core.json, as the app's consent does
+    config.store_api_key(args.provider, key, base_url)  # checked: a key with a stray character is refused
     if args.json:
-        print(json.dumps({"provider": args.provider, "stored": True, "server": base_url}))
+        print(json.dumps({"provider": args.provider, "stored": True, "in": where, "server": base_url}))
     else:
-        print(f"key for {args.provider} stored in the keyring; it is sent to {base_url} only")
+        print(f"key for {args.provider} stored in {where}; it is sent to {base_url} only")
     return EXIT_OK
+
+
+def _key_store(args: argparse.Namespace) -> str:
+    """Where ``keys set`` will keep the key, in words; a ThoughtDeskError when nothing can:
+    without a system keyring (keyring's null or fail backend) a key "stored" there would be
+    silently lost, so the key file is used only after the user agreed (``--key-file`` here, or
+    the app's question earlier)."""
+    from thoughtdesk.core.generation.runs.providers import KEY_ENVIRONMENT
+    from thoughtdesk.core.settings import config
+
+    if isinstance(config.current_keyring(), config.FileKeyring):  # agreed earlier, in the app or here
+        return f"{config.FileKeyring().path} (readable only by you, not encrypted)"
+    if config.keyring_is_usable():
+        return f"the system keyring ({config.keyring_name()})"
+    key_file = config.FileKeyring().path
+    if args.key_file:
+        return f"{key_file} (readable only by you, not encrypted)"
+    raise ThoughtDeskError(
+        f"no system keyring (keyring backend: {config.keyring_name()}), so the {args.provider} key cannot be stored "
+        f"securely and was NOT stored; run again with --key-file to keep API keys in {key_file} (readable only "
+        f"by you, not encrypted), or set {KEY_ENVIRONMENT[args.provider]} in the environment instead"
+    )
 
 
 def cmd_keys_delete(args: argparse.Namespace) -> int:
@@ -173,6 +198,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=server_url,
         metavar="URL",
         help="the only server the key is sent to (default: the provider's official API)",
+    )
+    q.add_argument(
+        "--key-file",
+        action="store_true",
+        help="where the system has no keyring: keep API keys in a file in the settings folder that only "
+        "your user can read (NOT encrypted); remembered, as when the app asks",
     )
     q.add_argument("--json", action="store_true", help="print what was done as JSON")
     q.set_defaults(func=cmd_keys_set)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import sys
 import time
@@ -16,6 +17,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import resolve_library_path
 
+log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAIL = 0, 1  # argparse itself exits with 2 on a usage error
 EXIT_INTERNAL = 3  # a bug: the traceback is in the log file
 EXIT_INTERRUPTED = 130  # Ctrl+C, as a shell reports a process ended by SIGINT
@@ -163,6 +165,12 @@ def open_library(args: argparse.Namespace, *, create: bool = False) -> Library:
     library = Library.open(path, create=create)
     if created:
         print(f"thoughtdesk: created new library at {path}", file=sys.stderr, flush=True)
+    log.info(
+        "library %s %s%s",
+        path,
+        "created" if created else "opened",
+        " (read-only: its file or folder cannot be written)" if library.read_only else "",
+    )
 
     def waiting(seconds: float, what: str | None) -> None:
         doing = f" ({what})" if what else ""

@@ -24,10 +24,12 @@ from thoughtdesk.cli.common import (
     whole,
 )
 from thoughtdesk.cli.fragments import user_critique_templates, user_fragments
+from thoughtdesk.cli.models import add_model_options, generation_models, model_spec, sampling_options, temperature
 from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
+from thoughtdesk.core.generation.defaults import DEFAULT_FRAGMENTS, ModelDefaults, fragment_keys, model_defaults
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     GUIDE_METHODS,
@@ -46,6 +48,7 @@ from thoughtdesk.core.generation.runs import (
     SampleSelection,
     advance_batch_run,
     check_batch_spec,
+    check_models_exist,
     check_models_ready,
     create_critique_run,
     create_run,
@@ -59,6 +62,7 @@ from thoughtdesk.core.generation.runs import (
     resolve_run_id,
     resume_run,
     run_info,
+    stopped_for_good,
 )
 
 
@@ -116,6 +120,10 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         )
     except BackendError as error:
         bar.finish()
+        with open_library(args, create=False) as lib:
+            advice = stopped_for_good(error, run_id, run_info(lib, run_id).done)
+        if advice:  # a model the server does not have: resuming would fail the same way
+            raise ThoughtDeskError(f"{error} ({advice}: `thoughtdesk runs --delete {run_id}`)") from None
         raise ThoughtDeskError(
             f"{error} (run {run_id} stopped and is kept; fix this, then `thoughtdesk resume {run_id}`)"
         ) from None
@@ -175,21 +183,9 @@ def open_library_path(args: argparse.Namespace):
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    options = {
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "timeout": args.timeout,
-        "chat": args.chat,
-        "seed": args.model_seed,
-        "n_ctx": args.n_ctx,  # llamacpp only (the default is ModelSpec's)
-    }
-    options.update(base_url_options(args.base_url))
-    if args.endpoint:
-        options["endpoint"] = args.endpoint
-    if args.completion_template:
-        options["completion_template"] = args.completion_template.replace("\\n", "\n")
-    models = tuple(ModelSpec.parse(text, **options) for text in args.model)
-    guide = _guide(args, options)
+    defaults = model_defaults()  # the local model and providers' addresses chosen in the app
+    models = generation_models(args, defaults)
+    guide = _guide(args, sampling_options(args), defaults)
     few_shot = FewShotSpec(args.few_shot, args.few_shot_split) if args.few_shot else None
     spec = RunSpec(
         samples=SampleSelection(
@@ -200,9 +196,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
             seed=args.seed,
         ),
         models=models,
-        instructions=tuple(args.instruction or (None,)),
-        cot_triggers=tuple(args.trigger or (None,)),
-        answer_extractions=tuple(args.extraction or (None,)),
+        instructions=fragment_keys(args.instruction, "instruction"),  # the planner's defaults when not given
+        cot_triggers=fragment_keys(args.trigger, "cot_trigger"),
+        answer_extractions=fragment_keys(args.extraction, "answer_extraction"),
         mode=PromptMode.ONE_STEP if args.one_step else PromptMode.TWO_STEP,
         n=args.n,
         few_shot=few_shot,
@@ -215,11 +211,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
         check_batch_spec(spec)  # a local model or a guided run: said now, nothing written
     if not args.plan_only:
         check_models_ready(spec.all_models())  # refused before a run is written, not left behind as "failed"
+        check_models_exist(spec.all_models())  # a misspelled model too, where its server can tell
     _check_scorer(guide, probe=not args.plan_only)
     with open_library(args) as lib:
         args.prices = user_prices()  # read once: planning and execution price alike
         plan = plan_run(lib, spec, fragments=user_fragments(), prices=args.prices)
         print(plan.summary(), file=sys.stderr)
+        for model in models:  # where each model runs and how prompts reach it
+            print(f"model {model.describe()}", file=sys.stderr)
         if args.plan_only:
             _print_previews(plan.previews(args.preview))
             return EXIT_OK
@@ -285,7 +284,7 @@ def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
     return EXIT_OK
 
 
-def _guide(args: argparse.Namespace, options: dict[str, object]) -> GuideSpec | None:
+def _guide(args: argparse.Namespace, options: dict[str, object], defaults: ModelDefaults) -> GuideSpec | None:
     """The guide of ``--guide`` (None without it); helper models take the agent's server options."""
     if args.guide is None:
         for flag in ("rationale_model", "scorer_model", "rater_model"):
@@ -294,7 +293,7 @@ def _guide(args: argparse.Namespace, options: dict[str, object]) -> GuideSpec | 
         return None
 
     def helper(text: str | None) -> ModelSpec | None:
-        return None if text is None else ModelSpec.parse(text, **{**options, "temperature": 0.0})
+        return None if text is None else model_spec(text, {**options, "temperature": 0.0}, defaults, chat=args.chat)
 
     return GuideSpec(
         method=args.guide,
@@ -345,7 +344,8 @@ def cmd_critique(args: argparse.Namespace) -> int:
     }
     options.update(base_url_options(args.base_url))
     wrapper = args.wrapper or str(preset.get("wrapper", "chat"))
-    models = tuple(ModelSpec.parse(text, **options) for text in args.model)
+    defaults = model_defaults()  # `llamacpp` alone and the providers' addresses, as set in the app
+    models = tuple(model_spec(text, options, defaults) for text in args.model)
     spec = CritiqueSpec(
         cots=CotSelection(
             args.collection,
@@ -363,6 +363,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
     )
     if not args.plan_only:
         check_models_ready(models)
+        check_models_exist(models)
     with open_library(args) as lib:
         args.prices = user_prices()
         plan = plan_critique_run(lib, spec, templates=user_critique_templates(), prices=args.prices)
@@ -415,64 +416,32 @@ def _execution_options(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="generate CoTs for a collection with one or more models")
     p.add_argument("collection", help="the collection's name")
-    p.add_argument(
-        "--model",
-        action="append",
-        required=True,
-        metavar="PROVIDER:MODEL",
-        help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable); API keys "
-        "come from the system keyring, else from OPENAI_API_KEY / ANTHROPIC_API_KEY",
-    )
+    add_model_options(p)
     p.add_argument(
         "--instruction",
         action="append",
         metavar="KEY",
-        help="instruction fragment (repeatable); built-in keys and those added in the app",
+        help=f"instruction fragment (repeatable; default {DEFAULT_FRAGMENTS['instruction']}, as the run planner; "
+        "none: no instruction); built-in keys and those added in the app (`thoughtdesk fragments`)",
     )
-    p.add_argument("--trigger", action="append", metavar="KEY", help="CoT trigger fragment (repeatable)")
-    p.add_argument("--extraction", action="append", metavar="KEY", help="answer-extraction fragment (repeatable)")
+    p.add_argument(
+        "--trigger",
+        action="append",
+        metavar="KEY",
+        help=f"CoT trigger fragment (repeatable; default {DEFAULT_FRAGMENTS['cot_trigger']}; none: no trigger)",
+    )
+    p.add_argument(
+        "--extraction",
+        action="append",
+        metavar="KEY",
+        help=f"answer-extraction fragment (repeatable; default {DEFAULT_FRAGMENTS['answer_extraction']}; "
+        "none: no extraction prompt)",
+    )
     p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
     p.add_argument("--limit", type=whole(1), metavar="N", help="at most N samples per dataset split")
     p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the samples at random")
     p.add_argument("--n", type=whole(1, 1000), default=1, metavar="K", help="samples per prompt (self-consistency)")
-    p.add_argument(
-        "--base-url",
-        type=server_urls,
-        action="append",
-        metavar="URL",
-        help="OpenAI-compatible or Anthropic server address; repeat it (or separate with commas) for a pool of OpenAI-compatible servers serving the same model",
-    )
-    p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint (default chat)")
-    p.add_argument(
-        "--chat", action="store_true", help="send prompts as chat messages (llamacpp: use the GGUF's chat template)"
-    )
-    p.add_argument(
-        "--completion-template",
-        metavar="TEXT",
-        help="llamacpp without --chat: wrap each prompt, {prompt} marking where it goes "
-        "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
-        "<start_of_turn>model\\n'",
-    )
-    p.add_argument(
-        "--n-ctx",
-        type=whole(64, 1_000_000),
-        default=2048,
-        metavar="N",
-        help="llamacpp: context size in tokens (default 2048; a local scorer's memory grows with it)",
-    )
-    p.add_argument(
-        "--temperature",
-        type=number(0, 5),
-        default=0.0,
-        metavar="T",
-        help="sampling temperature, 0 to 5 (default 0: greedy, the same CoT every time)",
-    )
-    p.add_argument(
-        "--max-tokens", type=whole(1, 1_000_000), default=256, metavar="M", help="tokens per CoT (default 256)"
-    )
-    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
     p.add_argument("--one-step", action="store_true", help="read the answer from the CoT (no extraction call)")
     p.add_argument("--few-shot", type=whole(0, 64), default=0, metavar="K", help="K exemplars with reference CoTs")
     p.add_argument("--few-shot-split", default="train", metavar="S", help="split the exemplars come from")
@@ -507,7 +476,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     guide.add_argument("--max-steps", type=whole(1, 200), default=15, metavar="N", help="steps at most (default 15)")
     guide.add_argument(
-        "--step-temperature", type=number(0, 5), default=0.7, metavar="T", help="candidates' temperature (default 0.7)"
+        "--step-temperature", type=temperature, default=0.7, metavar="T", help="candidates' temperature (default 0.7)"
     )
     guide.add_argument(
         "--step-max-tokens", type=whole(1, 4096), default=64, metavar="M", help="tokens per candidate step (default 64)"
@@ -555,8 +524,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
     p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")
     p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the CoTs at random")
-    p.add_argument("--temperature", type=number(0, 5), metavar="T", help="sampling temperature (default 0)")
+    p.add_argument("--temperature", type=temperature, metavar="T", help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", type=whole(1, 1_000_000), metavar="M", help="tokens per critique (default 512)")
+    p.add_argument(
+        "--n-ctx",
+        type=whole(64, 1_000_000),
+        default=2048,
+        metavar="N",
+        help="llamacpp: context size in tokens (default 2048)",
+    )
     p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
     p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
     p.add_argument("--force", action="store_true", help="call the model even for requests already stored")

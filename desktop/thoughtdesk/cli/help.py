@@ -28,7 +28,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "stats": ("thoughtdesk stats 'MedQA sample'", "thoughtdesk stats 'MedQA sample' --json"),
     "generate": (
         "thoughtdesk generate 'MedQA sample' --model openai:gpt-4o-mini --limit 20 --plan-only",
-        "thoughtdesk generate 'MedQA sample' --model llamacpp:~/models/gemma-3-270m.gguf --chat --limit 5",
+        "thoughtdesk generate 'MedQA sample' --model llamacpp:~/models/gemma-3-270m.gguf --limit 5",
+        "thoughtdesk generate 'MedQA sample' --plan-only   # the model and fragments the run planner starts with",
         "thoughtdesk generate quiz --model openai:qwen --base-url http://127.0.0.1:8080/v1 "
         "--instruction qa-01 --trigger kojima-01 --n 3",
         "thoughtdesk generate 'MedQA sample' --model openai:gpt-4o-mini --batch",
@@ -69,7 +70,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "agreement": ("thoughtdesk agreement quiz", "thoughtdesk agreement quiz --label correct --json"),
     "library": (
         "thoughtdesk library path",
-        'datasette "$(thoughtdesk library path)" --metadata "$(thoughtdesk library metadata)"',
+        "thoughtdesk library metadata --output td-metadata.json",
+        'datasette "$(thoughtdesk library path)" --metadata td-metadata.json',
     ),
     "library path": ('datasette "$(thoughtdesk library path)"',),
     "library metadata": (

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.importing.flat_export import FLAT_FORMATS
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -216,8 +217,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         require_pyarrow()  # said before anything is opened or written
     with open_library(args, create=False) as lib:
         target = check_export_target(args.path, libraries=[lib.path], force=args.force)
-        if args.format in FLAT_WHAT:
-            from thoughtdesk.core.importing.flat_export import ChatFilter, export_flat
+        if args.format in FLAT_FORMATS:
+            from thoughtdesk.core.importing.flat_export import ChatFilter, describe_written, export_flat
 
             bar = ProgressLine("exporting", unit="samples")
             count = export_flat(
@@ -230,20 +231,20 @@ def cmd_export(args: argparse.Namespace) -> int:
                 progress=bar,
             )
             bar.finish()
-            what = FLAT_WHAT[args.format]
+            written = describe_written(lib, args.collection, args.format, count)  # what the rows are
         elif args.format == "dscb":
             from thoughtdesk.core.importing.dscb import export_dscb
 
             bar = ProgressLine("exporting", unit="records")
             count = export_dscb(lib, args.collection, target, progress=lambda done: bar(done, 0))
             bar.finish()
-            what = "DS Critique Bank record(s)"
+            written = f"{count} DS Critique Bank record(s)"
         else:
             samples = next((c.samples for c in lib.collections() if c.name == args.collection), 0)
             bar = ProgressLine("exporting", unit="samples")
             count = export_thoughtsource(lib, args.collection, target, progress=lambda done: bar(done, samples))
             bar.finish()
-            what = "sample(s)"
+            written = f"{count} sample(s)"
     where = "standard output" if to_stdout else args.path
     if to_stdout:
         with open(target, "rb") as source:
@@ -255,18 +256,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             file=sys.stderr if to_stdout else sys.stdout,
         )
     else:
-        print(f"{count} {what} of {args.collection!r} written to {where}", file=sys.stderr if to_stdout else sys.stdout)
+        print(f"{written} of {args.collection!r} written to {where}", file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK
 
 
 #: What each export format counts, for the message after it.
-FLAT_WHAT = {
-    "samples-jsonl": "sample(s)",
-    "samples-csv": "row(s) (one per generated CoT)",
-    "answers-csv": "answer row(s)",
-    "chat-jsonl": "chat example(s)",
-    "parquet": "row(s) (one per generated CoT)",
-}
 _SUFFIXES = {
     "dscb": ".jsonl",
     "samples-jsonl": ".jsonl",
@@ -382,7 +376,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["thoughtsource", "dscb", *FLAT_WHAT],
+        choices=["thoughtsource", "dscb", *FLAT_FORMATS],
         default="thoughtsource",
         help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT); "
         "dscb (one DS Critique Bank record per generated CoT, JSON Lines); samples-jsonl (one object per sample "

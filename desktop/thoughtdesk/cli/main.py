@@ -128,11 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", cmd_gui)
+    if func is not cmd_gui:  # first: what the start-up does (offline mode, the key file) is logged too
+        log_to_file(args.verbose)
     from thoughtdesk.core.settings.startup import apply_startup_config
 
     apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
-    if func is not cmd_gui:
-        log_to_file(args.verbose)
+    log.debug("thoughtdesk %s: %s", __version__, getattr(args, "command", None) or "gui")
     if args.self_test:
         from thoughtdesk.ui.app.selftest import run_self_test
 
@@ -146,6 +147,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         finish_progress()
         print("thoughtdesk: interrupted; nothing was changed by the interrupted step", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def gui_main(argv: Sequence[str] | None = None) -> int:
+    """The windowed entry point (``thoughtdesk-gui``: pip's ``[project.gui-scripts]`` and the
+    frozen bundle's windowed executable; no console window on Windows). ``thoughtdesk-gui FILE``,
+    what a file manager runs for a library file, is ``thoughtdesk gui FILE``; anything else is
+    passed on as to ``thoughtdesk``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 1 and not args[0].startswith("-"):
+        args = ["gui", args[0]]
+    return main(args)
 
 
 def report_error(error: Exception, args: argparse.Namespace) -> int:

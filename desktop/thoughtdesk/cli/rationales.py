@@ -18,6 +18,7 @@ from thoughtdesk.cli.common import (
     server_urls,
     whole,
 )
+from thoughtdesk.cli.models import temperature
 from thoughtdesk.core.generation.backends import (
     Backend,
     LlamaCppBackend,
@@ -363,7 +364,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"rationale_extraction fragment (default {DEFAULT_PROMPT_KEY})",
     )
     q.add_argument(
-        "--temperature", type=number(0, 5), default=0.0, metavar="T", help="sampling temperature (default 0)"
+        "--temperature", type=temperature, default=0.0, metavar="T", help="sampling temperature, 0 to 2 (default 0)"
     )
     q.add_argument(
         "--concurrency",

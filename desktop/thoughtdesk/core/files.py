@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -50,6 +51,8 @@ def export_file(path: Path) -> Iterator[TextIO]:
     into place only when the block ends without error, so ``path`` never holds half an export.
     Stale part files of killed exports are removed first; a write that fails (a full disk, a
     vanished drive) is an :class:`ExportTargetError` naming ``path``, with the part file gone."""
+    if not path.parent.is_dir():
+        raise ExportTargetError(missing_folder(path))
     remove_stale_parts(path.parent)
     part = path.with_name(path.name + PART_SUFFIX)
     try:
@@ -58,13 +61,31 @@ def export_file(path: Path) -> Iterator[TextIO]:
         os.replace(part, path)
     except OSError as error:
         part.unlink(missing_ok=True)
-        raise ExportTargetError(
-            f"{path} could not be written ({error.strerror or error}); nothing was written under that name. "
-            "Free some space or choose another folder, then export again"
-        ) from None
+        raise ExportTargetError(write_failure(path, error)) from None
     except BaseException:
         part.unlink(missing_ok=True)
         raise
+
+
+def missing_folder(path: Path) -> str:
+    """What to say when the folder an export names does not exist (not "free some space")."""
+    return (
+        f"the folder {path.parent} does not exist, so {path.name} cannot be written there; "
+        "create the folder first or choose another one"
+    )
+
+
+def write_failure(path: Path, error: OSError) -> str:
+    """What to say when writing ``path`` failed, with the fix that fits the cause."""
+    if not path.parent.is_dir():
+        return missing_folder(path)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "Free some space or choose another folder, then export again"
+    elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        hint = "Choose a folder you can write to, then export again"
+    else:
+        hint = "Choose another folder, then export again"
+    return f"{path} could not be written ({error.strerror or error}); nothing was written under that name. {hint}"
 
 
 def write_text_atomically(path: str | Path, text: str, *, private: bool = False) -> Path:
@@ -161,6 +182,8 @@ def check_export_target(target: str | Path, *, libraries: Iterable[str | Path] =
                     f"({library.name}); exporting onto it would destroy every collection in it. "
                     "Choose another file name"
                 )
+    if not path.parent.is_dir():
+        raise ExportTargetError(missing_folder(path))
     if path.exists() and not force and not looks_like_export(path):
         raise ExportTargetError(
             f"{path} already exists and is not an earlier export; choose another name, or add --force to overwrite it"

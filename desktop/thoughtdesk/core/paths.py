@@ -55,8 +55,9 @@ def default_library_path() -> Path:
 # --- the settings file ----------------------------------------------------------------------
 # One store for the GUI and the command line: an INI file that the GUI reads and writes through
 # QSettings (ui/settings/options.py points every QSettings at it) and that non-Qt code reads
-# here, for what a command needs of the GUI's choices (the library, offline mode, the local
-# model, the providers' addresses). It lives in the config folder, so THOUGHTDESK_CONFIG_DIR
+# here, for what a command needs of the GUI's choices: the library (below), offline mode
+# (core/settings/startup.py), the local model and the providers' addresses
+# (core/generation/defaults.py). It lives in the config folder, so THOUGHTDESK_CONFIG_DIR
 # reaches it, as it reaches core.json, fragments and mappings.
 
 #: QSettings' organisation and application names (the file is <root>/<org>/<application>.ini).

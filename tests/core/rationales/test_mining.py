@@ -229,3 +229,31 @@ def test_documents_are_worked_on_a_bounded_number_at_a_time() -> None:
         OpenAICompatBackend("http://127.0.0.1:9/v1", model="m"), gate=ProviderGate(ProviderLimits(concurrency=8))
     )
     assert in_flight(gated) == 16
+
+
+def test_a_score_stored_again_is_updated_in_place(tmp_path):
+    """add_score is sqlite-utils' upsert on the score's identity (rationale, scorer, decay): a
+    second filtering pass updates the row (its id stays), never a second row."""
+    from thoughtdesk.core.rationales.filtering import LossReduction
+    from thoughtdesk.core.rationales.store import add_score
+
+    with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
+        cid = lib.require_collection(DEMO)
+        with lib.transaction() as conn:
+            conn.execute(
+                "INSERT INTO rationale_doc (collection_id, doc_key, source, model, markers, prompt_text, original, "
+                "output, similarity, valid, created) VALUES (?, 'd', 'file', 'm', '[]', '', '', '', 1, 1, 'now')",
+                (cid,),
+            )
+            conn.execute(
+                "INSERT INTO rationale (doc_id, position, preceding, rationale, following) "
+                "VALUES ((SELECT max(id) FROM rationale_doc), 0, 'a', 'b', 'c')"
+            )
+        (rid,) = lib.conn.execute("SELECT id FROM rationale").fetchone()
+        add_score(lib, rid, scorer="s", decay=0.9, result=LossReduction(2.0, 1.5, 10, 10))
+        (first,) = lib.conn.execute("SELECT id FROM rationale_score").fetchone()
+        add_score(lib, rid, scorer="s", decay=0.9, result=LossReduction(2.0, 1.0, 10, 10))
+        add_score(lib, rid, scorer="s", decay=1.0, result=LossReduction(2.0, 1.9, 10, 10))
+        rows = lib.conn.execute("SELECT id, decay, reduction FROM rationale_score ORDER BY decay").fetchall()
+        assert rows[0] == (first, 0.9, pytest.approx(1.0)) and len(rows) == 2
+        assert [r.score.reduction for r in rationales(lib, DEMO, scorer="s", decay=0.9)] == [pytest.approx(1.0)]

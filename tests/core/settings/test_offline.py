@@ -278,3 +278,30 @@ def test_a_server_named_by_a_localhost_name_is_reached_offline(fake_server, sock
         assert names == []
     finally:
         network.set_offline(False)
+
+
+def test_the_refusal_names_where_offline_mode_came_from(monkeypatch):
+    """Audit of issue 16: with --offline on the command line the message still said "Turn offline
+    mode off in Edit > Settings (or unset THOUGHTDESK_OFFLINE)"."""
+    from thoughtdesk.core.settings.network import apply_offline_setting, clear_override, require_network, set_offline
+
+    monkeypatch.delenv("THOUGHTDESK_OFFLINE", raising=False)
+    try:
+        apply_offline_setting(True, saved=False)  # --offline
+        with pytest.raises(OfflineError) as refused:
+            require_network("the openai API", "https://api.openai.com/v1")
+        assert "turned on by --offline on the command line; run the command without --offline" in str(refused.value)
+        assert "Edit > Settings" not in str(refused.value)
+        clear_override()
+        monkeypatch.setenv("THOUGHTDESK_OFFLINE", "1")
+        apply_offline_setting(None, saved=False)
+        with pytest.raises(OfflineError, match="turned on by THOUGHTDESK_OFFLINE=1 in the environment; unset"):
+            require_network("the openai API", "https://api.openai.com/v1")
+        monkeypatch.delenv("THOUGHTDESK_OFFLINE")
+        apply_offline_setting(None, saved=True)
+        with pytest.raises(OfflineError, match=r"Turn offline mode off in Edit > Settings") as refused:
+            require_network("the openai API", "https://api.openai.com/v1")
+        assert "--offline" not in str(refused.value) and "THOUGHTDESK_OFFLINE" not in str(refused.value)
+    finally:
+        clear_override()
+        set_offline(False)

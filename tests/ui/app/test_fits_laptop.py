@@ -17,6 +17,7 @@ import pytest
 
 from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import last_message
+from tests.ui.trajectories.test_view import guided_library  # noqa: F401 - a fixture used below
 from thoughtdesk.core.settings.network import set_offline
 from thoughtdesk.ui.qt import QSize, QWidget
 from thoughtdesk.ui.widgets.sizing import LAPTOP_CLIENT, ElidedLabel
@@ -239,3 +240,73 @@ def test_messages_with_long_paths_fit(window, qtbot, tmp_path):
     assert_fits(dialog, "the import report with a long path")
     window.show_error("Import: failed", f"{deep}, line 1: not a file ThoughtDesk can import")
     assert_fits(last_message(window), "an error message naming a long path")
+
+
+def test_the_other_dialogs_fit(window, qtbot, tmp_path):
+    """The dialogs the tests above did not open (audit of issue 16, point 1): Mine rationales,
+    Export report, Export collection, the planner with the Batch API ticked, a long text's "Show
+    all", the local-files import, a missing library's question and a run that cannot be resumed."""
+    from thoughtdesk.ui.app.missing_library import missing_library_box
+    from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
+    from thoughtdesk.ui.importing.export_dialog import ExportDialog
+    from thoughtdesk.ui.widgets.long_text import FullTextDialog
+
+    rationales = window.generation.open_rationales_dialog()
+    assert rationales is not None
+    qtbot.wait(100)
+    assert_fits(rationales, "Generate > Mine rationales…")
+    at_laptop_size(qtbot, rationales, tmp_path, "rationales-dialog")
+    rationales.reject()
+
+    report = window.reports.open_dialog()
+    assert report is not None
+    assert_fits(report, "File > Export report…")
+    at_laptop_size(qtbot, report, tmp_path, "report-dialog")
+    report.reject()
+
+    export = ExportDialog("Demo", window, folder=tmp_path)
+    qtbot.addWidget(export)
+    for index in range(export.format_combo.count()):
+        export.format_combo.setCurrentIndex(index)
+        assert_fits(export, f"File > Export collection as {export.format_combo.currentText()!r}")
+
+    planner = window.generation.open_planner()
+    assert planner is not None
+    planner.batch.setChecked(True)
+    assert_fits(planner, "the run planner with the Batch API ticked")
+    planner.reject()
+
+    full = FullTextDialog("CoT 3", (QUESTION + "\n") * 20_000, window)
+    qtbot.addWidget(full)
+    assert_fits(full, "a long text's Show all")
+
+    local = DatasetImportDialog(["Demo"], window, download=False)
+    qtbot.addWidget(local)
+    assert_fits(local, "File > Import > dataset from local files")
+
+    deep = tmp_path.joinpath(*(["a_rather_long_folder_name_from_a_hospital_share"] * 6)) / "ward.thoughtdesk"
+    question = missing_library_box(deep, window)
+    question.show()
+    qtbot.wait(50)
+    assert_fits(question, "the missing-library question")
+    save_screenshot(question, tmp_path, "missing-library")
+    question.close()
+
+    offer = window.generation.runs_panel.offer_delete_empty_run(7, f"openai: model 'x' was not found at {deep}\n\n" * 3)
+    qtbot.wait(50)
+    assert_fits(offer, "the offer to delete a run that cannot be resumed")
+    offer.close()
+
+
+def test_the_trajectory_view_fits(qtbot, guided_library, tmp_path):  # noqa: F811 - the fixture imported above
+    from thoughtdesk.core.library.store import Library
+    from thoughtdesk.ui.trajectories.view import TrajectoryDialog
+
+    path, guided, _plain = guided_library
+    with Library.open(path) as lib:
+        dialog = TrajectoryDialog(lib, guided)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.wait(50)
+    assert_fits(dialog, "a guided CoT's trajectory")
+    at_laptop_size(qtbot, dialog, tmp_path, "trajectory")

@@ -28,6 +28,9 @@ def shown(self):
     return 0
 
 first_run.FirstRunWizard.exec = shown
+# A library named here that does not exist is asked about first (test_missing_library.py): "create".
+from thoughtdesk.ui.app import missing_library
+missing_library.question = lambda path, parent, **_: missing_library.Choice.CREATE
 if "--done" in sys.argv:
     settings.mark_first_run_done()
 if "--library-setting" in sys.argv:

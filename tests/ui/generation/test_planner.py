@@ -231,3 +231,85 @@ def test_fragment_lists_show_the_whole_text_in_a_plain_tooltip(generation, qtbot
     )
     assert item.toolTip() == "<p>kojima-01 — Answer: Let's think step by step.</p>"
     planner.reject()
+
+
+def test_the_cli_plans_what_the_planner_plans_from_the_same_settings(window, generation, qtbot, tmp_path, capsys):
+    """Audit of issue 16, point 6: `generate --plan-only` showed no fragments (- / - / -), a raw
+    completion for a local model, and ignored the local model and providers' addresses in the
+    settings file, while the planner started from qa-01 / kojima-01 / kojima-01, the chat template
+    and those choices."""
+    from thoughtdesk.cli.main import main
+    from thoughtdesk.ui.settings.options import AppSettings, save_settings
+
+    model = tmp_path / "clinic-model.gguf"
+    model.write_bytes(b"GGUF" + bytes(60))  # the planner's form checks the file's magic
+    save_settings(
+        AppSettings(local_model_path=str(model), openai_enabled=True, openai_base_url="http://127.0.0.1:8080/v1")
+    )
+    planner = open_planner(generation, qtbot)
+    assert [spec.provider for spec in planner.models.specs()] == ["llamacpp"]  # in the run already: no click
+    plan = wait_plan(qtbot, planner)
+    assert planner.start_button.isEnabled()
+    (local,) = plan.spec.models
+    planner.models.form.provider.setCurrentIndex(planner.models.form.provider.findData("openai"))
+    planner.models.form.model_name.setText("served-model")
+    remote = planner.models.add_from_form()
+    planner.reject()
+    assert local.chat and remote is not None and remote.base_url == "http://127.0.0.1:8080/v1"
+    variant = " / ".join(key or "-" for key in (*plan.spec.instructions, *plan.spec.cot_triggers))
+    variant += " / " + " / ".join(key or "-" for key in plan.spec.answer_extractions)
+    assert variant == "qa-01 / kojima-01 / kojima-01"
+
+    library = ["--library", str(window.library.path)]
+    where = ["--dataset", "lab_quiz", "--split", "test", "--plan-only"]
+    assert main([*library, "generate", COLLECTION, *where]) == 0  # no --model: the planner's first model
+    out, err = capsys.readouterr()
+    assert f"model {local.describe()}" in err.splitlines(), err
+    assert "chat template" in local.describe()
+    assert f"| {local.label} | {variant}" in out.splitlines()[0], out.splitlines()[0]
+    assert (
+        main([*library, "generate", COLLECTION, *where, "--model", "llamacpp", "--model", "openai:served-model"]) == 0
+    )
+    out, err = capsys.readouterr()
+    assert f"model {remote.describe()}" in err.splitlines() and "http://127.0.0.1:8080/v1" in remote.describe()
+    assert f"model {local.describe()}" in err.splitlines()
+    assert main([*library, "generate", COLLECTION, *where, "--model", "llamacpp", "--completion"]) == 0
+    assert "raw completion" in capsys.readouterr().err  # the way out of the chat template
+    assert main([*library, "generate", COLLECTION, *where, "--instruction", "none", "--extraction", "none"]) == 0
+    assert "| - / kojima-01 / -" in capsys.readouterr().out  # and out of the default fragments
+
+
+def test_one_temperature_range_for_the_planner_and_the_cli(generation, qtbot):
+    from thoughtdesk.cli.main import build_parser, sub_commands
+    from thoughtdesk.core.generation.defaults import TEMPERATURE_RANGE
+
+    planner = generation.open_planner()
+    spin = planner.models.form.temperature
+    assert (spin.minimum(), spin.maximum()) == TEMPERATURE_RANGE == (0.0, 2.0)
+    assert planner.guide.step_temperature.maximum() == TEMPERATURE_RANGE[1]
+    planner.reject()
+    for command in sub_commands(build_parser()):
+        for action in command._actions:
+            if action.dest in ("temperature", "step_temperature"):
+                assert action.type("2") == 2.0, command.prog
+                with pytest.raises(Exception, match="out of range"):
+                    action.type("2.5")
+
+
+def test_the_gguf_file_label_is_a_mnemonic_not_a_literal_ampersand(generation, qtbot):
+    """Audit of issue 16: the Models tab showed "GGUF &file" (a form row whose field is a layout
+    has no buddy, so Qt shows the "&")."""
+    from thoughtdesk.ui.qt import QFormLayout, QLabel
+
+    planner = generation.open_planner()
+    form = planner.models.form
+    form.provider.setCurrentIndex(form.provider.findData("llamacpp"))
+    labels = [
+        label for layout in form.findChildren(QFormLayout) for label in layout.parentWidget().findChildren(QLabel)
+    ]
+    gguf = next(label for label in labels if label.text() == "GGUF &file")
+    assert gguf.buddy() is form.gguf_path
+    for label in labels:  # every "&" in the form's labels marks a shortcut to a field
+        if "&" in label.text():
+            assert label.buddy() is not None, label.text()
+    planner.reject()

@@ -54,3 +54,46 @@ def test_start_of_a_run_that_cannot_run_is_refused_and_leaves_it_unchanged(windo
     assert "moved-away.gguf does not exist" in panel.message.text() and "unchanged" in panel.message.text()
     (stored,) = stored_runs(window.library.path)
     assert stored.status == "planned" and not stored.last_error
+
+
+def test_the_planner_refuses_a_model_its_server_does_not_have(window, generation, qtbot):
+    """Audit of issue 16, point 8: a typo in the model left a failed run behind."""
+    from tests.helpers.servers import FakeModelServer
+    from tests.ui.generation.test_planner import add_model, open_planner, wait_plan
+
+    with FakeModelServer(models=("served-a", "served-b")) as server:
+        planner = open_planner(generation, qtbot)
+        add_model(planner, server.base_url, "served-c")
+        wait_plan(qtbot, planner)
+        created: list[int] = []
+        planner.run_created.connect(lambda run_id, _limits: created.append(run_id))
+        task = planner.start()
+        assert task is not None
+        qtbot.waitUntil(lambda: task.done, timeout=10000)
+        assert "has no model 'served-c'" in planner.summary.text() and "nothing was written" in planner.summary.text()
+        assert planner.isVisible() and not created and stored_runs(window.library.path) == []
+        assert server.gets == ["/v1/models"] and not server.requests
+        planner.reject()
+
+
+def test_a_run_whose_model_is_not_found_offers_to_delete_it(window, generation, qtbot, tmp_path):
+    from tests.helpers.servers import FakeModelServer
+    from thoughtdesk.ui.qt import QApplication
+
+    with FakeModelServer(models=("served",), list_models=False) as server:
+        typo = ModelSpec("openai", "typo", base_url=server.base_url)
+        with Library.open(window.library.path) as lib:
+            spec = RunSpec(samples=SampleSelection(COLLECTION, limit=1), models=(typo,))
+            run_id = create_run(lib, plan_run(lib, spec))
+        panel = generation.runs_panel
+        with qtbot.waitSignal(panel.run_ended, timeout=30000):
+            panel.start_run(run_id)
+    text = panel.message.text()
+    assert "model 'typo' was not found" in text and "cannot be resumed with another model" in text
+    assert "Start / Resume sends" not in text  # resuming cannot fix it
+    offer = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "emptyRunOffer" and w.isVisible())
+    assert "cannot be resumed" in offer.text() and "start a new run with the right model name" in offer.text()
+    window.show_tab(panel)
+    save_screenshot(offer, tmp_path, "empty-run-offer")
+    next(b for b in offer.buttons() if b.objectName() == "deleteEmptyRun").click()
+    qtbot.waitUntil(lambda: stored_runs(window.library.path) == [], timeout=5000)

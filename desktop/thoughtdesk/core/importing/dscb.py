@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -278,4 +279,7 @@ def export_dscb(
             out.write("\n")
             if progress is not None and count % 1000 == 0:
                 progress(count)
+    logging.getLogger(__name__).info(
+        "exported %d DS Critique Bank record(s) of %r to %s", len(records), collection, path
+    )
     return len(records)

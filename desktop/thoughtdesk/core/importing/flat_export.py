@@ -21,6 +21,8 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import logging
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,14 @@ from typing import Any
 
 from thoughtdesk.core.datasets.generic import parquet_missing_hint
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.files import PARQUET_EXPORT_KEY, PART_SUFFIX, export_file, remove_stale_parts
+from thoughtdesk.core.files import (
+    PARQUET_EXPORT_KEY,
+    PART_SUFFIX,
+    export_file,
+    missing_folder,
+    remove_stale_parts,
+    write_failure,
+)
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
 from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
 from thoughtdesk.core.library.store import Library
@@ -142,6 +151,35 @@ def _stored(
             yield dataset, split, stored, verdicts
     if progress is not None:
         progress(done, total)
+
+
+#: What the count of each flat format counts (the CLI's and the export dialog's message).
+FLAT_WHAT = {
+    "samples-jsonl": "sample(s)",
+    "samples-csv": "row(s)",
+    "answers-csv": "answer row(s)",
+    "chat-jsonl": "chat example(s)",
+    "parquet": "row(s)",
+}
+
+
+def describe_written(lib: Library, collection: str, fmt: str, count: int) -> str:
+    """``count`` records of format ``fmt`` in words, saying what the rows are: the samples-csv
+    and parquet rows are one per generated CoT *or* one per sample without any, so a collection
+    with no CoTs gets "3 row(s), one per sample (no generated CoTs)", not "one per generated CoT"."""
+    what = FLAT_WHAT.get(fmt, "record(s)")
+    if fmt not in ("samples-csv", "parquet"):
+        return f"{count} {what}"
+    cid = lib.require_collection(collection)
+    (cots,) = lib.conn.execute(
+        "SELECT count(*) FROM generated_cot g JOIN sample s ON s.id = g.sample_pk WHERE s.collection_id = ?", (cid,)
+    ).fetchone()
+    cots = min(int(cots), count)
+    if cots == count:
+        return f"{count} row(s), one per generated CoT"
+    if cots == 0:
+        return f"{count} row(s), one per sample (no generated CoTs)"
+    return f"{count} row(s): {cots} generated CoT(s) and {count - cots} sample(s) without one"
 
 
 def _count(lib: Library, collection: str) -> int:
@@ -386,6 +424,8 @@ def export_parquet(
     # Marks the file as an earlier export, so exporting to it again needs no --force.
     table = table.replace_schema_metadata({PARQUET_EXPORT_KEY: b"samples-csv rows"})
     target = Path(path)
+    if not target.parent.is_dir():
+        raise ThoughtDeskError(missing_folder(target))
     remove_stale_parts(target.parent)
     part = target.with_name(target.name + PART_SUFFIX)  # the other exports' part name: cleaned up alike
     try:
@@ -393,9 +433,7 @@ def export_parquet(
         part.replace(target)
     except OSError as error:
         part.unlink(missing_ok=True)
-        raise ThoughtDeskError(
-            f"{target} could not be written ({error.strerror or error}); nothing was written"
-        ) from None
+        raise ThoughtDeskError(write_failure(target, error)) from None
     return len(rows)
 
 
@@ -413,6 +451,30 @@ def export_flat(
     """Export in one of :data:`FLAT_FORMATS`; returns the records (samples, rows or examples)
     written. ``progress(done, total)`` counts samples read; ``cancel()`` true stops the export
     with :class:`~thoughtdesk.core.errors.Cancelled`, leaving no file under ``path``."""
+    started = time.monotonic()
+    count = _export_flat(lib, collection, path, fmt, filters=filters, system=system, progress=progress, cancel=cancel)
+    logging.getLogger(__name__).info(
+        "exported %s of %r to %s (%s) in %.1f s",
+        describe_written(lib, collection, fmt, count),
+        collection,
+        path,
+        fmt,
+        time.monotonic() - started,
+    )
+    return count
+
+
+def _export_flat(
+    lib: Library,
+    collection: str,
+    path: Path,
+    fmt: str,
+    *,
+    filters: ChatFilter,
+    system: str | None,
+    progress: Progress | None,
+    cancel: Cancel | None,
+) -> int:
     if fmt == "samples-jsonl":
         return export_samples_jsonl(lib, collection, path, progress=progress, cancel=cancel)
     if fmt == "samples-csv":

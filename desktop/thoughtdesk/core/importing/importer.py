@@ -21,6 +21,7 @@ what a killed import left is deleted by the next ``Library.open``.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import time
@@ -37,6 +38,8 @@ from thoughtdesk.core.library.reader import iter_collection
 from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.writer import OnDuplicate, SampleWriter
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from thoughtdesk.core.datasets.generic import ColumnMapping
@@ -119,6 +122,15 @@ def import_records(
     target = library.collection_id(collection)  # an existing collection: merged into
     if target is None and not name:
         raise LibraryError("a collection needs a name")
+    began = time.monotonic()
+    what = Path(source).name or "records"
+    log.info(
+        "import of %s into %s %r started%s",
+        what,
+        "the new collection" if target is None else "the existing collection",
+        collection,
+        f" ({total} record(s))" if total else "",
+    )
     with library.transaction():  # (waits, telling whom for, while another process writes)
         cid = library.create_staging_collection(source)
         # A large import builds the sample table's sort indexes afresh at its end (a quarter
@@ -172,11 +184,12 @@ def import_records(
                     library.publish_collection(cid, name, source)
                 else:
                     aside = library.merge_staged(cid, target, collection, writer.replaced_pks, writer.last_positions)
-    except BaseException:
+    except BaseException as error:
         _drop_hidden(library, cid)
         if rebuild:
             _end_bulk_fts(library)
             _rebuild_sort_indexes(library)
+        log.info("import of %s into %r stopped, nothing kept: %s", what, collection, error or type(error).__name__)
         raise
     if rebuild:
         # Not in the step that publishes: the defaults merge sooner, and that step stays short.
@@ -186,6 +199,16 @@ def import_records(
         _drop_hidden(library, aside)
     if progress is not None:
         progress(done, total or done)
+    log.info(
+        "import of %s into %r finished: %d record(s) read, %d inserted, %d replaced, %d skipped in %.1f s",
+        what,
+        collection,
+        done,
+        result.inserted,
+        result.replaced,
+        result.skipped,
+        time.monotonic() - began,
+    )
     if target is None:
         return ImportReport(name, cid, True, result.inserted, result.replaced, result.skipped)
     return ImportReport(collection, target, False, result.inserted, result.replaced, result.skipped)
@@ -399,6 +422,15 @@ def export_thoughtsource(
     CoTs with critiques or explanation ratings carry them in the ``thoughtdesk_critiques``
     extension field (see :mod:`thoughtdesk.core.importing.ts_critiques`).
     """
+    started = time.monotonic()
     cid = library.require_collection(collection)
     splits = collection_with_critiques(library, cid) if has_critiques(library, cid) else iter_collection(library, cid)
-    return write_collection(path, splits, progress=progress)
+    count = write_collection(path, splits, progress=progress)
+    log.info(
+        "exported %d sample(s) of %r to %s (ThoughtSource JSON) in %.1f s",
+        count,
+        collection,
+        path,
+        time.monotonic() - started,
+    )
+    return count

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import sqlite_utils
+
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
@@ -17,6 +19,8 @@ from thoughtdesk.core.rationales.extraction import Markers, RationaleError, Rewr
 from thoughtdesk.core.rationales.filtering import LossReduction
 
 SourceKind = Literal["reference", "generated", "file"]
+#: A score's identity: the table's unique index rationale_score_identity (migration m009).
+SCORE_IDENTITY = ("rationale_id", "scorer", "decay")
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,22 +201,24 @@ def rationales(
 
 
 def add_score(lib: Library, rationale_id: int, *, scorer: str, decay: float, result: LossReduction) -> None:
-    """Store one rationale's filtering result (replacing an earlier one by the same scorer and decay)."""
+    """Store one rationale's filtering result, updating in place an earlier one by the same scorer
+    and decay (the table's identity): sqlite-utils' upsert, in the library's transaction (a
+    non-hot path: one row per scored rationale, after seconds of model scoring)."""
     with lib.transaction() as conn:
-        conn.execute(
-            "INSERT OR REPLACE INTO rationale_score (rationale_id, scorer, decay, loss_without, loss_with, reduction, "
-            "tokens_without, tokens_with, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                rationale_id,
-                scorer,
-                decay,
-                result.loss_without,
-                result.loss_with,
-                result.reduction,
-                result.tokens_without,
-                result.tokens_with,
-                now_iso(),
-            ),
+        table = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)["rationale_score"]
+        table.upsert(  # type: ignore[union-attr]  # a table, not a view: the migration made it
+            {
+                "rationale_id": rationale_id,
+                "scorer": scorer,
+                "decay": decay,
+                "loss_without": result.loss_without,
+                "loss_with": result.loss_with,
+                "reduction": result.reduction,
+                "tokens_without": result.tokens_without,
+                "tokens_with": result.tokens_with,
+                "created": now_iso(),
+            },
+            pk=SCORE_IDENTITY,
         )
 
 

@@ -185,6 +185,18 @@ def keyring_name(backend: keyring.backend.KeyringBackend | None = None) -> str:
     return getattr(backend, "name", type(backend).__name__)
 
 
+def agree_to_key_file() -> Path:
+    """The user agreed to keep API keys in the key file (no system keyring): remember it in
+    ``core.json`` and switch to the file now; returns the file's path. What the GUI's consent
+    question and ``thoughtdesk keys set --key-file`` do after a yes."""
+    config = load_config()
+    if not config.keys_in_file:
+        config.keys_in_file = True
+        save_config(config)
+    use_key_file_if_allowed(config)
+    return FileKeyring().path
+
+
 def use_key_file_if_allowed(config: CoreConfig | None = None) -> bool:
     """Switch :mod:`secrets` to the key file when there is no keyring and the user agreed.
 

@@ -65,10 +65,7 @@ class OfflineError(ThoughtDeskError):
         self.what = what
         self.address = address
         where = f" ({address})" if address else ""
-        super().__init__(
-            f"offline mode is on: {what} needs the network{where}; nothing was sent. Turn offline "
-            "mode off in Edit > Settings (or unset THOUGHTDESK_OFFLINE) to allow it"
-        )
+        super().__init__(f"offline mode is on: {what} needs the network{where}; nothing was sent. {how_to_go_online()}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +265,29 @@ def offline_override() -> bool | None:
     if _state.forced is not None:
         return _state.forced
     return offline_from_environment()
+
+
+def offline_source() -> str:
+    """Where offline mode comes from: ``command line`` (``--offline``), ``environment``
+    (``THOUGHTDESK_OFFLINE``) or ``settings`` (the saved setting, Edit > Settings)."""
+    if _state.forced is not None:
+        return "command line"
+    if offline_from_environment() is not None:
+        return "environment"
+    return "settings"
+
+
+def how_to_go_online() -> str:
+    """How to turn offline mode off, for the source that turned it on (said by every refusal)."""
+    source = offline_source()
+    if source == "command line":
+        return "It was turned on by --offline on the command line; run the command without --offline to allow it"
+    if source == "environment":
+        return (
+            f"It was turned on by {OFFLINE_ENV}={os.environ.get(OFFLINE_ENV, '').strip()} in the environment; "
+            f"unset {OFFLINE_ENV} (or set it to 0) to allow it"
+        )
+    return "Turn offline mode off in Edit > Settings (it is saved there, for the app and the command line) to allow it"
 
 
 def clear_override() -> None:

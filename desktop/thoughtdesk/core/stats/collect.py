@@ -9,6 +9,8 @@ collection, then their generated CoTs), so memory holds one chunk of text, the t
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -170,6 +172,7 @@ def collection_statistics(
     ``progress(done, total)`` counts samples read; ``cancel()`` is checked after every chunk and
     stops with :class:`Cancelled` (nothing is written either way).
     """
+    started = time.monotonic()
     if not set(overlap_fields) <= set(OVERLAP_FIELDS):
         raise ValueError(f"overlap_fields must be among {OVERLAP_FIELDS}, not {overlap_fields!r}")
     if overlap_by not in ("dataset", "split"):
@@ -231,6 +234,14 @@ def collection_statistics(
             raise Cancelled("statistics")
     splits = [part.finish() for part in parts.values()]
     matrices = [overlap_matrix(f, n, sets[f]) for f in overlap_fields] if overlap else []
+    logging.getLogger(__name__).info(
+        "statistics of %r: %d sample(s) in %d dataset split(s)%s in %.2f s",
+        collection,
+        done,
+        len(splits),
+        f", {n}-gram overlap by {overlap_by}" if overlap else "",
+        time.monotonic() - started,
+    )
     return CollectionStatistics(collection, splits, matrices, overlap_by)
 
 

@@ -247,7 +247,11 @@ class MainWindow(QMainWindow):
         library shown, and come to the front."""
         shown = self.library.path.resolve() if self.library is not None else None
         if path is not None and path.resolve() != shown:
-            self.open_library(path)
+            from thoughtdesk.ui.app.missing_library import confirm_library
+
+            chosen = confirm_library(path, self, quit_text="&Cancel")  # a missing file: asked first
+            if chosen is not None:
+                self.open_library(chosen)
         if self.isMinimized():
             self.showNormal()
         self.raise_()

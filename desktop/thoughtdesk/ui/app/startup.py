@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.paths import LIBRARY_ENV, resolve_library_path, resource_path
+from thoughtdesk.core.paths import LIBRARY_ENV, LIBRARY_FILENAME, resolve_library_path, resource_path, user_data_dir
 
 if TYPE_CHECKING:  # Qt is imported when the GUI starts, not for the command line
     from thoughtdesk.ui.qt import QApplication
@@ -20,6 +21,8 @@ DEMO_COLLECTION = "Demo"
 DESKTOP_FILE_NAME = "thoughtdesk"
 QUIT_WHEN_SHOWN_ENV = "THOUGHTDESK_QUIT_WHEN_SHOWN"
 
+log = logging.getLogger(__name__)
+
 
 def open_library_for_gui(path: Path) -> Library:
     """Open the library; a library created just now gets the demo collection, so views have content."""
@@ -27,7 +30,20 @@ def open_library_for_gui(path: Path) -> Library:
     library = Library.open(path)
     if is_new:
         add_demo_collection(library)
+        log.info("created a new library at %s with the demo collection", path)
+    else:
+        log.info("opened the library %s", path)
     return library
+
+
+def needs_confirmation(path: Path, *, chosen_in_wizard: bool = False) -> bool:
+    """Whether to ask before creating a library at ``path``: it does not exist and it is not the
+    default library in the data folder (a first start creates that one) nor the file the user
+    named in the first-run wizard a moment ago. A path given on the command line, handed over,
+    in ``$THOUGHTDESK_LIBRARY`` or remembered in Settings may be a typo or a drive not mounted."""
+    if path.exists() or chosen_in_wizard:
+        return False
+    return path.expanduser().absolute() != (user_data_dir() / LIBRARY_FILENAME).absolute()
 
 
 def add_demo_collection(library: Library) -> None:
@@ -92,24 +108,38 @@ def run_gui(library: str | None = None) -> int:
     app.setWindowIcon(app_icon())
     settings = apply_startup_settings()
     watch_keyring()
+    wizard_chose = False
     if wizard_wanted():
         from thoughtdesk.ui.settings.first_run import FirstRunWizard
 
         wizard = FirstRunWizard()
         if wizard.exec():
             settings = load_settings()
+            wizard_chose = bool(settings.library_path)
             if wizard.failed_messages():  # e.g. the keyring refused a key: say so before going on
                 box = QMessageBox(QMessageBox.Icon.Warning, "ThoughtDesk", "\n".join(wizard.failed_messages()))
                 box.setTextFormat(Qt.TextFormat.PlainText)
                 box.exec()
     explicit = library or (None if os.environ.get(LIBRARY_ENV) else settings.library_path or None)
     path = resolve_library_path(explicit)
+    from_wizard = wizard_chose and not library and not os.environ.get(LIBRARY_ENV)
+    if needs_confirmation(path, chosen_in_wizard=from_wizard):
+        from thoughtdesk.ui.app.missing_library import confirm_library
+
+        chosen = confirm_library(path)  # create it, choose another, or quit: nothing made unasked
+        if chosen is None:
+            print(f"ThoughtDesk: no library at {path}; nothing was created.", file=sys.stderr)
+            return 1
+        path = chosen
+    created = not path.exists()
     try:
         lib = open_library_for_gui(path)
     except ThoughtDeskError as error:
         QMessageBox.critical(None, "ThoughtDesk", str(error))
         return 1
     window = MainWindow(lib)
+    if created:
+        window.show_status(f"Created a new library at {path}, with a small demo collection", 0)
     instance.open_requested.connect(window.open_handed_over)
     if measuring:
         from thoughtdesk.ui.app.startup_probe import quit_when_shown

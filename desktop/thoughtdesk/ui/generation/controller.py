@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.backends.pricing import default_price_path, load_price_table
+from thoughtdesk.core.generation.defaults import model_defaults
 from thoughtdesk.core.generation.fragment_store import FragmentStore
 from thoughtdesk.core.generation.fragments import critique_templates
 from thoughtdesk.core.generation.runs import RunLimits
@@ -19,7 +20,7 @@ from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planner import RunPlannerDialog
 from thoughtdesk.ui.generation.runs_panel import RunsPanel
 from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
-from thoughtdesk.ui.settings.options import load_settings
+from thoughtdesk.ui.settings.options import load_settings, settings_values
 
 
 def critique_model_list() -> ModelList:
@@ -44,17 +45,10 @@ def critique_model_list() -> ModelList:
 
 def start_from_settings(models: ModelList) -> None:
     """Point a model list's form at the local model and providers chosen in the wizard and
-    Settings (not always OpenAI / gpt-4o-mini)."""
-    settings = load_settings()
-    providers = {
-        name: url
-        for name, enabled, url in (
-            ("openai", settings.openai_enabled, settings.openai_base_url),
-            ("anthropic", settings.anthropic_enabled, settings.anthropic_base_url),
-        )
-        if enabled
-    }
-    models.form.start_from(settings.local_model_path, providers)
+    Settings (not always OpenAI / gpt-4o-mini), by the rule ``thoughtdesk generate`` uses too
+    (:func:`thoughtdesk.core.generation.defaults.model_defaults`), and put that model in the
+    run's list: a first run needs no extra click."""
+    models.start_from(model_defaults(settings_values(load_settings())))
 
 
 class GenerationUI(QObject):

@@ -26,6 +26,7 @@ from thoughtdesk.core.generation.runs import (
     CritiquePlan,
     CritiqueSpec,
     ModelSpec,
+    check_models_exist,
     check_models_ready,
     create_critique_run,
     plan_critique_run,
@@ -315,4 +316,5 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
 
     def create_planned_run(self, lib: Library, plan: CritiquePlan, name: str | None) -> int:
         check_models_ready(plan.spec.models)  # offline mode, a missing model file: no run is written
+        check_models_exist(plan.spec.models)  # a model its server does not have (a typo): no run either
         return create_critique_run(lib, plan, name=name)

@@ -10,6 +10,7 @@ cannot score).
 from __future__ import annotations
 
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.defaults import TEMPERATURE_RANGE
 from thoughtdesk.core.generation.runs import GuideSpec, ModelSpec, ScorerReport, scorer_report
 from thoughtdesk.core.generation.runs.spec import as_scorer
 from thoughtdesk.ui.app.tasks import Task, TaskContext
@@ -67,7 +68,11 @@ class GuidePanel(QWidget):
         self.candidates = QSpinBox(objectName="guideCandidates", minimum=1, maximum=32, value=3)
         self.max_steps = QSpinBox(objectName="guideMaxSteps", minimum=1, maximum=200, value=15)
         self.step_temperature = QDoubleSpinBox(
-            objectName="guideStepTemperature", minimum=0.0, maximum=2.0, singleStep=0.1, value=0.7
+            objectName="guideStepTemperature",
+            minimum=TEMPERATURE_RANGE[0],
+            maximum=TEMPERATURE_RANGE[1],
+            singleStep=0.1,
+            value=0.7,
         )
         self.step_max_tokens = QSpinBox(objectName="guideStepMaxTokens", minimum=1, maximum=4096, value=64)
         self.scorer_same = QCheckBox("The scorer is the rationale model", objectName="guideScorerSame")

@@ -13,6 +13,7 @@ from typing import TypedDict
 
 from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import BackendError
+from thoughtdesk.core.generation.defaults import DEFAULT_MODELS, TEMPERATURE_RANGE, ModelDefaults, default_chat
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
 from thoughtdesk.ui.qt import (
@@ -41,7 +42,6 @@ PROVIDER_CHOICES = (
     ("Anthropic", "anthropic"),
     ("Local model (llama.cpp, GGUF file)", "llamacpp"),
 )
-DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest"}
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -88,9 +88,11 @@ class ModelForm(QWidget):
         self.gguf_path.setPlaceholderText("/path/to/model.gguf")
         browse = QPushButton("Choose…", objectName="chooseGguf")
         browse.clicked.connect(self.choose_gguf)
-        gguf_row = QHBoxLayout()
-        gguf_row.addWidget(self.gguf_path, 1)
-        gguf_row.addWidget(browse)
+        gguf_row = QWidget()  # a widget, not a layout: a form row's label needs a buddy for its "&"
+        gguf_layout = QHBoxLayout(gguf_row)
+        gguf_layout.setContentsMargins(0, 0, 0, 0)
+        gguf_layout.addWidget(self.gguf_path, 1)
+        gguf_layout.addWidget(browse)
         self.n_ctx = QSpinBox(objectName="nCtx", minimum=128, maximum=1_048_576, value=2048, singleStep=512)
         self.n_threads = QSpinBox(objectName="nThreads", minimum=0, maximum=256, value=0)
         self.n_threads.setSpecialValueText("automatic")
@@ -99,6 +101,7 @@ class ModelForm(QWidget):
         self.template = QComboBox(objectName="localTemplate")
         self.template.addItem("The GGUF's chat template", True)
         self.template.addItem("Raw completion (prompt as it is, or wrapped below)", False)
+        self.template.setCurrentIndex(0 if default_chat("llamacpp") else 1)
         self.completion_template = QPlainTextEdit(objectName="completionTemplate")
         self.completion_template.setPlaceholderText(
             "{prompt}   (e.g. <start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n)"
@@ -113,7 +116,9 @@ class ModelForm(QWidget):
         )
         self.completion_template.setEnabled(False)
 
-        self.temperature = QDoubleSpinBox(objectName="temperature", minimum=0.0, maximum=2.0, singleStep=0.1)
+        self.temperature = QDoubleSpinBox(
+            objectName="temperature", minimum=TEMPERATURE_RANGE[0], maximum=TEMPERATURE_RANGE[1], singleStep=0.1
+        )
         self.max_tokens = QSpinBox(objectName="maxTokens", minimum=1, maximum=100_000, value=256)
         self.extraction_max_tokens = QSpinBox(objectName="extractionMaxTokens", minimum=1, maximum=10_000, value=32)
         self.seed = QSpinBox(objectName="modelSeed", minimum=-1, maximum=2_147_483_647, value=-1)
@@ -131,6 +136,9 @@ class ModelForm(QWidget):
         local_form = QFormLayout(local)
         local_form.setContentsMargins(0, 0, 0, 0)
         local_form.addRow("GGUF &file", gguf_row)
+        gguf_label = local_form.labelForField(gguf_row)
+        if isinstance(gguf_label, QLabel):
+            gguf_label.setBuddy(self.gguf_path)  # Alt+F goes to the path, not the row
         local_form.addRow("&Context size (tokens)", self.n_ctx)
         local_form.addRow("&Threads", self.n_threads)
         local_form.addRow("&GPU layers", self.n_gpu_layers)
@@ -167,17 +175,17 @@ class ModelForm(QWidget):
         if provider in DEFAULT_MODELS and self.model_name.text() in DEFAULT_MODELS.values():
             self.model_name.setText(DEFAULT_MODELS[provider])
 
-    def start_from(self, local_model: str = "", providers: dict[str, str] | None = None) -> None:
-        """Start from what the user chose in the first-run wizard and Settings: ``local_model``
-        (a GGUF path, "" = none) and ``providers`` (enabled provider -> its base URL, in order of
-        preference). The local model comes first (it works offline), else the first provider."""
-        providers = providers or {}
-        for provider, url in providers.items():
-            if provider in self.base_urls and url.strip():
-                self.base_urls[provider] = url.strip()
-        if local_model.strip():
-            self.gguf_path.setText(local_model.strip())
-        choice = "llamacpp" if local_model.strip() else next(iter(providers), None)
+    def start_from(self, defaults: ModelDefaults) -> None:
+        """Start from what the user chose in the first-run wizard and Settings: the local model
+        (a GGUF path) and the enabled providers with their base URLs. The local model comes first
+        (it works offline), else the first provider (:meth:`ModelDefaults.first_choice`)."""
+        for provider in self.base_urls:
+            url = defaults.base_url(provider)
+            if url:
+                self.base_urls[provider] = url
+        if defaults.local_model:
+            self.gguf_path.setText(defaults.local_model)
+        choice = defaults.first_choice()
         if choice is None or self.provider.findData(choice) < 0:
             return
         # The remote page shows the chosen provider's URL (OpenAI's when the local model is chosen).
@@ -254,7 +262,7 @@ class ModelForm(QWidget):
             base_url=urls[0] if urls else None,
             more_base_urls=tuple(urls[1:]),
             endpoint=self.endpoint.currentData() if provider == "openai" else "chat",
-            chat=provider != "openai" or self.endpoint.currentData() == "chat",
+            chat=default_chat(provider, self.endpoint.currentData()),
             **common,
         )
 
@@ -265,18 +273,7 @@ class ModelForm(QWidget):
 
 def describe(spec: ModelSpec) -> str:
     """One line for the list: provider, model, where, and the main parameters."""
-    if spec.provider == "llamacpp":
-        where = (
-            f"ctx {spec.n_ctx}, threads {spec.n_threads or 'auto'}, GPU layers {spec.n_gpu_layers}, "
-            f"{'chat template' if spec.chat else 'raw completion'}"
-            f"{'' if spec.chat or spec.completion_template == DEFAULT_COMPLETION_TEMPLATE else ' (wrapped)'}"
-        )
-    else:
-        where = f"{spec.base_url or 'default URL'}, {spec.endpoint}"
-        if spec.more_base_urls:
-            where = f"pool of {len(spec.base_urls)} servers: {', '.join(spec.base_urls)}, {spec.endpoint}"
-    seed = "" if spec.seed is None else f", seed {spec.seed}"
-    return f"{spec.label}  ({where}; T={spec.temperature:g}, max {spec.max_tokens} tokens{seed})"
+    return spec.describe()
 
 
 class ModelList(QWidget):
@@ -307,6 +304,14 @@ class ModelList(QWidget):
         layout.addWidget(self.error)
         layout.addWidget(QLabel("Models in this run:"))
         layout.addWidget(self.list, 1)
+
+    def start_from(self, defaults: ModelDefaults) -> None:
+        """The form from the wizard's and Settings' choices and, when they name a model, that
+        model already in the run's list (a first run needs no click on Add model; a local model
+        file that has gone missing is said under the form instead)."""
+        self.form.start_from(defaults)
+        if defaults.first_choice() is not None:
+            self.add_from_form()
 
     def specs(self) -> list[ModelSpec]:
         return [self.list.item(row).data(SPEC_ROLE) for row in range(self.list.count())]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
+from thoughtdesk.core.generation.defaults import DEFAULT_FRAGMENTS
 from thoughtdesk.core.generation.fragments import FRAGMENT_KINDS, FragmentKind, FragmentLibrary
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
@@ -22,6 +23,7 @@ from thoughtdesk.core.generation.runs import (
     RunPlan,
     RunSpec,
     check_batch_spec,
+    check_models_exist,
     check_models_ready,
     create_run,
     guide_scorer_report,
@@ -66,8 +68,9 @@ from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
-#: Ticked when the planner opens (ThoughtSource's usual zero-shot CoT set), if present.
-DEFAULT_TICKS = {"instruction": "qa-01", "cot_trigger": "kojima-01", "answer_extraction": "kojima-01"}
+#: Ticked when the planner opens (ThoughtSource's usual zero-shot CoT set), if present: the
+#: defaults of `thoughtdesk generate` too.
+DEFAULT_TICKS = DEFAULT_FRAGMENTS
 
 
 class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
@@ -424,6 +427,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
     def create_planned_run(self, lib: Library, plan: RunPlan, name: str | None) -> int:
         # Offline mode, a missing model file (also a helper's): no run is written.
         check_models_ready(plan.spec.all_models())
+        check_models_exist(plan.spec.all_models())  # a model its server does not have (a typo): no run either
         scorer = plan.spec.guide.scorer if plan.spec.guide is not None else None
         if scorer is not None:
             # A server that ignores echo (llama.cpp's own llama-server) would stop the run at its

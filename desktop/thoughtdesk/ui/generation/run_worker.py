@@ -93,6 +93,8 @@ class RunWorker(QThread):
         self.control = RunControl()
         self.final: RunProgress | None = None
         self.error = ""
+        #: The error that stopped the run, if any (the panel tells a model-not-found apart).
+        self.stop_error: BaseException | None = None
 
     def _taps(self) -> dict[int, Backend]:
         """Streaming taps for local models; other models are built by the executor itself."""
@@ -132,8 +134,10 @@ class RunWorker(QThread):
             self.final = asyncio.run(self._main())
         except BackendError as error:
             self.error = str(error)  # names the provider and says what to do
+            self.stop_error = error
         except Exception as error:  # shown to the user, the run stays resumable
             self.error = f"{type(error).__name__}: {error}"
+            self.stop_error = error
         self.ended.emit(self.final, self.error)
 
     def pause(self) -> None:

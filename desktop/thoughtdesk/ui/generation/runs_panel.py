@@ -30,6 +30,7 @@ from thoughtdesk.core.generation.runs import (
     list_runs,
     rename_run,
     run_requests,
+    stopped_for_good,
 )
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.tasks import Task
@@ -454,6 +455,25 @@ class RunsPanel(QWidget):
 
         return self._change(work, f"Run {run_id} deleted; its CoTs and answers are kept.", forget)
 
+    def offer_delete_empty_run(self, run_id: int, text: str) -> QMessageBox:
+        """Say that run ``run_id`` cannot be resumed and offer to delete it (non-modal)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "Run cannot be resumed", text, QMessageBox.StandardButton.NoButton, self
+        )
+        box.setObjectName("emptyRunOffer")
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the server's message is not markup
+        delete = box.addButton(f"&Delete run {run_id}", QMessageBox.ButtonRole.DestructiveRole)
+        delete.setObjectName("deleteEmptyRun")
+        box.addButton("&Keep it", QMessageBox.ButtonRole.RejectRole)
+
+        def answered(button) -> None:
+            if button is delete and self.select_run(run_id):
+                self.delete_selected(confirm=False)
+
+        box.buttonClicked.connect(answered)
+        box.open()
+        return box
+
     def _change(
         self, work: Callable[[], int], done_text: str, then: Callable[[int], object] | None = None
     ) -> Task[int]:
@@ -510,6 +530,11 @@ class RunsPanel(QWidget):
         worker = self.workers.get(run_id)
         if worker is not None:
             worker.wait(2000)
+            live = self.model.live.get(run_id)
+            advice = stopped_for_good(worker.stop_error, run_id, live.done if live is not None else 0)
+            if advice:  # a model its server does not have: no resume can fix it
+                self.errors[run_id] = f"{error} — {advice}."
+                self.offer_delete_empty_run(run_id, f"{error}\n\n{advice[0].upper()}{advice[1:]}.")
         self._update_buttons()
         self._show_message(self.selected_run())
         self._data_dirty = True

@@ -18,7 +18,7 @@ from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import check_export_target, looks_like_export
 from thoughtdesk.core.importing.detect import classify_import_file, not_importable
 from thoughtdesk.core.importing.dscb import export_dscb, import_dscb
-from thoughtdesk.core.importing.flat_export import export_flat, require_pyarrow
+from thoughtdesk.core.importing.flat_export import describe_written, export_flat, require_pyarrow
 from thoughtdesk.core.importing.importer import (
     ImportReport,
     export_thoughtsource,
@@ -246,7 +246,7 @@ class ImportingController(QObject):
 
     # Exporting --------------------------------------------------------------------------------
 
-    def export_dialog(self) -> Task[int] | None:
+    def export_dialog(self) -> Task[str] | None:
         """File ▸ Export collection…: the collection of the Samples tab's current row, in the
         format, file and (for chat JSONL) filters chosen in :class:`ExportDialog`."""
         collection = self._window.samples.current_collection()
@@ -267,13 +267,13 @@ class ImportingController(QObject):
         settings.setValue(EXPORT_FORMAT_SETTING, request.fmt)
         return self.export(request)
 
-    def export_collection(self, collection: str, path: Path, *, dscb: bool = False) -> Task[int] | None:
+    def export_collection(self, collection: str, path: Path, *, dscb: bool = False) -> Task[str] | None:
         """Write ``collection`` as a ThoughtSource file (or with ``dscb`` as DS Critique Bank
         JSON Lines, one record per generated CoT) in the background, replacing ``path`` unasked
         (never the open library)."""
         return self.export(ExportRequest(collection, path, "dscb" if dscb else "thoughtsource"), confirm=False)
 
-    def export(self, request: ExportRequest, *, confirm: bool = True) -> Task[int] | None:
+    def export(self, request: ExportRequest, *, confirm: bool = True) -> Task[str] | None:
         """Run an :class:`ExportRequest` in the background with progress and Cancel.
 
         Never onto the open library (or its -wal/-shm files) or a folder; with ``confirm`` an
@@ -294,7 +294,9 @@ class ImportingController(QObject):
         if confirm and path.exists() and not self._confirm_replace(path):
             return None
 
-        def work(ctx: TaskContext) -> int:
+        what = FORMATS_BY_KEY[fmt].what
+
+        def work(ctx: TaskContext) -> str:
             def counted(total: int) -> Callable[[int], None]:
                 # ThoughtSource and DSCB exports report a count only; a cancel raises from here,
                 # inside their part-file block, so nothing is left under the target's name.
@@ -310,10 +312,10 @@ class ImportingController(QObject):
             with Library.open(library_path, create=False) as lib:
                 if fmt == "thoughtsource":
                     total = next((c.samples for c in lib.collections() if c.name == collection), 0)
-                    return export_thoughtsource(lib, collection, path, progress=counted(total))
+                    return f"{export_thoughtsource(lib, collection, path, progress=counted(total))} {what}"
                 if fmt == "dscb":
-                    return export_dscb(lib, collection, path, progress=counted(0))
-                return export_flat(
+                    return f"{export_dscb(lib, collection, path, progress=counted(0))} {what}"
+                count = export_flat(
                     lib,
                     collection,
                     path,
@@ -323,12 +325,12 @@ class ImportingController(QObject):
                     progress=ctx.progress,
                     cancel=ctx.cancelled,
                 )
+                return describe_written(lib, collection, fmt, count)  # what the rows are, as the CLI says
 
-        what = FORMATS_BY_KEY[fmt].what
         return self._window.run_task(
             f"Exporting {collection}…",
             work,
-            lambda n: self._window.show_status(f"{n} {what} of {collection!r} written to {path}", 10000),
+            lambda written: self._window.show_status(f"{written} of {collection!r} written to {path}", 10000),
         )
 
     def _confirm_replace(self, path: Path) -> bool:

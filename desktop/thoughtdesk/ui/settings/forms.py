@@ -295,10 +295,7 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
                 return KeySaveResult(
                     False, f"the {provider} key was NOT stored (no keyring, and storing it in a file was declined)"
                 )
-            agreed = core_config.load_config()
-            agreed.keys_in_file = True
-            core_config.save_config(agreed)
-        core_config.use_key_file_if_allowed()
+        core_config.agree_to_key_file()
         core_config.store_api_key(provider, key, base_url)
         return KeySaveResult(True, f"the {provider} key was stored in {key_file} (readable only by you)")
     core_config.store_api_key(provider, key, base_url)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from thoughtdesk.core.generation.defaults import LOCAL_MODEL_KEY, provider_key
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
 from thoughtdesk.core.paths import settings_file
 from thoughtdesk.core.settings import config as core_config
@@ -46,11 +47,13 @@ DEFAULT_ANTHROPIC_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
 USER_NAME = "user/name"
 LIBRARY_PATH = "library/path"
 OFFLINE = "network/offline"
-LOCAL_MODEL_PATH = "local/model_path"
-OPENAI_ENABLED = "providers/openai/enabled"
-OPENAI_BASE_URL = "providers/openai/base_url"
-ANTHROPIC_ENABLED = "providers/anthropic/enabled"
-ANTHROPIC_BASE_URL = "providers/anthropic/base_url"
+# The model choices are read by core too (core/generation/defaults.py: the planner's and the
+# CLI's defaults), so their keys are declared there.
+LOCAL_MODEL_PATH = LOCAL_MODEL_KEY
+OPENAI_ENABLED = provider_key("openai", "enabled")
+OPENAI_BASE_URL = provider_key("openai", "base_url")
+ANTHROPIC_ENABLED = provider_key("anthropic", "enabled")
+ANTHROPIC_BASE_URL = provider_key("anthropic", "base_url")
 FIRST_RUN_DONE = "firstRun/done"
 #: Where the settings were copied from on the first start with the settings file ("" = nowhere).
 MIGRATED_FROM = "settingsFile/migratedFrom"
@@ -139,6 +142,11 @@ def load_settings(store: QSettings | None = None) -> AppSettings:
     if not settings.user_name.strip():
         settings.user_name = default_user_name()
     return settings
+
+
+def settings_values(settings: AppSettings) -> dict[str, object]:
+    """``settings`` as ``{key: value}`` under the settings file's keys (what core reads from it)."""
+    return {key: getattr(settings, name) for name, key in _KEYS.items()}
 
 
 def save_settings(settings: AppSettings, store: QSettings | None = None) -> None:

@@ -14,6 +14,7 @@ from thoughtdesk.core.generation.runs import (
     RunNotFound,
     RunSpec,
     SampleSelection,
+    check_models_exist,
     check_models_ready,
     create_run,
     delete_run,
@@ -99,3 +100,42 @@ def test_a_run_being_executed_is_not_deleted(library_path):
             conn.execute("UPDATE run SET lease_expires = ? WHERE id = ?", (time.time() - 1, run_id))
         delete_run(lib, run_id)
         assert list_runs(lib) == []
+
+
+# --- a model the server does not have (audit of issue 16, point 8) ---------------------------
+
+
+def test_a_misspelled_model_is_refused_where_the_server_lists_its_models():
+    from tests.helpers.servers import FakeModelServer
+    from thoughtdesk.core.generation.backends import ModelNotFound
+
+    with FakeModelServer(models=("gpt-4o-mini", "gpt-4o", "o3-mini")) as server:
+        with pytest.raises(ModelNotFound, match=r"has no model 'gpt-4o-mnii'; did you mean 'gpt-4o-mini'") as refused:
+            check_models_exist([ModelSpec("openai", "gpt-4o-mnii", base_url=server.base_url)])
+        assert "nothing was written" in str(refused.value)
+        check_models_exist([ModelSpec("openai", "gpt-4o", base_url=server.base_url)])  # listed: fine
+        assert server.gets == ["/v1/models", "/v1/models"] and not server.requests  # nothing generated
+
+
+def test_a_server_that_cannot_tell_lets_the_run_be_written():
+    from tests.helpers.servers import FakeModelServer
+
+    # No /models route (404), a llama.cpp server listing its one model under another name, no server.
+    with FakeModelServer(models=("qwen",), list_models=False) as bare:
+        check_models_exist([ModelSpec("openai", "anything", base_url=bare.base_url)])
+        assert bare.gets == ["/v1/models"]
+    with FakeModelServer(models=("/models/qwen2.5-0.5b.gguf",)) as single:
+        check_models_exist([ModelSpec("openai", "qwen", base_url=single.base_url)])
+    check_models_exist([ModelSpec("openai", "m", base_url="http://127.0.0.1:1/v1")])  # nothing answers
+
+
+def test_anthropic_is_asked_for_the_model_itself(monkeypatch):
+    from tests.helpers.servers import FakeModelServer
+    from thoughtdesk.core.generation.backends import ModelNotFound
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    with FakeModelServer(models=("claude-3-5-haiku-latest",)) as server:
+        check_models_exist([ModelSpec("anthropic", "claude-3-5-haiku-latest", base_url=server.root_url)])
+        with pytest.raises(ModelNotFound, match="has no model 'claude-3-5-haiku-lates'"):
+            check_models_exist([ModelSpec("anthropic", "claude-3-5-haiku-lates", base_url=server.root_url)])
+        assert server.gets == ["/v1/models/claude-3-5-haiku-latest", "/v1/models/claude-3-5-haiku-lates"]

@@ -7,7 +7,9 @@ TLS, timeout, HTTP status with the server's own message), and never contains the
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
+from urllib.parse import quote
 
 import httpx
 
@@ -87,3 +89,61 @@ def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> Conn
     shown = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
     detail = f"; models: {shown}" if models else ""
     return ConnectionResult(True, f"connected to {what} at {url} (HTTP {response.status_code}){detail}", models)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelLookup:
+    """What a provider said of one model name: ``known`` True (it has it), False (it said it has
+    not), None (it could not tell: no model list, no answer, a refused key...); ``offered`` the
+    names it offers that look like the one asked for (for "did you mean")."""
+
+    known: bool | None
+    offered: tuple[str, ...] = ()
+
+
+def look_up_model(
+    provider: str, base_url: str, api_key: str | None, model: str, *, timeout: float = 10.0
+) -> ModelLookup:
+    """Ask the server at ``base_url`` whether it serves ``model``, without generating anything.
+
+    Anthropic: ``GET /v1/models/{id}`` (ids and aliases) answers 200 or 404. An OpenAI-compatible
+    server: ``GET /models``; a name among the ids is known, and a name missing from a list of two
+    or more is not (OpenAI, vLLM with several models, Ollama, LM Studio). A list of one says
+    nothing: a llama.cpp server lists the model it loaded under one name and answers to any.
+    Everything else (no /models, an error, no answer) is unknown, never a refusal."""
+    if provider == "anthropic":
+        if not api_key:
+            return ModelLookup(None)
+        headers = {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
+        response = _get(base_url.rstrip("/") + "/v1/models/" + quote(model, safe=""), headers, timeout)
+        if response is None:
+            return ModelLookup(None)
+        # Anthropic's answer for an unknown model names it ("model: claude-..."); a 404 that
+        # does not (a server speaking the API without this route) says nothing.
+        if response.status_code == 404 and "not_found" in response.text and model in response.text:
+            return ModelLookup(False)
+        return ModelLookup(True if response.status_code == 200 else None)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    response = _get(base_url.rstrip("/") + "/models", headers, timeout)
+    if response is None or response.status_code != 200:
+        return ModelLookup(None)
+    try:
+        ids = [str(m["id"]) for m in response.json().get("data", []) if isinstance(m, dict) and "id" in m]
+    except (ValueError, AttributeError, TypeError):
+        return ModelLookup(None)
+    if model in ids or f"{model}:latest" in ids:  # Ollama lists "llama3:latest" and answers to "llama3"
+        return ModelLookup(True)
+    if len(ids) < 2:
+        return ModelLookup(None)
+    return ModelLookup(False, tuple(difflib.get_close_matches(model, ids, n=3, cutoff=0.5)))
+
+
+def _get(url: str, headers: dict[str, str], timeout: float) -> httpx.Response | None:
+    """One GET without redirects (a key goes only where it was given for); None when no answer
+    came (refused, timeout, TLS, offline)."""
+    try:
+        require_network("looking up the model", url)
+        with sync_client(timeout=timeout, follow_redirects=False) as client:
+            return client.get(url, headers=headers)
+    except (httpx.HTTPError, OfflineError):
+        return None

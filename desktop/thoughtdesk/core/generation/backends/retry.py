@@ -330,6 +330,14 @@ class ResilientBackend(Backend):
     def _before_sleep(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
+        logging.getLogger(__name__).debug(
+            "%s: attempt %d failed (%s: %s); retrying in %.1f s",
+            self.inner.label,
+            state.attempt_number,
+            type(error).__name__,
+            error,
+            wait,
+        )
         if self._on_retry is not None and isinstance(error, BackendError):
             self._on_retry(error, state.attempt_number, wait)
 

@@ -44,6 +44,9 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
 * managing: :func:`check_models_ready` ``(models)`` (raises what would stop the run at its first
   request: offline mode, a missing model file; call it before ``create_run``),
+  :func:`check_models_exist` ``(models)`` (asks each remote server whether it has the model:
+  a misspelled name is refused before the run is written), :func:`stopped_for_good`
+  ``(error, run_id, done) -> str | None`` (advice for a run no resume can fix),
   :func:`rename_run` ``(lib, run, name)``, :func:`delete_run` ``(lib, run) -> (id, requests)``
   (its CoTs and answers stay), :class:`RunInUseError`.
 * guided runs (requests with step ``guided``; docs/rationales.md): :class:`GuideSpec` as
@@ -79,7 +82,14 @@ from thoughtdesk.core.generation.runs.critique import (
     plan_critique_run,
 )
 from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
-from thoughtdesk.core.generation.runs.manage import RunInUseError, check_models_ready, delete_run, rename_run
+from thoughtdesk.core.generation.runs.manage import (
+    RunInUseError,
+    check_models_exist,
+    check_models_ready,
+    delete_run,
+    rename_run,
+    stopped_for_good,
+)
 from thoughtdesk.core.generation.runs.plan import PlannedRequest, PromptPreview, RunPlan, create_run, plan_run
 from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
 from thoughtdesk.core.generation.runs.read import (
@@ -141,7 +151,9 @@ __all__ = [
     "is_batch_run",
     "list_batches",
     "RunInUseError",
+    "check_models_exist",
     "check_models_ready",
+    "stopped_for_good",
     "delete_run",
     "rename_run",
     "GUIDE_METHODS",

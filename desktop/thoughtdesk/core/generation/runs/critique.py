@@ -14,6 +14,7 @@ two messages are rebuilt exactly from what is stored.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import re
 import string
@@ -444,6 +445,14 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
             "fingerprint, prompt, params, created, target_cot_pk) VALUES (?, ?, ?, ?, 0, 0, 'critique', ?, ?, ?, ?, ?)",
             rows,
         )
+    logging.getLogger(__name__).info(
+        "critique run %d created in %s: %d request(s) for CoTs of %r, models %s",
+        run_id,
+        lib.path,
+        plan.total,
+        spec.cots.collection,
+        ", ".join(model.label for model in spec.models),
+    )
     return run_id
 
 

@@ -15,6 +15,7 @@ import asyncio
 import contextvars
 import dataclasses
 import json
+import logging
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -70,6 +71,8 @@ from thoughtdesk.core.generation.runs.trajectories import request_steps, store_s
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+
+log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[RunProgress], None]
 #: Seconds a run's write waits for another process's write before the run stops (resumable).
@@ -156,6 +159,14 @@ class _Execution:
             (self.run_id,),
         ).fetchall()
         self.outstanding = len(pending)
+        log.info(
+            "run %d: %d request(s) to send of %d (%s), %d worker(s) per endpoint",
+            self.run_id,
+            len(pending),
+            self.tally.total,
+            ", ".join(model.label for model in self.spec.models),
+            max(1, concurrency),
+        )
         set_run_status(self.lib, self.run_id, "running")
         self._report()
         if not pending:
@@ -189,7 +200,21 @@ class _Execution:
         self.tally.status = status
         self.tally.last_error = error or self.tally.last_error
         self._report()
-        return self.tally.snapshot()
+        final = self.tally.snapshot()
+        log.info(
+            "run %d %s: %d done (%d from the store), %d failed of %d; %d tokens, $%.4f, %.1f s%s",
+            self.run_id,
+            status,
+            final.done,
+            final.cached,
+            final.failed,
+            final.total,
+            final.tokens,
+            final.cost,
+            final.elapsed,
+            f" ({error})" if error else "",
+        )
+        return final
 
     def waiting_for_library(self, seconds: float, what: str | None) -> None:
         """A write of this run waits for another process: said in the run's last message."""

@@ -15,8 +15,10 @@ from collections.abc import Iterable
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import check_gguf_file
-from thoughtdesk.core.generation.backends.base import ModelFileError
+from thoughtdesk.core.generation.backends.base import ModelFileError, ModelNotFound
+from thoughtdesk.core.generation.backends.connection_check import look_up_model
 from thoughtdesk.core.generation.runs.lease import describe_holder, holder_alive
+from thoughtdesk.core.generation.runs.providers import api_key_for
 from thoughtdesk.core.generation.runs.read import resolve_run_id
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
 from thoughtdesk.core.library.store import Library
@@ -45,6 +47,48 @@ def check_models_ready(models: Iterable[ModelSpec]) -> None:
             continue
         url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
         require_network(f"the {model.provider} API (model {model.model})", url)
+
+
+def check_models_exist(models: Iterable[ModelSpec], *, timeout: float = 10.0) -> None:
+    """Raise :class:`ModelNotFound` for a remote model its server says it does not have, before a
+    run is written (a misspelled name used to leave a run behind, failed at its first request,
+    that no resume could fix: the model is stored in the run). Asks each server once, without
+    generating anything (:func:`~thoughtdesk.core.generation.backends.connection_check.look_up_model`);
+    a server that cannot tell (no model list, no answer yet) lets the run be written as before.
+    Call after :func:`check_models_ready` (offline mode is refused there first)."""
+    asked: set[tuple[str, str, str]] = set()
+    for model in models:
+        if model.provider == "llamacpp":
+            continue
+        url = model.base_url or DEFAULT_BASE_URLS[model.provider]
+        if (model.provider, url, model.model) in asked:
+            continue
+        asked.add((model.provider, url, model.model))
+        try:
+            key = api_key_for(model.provider, url)
+        except ThoughtDeskError:  # a bad key in the environment: the run says so at its first request
+            key = None
+        found = look_up_model(model.provider, url, key, model.model, timeout=min(timeout, model.timeout))
+        if found.known is False:
+            guess = f"; did you mean {' or '.join(repr(name) for name in found.offered)}?" if found.offered else ""
+            raise ModelNotFound(
+                model.provider,
+                f"the server at {url} has no model {model.model!r}{guess}",
+                hint="check the model name (and the base URL); nothing was written",
+            )
+
+
+def stopped_for_good(error: BaseException | None, run_id: int, done: int) -> str | None:
+    """Advice for a run stopped by an error no resume can fix, else None: its requests were all
+    answered "model not found" (none done), and the model is stored in the run, so resuming it
+    would fail the same way. Say to start a new run with the right model, and that this one is
+    empty and can go."""
+    if not isinstance(error, ModelNotFound) or done > 0:
+        return None
+    return (
+        f"run {run_id} has no answers and cannot be resumed with another model (a run keeps the model it was "
+        "planned with): start a new run with the right model name and address, and delete this empty one"
+    )
 
 
 def rename_run(lib: Library, run: int | str, name: str) -> int:

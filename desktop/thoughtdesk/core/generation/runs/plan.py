@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from thoughtdesk.core.generation.runs.spec import (
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from thoughtdesk.core.generation.runs.scorer_check import ScorerReport
@@ -509,6 +512,15 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
+    log.info(
+        "run %d created in %s: %d request(s) for %d sample(s) of %r, models %s",
+        run_id,
+        lib.path,
+        plan.total,
+        plan.n_samples,
+        spec.samples.collection,
+        ", ".join(model.label for model in spec.models),
+    )
     return run_id
 
 

@@ -111,6 +111,22 @@ class ModelSpec:
         name = Path(self.model).name if self.provider == "llamacpp" else self.model
         return f"{self.provider}:{name}"
 
+    def describe(self) -> str:
+        """One line for people: provider, model, where it runs, how prompts reach it, how it
+        samples (the planner's list of models and ``thoughtdesk generate``'s plan)."""
+        if self.provider == "llamacpp":
+            wrapped = "" if self.chat or self.completion_template == DEFAULT_COMPLETION_TEMPLATE else " (wrapped)"
+            where = (
+                f"ctx {self.n_ctx}, threads {self.n_threads or 'auto'}, GPU layers {self.n_gpu_layers}, "
+                f"{'chat template' if self.chat else 'raw completion'}{wrapped}"
+            )
+        else:
+            where = f"{self.base_url or DEFAULT_BASE_URLS[self.provider]}, {self.endpoint}"
+            if self.more_base_urls:
+                where = f"pool of {len(self.base_urls)} servers: {', '.join(self.base_urls)}, {self.endpoint}"
+        seed = "" if self.seed is None else f", seed {self.seed}"
+        return f"{self.label}  ({where}; T={self.temperature:g}, max {self.max_tokens} tokens{seed})"
+
     @property
     def price_provider(self) -> str:
         """The provider name in the price table (a local OpenAI-compatible server is free)."""

@@ -1,0 +1,103 @@
+"""What a new generation run starts with, the same in the run planner and ``thoughtdesk generate``.
+
+One place for the defaults both front ends offer, so a run planned on the command line is the run
+the planner would have planned: the prompt fragments ticked at first (ThoughtSource's zero-shot
+CoT set), the model names, how a prompt reaches each provider (a local GGUF model through its own
+chat template), the temperature's range, and the model choices the user made in the first-run
+wizard and Settings (the local model file, the providers and their addresses), read from the one
+settings file (:func:`thoughtdesk.core.paths.read_settings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from thoughtdesk.core.paths import read_settings
+
+#: The fragments a new run starts with, by kind (the planner ticks them; ``generate`` uses them
+#: when no ``--instruction`` / ``--trigger`` / ``--extraction`` is given).
+DEFAULT_FRAGMENTS: dict[str, str] = {
+    "instruction": "qa-01",
+    "cot_trigger": "kojima-01",
+    "answer_extraction": "kojima-01",
+}
+#: What stands for "no fragment of this kind" on the command line (the planner's "(none)").
+NO_FRAGMENT = "none"
+#: The model each remote provider starts with when the user named none.
+DEFAULT_MODELS: dict[str, str] = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest"}
+#: The sampling temperature a model may be given (OpenAI's range; the planner's spin box and
+#: every ``--temperature`` of the command line).
+TEMPERATURE_RANGE: tuple[float, float] = (0.0, 2.0)
+#: Remote providers the settings file may name, in order of preference.
+REMOTE_PROVIDERS = ("openai", "anthropic")
+
+#: The settings file's keys for the model choices (declared here; ui/settings/options.py uses them).
+LOCAL_MODEL_KEY = "local/model_path"
+
+
+def provider_key(provider: str, name: str) -> str:
+    """``providers/<provider>/<name>``: ``enabled`` or ``base_url``."""
+    return f"providers/{provider}/{name}"
+
+
+def default_chat(provider: str, endpoint: str = "chat") -> bool:
+    """Whether a prompt goes to the model as a chat message: a local GGUF model through its own
+    chat template (a raw completion of an instruction-tuned model rambles), Anthropic always
+    (its API takes messages only), an OpenAI-compatible server on its chat endpoint."""
+    if provider == "openai":
+        return endpoint == "chat"
+    return True
+
+
+def fragment_keys(given: list[str] | None, kind: str) -> tuple[str | None, ...]:
+    """The fragment keys of one kind for a run: those given (``none`` = no fragment of this
+    kind), else the default one."""
+    keys = given or [DEFAULT_FRAGMENTS[kind]]
+    return tuple(None if key.strip().lower() == NO_FRAGMENT else key for key in keys)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDefaults:
+    """The model choices saved in the wizard and Settings: ``local_model`` (a GGUF path, "" =
+    none) and ``providers`` (each enabled remote provider -> its base URL, in order of preference)."""
+
+    local_model: str = ""
+    providers: dict[str, str] = field(default_factory=dict)
+
+    def base_url(self, provider: str) -> str | None:
+        """The address set in Settings for ``provider`` (None: not enabled there, the built-in one)."""
+        return self.providers.get(provider) or None
+
+    def first_choice(self) -> str | None:
+        """The provider a new run starts with: the local model (it works offline), else the first
+        enabled provider; None when the user chose nothing."""
+        if self.local_model:
+            return "llamacpp"
+        return next(iter(self.providers), None)
+
+    def default_model(self) -> str | None:
+        """``PROVIDER:MODEL`` of :meth:`first_choice` (None when the user chose nothing)."""
+        choice = self.first_choice()
+        if choice is None:
+            return None
+        return f"llamacpp:{self.local_model}" if choice == "llamacpp" else f"{choice}:{DEFAULT_MODELS[choice]}"
+
+
+def model_defaults(values: Mapping[str, object] | None = None) -> ModelDefaults:
+    """The model choices from ``values`` (settings keys -> values, as the GUI holds them), else from
+    the settings file. Never raises: anything unreadable means no choice."""
+    if values is None:
+        values = read_settings()
+    providers: dict[str, str] = {}
+    for provider in REMOTE_PROVIDERS:
+        if _true(values.get(provider_key(provider, "enabled"))):
+            url = str(values.get(provider_key(provider, "base_url")) or "").strip()
+            providers[provider] = url
+    return ModelDefaults(str(values.get(LOCAL_MODEL_KEY) or "").strip(), providers)
+
+
+def _true(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value or "").strip().lower() in ("true", "1", "yes")
