@@ -28,7 +28,7 @@ from typing import Any
 
 from thoughtdesk.core.datasets.generic import parquet_missing_hint
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.files import PARQUET_EXPORT_KEY, PART_SUFFIX, export_file, remove_stale_parts
+from thoughtdesk.core.files import PARQUET_EXPORT_KEY, export_file, export_part
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
 from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
 from thoughtdesk.core.library.store import Library
@@ -385,17 +385,8 @@ def export_parquet(
     table = pa.table({column: pa.array([row[column] for row in rows], type=pa.string()) for column in SAMPLE_COLUMNS})
     # Marks the file as an earlier export, so exporting to it again needs no --force.
     table = table.replace_schema_metadata({PARQUET_EXPORT_KEY: b"samples-csv rows"})
-    target = Path(path)
-    remove_stale_parts(target.parent)
-    part = target.with_name(target.name + PART_SUFFIX)  # the other exports' part name: cleaned up alike
-    try:
+    with export_part(Path(path)) as part:
         pq.write_table(table, part)
-        part.replace(target)
-    except OSError as error:
-        part.unlink(missing_ok=True)
-        raise ThoughtDeskError(
-            f"{target} could not be written ({error.strerror or error}); nothing was written"
-        ) from None
     return len(rows)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.generation.runs import is_guided as guided_cot
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
@@ -311,13 +313,21 @@ class ReviewController(QObject):
         if path:
             self.export_file(Path(path))
 
-    def export_file(self, path: Path) -> Task[ExportCounts]:
-        """Write this reviewer's annotations and ratings to ``path`` in the background."""
+    def export_file(self, path: Path) -> Task[ExportCounts] | None:
+        """Write this reviewer's annotations and ratings to ``path`` in the background.
+
+        Never onto the open library or its -wal/-shm files (refused with a dialog); the save
+        dialog has asked before replacing an existing file."""
         library_path, author = self._library().path, self.view.author
+        try:
+            check_export_target(path, libraries=[library_path], force=True)
+        except ThoughtDeskError as error:
+            self.window.show_error("Export my annotations", str(error))
+            return None
 
         def work(_ctx: TaskContext) -> ExportCounts:
             with Library.open(library_path) as lib:
-                return export_review(lib, author, path)
+                return export_review(lib, author, path, force=True)
 
         return self.window.run_task(
             f"Exporting annotations to {path.name}…",
