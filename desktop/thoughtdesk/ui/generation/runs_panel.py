@@ -32,6 +32,7 @@ from thoughtdesk.core.generation.runs import (
     run_requests,
 )
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.generation.run_output import FailedRequests, LiveOutput
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
@@ -506,7 +507,7 @@ class RunsPanel(QWidget):
         if final is not None:
             self.model.live[run_id] = final
         if error:
-            self.errors[run_id] = error
+            self.errors[run_id] = redact(error)  # shown: never a key a server quoted
         worker = self.workers.get(run_id)
         if worker is not None:
             worker.wait(2000)

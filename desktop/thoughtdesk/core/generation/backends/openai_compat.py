@@ -25,6 +25,7 @@ from thoughtdesk.core.generation.backends.base import (
 from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
 from thoughtdesk.core.generation.backends.pricing import estimate_tokens
 from thoughtdesk.core.generation.scoring import TokenScores
+from thoughtdesk.core.settings.logs import register_secret
 
 #: Where scoring works and where it does not, said when a server answers without prompt log-probs.
 _SCORING_SERVERS = (
@@ -62,6 +63,7 @@ class OpenAICompatBackend(Backend):
         self.endpoint = endpoint
         self.provider = provider
         self._api_key = api_key
+        register_secret(api_key)  # redacted wherever a server echoes it
         self._extra_headers = dict(extra_headers or {})
         self._client = client or new_client()
         self._owns_client = client is None

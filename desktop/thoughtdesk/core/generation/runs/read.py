@@ -21,6 +21,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.runs.lease import is_interrupted
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings.logs import redact
 
 #: ``batched``: waiting for a provider's batch API (runs/batch.py), polled by resume.
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed", "batched"]
@@ -202,7 +203,7 @@ def _info(row: tuple) -> RunInfo:
         prompt_tokens=row[10],
         completion_tokens=row[11],
         cost=float(row[12]),
-        last_error=row[6],
+        last_error=redact(row[6]) if row[6] is not None else None,  # shown: stored by an older version too
         model_specs=tuple(specs),
         kind=document.get("kind", "generation"),
         interrupted=is_interrupted(row[3], row[13], row[14]),
