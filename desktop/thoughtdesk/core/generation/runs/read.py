@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -178,7 +179,7 @@ FROM run r LEFT JOIN request q ON q.run_id = r.id
 """
 
 
-def _info(row: tuple) -> RunInfo:
+def _info(row: tuple, library: Path) -> RunInfo:
     document = json.loads(row[5])
     spec = document.get("spec", {})
     models = tuple(f"{m['provider']}:{m['model']}" for m in spec.get("models", []))
@@ -206,7 +207,7 @@ def _info(row: tuple) -> RunInfo:
         last_error=redact(row[6]) if row[6] is not None else None,  # shown: stored by an older version too
         model_specs=tuple(specs),
         kind=document.get("kind", "generation"),
-        interrupted=is_interrupted(row[3], row[13], row[14]),
+        interrupted=is_interrupted(row[3], row[13], row[14], library=library, run_id=row[0]),
         batch=bool(spec.get("batch")),
     )
 
@@ -214,14 +215,14 @@ def _info(row: tuple) -> RunInfo:
 def list_runs(lib: Library) -> list[RunInfo]:
     """Every run in the library, newest first, with request counts, tokens and cost."""
     rows = lib.conn.execute(_RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC").fetchall()
-    return [_info(row) for row in rows]
+    return [_info(row, lib.path) for row in rows]
 
 
 def run_info(lib: Library, run: int | str) -> RunInfo:
     """One run by id (an int, or a string of digits) or by name; RunNotFound if absent."""
     run_id = resolve_run_id(lib, run)
     row = lib.conn.execute(_RUN_SELECT + " WHERE r.id = ? GROUP BY r.id", (run_id,)).fetchone()
-    return _info(row)
+    return _info(row, lib.path)
 
 
 def resolve_run_id(lib: Library, run: int | str) -> int:
