@@ -27,6 +27,7 @@ from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.generation.runs.trajectories import attach_steps
 from thoughtdesk.core.library import counters
+from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
@@ -351,6 +352,8 @@ def store_extraction(
     scored = _score(sample, text, cot_text)
     raw = slim_raw_body(call.response.raw_body, text, "answer.answer")
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
+    if extra["thoughtdesk"]["prompt"]:  # it quotes the CoT, stored once: a reference in its place
+        extra["thoughtdesk"]["prompt"] = prompt_ref(extra["thoughtdesk"]["prompt"], cot_text, cot_pk)
     with lib.transaction() as conn:
         answer_pk = _insert_answer(
             conn,

@@ -13,7 +13,9 @@ Tables (migration ``m003_runs``): ``run`` (one row per run, its spec as JSON) an
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sqlite3
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +23,7 @@ from typing import Any, Literal
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.runs.lease import is_interrupted
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
+from thoughtdesk.core.library.prompt_refs import expand_prompt, is_prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.settings.logs import redact
 
@@ -161,7 +164,7 @@ class RequestRow:
     result_critique_pk: int | None = None  # a critique request: the critique it stored
 
 
-#: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with ``RequestRow(*row)``.
+#: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with :func:`request_row`.
 REQUEST_SELECT = "SELECT {} FROM request".format(
     ", ".join("model_label" if f.name == "model" else f.name for f in fields(RequestRow))
 )
@@ -250,9 +253,19 @@ def run_spec(lib: Library, run_id: int) -> AnySpec:
     return spec_from_document(json.loads(row[0]))
 
 
+def request_row(conn: sqlite3.Connection, row: tuple) -> RequestRow:
+    """A row of :data:`REQUEST_SELECT` as a :class:`RequestRow`, its prompt whole: an
+    extraction prompt stored with a reference to the CoT it quotes is rebuilt
+    (:mod:`thoughtdesk.core.library.prompt_refs`)."""
+    request = RequestRow(*row)
+    if is_prompt_ref(request.prompt):
+        return dataclasses.replace(request, prompt=expand_prompt(conn, request.prompt))
+    return request
+
+
 def get_request(lib: Library, request_id: int) -> RequestRow:
     """The stored request ``request_id``."""
-    return RequestRow(*lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
+    return request_row(lib.conn, lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
 
 
 def run_requests(
@@ -268,4 +281,4 @@ def run_requests(
         f"{REQUEST_SELECT} WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
         (*params, limit, offset),
     ).fetchall()
-    return [RequestRow(*row) for row in rows]
+    return [request_row(lib.conn, row) for row in rows]
