@@ -17,7 +17,8 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
-from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
+from thoughtdesk.core.generation.backends.http import new_client, post_json, valid_token_count
+from thoughtdesk.core.generation.backends.response_cap import response_byte_limit
 from thoughtdesk.core.settings.logs import register_secret
 
 ANTHROPIC_VERSION = "2023-06-01"

@@ -22,8 +22,9 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
-from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
+from thoughtdesk.core.generation.backends.http import new_client, post_json, valid_token_count
 from thoughtdesk.core.generation.backends.pricing import estimate_tokens
+from thoughtdesk.core.generation.backends.response_cap import response_byte_limit
 from thoughtdesk.core.generation.scoring import TokenScores
 from thoughtdesk.core.settings.logs import register_secret
 
