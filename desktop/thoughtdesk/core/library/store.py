@@ -352,6 +352,17 @@ class Library:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why nothing can be written to this library (shown beside every writing action the
+        GUI disables), or None when it can be written."""
+        if not self.read_only:
+            return None
+        return (
+            f"{self.path.name} is open read-only (the file or its folder cannot be written): browsing, search, "
+            "evaluation and export work; to change it, copy the library to a folder you can write to and open the copy"
+        )
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: committed when the block ends, rolled back on any exception.

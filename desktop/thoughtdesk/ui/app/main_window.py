@@ -27,6 +27,7 @@ from thoughtdesk.ui.generation import install as install_generation
 from thoughtdesk.ui.importing import install as install_importing
 from thoughtdesk.ui.qt import (
     QAction,
+    QActionGroup,
     QCloseEvent,
     QFileDialog,
     QKeySequence,
@@ -83,6 +84,10 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.library: Library | None = None
         self._tasks: set[Task[object]] = set()
+        # Actions that write to the library (WindowApi.writing): disabled while it is read-only.
+        self._writing = QActionGroup(self)
+        self._writing.setExclusionPolicy(QActionGroup.ExclusionPolicy.None_)
+        self._writing_tips: dict[QAction, tuple[str, str]] = {}
         self._build()
         self.samples = install_samples(self)
         self.samples.sample_selected.connect(self.sample_selected)
@@ -175,6 +180,30 @@ class MainWindow(QMainWindow):
         """A permanent widget at the right of the status bar."""
         self.statusBar().addPermanentWidget(widget)
 
+    def writing(self, *actions: QAction) -> None:
+        """Mark ``actions`` as writing to the library (disabled with the reason while it is read-only)."""
+        for action in actions:
+            self._writing.addAction(action)
+            self._writing_tips[action] = (
+                action.toolTip() if action.toolTip() != action.iconText() else "",
+                action.statusTip(),
+            )
+            for menu in action.associatedObjects():
+                if isinstance(menu, QMenu):
+                    menu.setToolTipsVisible(True)
+        self._apply_read_only()
+
+    def read_only_reason(self) -> str | None:
+        """Why the open library cannot be written, or None."""
+        return self.library.read_only_reason if self.library is not None else None
+
+    def _apply_read_only(self) -> None:
+        reason = self.read_only_reason()
+        self._writing.setEnabled(reason is None)
+        for action, (tip, status) in self._writing_tips.items():
+            action.setToolTip(reason or tip)
+            action.setStatusTip(reason or status)
+
     # Signals and work (WindowApi) -------------------------------------------------------------
 
     def open_sample(self, pk: int) -> bool:
@@ -220,6 +249,7 @@ class MainWindow(QMainWindow):
             self.library.close()
         self.library = library
         set_crash_library(library.path)
+        self._apply_read_only()
         read_only = " (read-only: changes cannot be saved)" if library.read_only else ""
         self.setWindowTitle(f"ThoughtDesk — {library.path.name}{read_only}")
         if library.read_only:

@@ -217,6 +217,13 @@ class ResultsView(QWidget):
     # Collections and refresh -------------------------------------------------------------
 
     def _library_changed(self, library: Library) -> None:
+        reason = library.read_only_reason  # re-scoring writes: disabled, saying why
+        for button, tip in (
+            (self.rescore_button, "Recompute every answer's correctness with ThoughtDesk's extraction"),
+            (self.restore_button, "Undo re-scoring: put back the correctness the imported file came with"),
+        ):
+            button.setEnabled(reason is None)
+            button.setToolTip(reason or tip)
         self._seen_version = None
         self.reload_collections()
         self.follow_tree()

@@ -88,7 +88,7 @@ class ReviewController(QObject):
         w, view = self.window, self.view
         menu = w.menu("&Review")
         self.menu = menu
-        w.add_action(menu, "&New review queue…", None, self.new_queue_dialog)
+        self.action_new_queue = w.add_action(menu, "&New review queue…", None, self.new_queue_dialog)
         w.add_action(menu, "&Open review queue…", None, self.open_queue_dialog)
         w.add_action(menu, "&Leave the queue", None, self.leave_queue)
         menu.addSeparator()
@@ -97,7 +97,7 @@ class ReviewController(QObject):
         self.blind_action.setChecked(view.blind)
         self.blind_action.toggled.connect(view.set_blind)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
-        w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
+        self.action_label_sets = w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
         w.add_action(menu, "&Trajectory of the current CoT…", "Ctrl+Shift+T", self.show_trajectory)
         menu.addSeparator()
         # Undo/redo keys are handled by the view's key filter (so a text editor keeps its own
@@ -111,8 +111,9 @@ class ReviewController(QObject):
             menu.addAction(action)
         menu.addSeparator()
         w.add_action(menu, "&Export my annotations…", None, self.export_dialog)
-        w.add_action(menu, "&Import a colleague's annotations…", None, self.import_dialog)
+        self.action_import = w.add_action(menu, "&Import a colleague's annotations…", None, self.import_dialog)
         w.add_action(menu, "&Agreement between reviewers…", None, self.show_agreement)
+        w.writing(self.action_new_queue, self.action_label_sets, self.action_import, self.undo_action, self.redo_action)
 
     def show_trajectory(self) -> None:
         """Open the current CoT's trajectory (a guided CoT's steps, rationales and candidates)."""

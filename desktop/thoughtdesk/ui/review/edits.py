@@ -92,6 +92,10 @@ class EditsHost(Protocol):
         """A plain-text status message for the user."""
         ...
 
+    def read_only_reason(self) -> str | None:
+        """Why nothing can be written (the library opened read-only), or None."""
+        ...
+
 
 class ReviewEdits:
     """Label toggles, spans, preferred, quality and comments of the current CoT, each undoable.
@@ -110,6 +114,10 @@ class ReviewEdits:
     def push(self, op: AnnotationOp) -> None:
         """Apply ``op`` through the undo stack (written at once)."""
         store = self.host.store
+        reason = self.host.read_only_reason()
+        if reason is not None:
+            self.host.show_message(reason)  # nothing is tried, nothing fails
+            return
         if store is not None:
             self.undo_stack.push(AnnotationCommand(store, op, self._written, self._failed, self.host.reveal_cot))
 
@@ -121,6 +129,10 @@ class ReviewEdits:
 
     def _writable_cot(self) -> tuple[int, AnnotationStore] | None:
         """The current CoT and the store to write it with, or None (said to the user)."""
+        reason = self.host.read_only_reason()
+        if reason is not None:
+            self.host.show_message(reason)
+            return None
         cot_pk, store = self.host.current_cot_pk(), self.host.store
         if cot_pk is None or store is None:
             self.host.show_message("Choose a generated CoT first (j / k)")

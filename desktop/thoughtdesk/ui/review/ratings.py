@@ -150,6 +150,10 @@ class ReviewRatings:
         self.undo_stack = undo_stack
 
     def _current(self) -> int | None:
+        library = self.host.library
+        if library is not None and library.read_only_reason is not None:
+            self.host.show_message(library.read_only_reason)  # nothing is tried, nothing fails
+            return None
         cot_pk = self.host.current_cot_pk()
         if cot_pk is None or self.host.library is None:
             self.host.show_message("Choose a generated CoT first (j / k)")

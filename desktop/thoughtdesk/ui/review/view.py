@@ -199,6 +199,7 @@ class ReviewView(QWidget):
     def set_library(self, library: Library) -> None:
         """Review ``library`` (clears the undo history and any queue)."""
         self.library = library
+        self.panel.set_read_only(library.read_only_reason)
         self.prefetch.forget_critiques()  # sample keys of another library mean other samples
         self.store = AnnotationStore(library, self.author)
         self.undo_stack.clear()
@@ -351,6 +352,10 @@ class ReviewView(QWidget):
         """The compare-view panel of the current CoT."""
         index = self.compare.current_index()
         return self.compare.panels[index] if 0 <= index < len(self.cot_pks) else None
+
+    def read_only_reason(self) -> str | None:
+        """Why nothing can be written (the library opened read-only), or None."""
+        return self.library.read_only_reason if self.library is not None else None
 
     def show_message(self, text: str) -> None:
         """A plain-text status message (the controller shows it in the status bar)."""
