@@ -22,6 +22,7 @@ from thoughtdesk.ui.app.crash import set_crash_library
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import Keys
+from thoughtdesk.ui.app.write_wait import GUI_WRITE_PATIENCE, waiting_text, write_wait_relay
 from thoughtdesk.ui.evaluation import install as install_evaluation
 from thoughtdesk.ui.generation import install as install_generation
 from thoughtdesk.ui.importing import install as install_importing
@@ -88,6 +89,7 @@ class MainWindow(QMainWindow):
         self._writing = QActionGroup(self)
         self._writing.setExclusionPolicy(QActionGroup.ExclusionPolicy.None_)
         self._writing_tips: dict[QAction, tuple[str, str]] = {}
+        write_wait_relay().waiting.connect(self._write_waiting)  # any thread's wait, said here
         self._build()
         self.samples = install_samples(self)
         self.samples.sample_selected.connect(self.sample_selected)
@@ -249,6 +251,7 @@ class MainWindow(QMainWindow):
             self.library.close()
         self.library = library
         set_crash_library(library.path)
+        library.set_write_patience(GUI_WRITE_PATIENCE)  # the GUI thread never waits long: a worker does
         self._apply_read_only()
         read_only = " (read-only: changes cannot be saved)" if library.read_only else ""
         self.setWindowTitle(f"ThoughtDesk — {library.path.name}{read_only}")
@@ -314,6 +317,10 @@ class MainWindow(QMainWindow):
         box.setObjectName("errorBox")
         self.statusBar().showMessage(text, 15000)
         box.open()
+
+    def _write_waiting(self, seconds: float, what: str | None) -> None:
+        """A write of this process waits for another process: said until the next report."""
+        self.show_status(waiting_text(seconds, what) + "; this window stays usable", 12000)
 
     def show_status(self, text: str, timeout_ms: int = 10000) -> None:
         """A message in the status bar for ``timeout_ms``."""
