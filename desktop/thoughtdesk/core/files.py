@@ -203,7 +203,9 @@ def looks_like_export(path: Path) -> bool:
     return export_kind(path) is not None
 
 
-def check_export_target(target: str | Path, *, libraries: Iterable[str | Path] = (), force: bool = False) -> Path:
+def check_export_target(
+    target: str | os.PathLike[str], *, libraries: Iterable[str | os.PathLike[str]] = (), force: bool = False
+) -> Path:
     """The path an export may write, or :class:`ExportTargetError` saying why not.
 
     Never: a library in ``libraries`` (the open one) or its ``-wal``/``-shm``/``-journal`` files,
