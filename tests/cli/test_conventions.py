@@ -11,6 +11,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers.libraries import DEMO
 from tests.helpers.paths import FIXTURES, ROOT
 from thoughtdesk.cli import common, library
@@ -109,6 +111,39 @@ def test_library_path_and_datasette_metadata(library_path, capsys, tmp_path):
         names = {row[0] for row in lib.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert hit is not None
     assert {name for name in tables if tables[name].get("hidden")} <= names
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["annotations", "export", "{target}"],
+        ["library", "metadata", "--output", "{target}"],
+        ["export", DEMO, "{target}"],
+    ],
+)
+def test_no_export_writes_onto_the_library_and_another_file_needs_force(library_path, capsys, tmp_path, command):
+    """Issue 15, point 1 (audit): `annotations export L` and `library metadata --output L` exited
+    0 and destroyed the library L."""
+    before = library_path.read_bytes()
+    for target in (library_path, f"{library_path}-wal"):
+        for force in ([], ["--force"]):
+            args = [a.format(target=target) for a in command] + force + ["--library", str(library_path)]
+            assert main(args) == 1
+            err = capsys.readouterr().err
+            assert "open library" in err and "destroy" in err and len(err.strip().splitlines()) == 1
+    assert library_path.read_bytes() == before
+    with Library.open(library_path) as lib:
+        assert [c.name for c in lib.collections()] == [DEMO]
+
+    notes = tmp_path / "notes.json"  # someone's JSON, not an earlier export: kept unless --force
+    notes.write_text('{"my": "notes"}\n')
+    args = [a.format(target=notes) for a in command] + ["--library", str(library_path)]
+    assert main(args) == 1
+    assert "not an earlier export" in capsys.readouterr().err and notes.read_text() == '{"my": "notes"}\n'
+    assert main(args + ["--force"]) == 0
+    assert main(args) == 0  # now an earlier export: replaced again without --force
+    capsys.readouterr()
+    assert json.loads(notes.read_text()) != {"my": "notes"}
 
 
 def test_backup_writes_a_consistent_copy_and_never_overwrites(library_path, capsys, tmp_path):

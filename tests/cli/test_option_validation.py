@@ -31,6 +31,8 @@ BASE = ["generate", DEMO, "--model", "openai:m", "--base-url", "http://127.0.0.1
         (["--n", "0"], "argument --n: 0 is out of range"),
         (["--max-attempts", "0"], "argument --max-attempts: 0 is out of range"),
         (["--retry-wait", "-1"], "argument --retry-wait: -1 is out of range"),
+        (["--max-response-mb", "0"], "argument --max-response-mb: 0 is out of range (1 to 4096)"),
+        (["--max-response-mb", "5000"], "argument --max-response-mb: 5000 is out of range (1 to 4096)"),
         (["--limit", "ten"], "argument --limit: 'ten' is not a whole number"),
         (["--base-url", "http://127.0.0.1:99999/v1"], "has a port that is not a number from 0 to 65535"),
         (["--base-url", "127.0.0.1:8080"], "is not an http:// or https:// address with a host"),

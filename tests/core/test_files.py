@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from thoughtdesk.core.files import ExportTargetError, check_export_target, looks_like_export
+from thoughtdesk.core.files import ExportTargetError, check_export_target, export_kind, looks_like_export
 from thoughtdesk.core.library.store import Library
 
 
@@ -49,16 +49,41 @@ def test_another_database_or_document_needs_force(library, tmp_path):
 
 def test_earlier_exports_new_files_and_bad_names(library, tmp_path):
     earlier = tmp_path / "earlier.json"
-    earlier.write_text('\ufeff  {"med_qa": {}}')
+    earlier.write_text('\ufeff{\n  "med_qa": {\n    "test": [\n      {"id": "1", "question": "q"}\n    ]\n  }\n}\n')
     lines = tmp_path / "earlier.jsonl"
-    lines.write_text('{"id": 1}\n')
-    assert looks_like_export(earlier) and looks_like_export(lines) and not looks_like_export(library)
+    lines.write_text('{"dataset": "gsm8k", "split": "test", "id": "1", "question": "q"}\n')
+    assert export_kind(earlier) == "ThoughtSource collection" and export_kind(lines) == "samples-jsonl"
+    assert not looks_like_export(library)
     assert check_export_target(earlier, libraries=[library]) == earlier
     assert check_export_target(tmp_path / "new.json", libraries=[library]) == tmp_path / "new.json"
     with pytest.raises(ExportTargetError, match="no file was named"):
         check_export_target("", libraries=[library])
     with pytest.raises(ExportTargetError, match="is a folder"):
         check_export_target(tmp_path, libraries=[library])
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"name": "my notes", "items": [1, 2]}\n',  # someone's notes.json: the old check took any JSON
+        '[{"id": 1}]\n',
+        '{"id": 1}\n{"id": 2}\n',  # someone's JSON Lines
+        '{\n  "med_qa": {"test": [{"id": "1"}]}}',  # a ThoughtSource file ThoughtDesk did not write
+        '{"messages": [{"role":"user","content":"hi"}]}\n',  # a chat file spaced otherwise
+        "name,dose\nmetformin,500\n",
+        "<!DOCTYPE html>\n<html lang=en><title>my page</title>\n",
+        "%PDF-1.7\n1 0 obj << /Creator (LibreOffice) >>\n",
+    ],
+)
+def test_a_file_that_is_not_an_earlier_export_needs_force(library, tmp_path, content):
+    """Issue 15, point 1 (audit): any JSON or JSONL file counted as an earlier export, so
+    `export C notes.json` replaced someone's unrelated JSON without --force."""
+    path = tmp_path / "notes.json"
+    path.write_text(content)
+    assert export_kind(path) is None
+    with pytest.raises(ExportTargetError, match="not an earlier export.*--force"):
+        check_export_target(path, libraries=[library])
+    assert check_export_target(path, libraries=[library], force=True) == path
 
 
 def test_an_export_that_fails_leaves_nothing_and_names_the_file(tmp_path):

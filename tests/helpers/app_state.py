@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from thoughtdesk.core.generation.backends import response_cap
 from thoughtdesk.core.settings import logs, network, secrets
 from thoughtdesk.ui.qt import QCoreApplication, QSettings
 from thoughtdesk.ui.settings.options import APPLICATION, ORGANIZATION, use_settings_file
@@ -37,7 +38,9 @@ def isolated_app_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     monkeypatch.delenv("THOUGHTDESK_OFFLINE", raising=False)
     monkeypatch.setenv("THOUGHTDESK_NO_WIZARD", "1")
     secrets.use_keyring(secrets.MemoryKeyring())
+    response_cap.reset_response_cap()  # the settings file is this test's: read again when needed
     yield tmp_path
+    response_cap.reset_response_cap()
     network.set_offline(False)
     network.clear_override()
     secrets.use_keyring(None)

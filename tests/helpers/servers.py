@@ -47,6 +47,9 @@ class Reply:
     stream_bytes: int | None = None
     #: The Content-Type header sent (a web page's ``text/html`` where JSON was expected).
     content_type: str = "application/json"
+    #: Seconds between the body's bytes (a slow drip: each read gets something, the whole never
+    #: comes in time); 0: the body at once.
+    drip: float = 0.0
 
 
 @dataclass
@@ -228,6 +231,15 @@ class FakeModelServer:
         for name, value in reply.headers.items():
             handler.send_header(name, value)
         handler.end_headers()
+        if reply.drip:
+            try:
+                for at in range(len(data)):
+                    handler.wfile.write(data[at : at + 1])
+                    handler.wfile.flush()
+                    time.sleep(reply.drip)
+            except OSError:
+                pass  # the client gave up: what the test wants
+            return
         if reply.drop_after is not None:
             handler.wfile.write(data[: reply.drop_after])
             handler.wfile.flush()

@@ -34,16 +34,16 @@ def cmd_library_metadata(args: argparse.Namespace) -> int:
     from thoughtdesk.core.library.schema import library_metadata
 
     template = json.loads(resource_path(DATASETTE_METADATA).read_text(encoding="utf-8"))
+    from thoughtdesk.core.files import check_export_target, export_file
+
     with open_library(args) as lib:  # a missing library is "no library at ..."; an old one is upgraded first
         path = lib.path
+    target = check_export_target(args.output, libraries=[path], force=args.force) if args.output is not None else None
     document = library_metadata(path, template)  # the tables and index this file really has
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    if args.output:
-        from pathlib import Path
-
-        from thoughtdesk.core.files import write_text_atomically
-
-        write_text_atomically(Path(args.output).expanduser(), text)
+    if target is not None:
+        with export_file(target) as out:
+            out.write(text)
         print(args.output)
     else:
         sys.stdout.write(text)
@@ -170,6 +170,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print Datasette metadata for the library (names its full-text index, hides internal tables)",
     )
     q.add_argument("--output", metavar="FILE", help="write it to FILE instead of standard output")
+    q.add_argument("--force", action="store_true", help="overwrite a FILE that is not earlier metadata or export")
     q.set_defaults(func=cmd_library_metadata)
 
     p = sub.add_parser(

@@ -29,6 +29,7 @@ from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
+from thoughtdesk.core.generation.backends.response_cap import DEFAULT_MB, HIGHEST_MB, LOWEST_MB, set_response_cap_mb
 from thoughtdesk.core.generation.defaults import DEFAULT_FRAGMENTS, ModelDefaults, fragment_keys, model_defaults
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
@@ -76,6 +77,8 @@ def user_prices() -> PriceTable:
 
 
 def _limits(args: argparse.Namespace) -> RunLimits:
+    if getattr(args, "max_response_mb", None) is not None:
+        set_response_cap_mb(args.max_response_mb)  # this command only; the saved setting otherwise
     return RunLimits(
         concurrency=args.concurrency,
         requests_per_minute=args.rpm,
@@ -410,6 +413,13 @@ def _execution_options(p: argparse.ArgumentParser) -> None:
         default=1.0,
         metavar="S",
         help="seconds before the first retry, doubling after (default 1)",
+    )
+    p.add_argument(
+        "--max-response-mb",
+        type=whole(LOWEST_MB, HIGHEST_MB),
+        metavar="MB",
+        help=f"the largest answer a server may send, {LOWEST_MB} to {HIGHEST_MB} MB (default: the app's setting, "
+        f"{DEFAULT_MB} unless changed); a request's own bound also grows with its max tokens",
     )
 
 

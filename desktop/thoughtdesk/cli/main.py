@@ -162,8 +162,10 @@ def gui_main(argv: Sequence[str] | None = None) -> int:
 
 def report_error(error: Exception, args: argparse.Namespace) -> int:
     """Print ``error`` as one line on stderr and return the exit status (docs/cli.md)."""
+    from thoughtdesk.core.settings.logs import redact
+
     if isinstance(error, ThoughtDeskError):
-        print(f"thoughtdesk: {error}", file=sys.stderr)
+        print(f"thoughtdesk: {redact(str(error))}", file=sys.stderr)
         return EXIT_FAIL
     if isinstance(error, BrokenPipeError):  # `thoughtdesk export X - | head`: the reader has enough
         with suppress(OSError):
@@ -178,7 +180,7 @@ def report_error(error: Exception, args: argparse.Namespace) -> int:
     # A bug: one line here, the traceback in the log file.
     log.error("internal error in `thoughtdesk %s`", getattr(args, "command", None) or "", exc_info=error)
     print(
-        f"thoughtdesk: internal error ({type(error).__name__}: {error}); the details are in {_log_path()}; "
+        f"thoughtdesk: internal error ({type(error).__name__}: {redact(str(error))}); the details are in {_log_path()}; "
         "please report it",
         file=sys.stderr,
     )

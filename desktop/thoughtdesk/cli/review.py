@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--author", help="only this author's annotations and ratings (default: everyone's)")
     exp.add_argument("--collection", help="only this collection")
     exp.add_argument("--json", action="store_true", help="print what was written as JSON")
+    exp.add_argument("--force", action="store_true", help="overwrite a file that is not an earlier export")
     exp.set_defaults(func=cmd_export)
     imp = actions.add_parser("import", help="merge a thoughtdesk-annotations or ThoughtSource collection file")
     imp.add_argument("path", help="the file to read")
@@ -59,7 +60,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from thoughtdesk.core.review.exchange import export_review
 
     with open_library(args, create=False) as lib:
-        counts = export_review(lib, args.author, args.path, collection=args.collection)
+        counts = export_review(lib, args.author, args.path, collection=args.collection, force=args.force)
     if args.json:
         print(
             json.dumps(

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -46,18 +47,18 @@ def remove_stale_parts(folder: Path, *, older_than: float = STALE_PART_SECONDS) 
 
 
 @contextlib.contextmanager
-def export_file(path: Path) -> Iterator[TextIO]:
-    """A text stream for an export to ``path``: written to a part file beside it and renamed
-    into place only when the block ends without error, so ``path`` never holds half an export.
-    Stale part files of killed exports are removed first; a write that fails (a full disk, a
+def export_part(path: Path) -> Iterator[Path]:
+    """The part file an export to ``path`` writes (for writers that take a file name: Parquet,
+    PDF, images), renamed to ``path`` only when the block ends without error. Stale part files
+    of killed exports are removed first; a failed write (an :class:`OSError`: a full disk, a
     vanished drive) is an :class:`ExportTargetError` naming ``path``, with the part file gone."""
+    path = Path(path)
     if not path.parent.is_dir():
         raise ExportTargetError(missing_folder(path))
     remove_stale_parts(path.parent)
     part = path.with_name(path.name + PART_SUFFIX)
     try:
-        with part.open("w", encoding="utf-8", newline="\n") as out:
-            yield out
+        yield part
         os.replace(part, path)
     except OSError as error:
         part.unlink(missing_ok=True)
@@ -86,6 +87,15 @@ def write_failure(path: Path, error: OSError) -> str:
     else:
         hint = "Choose another folder, then export again"
     return f"{path} could not be written ({error.strerror or error}); nothing was written under that name. {hint}"
+
+
+@contextlib.contextmanager
+def export_file(path: Path) -> Iterator[TextIO]:
+    """A text stream for an export to ``path``: written to a part file beside it and renamed
+    into place only when the block ends without error, so ``path`` never holds half an export
+    (see :func:`export_part`)."""
+    with export_part(path) as part, part.open("w", encoding="utf-8", newline="\n") as out:
+        yield out
 
 
 def write_text_atomically(path: str | Path, text: str, *, private: bool = False) -> Path:
@@ -140,26 +150,79 @@ def _parquet_footer(handle: BinaryIO) -> bytes:
     return handle.read(length)
 
 
-def looks_like_export(path: Path) -> bool:
-    """True when ``path`` holds what ThoughtDesk exports write: JSON or JSON Lines text (the
-    first non-blank byte opens an object or an array), a CSV export (its header starts with
-    :data:`CSV_EXPORT_HEADER`) or a Parquet export (:data:`PARQUET_EXPORT_KEY` in its footer).
-    A database, a spreadsheet or any other file is not taken for an earlier export."""
+#: A JSON string as ThoughtDesk's exports write it (``json.dumps``, non-ASCII kept).
+_JSON_STRING = r'"(?:[^"\\\n]|\\.)*"'
+#: How each kind of earlier export starts, byte for byte as ThoughtDesk writes it. A file is an
+#: earlier export only when its start is one of these: an unrelated JSON, JSON Lines or CSV file
+#: (someone's notes.json, a downloaded dataset) is not, and is replaced only when asked to.
+EXPORT_SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # thoughtdesk export (ThoughtSource JSON, core/datasets/thoughtsource.py:write_collection):
+    # {dataset: {split: [sample objects, one a line, each starting with its "id"]}}
+    (
+        "ThoughtSource collection",
+        re.compile(
+            r"\{(?:\n\}\n?\Z|\n  " + _JSON_STRING + r": \{\n    " + _JSON_STRING + r': \[(?:\n      \{"id": |\n    \]))'
+        ),
+    ),
+    ("samples-jsonl", re.compile(r'\{"dataset": ' + _JSON_STRING + r', "split": ' + _JSON_STRING + r', "id": ')),
+    # chat-jsonl and `rationales export`: the chat format with ThoughtDesk's spacing
+    ("chat-jsonl", re.compile(r'\{"messages": \[\{"role": "(?:system|user)", "content": ')),
+    ("dscb", re.compile(r'\{"id": (?:null|' + _JSON_STRING + r'), "qid": ')),
+    ("annotations", re.compile(r'\{\n "format": "thoughtdesk-annotations",\n')),
+    ("Datasette metadata", re.compile(r'\{\n  "title": "ThoughtDesk library",\n')),
+    ("CSV", re.compile(re.escape(CSV_EXPORT_HEADER.decode("ascii")))),
+    ("HTML report", re.compile(r'<!DOCTYPE html>\n<html><head><meta charset="utf-8"/><title>')),
+)
+#: How much of a file's start is read to recognise it.
+_HEAD_BYTES = 65536
+
+
+def export_kind(path: Path) -> str | None:
+    """Which earlier ThoughtDesk export ``path`` holds (a name from :data:`EXPORT_SIGNATURES`,
+    ``"parquet"``, ``"PDF report"`` or ``"empty"``), or ``None`` when it is something else.
+
+    Recognised by content ThoughtDesk writes, never by the file's name or by its being JSON: a
+    Parquet export carries :data:`PARQUET_EXPORT_KEY` in its footer, a PDF report names
+    ThoughtDesk as its creator, the text exports start exactly as :data:`EXPORT_SIGNATURES` say.
+    An empty file holds nothing to lose and counts as one."""
     try:
         with open(path, "rb") as handle:
-            head = handle.read(4096)
-            footer = _parquet_footer(handle) if head.startswith(b"PAR1") else b""
+            head = handle.read(_HEAD_BYTES)
+            if head.startswith(b"PAR1"):
+                return "parquet" if PARQUET_EXPORT_KEY in _parquet_footer(handle) else None
+            if head.startswith(b"%PDF-"):
+                return "PDF report" if _pdf_by_thoughtdesk(head) else None
     except OSError:
-        return False
-    if head.startswith(b"SQLite format 3\x00"):
-        return False
-    if head.startswith(b"PAR1"):
-        return PARQUET_EXPORT_KEY in footer
-    stripped = head.lstrip(b" \t\r\n\xef\xbb\xbf")
-    return not head or stripped[:1] in (b"{", b"[") or stripped.startswith(CSV_EXPORT_HEADER)
+        return None
+    if not head:
+        return "empty"
+    text = head.decode("utf-8", "replace").removeprefix("\ufeff")
+    for name, signature in EXPORT_SIGNATURES:
+        if signature.match(text):
+            return name
+    return None
 
 
-def check_export_target(target: str | Path, *, libraries: Iterable[str | Path] = (), force: bool = False) -> Path:
+#: How Qt's PDF writer records the creator a report sets (``QPdfWriter.setCreator``): in the
+#: info dictionary at the file's start (UTF-16 text) and in its XMP metadata.
+_PDF_CREATORS = (b"/Creator (\xfe\xff" + "ThoughtDesk".encode("utf-16-be") + b")", b'xmp:CreatorTool="ThoughtDesk"')
+
+
+def _pdf_by_thoughtdesk(head: bytes) -> bool:
+    """A PDF whose metadata names ThoughtDesk as its creator (a report ThoughtDesk wrote)."""
+    return any(creator in head for creator in _PDF_CREATORS)
+
+
+def looks_like_export(path: Path) -> bool:
+    """True when ``path`` holds an earlier ThoughtDesk export (see :func:`export_kind`): it may
+    be replaced without asking. A database, a spreadsheet, someone's JSON notes or any other file
+    is not taken for one."""
+    return export_kind(path) is not None
+
+
+def check_export_target(
+    target: str | os.PathLike[str], *, libraries: Iterable[str | os.PathLike[str]] = (), force: bool = False
+) -> Path:
     """The path an export may write, or :class:`ExportTargetError` saying why not.
 
     Never: a library in ``libraries`` (the open one) or its ``-wal``/``-shm``/``-journal`` files,

@@ -118,3 +118,31 @@ def test_spaced_keys_are_counted_and_found() -> None:
     assert key_places(b'{"a": "x\\": y"}') == 2  # a quote-colon inside a string counts; so does it written back
     assert find_duplicate_key(b'{"a" : 1, "b": {"a": 1}, "a"\n: 2}') == ("a", 25)
     assert find_duplicate_key(b'[{"a": 1}, {"a": 2}, "a", {"b": "a"}]') is None
+
+
+@pytest.mark.parametrize("escape", ["\\u0022:", "\\u0022\\u003a", '\\"\\u003A'])
+def test_an_escaped_quote_colon_elsewhere_does_not_hide_a_duplicate(tmp_path, escape) -> None:
+    """Issue 15 (audit): a string holding \\u0022: is "\\": when written back, one more place than
+    the file has, which made up for the lost key: two "question" keys imported with exit 0."""
+    plain = {**SAMPLE, "generated_cot": [{**COT, "cot": "A plain CoT."}]}  # no other key-like text
+    text = pretty(plain).replace('"question": "Which?",', '"question": "Which?",\n"question": "Lost",')
+    text = collection(text.replace('"comment": ""', f'"comment": "quoting {escape} here"'))
+    path = tmp_path / "dup.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DataFileError, match="appears twice in one object") as caught:
+        list(ThoughtSourceFile(path).records())
+    assert (caught.value.line, caught.value.column) == place_of(text, '"question"')
+    fine = tmp_path / "fine.json"  # the same escape without a duplicate is read as before
+    fine.write_text(collection(pretty(plain).replace('"comment": ""', f'"comment": "quoting {escape} here"')))
+    assert [r.sample.id for r in ThoughtSourceFile(fine).records()] == ["s1"]
+
+
+@pytest.mark.parametrize("escape", ["\\u0022:", "\\u0022\\u003a"])
+def test_a_json_lines_record_is_not_fooled_either(tmp_path, escape) -> None:
+    from thoughtdesk.core.datasets.generic import ColumnMapping, load_generic
+
+    path = tmp_path / "dup.jsonl"
+    path.write_text(f'{{"question": "a", "note": "x{escape}y", "question": "b", "answer": "z"}}\n')
+    with pytest.raises(DataFileError, match="appears twice in one object") as caught:
+        list(load_generic(path, ColumnMapping(question="question", answer="answer")))
+    assert caught.value.line == 1

@@ -10,7 +10,7 @@ import pytest
 from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.datasets import ColumnMapping
 from thoughtdesk.core.errors import Cancelled, DataFileError
-from thoughtdesk.core.files import check_export_target, looks_like_export
+from thoughtdesk.core.files import ExportTargetError, check_export_target, looks_like_export
 from thoughtdesk.core.importing.flat_export import (
     ANSWER_COLUMNS,
     SAMPLE_COLUMNS,
@@ -165,3 +165,47 @@ def test_csv_and_parquet_exports_are_recognised_as_earlier_exports(lib, tmp_path
     other = tmp_path / f"other.{fmt}"
     other.write_bytes(b"PAR1 someone else's table PAR1" if fmt == "parquet" else b"name,dose\nmetformin,500\n")
     assert not looks_like_export(other)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "kind"),
+    [
+        ("thoughtsource", "ThoughtSource collection"),
+        ("samples-jsonl", "samples-jsonl"),
+        ("chat-jsonl", "chat-jsonl"),
+        ("samples-csv", "CSV"),
+        ("answers-csv", "CSV"),
+        ("parquet", "parquet"),
+        ("dscb", "dscb"),
+        ("annotations", "annotations"),
+    ],
+)
+def test_every_export_is_recognised_by_its_content_when_written_again(lib, tmp_path, fmt, kind):
+    """Issue 15, point 1 (audit): earlier exports were recognised by being JSON at all; now by
+    what ThoughtDesk writes, so each of them is still replaced without --force."""
+    from thoughtdesk.core.files import export_kind
+    from thoughtdesk.core.importing.dscb import export_dscb
+    from thoughtdesk.core.importing.importer import export_thoughtsource
+    from thoughtdesk.core.review.exchange import export_review
+
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow", reason="Parquet is optional (the parquet extra)")
+    out = tmp_path / "out.data"
+
+    def write() -> None:
+        if fmt == "thoughtsource":
+            export_thoughtsource(lib, "edge", out)
+        elif fmt == "dscb":
+            export_dscb(lib, "edge", out)
+        elif fmt == "annotations":
+            export_review(lib, None, out)
+        else:
+            export_flat(lib, "edge", out, fmt)
+
+    write()
+    assert export_kind(out) == kind
+    assert check_export_target(out, libraries=[lib.path]) == out
+    write()  # again onto the earlier export: no --force needed
+    for target in (lib.path, lib.path.with_name(lib.path.name + "-wal")):
+        with pytest.raises(ExportTargetError, match="open library"):
+            check_export_target(target, libraries=[lib.path], force=True)

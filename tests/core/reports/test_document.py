@@ -147,6 +147,11 @@ def test_an_existing_file_is_replaced_only_when_it_is_a_report_or_forced(report_
     write_html_report(report_lib, ReportScope(COLLECTION), out, force=True)
     write_html_report(report_lib, ReportScope(COLLECTION), out)  # an earlier report: replaced
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    page = tmp_path / "page.html"  # someone's own web page is no earlier report (it was: any <!doctype html>)
+    page.write_text("<!DOCTYPE html>\n<html lang=en><head><title>mine</title></head></html>\n")
+    with pytest.raises(ExportTargetError, match="not an earlier export"):
+        write_html_report(report_lib, ReportScope(COLLECTION), page)
+    assert "mine" in page.read_text()
 
 
 def test_cancel_leaves_no_file(report_lib, tmp_path):

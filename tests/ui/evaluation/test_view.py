@@ -11,11 +11,13 @@ from PySide6.QtGui import QImage
 from scipy.stats import binomtest
 
 from tests.helpers.expected_results import FIXTURES
+from tests.helpers.window import last_message
 from thoughtdesk.core.evaluation.evaluate import evaluate
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.evaluation.view import ResultsView
+from thoughtdesk.ui.qt import QFileDialog
 
 # The ``window`` fixture (tests/helpers/window.py) opens a new library with the Demo collection.
 
@@ -145,6 +147,22 @@ def test_plot_exports_are_non_empty(window, qtbot, tmp_path, tab):
     assert "<svg" in svg and len(svg) > 1000
     lines = view.export_current("csv", tmp_path / "plot.csv").read_text(encoding="utf-8").splitlines()
     assert len(lines) > 1 and "," in lines[0]
+
+
+@pytest.mark.parametrize("kind", ["png", "svg", "csv"])
+def test_a_plot_is_never_exported_onto_the_open_library(window, qtbot, monkeypatch, kind):
+    """Issue 15, point 1 (audit): a plot export chosen onto the library wrote over it."""
+    view = results(window, qtbot)
+    library = window.library.path
+    before = library.read_bytes()
+    for target in (library, library.with_name(library.name + "-wal")):
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
+        view.export_dialog(kind)  # the user picked the library in the save dialog
+        box = last_message(window)
+        assert "open library" in box.text() and "destroy" in box.text()
+        box.close()
+    assert library.read_bytes() == before
+    assert [c.name for c in window.library.collections()] == ["Demo"]
 
 
 def test_names_from_data_stay_plain_text(window, qtbot, tmp_path):

@@ -97,3 +97,39 @@ def test_a_run_whose_model_is_not_found_offers_to_delete_it(window, generation, 
     save_screenshot(offer, tmp_path, "empty-run-offer")
     next(b for b in offer.buttons() if b.objectName() == "deleteEmptyRun").click()
     qtbot.waitUntil(lambda: stored_runs(window.library.path) == [], timeout=5000)
+
+
+def test_an_interrupted_run_shows_so_and_resumes_from_the_runs_tab(window, generation, qtbot, fake_server):
+    """Issue 15, points 3 and 14 (audit: no GUI test): a run whose holder died (killed, crashed)
+    showed "running" for ever. The Runs tab says it is interrupted and Start / Resume finishes it."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from thoughtdesk.ui.generation.run_table import RUN_COLUMNS
+    from thoughtdesk.ui.qt import Qt
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process of this machine that no longer exists held the run
+    model = ModelSpec("openai", "m", base_url=fake_server.base_url)
+    with Library.open(window.library.path) as lib:
+        run_id = create_run(lib, plan_run(lib, RunSpec(samples=SampleSelection(COLLECTION), models=(model,))))
+        with lib.transaction() as conn:
+            conn.execute(
+                "UPDATE run SET status = 'running', holder = ?, lease_expires = ? WHERE id = ?",
+                (f"{socket.gethostname()}:{gone.pid}:dead", time.time() + 30, run_id),
+            )
+    panel = generation.runs_panel
+    window.show_tab(panel)
+    panel.reload()
+    qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=5000)
+    row = panel.model.row_of(run_id)
+    shown = [panel.model.index(row, c).data(Qt.ItemDataRole.DisplayRole) for c in range(len(RUN_COLUMNS))]
+    assert "interrupted: select it and press Resume" in shown
+    assert panel.select_run(run_id)
+    assert panel.start_button.isEnabled() and "Resume" in panel.start_button.text()
+    panel.start_button.click()
+    qtbot.waitUntil(lambda: stored_runs(window.library.path)[0].status == "done", timeout=30000)
+    (run,) = stored_runs(window.library.path)
+    assert not run.interrupted and run.done == run.total > 0

@@ -11,7 +11,7 @@ import pytest
 from tests.core.reports.conftest import Seeded, seed_reports
 from tests.core.review.conftest import COLLECTION, sample_pk
 from thoughtdesk.core.errors import Cancelled
-from thoughtdesk.core.files import ExportTargetError
+from thoughtdesk.core.files import ExportTargetError, export_kind
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.reports import ReportOptions, ReportScope
 from thoughtdesk.ui.reports.pdf import write_pdf_report
@@ -36,6 +36,12 @@ def test_short_samples_take_one_page_each_after_the_summary(qapp, seeded, tmp_pa
         pages = write_pdf_report(lib, ReportScope(COLLECTION, sample_pks=chosen), out)
     assert out.read_bytes().startswith(b"%PDF-")
     assert pages == 1 + 3 == page_objects(out)
+    assert export_kind(out) == "PDF report"  # replaced again without --force; another PDF is not
+    other = tmp_path / "paper.pdf"
+    other.write_bytes(b"%PDF-1.7\n1 0 obj << /Creator (LaTeX) >> endobj\n")
+    with Library.open(seeded.path) as lib, pytest.raises(ExportTargetError, match="not an earlier export"):
+        write_pdf_report(lib, ReportScope(COLLECTION, sample_pks=chosen), other)
+    assert b"LaTeX" in other.read_bytes()
 
 
 def test_hostile_text_makes_a_pdf_of_bounded_size(qapp, seeded, tmp_path):

@@ -7,9 +7,11 @@ import json
 
 from PySide6.QtCore import Qt
 
+from tests.helpers.window import last_message
 from tests.ui.review.conftest import COLLECTION, REVIEWER, make_library
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationStore, agreement_table, export_annotations
+from thoughtdesk.ui.qt import QFileDialog
 from thoughtdesk.ui.review.dialogs import AgreementDialog, TextReportDialog
 
 HOSTILE = ["<b>abnormal</b>", "<img src=x>", '<a href="file:///etc/passwd">this</a>', "&amp;"]
@@ -135,3 +137,24 @@ def test_markup_is_shown_literally_everywhere(session, qtbot) -> None:
     for label in (panel.title, panel.stats, panel.note):
         assert label.textFormat() == Qt.TextFormat.PlainText
     assert REVIEWER in view.status.text()
+
+
+def test_my_annotations_are_never_exported_onto_the_open_library(session, tmp_path, monkeypatch) -> None:
+    """Issue 15, point 1 (audit): Review > Export my annotations onto the library replaced it
+    with a JSON file."""
+    session.key(Qt.Key.Key_1)
+    before = session.path.read_bytes()
+    for target in (session.path, session.path.with_name(session.path.name + "-shm")):
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
+        session.controller.export_dialog()  # the user picked the library in the save dialog
+        box = last_message(session.window)
+        assert "open library" in box.text() and "destroy" in box.text()
+        box.close()
+    assert session.path.read_bytes() == before
+    with Library.open(session.path) as library:
+        assert [c.name for c in library.collections()] == [COLLECTION]
+    out = tmp_path / "mine.json"  # elsewhere the export is written, as before
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    session.controller.export_dialog()
+    session.qtbot.waitUntil(out.exists, timeout=10000)
+    assert json.loads(out.read_text())["format"] == "thoughtdesk-annotations"

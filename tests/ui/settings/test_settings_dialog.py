@@ -150,3 +150,19 @@ def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
     assert box.objectName() == "errorBox" and "the openai key was NOT stored" in box.text()
     assert "sk-refused-by-keyring-5555" not in box.text()
     assert load_settings().openai_enabled  # the rest of the settings was saved
+
+
+def test_the_largest_answer_is_set_in_the_network_tab(qtbot):
+    """Issue 15, point 6: the ceiling on a server's answer is a setting the CLI shares."""
+    from thoughtdesk.core.generation.backends import response_cap
+    from thoughtdesk.core.paths import read_settings
+
+    dialog = SettingsDialog()
+    qtbot.addWidget(dialog)
+    spin = dialog.forms.offline.max_response
+    assert spin.value() == 64 and (spin.minimum(), spin.maximum()) == (1, 4096)
+    spin.setValue(3)
+    dialog.accept()
+    assert load_settings().max_response_mb == 3
+    assert read_settings()["generation/max_response_mb"] == "3"  # what the command line reads
+    assert response_cap.response_cap_bytes() == 3 * response_cap.MB  # and this process uses now

@@ -221,6 +221,7 @@ def parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
     batch at a time through pyarrow, which is optional: without it a clear error says so."""
     try:
         import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]  # optional, and untyped when installed
+        from pyarrow import ArrowException  # type: ignore[import-not-found,import-untyped,unused-ignore]  # as above
     except ImportError:
         raise DataFileError(
             path, "reading Parquet needs pyarrow, which is not installed", hint=parquet_missing_hint()
@@ -232,8 +233,9 @@ def parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
             for record in batch.to_pylist():
                 row += 1
                 yield row, record
-    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise DataFileError(path, f"not a readable Parquet file: {error}") from None
+    except (OSError, ValueError, ArrowException) as error:  # every Arrow error (ArrowInvalid: ValueError)
+        why = " ".join(str(error).split())  # pyarrow's messages run over several lines: one here
+        raise DataFileError(path, f"not a readable Parquet file: {why}") from None
 
 
 def head_records(path: str | Path, n: int, *, header: bool = True) -> list[tuple[int | None, Any]]:

@@ -69,6 +69,17 @@ def key_places(raw: bytes) -> int:
     return raw.count(b'":')
 
 
+def escaped_key_ends(raw: bytes) -> int:
+    """How many quote-colon places the value written back may have that ``raw`` spells with an
+    escape: a quote or a colon inside a string written ``\\u0022`` or ``\\u003a`` on the line
+    is ``\\":`` when written back, which would make up for a lost key in the count of
+    :func:`key_places`. Each such escape makes at most one place (an over-count only costs an
+    exact check)."""
+    if b"\\u00" not in raw:  # the usual case: one scan
+        return 0
+    return raw.count(b"\\u0022") + raw.count(b"\\u003a") + raw.count(b"\\u003A")
+
+
 def find_duplicate_key(data: bytes) -> tuple[str, int] | None:
     """The first key that appears twice in one object of the JSON text ``data``, with the byte
     offset of its second appearance; None when there is none. Slow (Python per token): only
@@ -124,8 +135,10 @@ def decode_line(raw: bytes, keys: Callable[[Any], int] | None = None) -> Any:
         if keys is not None and places <= keys(value):
             return value
         # The value written back by msgspec (in C, no spaces) has each key's '":' once, and the
-        # same '":' inside strings as the line: fewer places on the line means no key was lost.
-        if places > _json_encode(value).count(b'":'):
+        # same '":' inside strings as the line, but for those the line spells with an escape
+        # (a string holding \u0022: has none on the line, one written back): fewer places on
+        # the line than that means no key was lost.
+        if places > _json_encode(value).count(b'":') - escaped_key_ends(raw):
             json.loads(raw, object_pairs_hook=_unique_pairs)
         return value
     except DuplicateKeyError as error:

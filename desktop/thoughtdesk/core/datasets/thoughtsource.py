@@ -26,6 +26,7 @@ import msgspec
 from thoughtdesk.core.datasets.readers import (
     TOO_DEEP,
     duplicate_key_message,
+    escaped_key_ends,
     find_duplicate_key,
     first_bad_utf8,
     key_places,
@@ -103,7 +104,9 @@ class ThoughtSourceFile:
                     ) from None
                 self._splits.append((dataset, split, samples))
         # Key places in the whole file; records() compares them with the keys it decoded.
-        self._key_places = key_places(self._data)
+        # Places a written-back value may have that the file spells with an escape (\u0022:):
+        # without them a string holding one made up for a lost key.
+        self._key_places = key_places(self._data) + escaped_key_ends(self._data)
         self._outer_keys = len(outer) + sum(len(splits) for splits in outer.values())
 
     def _refuse_duplicate_key(self, where: str | None = None) -> None:

@@ -30,14 +30,7 @@ from typing import Any
 
 from thoughtdesk.core.datasets.generic import parquet_missing_hint
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.files import (
-    PARQUET_EXPORT_KEY,
-    PART_SUFFIX,
-    export_file,
-    missing_folder,
-    remove_stale_parts,
-    write_failure,
-)
+from thoughtdesk.core.files import PARQUET_EXPORT_KEY, export_file, export_part
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
 from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
 from thoughtdesk.core.library.store import Library
@@ -423,17 +416,8 @@ def export_parquet(
     table = pa.table({column: pa.array([row[column] for row in rows], type=pa.string()) for column in SAMPLE_COLUMNS})
     # Marks the file as an earlier export, so exporting to it again needs no --force.
     table = table.replace_schema_metadata({PARQUET_EXPORT_KEY: b"samples-csv rows"})
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise ThoughtDeskError(missing_folder(target))
-    remove_stale_parts(target.parent)
-    part = target.with_name(target.name + PART_SUFFIX)  # the other exports' part name: cleaned up alike
-    try:
+    with export_part(Path(path)) as part:
         pq.write_table(table, part)
-        part.replace(target)
-    except OSError as error:
-        part.unlink(missing_ok=True)
-        raise ThoughtDeskError(write_failure(target, error)) from None
     return len(rows)
 
 

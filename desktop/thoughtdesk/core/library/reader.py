@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from thoughtdesk.core.library.prompt_refs import expand_prompt_with, is_prompt_ref
 from thoughtdesk.core.library.records import Annotation, Answer, GeneratedCot, Sample, Scoring
 from thoughtdesk.core.library.store import Library
 
@@ -28,6 +29,16 @@ _ANNOTATION_COLS = "cot_pk, author, date, key, value, value_is_json, extra, miss
 
 def _extra(text: str | None) -> dict:
     return json.loads(text) if text else {}
+
+
+def _answer_extra(text: str | None, cot_text: str | None) -> dict:
+    """An answer's extras, with the extraction prompt of its provenance whole: stored with a
+    reference to the CoT it quotes (this answer's own CoT), rebuilt here (see prompt_refs)."""
+    extra = _extra(text)
+    provenance = extra.get("thoughtdesk")
+    if isinstance(provenance, dict) and is_prompt_ref(provenance.get("prompt")):
+        provenance["prompt"] = expand_prompt_with(provenance["prompt"], cot_text)
+    return extra
 
 
 def _missing(text: str | None) -> tuple[str, ...]:
@@ -102,7 +113,7 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
                     answer_extraction_text=r[4],
                     answer=r[5],
                     correct_answer=None if r[6] is None else bool(r[6]),
-                    extra=_extra(r[7]),
+                    extra=_answer_extra(r[7], cots[r[0]].cot),
                     missing=_missing(r[8]),
                     scoring=_scoring(r),
                 )

@@ -33,6 +33,10 @@ class LibraryReadOnlyError(LibraryError):
     """A write was asked of a library opened read-only (its file or folder cannot be written)."""
 
 
+class LibraryBusyError(LibraryError):
+    """A write gave up waiting for another process that is writing to the library."""
+
+
 def library_error(error: sqlite3.Error, path: Path) -> LibraryError | None:
     """The one-line error a user should read for an SQLite failure on the library at ``path``
     (read-only, damaged, disk full, locked, I/O), or None for errors that are the caller's to
@@ -54,7 +58,7 @@ def library_error(error: sqlite3.Error, path: Path) -> LibraryError | None:
             f"the disk holding the library {path} is full; nothing of this change was saved. Free some space and try again"
         )
     if "locked" in text or "busy" in text:
-        return LibraryError(
+        return LibraryBusyError(
             f"the library {path} is busy: another ThoughtDesk process is writing to it (SQLite: {error}); "
             "wait for it to finish and try again"
         )
@@ -232,7 +236,8 @@ class Library:
     #: (SQLite's own busy timeout covers the first 10 s of it). A run sets this much higher:
     #: it must never die because another process is importing.
     max_write_wait: float = 120.0
-    #: Told every ~10 s while a write waits (the CLI prints it, the GUI shows it).
+    #: Told every ~10 s while a write waits (the CLI prints it, the GUI shows it). Set on the
+    #: class (:meth:`report_write_waits`) it is every connection's of this process that sets none.
     on_write_wait: WaitCallback | None = None
     #: The copy written before this open migrated an older library's schema, if one was.
     upgrade_backup: Path | None = None
@@ -351,6 +356,30 @@ class Library:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @classmethod
+    def report_write_waits(cls, callback: WaitCallback | None) -> None:
+        """Tell ``callback`` of every write of this process that waits for another process,
+        on any thread (a connection with its own ``on_write_wait`` tells that one instead)."""
+        cls.on_write_wait = callback
+
+    def set_write_patience(self, seconds: float, *, report_every: float = 10.0) -> None:
+        """Give up a write after waiting ``seconds`` for another process (raising
+        :class:`LibraryBusyError`), telling ``on_write_wait`` every ``report_every`` seconds
+        meanwhile: the GUI thread's connection waits a moment, never minutes."""
+        self.max_write_wait = seconds
+        self.conn.execute(f"PRAGMA busy_timeout = {max(0, int(min(seconds, report_every) * 1000))}")
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why nothing can be written to this library (shown beside every writing action the
+        GUI disables), or None when it can be written."""
+        if not self.read_only:
+            return None
+        return (
+            f"{self.path.name} is open read-only (the file or its folder cannot be written): browsing, search, "
+            "evaluation and export work; to change it, copy the library to a folder you can write to and open the copy"
+        )
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -438,7 +438,7 @@ def write_html_report(
     """Write the self-contained HTML report of ``scope`` to ``path`` (whole or not at all:
     :func:`~thoughtdesk.core.files.export_file`); returns the number of samples in it.
     ``force`` replaces an existing file that is not an earlier export (never the library)."""
-    target = check_export_target(path, libraries=[lib.path], force=force or _is_report(Path(path)))
+    target = check_export_target(path, libraries=[lib.path], force=force)
     report = report_parts(lib, scope, options, progress=progress, cancel=cancel)
     with export_file(target) as out:
         out.write("<!DOCTYPE html>\n" + document_head(report.title) + "\n")
@@ -448,12 +448,3 @@ def write_html_report(
             out.write("\n")
         out.write(DOCUMENT_TAIL)
     return report.samples
-
-
-def _is_report(path: Path) -> bool:
-    """An earlier report may be replaced without ``force``, like an earlier export."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(15).lower() == b"<!doctype html>"
-    except OSError:
-        return False

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
-from thoughtdesk.core.files import write_json_atomically
+from thoughtdesk.core.files import check_export_target, export_file
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.records import Sample
 from thoughtdesk.core.library.store import Library
@@ -71,22 +71,35 @@ class ExportCounts:
 
 
 def export_annotations(
-    library: Library, author: str | None, path: str | os.PathLike[str], *, collection: str | None = None
+    library: Library,
+    author: str | None,
+    path: str | os.PathLike[str],
+    *,
+    collection: str | None = None,
+    force: bool = False,
 ) -> int:
     """Write ``author``'s annotations and ratings (everyone's if ``None``; one collection if
     given) to ``path`` in the ThoughtDesk exchange format; return the number of annotations
     written (:func:`export_review` tells the ratings too)."""
-    return export_review(library, author, path, collection=collection).annotations
+    return export_review(library, author, path, collection=collection, force=force).annotations
 
 
 def export_review(
-    library: Library, author: str | None, path: str | os.PathLike[str], *, collection: str | None = None
+    library: Library,
+    author: str | None,
+    path: str | os.PathLike[str],
+    *,
+    collection: str | None = None,
+    force: bool = False,
 ) -> ExportCounts:
     """Write ``author``'s annotations, explanation ratings and critique ratings (everyone's if
     ``None``; one collection if given) to ``path`` in the ThoughtDesk exchange format.
 
-    The file is written to a temporary name and renamed, so a failed export leaves no half file.
+    Never onto the library (:func:`~thoughtdesk.core.files.check_export_target`); an existing
+    file that is not an earlier export is replaced only with ``force`` (the GUI asks first). The
+    file is written to a part file and renamed, so a failed export leaves no half file.
     """
+    target = check_export_target(path, libraries=[library.path], force=force)
     clauses: list[str] = []
     params: list[str | int] = []
     if author is not None:
@@ -138,7 +151,8 @@ def export_review(
         EXPLANATION_KEY: explanation,
         CRITIQUE_KEY: critique,
     }
-    write_json_atomically(Path(path), document, indent=1)
+    with export_file(target) as out:
+        out.write(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     return ExportCounts(len(records), len(explanation), len(critique))
 
 

@@ -22,11 +22,13 @@ from thoughtdesk.ui.app.crash import set_crash_library
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import Keys
+from thoughtdesk.ui.app.write_wait import GUI_WRITE_PATIENCE, waiting_text, write_wait_relay
 from thoughtdesk.ui.evaluation import install as install_evaluation
 from thoughtdesk.ui.generation import install as install_generation
 from thoughtdesk.ui.importing import install as install_importing
 from thoughtdesk.ui.qt import (
     QAction,
+    QActionGroup,
     QCloseEvent,
     QFileDialog,
     QKeySequence,
@@ -83,6 +85,11 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.library: Library | None = None
         self._tasks: set[Task[object]] = set()
+        # Actions that write to the library (WindowApi.writing): disabled while it is read-only.
+        self._writing = QActionGroup(self)
+        self._writing.setExclusionPolicy(QActionGroup.ExclusionPolicy.None_)
+        self._writing_tips: dict[QAction, tuple[str, str]] = {}
+        write_wait_relay().waiting.connect(self._write_waiting)  # any thread's wait, said here
         self._build()
         self.samples = install_samples(self)
         self.samples.sample_selected.connect(self.sample_selected)
@@ -175,6 +182,30 @@ class MainWindow(QMainWindow):
         """A permanent widget at the right of the status bar."""
         self.statusBar().addPermanentWidget(widget)
 
+    def writing(self, *actions: QAction) -> None:
+        """Mark ``actions`` as writing to the library (disabled with the reason while it is read-only)."""
+        for action in actions:
+            self._writing.addAction(action)
+            self._writing_tips[action] = (
+                action.toolTip() if action.toolTip() != action.iconText() else "",
+                action.statusTip(),
+            )
+            for menu in action.associatedObjects():
+                if isinstance(menu, QMenu):
+                    menu.setToolTipsVisible(True)
+        self._apply_read_only()
+
+    def read_only_reason(self) -> str | None:
+        """Why the open library cannot be written, or None."""
+        return self.library.read_only_reason if self.library is not None else None
+
+    def _apply_read_only(self) -> None:
+        reason = self.read_only_reason()
+        self._writing.setEnabled(reason is None)
+        for action, (tip, status) in self._writing_tips.items():
+            action.setToolTip(reason or tip)
+            action.setStatusTip(reason or status)
+
     # Signals and work (WindowApi) -------------------------------------------------------------
 
     def open_sample(self, pk: int) -> bool:
@@ -220,6 +251,8 @@ class MainWindow(QMainWindow):
             self.library.close()
         self.library = library
         set_crash_library(library.path)
+        library.set_write_patience(GUI_WRITE_PATIENCE)  # the GUI thread never waits long: a worker does
+        self._apply_read_only()
         read_only = " (read-only: changes cannot be saved)" if library.read_only else ""
         self.setWindowTitle(f"ThoughtDesk — {library.path.name}{read_only}")
         if library.read_only:
@@ -288,6 +321,10 @@ class MainWindow(QMainWindow):
         box.setObjectName("errorBox")
         self.statusBar().showMessage(text, 15000)
         box.open()
+
+    def _write_waiting(self, seconds: float, what: str | None) -> None:
+        """A write of this process waits for another process: said until the next report."""
+        self.show_status(waiting_text(seconds, what) + "; this window stays usable", 12000)
 
     def show_status(self, text: str, timeout_ms: int = 10000) -> None:
         """A message in the status bar for ``timeout_ms``."""

@@ -152,6 +152,17 @@ class WindowApi(Protocol):
         """A permanent widget at the right of the status bar."""
         ...
 
+    def writing(self, *actions: QAction) -> None:
+        """Mark ``actions`` as writing to the library: while the open library is read-only they
+        are disabled, with the reason as their tooltip and status tip (enabled again when a
+        writable library is opened). Widgets that write follow :meth:`read_only_reason` in their
+        own enabled state."""
+        ...
+
+    def read_only_reason(self) -> str | None:
+        """Why the open library cannot be written (``Library.read_only_reason``), or None."""
+        ...
+
     # Work and messages -----------------------------------------------------------------------
 
     def open_sample(self, pk: int) -> bool:

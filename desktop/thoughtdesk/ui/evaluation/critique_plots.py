@@ -17,6 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from thoughtdesk.core.critiques.analysis import SCORE_BINS, CritiqueAnalysis, ScorePoint
+from thoughtdesk.core.files import export_file
 from thoughtdesk.ui.evaluation.plots import ExportablePlot, tick_font
 from thoughtdesk.ui.qt import QWidget
 
@@ -112,7 +113,7 @@ class DimensionPlot(ExportablePlot):
 
     def export_csv(self, path: str | Path) -> Path:
         """One row per student model and dimension: count and share ("" = no dimension)."""
-        with open(path, "w", newline="", encoding="utf-8") as handle:
+        with export_file(Path(path)) as handle:
             writer = csv.writer(handle)
             writer.writerow(["student_model", "dimension", "count", "share"])
             for i, model in enumerate(self.models):
@@ -159,7 +160,7 @@ class ScoreDistributionPlot(ExportablePlot):
 
     def export_csv(self, path: str | Path) -> Path:
         """One row per critique model and score: how many critiques gave it."""
-        with open(path, "w", newline="", encoding="utf-8") as handle:
+        with export_file(Path(path)) as handle:
             writer = csv.writer(handle)
             writer.writerow(["critique_model", "explanation_score", "critiques"])
             for model, counts in self.rows:
@@ -207,7 +208,7 @@ class ScoreScatterPlot(ExportablePlot):
 
     def export_csv(self, path: str | Path) -> Path:
         """One row per plotted point, exact (not jittered) scores."""
-        with open(path, "w", newline="", encoding="utf-8") as handle:
+        with export_file(Path(path)) as handle:
             writer = csv.writer(handle)
             writer.writerow(["critique_model", "cot_pk", "critique_score", "human_score"])
             for p in self.points:

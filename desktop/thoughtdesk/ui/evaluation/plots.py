@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from thoughtdesk.core.evaluation.metrics import AccuracyRow, ScoredAnswer
 from thoughtdesk.core.evaluation.report import ROW_FIELDS
+from thoughtdesk.core.files import export_file, export_part
 
 _MODEL_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
 
@@ -40,10 +41,14 @@ class ExportablePlot(QWidget):
         box.addWidget(self.layout_widget)
 
     def export_png(self, path: str | Path, width: int = 1200) -> Path:
-        """Write the figure as PNG, ``width`` pixels wide (height keeps the aspect ratio)."""
+        """Write the figure as PNG, ``width`` pixels wide (height keeps the aspect ratio), whole
+        or not at all (:func:`~thoughtdesk.core.files.export_part`)."""
         exporter = pg.exporters.ImageExporter(self.layout_widget.scene())
         exporter.parameters()["width"] = int(width)
-        exporter.export(str(path))
+        image = exporter.export(toBytes=True)
+        with export_part(Path(path)) as part:
+            if not image.save(str(part), "PNG"):
+                raise OSError("Qt could not save the image")
         return Path(path)
 
     def export_svg(self, path: str | Path) -> Path:
@@ -54,21 +59,24 @@ class ExportablePlot(QWidget):
         """
         scene = self.layout_widget.scene()
         rect = scene.sceneRect()
-        generator = QSvgGenerator()
-        generator.setFileName(str(path))
-        generator.setSize(QSize(int(rect.width()), int(rect.height())))
-        generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-        generator.setTitle("ThoughtDesk plot")
-        painter = QPainter(generator)
-        try:
-            scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-        finally:
-            painter.end()
+        with export_part(Path(path)) as part:
+            generator = QSvgGenerator()
+            generator.setFileName(str(part))
+            generator.setSize(QSize(int(rect.width()), int(rect.height())))
+            generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+            generator.setTitle("ThoughtDesk plot")
+            painter = QPainter(generator)
+            try:
+                scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+            finally:
+                painter.end()
+            if not part.exists():
+                raise OSError("Qt could not write the SVG")
         return Path(path)
 
 
 def _write_rows_csv(path: str | Path, rows: Sequence[AccuracyRow]) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with export_file(Path(path)) as handle:
         writer = csv.writer(handle)
         writer.writerow(ROW_FIELDS)
         for row in rows:
@@ -353,7 +361,7 @@ class CorrectnessMap(ExportablePlot):
     def export_csv(self, path: str | Path) -> Path:
         """The map as CSV: one row per sample, one column per condition, outcome names."""
         names = {2.0: "correct", 0.0: "incorrect", 1.0: "unextractable"}
-        with open(path, "w", newline="", encoding="utf-8") as handle:
+        with export_file(Path(path)) as handle:
             writer = csv.writer(handle)
             writer.writerow(["sample_id", *self.conditions])
             for i, sid in enumerate(self.sample_ids):

@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
+from thoughtdesk.core.files import export_file
 from thoughtdesk.core.stats import CollectionStatistics, OverlapMatrix
 from thoughtdesk.ui.evaluation.plots import ExportablePlot, tick_font
 
@@ -71,7 +72,7 @@ class LengthPlot(ExportablePlot):
 
     def export_csv(self, path: str | Path) -> Path:
         """One row per dataset split: the field, count, mean, min, percentiles, max."""
-        with open(path, "w", newline="", encoding="utf-8") as handle:
+        with export_file(Path(path)) as handle:
             writer = csv.writer(handle)
             writer.writerow(
                 ["dataset", "split", "field", "texts", "mean", "min", "p5", "p25", "p50", "p75", "p95", "max"]
@@ -131,7 +132,7 @@ class OverlapHeatmap(ExportablePlot):
 
     def export_csv(self, path: str | Path) -> Path:
         """Long form: row unit, column unit, distinct n-grams of each, shared, containment, Jaccard."""
-        with open(path, "w", newline="", encoding="utf-8") as handle:
+        with export_file(Path(path)) as handle:
             writer = csv.writer(handle)
             writer.writerow(
                 ["field", "n", "row", "column", "row_ngrams", "column_ngrams", "shared", "containment", "jaccard"]

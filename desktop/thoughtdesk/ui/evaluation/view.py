@@ -18,10 +18,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
 from thoughtdesk.core.evaluation.report import scored_now_text
 from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
+from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import data_version
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
@@ -215,6 +217,13 @@ class ResultsView(QWidget):
     # Collections and refresh -------------------------------------------------------------
 
     def _library_changed(self, library: Library) -> None:
+        reason = library.read_only_reason  # re-scoring writes: disabled, saying why
+        for button, tip in (
+            (self.rescore_button, "Recompute every answer's correctness with ThoughtDesk's extraction"),
+            (self.restore_button, "Undo re-scoring: put back the correctness the imported file came with"),
+        ):
+            button.setEnabled(reason is None)
+            button.setToolTip(reason or tip)
         self._seen_version = None
         self.reload_collections()
         self.follow_tree()
@@ -452,11 +461,15 @@ class ResultsView(QWidget):
             button.setToolTip("" if enabled else "Nothing to export here: choose a plot tab with data")
 
     def export_current(self, kind: str, path: str | Path) -> Path:
-        """Export the visible plot: ``kind`` "png", "svg" or "csv" (its data)."""
+        """Export the visible plot: ``kind`` "png", "svg" or "csv" (its data). Never onto the
+        open library or its -wal/-shm files (:class:`~thoughtdesk.core.files.ExportTargetError`);
+        the save dialog has asked before replacing another file."""
         plot = self.current_plot()
         if plot is None:
             raise ValueError("this tab has no plot to export")
-        return {"png": plot.export_png, "svg": plot.export_svg, "csv": plot.export_csv}[kind](path)
+        library = self.window_.library
+        target = check_export_target(path, libraries=[library.path] if library is not None else [], force=True)
+        return {"png": plot.export_png, "svg": plot.export_svg, "csv": plot.export_csv}[kind](target)
 
     def export_dialog(self, kind: str) -> None:
         if self.current_plot() is None:
@@ -475,7 +488,7 @@ class ResultsView(QWidget):
             return
         try:
             self.export_current(kind, path)
-        except OSError as error:
-            self.window_.show_error("Export failed", f"{path}: {error.strerror or error}")
+        except ThoughtDeskError as error:
+            self.window_.show_error("Export failed", str(error))
             return
         self.window_.show_status(f"Written to {path}", 10000)

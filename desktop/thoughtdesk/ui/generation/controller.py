@@ -71,12 +71,13 @@ class GenerationUI(QObject):
         self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
+        window.writing(self.action_plan, self.action_critique, self.action_rationales)
         window.library_changed.connect(self._library_changed)
         # Stop sending at close; requests in flight are stored or sent again by a later resume.
         window.closing.connect(self.runs_panel.shutdown)
 
     def _library_changed(self, library: Library) -> None:
-        self.runs_panel.set_library(library.path)
+        self.runs_panel.set_library(library.path, library.read_only_reason)
 
     def _runs_wrote(self) -> None:
         """A run stored CoTs and answers (at most every 2 s while it runs, and at its end)."""

@@ -33,6 +33,7 @@ from thoughtdesk.core.generation.runs import (
     stopped_for_good,
 )
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.generation.run_output import FailedRequests, LiveOutput
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
@@ -80,6 +81,9 @@ class RunsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("runsPanel")
         self.library_path = library_path
+        #: Why the library cannot be written (it opened read-only), or None: the buttons that
+        #: write are disabled with it as their tooltip.
+        self.read_only_reason: str | None = None
         self.prices = prices
         self.on_data_changed = on_data_changed
         self.workers: dict[int, RunWorker] = {}
@@ -187,6 +191,7 @@ class RunsPanel(QWidget):
     def _button(self, layout: QHBoxLayout, text: str, name: str, slot: Callable[[], object], tip: str) -> QPushButton:
         button = QPushButton(text, objectName=name)
         button.setToolTip(tip)
+        button.setProperty("plainTip", tip)
         button.clicked.connect(slot)
         layout.addWidget(button)
         return button
@@ -200,8 +205,11 @@ class RunsPanel(QWidget):
 
     # Library --------------------------------------------------------------------------------
 
-    def set_library(self, path: Path) -> None:
-        """Show the runs of another library (active runs of the old one go on in the background)."""
+    def set_library(self, path: Path, read_only_reason: str | None = None) -> None:
+        """Show the runs of another library (active runs of the old one go on in the background);
+        ``read_only_reason``: it cannot be written, so starting, renaming and deleting are disabled."""
+        self.read_only_reason = read_only_reason
+        self._update_buttons()
         if path != self.library_path:
             self.library_path = path
             self.model.set_runs([])
@@ -291,6 +299,11 @@ class RunsPanel(QWidget):
         self.cancel_button.setEnabled(running or status == "batched")
         self.rename_button.setEnabled(run_id is not None)
         self.delete_button.setEnabled(run_id is not None and not running)
+        writing = (self.start_button, self.pause_button, self.cancel_button, self.rename_button, self.delete_button)
+        for button in writing:
+            if self.read_only_reason is not None:
+                button.setEnabled(False)
+            button.setToolTip(self.read_only_reason or str(button.property("plainTip")))
 
     def pause_selected(self) -> None:
         worker = self.workers.get(self.selected_run() or -1)
@@ -526,7 +539,7 @@ class RunsPanel(QWidget):
         if final is not None:
             self.model.live[run_id] = final
         if error:
-            self.errors[run_id] = error
+            self.errors[run_id] = redact(error)  # shown: never a key a server quoted
         worker = self.workers.get(run_id)
         if worker is not None:
             worker.wait(2000)

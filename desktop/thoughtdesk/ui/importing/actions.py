@@ -64,6 +64,7 @@ class ImportingController(QObject):
         file_menu = window.menu("&File")
         self.action_import = window.add_action(file_menu, "&Import…", "Ctrl+I", self.import_dialog)
         self.action_export = window.add_action(file_menu, "&Export collection…", "Ctrl+E", self.export_dialog)
+        window.writing(self.action_import)
         self.import_menu = self._import_menu()
         self.action_import.setMenu(self.import_menu)
 

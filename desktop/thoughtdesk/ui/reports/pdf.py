@@ -57,14 +57,6 @@ def ensure_gui_application() -> None:
     _APPLICATION.append(QGuiApplication(["thoughtdesk"]))
 
 
-def _is_pdf(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(5) == b"%PDF-"
-    except OSError:
-        return False
-
-
 class _PdfPages:
     """Draws documents onto a PdfWriter, each from a new page; counts pages."""
 
@@ -141,12 +133,12 @@ def write_pdf_report(
 ) -> int:
     """Write the report of ``scope`` as a PDF to ``path``; returns the number of pages.
 
-    ``force`` replaces an existing file that is neither a PDF nor an earlier export (never the
+    ``force`` replaces an existing file that is not an earlier export (a PDF ThoughtDesk wrote) (never the
     library). ``cancel()`` is checked between samples; a cancelled or failed report leaves no
     file behind.
     """
     target = Path(path).expanduser()
-    target = check_export_target(target, libraries=[lib.path], force=force or _is_pdf(target))
+    target = check_export_target(target, libraries=[lib.path], force=force)
     report = report_parts(lib, scope, options, progress=progress, cancel=cancel)
     remove_stale_parts(target.parent)
     part = target.with_name(target.name + PART_SUFFIX)

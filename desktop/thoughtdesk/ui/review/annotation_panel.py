@@ -62,6 +62,7 @@ class AnnotationPanel(QWidget):
         self.setObjectName("annotationPanel")
         self._label_set: LabelSet | None = None
         self._review: CotReview | None = None
+        self._read_only: str | None = None  # why nothing can be written, or None
         self.title = plain_label(
             "No CoT selected", bold=True, name="annotationTitle", selectable=True, keep_height=True
         )
@@ -186,7 +187,7 @@ class AnnotationPanel(QWidget):
             item = QListWidgetItem(f"{names.get(key, key)}: “{short(span.text)}” ({span.start}–{span.end})")
             item.setData(Qt.ItemDataRole.UserRole, (key, span))
             self.span_list.addItem(item)
-        self.remove_span_button.setEnabled(bool(review.spans))
+        self.remove_span_button.setEnabled(bool(review.spans) and self._read_only is None)
         if self.comment_view.toPlainText() != review.comment:
             self.comment_view.setPlainText(review.comment)
         self.preferred.setChecked(review.preferred)
@@ -197,6 +198,34 @@ class AnnotationPanel(QWidget):
 
     def review(self) -> CotReview | None:
         return self._review
+
+    def set_read_only(self, reason: str | None) -> None:
+        """``reason``: the library cannot be written, so the controls that change a review are
+        disabled with it as their tooltip (the label set chooser and the texts stay usable)."""
+        self._read_only = reason
+        self._apply_read_only()
+
+    def _writing_controls(self) -> list[QWidget]:
+        return [
+            self.label_box,
+            self.remove_span_button,
+            self.comment_button,
+            self.preferred,
+            *self.quality_buttons,
+        ]
+
+    def _apply_read_only(self) -> None:
+        reason = self._read_only
+        for widget in self._writing_controls():
+            if reason is not None:
+                widget.setEnabled(False)
+            elif widget is not self.remove_span_button:
+                widget.setEnabled(True)
+            plain = widget.property("plainTip")
+            if plain is None:
+                plain = widget.toolTip()
+                widget.setProperty("plainTip", plain)
+            widget.setToolTip(reason or str(plain))
 
     # ---- user actions -----------------------------------------------------------------------
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.generation.runs import is_guided as guided_cot
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
@@ -86,7 +88,7 @@ class ReviewController(QObject):
         w, view = self.window, self.view
         menu = w.menu("&Review")
         self.menu = menu
-        w.add_action(menu, "&New review queue…", None, self.new_queue_dialog)
+        self.action_new_queue = w.add_action(menu, "&New review queue…", None, self.new_queue_dialog)
         w.add_action(menu, "&Open review queue…", None, self.open_queue_dialog)
         w.add_action(menu, "&Leave the queue", None, self.leave_queue)
         menu.addSeparator()
@@ -95,7 +97,7 @@ class ReviewController(QObject):
         self.blind_action.setChecked(view.blind)
         self.blind_action.toggled.connect(view.set_blind)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
-        w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
+        self.action_label_sets = w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
         w.add_action(menu, "&Trajectory of the current CoT…", "Ctrl+Shift+T", self.show_trajectory)
         menu.addSeparator()
         # Undo/redo keys are handled by the view's key filter (so a text editor keeps its own
@@ -109,8 +111,9 @@ class ReviewController(QObject):
             menu.addAction(action)
         menu.addSeparator()
         w.add_action(menu, "&Export my annotations…", None, self.export_dialog)
-        w.add_action(menu, "&Import a colleague's annotations…", None, self.import_dialog)
+        self.action_import = w.add_action(menu, "&Import a colleague's annotations…", None, self.import_dialog)
         w.add_action(menu, "&Agreement between reviewers…", None, self.show_agreement)
+        w.writing(self.action_new_queue, self.action_label_sets, self.action_import, self.undo_action, self.redo_action)
 
     def show_trajectory(self) -> None:
         """Open the current CoT's trajectory (a guided CoT's steps, rationales and candidates)."""
@@ -311,13 +314,21 @@ class ReviewController(QObject):
         if path:
             self.export_file(Path(path))
 
-    def export_file(self, path: Path) -> Task[ExportCounts]:
-        """Write this reviewer's annotations and ratings to ``path`` in the background."""
+    def export_file(self, path: Path) -> Task[ExportCounts] | None:
+        """Write this reviewer's annotations and ratings to ``path`` in the background.
+
+        Never onto the open library or its -wal/-shm files (refused with a dialog); the save
+        dialog has asked before replacing an existing file."""
         library_path, author = self._library().path, self.view.author
+        try:
+            check_export_target(path, libraries=[library_path], force=True)
+        except ThoughtDeskError as error:
+            self.window.show_error("Export my annotations", str(error))
+            return None
 
         def work(_ctx: TaskContext) -> ExportCounts:
             with Library.open(library_path) as lib:
-                return export_review(lib, author, path)
+                return export_review(lib, author, path, force=True)
 
         return self.window.run_task(
             f"Exporting annotations to {path.name}…",

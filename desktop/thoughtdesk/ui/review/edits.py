@@ -7,10 +7,12 @@ implements. The plain-text helpers for review summaries live here too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationOp, AnnotationStore, CotReview, LabelSet, Span, StoredAnnotation
-from thoughtdesk.ui.qt import QUndoStack, QWidget
+from thoughtdesk.ui.qt import QUndoCommand, QUndoStack, QWidget
 from thoughtdesk.ui.review.annotation_panel import short
 from thoughtdesk.ui.review.commands import AnnotationCommand
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel
@@ -92,6 +94,19 @@ class EditsHost(Protocol):
         """A plain-text status message for the user."""
         ...
 
+    def read_only_reason(self) -> str | None:
+        """Why nothing can be written (the library opened read-only), or None."""
+        ...
+
+    def writes_pending(self) -> bool:
+        """Changes wait for another process (a new one queues behind them)."""
+        ...
+
+    def write_later(self, command: QUndoCommand, write: Callable[[Library], None], cot_pk: int) -> None:
+        """``command`` could not write while another process writes: ``write`` it on a worker's
+        connection (the wait shown), then show ``cot_pk`` again; obsolete if it cannot."""
+        ...
+
 
 class ReviewEdits:
     """Label toggles, spans, preferred, quality and comments of the current CoT, each undoable.
@@ -110,8 +125,22 @@ class ReviewEdits:
     def push(self, op: AnnotationOp) -> None:
         """Apply ``op`` through the undo stack (written at once)."""
         store = self.host.store
+        reason = self.host.read_only_reason()
+        if reason is not None:
+            self.host.show_message(reason)  # nothing is tried, nothing fails
+            return
         if store is not None:
-            self.undo_stack.push(AnnotationCommand(store, op, self._written, self._failed, self.host.reveal_cot))
+            self.undo_stack.push(
+                AnnotationCommand(
+                    store,
+                    op,
+                    self._written,
+                    self._failed,
+                    self.host.reveal_cot,
+                    lambda command, write: self.host.write_later(command, write, op.cot_pk),
+                    self.host.writes_pending,
+                )
+            )
 
     def _written(self, op: AnnotationOp) -> None:
         self.host.cot_written(op.cot_pk)
@@ -121,6 +150,10 @@ class ReviewEdits:
 
     def _writable_cot(self) -> tuple[int, AnnotationStore] | None:
         """The current CoT and the store to write it with, or None (said to the user)."""
+        reason = self.host.read_only_reason()
+        if reason is not None:
+            self.host.show_message(reason)
+            return None
         cot_pk, store = self.host.current_cot_pk(), self.host.store
         if cot_pk is None or store is None:
             self.host.show_message("Choose a generated CoT first (j / k)")

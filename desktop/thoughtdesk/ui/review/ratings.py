@@ -19,7 +19,7 @@ from thoughtdesk.core.critiques import (
     set_critique_rating,
     set_explanation_rating,
 )
-from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.store import Library, LibraryBusyError
 from thoughtdesk.ui.qt import QUndoCommand, QUndoStack
 
 Write = Callable[[Library], None]
@@ -60,6 +60,15 @@ class RatingsHost(Protocol):
 
     def show_message(self, text: str) -> None:
         """A plain-text status message."""
+        ...
+
+    def writes_pending(self) -> bool:
+        """Changes wait for another process (a new one queues behind them)."""
+        ...
+
+    def write_later(self, command: QUndoCommand, write: Write, cot_pk: int) -> None:
+        """``command`` could not write while another process writes: ``write`` it on a worker's
+        connection (the wait shown), then show ``cot_pk`` again; obsolete if it cannot."""
         ...
 
 
@@ -103,7 +112,13 @@ class RatingCommand(QUndoCommand):
         try:
             if library is None:
                 raise RuntimeError("no library is open")
+            if self.host.writes_pending():  # queued behind the changes waiting for another process
+                self.host.write_later(self, write, self.cot_pk)
+                return
             write(library)
+        except LibraryBusyError:  # another process writes: a worker waits for it, not the GUI
+            self.host.write_later(self, write, self.cot_pk)
+            return
         except Exception as error:  # a locked or read-only file, a CoT deleted meanwhile...
             self.setObsolete(True)
             self.host.show_message(f"Could not save “{self.text()}”: {error}")
@@ -150,6 +165,10 @@ class ReviewRatings:
         self.undo_stack = undo_stack
 
     def _current(self) -> int | None:
+        library = self.host.library
+        if library is not None and library.read_only_reason is not None:
+            self.host.show_message(library.read_only_reason)  # nothing is tried, nothing fails
+            return None
         cot_pk = self.host.current_cot_pk()
         if cot_pk is None or self.host.library is None:
             self.host.show_message("Choose a generated CoT first (j / k)")

@@ -43,6 +43,7 @@ from thoughtdesk.ui.qt import (
     Qt,
     QTabWidget,
     QTimer,
+    QUndoCommand,
     QUndoStack,
     QVBoxLayout,
     QWidget,
@@ -52,6 +53,7 @@ from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
 from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, SpanMark
 from thoughtdesk.ui.review.edits import ReviewEdits, others_text, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
+from thoughtdesk.ui.review.later_writes import LaterWrites
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.review.sample_views import cot_note, cot_views, flaw_marks, question_text, span_marks
@@ -103,6 +105,8 @@ class ReviewView(QWidget):
         self.sample_neighbour: Callable[[int | None, int], int | None] = lambda _pk, _step: None
         self._pending: Callable[[], None] | None = None  # work deferred until the tab is shown
         self.undo_stack = QUndoStack(self)
+        #: Changes the GUI thread could not write while another process writes (see later_writes).
+        self.later = LaterWrites(self._written_later, self.show_message, self)
         self.edits = ReviewEdits(self, self.undo_stack, self)
         self.ratings = ReviewRatings(self, self.undo_stack)
         self.prefetch = SimilarityPrefetch(self)
@@ -199,6 +203,8 @@ class ReviewView(QWidget):
     def set_library(self, library: Library) -> None:
         """Review ``library`` (clears the undo history and any queue)."""
         self.library = library
+        self.later.path = library.path
+        self.panel.set_read_only(library.read_only_reason)
         self.prefetch.forget_critiques()  # sample keys of another library mean other samples
         self.store = AnnotationStore(library, self.author)
         self.undo_stack.clear()
@@ -351,6 +357,22 @@ class ReviewView(QWidget):
         """The compare-view panel of the current CoT."""
         index = self.compare.current_index()
         return self.compare.panels[index] if 0 <= index < len(self.cot_pks) else None
+
+    def read_only_reason(self) -> str | None:
+        """Why nothing can be written (the library opened read-only), or None."""
+        return self.library.read_only_reason if self.library is not None else None
+
+    def writes_pending(self) -> bool:
+        """Changes wait for another process (a new one queues behind them)."""
+        return self.later.pending
+
+    def write_later(self, command: QUndoCommand, write: Callable[[Library], None], cot_pk: int) -> None:
+        """Write ``command``'s change on a worker, after the changes waiting before it."""
+        self.later.add(command, write, cot_pk)
+
+    def _written_later(self, cot_pk: int) -> None:
+        self.cot_written(cot_pk)
+        self.ratings_written(cot_pk)
 
     def show_message(self, text: str) -> None:
         """A plain-text status message (the controller shows it in the status bar)."""

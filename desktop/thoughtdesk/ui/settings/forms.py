@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from thoughtdesk.core.generation.backends import response_cap
 from thoughtdesk.core.generation.backends.base import ModelFileError
 from thoughtdesk.core.generation.backends.llamacpp import check_gguf_file
 from thoughtdesk.core.generation.local_model import prepare_test_model, test_model_available, test_model_target
@@ -24,10 +25,12 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
     QRadioButton,
+    QSpinBox,
     Qt,
     QVBoxLayout,
     QWidget,
@@ -129,7 +132,7 @@ class LibraryForm(QWidget):
 
 
 class OfflineForm(QWidget):
-    """Offline mode on or off."""
+    """Offline mode on or off; the largest answer a model server may send."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -144,13 +147,30 @@ class OfflineForm(QWidget):
                 "machine (a model server on 127.0.0.1 still works). Local models work as usual."
             )
         )
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Largest answer from a model server:"))
+        self.max_response = QSpinBox(objectName="maxResponseSpin")
+        self.max_response.setRange(response_cap.LOWEST_MB, response_cap.HIGHEST_MB)
+        self.max_response.setSuffix(" MB")
+        row.addWidget(self.max_response)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(
+            plain_label(
+                "Reading stops there and the request fails with a message saying so (a broken or hostile "
+                "server cannot fill the memory). Each request's own bound is smaller: 1 MB plus 256 bytes a "
+                "token of its max tokens. The command line uses this too (--max-response-mb for one command)."
+            )
+        )
         layout.addStretch(1)
 
     def load(self, settings: AppSettings) -> None:
         self.offline.setChecked(settings.offline)
+        self.max_response.setValue(settings.max_response_mb)
 
     def store(self, settings: AppSettings) -> None:
         settings.offline = self.offline.isChecked()
+        settings.max_response_mb = self.max_response.value()
 
 
 class LocalModelForm(QWidget):

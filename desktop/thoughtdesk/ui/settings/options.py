@@ -8,6 +8,7 @@ key                                type    meaning
 ``user/name``                      str     the user's name: the author of annotations
 ``library/path``                   str     the library file opened at start ("" = default)
 ``network/offline``                bool    offline mode (no connection but to this machine)
+``generation/max_response_mb``     int     the largest answer a model server may send (MB, 1-4096)
 ``local/model_path``               str     the GGUF file of the local model ("" = none)
 ``providers/openai/enabled``       bool    offer the OpenAI-compatible provider
 ``providers/openai/base_url``      str     its base URL (ends in ``/v1``)
@@ -31,6 +32,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from thoughtdesk.core.generation.backends import response_cap
 from thoughtdesk.core.generation.defaults import LOCAL_MODEL_KEY, provider_key
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
 from thoughtdesk.core.paths import settings_file
@@ -47,6 +49,7 @@ DEFAULT_ANTHROPIC_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
 USER_NAME = "user/name"
 LIBRARY_PATH = "library/path"
 OFFLINE = "network/offline"
+MAX_RESPONSE_MB = response_cap.SETTING
 # The model choices are read by core too (core/generation/defaults.py: the planner's and the
 # CLI's defaults), so their keys are declared there.
 LOCAL_MODEL_PATH = LOCAL_MODEL_KEY
@@ -75,6 +78,7 @@ class AppSettings:
     user_name: str = ""
     library_path: str = ""
     offline: bool = False
+    max_response_mb: int = response_cap.DEFAULT_MB
     local_model_path: str = ""
     openai_enabled: bool = False
     openai_base_url: str = DEFAULT_OPENAI_BASE_URL
@@ -87,6 +91,7 @@ _KEYS: dict[str, str] = {
     "user_name": USER_NAME,
     "library_path": LIBRARY_PATH,
     "offline": OFFLINE,
+    "max_response_mb": MAX_RESPONSE_MB,
     "local_model_path": LOCAL_MODEL_PATH,
     "openai_enabled": OPENAI_ENABLED,
     "openai_base_url": OPENAI_BASE_URL,
@@ -139,6 +144,10 @@ def load_settings(store: QSettings | None = None) -> AppSettings:
     defaults = AppSettings()
     values = {f.name: _read(store, _KEYS[f.name], getattr(defaults, f.name)) for f in fields(AppSettings)}
     settings = AppSettings(**values)
+    try:  # an edited file may hold anything: the default then, as the command line does
+        settings.max_response_mb = response_cap.parse_cap_mb(settings.max_response_mb)
+    except response_cap.ResponseCapError:
+        settings.max_response_mb = response_cap.DEFAULT_MB
     if not settings.user_name.strip():
         settings.user_name = default_user_name()
     return settings
@@ -158,6 +167,7 @@ def save_settings(settings: AppSettings, store: QSettings | None = None) -> None
     store.sync()  # the command line reads offline mode, the library and the rest from this same file
     if network.offline_override() is None:  # --offline or the environment, when set, stay in charge
         network.set_offline(settings.offline)
+    response_cap.set_response_cap_mb(settings.max_response_mb)  # for the runs this process starts from now
 
 
 def user_name(store: QSettings | None = None) -> str:

@@ -24,7 +24,7 @@ from thoughtdesk.core.generation.backends import (
     ResilientBackend,
     RetryPolicy,
 )
-from thoughtdesk.core.generation.backends.http import MAX_RESPONSE_BYTES, response_byte_limit
+from thoughtdesk.core.generation.backends.response_cap import DEFAULT_MB, MB, response_byte_limit
 
 NO_RETRY = RetryPolicy(max_attempts=1, initial_wait=0.01, max_wait=0.01, jitter=0.0)
 
@@ -46,7 +46,7 @@ def choice_body(text: str, **extra) -> dict:
 def test_the_limit_grows_with_max_tokens_and_is_capped() -> None:
     assert response_byte_limit(256) == 1024 * 1024 + 256 * 256
     assert response_byte_limit(256, n=4) == 1024 * 1024 + 4 * 256 * 256
-    assert response_byte_limit(10**9) == MAX_RESPONSE_BYTES
+    assert response_byte_limit(10**9) == DEFAULT_MB * MB == 64 * 1024 * 1024
 
 
 def test_a_20_mb_answer_to_a_256_token_request_fails_clearly(fake_server: FakeModelServer) -> None:
@@ -147,3 +147,35 @@ def test_an_unforeseen_error_in_a_backend_is_a_failed_request_not_a_crash() -> N
     backend = ResilientBackend(_Buggy(), retry=NO_RETRY, gate=ProviderGate(ProviderLimits(1)))
     with pytest.raises(BadResponse, match=r"could not be read \(TypeError: '<' not supported"):
         complete(backend, Request(prompt="q", model="m"))
+
+
+def test_the_ceiling_is_a_setting_and_an_option(fake_server: FakeModelServer, tmp_path, capsys) -> None:
+    """Issue 15, point 6 (audit): the 64 MB ceiling could not be changed. It is the settings
+    file's generation/max_response_mb (Edit > Settings > Network) or --max-response-mb, checked."""
+    from tests.helpers.libraries import DEMO, demo_library
+    from thoughtdesk.cli.main import main
+    from thoughtdesk.core.generation.backends import response_cap
+    from thoughtdesk.core.library.store import Library
+    from thoughtdesk.core.paths import settings_file
+
+    big = 10**6  # tokens: the per-request bound (1 MiB + 256 B a token) is far above any ceiling here
+    settings = settings_file()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text("[generation]\nmax_response_mb=2\n", encoding="utf-8")
+    response_cap.reset_response_cap()
+    assert response_byte_limit(big) == 2 * MB
+    settings.write_text("[generation]\nmax_response_mb=lots\n", encoding="utf-8")
+    response_cap.reset_response_cap()
+    assert response_byte_limit(big) == DEFAULT_MB * MB  # an unusable value: the default, never a crash
+    with pytest.raises(response_cap.ResponseCapError, match="from 1 to 4096, not '0'"):
+        response_cap.set_response_cap_mb(0)
+
+    library = demo_library(tmp_path / "lib.thoughtdesk")
+    fake_server.script(Reply(body=choice_body("word " * 600_000)))  # 3 MB
+    command = ["--library", str(library), "generate", DEMO, "--model", "openai:m", "--base-url", fake_server.base_url]
+    command += ["--dataset", "gsm8k", "--limit", "1", "--one-step", "--max-tokens", "1000000", "--max-response-mb", "1"]
+    assert main(command) == 1
+    capsys.readouterr()
+    with Library.open(library) as lib:
+        (error,) = lib.conn.execute("SELECT error FROM request WHERE status = 'failed'").fetchone()
+    assert "larger than the 1,048,576 bytes allowed" in error and "--max-response-mb" in error

@@ -103,3 +103,52 @@ def test_the_lease_rules(library_path, tmp_path):
     now = time.time()
     assert not holder_alive(None, None) and not holder_alive("h:1:x", now - 1, now)
     assert is_interrupted("running", None, None) and not is_interrupted("done", None, None)
+
+
+def test_a_run_waiting_to_write_keeps_its_lease(library_path, monkeypatch):
+    """Issue 15, point 3 (audit): the lease is renewed on the run's event loop, which a write
+    waiting for another process blocks; holding the library's write lock for longer than the
+    lease made the live run list as interrupted, and a second resume could take it over and
+    resend its requests in flight. The heartbeat thread keeps the run held while it waits."""
+    import sqlite3
+    import threading
+
+    from thoughtdesk.core.generation.runs import RunLimits, execute_run
+    from thoughtdesk.core.generation.runs import lease as lease_module
+
+    monkeypatch.setattr(lease_module, "LEASE_SECONDS", 1.0)  # this process only: the lease, and its renewal
+    monkeypatch.setattr(lease_module, "RENEW_SECONDS", 0.2)
+    with FakeModelServer() as server:
+        server.script(*[Reply(delay=0.1) for _ in range(16)])
+        run_id = _plan(library_path, server)
+        outcome: list = []
+        worker = threading.Thread(
+            target=lambda: outcome.append(execute_run(library_path, run_id, limits=RunLimits(concurrency=1))),
+            daemon=True,
+        )
+        worker.start()
+        _wait_for(library_path, "SELECT count(*) FROM request WHERE status = 'done'", 2)
+        other = sqlite3.connect(library_path, timeout=30, isolation_level=None)  # another writer
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            time.sleep(2.5)  # well past the 1 s lease: the run's next write waits all this time
+            with Library.open(library_path) as lib:
+                (run,) = [r for r in list_runs(lib) if r.id == run_id]
+                holder, expires = lib.conn.execute(
+                    "SELECT holder, lease_expires FROM run WHERE id = ?", (run_id,)
+                ).fetchone()
+            assert expires < time.time()  # the lease in the library could not be renewed...
+            assert run.status == "running" and not run.interrupted  # ...but the run is still held
+            second = _cli(library_path, "resume", str(run_id))
+            time.sleep(1.0)  # it waits for the write lock too
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 1, out
+        assert f"run {run_id} is being executed by process" in err
+        worker.join(timeout=60)
+        assert outcome and outcome[0].done == 16
+        assert len(server.requests) == 16  # nothing sent twice
+    assert _count(library_path, "SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%'") == 16
+    assert not lease_module.heartbeat_path(library_path, run_id).exists()  # removed with the lease

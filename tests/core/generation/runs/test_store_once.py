@@ -92,3 +92,52 @@ def test_slimming_keeps_bodies_it_cannot_or_need_not_slim() -> None:
     slim = slim_raw_body(body, long, "answer.answer")
     assert len(slim) < 400 and json.loads(restore_raw_body(slim, long)) == json.loads(body)
     assert restore_raw_body(other, long) == other
+
+
+def test_two_step_mode_stores_the_cot_once(library_path, fake_server: FakeModelServer, tmp_path) -> None:
+    """Issue 15, point 6 (audit): in the default two-step mode a 3 MB CoT grew the library by
+    9.2 MB: the answer-extraction prompt quoting it was stored in the request row and again in
+    the answer's provenance. Both now hold a reference; readers get the prompt as it was sent."""
+    from thoughtdesk.core.generation.runs.read import get_request
+    from thoughtdesk.core.importing.importer import export_thoughtsource
+    from thoughtdesk.core.library.reader import load_sample
+
+    text = ("The patient has a fever and a cough.\n" * (3 * MB // 37 + 1))[: 3 * MB]
+    with Library.open(library_path) as lib:
+        spec = RunSpec(
+            samples=SampleSelection(DEMO, datasets=("med_qa",), limit=1),
+            models=(ModelSpec("openai", "m", base_url=fake_server.base_url, timeout=30.0, max_tokens=100_000),),
+            instructions=("qa-01",),
+            cot_triggers=("kojima-01",),
+            answer_extractions=("kojima-A-D",),
+            mode=PromptMode.TWO_STEP,
+        )
+        run_id = create_run(lib, plan_run(lib, spec))
+        before = used_bytes(lib)
+    fake_server.script(Reply(body=big_answer(text)), Reply(body=big_answer("The answer is B.")))
+    final = execute_run(library_path, run_id, limits=FAST)
+    assert final.status == "done" and final.failed == 0 and final.done == 2
+    sent = fake_server.requests[1].json["messages"][-1]["content"]  # the extraction prompt as sent
+    assert text in sent
+    with Library.open(library_path) as lib:
+        grown = used_bytes(lib) - before
+        request_id, stored, sample_pk = lib.conn.execute(
+            "SELECT q.id, q.prompt, q.sample_pk FROM request q WHERE run_id = ? AND step = 'extraction'", (run_id,)
+        ).fetchone()
+        assert len(stored) < 10_000  # a reference, not the CoT again
+        assert get_request(lib, request_id).prompt == sent  # read back whole
+        stored_sample = load_sample(lib, sample_pk)
+        (cot,) = [c for c in stored_sample.sample.generated_cot if c.id.startswith("td-")]
+        assert cot.cot == text and cot.answers[0].extra["thoughtdesk"]["prompt"] == sent
+        export_thoughtsource(lib, DEMO, tmp_path / "out.json")
+    assert grown < 1.2 * len(text), f"the library grew by {grown / MB:.1f} MB for a 3 MB CoT"
+    exported = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    answers = [
+        a
+        for split in exported["med_qa"].values()
+        for s in split
+        for c in s["generated_cot"]
+        if c["id"].startswith("td-")
+        for a in c["answers"]
+    ]
+    assert answers[0]["thoughtdesk"]["prompt"] == sent  # the export shows the prompt as before

@@ -17,7 +17,9 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
-from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
+from thoughtdesk.core.generation.backends.http import new_client, post_json, valid_token_count
+from thoughtdesk.core.generation.backends.response_cap import response_byte_limit
+from thoughtdesk.core.settings.logs import register_secret
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -46,6 +48,7 @@ class AnthropicBackend(Backend):
         self.base_url = base_url.rstrip("/")
         self.version = version
         self._api_key = api_key
+        register_secret(api_key)  # redacted wherever a server echoes it
         self._client = client or new_client()
         self._owns_client = client is None
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.scoring import TokenScores
+from thoughtdesk.core.settings.logs import redact
 
 #: Called with each new piece of text while a completion streams (sample index, text piece).
 TokenCallback = Callable[[int, str], None]
@@ -190,7 +191,10 @@ class BackendError(ThoughtDeskError):
     """A model call that failed; ``str()`` is the message for people.
 
     ``retryable`` says whether trying again later may succeed; ``raw_body`` keeps what the
-    server sent so a failed request can be stored with it.
+    server sent so a failed request can be stored with it. The message, hint and raw body are
+    redacted here, where the error is made (:func:`~thoughtdesk.core.settings.logs.redact`): a
+    server that quotes the key it refused ("invalid header Authorization: Bearer sk-...") never
+    gets it into a stored, logged or shown error.
     """
 
     retryable: bool = False
@@ -211,10 +215,10 @@ class BackendError(ThoughtDeskError):
         self.retry_after = retry_after
         # The rate-limit headers of the answer, if any (the provider's gate paces by them).
         self.rate_limits = rate_limits
-        self.message = message
-        self.hint = hint
+        self.message = redact(message)
+        self.hint = redact(hint) if hint is not None else None
         self.status = status
-        self.raw_body = raw_body
+        self.raw_body = redact(raw_body) if raw_body is not None else None
         super().__init__(str(self))
 
     def __str__(self) -> str:

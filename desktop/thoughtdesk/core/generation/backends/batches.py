@@ -18,7 +18,7 @@ import httpx
 from thoughtdesk.core.generation.backends.anthropic import ANTHROPIC_VERSION
 from thoughtdesk.core.generation.backends.base import BadRequest, BadResponse, ServerDown, Timeout
 from thoughtdesk.core.generation.backends.http import error_for_status, new_client
-from thoughtdesk.core.settings.logs import redact
+from thoughtdesk.core.settings.logs import redact, register_secret
 from thoughtdesk.core.settings.network import require_network
 
 #: The providers' limits per batch (requests, bytes of the input): a run is cut in chunks within them.
@@ -154,6 +154,7 @@ class OpenAIBatches(BatchClient):
     def __init__(self, base_url: str, api_key: str | None, client: httpx.AsyncClient | None = None) -> None:
         super().__init__(base_url, client)
         self._api_key = api_key
+        register_secret(api_key)  # redacted wherever a server echoes it
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIBatches({self.base_url!r})"
@@ -279,6 +280,7 @@ class AnthropicBatches(BatchClient):
     ) -> None:
         super().__init__(base_url, client)
         self._api_key = api_key
+        register_secret(api_key)  # redacted wherever a server echoes it
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicBatches({self.base_url!r})"

@@ -41,6 +41,7 @@ from thoughtdesk.core.generation.backends.base import (
 )
 from thoughtdesk.core.generation.backends.direct import BodyTooLarge, DirectPool
 from thoughtdesk.core.generation.backends.network import use_asyncio_network
+from thoughtdesk.core.generation.backends.response_cap import response_cap_bytes
 from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.core.settings.network import require_network
 from thoughtdesk.core.settings.transport import environment_mounts, ssl_context
@@ -53,23 +54,6 @@ _MODEL_MISSING_WORDS = (
     "model not found",
     "no such model",
 )
-
-
-#: The most bytes an answer may have, whatever the request: beyond this a server is broken or
-#: hostile (an endless body reached MemoryError before this cap).
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-#: Room for the envelope (ids, usage, headers of the JSON) and for log-probs or echoed prompts.
-_RESPONSE_BASE_BYTES = 1024 * 1024
-#: Bytes per generated token allowed: a token is a few characters, but JSON may escape each
-#: character as \\uXXXX (6 bytes) and a choice may carry per-token log-probs.
-_BYTES_PER_TOKEN = 256
-
-
-def response_byte_limit(max_tokens: int | None, n: int = 1) -> int:
-    """How many body bytes an answer of ``n`` choices of at most ``max_tokens`` tokens may
-    have: a generous bound (1 MiB plus 256 bytes per token) capped at 64 MiB."""
-    tokens = max(1, max_tokens or 4096) * max(1, n)
-    return min(MAX_RESPONSE_BYTES, _RESPONSE_BASE_BYTES + _BYTES_PER_TOKEN * tokens)
 
 
 def valid_token_count(value: Any) -> int | None:
@@ -316,7 +300,8 @@ def _too_large(provider: str, url: str, max_bytes: int, why: str, raw_body: str 
         f"the answer from {url} is larger than the {max_bytes:,} bytes allowed for this request ({why}); "
         "reading stopped there",
         hint="the server is misbehaving or the request asks for far more tokens than it sets as max tokens; "
-        "the start of the answer is kept with the failed request",
+        "the start of the answer is kept with the failed request. If such answers are expected, raise the "
+        "largest answer in Edit > Settings > Network (or --max-response-mb)",
         raw_body=raw_body,
     )
 
@@ -414,7 +399,7 @@ async def post_json(
     headers: dict[str, str],
     timeout: float,
     model: str,
-    max_bytes: int = MAX_RESPONSE_BYTES,
+    max_bytes: int | None = None,
 ) -> HttpResult:
     """POST ``payload`` as JSON and return the parsed 2xx answer; raise BackendError otherwise.
 
@@ -423,6 +408,8 @@ async def post_json(
     stops there and the request fails with :class:`BadResponse` (see :func:`response_byte_limit`).
     """
     require_network(f"the {provider} API", url)  # offline mode: say so instead of trying
+    if max_bytes is None:
+        max_bytes = response_cap_bytes()
     direct = client.direct_for(url) if isinstance(client, ProviderClient) else None
     started = time.perf_counter()
     try:

@@ -22,9 +22,11 @@ from thoughtdesk.core.generation.backends.base import (
     join_raw_bodies,
     sum_or_none,
 )
-from thoughtdesk.core.generation.backends.http import new_client, post_json, response_byte_limit, valid_token_count
+from thoughtdesk.core.generation.backends.http import new_client, post_json, valid_token_count
 from thoughtdesk.core.generation.backends.pricing import estimate_tokens
+from thoughtdesk.core.generation.backends.response_cap import response_byte_limit
 from thoughtdesk.core.generation.scoring import TokenScores
+from thoughtdesk.core.settings.logs import register_secret
 
 #: Where scoring works and where it does not, said when a server answers without prompt log-probs.
 _SCORING_SERVERS = (
@@ -70,6 +72,7 @@ class OpenAICompatBackend(Backend):
         self.endpoint = endpoint
         self.provider = provider
         self._api_key = api_key
+        register_secret(api_key)  # redacted wherever a server echoes it
         self._extra_headers = dict(extra_headers or {})
         self._client = client or new_client()
         self._owns_client = client is None

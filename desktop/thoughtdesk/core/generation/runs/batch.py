@@ -61,10 +61,11 @@ from thoughtdesk.core.generation.runs.commit import (
 from thoughtdesk.core.generation.runs.lease import claim_run
 from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request, sample_refs
 from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
-from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunStatus
+from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunStatus, request_row
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec, RunSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
+from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 
@@ -213,7 +214,9 @@ class _BatchRun:
         return f"td-batch-{batch_pk}-{row[0]}-{row[1]}"
 
     def _request(self, request_id: int) -> RequestRow:
-        return RequestRow(*self.lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
+        return request_row(
+            self.lib.conn, self.lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone()
+        )
 
     # --- polling and fetching --------------------------------------------------------------
 
@@ -295,7 +298,7 @@ class _BatchRun:
             REQUEST_SELECT + " WHERE id = ? AND run_id = ? AND status = 'batched' AND batch_pk = ?",
             (request_id, self.run_id, batch_pk),
         ).fetchone()
-        return None if row is None else RequestRow(*row)
+        return None if row is None else request_row(self.lib.conn, row)
 
     def _back_to_pending(self, request: RequestRow, why: str, *, expired: bool = False) -> None:
         """An item the batch did not answer: resubmitted next time, or failed after MAX tries."""
@@ -354,7 +357,7 @@ class _BatchRun:
     def _fill_extraction(self, request: RequestRow) -> RequestRow | None:
         """An extraction's prompt from its stored CoT (None when the CoT is gone)."""
         found = self.lib.conn.execute(
-            "SELECT c.cot FROM request d JOIN generated_cot c ON c.id = d.result_cot_pk WHERE d.id = ?",
+            "SELECT c.cot, c.id FROM request d JOIN generated_cot c ON c.id = d.result_cot_pk WHERE d.id = ?",
             (request.depends_on,),
         ).fetchone()
         if found is None:
@@ -368,7 +371,7 @@ class _BatchRun:
         with self.lib.transaction() as conn:
             conn.execute(
                 "UPDATE request SET prompt = ?, fingerprint = ? WHERE id = ?",
-                (filled.prompt, filled.fingerprint, request.id),
+                (None if prompt is None else prompt_ref(prompt, found[0], found[1]), filled.fingerprint, request.id),
             )
         return filled
 
@@ -382,7 +385,7 @@ class _BatchRun:
         ).fetchone()
         if row is None or request.fingerprint is None:
             return False
-        source = RequestRow(*row)
+        source = request_row(self.lib.conn, row)
         sample = next(iter(sample_refs(self.lib, [request.sample_pk])))
         if request.step == "cot" and source.result_cot_pk is not None:
             store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)

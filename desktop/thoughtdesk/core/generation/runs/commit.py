@@ -27,10 +27,12 @@ from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.generation.runs.trajectories import attach_steps
 from thoughtdesk.core.library import counters
+from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
 from thoughtdesk.core.library.writer import fts_prefix
+from thoughtdesk.core.settings.logs import redact
 
 #: A response text at least this long is not kept again inside the raw body (shorter ones cost
 #: less than the reference and the re-serialised body would).
@@ -350,6 +352,8 @@ def store_extraction(
     scored = _score(sample, text, cot_text)
     raw = slim_raw_body(call.response.raw_body, text, "answer.answer")
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
+    if extra["thoughtdesk"]["prompt"]:  # it quotes the CoT, stored once: a reference in its place
+        extra["thoughtdesk"]["prompt"] = prompt_ref(extra["thoughtdesk"]["prompt"], cot_text, cot_pk)
     with lib.transaction() as conn:
         answer_pk = _insert_answer(
             conn,
@@ -443,10 +447,11 @@ def _copy_answer(conn: sqlite3.Connection, src_answer: int, cot_pk: int, sample:
 
 
 def store_failure(lib: Library, request_id: int, error: BackendError | str, *, sent_at: str, attempts: int = 1) -> None:
-    """Mark a request failed with the error message and the raw body the server sent."""
-    message = str(error)
+    """Mark a request failed with the error message and the raw body the server sent, both
+    redacted (any key-shaped text or known key becomes ``[redacted]``)."""
+    message = redact(str(error))
     kind = error.kind if isinstance(error, BackendError) else "Error"
-    raw = error.raw_body if isinstance(error, BackendError) else None
+    raw = redact(error.raw_body) if isinstance(error, BackendError) and error.raw_body is not None else None
     with lib.transaction() as conn:
         conn.execute(
             "UPDATE request SET status = 'failed', error = ?, error_kind = ?, raw_response = ?, "

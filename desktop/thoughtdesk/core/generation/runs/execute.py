@@ -64,11 +64,19 @@ from thoughtdesk.core.generation.runs.plan import (
     sample_refs,
 )
 from thoughtdesk.core.generation.runs.providers import build_shared_backend
-from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunProgress, RunStatus, get_request
+from thoughtdesk.core.generation.runs.read import (
+    REQUEST_SELECT,
+    RequestRow,
+    RunProgress,
+    RunStatus,
+    get_request,
+    request_row,
+)
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, RunLimits, RunSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import RunTally, set_run_status
 from thoughtdesk.core.generation.runs.trajectories import request_steps, store_step
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
+from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 
@@ -284,10 +292,14 @@ class _Execution:
                 request = dataclasses.replace(
                     request, prompt=prompt, fingerprint=fingerprint(model, call, request.replicate)
                 )
-                with self.lib.transaction() as conn:
+                with self.lib.transaction() as conn:  # the CoT it quotes is stored once: a reference here
                     conn.execute(
                         "UPDATE request SET prompt = ?, fingerprint = ? WHERE id = ?",
-                        (prompt, request.fingerprint, request_id),
+                        (
+                            None if prompt is None else prompt_ref(prompt, cot_text, cot_pk),
+                            request.fingerprint,
+                            request_id,
+                        ),
                     )
         if not self.force and await self._answer_from_store(request, sample, cot_pk):
             return
@@ -417,7 +429,7 @@ class _Execution:
         ).fetchone()
         if row is None:
             return False
-        source = RequestRow(*row)
+        source = request_row(self.lib.conn, row)
         if request.step == "critique":
             if source.result_critique_pk is None:
                 return False

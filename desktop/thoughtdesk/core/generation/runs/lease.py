@@ -8,6 +8,13 @@ good) loses the lease when it expires, at once when it was a process of this mac
 longer exists; the next execution takes over. A run whose status says it is running but whose
 holder is gone is *interrupted* (:func:`is_interrupted`): the CLI and the Runs tab say so and
 offer to resume it.
+
+The lease in the library is renewed by the run's writes' own event loop, so it cannot be renewed
+while the run waits for another process that holds the library's write lock (an import, for up
+to an hour). A heartbeat file beside the library (``<library>-run<N>.alive``, naming the holder)
+is touched by a thread of the holder every RENEW_SECONDS, whatever the library's lock: a lease
+that expired while its heartbeat is fresh is still held, so a run waiting to write is shown as
+running, and a second process is refused rather than resending its requests.
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.library.store import Library
@@ -49,12 +58,38 @@ def _process_exists(pid: int) -> bool:
     return True
 
 
-def holder_alive(holder: str | None, lease_expires: float | None, now: float | None = None) -> bool:
-    """Whether ``holder`` still holds its lease: not expired, and (for a process of this
-    machine) still running."""
+def heartbeat_path(library: Path, run_id: int) -> Path:
+    """The file whose freshness says that run ``run_id``'s holder lives (see the module docstring)."""
+    library = Path(library)
+    return library.with_name(f"{library.name}-run{run_id}.alive")
+
+
+def _heartbeat_fresh(library: Path, run_id: int, holder: str, now: float) -> bool:
+    path = heartbeat_path(library, run_id)
+    try:
+        fresh = now - path.stat().st_mtime <= LEASE_SECONDS
+        return fresh and path.read_text(encoding="utf-8").strip() == holder
+    except (OSError, ValueError):
+        return False
+
+
+def holder_alive(
+    holder: str | None,
+    lease_expires: float | None,
+    now: float | None = None,
+    *,
+    library: Path | None = None,
+    run_id: int | None = None,
+) -> bool:
+    """Whether ``holder`` still holds its lease: not expired (or, given the ``library`` and
+    ``run_id``, its heartbeat file fresh: a holder waiting for the library's write lock cannot
+    renew the lease but still holds the run), and (for a process of this machine) still running."""
     if not holder or lease_expires is None:
         return False
-    if lease_expires < (time.time() if now is None else now):
+    now = time.time() if now is None else now
+    if lease_expires < now and not (
+        library is not None and run_id is not None and _heartbeat_fresh(library, run_id, holder, now)
+    ):
         return False
     host, _, rest = holder.partition(":")
     pid_text = rest.partition(":")[0]
@@ -63,9 +98,16 @@ def holder_alive(holder: str | None, lease_expires: float | None, now: float | N
     return True
 
 
-def is_interrupted(status: str, holder: str | None, lease_expires: float | None) -> bool:
+def is_interrupted(
+    status: str,
+    holder: str | None,
+    lease_expires: float | None,
+    *,
+    library: Path | None = None,
+    run_id: int | None = None,
+) -> bool:
     """A run stored as running or paused whose executing process is gone."""
-    return status in ("running", "paused") and not holder_alive(holder, lease_expires)
+    return status in ("running", "paused") and not holder_alive(holder, lease_expires, library=library, run_id=run_id)
 
 
 def describe_holder(holder: str) -> str:
@@ -82,6 +124,8 @@ class Lease:
     run_id: int
     holder: str
     renewed: float = 0.0
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _beating: threading.Thread | None = field(default=None, repr=False)
 
     def renew(self, *, force: bool = False) -> None:
         """Extend the lease (at most every RENEW_SECONDS unless ``force``)."""
@@ -95,8 +139,44 @@ class Lease:
             )
         self.renewed = now
 
+    def start_heartbeat(self) -> None:
+        """Touch the heartbeat file every RENEW_SECONDS from a thread of its own, until
+        :meth:`release`: no library lock needed, so it beats while the run waits to write."""
+        path = heartbeat_path(self.lib.path, self.run_id)
+        try:
+            path.write_text(self.holder, encoding="utf-8")
+        except OSError:
+            return  # a folder we cannot write to: the lease in the library is all there is
+
+        def beat() -> None:
+            while not self._stop.wait(RENEW_SECONDS):
+                try:
+                    os.utime(path)
+                except FileNotFoundError:
+                    try:
+                        path.write_text(self.holder, encoding="utf-8")
+                    except OSError:
+                        pass
+                except OSError:
+                    pass
+
+        self._beating = threading.Thread(target=beat, name=f"run-{self.run_id}-heartbeat", daemon=True)
+        self._beating.start()
+
+    def _stop_heartbeat(self) -> None:
+        self._stop.set()
+        if self._beating is not None:
+            self._beating.join(timeout=2)
+        path = heartbeat_path(self.lib.path, self.run_id)
+        try:
+            if path.read_text(encoding="utf-8").strip() == self.holder:
+                path.unlink()
+        except (OSError, ValueError):
+            pass
+
     def release(self) -> None:
         """Give the run up (when the execution ends, however it ends)."""
+        self._stop_heartbeat()
         with self.lib.transaction() as conn:
             conn.execute(
                 "UPDATE run SET holder = NULL, lease_expires = NULL WHERE id = ? AND holder = ?",
@@ -111,11 +191,14 @@ def claim_run(lib: Library, run_id: int) -> Lease:
     now = time.time()
     with lib.transaction() as conn:
         row = conn.execute("SELECT holder, lease_expires FROM run WHERE id = ?", (run_id,)).fetchone()
-        if row is not None and row[0] and row[0] != holder and holder_alive(row[0], row[1], now):
+        alive = row is not None and holder_alive(row[0], row[1], now, library=lib.path, run_id=run_id)
+        if row is not None and row[0] and row[0] != holder and alive:
             raise RunBusyError(
                 f"run {run_id} is being executed by {describe_holder(row[0])}; wait for it to finish, or pause or "
                 "cancel it there (a process that was killed loses the run within "
                 f"{LEASE_SECONDS:g} seconds, then resume it here)"
             )
         conn.execute("UPDATE run SET holder = ?, lease_expires = ? WHERE id = ?", (holder, now + LEASE_SECONDS, run_id))
-    return Lease(lib, run_id, holder, now)
+    lease = Lease(lib, run_id, holder, now)
+    lease.start_heartbeat()
+    return lease

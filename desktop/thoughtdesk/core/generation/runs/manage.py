@@ -109,7 +109,7 @@ def delete_run(lib: Library, run: int | str) -> tuple[int, int]:
     run_id = resolve_run_id(lib, run)
     with lib.transaction() as conn:
         holder, expires = conn.execute("SELECT holder, lease_expires FROM run WHERE id = ?", (run_id,)).fetchone()
-        if holder and holder_alive(holder, expires):
+        if holder and holder_alive(holder, expires, library=lib.path, run_id=run_id):
             raise RunInUseError(
                 f"run {run_id} is being executed by {describe_holder(holder)}; cancel it there first, then delete it"
             )

@@ -13,14 +13,19 @@ Tables (migration ``m003_runs``): ``run`` (one row per run, its spec as JSON) an
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sqlite3
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.runs.lease import is_interrupted
 from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
+from thoughtdesk.core.library.prompt_refs import expand_prompt, is_prompt_ref
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings.logs import redact
 
 #: ``batched``: waiting for a provider's batch API (runs/batch.py), polled by resume.
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed", "batched"]
@@ -159,7 +164,7 @@ class RequestRow:
     result_critique_pk: int | None = None  # a critique request: the critique it stored
 
 
-#: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with ``RequestRow(*row)``.
+#: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with :func:`request_row`.
 REQUEST_SELECT = "SELECT {} FROM request".format(
     ", ".join("model_label" if f.name == "model" else f.name for f in fields(RequestRow))
 )
@@ -177,7 +182,7 @@ FROM run r LEFT JOIN request q ON q.run_id = r.id
 """
 
 
-def _info(row: tuple) -> RunInfo:
+def _info(row: tuple, library: Path) -> RunInfo:
     document = json.loads(row[5])
     spec = document.get("spec", {})
     models = tuple(f"{m['provider']}:{m['model']}" for m in spec.get("models", []))
@@ -202,10 +207,10 @@ def _info(row: tuple) -> RunInfo:
         prompt_tokens=row[10],
         completion_tokens=row[11],
         cost=float(row[12]),
-        last_error=row[6],
+        last_error=redact(row[6]) if row[6] is not None else None,  # shown: stored by an older version too
         model_specs=tuple(specs),
         kind=document.get("kind", "generation"),
-        interrupted=is_interrupted(row[3], row[13], row[14]),
+        interrupted=is_interrupted(row[3], row[13], row[14], library=library, run_id=row[0]),
         batch=bool(spec.get("batch")),
     )
 
@@ -213,14 +218,14 @@ def _info(row: tuple) -> RunInfo:
 def list_runs(lib: Library) -> list[RunInfo]:
     """Every run in the library, newest first, with request counts, tokens and cost."""
     rows = lib.conn.execute(_RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC").fetchall()
-    return [_info(row) for row in rows]
+    return [_info(row, lib.path) for row in rows]
 
 
 def run_info(lib: Library, run: int | str) -> RunInfo:
     """One run by id (an int, or a string of digits) or by name; RunNotFound if absent."""
     run_id = resolve_run_id(lib, run)
     row = lib.conn.execute(_RUN_SELECT + " WHERE r.id = ? GROUP BY r.id", (run_id,)).fetchone()
-    return _info(row)
+    return _info(row, lib.path)
 
 
 def resolve_run_id(lib: Library, run: int | str) -> int:
@@ -248,9 +253,19 @@ def run_spec(lib: Library, run_id: int) -> AnySpec:
     return spec_from_document(json.loads(row[0]))
 
 
+def request_row(conn: sqlite3.Connection, row: tuple) -> RequestRow:
+    """A row of :data:`REQUEST_SELECT` as a :class:`RequestRow`, its prompt whole: an
+    extraction prompt stored with a reference to the CoT it quotes is rebuilt
+    (:mod:`thoughtdesk.core.library.prompt_refs`)."""
+    request = RequestRow(*row)
+    if is_prompt_ref(request.prompt):
+        return dataclasses.replace(request, prompt=expand_prompt(conn, request.prompt))
+    return request
+
+
 def get_request(lib: Library, request_id: int) -> RequestRow:
     """The stored request ``request_id``."""
-    return RequestRow(*lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
+    return request_row(lib.conn, lib.conn.execute(REQUEST_SELECT + " WHERE id = ?", (request_id,)).fetchone())
 
 
 def run_requests(
@@ -266,4 +281,4 @@ def run_requests(
         f"{REQUEST_SELECT} WHERE {where} ORDER BY id LIMIT ? OFFSET ?",
         (*params, limit, offset),
     ).fetchall()
-    return [RequestRow(*row) for row in rows]
+    return [request_row(lib.conn, row) for row in rows]

@@ -7,6 +7,7 @@ import time
 from thoughtdesk.core.generation.runs.read import RunProgress, RunStatus
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.settings.logs import redact
 
 
 class RunTally:
@@ -75,8 +76,9 @@ class RunTally:
 
 
 def set_run_status(lib: Library, run_id: int, status: RunStatus, error: str | None = None) -> None:
-    """Store a run's status (and its last error, cleared when ``error`` is None), now."""
+    """Store a run's status (and its last error, redacted; cleared when ``error`` is None), now."""
+    stored = redact(error) if error is not None else None
     with lib.transaction() as conn:
         conn.execute(
-            "UPDATE run SET status = ?, updated = ?, last_error = ? WHERE id = ?", (status, now_iso(), error, run_id)
+            "UPDATE run SET status = ?, updated = ?, last_error = ? WHERE id = ?", (status, now_iso(), stored, run_id)
         )
