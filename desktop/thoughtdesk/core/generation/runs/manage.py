@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import ModelFileError
+from thoughtdesk.core.generation.backends.http import credentials_in, credentials_refused
 from thoughtdesk.core.generation.runs.lease import describe_holder, holder_alive
 from thoughtdesk.core.generation.runs.read import resolve_run_id
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
@@ -32,7 +33,8 @@ def check_models_ready(models: Iterable[ModelSpec]) -> None:
     """Raise the error that would stop a run with ``models`` at its first request, if it can be
     told without sending anything: offline mode and a provider on another machine
     (:class:`~thoughtdesk.core.settings.network.OfflineError`), a local model file that is
-    missing or not GGUF, llama.cpp not installed (``ModelFileError``)."""
+    missing or not GGUF, llama.cpp not installed (``ModelFileError``), a base URL with a user
+    name or password in it (``BadRequest``: never sent, and it would be stored with the run)."""
     for model in models:
         if model.provider == "llamacpp":
             check_gguf_file(model.model)
@@ -43,6 +45,9 @@ def check_models_ready(models: Iterable[ModelSpec]) -> None:
                     hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
                 )
             continue
+        for address in model.base_urls:
+            if credentials_in(address):
+                raise credentials_refused(model.provider, address)
         url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
         require_network(f"the {model.provider} API (model {model.model})", url)
 
