@@ -40,7 +40,9 @@ def _capturing(heads: list[bytes], body: bytes = CHAT):
             length = next(int(line[15:]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
             while len(rest) < length:
                 rest += conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+            )
 
     return handle
 
@@ -226,7 +228,7 @@ def test_bytes_a_server_sends_on_an_idle_connection_close_it() -> None:
             async with new_client(2) as client:
                 pool = client.direct
                 await pool.post(url + "/a", b"{}", {}, 10_000)
-                connection = next(iter(pool._idle.values()))[0]  # noqa: SLF001 - the state under test
+                connection = next(iter(pool._idle.values()))[0]
                 for _ in range(100):
                     await asyncio.sleep(0.02)
                     if sent_junk.is_set() and connection.closed:

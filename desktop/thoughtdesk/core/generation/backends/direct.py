@@ -31,7 +31,11 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 #: Bytes received and not yet read above which a connection stops reading (as network.py).
 _HIGH_WATER = 1024 * 1024
 #: Headers every call sends unless the caller gives its own (names compared case-insensitively).
-_DEFAULT_HEADERS = ((b"User-Agent", b"ThoughtDesk"), (b"Accept", b"application/json"), (b"Content-Type", b"application/json"))
+_DEFAULT_HEADERS = (
+    (b"User-Agent", b"ThoughtDesk"),
+    (b"Accept", b"application/json"),
+    (b"Content-Type", b"application/json"),
+)
 #: Headers that frame the message: always ours.
 _FRAMING = frozenset({"host", "content-length", "transfer-encoding"})
 
@@ -80,9 +84,7 @@ def parse_origin(url: str) -> Origin:
         raise httpx.UnsupportedProtocol(f"the address has an invalid port ({port})")
     shown = f"[{host}]" if ":" in host else host
     host_header = shown if port == _DEFAULT_PORTS[scheme] else f"{shown}:{port}"
-    return Origin(
-        scheme, host, port, host_header.encode("ascii"), parsed.raw_path, bool(parsed.userinfo)
-    )
+    return Origin(scheme, host, port, host_header.encode("ascii"), parsed.raw_path, bool(parsed.userinfo))
 
 
 class _Connection(asyncio.Protocol):

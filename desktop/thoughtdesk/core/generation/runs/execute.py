@@ -159,7 +159,7 @@ class _Execution:
         set_run_status(self.lib, self.run_id, "running")
         self._report()
         if not pending:
-            return await self._close("done")
+            return await self._finish()
         for request_id, _step, _prompt, dependency_status in pending:
             # Extractions wait for their CoT; those whose CoT is done can go now.
             if dependency_status is None or dependency_status == "done":
@@ -177,9 +177,21 @@ class _Execution:
             return await self._close("failed", str(self.stop_error))
         if self.control.cancelled:
             return await self._close("cancelled")
-        left = conn.execute(
-            "SELECT count(*) FROM request WHERE run_id = ? AND status != 'done'", (self.run_id,)
-        ).fetchone()[0]
+        return await self._finish()
+
+    async def _finish(self) -> RunProgress:
+        """Close a run whose workers are done: done, failed, or waiting for open batches."""
+        left, waiting = self.lib.conn.execute(
+            "SELECT coalesce(sum(status != 'done'), 0), coalesce(sum(status = 'batched'), 0) FROM request "
+            "WHERE run_id = ?",
+            (self.run_id,),
+        ).fetchone()
+        if waiting:  # a batch run resumed --direct: what waits in open batches is theirs, still polled
+            return await self._close(
+                "batched",
+                f"{waiting} request(s) still wait in open batches at the provider; the run is polled until they "
+                f"end (`thoughtdesk resume {self.run_id}` stores what they answered)",
+            )
         return await self._close(
             "done" if left == 0 else "failed", None if left == 0 else f"{left} request(s) failed; resume to retry them"
         )
