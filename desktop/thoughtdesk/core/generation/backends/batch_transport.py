@@ -156,8 +156,6 @@ class BatchClient:
             pending = bytearray()
             async for chunk in response.aiter_bytes():
                 size += len(chunk)
-                if size > limits.total:
-                    raise self._results_too_large(url, limits, f"more than the {limits.total:,} bytes allowed in all")
                 start = 0
                 while (end := chunk.find(b"\n", start)) != -1:
                     pending += chunk[start:end]
@@ -169,7 +167,9 @@ class BatchClient:
                     if row is not None:
                         yield row
                 pending += chunk[start:]
-                self._check_line(url, limits, pending, number + 1)
+                self._check_line(url, limits, pending, number + 1)  # a line too long is said as such
+                if size > limits.total:
+                    raise self._results_too_large(url, limits, f"more than the {limits.total:,} bytes allowed in all")
             if row := _jsonl_row(bytes(pending), number + 1, self.provider):
                 yield row
         except httpx.HTTPError as error:
