@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+from tests.core.generation.runs.batch_support import PRICES, batch_spec, counts, create, stored
 from tests.helpers.batch_server import BatchServer
 from tests.helpers.libraries import DEMO
 from thoughtdesk.cli.main import main
+from thoughtdesk.core.generation.backends.batches import OpenAIBatches
+from thoughtdesk.core.generation.prompts import PromptMode
+from thoughtdesk.core.generation.runs import advance_batch_run
 from thoughtdesk.core.library.store import Library
 
 KEY = "sk-cli-batch-71c2"
@@ -77,3 +82,66 @@ def test_runs_cancel_cancels_open_batches(library_path, capsys, monkeypatch):
         assert main(["--library", str(library_path), "runs", "--cancel", "1"]) == 0
         assert "1 batch(es) cancelled" in capsys.readouterr().out
         assert all(job.cancelled for job in server.jobs.values())
+
+
+def _status(library_path, run_id=1) -> str:
+    with Library.open(library_path) as lib:
+        return lib.conn.execute("SELECT status FROM run WHERE id = ?", (run_id,)).fetchone()[0]
+
+
+def test_resume_after_a_cancel_stores_what_was_answered_and_sends_nothing_unless_asked(
+    library_path, capsys, monkeypatch
+):
+    """Before, ``runs --cancel`` said resume "stores what they answered", and resume also
+    submitted every unanswered request again as a new paid batch."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with BatchServer(polls_before_done=10, answered_when_cancelled=2) as server:
+        assert _generate(library_path, server) == 0
+        total = len(server.submitted)
+        capsys.readouterr()
+        assert main(["--library", str(library_path), "runs", "--cancel", "1"]) == 0
+        said = capsys.readouterr().out
+        assert "`thoughtdesk resume 1` stores what they answered before the cancel and sends nothing" in said
+        assert "--resubmit" in said and "--direct" in said
+        assert main(["--library", str(library_path), "resume", "1"]) == 0
+        captured = capsys.readouterr()
+        assert len(server.jobs) == 1  # nothing submitted again
+        assert f"2 answer(s) its batches gave were stored now; {total - 2} request(s) were not answered" in captured.err
+        assert "`thoughtdesk resume 1 --resubmit` sends them in new batches" in captured.err
+        assert _status(library_path) == "cancelled"
+        with Library.open(library_path) as lib:
+            done = lib.conn.execute("SELECT count(*) FROM request WHERE status = 'done'").fetchone()[0]
+        assert done == 2
+        # Asked for: the rest goes in a new batch.
+        assert main(["--library", str(library_path), "resume", "1", "--resubmit"]) == 0
+        assert len(server.jobs) == 2 and len(server.submitted) == total + (total - 2)
+        assert _status(library_path) == "batched"
+
+
+def test_resume_direct_stores_ended_batches_first_and_keeps_polling_the_open_ones(library_path, capsys, monkeypatch):
+    """Before, ``resume N --direct`` left requests in open batches alone and ended the run as
+    if nothing waited (neither done nor batched): the app stopped polling, their results were
+    never stored; and an item a finished batch had failed was not sent."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with BatchServer(polls_before_done=0) as server:
+        run_id = create(library_path, batch_spec(server, "openai", mode=PromptMode.ONE_STEP))
+        total = sum(counts(library_path, run_id).values())
+        client = OpenAIBatches(server.base_url + "/v1", KEY)
+        client.limits = (3, 10**9)  # two batches: 3 requests and the rest
+        try:
+            advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES)
+        finally:
+            asyncio.run(client.aclose())
+        first, second = server.jobs
+        server.hold = {second}  # still processing
+        server.fail_ids = {server.jobs[first].requests[0]["custom_id"]}  # one item of the first fails
+        capsys.readouterr()
+        assert main(["--library", str(library_path), "resume", str(run_id), "--direct"]) == 0
+        err = capsys.readouterr().err
+        assert len(server.direct_calls) == 1  # the failed item, sent directly
+        assert f"{total - 3} request(s) still wait in open batches" in err
+        assert _status(library_path, run_id) == "batched"  # the app keeps polling it
+        server.hold.clear()
+        assert main(["--library", str(library_path), "resume", str(run_id)]) == 0
+        assert _status(library_path, run_id) == "done" and len(server.jobs) == 2 and len(server.direct_calls) == 1
+    assert stored(library_path, run_id) == (total, total)

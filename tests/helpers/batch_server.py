@@ -3,19 +3,27 @@
 OpenAI: ``POST /v1/files`` (multipart, purpose=batch), ``POST /v1/batches``,
 ``GET /v1/batches/{id}``, ``GET /v1/batches`` (newest first, ``limit`` and ``after``),
 ``GET /v1/files/{id}/content``, ``POST /v1/batches/{id}/cancel``.
-Anthropic: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
+Anthropic: ``POST /v1/messages/batches``, ``GET /v1/messages/batches`` (newest first, ``limit``
+and ``after_id``, ``created_at`` on each), ``GET /v1/messages/batches/{id}``,
 ``GET /v1/messages/batches/{id}/results``, ``POST /v1/messages/batches/{id}/cancel``.
 
-A batch is ``in_progress`` for ``polls_before_done`` status reads, then ended: every request is
-answered by ``answer(body)`` except those whose custom id is in ``fail_ids`` (an error line)
-and, when ``expire`` is set, all of them (expired). Every submitted line is kept in ``submitted``.
+A batch is ``in_progress`` for ``polls_before_done`` status reads (for Anthropic, a listing
+counts as one: time passes at the provider whoever asks), then ended: every request is answered
+by ``answer(body)`` except those whose custom id is in ``fail_ids`` (an error line) and, when
+``expire`` is set, all of them (expired). Every submitted line is kept in ``submitted``.
+
+A batch whose id is in ``hold`` stays in progress. ``POST /v1/chat/completions`` answers a
+normal call the same way (kept in ``direct_calls``). Hostile modes: ``results_url`` (a function of the batch id) puts another address in Anthropic's
+``results_url``; ``results_tail`` is sent after every results file (e.g. an endless or
+enormous tail: an iterable of byte chunks).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,6 +47,7 @@ class BatchJob:
     status: str = "in_progress"
     cancelled: bool = False
     metadata: dict[str, str] | None = None
+    created: float = field(default_factory=time.time)
 
 
 @dataclass
@@ -53,6 +62,12 @@ class BatchServer:
     files: dict[str, bytes] = field(default_factory=dict)
     submitted: list[str] = field(default_factory=list)
     headers_seen: list[dict[str, str]] = field(default_factory=list)
+    paths_seen: list[str] = field(default_factory=list)
+    results_url: Callable[[str], str] | None = None
+    results_tail: Callable[[], Iterable[bytes]] | None = None
+    hold: set[str] = field(default_factory=set)  # batches that stay in progress whoever asks
+    answered_when_cancelled: int = 0  # a cancelled batch's first requests were answered before the cancel
+    direct_calls: list[dict[str, Any]] = field(default_factory=list)  # POST /v1/chat/completions
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -95,20 +110,46 @@ class BatchServer:
         raw = handler.rfile.read(length) if length else b""
         self.headers_seen.append({k.lower(): v for k, v in handler.headers.items()})
         path = handler.path
+        self.paths_seen.append(f"{method} {path}")
         with self._lock:
             try:
                 status, body = self._route(method, path, raw, handler.headers.get("Content-Type", ""))
             except KeyError:
                 status, body = 404, {"error": {"message": f"no such object: {path}"}}
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        tail = self.results_tail() if self.results_tail is not None and _is_results(path) else None
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
+        if tail is None:
+            handler.send_header("Content-Length", str(len(data)))
+        else:
+            handler.send_header("Connection", "close")
         handler.end_headers()
-        handler.wfile.write(data)
+        try:
+            handler.wfile.write(data)
+            for chunk in tail or ():
+                handler.wfile.write(chunk)
+        except OSError:
+            pass  # the client stopped reading
 
     def _route(self, method: str, path: str, raw: bytes, content_type: str) -> tuple[int, Any]:
-        parts = path.strip("/").split("/")
+        parts = urlsplit(path).path.strip("/").split("/")
+        # --- a normal (direct) call, as OpenAI's chat completions ---
+        if method == "POST" and path == "/v1/chat/completions":
+            body = json.loads(raw)
+            self.direct_calls.append(body)
+            return 200, {
+                "id": f"chatcmpl-direct-{len(self.direct_calls)}",
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self.answer(body)},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
         # --- OpenAI ---
         if method == "POST" and path == "/v1/files":
             file_id = self._new_id("file")
@@ -143,6 +184,22 @@ class BatchServer:
         if parts[:2] == ["v1", "files"] and len(parts) == 4 and parts[3] == "content":
             return 200, self.files[parts[2]]
         # --- Anthropic ---
+        if method == "GET" and urlsplit(path).path == "/v1/messages/batches":
+            query = parse_qs(urlsplit(path).query)
+            limit = int(query.get("limit", ["20"])[0])
+            newest = [job for job in reversed(self.jobs.values()) if job.provider == "anthropic"]
+            for job in newest:
+                self._tick(job)
+            if "after_id" in query:
+                idents = [job.ident for job in newest]
+                newest = newest[idents.index(query["after_id"][0]) + 1 :]
+            page = [self._anthropic_state(job) for job in newest[:limit]]
+            return 200, {
+                "data": page,
+                "has_more": len(newest) > limit,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+            }
         if method == "POST" and path == "/v1/messages/batches":
             requests = json.loads(raw)["requests"]
             self.submitted.extend(r["custom_id"] for r in requests)
@@ -164,7 +221,9 @@ class BatchServer:
 
     def _tick(self, job: BatchJob) -> None:
         job.polls += 1
-        if job.status in ("completed", "expired", "cancelled", "ended"):
+        if job.status in ("completed", "expired", "cancelled", "ended") or (
+            job.ident in self.hold and not job.cancelled
+        ):
             return
         if job.cancelled:
             job.status = "cancelled" if job.provider == "openai" else "ended"
@@ -180,7 +239,8 @@ class BatchServer:
 
     def _outcome(self, job: BatchJob, custom_id: str) -> str:
         if job.cancelled:
-            return "canceled"
+            ids = [r["custom_id"] for r in job.requests]
+            return "succeeded" if ids.index(custom_id) < self.answered_when_cancelled else "canceled"
         if self.expire:
             return "expired"
         return "errored" if custom_id in self.fail_ids else "succeeded"
@@ -281,7 +341,13 @@ class BatchServer:
             "type": "message_batch",
             "processing_status": job.status,
             "request_counts": counts,
-            "results_url": f"{self.base_url}/v1/messages/batches/{job.ident}/results" if ended else None,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(job.created))
+            + f".{int(job.created % 1 * 1e6):06d}Z",
+            "results_url": (
+                (self.results_url or (lambda ident: f"{self.base_url}/v1/messages/batches/{ident}/results"))(job.ident)
+                if ended
+                else None
+            ),
         }
 
     def _anthropic_results(self, job: BatchJob) -> str:
@@ -311,6 +377,10 @@ class BatchServer:
                 result = {"type": outcome}
             lines.append(json.dumps({"custom_id": request["custom_id"], "result": result}))
         return "".join(line + "\n" for line in lines)
+
+
+def _is_results(path: str) -> bool:
+    return path.endswith("/results") or path.endswith("/content")
 
 
 def _multipart_file(raw: bytes, content_type: str) -> bytes:

@@ -170,6 +170,9 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         )
         if parsed:
             print(parsed)
+    if final.status == "batched":  # resume --direct of a batch run: some requests wait in open batches
+        print(f"thoughtdesk: run {run_id}: {final.last_error}", file=sys.stderr)
+        return EXIT_OK
     if final.status != "done":
         print(
             f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "
@@ -233,14 +236,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
-    """Poll, fetch and submit a batch run's batches (``--wait``: until it is done)."""
+    """Poll, fetch and submit a batch run's batches (``--wait``: until it is done). A cancelled
+    run's batches are fetched and nothing is sent, unless ``--resubmit``."""
     prices = getattr(args, "prices", None) or user_prices()
     path = open_library_path(args)
     wait = getattr(args, "wait", None)
+    resubmit = bool(getattr(args, "resubmit", False))
     try:
         while True:
-            progress = advance_batch_run(path, run_id, prices=prices, resume=True)
-            if wait is None or progress.status != "batched":
+            progress = advance_batch_run(path, run_id, prices=prices, resubmit=resubmit)
+            if wait is None or progress.status not in ("batched", "cancelled") or not progress.open_batches:
                 break
             print(
                 f"run {run_id}: {progress.open_batches} batch(es) open, {progress.remaining} request(s) "
@@ -277,6 +282,20 @@ def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
             file=sys.stderr,
         )
         return EXIT_OK
+    if progress.status == "cancelled":
+        still = (
+            f"; {progress.open_batches} batch(es) are still ending at the provider: `thoughtdesk resume {run_id}` "
+            "again stores what they answered"
+            if progress.open_batches
+            else ""
+        )
+        print(
+            f"thoughtdesk: run {run_id} is cancelled: {progress.stored} answer(s) its batches gave were stored now; "
+            f"{progress.unsent} request(s) were not answered and are not sent (`thoughtdesk resume {run_id} "
+            f"--resubmit` sends them in new batches, `--direct` one by one at the normal price){still}",
+            file=sys.stderr,
+        )
+        return EXIT_OK
     if progress.status != "done":
         print(
             f"thoughtdesk: run {run_id} is not complete; `thoughtdesk resume {run_id} --direct` sends "
@@ -285,6 +304,20 @@ def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
         )
         return EXIT_FAIL
     return EXIT_OK
+
+
+def _collect_before_direct(args: argparse.Namespace, run_id: int) -> None:
+    """``resume N --direct`` of a batch run: first store what its ended batches answered (a
+    request answered there is not sent again); requests still in open batches are left to them
+    and the run keeps waiting for them (status ``batched``) after the direct calls."""
+    try:
+        advance_batch_run(open_library_path(args), run_id, prices=user_prices(), submit=False)
+    except BackendError as error:
+        print(
+            f"thoughtdesk: the batches of run {run_id} could not be polled ({error}); "
+            "the requests not in a batch are sent directly",
+            file=sys.stderr,
+        )
 
 
 def _guide(args: argparse.Namespace, options: dict[str, object], defaults: ModelDefaults) -> GuideSpec | None:
@@ -388,6 +421,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
         batched = is_batch_run(lib, run_id)
     if batched and not args.direct:
         return _advance_batches(args, run_id)
+    if batched:
+        _collect_before_direct(args, run_id)
+    elif args.resubmit:
+        raise ThoughtDeskError(f"--resubmit is for batch runs; run {run_id} sends its requests directly")
     return _execute(args, run_id)
 
 
@@ -559,6 +596,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     _execution_options(p)
     p.add_argument("--wait", type=number(1, 3600), metavar="S", help="a batch run: poll every S seconds until done")
     p.add_argument(
-        "--direct", action="store_true", help="a batch run: send its remaining requests directly (normal price)"
+        "--direct",
+        action="store_true",
+        help="a batch run: store what its ended batches answered, then send the requests not waiting in an "
+        "open batch directly (normal price)",
+    )
+    p.add_argument(
+        "--resubmit",
+        action="store_true",
+        help="a cancelled batch run: send the requests its batches did not answer in new batches (without it, "
+        "resume only stores what they answered)",
     )
     p.set_defaults(func=cmd_resume)

@@ -64,7 +64,11 @@ def _cancel_batches(args: argparse.Namespace) -> int:
             )
         path = lib.path
     count = asyncio.run(cancel_batch_run_async(path, run_id))
-    text = f"run {run_id}: {count} batch(es) cancelled at the provider; `thoughtdesk resume {run_id}` stores what they answered"
+    text = (
+        f"run {run_id}: {count} batch(es) cancelled at the provider; `thoughtdesk resume {run_id}` stores what they "
+        f"answered before the cancel and sends nothing (add --resubmit to send the rest in new batches, or --direct "
+        "to send it one by one at the normal price)"
+    )
     print(json.dumps({"run": run_id, "cancelled_batches": count}) if args.json else text)
     return EXIT_OK
 

@@ -409,7 +409,7 @@ class RunsPanel(QWidget):
             ended()
 
         (
-            Task(lambda _ctx: advance_batch_run(path, run_id, prices=prices, resume=resume))
+            Task(lambda _ctx: advance_batch_run(path, run_id, prices=prices, resubmit=resume))
             .on_success(done)
             .on_failure(failed)
             .owned_by(self, self._tasks)

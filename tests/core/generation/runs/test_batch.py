@@ -6,18 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-import thoughtdesk
+from tests.core.generation.runs.batch_support import (
+    KEY,
+    PRICES,
+    PROVIDERS,
+    advance,
+    batch_spec,
+    counts,
+    create,
+    stored,
+)
 from tests.core.generation.runs.conftest import DEMO
 from tests.helpers.batch_server import BatchServer
-from thoughtdesk.core.generation.backends import BackendError, ModelPrice, PriceTable
-from thoughtdesk.core.generation.backends.batches import AnthropicBatches, OpenAIBatches
+from thoughtdesk.core.generation.backends import BackendError
+from thoughtdesk.core.generation.backends.batches import OpenAIBatches
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     BatchRunError,
@@ -32,58 +37,15 @@ from thoughtdesk.core.generation.runs import (
     plan_run,
     run_info,
 )
+from thoughtdesk.core.generation.runs.batch_work import request_id_of
 from thoughtdesk.core.library.store import Library
-
-KEY = "sk-batch-test-3f9a"
-PRICES = PriceTable([ModelPrice("local", "m", 1.0, 2.0), ModelPrice("anthropic", "claude-x", 1.0, 2.0)])
 
 
 def _openai_spec(server: BatchServer, **changes) -> RunSpec:
-    options = dict(
-        samples=SampleSelection(DEMO, datasets=("med_qa",)),
-        models=(ModelSpec("openai", "m", base_url=server.base_url + "/v1"),),
-        instructions=("qa-01",),
-        cot_triggers=("kojima-01",),
-        answer_extractions=("kojima-A-D",),
-        batch=True,
-    )
-    options.update(changes)
-    return RunSpec(**options)
+    return batch_spec(server, "openai", **changes)
 
 
-def _create(path, spec) -> int:
-    with Library.open(path) as lib:
-        return create_run(lib, plan_run(lib, spec, prices=PRICES))
-
-
-def _advance(path, run_id, server, provider="openai", resume=False):
-    client = (
-        OpenAIBatches(server.base_url + "/v1", KEY) if provider == "openai" else AnthropicBatches(KEY, server.base_url)
-    )
-    try:
-        return advance_batch_run(path, run_id, clients={0: client}, prices=PRICES, resume=resume)
-    finally:
-        asyncio.run(client.aclose())
-
-
-def _counts(path, run_id):
-    with Library.open(path) as lib:
-        return dict(
-            lib.conn.execute("SELECT status, count(*) FROM request WHERE run_id = ? GROUP BY status", (run_id,))
-        )
-
-
-def _stored(path, run_id):
-    """(CoTs, answers) the run stored, and whether any request's result was stored twice."""
-    with Library.open(path) as lib:
-        cots = lib.conn.execute(
-            "SELECT count(*) FROM generated_cot WHERE cot_id LIKE ?", (f"td-{run_id}-%",)
-        ).fetchone()
-        answers = lib.conn.execute(
-            "SELECT count(*) FROM answer a JOIN generated_cot c ON c.id = a.cot_pk WHERE c.cot_id LIKE ?",
-            (f"td-{run_id}-%",),
-        ).fetchone()
-    return cots[0], answers[0]
+_create, _advance, _counts, _stored = create, advance, counts, stored
 
 
 def test_openai_batch_run_end_to_end_at_half_price(library_path):
@@ -119,121 +81,58 @@ def test_openai_batch_run_end_to_end_at_half_price(library_path):
     assert KEY not in library_path.read_bytes().decode("utf-8", "replace")
 
 
-def test_partly_failed_batch_resubmits_the_failed_items_only(library_path):
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_partly_failed_batch_resubmits_the_failed_items_only(library_path, provider):
     with BatchServer(polls_before_done=0) as server:
-        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        run_id = _create(library_path, batch_spec(server, provider, mode=PromptMode.ONE_STEP))
         total = sum(_counts(library_path, run_id).values())
-        _advance(library_path, run_id, server)
+        _advance(library_path, run_id, server, provider)
         server.fail_ids = {server.submitted[0]}
-        progress = _advance(library_path, run_id, server)  # all stored but one, which goes again
+        progress = _advance(library_path, run_id, server, provider)  # all stored but one, which goes again
         assert progress.stored == total - 1 and progress.retried == 1 and progress.submitted == 1
         server.fail_ids = set()
-        done = _advance(library_path, run_id, server)
+        done = _advance(library_path, run_id, server, provider)
         assert done.status == "done" and done.stored == 1
-        assert server.submitted.count(server.submitted[0]) == 2
+        sent = [request_id_of(custom) for custom in server.submitted]
+        assert sent.count(sent[0]) == 2 and len(sent) == total + 1
+        assert server.submitted[0] != server.submitted[-1]  # each batch names its items its own way
     assert _stored(library_path, run_id) == (total, total)  # one-step: an answer per CoT, none twice
 
 
-def test_an_item_failing_in_every_batch_is_left_failed_with_its_reason(library_path):
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_item_failing_in_every_batch_is_left_failed_with_its_reason(library_path, provider):
     with BatchServer(polls_before_done=0) as server:
-        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
-        _advance(library_path, run_id, server)
-        server.fail_ids = {server.submitted[0]}
+        run_id = _create(library_path, batch_spec(server, provider, mode=PromptMode.ONE_STEP))
+        _advance(library_path, run_id, server, provider)
         for _ in range(3):
-            progress = _advance(library_path, run_id, server)
+            # the item fails in every batch it is sent in (its custom id differs from one to the next)
+            server.fail_ids = {c for c in server.submitted if request_id_of(c) == request_id_of(server.submitted[0])}
+            progress = _advance(library_path, run_id, server, provider)
     assert progress.status == "failed" and progress.failed == 1
     with Library.open(library_path) as lib:
         error = lib.conn.execute("SELECT error FROM request WHERE status = 'failed'").fetchone()[0]
         info = run_info(lib, run_id)
-    assert error.startswith("batch: HTTP 400") and "\n" not in error
+    assert error.startswith("batch: HTTP 400" if provider == "openai" else "batch: errored: bad") and "\n" not in error
     assert "--direct" in (info.last_error or "")
 
 
-def test_expired_batch_goes_again_and_completes(library_path):
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_expired_batch_goes_again_and_completes(library_path, provider):
     with BatchServer(polls_before_done=0, expire=True) as server:
-        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
+        run_id = _create(library_path, batch_spec(server, provider, mode=PromptMode.ONE_STEP))
         total = sum(_counts(library_path, run_id).values())
-        _advance(library_path, run_id, server)
-        again = _advance(library_path, run_id, server)
+        _advance(library_path, run_id, server, provider)
+        again = _advance(library_path, run_id, server, provider)
         assert again.stored == 0 and again.retried == total and again.submitted == total
         server.expire = False
-        done = _advance(library_path, run_id, server)
+        done = _advance(library_path, run_id, server, provider)
         assert done.status == "done"
         with Library.open(library_path) as lib:
-            assert [b.status for b in list_batches(lib, run_id)] == ["expired", "completed"]
+            statuses = [b.status for b in list_batches(lib, run_id)]
+            attempts = {row[0] for row in lib.conn.execute("SELECT attempts FROM request WHERE run_id = ?", (run_id,))}
+        assert statuses == (["expired", "completed"] if provider == "openai" else ["ended", "ended"])
+        assert attempts == {2}
     assert _stored(library_path, run_id) == (total, total)
-
-
-def test_kill_between_submit_and_fetch_then_resume_stores_each_result_once(library_path):
-    with BatchServer(polls_before_done=0) as server:
-        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
-        total = sum(_counts(library_path, run_id).values())
-        # Another process submits and is killed before it fetches anything.
-        script = (
-            "import os; from thoughtdesk.core.generation.runs import advance_batch_run;"
-            "from thoughtdesk.core.generation.backends.batches import OpenAIBatches;"
-            f"advance_batch_run({str(library_path)!r}, {run_id}, clients={{0: OpenAIBatches({server.base_url + '/v1'!r}, 'k')}});"
-            "os._exit(9)"
-        )
-        killed = subprocess.run(
-            [sys.executable, "-c", script],
-            env={**os.environ, "PYTHONPATH": str(Path(thoughtdesk.__file__).parents[1])},
-            check=False,
-        )
-        assert killed.returncode == 9 and len(server.submitted) == total
-        resumed = _advance(library_path, run_id, server)
-        assert resumed.stored == total and resumed.submitted == 0 and resumed.status == "done"
-        # Killed again after storing the results but before the batch was marked fetched.
-        with Library.open(library_path) as lib, lib.transaction() as conn:
-            conn.execute("UPDATE batch SET fetched = NULL")
-        again = _advance(library_path, run_id, server)
-        assert again.stored == 0 and again.status == "done"
-    assert _stored(library_path, run_id) == (total, total)
-
-
-def test_kill_after_the_provider_created_the_batch_adopts_it_instead_of_sending_again(library_path):
-    """Killed between the provider's answer to "create" and storing the batch's id: the batch
-    is found again at the provider by its tag (OpenAI's metadata), not paid for twice."""
-    with BatchServer(polls_before_done=0) as server:
-        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
-        total = sum(_counts(library_path, run_id).values())
-        script = (
-            "import os; from thoughtdesk.core.generation.runs import advance_batch_run;"
-            "from thoughtdesk.core.generation.backends.batches import OpenAIBatches\n"
-            "class Killed(OpenAIBatches):\n"
-            "    async def submit(self, lines, endpoint, marker=''):\n"
-            "        await super().submit(lines, endpoint, marker)\n"
-            "        os._exit(9)\n"
-            f"advance_batch_run({str(library_path)!r}, {run_id}, clients={{0: Killed({server.base_url + '/v1'!r}, 'k')}})"
-        )
-        killed = subprocess.run(
-            [sys.executable, "-c", script],
-            env={**os.environ, "PYTHONPATH": str(Path(thoughtdesk.__file__).parents[1])},
-            check=False,
-        )
-        assert killed.returncode == 9 and len(server.jobs) == 1
-        with Library.open(library_path) as lib:
-            assert [b.remote_id for b in list_batches(lib, run_id)] == [None]  # what the kill left
-        resumed = _advance(library_path, run_id, server)
-        assert resumed.submitted == 0 and resumed.stored == total and resumed.status == "done"
-        assert len(server.jobs) == 1 and len(server.submitted) == total
-    assert _stored(library_path, run_id) == (total, total)
-
-
-def test_kill_while_submitting_puts_the_requests_back(library_path):
-    with BatchServer(polls_before_done=0) as server:
-        run_id = _create(library_path, _openai_spec(server, mode=PromptMode.ONE_STEP))
-        total = sum(_counts(library_path, run_id).values())
-        with Library.open(library_path) as lib, lib.transaction() as conn:  # what a kill leaves
-            conn.execute(
-                "INSERT INTO batch (run_id, model_index, provider, status, requests, submitted, deadline) "
-                "VALUES (?, 0, 'openai', 'submitting', ?, 'x', 'y')",
-                (run_id, total),
-            )
-            conn.execute("UPDATE request SET status = 'batched', batch_pk = 1 WHERE run_id = ?", (run_id,))
-        progress = _advance(library_path, run_id, server)
-        assert progress.submitted == total
-        assert _advance(library_path, run_id, server).status == "done"
 
 
 def test_anthropic_message_batches_end_to_end(library_path):
@@ -275,7 +174,7 @@ def test_cancel_asks_the_provider_and_marks_the_run(library_path):
         with Library.open(library_path) as lib:
             assert run_info(lib, run_id).status == "cancelled"
         # An explicit resume takes it up again and sends them.
-        progress = _advance(library_path, run_id, server, resume=True)
+        progress = _advance(library_path, run_id, server, resubmit=True)
         assert progress.submitted == polled.retried and progress.status == "batched"
     with Library.open(library_path) as lib:
         assert [b.status for b in list_batches(lib, run_id)] == ["cancelled", "submitted"]
@@ -301,11 +200,11 @@ class _CancelDuring:
         await self._cancel("submit")
         return await self.inner.submit(lines, endpoint, marker)
 
-    async def find(self, marker, pages=5):
-        return await self.inner.find(marker, pages)
+    async def find(self, lookup):
+        return await self.inner.find(lookup)
 
-    async def results(self, state):
-        return await self.inner.results(state)
+    def results(self, state, limits):
+        return self.inner.results(state, limits)
 
     async def cancel(self, remote_id):
         await self.inner.cancel(remote_id)

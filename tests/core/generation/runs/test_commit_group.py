@@ -108,3 +108,34 @@ def test_when_sqlite_ends_the_transaction_no_write_of_the_group_is_stored(tmp_pa
         outcomes = asyncio.run(main())
         assert all(isinstance(o, Exception) and "full" in str(o) for o in outcomes), outcomes
         assert names(lib) == [] and group.groups == 0 and not lib.conn.in_transaction
+
+
+def test_a_claim_is_committed_at_the_next_turn_and_results_together_a_little_later(tmp_path: Path) -> None:
+    """Results queued over several turns share one transaction, committed after the delay; a
+    claim (urgent) asked for after them is committed first, at the next turn, on its own."""
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        group = CommitGroup(lib, delay=0.2)
+        order: list[str] = []
+
+        def named(name: str) -> str:
+            insert(lib, name)
+            order.append(name)
+            return name
+
+        async def result(name: str) -> str:
+            return await group.write(lambda: named(name))
+
+        async def main() -> None:
+            first = asyncio.create_task(result("result 1"))
+            await asyncio.sleep(0)
+            second = asyncio.create_task(result("result 2"))  # another turn: the same group
+            await asyncio.sleep(0.01)
+            started = asyncio.get_running_loop().time()
+            assert await group.write(lambda: named("claim"), urgent=True) == "claim"
+            assert asyncio.get_running_loop().time() - started < 0.1  # not held for the results
+            assert not first.done() and names(lib) == ["claim"]  # committed: results not yet
+            assert await asyncio.gather(first, second) == ["result 1", "result 2"]
+
+        asyncio.run(main())
+        assert order == ["claim", "result 1", "result 2"]
+        assert (group.groups, group.writes) == (2, 3)

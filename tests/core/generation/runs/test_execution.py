@@ -224,3 +224,27 @@ def test_time_spent_paused_does_not_count_towards_the_eta(library_path, fake_ser
     assert tally.paused_seconds == pytest.approx(100.0, abs=0.5)
     assert tally.snapshot().eta == pytest.approx(8 * 4.0 / 2, abs=0.5)
     assert tally.snapshot().elapsed >= 104.0  # elapsed stays the wall-clock time
+
+
+def test_a_result_the_library_refuses_stops_the_run_and_resume_stores_each_once(library_path, fake_server):
+    """Results are committed while their workers go on (runs/commit_group.py): a write the
+    library refuses mid-run (here a trigger, as a full disk would) still stops the run with that
+    error, every answer stored before it stays, and a resume stores the rest once."""
+    run_id = _run(library_path, _spec(fake_server, mode=PromptMode.ONE_STEP, samples=SampleSelection(DEMO)))
+    with Library.open(library_path) as lib, lib.transaction() as conn:
+        total = conn.execute("SELECT count(*) FROM request WHERE run_id = ?", (run_id,)).fetchone()[0]
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON generated_cot WHEN "
+            "(SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%') >= 3 "
+            "BEGIN SELECT RAISE(ABORT, 'the library refused the write'); END"
+        )
+    with pytest.raises(Exception, match="the library refused the write"):
+        execute_run(library_path, run_id, limits=FAST)
+    assert len(_cot_rows(library_path)) == 3
+    with Library.open(library_path) as lib, lib.transaction() as conn:
+        conn.execute("DROP TRIGGER refuse")
+        assert run_info(lib, run_id).done == 3
+    final = resume_run(library_path, run_id, limits=FAST)
+    assert final.status == "done" and final.done == total
+    rows = _cot_rows(library_path)
+    assert len(rows) == total and len({sample for _, sample, _, _ in rows}) == total  # one per sample

@@ -21,13 +21,23 @@ import asyncio
 import functools
 import socket
 import ssl
-from urllib.parse import urlsplit
+from dataclasses import dataclass
 
 import h11
 import httpx
 
 #: The default ports, left out of the Host header as browsers and httpx do.
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+#: Bytes received and not yet read above which a connection stops reading (as network.py).
+_HIGH_WATER = 1024 * 1024
+#: Headers every call sends unless the caller gives its own (names compared case-insensitively).
+_DEFAULT_HEADERS = (
+    (b"User-Agent", b"ThoughtDesk"),
+    (b"Accept", b"application/json"),
+    (b"Content-Type", b"application/json"),
+)
+#: Headers that frame the message: always ours.
+_FRAMING = frozenset({"host", "content-length", "transfer-encoding"})
 
 
 class BodyTooLarge(Exception):
@@ -40,32 +50,60 @@ class BodyTooLarge(Exception):
         self.head = head
 
 
+class CredentialsInAddress(httpx.UnsupportedProtocol):
+    """The address carries a user name or password (``user:pass@``): not sent (see
+    :func:`~.http.post_json`, which refuses such an address on every path)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    scheme: str
+    host: str  # ASCII (an IDN host in its xn-- form), as connected to and sent as SNI
+    port: int
+    host_header: bytes
+    target: bytes  # path and query, percent-encoded as httpx sends them
+    credentials: bool  # user:pass@ in the address
+
+
 @functools.lru_cache(maxsize=256)
-def _origin(url: str) -> tuple[str, str, int, bytes, bytes]:
-    """(scheme, host, port, Host header value, request target) of ``url``."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    host = parts.hostname or ""
+def parse_origin(url: str) -> Origin:
+    """Where ``url`` goes, parsed as httpx parses it (IDN hosts in their ASCII form, a path
+    with spaces or non-ASCII characters percent-encoded as UTF-8)."""
     try:
-        port = parts.port or _DEFAULT_PORTS.get(scheme, 80)
-    except ValueError:
-        raise httpx.UnsupportedProtocol(f"the address {url!r} has an invalid port") from None
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as error:
+        raise httpx.UnsupportedProtocol(f"the address is not a valid URL ({error})") from None
+    scheme = parsed.scheme
+    if scheme not in _DEFAULT_PORTS:
+        raise httpx.UnsupportedProtocol("the address is not http:// or https://")
+    host = parsed.raw_host.decode("ascii")
+    port = parsed.port or _DEFAULT_PORTS[scheme]
+    if not host:
+        raise httpx.UnsupportedProtocol("the address names no host")
+    if not 0 < port < 65536:
+        raise httpx.UnsupportedProtocol(f"the address has an invalid port ({port})")
     shown = f"[{host}]" if ":" in host else host
-    host_header = shown if port == _DEFAULT_PORTS.get(scheme) else f"{shown}:{port}"
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return scheme, host, port, host_header.encode("ascii", "replace"), target.encode("ascii", "replace")
+    host_header = shown if port == _DEFAULT_PORTS[scheme] else f"{shown}:{port}"
+    return Origin(scheme, host, port, host_header.encode("ascii"), parsed.raw_path, bool(parsed.userinfo))
 
 
 class _Connection(asyncio.Protocol):
-    """One kept-alive connection: the bytes received go straight into its h11 state machine;
-    one waiter at a time is woken when bytes, the end or room to write arrive."""
+    """One kept-alive connection. Bytes received wait in ``pending`` until the call reading
+    the answer hands them to h11 (reading pauses above :data:`_HIGH_WATER` of them, so a server
+    sending faster than the answer is read fills no memory); one waiter at a time is woken when
+    bytes, the end or room to write arrive. Bytes arriving while no call is under way close the
+    connection (a server may not send them; kept, they would grow without bound)."""
 
     def __init__(self) -> None:
         self.h11 = h11.Connection(h11.CLIENT)
         self.transport: asyncio.Transport | None = None
-        self.closed = False
+        self.closed = False  # the server closed it, or we did
+        self.eof_given = False  # h11 was told of the end
         self.error: BaseException | None = None
+        self.busy = False  # a call is under way on it
         self.received = 0  # bytes received for the request under way
+        self.pending = bytearray()
+        self.reading_paused = False
         self.waiter: asyncio.Future[None] | None = None
         self.writing_paused = False
 
@@ -74,25 +112,41 @@ class _Connection(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
+        if not self.busy:
+            self.close()
+            return
         self.received += len(data)
-        self.h11.receive_data(data)
+        self.pending += data
+        if len(self.pending) > _HIGH_WATER and not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
         self._wake()
 
     def eof_received(self) -> bool:
         self.closed = True
-        self.h11.receive_data(b"")
         self._wake()
         return False  # close the transport
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if not self.closed:
-            self.closed = True
-            try:
-                self.h11.receive_data(b"")
-            except RuntimeError:  # h11 had the end already
-                pass
+        self.closed = True
         self.error = exc
         self._wake()
+
+    def feed(self) -> bool:
+        """Hand what was received (then the end, once) to h11; False when there was nothing."""
+        if self.pending:
+            data = bytes(self.pending)
+            self.pending.clear()
+            if self.reading_paused and self.transport is not None and not self.closed:
+                self.reading_paused = False
+                self.transport.resume_reading()
+            self.h11.receive_data(data)
+            return True
+        if self.closed and not self.eof_given:
+            self.eof_given = True
+            self.h11.receive_data(b"")
+            return True
+        return False
 
     def pause_writing(self) -> None:
         self.writing_paused = True
@@ -114,6 +168,7 @@ class _Connection(asyncio.Protocol):
         """Idle and still open: nothing was received since its last answer."""
         return (
             not self.closed
+            and not self.pending
             and self.transport is not None
             and not self.transport.is_closing()
             and self.h11.our_state is h11.IDLE
@@ -137,35 +192,27 @@ class DirectPool:
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._open = 0
         self._slot_waiters: list[asyncio.Future[None]] = []
+        self._closed = False
 
     async def post(
         self, url: str, body: bytes, headers: dict[str, str], max_bytes: int
     ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """POST ``body`` to ``url``: (status, headers, body) of the answer, its body at most
         ``max_bytes`` (else :class:`BodyTooLarge`). Connection failures raise httpx's errors.
-        A kept-alive connection the server closed as the request went out is replaced once."""
-        scheme, host, port, host_header, target = _origin(url)
-        if scheme not in _DEFAULT_PORTS:
-            raise httpx.UnsupportedProtocol(f"the address {url!r} is not http:// or https://")
-        head = [
-            (b"Host", host_header),
-            (b"User-Agent", b"ThoughtDesk"),
-            (b"Accept", b"application/json"),
-            (b"Content-Type", b"application/json"),
-            (b"Content-Length", str(len(body)).encode()),
-        ]
-        for name, value in headers.items():
-            try:
-                if "\r" in value or "\n" in value or "\0" in value:
-                    raise UnicodeEncodeError("latin-1", value, 0, 1, "a line break")
-                head.append((name.encode("ascii"), value.encode("latin-1")))
-            except UnicodeEncodeError:
-                # the value is not shown: it may be an API key
-                raise httpx.LocalProtocolError(f"the {name} header has characters HTTP cannot carry") from None
-        key = (scheme, host, port)
+        ``headers`` replace the defaults of the same name (case-insensitively); Host and
+        Content-Length are always ours. A kept-alive connection the server closed as the
+        request went out is replaced once. After :meth:`close`, RuntimeError (as httpx's
+        closed client)."""
+        if self._closed:
+            raise RuntimeError("the connection pool is closed")
+        origin = parse_origin(url)
+        if origin.credentials:
+            raise CredentialsInAddress("the address carries a user name or password (user:pass@), which is not sent")
+        head = self._head(origin, headers, len(body))
+        key = (origin.scheme, origin.host, origin.port)
         connection, reused = await self._acquire(key)
         try:
-            return await self._exchange(connection, head, target, body, max_bytes)
+            return await self._exchange(connection, head, origin.target, body, max_bytes)
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
             if not reused or connection.received:
                 raise
@@ -174,14 +221,32 @@ class DirectPool:
         # The server closed the kept-alive connection as the request went out: another one.
         connection, _ = await self._acquire(key)
         try:
-            return await self._exchange(connection, head, target, body, max_bytes)
+            return await self._exchange(connection, head, origin.target, body, max_bytes)
         finally:
             self._release(key, connection)
+
+    @staticmethod
+    def _head(origin: Origin, headers: dict[str, str], length: int) -> list[tuple[bytes, bytes]]:
+        """The request's headers: ours, the caller's in place of defaults of the same name."""
+        chosen: dict[bytes, tuple[bytes, bytes]] = {name.lower(): (name, value) for name, value in _DEFAULT_HEADERS}
+        for name, value in headers.items():
+            try:
+                if "\r" in value or "\n" in value or "\0" in value:
+                    raise UnicodeEncodeError("latin-1", value, 0, 1, "a line break")
+                encoded = (name.encode("ascii"), value.encode("latin-1"))
+            except UnicodeEncodeError:
+                # the value is not shown: it may be an API key
+                raise httpx.LocalProtocolError(f"the {name} header has characters HTTP cannot carry") from None
+            if name.lower() not in _FRAMING:
+                chosen[encoded[0].lower()] = encoded
+        return [(b"Host", origin.host_header), *chosen.values(), (b"Content-Length", str(length).encode())]
 
     async def _acquire(self, key: tuple[str, str, int]) -> tuple[_Connection, bool]:
         """A kept-alive connection to ``key`` (and True), else a new one (and False) once the
         cap allows: an idle connection to another origin is closed to make room."""
         while True:
+            if self._closed:
+                raise RuntimeError("the connection pool is closed")
             idle = self._idle.get(key)
             while idle:
                 connection = idle.pop()
@@ -239,7 +304,7 @@ class DirectPool:
         return connection
 
     def _release(self, key: tuple[str, str, int], connection: _Connection) -> None:
-        if connection.reusable():
+        if connection.reusable() and not self._closed:
             self._idle.setdefault(key, []).append(connection)
         else:
             connection.close()
@@ -260,6 +325,7 @@ class DirectPool:
         if transport is None or connection.closed or transport.is_closing():
             raise httpx.WriteError("the connection is closed")
         connection.received = 0
+        connection.busy = True
         finished = False
         try:
             try:
@@ -285,6 +351,8 @@ class DirectPool:
                 except h11.RemoteProtocolError as error:
                     raise self._broken(connection, str(error)) from None
                 if event is h11.NEED_DATA:
+                    if connection.feed():
+                        continue
                     if connection.closed:
                         raise self._broken(connection, "the server closed the connection mid-answer")
                     await connection.wait()
@@ -314,6 +382,7 @@ class DirectPool:
             finished = True
             return status, headers, b"".join(chunks)
         finally:
+            connection.busy = False
             if not finished:
                 connection.close()  # cancelled, timed out or failed: never reused half-read
 
@@ -324,12 +393,17 @@ class DirectPool:
         return httpx.RemoteProtocolError(message)
 
     def close(self) -> None:
-        """Close every idle connection (those in use close when their call ends)."""
+        """Close every idle connection; those in use close when their call ends, and calls
+        made from now on are refused (RuntimeError, as httpx's closed client)."""
+        self._closed = True
         for connections in self._idle.values():
             for connection in connections:
                 connection.close()
                 self._open -= 1
         self._idle.clear()
+        for waiter in self._slot_waiters:  # calls waiting for a slot: refused
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 def _content_length(headers: list[tuple[bytes, bytes]]) -> int | None:
@@ -339,4 +413,4 @@ def _content_length(headers: list[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-__all__ = ["BodyTooLarge", "DirectPool"]
+__all__ = ["BodyTooLarge", "CredentialsInAddress", "DirectPool", "Origin", "parse_origin"]

@@ -164,6 +164,30 @@ class ProviderClient(httpx.AsyncClient):
 
 
 @functools.lru_cache(maxsize=256)
+def credentials_in(url: str) -> bool:
+    """Whether ``url`` carries a user name or password (``https://user:pass@host/...``)."""
+    return "@" in urlsplit(url).netloc
+
+
+def without_credentials(url: str) -> str:
+    """``url`` with its ``user:pass@`` part (if any) left out, to be shown."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
+def credentials_refused(provider: str, url: str) -> BadRequest:
+    """The error for a base URL with a user name or password in it: never sent (on the direct
+    path or through httpx), because base URLs are stored with every run and answer."""
+    return BadRequest(
+        provider,
+        f"the base URL {without_credentials(url)} carries a user name or password (user:pass@); "
+        "ThoughtDesk does not send them, because base URLs are stored with every run and answer",
+        hint="remove them from the address; for a server that needs a key, save it in Edit > Settings > "
+        "Providers (it is sent as a Bearer token)",
+    )
+
+
+@functools.lru_cache(maxsize=256)
 def _is_loopback(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
     return host in ("127.0.0.1", "localhost", "::1") or host.endswith(".localhost")
@@ -408,6 +432,8 @@ async def post_json(
     stops there and the request fails with :class:`BadResponse` (see :func:`response_byte_limit`).
     """
     require_network(f"the {provider} API", url)  # offline mode: say so instead of trying
+    if credentials_in(url):  # httpx would send them as Basic auth, and they would be stored
+        raise credentials_refused(provider, url)
     if max_bytes is None:
         max_bytes = response_cap_bytes()
     direct = client.direct_for(url) if isinstance(client, ProviderClient) else None

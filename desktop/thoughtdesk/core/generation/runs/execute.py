@@ -127,7 +127,11 @@ class _Execution:
         self.stop_error: BackendError | None = None
         self.workers = 0
         self.lease: Lease | None = None  # this process's hold on the run (set by execute_run_async)
-        self.commits = CommitGroup(lib)  # claims and results of one turn of the loop: one transaction
+        # Claims (at the next turn) and results (a little later), committed in groups.
+        self.commits = CommitGroup(lib)
+        # Results being stored while their worker goes on to its next request (see _send).
+        self.stores: set[asyncio.Task[None]] = set()
+        self.store_error: BaseException | None = None
 
     # --- bookkeeping --------------------------------------------------------------------
 
@@ -178,7 +182,7 @@ class _Execution:
         set_run_status(self.lib, self.run_id, "running")
         self._report()
         if not pending:
-            return await self._close("done")
+            return await self._finish()
         for request_id, _step, _prompt, dependency_status in pending:
             # Extractions wait for their CoT; those whose CoT is done can go now.
             if dependency_status is None or dependency_status == "done":
@@ -190,15 +194,31 @@ class _Execution:
         watcher = asyncio.create_task(self._watch())
         try:
             await asyncio.gather(*(self._worker() for _ in range(self.workers)))
+            while self.stores:  # results still being stored (the workers stopped on a cancel)
+                await asyncio.wait(set(self.stores))
         finally:
             watcher.cancel()
+        if self.store_error is not None:
+            raise self.store_error
         if self.stop_error is not None:
             return await self._close("failed", str(self.stop_error))
         if self.control.cancelled:
             return await self._close("cancelled")
-        left = conn.execute(
-            "SELECT count(*) FROM request WHERE run_id = ? AND status != 'done'", (self.run_id,)
-        ).fetchone()[0]
+        return await self._finish()
+
+    async def _finish(self) -> RunProgress:
+        """Close a run whose workers are done: done, failed, or waiting for open batches."""
+        left, waiting = self.lib.conn.execute(
+            "SELECT coalesce(sum(status != 'done'), 0), coalesce(sum(status = 'batched'), 0) FROM request "
+            "WHERE run_id = ?",
+            (self.run_id,),
+        ).fetchone()
+        if waiting:  # a batch run resumed --direct: what waits in open batches is theirs, still polled
+            return await self._close(
+                "batched",
+                f"{waiting} request(s) still wait in open batches at the provider; the run is polled until they "
+                f"end (`thoughtdesk resume {self.run_id}` stores what they answered)",
+            )
         return await self._close(
             "done" if left == 0 else "failed", None if left == 0 else f"{left} request(s) failed; resume to retry them"
         )
@@ -312,7 +332,7 @@ class _Execution:
         assert isinstance(self.spec, RunSpec) and self.spec.guide is not None  # only guided runs plan this step
         guide = self.spec.guide
         sent_at = now_iso()
-        claimed = await self.commits.write(partial(self._claim, request.id, sent_at))
+        claimed = await self.commits.write(partial(self._claim, request.id, sent_at), urgent=True)
         if claimed != 1:
             self._finished()
             return
@@ -411,11 +431,20 @@ class _Execution:
         """Send ``call``; identical requests arriving meanwhile wait for it and reuse its result."""
         waiter = asyncio.get_running_loop().create_future()
         self.in_flight[request.fingerprint] = waiter
-        try:
-            await self._send(request, sample, model, call, cot_pk, cot_text)
-        finally:
-            self.in_flight.pop(request.fingerprint, None)
+
+        def release(_stored: object = None) -> None:  # identical requests go on once this is stored
+            if self.in_flight.get(request.fingerprint) is waiter:
+                del self.in_flight[request.fingerprint]
             waiter.set_result(None)
+
+        store = None
+        try:
+            store = await self._send(request, sample, model, call, cot_pk, cot_text)
+        finally:
+            if store is None:
+                release()
+            else:
+                store.add_done_callback(release)
 
     async def _answer_from_store(self, request: RequestRow, sample: SampleRef, cot_pk: int | None) -> bool:
         other = self.in_flight.get(request.fingerprint)
@@ -459,16 +488,21 @@ class _Execution:
         call: Request,
         cot_pk: int | None,
         cot_text: str | None,
-    ) -> None:
+    ) -> asyncio.Task[None] | None:
+        """Claim, call, and hand the result to a task that stores it (returned; None when
+        nothing is stored): the worker goes on to its next request at once, so that its claim
+        and call do not wait for the storing of every answer that arrived with this one. A
+        result not committed when the process dies leaves its request 'sent': sent again on
+        resume, stored once."""
         backend = self.backends[request.model_index]
         sent_at = now_iso()
         # Claimed atomically, and committed before the call: a request that is no longer
         # pending (another executor took it, whatever went wrong elsewhere) is never sent a
         # second time.
-        claimed = await self.commits.write(partial(self._claim, request.id, sent_at))
+        claimed = await self.commits.write(partial(self._claim, request.id, sent_at), urgent=True)
         if claimed != 1:
             self._finished()
-            return
+            return None
         self.tally.in_flight += 1
         attempts = _attempts.set(1)
         try:
@@ -482,35 +516,53 @@ class _Execution:
                 )
         except BackendError as error:
             self._call_failed(request, error, sent_at)
-            return
+            return None
         finally:
             _attempts.reset(attempts)
 
         record = call_record(
             call, response, sent_at=sent_at, price=partial(self.prices.cost, model.price_provider, model.model_name)
         )
-        await self.commits.write(
-            partial(
-                store_result,
-                self.lib,
-                run_id=self.run_id,
-                request=request,
-                sample=sample,
-                model=model,
-                variants=self.variants_json,
-                call=record,
-                one_step=self.one_step,
-                template_key=self.template_key,
-                cot_pk=cot_pk,
-                cot_text=cot_text,
-            )
-        )
         self.tally.in_flight -= 1
+        write = partial(
+            store_result,
+            self.lib,
+            run_id=self.run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variants=self.variants_json,
+            call=record,
+            one_step=self.one_step,
+            template_key=self.template_key,
+            cot_pk=cot_pk,
+            cot_text=cot_text,
+        )
+        store = asyncio.get_running_loop().create_task(self._store(request, write, record))
+        self.stores.add(store)
+        store.add_done_callback(self._stored)
+        return store
+
+    async def _store(self, request: RequestRow, write: Any, record: CallRecord) -> None:
+        """Commit one result (in a group with the others of its burst), then count it and queue
+        what depended on it."""
+        await self.commits.write(write)
         self.tally.done += 1
         self.tally.prompt_tokens += record.prompt_tokens
         self.tally.completion_tokens += record.completion_tokens
         self.tally.cost += record.cost or 0.0
         self._after_done(request)
+
+    def _stored(self, task: asyncio.Task[None]) -> None:
+        """A result's storing ended: a failure (the library cannot be written) stops the run,
+        raised once the workers have stopped."""
+        self.stores.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            self.store_error = self.store_error or error
+            self._stop_workers()
 
     def _claim(self, request_id: int, sent_at: str) -> int:
         """Mark a pending request sent (inside a transaction); 1 if it was still pending."""

@@ -17,6 +17,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import ModelFileError, ModelNotFound
 from thoughtdesk.core.generation.backends.connection_check import look_up_model
+from thoughtdesk.core.generation.backends.http import credentials_in, credentials_refused
 from thoughtdesk.core.generation.runs.lease import describe_holder, holder_alive
 from thoughtdesk.core.generation.runs.providers import api_key_for
 from thoughtdesk.core.generation.runs.read import resolve_run_id
@@ -34,7 +35,8 @@ def check_models_ready(models: Iterable[ModelSpec]) -> None:
     """Raise the error that would stop a run with ``models`` at its first request, if it can be
     told without sending anything: offline mode and a provider on another machine
     (:class:`~thoughtdesk.core.settings.network.OfflineError`), a local model file that is
-    missing or not GGUF, llama.cpp not installed (``ModelFileError``)."""
+    missing or not GGUF, llama.cpp not installed (``ModelFileError``), a base URL with a user
+    name or password in it (``BadRequest``: never sent, and it would be stored with the run)."""
     for model in models:
         if model.provider == "llamacpp":
             check_gguf_file(model.model)
@@ -45,6 +47,9 @@ def check_models_ready(models: Iterable[ModelSpec]) -> None:
                     hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
                 )
             continue
+        for address in model.base_urls:
+            if credentials_in(address):
+                raise credentials_refused(model.provider, address)
         url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
         require_network(f"the {model.provider} API (model {model.model})", url)
 
