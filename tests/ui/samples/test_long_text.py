@@ -57,6 +57,7 @@ def test_a_huge_sample_opens_capped_with_show_all_and_the_window_keeps_its_size(
         dialog = question.dialog
         assert dialog is not None
         qtbot.waitExposed(dialog)
+        qtbot.waitUntil(lambda: dialog.loaded == QUESTION, timeout=60_000)  # loaded in steps
         assert dialog.view.document().characterCount() > QUESTION
         dialog.close()
     finally:

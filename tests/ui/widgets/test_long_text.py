@@ -6,12 +6,15 @@ import time
 
 from PySide6.QtCore import Qt
 
+from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.qt import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import (
     DISPLAY_CHARS,
     DISPLAY_LINE,
     INLINE_ALL_CHARS,
+    LOAD_CHUNK,
+    FullTextDialog,
     LongText,
     capped,
     display_lines,
@@ -58,7 +61,7 @@ def test_a_long_unbroken_word_is_capped_and_wrapped_inside_a_narrow_pane(qtbot) 
     assert long.dialog is None
 
 
-def test_show_all_of_a_huge_text_opens_a_viewer_at_once(qtbot) -> None:
+def test_show_all_of_a_huge_text_opens_a_viewer_at_once_and_loads_the_rest_in_steps(qtbot) -> None:
     text = "Z" * 10_000_000 + "\u202e"
     long = LongText(text, title="Question")
     qtbot.addWidget(long)
@@ -70,18 +73,40 @@ def test_show_all_of_a_huge_text_opens_a_viewer_at_once(qtbot) -> None:
     qtbot.waitExposed(dialog)
     dialog.view.viewport().grab()
     elapsed = time.perf_counter() - started
-    assert elapsed < 3.0  # about 0.1 s alone (lines in pieces); a whole 10 MB line took minutes
+    assert elapsed < 3.0  # about 0.02 s alone (the first chunk); a whole 10 MB line took minutes
+    assert dialog.loaded == LOAD_CHUNK  # the first chunk only: the rest from the event loop
+    assert "Loading…" in dialog.note.text()
     assert long.shown_text() == "Z" * DISPLAY_CHARS  # the pane itself stays capped
+    qtbot.waitUntil(lambda: dialog.loaded == len(text), timeout=60_000)
     document = dialog.view.document()
     assert document.blockCount() == 10_000_000 // DISPLAY_LINE + 1
     assert document.firstBlock().length() == DISPLAY_LINE + 1
     assert document.lastBlock().text() == "<U+202E>"  # invisible characters shown here too
-    assert "shown in pieces" in dialog.note.text()
+    assert "shown in pieces" in dialog.note.text() and "Loading" not in dialog.note.text()
     assert dialog.width() <= 1366 and dialog.height() <= 768
     dialog.copy_all()
     assert QApplication.clipboard().text() == text  # the original, unbroken
     dialog.close()
     assert len(text) > INLINE_ALL_CHARS
+
+
+def test_the_viewer_loads_dense_invisible_text_in_bounded_steps(qtbot) -> None:
+    # 1 MB of U+202E + "ab": 3.3 MB shown. Loaded at once it froze the window (10 MB: 3.7 s).
+    text = "\u202eab" * 340_000 + "\nend"
+    dialog = FullTextDialog("Question", text)
+    qtbot.addWidget(dialog)
+    bound = LOAD_CHUNK + LOAD_CHUNK // DISPLAY_LINE + 2  # a chunk's shown text and its line breaks
+    assert dialog.view.document().characterCount() <= bound
+    steps = 1
+    while dialog.loaded < len(text):
+        before = dialog.view.document().characterCount()
+        dialog.load_more()
+        assert dialog.view.document().characterCount() - before <= bound
+        steps += 1
+    assert steps <= -(-len(reveal(text)) // LOAD_CHUNK) + 1  # shown text / chunk, rounded up
+    shown = dialog.view.toPlainText().replace("\n", "")
+    assert shown == reveal(text).replace("\n", "")  # all of it, in order, nothing twice
+    assert dialog.view.document().lastBlock().text() == "end"
 
 
 def test_plain_labels_show_invisible_characters_and_never_markup(qtbot) -> None:

@@ -27,7 +27,12 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.signals import blocked
+
+#: Shown characters of the comment and of the other reviewers' notes (the comment dialog edits
+#: the whole comment).
+COMMENT_CHARS = 20_000
 
 KEY_HELP = (
     "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "
@@ -88,6 +93,7 @@ class AnnotationPanel(QWidget):
         self.comment_view.setReadOnly(True)
         self.comment_view.setMaximumHeight(90)
         self.comment_view.setPlaceholderText("No comment (press c to write one)")
+        self._shown_comment = self._shown_others = ""
         self.comment_button = QPushButton("Edit comment… (c)", objectName="editComment")
         self.comment_button.clicked.connect(self.commentRequested)
 
@@ -187,13 +193,15 @@ class AnnotationPanel(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, (key, span))
             self.span_list.addItem(item)
         self.remove_span_button.setEnabled(bool(review.spans))
-        if self.comment_view.toPlainText() != review.comment:
-            self.comment_view.setPlainText(review.comment)
+        if self._shown_comment != review.comment:  # capped and revealed: a comment may be 10 MB
+            self._shown_comment = review.comment
+            fill_text(self.comment_view, review.comment, COMMENT_CHARS)
         self.preferred.setChecked(review.preferred)
         for score, button in enumerate(self.quality_buttons, start=1):
             button.setChecked(review.quality == score)
-        if self.others.toPlainText() != others:
-            self.others.setPlainText(others)
+        if self._shown_others != others:
+            self._shown_others = others
+            fill_text(self.others, others, COMMENT_CHARS)
 
     def review(self) -> CotReview | None:
         return self._review
