@@ -81,3 +81,13 @@ def test_a_prefix_is_revealed_within_its_budget_and_escapes_are_never_cut() -> N
     shown, consumed = reveal_prefix(dense, 20_000)
     assert len(shown) <= 20_000 and shown.startswith("<U+202E>ab<U+202E>")
     assert "\u202e" not in shown and consumed == 6_000
+
+
+def test_views_that_style_escapes_stop_at_a_number_of_them() -> None:
+    from thoughtdesk.core.visible_text import STYLED_ESCAPES, fitting_prefix, shown_runs
+
+    dense = "\u202eab" * 100_000
+    runs, consumed = shown_runs(dense, 1_000_000, STYLED_ESCAPES)
+    assert sum(escape for _, escape in runs) == STYLED_ESCAPES
+    assert consumed == 3 * STYLED_ESCAPES  # the text up to the next escape
+    assert fitting_prefix("ab\u202ecd\u202eef", 100, 1) == "ab\u202ecd"

@@ -46,6 +46,10 @@ _FORMAT_AND_SURROGATES = (
     "\ud800-\udfff"
 )
 
+#: Escapes a view draws in their own style, at most, per text: the text is cut before the next
+#: one (drawing 2,000 styled escapes took a compare panel 40 ms, the same text plain 9 ms).
+STYLED_ESCAPES = 500
+
 _INVISIBLE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(INVISIBLE)) + _FORMAT_AND_SURROGATES + "]")
 
 
@@ -80,20 +84,26 @@ def split_invisible(text: str) -> list[tuple[str, bool]]:
     return runs
 
 
-def shown_runs(text: str, budget: int) -> tuple[list[tuple[str, bool]], int]:
+def shown_runs(text: str, budget: int, max_escapes: int | None = None) -> tuple[list[tuple[str, bool]], int]:
     """The runs of the longest prefix of ``text`` whose revealed form fits ``budget`` characters,
     as shown: ``(piece, is_escape)`` with each invisible character replaced by its escape; and
     the length of that prefix in ``text``. Linear in ``budget``, whatever the length of ``text``
     (every character shows as one or more, so no more than ``budget`` of it is looked at).
-    An escape is never cut: one that does not fit ends the prefix."""
+    An escape is never cut: one that does not fit ends the prefix; so does the escape after
+    ``max_escapes`` of them (views that draw each in its own style pass :data:`STYLED_ESCAPES`)."""
     head = text[: max(0, budget)]
     if not has_invisible(head):
         return ([(head, False)] if head else []), len(head)
     runs: list[tuple[str, bool]] = []
     room = budget
     position = 0
+    escapes = 0
     for match in _INVISIBLE_RE.finditer(head):
         start = match.start()
+        if max_escapes is not None and escapes >= max_escapes:
+            head = head[:start]  # the text up to this escape is still shown
+            break
+        escapes += 1
         if start > position:
             piece = head[position:start]
             if len(piece) >= room:
@@ -113,10 +123,10 @@ def shown_runs(text: str, budget: int) -> tuple[list[tuple[str, bool]], int]:
     return runs, position + len(piece)
 
 
-def reveal_prefix(text: str, budget: int) -> tuple[str, int]:
-    """The revealed form of the longest prefix of ``text`` that fits ``budget`` shown characters,
-    and that prefix's length in ``text`` (:func:`shown_runs` joined)."""
-    runs, consumed = shown_runs(text, budget)
+def reveal_prefix(text: str, budget: int, max_escapes: int | None = None) -> tuple[str, int]:
+    """The revealed form of the longest prefix of ``text`` that fits ``budget`` shown characters
+    (and ``max_escapes``), and that prefix's length in ``text`` (:func:`shown_runs` joined)."""
+    runs, consumed = shown_runs(text, budget, max_escapes)
     return "".join(piece for piece, _ in runs), consumed
 
 
@@ -132,15 +142,15 @@ def elide(text: str, budget: int) -> str:
     return shown if consumed == len(text) else shown + more_marker(len(text) - consumed)
 
 
-def fitting_prefix(text: str, budget: int) -> str:
+def fitting_prefix(text: str, budget: int, max_escapes: int | None = None) -> str:
     """The longest prefix of ``text`` (as it is, not revealed) whose revealed form fits
-    ``budget`` characters: what a view that reveals will show of it."""
-    consumed = reveal_prefix(text, budget)[1]
+    ``budget`` characters (and ``max_escapes``): what a view that reveals will show of it."""
+    consumed = reveal_prefix(text, budget, max_escapes)[1]
     return text if consumed == len(text) else text[:consumed]
 
 
-def shorten(text: str, budget: int) -> str:
+def shorten(text: str, budget: int, max_escapes: int | None = STYLED_ESCAPES) -> str:
     """:func:`fitting_prefix` and, when it is not all of ``text``, :func:`more_marker`: a
     bounded text for a view that reveals (so its escapes keep their own style there)."""
-    prefix = fitting_prefix(text, budget)
+    prefix = fitting_prefix(text, budget, max_escapes)
     return text if len(prefix) == len(text) else prefix + more_marker(len(text) - len(prefix))

@@ -14,7 +14,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from thoughtdesk.core.visible_text import elide, more_marker, shown_runs
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, elide, more_marker, shown_runs
 from thoughtdesk.ui.qt import (
     QColor,
     QFrame,
@@ -109,6 +109,7 @@ class FittedText(QTextEdit):
         flaw = flaw_format(theme_of(self))
         escape = invisible_format()
         runs: list[tuple[str, QTextCharFormat] | None] = []  # None: a new block
+        escapes = STYLED_ESCAPES  # left to draw in their own style, for all parts
         cut_any = False
         for index, part in enumerate(self.parts):
             if index:
@@ -127,10 +128,11 @@ class FittedText(QTextEdit):
             for start, end, char_format in segments:
                 if start >= end:
                     continue
-                pieces, used = shown_runs(text[start : min(end, start + room)], room)
+                pieces, used = shown_runs(text[start : min(end, start + room)], room, escapes)
                 for piece, is_escape in pieces:
                     runs.append((piece, escape if is_escape else char_format))
                     room -= len(piece)
+                    escapes -= is_escape
                 shown = start + used
                 if used < end - start:
                     break

@@ -15,7 +15,7 @@ from thoughtdesk.core.critiques.quotes import QuoteSpan
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.review import CotReview, LabelSet, blind_labels, blind_order
-from thoughtdesk.core.visible_text import fitting_prefix, shorten
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, fitting_prefix, shorten
 from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, CotView, SpanMark, capped_steps
 from thoughtdesk.ui.review.edits import review_summary
@@ -62,7 +62,7 @@ def cot_views(
         answer = cot.answers[0] if cot.answers else None
         # Cut where the shown text passes REVIEW_CHARS: an escape counts its 8 characters.
         text = cot.cot or ""
-        shown = fitting_prefix(text, REVIEW_CHARS)
+        shown = fitting_prefix(text, REVIEW_CHARS, STYLED_ESCAPES)
         views.append(
             CotView(
                 id=str(cot_pk),

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from thoughtdesk.core.visible_text import reveal_prefix, shown_runs
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, reveal_prefix, shown_runs
 from thoughtdesk.ui.qt import (
     QApplication,
     QColor,
@@ -124,9 +124,10 @@ def fits_label(text: str) -> bool:
 def fill_text(view: QTextEdit | QPlainTextEdit, text: str, budget: int = DISPLAY_CHARS) -> int:
     """Show in ``view`` the longest prefix of ``text`` that fits ``budget`` shown characters,
     invisible characters as escapes in :func:`invisible_format`, as plain text built in one
-    pass (one edit block); set the view's wrap mode for it (:func:`wrap_mode_for`). Returns
-    how many characters of ``text`` are shown (the rest is for "Show all")."""
-    runs, consumed = shown_runs(text, budget)
+    pass (one edit block); set the view's wrap mode for it (:func:`wrap_mode_for`). At most
+    :data:`~thoughtdesk.core.visible_text.STYLED_ESCAPES` escapes: the text is cut before the
+    next. Returns how many characters of ``text`` are shown (the rest is for "Show all")."""
+    runs, consumed = shown_runs(text, budget, STYLED_ESCAPES)
     view.setWordWrapMode(wrap_mode_for("".join(piece for piece, _ in runs)))
     if not any(escape for _, escape in runs):
         view.setPlainText(runs[0][0] if runs else "")
@@ -253,7 +254,7 @@ class LongText(QWidget):
         if self._full is not None:
             self.text, self._full = self._full(), None
             self._length = len(self.text)
-        if reveal_prefix(self.text, INLINE_ALL_CHARS)[1] == len(self.text):
+        if reveal_prefix(self.text, INLINE_ALL_CHARS, STYLED_ESCAPES)[1] == len(self.text):
             self._shown = self.view.set_text(self.text, INLINE_ALL_CHARS)
             self.more.setVisible(False)
             self.updateGeometry()

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from thoughtdesk.core.visible_text import elide, reveal_prefix
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, elide, shown_runs
 from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
     QColor,
@@ -48,16 +48,17 @@ ANSWER_CHARS = 200
 
 def capped_steps(steps: list[str], limit: int = REVIEW_CHARS) -> list[str]:
     """Reference steps up to ``limit`` shown characters in all (joined by line breaks; an
-    invisible character's escape counts its 8), the last one cut; ``steps`` itself when they
-    fit. Only the steps kept are looked at."""
+    invisible character's escape counts its 8, and at most ``STYLED_ESCAPES`` of them), the
+    last one cut; ``steps`` itself when they fit. Only the steps kept are looked at."""
     kept: list[str] = []
-    room = limit
+    room, escapes = limit, STYLED_ESCAPES
     for step in steps:
-        shown, used = reveal_prefix(step, room)
+        runs, used = shown_runs(step, room, escapes)
+        escapes -= sum(is_escape for _, is_escape in runs)
         if used:
             kept.append(step[:used])
-        room -= len(shown) + 1
-        if used < len(step) or room <= 0:
+        room -= sum(len(piece) for piece, _ in runs) + 1
+        if used < len(step) or room <= 0 or escapes <= 0:
             break
     return steps if kept == steps else kept
 
