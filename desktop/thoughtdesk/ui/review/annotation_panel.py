@@ -9,6 +9,7 @@ texts have their ``&`` doubled (Qt would read a mnemonic), lists and editors are
 from __future__ import annotations
 
 from thoughtdesk.core.review import CotReview, Label, LabelSet, Span
+from thoughtdesk.core.visible_text import reveal_prefix
 from thoughtdesk.ui.qt import (
     QCheckBox,
     QComboBox,
@@ -47,9 +48,13 @@ def button_text(text: str) -> str:
 
 
 def short(text: str, limit: int = 60) -> str:
-    """One line of at most ``limit`` characters (for list rows)."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """One line of at most ``limit`` shown characters (for list rows), invisible characters
+    revealed; only the start of ``text`` is looked at (a comment may be 10 MB)."""
+    head = text[: limit * 4]
+    line = " ".join(head.split())
+    if len(head) == len(text) and reveal_prefix(line, limit)[1] == len(line):
+        return reveal_prefix(line, limit)[0]
+    return reveal_prefix(line, limit - 1)[0] + "…"
 
 
 class AnnotationPanel(QWidget):
