@@ -140,7 +140,9 @@ def _report(results, tiny, size_names: list[str], repeats: int) -> None:
     for tab, index in (("Samples", 0), ("Review", 1)):
         print(f"{tab}: " + "".join(f"{name:>10}" for name in size_names))
         for (field, kind), by_size in results.items():
-            cells = "".join(f"{max(by_size[name][index]):10.1f}" if name in by_size else f"{'':>10}" for name in size_names)
+            cells = "".join(
+                f"{max(by_size[name][index]):10.1f}" if name in by_size else f"{'':>10}" for name in size_names
+            )
             print(f"  {field:9} {kind:9}" + cells)
         print()
     print(f"{'tab':8} {'tiny p50':>9} {'all p50':>8} {'max':>8} {'max/tiny':>9}  worst case")

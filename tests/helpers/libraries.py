@@ -145,8 +145,10 @@ def field_library(path: Path, cases: list[tuple[str, str, int]], *, tiny: bool =
                 general_feedback="Too long.",
                 specific_feedback=text[:1000],
                 explanation_score=2,
-                outcomes={e: ElementOutcome("parsed") for e in ("main_flaw", "dimension", "general_feedback",
-                                                                  "specific_feedback", "explanation_score")},
+                outcomes={
+                    e: ElementOutcome("parsed")
+                    for e in ("main_flaw", "dimension", "general_feedback", "specific_feedback", "explanation_score")
+                },
             )
             with lib.transaction() as conn:
                 add_critique(conn, Critique(cot_pk=cot_pk, critique_model="critic", raw_text=text, parsed=parsed))

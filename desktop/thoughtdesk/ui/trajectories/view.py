@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from thoughtdesk.core.generation.runs import TrajectoryContext, TrajectoryStep, cot_steps, trajectory_context
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.visible_text import elide
 from thoughtdesk.ui.qt import (
     QDialog,
     QDialogButtonBox,
@@ -28,8 +29,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.core.visible_text import elide
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.labels import breakable_text, plain_label
 from thoughtdesk.ui.widgets.long_text import PlainTextBox
 
 #: Characters of the question shown above the steps (the Samples tab shows it whole).
@@ -66,8 +66,11 @@ class TrajectoryView(QWidget):
         super().__init__(parent)
         self.setObjectName("trajectoryView")
         layout = QVBoxLayout(self)
-        self.header = plain_label("", name="trajectoryHeader", bold=True, selectable=True, keep_height=True)
-        self.question = plain_label("", name="trajectoryQuestion", selectable=True, keep_height=True)
+        # Breakable: a long unbroken question (or model name) would widen the window past the screen.
+        self.header = plain_label(
+            "", name="trajectoryHeader", bold=True, selectable=True, keep_height=True, breakable=True
+        )
+        self.question = plain_label("", name="trajectoryQuestion", selectable=True, keep_height=True, breakable=True)
         layout.addWidget(self.header)
         layout.addWidget(self.question)
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -112,7 +115,8 @@ class TrajectoryView(QWidget):
         bold.setBold(True)
         for step in steps:
             for kind, text in step_lines(step):
-                item = QListWidgetItem(text)  # plain text: a list item never renders markup
+                # Plain text (a list item never renders markup) with break points in long words.
+                item = QListWidgetItem(breakable_text(text))
                 item.setData(Qt.ItemDataRole.UserRole, kind)
                 if kind in ("step", "chosen"):
                     item.setFont(bold)
