@@ -135,13 +135,16 @@ def _measure(app, workdir: Path, field: str, kind: str, chars: int, repeats: int
 
 
 def _report(results, tiny, size_names: list[str], repeats: int) -> None:
-    print(f"\nWorst of {repeats} opens per case, ms (one field long, the rest of the sample short).")
+    print(f"\nms to open, median / worst of {repeats} per case (one field long, the rest of the sample short).")
     print("The machine is shared: compare the ratio to the tiny sample measured in this run.\n")
     for tab, index in (("Samples", 0), ("Review", 1)):
-        print(f"{tab}: " + "".join(f"{name:>10}" for name in size_names))
+        print(f"{tab:20}" + "".join(f"{name:>16}" for name in size_names))
         for (field, kind), by_size in results.items():
             cells = "".join(
-                f"{max(by_size[name][index]):10.1f}" if name in by_size else f"{'':>10}" for name in size_names
+                f"{statistics.median(by_size[name][index]):8.0f} /{max(by_size[name][index]):6.0f}"
+                if name in by_size
+                else f"{'':>16}"
+                for name in size_names
             )
             print(f"  {field:9} {kind:9}" + cells)
         print()
