@@ -125,13 +125,29 @@ def _measure(app, workdir: Path, field: str, kind: str, chars: int, repeats: int
         base_samples.append(open_samples(tiny_pk))
         review.append(open_review(pk))
         base_review.append(open_review(tiny_pk))
-    window.close()
-    window.library.close()
-    window.deleteLater()
-    app.processEvents()
+    _close(app, window)
     for suffix in ("", "-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
     return samples, review, (base_samples, base_review)
+
+
+def _close(app, window) -> None:
+    """Free the window for good: a window left alive keeps its application-wide key filter, and
+    every later key and shortcut event of the run passed through all of them."""
+    import gc
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    deadline = time.perf_counter() + 30
+    while not window.evaluation.is_idle() and time.perf_counter() < deadline:
+        app.processEvents()
+    library = window.library
+    window.close()
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    app.processEvents()
+    gc.collect()
+    library.close()
 
 
 def _report(results, tiny, size_names: list[str], repeats: int) -> None:
