@@ -62,3 +62,32 @@ def test_every_control_format_and_surrogate_code_point_is_made_visible():
 def test_ordinary_text_is_left_alone():
     text = "Ärztin: 5 mg/kg, β-Blocker — עברית 中文 😀 \t tab \u200d"
     assert reveal(text) == text
+
+
+def test_a_prefix_is_revealed_within_its_budget_and_escapes_are_never_cut() -> None:
+    from thoughtdesk.core.visible_text import elide, reveal_prefix, shown_runs
+
+    assert reveal_prefix("abcdef", 4) == ("abcd", 4)
+    assert reveal_prefix("abc", 10) == ("abc", 3)
+    # "ab" + "<U+202E>" is 10 shown characters; a budget of 9 stops before the escape.
+    assert reveal_prefix("ab\u202ecd", 9) == ("ab", 2)
+    assert reveal_prefix("ab\u202ecd", 11) == ("ab<U+202E>c", 4)
+    assert shown_runs("\u202eab", 12) == ([("<U+202E>", True), ("ab", False)], 3)
+    assert shown_runs("", 5) == ([], 0)
+    assert elide("x" * 10, 4) == "xxxx … (6 more characters)"
+    assert elide("short", 100) == "short"
+    # 10 MB dense with bidi overrides: only the part shown is looked at.
+    dense = "\u202eab" * 3_400_000
+    shown, consumed = reveal_prefix(dense, 20_000)
+    assert len(shown) <= 20_000 and shown.startswith("<U+202E>ab<U+202E>")
+    assert "\u202e" not in shown and consumed == 6_000
+
+
+def test_views_that_style_escapes_stop_at_a_number_of_them() -> None:
+    from thoughtdesk.core.visible_text import STYLED_ESCAPES, fitting_prefix, shown_runs
+
+    dense = "\u202eab" * 100_000
+    runs, consumed = shown_runs(dense, 1_000_000, STYLED_ESCAPES)
+    assert sum(escape for _, escape in runs) == STYLED_ESCAPES
+    assert consumed == 3 * STYLED_ESCAPES  # the text up to the next escape
+    assert fitting_prefix("ab\u202ecd\u202eef", 100, 1) == "ab\u202ecd"

@@ -7,6 +7,11 @@ there. Every plain-text display path shows each such character as a visible esca
 ``<U+202E>`` (the views built from documents draw the escape in a distinct style:
 :mod:`thoughtdesk.ui.review.compare.safe_text`). Stored data is never changed.
 
+A view shows a bounded part of a long text: :func:`reveal_prefix` and :func:`shown_runs` reveal
+only the part that fits a budget of shown characters (an escape counts its eight), so a 10 MB
+text dense with invisible characters costs as much as a short one; :func:`elide` adds a visible
+marker saying how much was left out.
+
 Left alone: tab and line breaks (layout), and the joiners U+200C/U+200D, which scripts (Persian,
 Indic) and emoji sequences need to be read correctly at all.
 """
@@ -41,6 +46,10 @@ _FORMAT_AND_SURROGATES = (
     "\ud800-\udfff"
 )
 
+#: Escapes a view draws in their own style, at most, per text: the text is cut before the next
+#: one (drawing 2,000 styled escapes took a compare panel 40 ms, the same text plain 9 ms).
+STYLED_ESCAPES = 500
+
 _INVISIBLE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(INVISIBLE)) + _FORMAT_AND_SURROGATES + "]")
 
 
@@ -73,3 +82,75 @@ def split_invisible(text: str) -> list[tuple[str, bool]]:
     if position < len(text) or not runs:
         runs.append((text[position:], False))
     return runs
+
+
+def shown_runs(text: str, budget: int, max_escapes: int | None = None) -> tuple[list[tuple[str, bool]], int]:
+    """The runs of the longest prefix of ``text`` whose revealed form fits ``budget`` characters,
+    as shown: ``(piece, is_escape)`` with each invisible character replaced by its escape; and
+    the length of that prefix in ``text``. Linear in ``budget``, whatever the length of ``text``
+    (every character shows as one or more, so no more than ``budget`` of it is looked at).
+    An escape is never cut: one that does not fit ends the prefix; so does the escape after
+    ``max_escapes`` of them (views that draw each in its own style pass :data:`STYLED_ESCAPES`)."""
+    head = text[: max(0, budget)]
+    if not has_invisible(head):
+        return ([(head, False)] if head else []), len(head)
+    runs: list[tuple[str, bool]] = []
+    room = budget
+    position = 0
+    escapes = 0
+    for match in _INVISIBLE_RE.finditer(head):
+        start = match.start()
+        if max_escapes is not None and escapes >= max_escapes:
+            head = head[:start]  # the text up to this escape is still shown
+            break
+        escapes += 1
+        if start > position:
+            piece = head[position:start]
+            if len(piece) >= room:
+                runs.append((piece[:room], False))
+                return runs, position + room
+            runs.append((piece, False))
+            room -= len(piece)
+        escape = escape_of(match.group())
+        if len(escape) > room:
+            return runs, start
+        runs.append((escape, True))
+        room -= len(escape)
+        position = match.end()
+    piece = head[position : position + room]
+    if piece:
+        runs.append((piece, False))
+    return runs, position + len(piece)
+
+
+def reveal_prefix(text: str, budget: int, max_escapes: int | None = None) -> tuple[str, int]:
+    """The revealed form of the longest prefix of ``text`` that fits ``budget`` shown characters
+    (and ``max_escapes``), and that prefix's length in ``text`` (:func:`shown_runs` joined)."""
+    runs, consumed = shown_runs(text, budget, max_escapes)
+    return "".join(piece for piece, _ in runs), consumed
+
+
+def more_marker(hidden: int) -> str:
+    """The visible marker of left-out text: ``" … (9,980,000 more characters)"``."""
+    return f" … ({hidden:,} more character{'s' if hidden != 1 else ''})"
+
+
+def elide(text: str, budget: int) -> str:
+    """``text`` revealed, at most ``budget`` shown characters of it, then :func:`more_marker`
+    when some of it was left out (for a label or a line: one bounded, visible string)."""
+    shown, consumed = reveal_prefix(text, budget)
+    return shown if consumed == len(text) else shown + more_marker(len(text) - consumed)
+
+
+def fitting_prefix(text: str, budget: int, max_escapes: int | None = None) -> str:
+    """The longest prefix of ``text`` (as it is, not revealed) whose revealed form fits
+    ``budget`` characters (and ``max_escapes``): what a view that reveals will show of it."""
+    consumed = reveal_prefix(text, budget, max_escapes)[1]
+    return text if consumed == len(text) else text[:consumed]
+
+
+def shorten(text: str, budget: int, max_escapes: int | None = STYLED_ESCAPES) -> str:
+    """:func:`fitting_prefix` and, when it is not all of ``text``, :func:`more_marker`: a
+    bounded text for a view that reveals (so its escapes keep their own style there)."""
+    prefix = fitting_prefix(text, budget, max_escapes)
+    return text if len(prefix) == len(text) else prefix + more_marker(len(text) - len(prefix))

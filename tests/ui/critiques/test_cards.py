@@ -8,6 +8,7 @@ from thoughtdesk.core.critiques import Critique, CritiqueRating, ElementOutcome,
 from thoughtdesk.ui.critiques.cards import CritiqueCard, CritiqueList
 from thoughtdesk.ui.critiques.text import CAP_CHARS
 from thoughtdesk.ui.qt import QLabel, Qt
+from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS
 
 HOSTILE = '<b>bold</b> <img src=x> <a href="file:///etc/passwd">link</a> &amp;'
 
@@ -136,3 +137,21 @@ def test_flaw_tooltips_show_hostile_model_names_literally(qtbot):
 
     assert plain_tooltip("critique 1 (<img src=x>)") == "<p>critique 1 (&lt;img src=x&gt;)</p>"
     assert "&lt;b&gt;" in flaw_format("light", "by <b>m</b>").toolTip()
+
+
+def test_bidi_controls_show_and_show_all_of_a_huge_critique_opens_a_viewer(qtbot):
+    # Show all put a whole 10 MB main flaw in place (minutes of layout); U+202E showed raw.
+    card = CritiqueCard()
+    qtbot.addWidget(card)
+    card.resize(500, 300)
+    card.show()
+    huge = "\u202eab" * 3_400_000
+    card.show_critique(critique(huge, model="m\u202eodel"))
+    assert "\u202e" not in card.body.toPlainText() + card.title.text()
+    assert card.title.text() == "Critique 1 · m<U+202E>odel"
+    assert len(card.body.toPlainText()) < CAP_CHARS * 2
+    card.show_all.click()
+    assert len(card.body.toPlainText()) <= INLINE_ALL_CHARS + 1_000  # in place: only what fits
+    dialog = card.full_text_dialog
+    assert dialog is not None and huge in dialog.text
+    dialog.close()

@@ -118,3 +118,48 @@ def test_opened_from_the_samples_detail_and_the_review_menu(qtbot, guided_librar
         opened[0].close()
     finally:
         close_window(window)
+
+
+def test_bidi_controls_are_shown_and_huge_texts_capped(qtbot):
+    # U+202E shown raw turned "txt.exe" into what reads "exe.txt"; a 10 MB CoT was laid out whole.
+    from tests.helpers.shown_text import shown_texts
+    from thoughtdesk.core.generation.runs import TrajectoryContext, TrajectoryStep
+    from thoughtdesk.core.generation.runs.trajectories import Candidate
+    from thoughtdesk.ui.trajectories.view import TrajectoryView
+    from thoughtdesk.ui.widgets.long_text import DISPLAY_CHARS
+
+    disguised = "invoice_\u202etxt.exe"
+    huge = "\u202eab" * 3_400_000
+    context = TrajectoryContext(
+        cot_pk=1,
+        question=f"Which file? {disguised}",
+        model=f"agent{disguised}",
+        method="process",
+        cot=huge,
+        plain_cot_pk=2,
+        plain_cot=f"Plain {disguised}",
+    )
+    step = TrajectoryStep(
+        index=0,
+        rationale=f"Because {disguised}",
+        candidates=(Candidate(disguised, 1.0), Candidate(huge, 0.5)),
+        chosen=0,
+        final=True,
+    )
+    view = TrajectoryView()
+    qtbot.addWidget(view)
+    view.show_trajectory(context, [step])
+    texts = shown_texts(view)
+    assert not any("\u202e" in text for text in texts)
+    assert view.question.text() == "Question: Which file? invoice_<U+202E>txt.exe"
+    assert view.header.text().startswith("agentinvoice_<U+202E>txt.exe · process")
+    assert view.item_texts("rationale") == ["    Rationale: Because invoice_<U+202E>txt.exe"]
+    assert view.item_texts("chosen") == ["    ✓ [1.000] invoice_<U+202E>txt.exe"]
+    other = view.item_texts("other")[0].replace("\u200b", "")  # (break points in long words)
+    assert len(other) < 3_000 and other.endswith("more characters)")
+    assert view.plain.toPlainText() == "Plain invoice_<U+202E>txt.exe"
+    assert len(view.guided.toPlainText()) <= DISPLAY_CHARS and not view.guided.more.isHidden()
+    assert view.minimumSizeHint().width() <= 1100  # the unbroken question widened it to 3,800 px
+    view.guided.show_all()
+    assert view.guided.dialog is not None and view.guided.dialog.text == huge
+    view.guided.dialog.close()

@@ -29,6 +29,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import FullTextDialog, open_full_text
 
 #: Badge backgrounds by explanation score band (black text on each: WCAG contrast > 12).
 BADGE_COLOURS = {"low": "#f4b6b6", "mid": "#fbdca0", "high": "#b9e4bc", "none": "#dddddd"}
@@ -137,6 +138,7 @@ class CritiqueCard(QFrame):
         self.show_all.setText("Show all")
         self.show_all.setToolTip("Show the whole critique (long fields are cut)")
         self.show_all.clicked.connect(self._show_all)
+        self.full_text_dialog: FullTextDialog | None = None
         header = QHBoxLayout()
         header.addWidget(self.badge)
         header.addWidget(self.chip)
@@ -190,11 +192,17 @@ class CritiqueCard(QFrame):
 
     def _fill_body(self, limit_cut: bool) -> None:
         cut = self.body.set_parts(self._parts(), limit=CAP_CHARS if limit_cut else None)
-        self.show_all.setVisible(cut)
+        if self.show_all.isHidden() == cut:
+            self.show_all.setVisible(cut)
 
     def _show_all(self) -> None:
-        if self.critique is not None:
-            self._fill_body(limit_cut=False)
+        """Every field whole in place; a critique too long for that opens in a viewer."""
+        if self.critique is None:
+            return
+        self._fill_body(limit_cut=False)
+        if self.show_all.isVisible():  # still cut: the whole of it in a viewer
+            whole = "\n\n".join(f"{part.heading} {part.text}" for part in self._parts())
+            self.full_text_dialog = open_full_text(self, self.title.text(), whole)
 
     def set_focused(self, focused: bool) -> None:
         """Frame the card the critique-rating keys act on (palette roles, not a style sheet)."""

@@ -3,8 +3,9 @@
 Critique fields and CoT texts come from models and files: they are inserted with
 ``QTextCursor.insertText`` (never parsed as HTML), headings and the flaw-quote highlight are
 character formats. Long text wraps anywhere (an unbroken 10,000-character token does not widen
-the window) and is capped: the first :data:`CAP_CHARS` characters of a field are shown, with a
-"show all" on demand, so a huge critique cannot stall the GUI thread laying it out.
+the window) and is capped: the first :data:`CAP_CHARS` shown characters of a field, with a
+"show all" on demand (in place up to a limit, beyond it in a viewer), so a huge critique cannot
+stall the GUI thread laying it out. Invisible characters show as ``<U+202E>`` in their own style.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from thoughtdesk.core.visible_text import reveal
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, elide, more_marker, shown_runs
 from thoughtdesk.ui.qt import (
     QColor,
     QFrame,
@@ -26,10 +27,12 @@ from thoughtdesk.ui.qt import (
     QTextOption,
     QWidget,
 )
-from thoughtdesk.ui.widgets.long_text import wrap_mode_for
+from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS, invisible_format, wrap_mode_for
 
 #: Characters of one field shown before "show all".
 CAP_CHARS = 1200
+#: Shown characters of a part's heading, at most.
+HEADING_CHARS = 200
 #: Flaw-quote highlight per theme: (text colour, wave underline colour). Distinct from the
 #: similarity backgrounds (pastel backgrounds behind black text) and the span-label marks
 #: (a background and a straight underline): a red wave underline, as for an error.
@@ -59,13 +62,6 @@ def plain_tooltip(text: str) -> str:
     """``text`` for a tooltip, shown literally: Qt guesses whether a tooltip is rich text (a
     critique model called ``<img src=x>`` would be), so it is escaped inside a paragraph."""
     return f"<p>{html.escape(text, quote=False)}</p>"
-
-
-def capped(text: str, limit: int | None) -> tuple[str, bool]:
-    """``text`` cut to ``limit`` characters (None: no limit), and whether it was cut."""
-    if limit is None or len(text) <= limit:
-        return text, False
-    return text[:limit], True
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,35 +97,59 @@ class FittedText(QTextEdit):
         self.parts: tuple[Part, ...] = ()
 
     def set_parts(self, parts: Sequence[Part], limit: int | None = CAP_CHARS) -> bool:
-        """Show ``parts`` (each text cut to ``limit`` characters); True when something was cut."""
+        """Show ``parts``, of each text as much as fits ``limit`` shown characters (None: up to
+        :data:`~thoughtdesk.ui.widgets.long_text.INLINE_ALL_CHARS`, the most shown in place),
+        invisible characters as escapes in their own style; True when something was cut.
+        Built in one edit block (one layout pass however many pieces)."""
         self.parts = tuple(parts)
-        self.setWordWrapMode(wrap_mode_for(" ".join(part.text[:limit] if limit else part.text for part in self.parts)))
-        document = self.document()
-        document.clear()
-        cursor = QTextCursor(document)
+        budget = INLINE_ALL_CHARS if limit is None else limit
         plain = QTextCharFormat()
         bold = QTextCharFormat()
         bold.setFontWeight(700)
         flaw = flaw_format(theme_of(self))
+        escape = invisible_format()
+        runs: list[tuple[str, QTextCharFormat] | None] = []  # None: a new block
+        escapes = STYLED_ESCAPES  # left to draw in their own style, for all parts
         cut_any = False
         for index, part in enumerate(self.parts):
             if index:
-                cursor.insertBlock()
+                runs.append(None)
             if part.heading:
-                cursor.insertText(reveal(part.heading) + " ", bold)
-            text, cut = capped(part.text, limit)
-            cut_any |= cut
-            position = 0
+                runs.append((elide(part.heading, HEADING_CHARS) + " ", bold))
+            text, room, position = part.text, budget, 0
+            segments = []
             for start, end in sorted(part.marks):
                 start, end = max(start, position), min(end, len(text))
+                if start < end:
+                    segments += [(position, start, plain), (start, end, flaw)]
+                    position = end
+            segments.append((position, len(text), plain))
+            shown = 0
+            for start, end, char_format in segments:
                 if start >= end:
                     continue
-                cursor.insertText(reveal(text[position:start]), plain)
-                cursor.insertText(reveal(text[start:end]), flaw)
-                position = end
-            cursor.insertText(reveal(text[position:]), plain)
-            if cut:
-                cursor.insertText(f" … ({len(part.text) - len(text):,} more characters)", bold)
+                pieces, used = shown_runs(text[start : min(end, start + room)], room, escapes)
+                for piece, is_escape in pieces:
+                    runs.append((piece, escape if is_escape else char_format))
+                    room -= len(piece)
+                    escapes -= is_escape
+                shown = start + used
+                if used < end - start:
+                    break
+            if shown < len(text):
+                cut_any = True
+                runs.append((more_marker(len(text) - shown), bold))
+        self.setWordWrapMode(wrap_mode_for("".join(run[0] for run in runs if run is not None)))
+        document = self.document()
+        document.clear()
+        cursor = QTextCursor(document)
+        cursor.beginEditBlock()  # one layout pass for every piece
+        for run in runs:
+            if run is None:
+                cursor.insertBlock()
+            else:
+                cursor.insertText(*run)
+        cursor.endEditBlock()
         self._fit()
         return cut_any
 

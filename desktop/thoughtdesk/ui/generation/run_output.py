@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from thoughtdesk.core.generation.runs import RequestRow
-from thoughtdesk.core.visible_text import reveal
+from thoughtdesk.core.visible_text import elide, reveal
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QHeaderView,
@@ -25,6 +25,7 @@ from thoughtdesk.ui.widgets.long_text import display_lines
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 STREAM_KEEP = 20_000  # characters of streamed text kept on screen
+CELL_CHARS = 1_000  # shown characters of a failed request's cell (its error text)
 FAILED_COLUMNS = ("Request", "Sample", "Model", "Step", "Tries", "Error (provider: what happened; what to do)")
 IDLE_TITLE = "Local model output (current request)"
 
@@ -56,7 +57,8 @@ class FailedRequests(QTableWidget):
                 request.error or "",
             )
             for column, value in enumerate(values):
-                self.setItem(row, column, QTableWidgetItem(value))  # plain text: untrusted
+                # Plain text, untrusted: invisible characters shown, a server's long body cut.
+                self.setItem(row, column, QTableWidgetItem(elide(value, CELL_CHARS)))
         self.resizeRowsToContents()
 
 

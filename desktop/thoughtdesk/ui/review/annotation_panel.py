@@ -9,6 +9,7 @@ texts have their ``&`` doubled (Qt would read a mnemonic), lists and editors are
 from __future__ import annotations
 
 from thoughtdesk.core.review import CotReview, Label, LabelSet, Span
+from thoughtdesk.core.visible_text import reveal_prefix
 from thoughtdesk.ui.qt import (
     QCheckBox,
     QComboBox,
@@ -27,7 +28,12 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.signals import blocked
+
+#: Shown characters of the comment and of the other reviewers' notes (the comment dialog edits
+#: the whole comment).
+COMMENT_CHARS = 20_000
 
 KEY_HELP = (
     "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "
@@ -42,9 +48,13 @@ def button_text(text: str) -> str:
 
 
 def short(text: str, limit: int = 60) -> str:
-    """One line of at most ``limit`` characters (for list rows)."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """One line of at most ``limit`` shown characters (for list rows), invisible characters
+    revealed; only the start of ``text`` is looked at (a comment may be 10 MB)."""
+    head = text[: limit * 4]
+    line = " ".join(head.split())
+    if len(head) == len(text) and reveal_prefix(line, limit)[1] == len(line):
+        return reveal_prefix(line, limit)[0]
+    return reveal_prefix(line, limit - 1)[0] + "…"
 
 
 class AnnotationPanel(QWidget):
@@ -89,6 +99,7 @@ class AnnotationPanel(QWidget):
         self.comment_view.setReadOnly(True)
         self.comment_view.setMaximumHeight(90)
         self.comment_view.setPlaceholderText("No comment (press c to write one)")
+        self._shown_comment = self._shown_others = ""
         self.comment_button = QPushButton("Edit comment… (c)", objectName="editComment")
         self.comment_button.clicked.connect(self.commentRequested)
 
@@ -188,13 +199,15 @@ class AnnotationPanel(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, (key, span))
             self.span_list.addItem(item)
         self.remove_span_button.setEnabled(bool(review.spans) and self._read_only is None)
-        if self.comment_view.toPlainText() != review.comment:
-            self.comment_view.setPlainText(review.comment)
+        if self._shown_comment != review.comment:  # capped and revealed: a comment may be 10 MB
+            self._shown_comment = review.comment
+            fill_text(self.comment_view, review.comment, COMMENT_CHARS)
         self.preferred.setChecked(review.preferred)
         for score, button in enumerate(self.quality_buttons, start=1):
             button.setChecked(review.quality == score)
-        if self.others.toPlainText() != others:
-            self.others.setPlainText(others)
+        if self._shown_others != others:
+            self._shown_others = others
+            fill_text(self.others, others, COMMENT_CHARS)
 
     def review(self) -> CotReview | None:
         return self._review

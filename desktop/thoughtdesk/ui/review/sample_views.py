@@ -15,11 +15,20 @@ from thoughtdesk.core.critiques.quotes import QuoteSpan
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.review import CotReview, LabelSet, blind_labels, blind_order
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, fitting_prefix, shorten
 from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, CotView, SpanMark, capped_steps
 from thoughtdesk.ui.review.edits import review_summary
 from thoughtdesk.ui.review.label_colours import mark_colours
-from thoughtdesk.ui.widgets.long_text import INLINE_ALL_CHARS, capped
+
+#: Shown characters of the question in the Review tab's question box (the Samples tab has all).
+QUESTION_CHARS = 20_000
+#: Shown characters of each choice and each gold answer in the question box.
+CHOICE_CHARS = 500
+#: Choices and gold answers listed in the question box, at most.
+CHOICES_LISTED = 30
+#: Shown characters of the whole question box (its parts are capped; this bounds the sum).
+QUESTION_BOX_CHARS = QUESTION_CHARS + 2 * CHOICES_LISTED * (CHOICE_CHARS + 40) + 1_000
 
 
 def cot_views(
@@ -45,17 +54,20 @@ def cot_views(
                 id="reference",
                 text=shown_steps,
                 is_reference=True,
-                full_text="\n".join(steps) if shown_steps != steps else "",
+                full_text="\n".join(steps) if shown_steps is not steps else "",
             )
         )
         cot_pks.append(None)
     for cot_pk, cot in pairs:
         answer = cot.answers[0] if cot.answers else None
+        # Cut where the shown text passes REVIEW_CHARS: an escape counts its 8 characters.
+        text = cot.cot or ""
+        shown = fitting_prefix(text, REVIEW_CHARS, STYLED_ESCAPES)
         views.append(
             CotView(
                 id=str(cot_pk),
-                text=capped(cot.cot or "", REVIEW_CHARS)[0],
-                full_text=cot.cot or "" if len(cot.cot or "") > REVIEW_CHARS else "",
+                text=shown,
+                full_text=text if len(shown) < len(text) else "",
                 key=cot_pk,
                 model="" if blind else model_name(cot.model),
                 prompt_keys=() if blind else tuple(k for k in (cot.instruction, cot.cot_trigger) if k),
@@ -70,16 +82,24 @@ def cot_views(
 
 
 def question_text(stored: StoredSample) -> str:
-    """The question box: where the sample is from, the question (capped), choices, gold answer."""
+    """The question box: where the sample is from, the question, choices, gold answer, each
+    capped (a 10 MB choice or gold answer cost 250 ms a show); not revealed (the box does it)."""
     sample = stored.sample
-    question, hidden = capped(sample.question or "", INLINE_ALL_CHARS)
-    if hidden:
-        question += f" … {hidden:,} more characters (the Samples tab shows all)"
-    lines = [f"{stored.dataset} / {stored.split} / {sample.id}", question]
+    question = shorten(sample.question or "", QUESTION_CHARS)
+    if len(question) != len(sample.question or ""):
+        question += " (the Samples tab shows all)"
+    lines = [f"{stored.dataset} / {stored.split} / {shorten(sample.id, CHOICE_CHARS)}", question]
     if sample.choices:
-        lines.append("Choices: " + " · ".join(str(c) for c in sample.choices))
-    lines.append("Gold answer: " + ("; ".join(str(a) for a in sample.answer or []) or "(none)"))
+        lines.append("Choices: " + listed(sample.choices, " · "))
+    lines.append("Gold answer: " + (listed(sample.answer or [], "; ") or "(none)"))
     return "\n".join(lines)
+
+
+def listed(values: Sequence[object], separator: str) -> str:
+    """Up to :data:`CHOICES_LISTED` values, each cut to :data:`CHOICE_CHARS` shown characters."""
+    text = separator.join(shorten(str(value), CHOICE_CHARS) for value in values[:CHOICES_LISTED])
+    more = len(values) - CHOICES_LISTED
+    return text + (f"{separator}… {more:,} more" if more > 0 else "")
 
 
 def flaw_marks(

@@ -31,7 +31,6 @@ from thoughtdesk.core.review import (
     review_from,
     set_position,
 )
-from thoughtdesk.core.visible_text import reveal
 from thoughtdesk.ui.critiques.rating import RatingPanel
 from thoughtdesk.ui.qt import (
     QEvent,
@@ -56,9 +55,16 @@ from thoughtdesk.ui.review.keys import ReviewKeys
 from thoughtdesk.ui.review.later_writes import LaterWrites
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.review.ratings import ReviewRatings
-from thoughtdesk.ui.review.sample_views import cot_note, cot_views, flaw_marks, question_text, span_marks
+from thoughtdesk.ui.review.sample_views import (
+    QUESTION_BOX_CHARS,
+    cot_note,
+    cot_views,
+    flaw_marks,
+    question_text,
+    span_marks,
+)
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
-from thoughtdesk.ui.widgets.long_text import display_lines
+from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
 LABEL_SET_SETTING = "review/labelSet"
@@ -289,8 +295,8 @@ class ReviewView(QWidget):
         # Notes and marks go with the panels: set afterwards, each would lay out or paint again.
         panel_notes = ["" if pk is None else self._note(reviews[pk], pk, names) for pk in self.cot_pks]
         panel_marks = [[] if pk is None else self._marks(reviews[pk], pk, names) for pk in self.cot_pks]
-        # Lines in pieces and invisible characters shown: a long question never stalls the box.
-        self.question.setPlainText(display_lines(reveal(question_text(stored))))
+        # Every part capped, invisible characters shown: a long question never stalls the box.
+        fill_text(self.question, question_text(stored), QUESTION_BOX_CHARS)
         self._rating_cot = -1  # the critiques were read again
         self.compare.set_cots(views, self.prefetch.take(views), panel_notes, panel_marks)
         self._refresh_all_cots(from_notes=True)

@@ -3,8 +3,11 @@ with scores, the chosen one marked and the others greyed) beside a plain CoT of 
 the same question; TrajectoryDialog holds it in a window that fits 1366x768.
 
 Every text comes from a model or a dataset and is untrusted: it is shown as plain text only
-(list items and a plain-text editor; nothing is read as HTML). A trajectory is small (at most
-max-steps x candidates short sentences), so it is read on the GUI thread in one query.
+(list items and a plain-text editor; nothing is read as HTML), with invisible characters (bidi
+overrides) revealed as ``<U+202E>`` and capped (:mod:`thoughtdesk.core.visible_text`; the CoTs
+in :class:`~thoughtdesk.ui.widgets.long_text.PlainTextBox`, with "Show all"). A trajectory is
+small (at most max-steps x candidates short sentences), so it is read on the GUI thread in one
+query.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 
 from thoughtdesk.core.generation.runs import TrajectoryContext, TrajectoryStep, cot_steps, trajectory_context
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.visible_text import elide
 from thoughtdesk.ui.qt import (
     QDialog,
     QDialogButtonBox,
@@ -20,16 +24,18 @@ from thoughtdesk.ui.qt import (
     QListWidget,
     QListWidgetItem,
     QPalette,
-    QPlainTextEdit,
     QSplitter,
     Qt,
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.labels import breakable_text, plain_label
+from thoughtdesk.ui.widgets.long_text import PlainTextBox
 
 #: Characters of the question shown above the steps (the Samples tab shows it whole).
 QUESTION_CHARS = 500
+#: Shown characters of a rationale or a candidate in the list of steps.
+ROW_CHARS = 2_000
 
 
 def score_text(score: float | None) -> str:
@@ -44,12 +50,13 @@ def step_lines(step: TrajectoryStep) -> list[tuple[str, str]]:
     end = " (last step)" if step.final else ""
     rows = [("step", f"Step {step.index + 1}{end} · {tokens} tokens{cost}")]
     if step.rationale is not None:
-        rows.append(("rationale", f"    Rationale: {step.rationale}"))
+        rows.append(("rationale", f"    Rationale: {elide(step.rationale, ROW_CHARS)}"))
     for index, candidate in enumerate(step.candidates):
         chosen = index == step.chosen
         mark = "✓" if chosen else "  "
         score = score_text(candidate.score) if step.unparsed_rating(index) is None else "no 0-3 rating in the reply"
-        rows.append(("chosen" if chosen else "other", f"    {mark} [{score}] {candidate.text}"))
+        text = elide(candidate.text, ROW_CHARS)
+        rows.append(("chosen" if chosen else "other", f"    {mark} [{score}] {text}"))
     return rows
 
 
@@ -60,8 +67,11 @@ class TrajectoryView(QWidget):
         super().__init__(parent)
         self.setObjectName("trajectoryView")
         layout = QVBoxLayout(self)
-        self.header = plain_label("", name="trajectoryHeader", bold=True, selectable=True, keep_height=True)
-        self.question = plain_label("", name="trajectoryQuestion", selectable=True, keep_height=True)
+        # Breakable: a long unbroken question (or model name) would widen the window past the screen.
+        self.header = plain_label(
+            "", name="trajectoryHeader", bold=True, selectable=True, keep_height=True, breakable=True
+        )
+        self.question = plain_label("", name="trajectoryQuestion", selectable=True, keep_height=True, breakable=True)
         layout.addWidget(self.header)
         layout.addWidget(self.question)
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -78,12 +88,9 @@ class TrajectoryView(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         self.plain_title = plain_label("Plain CoT of the same model", bold=True)
         right_layout.addWidget(self.plain_title)
-        self.plain = QPlainTextEdit(objectName="plainCot")
-        self.plain.setReadOnly(True)
+        self.plain = PlainTextBox(name="plainCot", title="Plain CoT of the same model")
         right_layout.addWidget(self.plain)
-        self.guided = QPlainTextEdit(objectName="guidedCot")
-        self.guided.setReadOnly(True)
-        self.guided.setMaximumHeight(140)
+        self.guided = PlainTextBox(name="guidedCot", title="The guided CoT as stored", max_height=140)
         right_layout.addWidget(plain_label("The guided CoT as stored", bold=True))
         right_layout.addWidget(self.guided)
         splitter.addWidget(left)
@@ -98,20 +105,19 @@ class TrajectoryView(QWidget):
         if context is None:
             self.header.setText("This CoT is no longer in the library.")
             self.question.setText("")
-            self.plain.setPlainText("")
-            self.guided.setPlainText("")
+            self.plain.set_text("")
+            self.guided.set_text("")
             return
         self.header.setText(f"{context.model} · {context.method or 'guided'} · {len(steps)} step(s)")
-        question = context.question
-        if len(question) > QUESTION_CHARS:  # a long vignette would push the steps off a 768 px screen
-            question = question[:QUESTION_CHARS].rstrip() + " …"
-        self.question.setText(f"Question: {question}")
+        # Revealed and cut: a long vignette would push the steps off a 768 px screen.
+        self.question.setText(f"Question: {elide(context.question, QUESTION_CHARS)}")
         grey = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
         bold = QFont(self.steps.font())
         bold.setBold(True)
         for step in steps:
             for kind, text in step_lines(step):
-                item = QListWidgetItem(text)  # plain text: a list item never renders markup
+                # Plain text (a list item never renders markup) with break points in long words.
+                item = QListWidgetItem(breakable_text(text))
                 item.setData(Qt.ItemDataRole.UserRole, kind)
                 if kind in ("step", "chosen"):
                     item.setFont(bold)
@@ -122,11 +128,11 @@ class TrajectoryView(QWidget):
             self.steps.addItem(QListWidgetItem("(no stored steps: this CoT was not written by a guided run)"))
         if context.plain_cot is None:
             self.plain_title.setText("Plain CoT of the same model: none for this question")
-            self.plain.setPlainText("Generate a plain (one-shot) CoT with the same model to compare it here.")
+            self.plain.set_text("Generate a plain (one-shot) CoT with the same model to compare it here.")
         else:
             self.plain_title.setText("Plain CoT of the same model")
-            self.plain.setPlainText(context.plain_cot)
-        self.guided.setPlainText(context.cot)
+            self.plain.set_text(context.plain_cot)
+        self.guided.set_text(context.cot)
 
     def item_texts(self, kind: str | None = None) -> list[str]:
         """The step rows shown (of one kind: step, rationale, chosen, other), for tests."""

@@ -1,10 +1,18 @@
-"""Labels for text that must never be interpreted as markup: data, model output, server messages."""
+"""Labels for text that must never be interpreted as markup: data, model output, server messages.
+
+A :class:`PlainLabel` shows every text it is given, at construction or later through
+``setText``, as plain text with invisible characters revealed (``<U+202E>``) and at most
+:data:`LABEL_CHARS` shown characters of it, then a visible "… (N more characters)": a label
+lays out all of its text at every resize (a 1 MB extracted answer in a statistics line cost
+1.8 s per sample shown), so a label never gets more. Data text that may be longer belongs in a
+:class:`~thoughtdesk.ui.widgets.long_text.LongText` (with "Show all").
+"""
 
 from __future__ import annotations
 
 import re
 
-from thoughtdesk.core.visible_text import reveal
+from thoughtdesk.core.visible_text import elide
 from thoughtdesk.ui.qt import QFrame, QLabel, QResizeEvent, QSize, QSizePolicy, Qt, QTextEdit, QTextOption, QWidget
 
 #: Spaces that forbid a line break (MedMCQA has them between words): shown as plain spaces.
@@ -12,6 +20,10 @@ _NO_BREAK = re.compile("[\u00a0\u2007\u202f\u2060\ufeff]")
 #: Runs of this many characters without a break opportunity get one every BREAK_EVERY.
 _LONG_RUN = re.compile(r"[^\s\u200b]{48,}")
 BREAK_EVERY = 24
+#: Shown characters a label holds at most (laid out in about 10 ms); the rest is elided.
+LABEL_CHARS = 2_000
+#: Shown characters a :class:`MessageText` holds at most (it scrolls past eight lines).
+MESSAGE_CHARS = 20_000
 
 
 def breakable_text(text: str) -> str:
@@ -24,6 +36,21 @@ def breakable_text(text: str) -> str:
 
 def _chunks(text: str, size: int) -> list[str]:
     return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+class PlainLabel(QLabel):
+    """A QLabel for plain text only: ``setText`` reveals invisible characters and elides the
+    text past :data:`LABEL_CHARS` shown characters; ``breakable`` passes it through
+    :func:`breakable_text` too. ``text()`` is the text as shown."""
+
+    def __init__(self, *, breakable: bool = False) -> None:
+        super().__init__()
+        self.breakable = breakable
+        self.setTextFormat(Qt.TextFormat.PlainText)
+
+    def setText(self, text: str) -> None:  # QLabel's name
+        shown = elide(text, LABEL_CHARS)
+        super().setText(breakable_text(shown) if self.breakable else shown)
 
 
 def plain_label(
@@ -45,18 +72,17 @@ def plain_label(
     a form with spare room the size hint (taken at a narrower width than the label gets) would
     make a one-line note two or three lines tall.
 
-    Invisible characters (bidi controls, zero-width spaces) in ``text`` are shown as escapes,
-    ``<U+202E>`` (:func:`~thoughtdesk.core.visible_text.reveal`); so is text set later
-    through :func:`set_plain_text`.
+    The label is a :class:`PlainLabel`: invisible characters (bidi controls, zero-width spaces)
+    in ``text`` and in any text set later are shown as escapes, ``<U+202E>``, and a text longer
+    than :data:`LABEL_CHARS` shown characters is elided with a visible marker.
 
     ``breakable`` shows the text through :func:`breakable_text` (after the escapes, so the
     break points it adds are not shown), so data text wraps whatever it holds (no-break spaces,
-    a 300-character token) instead of widening its pane.
+    a 300-character token) instead of widening its pane; text set later too.
     """
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)
+    label = PlainLabel(breakable=breakable)
     label.setWordWrap(wrap)
-    label.setText(breakable_text(reveal(text)) if breakable else reveal(text))
+    label.setText(text)
     if wrap and keep_height:
         label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     if selectable:
@@ -71,8 +97,9 @@ def plain_label(
 
 
 def set_plain_text(label: QLabel, text: str) -> None:
-    """Set a plain label's text later, invisible characters shown as in :func:`plain_label`."""
-    label.setText(reveal(text))
+    """Set a label's text later as :func:`plain_label` shows it (revealed, elided), whether or
+    not it is a :class:`PlainLabel`."""
+    label.setText(text if isinstance(label, PlainLabel) else elide(text, LABEL_CHARS))
 
 
 class MessageText(QTextEdit):
@@ -99,11 +126,11 @@ class MessageText(QTextEdit):
         self.setText(text)
 
     def text(self) -> str:
-        """The whole message."""
+        """The whole message (invisible characters revealed, cut past :data:`MESSAGE_CHARS`)."""
         return self.toPlainText()
 
     def setText(self, text: str) -> None:  # QLabel's name
-        self.setPlainText(text)
+        self.setPlainText(elide(text, MESSAGE_CHARS))  # revealed, and never megabytes to lay out
         self._fit()
 
     def sizeHint(self) -> QSize:  # Qt API: never widen the window for a long line

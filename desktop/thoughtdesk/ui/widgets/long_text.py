@@ -8,20 +8,29 @@ megabyte in one paragraph, measured offscreen), and a label never breaks an unbr
   word is longer than the line, with a "… N more characters — Show all" button. Up to
   :data:`INLINE_ALL_CHARS` characters, Show all puts the whole text in place; beyond that it
   opens :class:`FullTextDialog`.
+* :class:`PlainTextBox` is the same for a box of fixed height that scrolls (a context, a CoT
+  beside a trajectory): the first :data:`DISPLAY_CHARS` characters, "Show all" opens the dialog.
 * :class:`FullTextDialog` shows the whole text in a scrolling ``QPlainTextEdit``, which lays
   out only the lines in view: lines longer than :data:`DISPLAY_LINE` characters are shown in
-  pieces of that length (one line of 10 MB would be laid out whole; 10 MB in pieces opens in
-  about 0.1 s). Copy all copies the original text, unbroken.
+  pieces of that length (one line of 10 MB would be laid out whole). The first
+  :data:`LOAD_CHUNK` shown characters are there at once, the rest is appended in chunks of that
+  size from the event loop (10 MB dense with bidi overrides takes seconds in all, each step a
+  few tens of milliseconds: the window never freezes). Copy all copies the original text.
 
-Every text goes through :func:`~thoughtdesk.core.visible_text.reveal` (bidi controls and
-other invisible characters shown as ``<U+202E>``) and into widgets set to plain text.
+Every text is revealed (:mod:`thoughtdesk.core.visible_text`: bidi controls and other invisible
+characters shown as ``<U+202E>``) in the part shown only, within a budget of shown characters
+(an escape counts its eight, so text dense with them shows less of itself, never more work),
+and goes into widgets as plain text: :func:`fill_text` inserts the pieces in one edit block, the
+escapes in :func:`invisible_format` (one pass; inserting piece by piece into a shown document
+was quadratic: 20,000 characters with 2,000 escapes took 29 s).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from thoughtdesk.core.visible_text import escape_of, has_invisible, reveal, split_invisible
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, reveal_prefix, shown_runs
 from thoughtdesk.ui.qt import (
     QApplication,
     QColor,
@@ -36,19 +45,22 @@ from thoughtdesk.ui.qt import (
     QTextCursor,
     QTextEdit,
     QTextOption,
+    QTimer,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.labels import LABEL_CHARS, plain_label
 
 #: Characters shown before "Show all" (laid out in about 20 ms).
 DISPLAY_CHARS = 20_000
-#: Up to this many characters, "Show all" shows the whole text in place (about 0.1 s of layout);
-#: a longer text opens in :class:`FullTextDialog`.
+#: Up to this many shown characters, "Show all" shows the whole text in place (about 0.1 s of
+#: layout); a longer text opens in :class:`FullTextDialog`.
 INLINE_ALL_CHARS = 100_000
 #: The full-text view breaks longer lines into pieces of this many characters.
 DISPLAY_LINE = 2_000
+#: Shown characters the full-text view loads at once, then per step of the event loop.
+LOAD_CHUNK = 200_000
 #: A text with a word longer than this is not shown in a label (labels wrap only between words).
 LABEL_WORD_CHARS = 60
 #: A text with a word this long is wrapped anywhere, not at word boundaries first: Qt's search
@@ -102,10 +114,32 @@ def display_lines(text: str, width: int = DISPLAY_LINE) -> str:
 
 
 def fits_label(text: str) -> bool:
-    """Whether a plain label can show ``text``: short enough and no word it could not wrap."""
-    if len(text) > DISPLAY_CHARS:
+    """Whether a plain label can show ``text`` whole: at most :data:`~.labels.LABEL_CHARS`
+    shown characters and no word it could not wrap."""
+    if len(text) > LABEL_CHARS or reveal_prefix(text, LABEL_CHARS)[1] < len(text):
         return False
     return max((len(word) for word in text.split()), default=0) <= LABEL_WORD_CHARS
+
+
+def fill_text(view: QTextEdit | QPlainTextEdit, text: str, budget: int = DISPLAY_CHARS) -> int:
+    """Show in ``view`` the longest prefix of ``text`` that fits ``budget`` shown characters,
+    invisible characters as escapes in :func:`invisible_format`, as plain text built in one
+    pass (one edit block); set the view's wrap mode for it (:func:`wrap_mode_for`). At most
+    :data:`~thoughtdesk.core.visible_text.STYLED_ESCAPES` escapes: the text is cut before the
+    next. Returns how many characters of ``text`` are shown (the rest is for "Show all")."""
+    runs, consumed = shown_runs(text, budget, STYLED_ESCAPES)
+    view.setWordWrapMode(wrap_mode_for("".join(piece for piece, _ in runs)))
+    if not any(escape for _, escape in runs):
+        view.setPlainText(runs[0][0] if runs else "")
+        return consumed
+    view.clear()
+    cursor = QTextCursor(view.document())
+    cursor.beginEditBlock()  # one layout pass for the whole text
+    plain, escape = QTextCharFormat(), invisible_format()
+    for piece, is_escape in runs:
+        cursor.insertText(piece, escape if is_escape else plain)
+    cursor.endEditBlock()
+    return consumed
 
 
 class FittedPlainText(QTextEdit):
@@ -128,22 +162,16 @@ class FittedPlainText(QTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._fitted_width = -1
 
-    def set_text(self, text: str) -> None:
-        """Show ``text`` (capped by the caller); invisible characters as ``<U+202E>`` in their
-        own style (inserted as text with a format: nothing is read as markup)."""
-        self.setWordWrapMode(wrap_mode_for(text))
-        if not has_invisible(text):
-            self.setPlainText(text)
-        else:
-            self.clear()
-            cursor = QTextCursor(self.document())
-            plain, escape = QTextCharFormat(), invisible_format()
-            for piece, invisible in split_invisible(text):
-                cursor.insertText(escape_of(piece) if invisible else piece, escape if invisible else plain)
+    def set_text(self, text: str, budget: int = DISPLAY_CHARS) -> int:
+        """Show as much of ``text`` as fits ``budget`` shown characters (:func:`fill_text`:
+        invisible characters as ``<U+202E>`` in their own style, nothing read as markup);
+        returns how many characters of ``text`` are shown."""
+        consumed = fill_text(self, text, budget)
         if self.isVisible():
             self._fit()
         else:  # laid out when shown, at its real width (not once more at a default one)
             self._fitted_width = -1
+        return consumed
 
     def showEvent(self, event) -> None:  # Qt override
         super().showEvent(event)
@@ -202,14 +230,17 @@ class LongText(QWidget):
     @property
     def hidden_chars(self) -> int:
         """Characters of the text not shown in place (0 when all of it is)."""
-        return len(self.text) - self._shown
+        return self._length - self._shown
 
-    def set_text(self, text: str) -> None:
-        """Show ``text``, cut to the limit when longer."""
+    def set_text(self, text: str, *, length: int | None = None, full: Callable[[], str] | None = None) -> None:
+        """Show ``text``, cut where it passes the limit of shown characters. ``full``: ``text``
+        is only the beginning of a text of ``length`` characters that ``full()`` builds when
+        "Show all" needs it (reference steps: the first ones are joined, not 100,000)."""
         self.text = text
-        shown, hidden = capped(text, self.limit)
-        self._shown = len(shown)
-        self.view.set_text(shown)
+        self._full = full
+        self._length = len(text) if full is None or length is None else length
+        self._shown = self.view.set_text(text, self.limit)
+        hidden = self._length - self._shown
         self.more.setText(more_text(hidden))
         self.more.setVisible(hidden > 0)
 
@@ -218,36 +249,94 @@ class LongText(QWidget):
         return self.view.toPlainText()
 
     def show_all(self) -> None:
-        """The whole text: in place when it is at most :data:`INLINE_ALL_CHARS` characters,
-        else in a :class:`FullTextDialog`."""
-        if len(self.text) <= INLINE_ALL_CHARS:
-            self._shown = len(self.text)
-            self.view.set_text(self.text)
+        """The whole text: in place when it shows in at most :data:`INLINE_ALL_CHARS`
+        characters, else in a :class:`FullTextDialog`."""
+        if self._full is not None:
+            self.text, self._full = self._full(), None
+            self._length = len(self.text)
+        if reveal_prefix(self.text, INLINE_ALL_CHARS, STYLED_ESCAPES)[1] == len(self.text):
+            self._shown = self.view.set_text(self.text, INLINE_ALL_CHARS)
             self.more.setVisible(False)
+            self.updateGeometry()
             return
         self.dialog = open_full_text(self, self.title, self.text)
 
 
+class PlainTextBox(QWidget):
+    """A scrolling box of at most ``max_height`` pixels for a text of any length: the first
+    :data:`DISPLAY_CHARS` shown characters, then "… N more characters — Show all", which opens
+    a :class:`FullTextDialog`. ``view`` is the ``QPlainTextEdit`` (read-only, plain text)."""
+
+    def __init__(
+        self, parent: QWidget | None = None, *, name: str = "", title: str = "Full text", max_height: int = 0
+    ) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.text = ""
+        self.shown = 0
+        self.view = QPlainTextEdit(self)
+        if name:
+            self.view.setObjectName(name)
+        self.view.setReadOnly(True)
+        self.view.setUndoRedoEnabled(False)
+        if max_height:
+            self.view.setMaximumHeight(max_height)
+        self.more = QToolButton(self)
+        self.more.setObjectName("showAll")
+        self.more.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.more.clicked.connect(self.show_all)
+        self.more.setVisible(False)
+        self.dialog: FullTextDialog | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.view)
+        layout.addWidget(self.more, 0, Qt.AlignmentFlag.AlignLeft)
+
+    def set_text(self, text: str) -> None:
+        """Show ``text``, cut where it passes :data:`DISPLAY_CHARS` shown characters."""
+        self.text = text
+        self.shown = fill_text(self.view, text, DISPLAY_CHARS)
+        hidden = len(text) - self.shown
+        self.more.setText(more_text(hidden))
+        if self.more.isHidden() == (hidden > 0):
+            self.more.setVisible(hidden > 0)
+
+    def toPlainText(self) -> str:  # QPlainTextEdit's name
+        """The text as shown (revealed, possibly cut)."""
+        return self.view.toPlainText()
+
+    def setPlaceholderText(self, text: str) -> None:  # QPlainTextEdit's name
+        self.view.setPlaceholderText(text)
+
+    def show_all(self) -> None:
+        """The whole text in a :class:`FullTextDialog`."""
+        self.dialog = open_full_text(self, self.title, self.text)
+
+
 class FullTextDialog(QDialog):
-    """The whole of a long text, scrolling, lines in pieces of :data:`DISPLAY_LINE` characters."""
+    """The whole of a long text, scrolling, lines in pieces of :data:`DISPLAY_LINE` characters,
+    loaded :data:`LOAD_CHUNK` shown characters at a time (``loaded`` tells how far)."""
 
     def __init__(self, title: str, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("fullTextDialog")
         self.setWindowTitle(title)
         self.text = text
+        self.loaded = 0  # characters of text in the view
         self.view = QPlainTextEdit(self)
         self.view.setObjectName("fullText")
         self.view.setReadOnly(True)
         self.view.setUndoRedoEnabled(False)
-        shown = display_lines(reveal(text))
-        self.view.setWordWrapMode(wrap_mode_for(shown))
-        self.view.setPlainText(shown)
-        note = f"{len(text):,} characters."
-        if any(len(line) > DISPLAY_LINE for line in text.split("\n")):
-            note += f" Lines longer than {DISPLAY_LINE:,} characters are shown in pieces;"
-            note += " Copy all copies the text as it is."
-        self.note = plain_label(note, name="fullTextNote")
+        self._note = f"{len(text):,} characters."
+        if len(text) > DISPLAY_LINE and any(len(line) > DISPLAY_LINE for line in text.split("\n")):
+            self._note += f" Lines longer than {DISPLAY_LINE:,} characters are shown in pieces;"
+            self._note += " Copy all copies the text as it is."
+        self.note = plain_label(self._note, name="fullTextNote")
+        self._loader = QTimer(self)
+        self._loader.setInterval(0)
+        self._loader.timeout.connect(self.load_more)
+        self.load_more()
         copy = QPushButton("Copy all", self)
         copy.setObjectName("copyAll")
         copy.clicked.connect(self.copy_all)
@@ -259,6 +348,40 @@ class FullTextDialog(QDialog):
         layout.addWidget(self.view, 1)
         layout.addWidget(buttons)
         self.resize(900, 600)  # fits a 1366x768 screen with room for the window frame
+        if self.loaded < len(text):
+            self._loader.start()
+
+    def load_more(self) -> None:
+        """Append the next :data:`LOAD_CHUNK` shown characters (the first call sets the wrap
+        mode); the note says how much is loaded until all is."""
+        text = self.text
+        start = self.loaded
+        end = min(len(text), start + LOAD_CHUNK)
+        if end < len(text):
+            newline = text.rfind("\n", start + LOAD_CHUNK // 2, end)
+            end = newline if newline >= 0 else end  # a chunk ends at a line end where it can
+        shown, consumed = reveal_prefix(text[start:end], LOAD_CHUNK)
+        self.loaded = start + consumed
+        if self.loaded < len(text) and text[self.loaded] == "\n":
+            self.loaded += 1  # the next chunk starts on a new line anyway
+        shown = display_lines(shown)
+        if start == 0:
+            self.view.setWordWrapMode(wrap_mode_for(shown))
+            self.view.setPlainText(shown)
+        else:
+            cursor = QTextCursor(self.view.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText("\n" + shown)  # a new line: the chunk's first line is a piece
+        if self.loaded >= len(text):
+            self._loader.stop()
+            self.note.setText(self._note)
+        else:
+            self.note.setText(f"{self._note} Loading… {self.loaded * 100 // len(text)} %")
+
+    def load_all(self) -> None:
+        """Load the rest at once (tests)."""
+        while self.loaded < len(self.text):
+            self.load_more()
 
     def copy_all(self) -> None:
         """The original text (unbroken, invisible characters as they are) to the clipboard."""

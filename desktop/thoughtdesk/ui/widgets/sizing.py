@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 
+from thoughtdesk.core.visible_text import elide
 from thoughtdesk.ui.qt import QComboBox, QGuiApplication, QLabel, QPainter, QRect, QSize, QSizePolicy, Qt, QWidget
 
 #: The screen the application must fit: a 1366x768 laptop with a 40 px taskbar...
@@ -22,6 +23,10 @@ FRAME = QSize(16, 38)
 LAPTOP_CLIENT = QSize(
     LAPTOP_SCREEN.width() - FRAME.width(), LAPTOP_SCREEN.height() - TASKBAR_PX - FRAME.height()
 )  # 1350 x 690
+
+
+#: Shown characters an :class:`ElidedLabel` keeps (a one-line label shows far fewer).
+ELIDED_CHARS = 2_000
 
 
 def compact_combo(combo: QComboBox, chars: int = 16) -> QComboBox:
@@ -50,7 +55,7 @@ def fit_to_screen(widget: QWidget, width: int, height: int, available: QRect | N
 class ElidedLabel(QLabel):
     """A one-line plain-text label that never widens its window: a long text is drawn cut with
     "…" (at the right, or in the middle with ``mode``: for paths), and shown whole in the tooltip;
-    ``text()`` is the whole text."""
+    ``text()`` is the whole text (invisible characters revealed, cut past :data:`ELIDED_CHARS`)."""
 
     def __init__(
         self,
@@ -73,6 +78,7 @@ class ElidedLabel(QLabel):
         self.setText(text)
 
     def setText(self, text: str) -> None:  # Qt's name
+        text = elide(text, ELIDED_CHARS)  # invisible characters shown; never megabytes to measure
         super().setText(text)
         # Qt guesses whether a tooltip is rich text: escaped inside a paragraph, it is shown literally.
         self.setToolTip(text if not text else f"<p>{html.escape(text, quote=False)}</p>")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from thoughtdesk.core.visible_text import reveal
+from thoughtdesk.core.visible_text import STYLED_ESCAPES, elide, shown_runs
 from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
     QColor,
@@ -42,22 +42,25 @@ from thoughtdesk.ui.widgets.text_positions import PositionMap
 
 #: Characters of a CoT the compare view shows (and highlights); the rest is behind "Show all".
 REVIEW_CHARS = 20_000
+#: Shown characters of the extracted answer in a panel's statistics line.
+ANSWER_CHARS = 200
 
 
 def capped_steps(steps: list[str], limit: int = REVIEW_CHARS) -> list[str]:
-    """Reference steps up to ``limit`` characters in all (joined by line breaks), the last one
-    cut; ``steps`` itself when they fit."""
-    total = sum(len(step) for step in steps) + max(0, len(steps) - 1)
-    if total <= limit:
-        return steps
+    """Reference steps up to ``limit`` shown characters in all (joined by line breaks; an
+    invisible character's escape counts its 8, and at most ``STYLED_ESCAPES`` of them), the
+    last one cut; ``steps`` itself when they fit. Only the steps kept are looked at."""
     kept: list[str] = []
-    room = limit
+    room, escapes = limit, STYLED_ESCAPES
     for step in steps:
-        if room <= 0:
+        runs, used = shown_runs(step, room, escapes)
+        escapes -= sum(is_escape for _, is_escape in runs)
+        if used:
+            kept.append(step[:used])
+        room -= sum(len(piece) for piece, _ in runs) + 1
+        if used < len(step) or room <= 0 or escapes <= 0:
             break
-        kept.append(step[:room])
-        room -= len(step) + 1
-    return kept
+    return steps if kept == steps else kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +206,7 @@ class CotPanel(QFrame):
             "", name="cotNote", selectable=True, keep_height=True
         )  # the review's summary; hidden when empty
         self.note.setVisible(False)
+        self._note_text = ""
         self.text_view = FittedTextView(self)
         self.show_all = QToolButton(self)
         self.show_all.setObjectName("showAll")
@@ -234,8 +238,8 @@ class CotPanel(QFrame):
         )
         if hidden:
             stats += f" (showing the first {len(text):,} characters)"
-        if not cot.is_reference:
-            stats += f" · answer: {cot.answer.strip() or '(none)'} · {verdict}"
+        if not cot.is_reference:  # a 1 MB extracted answer made this label cost 1.8 s a show
+            stats += f" · answer: {elide(cot.answer, ANSWER_CHARS).strip() or '(none)'} · {verdict}"
         if cot.critiques:
             stats += f" · {cot.critiques}"
         set_plain_text(self.title, numbered_label(index, cot))
@@ -254,7 +258,8 @@ class CotPanel(QFrame):
 
     def set_note(self, text: str) -> None:
         """A one-line plain-text summary under the statistics (labels, score...); "" hides it."""
-        if reveal(text) != self.note.text():
+        if text != self._note_text:
+            self._note_text = text
             set_plain_text(self.note, text)
         self.note.setVisible(bool(text))
 
