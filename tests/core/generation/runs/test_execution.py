@@ -125,6 +125,28 @@ def test_one_step_scores_the_cot(library_path, fake_server):
     assert len(rows) == 5 and all(r[1] in ("correct", "incorrect", "unextractable") and r[2] is None for r in rows)
 
 
+def test_one_step_answers_keep_the_number_the_cot_wrote(library_path, fake_server):
+    """Seen in the app: a one-step answer stored the float it was scored as ("0.6666666666666666"
+    for a CoT ending "2/3", "27.0" for "27") as the answer text shown and exported."""
+    texts = iter(["So it takes 2/3 of a bolt. The answer is 2/3.", "The answer is 27."] + ["The answer is 1,200."] * 3)
+    fake_server.responder = lambda _record: Reply(
+        body={"choices": [{"message": {"role": "assistant", "content": next(texts)}, "finish_reason": "stop"}]}
+    )
+    spec = _spec(fake_server, mode=PromptMode.ONE_STEP, samples=SampleSelection(DEMO, datasets=("gsm8k",)))
+    run_id = _run(library_path, spec)
+    assert execute_run(library_path, run_id, limits=RunLimits(concurrency=1, max_attempts=1)).done == 5
+    with Library.open(library_path) as lib:
+        answers = [
+            row[0]
+            for row in lib.conn.execute(
+                "SELECT a.answer FROM request r JOIN answer a ON a.id = r.result_answer_pk WHERE r.run_id = ? "
+                "ORDER BY r.id",
+                (run_id,),
+            )
+        ]
+    assert answers == ["2/3", "27", "1,200", "1,200", "1,200"]
+
+
 def test_faults_are_retried_and_garbage_is_a_failed_request(library_path, fake_server):
     fake_server.script(
         Reply(200, "this is not json {"),  # not retryable: a failed request with the raw body

@@ -21,6 +21,7 @@ from typing import Any
 from thoughtdesk.core.critiques import Critique, add_critique, critique_by_pk
 from thoughtdesk.core.critiques.parse import parse_critique
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
+from thoughtdesk.core.evaluation.answers.number import format_number
 from thoughtdesk.core.generation.backends import BackendError, Request, Response, estimate_request_tokens
 from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.read import RequestRow
@@ -133,6 +134,21 @@ def _score(sample: SampleRef, extraction_output: str | None, cot: str) -> Extrac
     return extract_answer(
         sample.type, extraction_output=extraction_output, cot=cot, choices=sample.choices, gold=sample.answer
     )
+
+
+def one_step_answer(scored: Extraction, cot: str) -> str:
+    """The ``answer`` text of an answer read from the CoT itself (one-step): what the CoT says
+    for a number ("2/3", "1,200", "27"), not the float it was scored as ("0.6666666666666666",
+    "27.0"); other kinds keep their normalised value ("B) ...", "yes")."""
+    if scored.value is None:
+        return ""
+    if isinstance(scored.value, float):
+        if scored.source == "cot" and scored.span is not None:
+            said = cot[scored.span[0] : scored.span[1]].strip()
+            if said:
+                return said
+        return format_number(scored.value)
+    return str(scored.value)
 
 
 def _insert_answer(
@@ -324,7 +340,7 @@ def store_cot(
                 None,
                 None,
                 None,
-                "" if scored.value is None else str(scored.value),
+                one_step_answer(scored, text),
                 scored,
                 {"thoughtdesk": {"run_id": run_id, "request_id": request.id, "mode": "one-step"}},
             )
@@ -440,7 +456,7 @@ def _copy_answer(conn: sqlite3.Connection, src_answer: int, cot_pk: int, sample:
     # Re-scored: the copy may belong to a sample with another gold answer.
     output = row[4] if row[1] is not None else None
     scored = _score(sample, output, cot_text)
-    answer = row[4] if row[1] is not None else ("" if scored.value is None else str(scored.value))
+    answer = row[4] if row[1] is not None else one_step_answer(scored, cot_text)
     return _insert_answer(
         conn, cot_pk, row[0], row[1], row[2], row[3], answer, scored, json.loads(row[5]) if row[5] else {}
     )
