@@ -55,7 +55,7 @@ def step_lines(step: TrajectoryStep) -> list[tuple[str, str]]:
         chosen = index == step.chosen
         mark = "✓" if chosen else "  "
         score = score_text(candidate.score) if step.unparsed_rating(index) is None else "no 0-3 rating in the reply"
-        text = elide(candidate.text, ROW_CHARS)
+        text = elide(candidate.text, ROW_CHARS) if candidate.text.strip() else "(empty: the model wrote nothing)"
         rows.append(("chosen" if chosen else "other", f"    {mark} [{score}] {text}"))
     return rows
 
@@ -89,7 +89,7 @@ class TrajectoryView(QWidget):
         self.plain_title = plain_label("Plain CoT of the same model", bold=True)
         right_layout.addWidget(self.plain_title)
         self.plain = PlainTextBox(name="plainCot", title="Plain CoT of the same model")
-        right_layout.addWidget(self.plain)
+        right_layout.addWidget(self.plain, 1)  # the spare height goes to the plain CoT, not between titles
         self.guided = PlainTextBox(name="guidedCot", title="The guided CoT as stored", max_height=140)
         right_layout.addWidget(plain_label("The guided CoT as stored", bold=True))
         right_layout.addWidget(self.guided)
