@@ -167,3 +167,31 @@ def test_the_question_box_caps_each_choice_and_gold_answer() -> None:
     assert f"… {41 - CHOICES_LISTED:,} more" in text  # choices past the 30th are counted
     # The box reveals what it is given: the gold answer's prefix of 62 overrides (8 characters each).
     assert "Gold answer: " + "\u202e" * (CHOICE_CHARS // 8) + " … (" in text
+
+
+def test_showing_a_sample_reads_its_annotations_once_and_no_critique_prompt(qtbot, tmp_path) -> None:
+    # Issue 15, point 7: a sample with 10 MB review comments read them twice per show (with the
+    # sample, then again for the annotation panel), and its critiques' prompts (a run's prompt
+    # quotes the whole CoT) were read though no view shows them.
+    open_settings().setValue(USER_NAME, REVIEWER)
+    cases = [("comment", "plain", 200_000), ("critique", "plain", 200_000)]
+    pks = field_library(tmp_path / "lib.thoughtdesk", cases)
+    session = Session(qtbot, tmp_path / "lib.thoughtdesk")
+    try:
+        view = session.view
+        statements: list[str] = []
+        view.library.conn.set_trace_callback(statements.append)
+        for field, kind, chars in cases:
+            statements.clear()
+            view.show_sample(pks[field_sample_id(field, kind, chars)])
+            reads = [s for s in statements if "FROM annotation" in s]
+            assert len(reads) == 1, (field, reads)
+            critique_reads = [s for s in statements if "FROM critique " in s]
+            assert critique_reads and not any("prompt_text" in s for s in critique_reads), field
+        view.show_sample(pks[field_sample_id("comment", "plain", 200_000)])
+        # The reviewer's own comment is still there, whole, for the comment editor.
+        mine = [note.value for notes in view.notes.values() for note in notes if note.author == REVIEWER]
+        assert [len(value) for value in mine] == [200_000]
+    finally:
+        view.library.conn.set_trace_callback(None)
+        session.close()

@@ -38,6 +38,9 @@ CRITIQUE_COLUMNS = (
     "request_id, created, extra"
 )
 _CRITIQUE_NAMES = tuple(CRITIQUE_COLUMNS.split(", "))
+#: :data:`CRITIQUE_COLUMNS` without the prompt (views never show it; a run's prompt quotes the
+#: whole CoT, and an old library stores it whole).
+_COLUMNS_BUT_PROMPT = CRITIQUE_COLUMNS.replace("prompt_text", "NULL")
 
 
 #: The ``elements`` column of an imported critique whose critique_elements object is its parsed
@@ -205,8 +208,10 @@ def _chunks(values: Sequence[int], size: int = 900) -> Iterable[Sequence[int]]:
         yield values[start : start + size]
 
 
-def critiques_for_cots(lib: Library, cot_pks: Iterable[int]) -> dict[int, list[Critique]]:
-    """The critiques of each CoT (with their ratings), in stored order; CoTs without any are absent."""
+def critiques_for_cots(lib: Library, cot_pks: Iterable[int], *, prompts: bool = True) -> dict[int, list[Critique]]:
+    """The critiques of each CoT (with their ratings), in stored order; CoTs without any are absent.
+    Without ``prompts`` (views) each critique's ``prompt_text`` is None and its provenance's
+    prompt as stored: neither is read nor rebuilt from the CoT it quotes."""
     pks = list(dict.fromkeys(cot_pks))
     out: dict[int, list[Critique]] = {}
     by_pk: dict[int, Critique] = {}
@@ -214,9 +219,11 @@ def critiques_for_cots(lib: Library, cot_pks: Iterable[int]) -> dict[int, list[C
     for chunk in _chunks(pks):
         marks = ", ".join("?" * len(chunk))
         for row in lib.conn.execute(
-            f"SELECT {CRITIQUE_COLUMNS} FROM critique WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position", chunk
+            f"SELECT {CRITIQUE_COLUMNS if prompts else _COLUMNS_BUT_PROMPT} FROM critique "
+            f"WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position",
+            chunk,
         ):
-            critique = _critique(row, lib.conn, cots)
+            critique = _critique(row, lib.conn, cots, prompt=prompts)
             out.setdefault(critique.cot_pk, []).append(critique)
             by_pk[critique.pk or 0] = critique
     for chunk in _chunks(list(by_pk)):

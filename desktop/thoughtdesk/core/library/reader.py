@@ -69,7 +69,7 @@ class StoredSample:
     cot_pks: list[int] = field(default_factory=list)
 
 
-def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
+def _build(lib: Library, rows: list[tuple], *, annotations: bool = True) -> list[StoredSample]:
     if not rows:
         return []
     pks = [r[0] for r in rows]
@@ -118,9 +118,13 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
                     scoring=_scoring(r),
                 )
             )
-        for r in lib.conn.execute(
-            f"SELECT {_ANNOTATION_COLS} FROM annotation WHERE cot_pk IN ({cot_marks}) ORDER BY cot_pk, position",
-            list(cots),
+        for r in (
+            lib.conn.execute(
+                f"SELECT {_ANNOTATION_COLS} FROM annotation WHERE cot_pk IN ({cot_marks}) ORDER BY cot_pk, position",
+                list(cots),
+            )
+            if annotations
+            else ()
         ):
             cots[r[0]].annotations.append(
                 Annotation(
@@ -153,10 +157,11 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
     return out
 
 
-def load_sample(lib: Library, pk: int) -> StoredSample | None:
-    """One sample with its generated CoTs, answers and annotations, or None if it is gone."""
+def load_sample(lib: Library, pk: int, *, annotations: bool = True) -> StoredSample | None:
+    """One sample with its generated CoTs, answers and annotations (none without
+    ``annotations``: the Review tab reads them its own way, once), or None if it is gone."""
     rows = lib.conn.execute(f"SELECT {_SAMPLE_COLS} FROM sample WHERE id = ?", (pk,)).fetchall()
-    built = _build(lib, rows)
+    built = _build(lib, rows, annotations=annotations)
     return built[0] if built else None
 
 

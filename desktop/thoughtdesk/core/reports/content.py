@@ -373,7 +373,7 @@ def sample_entry(
         inputs.append(kept)
         entries.append(CotEntry("Reference CoT (from the dataset)", None, "", length))
     notes = _annotations(lib, stored.cot_pks)
-    critiques = critiques_for_cots(lib, stored.cot_pks)
+    critiques = critiques_for_cots(lib, stored.cot_pks, prompts=False)  # a report shows no prompt
     ratings = explanation_ratings_for_cots(lib, stored.cot_pks)
     for number, (cot_pk, cot) in enumerate(pairs, start=1):
         text = cot.cot or ""
