@@ -38,9 +38,14 @@ CRITIQUE_COLUMNS = (
     "request_id, created, extra"
 )
 _CRITIQUE_NAMES = tuple(CRITIQUE_COLUMNS.split(", "))
-#: :data:`CRITIQUE_COLUMNS` without the prompt (views never show it; a run's prompt quotes the
-#: whole CoT, and an old library stores it whole).
-_COLUMNS_BUT_PROMPT = CRITIQUE_COLUMNS.replace("prompt_text", "NULL")
+#: Characters of a critique's raw text read for a view (which shows its parsed fields, never the
+#: raw text: kept only so a view's records compare alike).
+VIEW_RAW_CHARS = 10_000
+#: :data:`CRITIQUE_COLUMNS` for views: no prompt (never shown; a run's prompt quotes the whole
+#: CoT, and an old library stores it whole), the raw text cut to :data:`VIEW_RAW_CHARS`.
+_VIEW_COLUMNS = CRITIQUE_COLUMNS.replace("prompt_text", "NULL").replace(
+    "raw_text", f"substr(raw_text, 1, {VIEW_RAW_CHARS})"
+)
 
 
 #: The ``elements`` column of an imported critique whose critique_elements object is its parsed
@@ -208,10 +213,12 @@ def _chunks(values: Sequence[int], size: int = 900) -> Iterable[Sequence[int]]:
         yield values[start : start + size]
 
 
-def critiques_for_cots(lib: Library, cot_pks: Iterable[int], *, prompts: bool = True) -> dict[int, list[Critique]]:
+def critiques_for_cots(lib: Library, cot_pks: Iterable[int], *, for_view: bool = False) -> dict[int, list[Critique]]:
     """The critiques of each CoT (with their ratings), in stored order; CoTs without any are absent.
-    Without ``prompts`` (views) each critique's ``prompt_text`` is None and its provenance's
-    prompt as stored: neither is read nor rebuilt from the CoT it quotes."""
+    ``for_view``: what views show, read bounded: each critique's ``prompt_text`` is None, its
+    provenance's prompt as stored (neither read nor rebuilt from the CoT it quotes) and its
+    ``raw_text`` cut to :data:`VIEW_RAW_CHARS` (the parsed fields stay whole). Exports and
+    analyses read everything (the default)."""
     pks = list(dict.fromkeys(cot_pks))
     out: dict[int, list[Critique]] = {}
     by_pk: dict[int, Critique] = {}
@@ -219,11 +226,11 @@ def critiques_for_cots(lib: Library, cot_pks: Iterable[int], *, prompts: bool = 
     for chunk in _chunks(pks):
         marks = ", ".join("?" * len(chunk))
         for row in lib.conn.execute(
-            f"SELECT {CRITIQUE_COLUMNS if prompts else _COLUMNS_BUT_PROMPT} FROM critique "
+            f"SELECT {_VIEW_COLUMNS if for_view else CRITIQUE_COLUMNS} FROM critique "
             f"WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position",
             chunk,
         ):
-            critique = _critique(row, lib.conn, cots, prompt=prompts)
+            critique = _critique(row, lib.conn, cots, prompt=not for_view)
             out.setdefault(critique.cot_pk, []).append(critique)
             by_pk[critique.pk or 0] = critique
     for chunk in _chunks(list(by_pk)):

@@ -286,7 +286,7 @@ def build_summary(lib: Library, scope: ReportScope, sample_pks: Sequence[int]) -
         (note.author, str(cot_pk), note.key, note.value) for cot_pk, found in notes.items() for note in found
     )
     agreement = [row for row in agreement_rows(ratings) if len(row.raters) >= 2 and row.n_items > 0]
-    n_critiques = sum(len(found) for found in critiques_for_cots(lib, cot_pks).values())
+    n_critiques = sum(len(found) for found in critiques_for_cots(lib, cot_pks, for_view=True).values())
     by_model, rows, scored = _accuracy(lib, scope.collection, set(sample_pks))
     return ReportSummary(
         collection=scope.collection,
@@ -373,7 +373,7 @@ def sample_entry(
         inputs.append(kept)
         entries.append(CotEntry("Reference CoT (from the dataset)", None, "", length))
     notes = _annotations(lib, stored.cot_pks)
-    critiques = critiques_for_cots(lib, stored.cot_pks, prompts=False)  # a report shows no prompt
+    critiques = critiques_for_cots(lib, stored.cot_pks)
     ratings = explanation_ratings_for_cots(lib, stored.cot_pks)
     for number, (cot_pk, cot) in enumerate(pairs, start=1):
         text = cot.cot or ""

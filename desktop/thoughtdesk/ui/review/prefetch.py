@@ -80,7 +80,7 @@ class SimilarityPrefetch(QObject):
         stored = load_sample(view.library, pk, annotations=False)
         if stored is None:
             return
-        critiques = critiques_for_cots(view.library, stored.cot_pks, prompts=False)
+        critiques = critiques_for_cots(view.library, stored.cot_pks, for_view=True)
         texts = {
             cot_pk: cot.cot or "" for cot_pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)
         }

@@ -365,7 +365,7 @@ class SamplesTab(QSplitter):
         if stored is None:
             self.detail.show_sample(None)
             return
-        critiques = critiques_for_cots(library, stored.cot_pks, prompts=False)
+        critiques = critiques_for_cots(library, stored.cot_pks, for_view=True)
         ratings = explanation_ratings_for_cots(library, stored.cot_pks)
         if stored != self.detail.current or critiques != self.detail.critiques or ratings != self.detail.ratings:
             self.detail.show_sample(stored, critiques, ratings)
