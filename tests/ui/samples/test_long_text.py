@@ -168,7 +168,7 @@ def test_huge_comments_are_read_cut_and_show_all_reads_them_whole(qtbot, tmp_pat
         library = window.library
         stored = tab.read_sample(library, pks[field_sample_id("comment", "invisible", 300_000)])
         assert stored is not None
-        (cot_pk,) = [pk for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot) if cot.annotations]
+        (cot_pk,) = [pk for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=True) if cot.annotations]
         whole = annotations_text(cot_annotations(library, cot_pk))
         assert stored.annotations_cut == {cot_pk: 2 * (300_000 - ANNOTATION_CHARS)}  # two comments
         tab._show_detail(library, stored)
