@@ -84,7 +84,6 @@ def main() -> None:
 
 def _measure(app, workdir: Path, field: str, kind: str, chars: int, repeats: int):
     from tests.helpers.libraries import field_library, field_sample_id
-    from thoughtdesk.core.library.reader import load_sample
     from thoughtdesk.core.library.store import Library
     from thoughtdesk.ui.app.main_window import MainWindow
 
@@ -104,7 +103,7 @@ def _measure(app, workdir: Path, field: str, kind: str, chars: int, repeats: int
         window.samples.detail.clear()
         app.processEvents()
         start = time.perf_counter()
-        window.samples._show_detail(window.library, load_sample(window.library, pk))
+        window.samples._show_detail(window.library, window.samples.read_sample(window.library, pk))
         window.samples.detail.grab()
         return (time.perf_counter() - start) * 1000.0
 

@@ -4,15 +4,26 @@ or not at all beyond a limit (issue 15, point 7: a 10 MB question froze the tab 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from PySide6.QtCore import Qt
 
-from tests.helpers.libraries import FIELDS, REVIEWER, field_library, field_sample_id, long_text_library
+from tests.helpers.libraries import (
+    FIELDS,
+    OTHER_REVIEWER,
+    REVIEWER,
+    field_library,
+    field_sample_id,
+    field_text,
+    long_text_library,
+)
 from tests.helpers.shown_text import shown_chars, shown_texts
 from tests.ui.review.conftest import Session
+from thoughtdesk.core.critiques.store import VIEW_RAW_CHARS
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, capped_steps
 from thoughtdesk.ui.review.compare.diff_pane import DIFF_CHARS
 from thoughtdesk.ui.review.compare.view import SIMILARITY_CHARS, SYNC_SIMILARITY_CHARS, CompareView, CotView
+from thoughtdesk.ui.review.edits import OTHERS_CHARS, others_text
 from thoughtdesk.ui.review.sample_views import CHOICE_CHARS, CHOICES_LISTED, QUESTION_BOX_CHARS, question_text
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 
@@ -167,3 +178,38 @@ def test_the_question_box_caps_each_choice_and_gold_answer() -> None:
     assert f"… {41 - CHOICES_LISTED:,} more" in text  # choices past the 30th are counted
     # The box reveals what it is given: the gold answer's prefix of 62 overrides (8 characters each).
     assert "Gold answer: " + "\u202e" * (CHOICE_CHARS // 8) + " … (" in text
+
+
+def test_a_show_reads_annotations_once_others_comments_and_critique_texts_bounded(qtbot, tmp_path) -> None:
+    # Issue 15, point 7: a sample with 10 MB review comments read them twice per show (with the
+    # sample, then again for the annotation panel), other reviewers' comments were read whole
+    # for an 80-character line, and its critiques' prompts (a run's prompt quotes the whole CoT)
+    # and raw texts were read though no view shows them.
+    open_settings().setValue(USER_NAME, REVIEWER)
+    cases = [("comment", "plain", 200_000), ("critique", "plain", 200_000)]
+    pks = field_library(tmp_path / "lib.thoughtdesk", cases)
+    session = Session(qtbot, tmp_path / "lib.thoughtdesk")
+    try:
+        view = session.view
+        statements: list[str] = []
+        view.library.conn.set_trace_callback(statements.append)
+        for field, kind, chars in cases:
+            statements.clear()
+            view.show_sample(pks[field_sample_id(field, kind, chars)])
+            reads = [s for s in statements if "FROM annotation" in s]
+            assert len(reads) == 1, (field, reads)
+            critique_reads = [s for s in statements if "FROM critique " in s]
+            assert critique_reads and not any("prompt_text" in s for s in critique_reads), field
+            assert all(f"substr(raw_text, 1, {VIEW_RAW_CHARS})" in s for s in critique_reads), field
+        view.show_sample(pks[field_sample_id("comment", "plain", 200_000)])
+        # The reviewer's own comment is still there, whole, for the comment editor; another
+        # reviewer's, shown a line, is read cut and shows as the whole one did.
+        mine = [note.value for notes in view.notes.values() for note in notes if note.author == REVIEWER]
+        assert [len(value) for value in mine] == [200_000]
+        theirs = [note for notes in view.notes.values() for note in notes if note.author == OTHER_REVIEWER]
+        assert [len(note.value) for note in theirs] == [OTHERS_CHARS]
+        whole = [replace(note, value=field_text("plain", 200_000)) for note in theirs]
+        assert others_text(theirs, REVIEWER) == others_text(whole, REVIEWER)
+    finally:
+        view.library.conn.set_trace_callback(None)
+        session.close()

@@ -151,3 +151,32 @@ def test_a_huge_context_is_capped_and_show_all_brings_it_whole(qtbot, every_fiel
     box.dialog.load_all()
     assert box.dialog.view.toPlainText().replace("\n", "") == reveal(stored.sample.context)
     box.dialog.close()
+
+
+def test_huge_comments_are_read_cut_and_show_all_reads_them_whole(qtbot, tmp_path) -> None:
+    # Issue 15, point 7: showing a sample read its 10 MB review comments whole (two: 20 MB,
+    # 130 ms) to show 20,000 characters of them.
+    from thoughtdesk.core.library.reader import cot_annotations
+    from thoughtdesk.ui.samples.sample_detail import ANNOTATION_CHARS, annotations_text
+    from thoughtdesk.ui.samples.tab import SamplesTab
+
+    path = tmp_path / "lib.thoughtdesk"
+    pks = field_library(path, [("comment", "invisible", 300_000)])
+    window = open_window(qtbot, Library.open(path), size=(1366, 768))
+    try:
+        tab: SamplesTab = window.samples
+        library = window.library
+        stored = tab.read_sample(library, pks[field_sample_id("comment", "invisible", 300_000)])
+        assert stored is not None
+        (cot_pk,) = [pk for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=True) if cot.annotations]
+        whole = annotations_text(cot_annotations(library, cot_pk))
+        assert stored.annotations_cut == {cot_pk: 2 * (300_000 - ANNOTATION_CHARS)}  # two comments
+        tab._show_detail(library, stored)
+        notes = tab.detail.widget().findChild(LongText, "cotAnnotations")
+        assert notes is not None and notes.shown_text().startswith("Annotations: comment: <U+202E>ab")
+        assert notes.hidden_chars == len(whole) - notes._shown  # counted as if read whole
+        qtbot.mouseClick(notes.more, Qt.MouseButton.LeftButton)
+        assert notes.dialog is not None and notes.dialog.text == whole  # Show all: every character
+        notes.dialog.close()
+    finally:
+        close_window(window)

@@ -27,6 +27,7 @@ from thoughtdesk.core.critiques.records import (
     outcomes_from_json,
     outcomes_to_json,
 )
+from thoughtdesk.core.library.prompt_refs import expand_prompt, is_prompt_ref
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
 from thoughtdesk.core.library.writer import insert_rows
@@ -37,6 +38,14 @@ CRITIQUE_COLUMNS = (
     "request_id, created, extra"
 )
 _CRITIQUE_NAMES = tuple(CRITIQUE_COLUMNS.split(", "))
+#: Characters of a critique's raw text read for a view (which shows its parsed fields, never the
+#: raw text: kept only so a view's records compare alike).
+VIEW_RAW_CHARS = 10_000
+#: :data:`CRITIQUE_COLUMNS` for views: no prompt (never shown; a run's prompt quotes the whole
+#: CoT, and an old library stores it whole), the raw text cut to :data:`VIEW_RAW_CHARS`.
+_VIEW_COLUMNS = CRITIQUE_COLUMNS.replace("prompt_text", "NULL").replace(
+    "raw_text", f"substr(raw_text, 1, {VIEW_RAW_CHARS})"
+)
 
 
 #: The ``elements`` column of an imported critique whose critique_elements object is its parsed
@@ -150,7 +159,21 @@ def add_explanation_rating(conn: sqlite3.Connection, cot_pk: int, rating: Explan
     return rating.pk
 
 
-def _critique(row: Sequence[Any]) -> Critique:
+def _extra(text: str | None, conn: sqlite3.Connection, cots: dict[Any, str | None] | None) -> dict[str, Any]:
+    """A critique's extras, the prompt of a run's provenance whole (stored as a reference)."""
+    extra = _loads(text, {})
+    provenance = extra.get("thoughtdesk")
+    if isinstance(provenance, dict) and is_prompt_ref(provenance.get("prompt")):
+        provenance["prompt"] = expand_prompt(conn, provenance["prompt"], cots)
+    return extra
+
+
+def _critique(
+    row: Sequence[Any], conn: sqlite3.Connection, cots: dict[Any, str | None] | None = None, *, prompt: bool = True
+) -> Critique:
+    """A critique from its row, its prompt whole (a run's prompt is stored with a reference to
+    the CoT it quotes, see prompt_refs; ``cots`` keeps the CoT texts read for the next rows).
+    Without ``prompt`` the prompt is left as stored (for callers that only read the raw text)."""
     parsed = ParsedCritique(row[8], row[9], row[10], row[11], row[12], outcomes_of(row[13]))
     marker, raw_text = row[14], row[7]
     if marker == ELEMENTS_FROM_COLUMNS:
@@ -167,13 +190,13 @@ def _critique(row: Sequence[Any]) -> Critique:
         parsed=parsed,
         llm_options=_loads(row[4], {}),
         fragment_key=row[5],
-        prompt_text=row[6],
+        prompt_text=expand_prompt(conn, row[6], cots) if prompt and is_prompt_ref(row[6]) else row[6],
         elements=elements,
         source=row[15],
         run_id=row[16],
         request_id=row[17],
         created=row[18],
-        extra=_loads(row[19], {}),
+        extra=_extra(row[19], conn, cots) if prompt else _loads(row[19], {}),
         position=row[2],
         pk=row[0],
     )
@@ -182,7 +205,7 @@ def _critique(row: Sequence[Any]) -> Critique:
 def critique_by_pk(conn: sqlite3.Connection, critique_pk: int) -> Critique | None:
     """One stored critique (without its ratings), or None if there is no such row."""
     row = conn.execute(f"SELECT {CRITIQUE_COLUMNS} FROM critique WHERE id = ?", (critique_pk,)).fetchone()
-    return None if row is None else _critique(row)
+    return None if row is None else _critique(row, conn)
 
 
 def _chunks(values: Sequence[int], size: int = 900) -> Iterable[Sequence[int]]:
@@ -190,17 +213,24 @@ def _chunks(values: Sequence[int], size: int = 900) -> Iterable[Sequence[int]]:
         yield values[start : start + size]
 
 
-def critiques_for_cots(lib: Library, cot_pks: Iterable[int]) -> dict[int, list[Critique]]:
-    """The critiques of each CoT (with their ratings), in stored order; CoTs without any are absent."""
+def critiques_for_cots(lib: Library, cot_pks: Iterable[int], *, for_view: bool = False) -> dict[int, list[Critique]]:
+    """The critiques of each CoT (with their ratings), in stored order; CoTs without any are absent.
+    ``for_view``: what views show, read bounded: each critique's ``prompt_text`` is None, its
+    provenance's prompt as stored (neither read nor rebuilt from the CoT it quotes) and its
+    ``raw_text`` cut to :data:`VIEW_RAW_CHARS` (the parsed fields stay whole). Exports and
+    analyses read everything (the default)."""
     pks = list(dict.fromkeys(cot_pks))
     out: dict[int, list[Critique]] = {}
     by_pk: dict[int, Critique] = {}
+    cots: dict[Any, str | None] = {}
     for chunk in _chunks(pks):
         marks = ", ".join("?" * len(chunk))
         for row in lib.conn.execute(
-            f"SELECT {CRITIQUE_COLUMNS} FROM critique WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position", chunk
+            f"SELECT {_VIEW_COLUMNS if for_view else CRITIQUE_COLUMNS} FROM critique "
+            f"WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position",
+            chunk,
         ):
-            critique = _critique(row)
+            critique = _critique(row, lib.conn, cots, prompt=not for_view)
             out.setdefault(critique.cot_pk, []).append(critique)
             by_pk[critique.pk or 0] = critique
     for chunk in _chunks(list(by_pk)):
@@ -494,7 +524,7 @@ def find_critique(conn: sqlite3.Connection, cot_pk: int, critique_model: str, co
         f"SELECT {CRITIQUE_COLUMNS} FROM critique WHERE cot_pk = ? AND critique_model = ? ORDER BY position",
         (cot_pk, critique_model),
     ):
-        if critique_content_hash(_critique(row).raw_text) == content_hash:
+        if critique_content_hash(_critique(row, conn, prompt=False).raw_text) == content_hash:
             return int(row[0])
     return None
 
@@ -506,7 +536,7 @@ def critique_raw_texts(conn: sqlite3.Connection, critique_pks: Iterable[int]) ->
     for chunk in _chunks(list(dict.fromkeys(critique_pks))):
         marks = ", ".join("?" * len(chunk))
         for row in conn.execute(f"SELECT {CRITIQUE_COLUMNS} FROM critique WHERE id IN ({marks})", chunk):
-            out[row[0]] = _critique(row).raw_text
+            out[row[0]] = _critique(row, conn, prompt=False).raw_text
     return out
 
 

@@ -6,6 +6,9 @@ Such a prompt is stored as :data:`PREFIX` followed by JSON ``{"cot_pk": N, "part
 the prompt split at every occurrence of the CoT's text, which is read back from
 ``generated_cot.cot`` (:func:`expand_prompt`). Whoever reads the prompt (resuming a run, the
 request list, the answer's provenance in views and exports) gets the same text as before.
+
+A critique run's prompt quotes the CoT it judges: its request row and the critique's
+``prompt_text`` are stored the same way (a 3 MB CoT critiqued cost 3x its size, now 1x).
 """
 
 from __future__ import annotations
@@ -54,14 +57,30 @@ def expand_prompt_with(text: str, cot_text: str | None) -> str:
     return (cot_text if cot_text is not None else DELETED_COT).join(reference["parts"])
 
 
-def expand_prompt(conn: sqlite3.Connection, text: str | None) -> str | None:
+def expand_prompt(conn: sqlite3.Connection, text: str | None, cots: dict[Any, str | None] | None = None) -> str | None:
     """The prompt a stored ``text`` stands for, the CoT read from the library (see the module
-    docstring); ``text`` itself when it is no reference."""
+    docstring); ``text`` itself when it is no reference. ``cots`` keeps the CoT texts read, by
+    key, for a caller expanding many prompts that quote the same CoTs (a CoT's critiques)."""
     if not is_prompt_ref(text):
         return text
     assert text is not None
     reference = _reference(text)
     if reference is None:
         return text
-    row = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (reference.get("cot_pk"),)).fetchone()
-    return expand_prompt_with(text, row[0] if row is not None else None)
+    cot_pk = reference.get("cot_pk")
+    if cots is not None and cot_pk in cots:
+        return expand_prompt_with(text, cots[cot_pk])
+    row = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()
+    cot_text = row[0] if row is not None else None
+    if cots is not None:
+        cots[cot_pk] = cot_text
+    return expand_prompt_with(text, cot_text)
+
+
+def stored_prompt_ref(conn: sqlite3.Connection, prompt: str | None, cot_pk: int | None) -> str | None:
+    """:func:`prompt_ref` of ``prompt`` quoting CoT ``cot_pk``, its text read from the library
+    (only for a prompt long enough to hold a CoT worth referencing)."""
+    if prompt is None or cot_pk is None or len(prompt) < SHARED_CHARS:
+        return prompt
+    row = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()
+    return prompt_ref(prompt, row[0] if row is not None else None, cot_pk)

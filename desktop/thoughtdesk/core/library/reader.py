@@ -60,16 +60,43 @@ def _scoring(row: tuple) -> Scoring | None:
 
 @dataclass
 class StoredSample:
-    """A sample as stored, with the row keys the GUI needs to address its parts."""
+    """A sample as stored, with the row keys the GUI needs to address its parts.
+    ``annotations_cut``: CoT key -> characters of its annotations' text values not read (see
+    :func:`load_sample`'s ``annotation_chars``); :func:`cot_annotations` reads them whole."""
 
     pk: int
     dataset: str
     split: str
     sample: Sample
     cot_pks: list[int] = field(default_factory=list)
+    annotations_cut: dict[int, int] = field(default_factory=dict)
 
 
-def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
+def _annotation(r: tuple) -> Annotation:
+    """An annotation from ``cot_pk, `` + :data:`_ANNOTATION_COLS`."""
+    return Annotation(
+        key=r[3],
+        value=json.loads(r[4]) if r[5] else r[4],
+        author=r[1],
+        date=r[2],
+        extra=_extra(r[6]),
+        missing=_missing(r[7]),
+    )
+
+
+def cot_annotations(lib: Library, cot_pk: int) -> list[Annotation]:
+    """The annotations of one generated CoT, whole, in stored order."""
+    return [
+        _annotation(r)
+        for r in lib.conn.execute(
+            f"SELECT {_ANNOTATION_COLS} FROM annotation WHERE cot_pk = ? ORDER BY position", (cot_pk,)
+        )
+    ]
+
+
+def _build(
+    lib: Library, rows: list[tuple], *, annotations: bool = True, annotation_chars: int | None = None
+) -> list[StoredSample]:
     if not rows:
         return []
     pks = [r[0] for r in rows]
@@ -80,6 +107,7 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
         pks,
     ).fetchall()
     cots: dict[int, GeneratedCot] = {}
+    cut: dict[int, int] = {}
     for r in cot_rows:
         cot = GeneratedCot(
             id=r[2],
@@ -118,20 +146,23 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
                     scoring=_scoring(r),
                 )
             )
-        for r in lib.conn.execute(
-            f"SELECT {_ANNOTATION_COLS} FROM annotation WHERE cot_pk IN ({cot_marks}) ORDER BY cot_pk, position",
-            list(cots),
-        ):
-            cots[r[0]].annotations.append(
-                Annotation(
-                    key=r[3],
-                    value=json.loads(r[4]) if r[5] else r[4],
-                    author=r[1],
-                    date=r[2],
-                    extra=_extra(r[6]),
-                    missing=_missing(r[7]),
-                )
+        columns, params = _ANNOTATION_COLS + ", 0", list(cots)
+        if annotation_chars is not None:  # text values cut (JSON ones whole: cut, they would not decode)
+            columns = _ANNOTATION_COLS.replace(
+                "value,", "CASE WHEN value_is_json THEN value ELSE substr(value, 1, ?) END,"
             )
+            columns += ", CASE WHEN value_is_json THEN 0 ELSE max(0, length(value) - ?) END"
+            params = [annotation_chars, annotation_chars, *params]
+        for r in (
+            lib.conn.execute(
+                f"SELECT {columns} FROM annotation WHERE cot_pk IN ({cot_marks}) ORDER BY cot_pk, position", params
+            )
+            if annotations
+            else ()
+        ):
+            cots[r[0]].annotations.append(_annotation(r))
+            if r[8]:
+                cut[r[0]] = cut.get(r[0], 0) + r[8]
     out = []
     for r in rows:
         pairs = cots_by_sample[r[0]]
@@ -149,14 +180,20 @@ def _build(lib: Library, rows: list[tuple]) -> list[StoredSample]:
             extra=_extra(r[12]),
             missing=_missing(r[13]),
         )
-        out.append(StoredSample(r[0], r[1], r[2], sample, [pk for pk, _ in pairs]))
+        pks_of = [pk for pk, _ in pairs]
+        out.append(StoredSample(r[0], r[1], r[2], sample, pks_of, {pk: cut[pk] for pk in pks_of if pk in cut}))
     return out
 
 
-def load_sample(lib: Library, pk: int) -> StoredSample | None:
-    """One sample with its generated CoTs, answers and annotations, or None if it is gone."""
+def load_sample(
+    lib: Library, pk: int, *, annotations: bool = True, annotation_chars: int | None = None
+) -> StoredSample | None:
+    """One sample with its generated CoTs, answers and annotations (none without
+    ``annotations``: the Review tab reads them its own way, once), or None if it is gone.
+    ``annotation_chars``: text values are read cut to that many characters, what was left out
+    counted in ``annotations_cut`` (a view's read: a 10 MB comment is not read to show 20,000)."""
     rows = lib.conn.execute(f"SELECT {_SAMPLE_COLS} FROM sample WHERE id = ?", (pk,)).fetchall()
-    built = _build(lib, rows)
+    built = _build(lib, rows, annotations=annotations, annotation_chars=annotation_chars)
     return built[0] if built else None
 
 

@@ -286,7 +286,7 @@ def build_summary(lib: Library, scope: ReportScope, sample_pks: Sequence[int]) -
         (note.author, str(cot_pk), note.key, note.value) for cot_pk, found in notes.items() for note in found
     )
     agreement = [row for row in agreement_rows(ratings) if len(row.raters) >= 2 and row.n_items > 0]
-    n_critiques = sum(len(found) for found in critiques_for_cots(lib, cot_pks).values())
+    n_critiques = sum(len(found) for found in critiques_for_cots(lib, cot_pks, for_view=True).values())
     by_model, rows, scored = _accuracy(lib, scope.collection, set(sample_pks))
     return ReportSummary(
         collection=scope.collection,

@@ -139,18 +139,27 @@ class AnnotationStore:
         found = [row_to_annotation(r) for r in rows]
         return [a for a in found if author is None or a.author == author]
 
-    def sample_annotations(self, sample_pk: int) -> dict[int, list[StoredAnnotation]]:
-        """Annotations of every generated CoT of a sample: cot_pk -> list (CoTs without any too)."""
+    def sample_annotations(
+        self, sample_pk: int, *, others_chars: int | None = None
+    ) -> dict[int, list[StoredAnnotation]]:
+        """Annotations of every generated CoT of a sample: cot_pk -> list (CoTs without any too).
+        ``others_chars``: other authors' text values are read cut to that many characters (the
+        Review tab shows them a line each; a 10 MB comment is not read for 80 characters)."""
         conn = self.library.conn
         out: dict[int, list[StoredAnnotation]] = {
             r[0]: []
             for r in conn.execute("SELECT id FROM generated_cot WHERE sample_pk = ? ORDER BY position", (sample_pk,))
         }
+        value = "a.value"
+        if others_chars is not None:  # JSON values whole: cut, they would not decode
+            value = (
+                "CASE WHEN coalesce(a.author, '') = ? OR a.value_is_json THEN a.value ELSE substr(a.value, 1, ?) END"
+            )
         rows = conn.execute(
-            "SELECT a.id, a.cot_pk, a.author, a.date, a.key, a.value, a.value_is_json, a.extra "
+            f"SELECT a.id, a.cot_pk, a.author, a.date, a.key, {value}, a.value_is_json, a.extra "
             "FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id WHERE c.sample_pk = ? "
             "ORDER BY a.cot_pk, a.position, a.id",
-            (sample_pk,),
+            (sample_pk,) if others_chars is None else (self.author, others_chars, sample_pk),
         ).fetchall()
         for row in rows:
             out.setdefault(row[1], []).append(row_to_annotation(row))

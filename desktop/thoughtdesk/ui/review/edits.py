@@ -39,6 +39,11 @@ def review_summary(review: CotReview, names: dict[str, str]) -> str:
     return " · ".join(p for p in parts if p)
 
 
+#: Characters of other reviewers' text values read for :func:`others_text`, which looks at
+#: far fewer (``short``: 4 x 80), so a value cut here shows exactly as the whole one would.
+OTHERS_CHARS = 10_000
+
+
 def others_text(notes: list[StoredAnnotation], me: str) -> str:
     """Other reviewers' annotations on one CoT, one line each, plain text."""
     lines = []

@@ -77,10 +77,10 @@ class SimilarityPrefetch(QObject):
         pk = view.next_sample_key()
         if pk is None or view.library is None:
             return
-        stored = load_sample(view.library, pk)
+        stored = load_sample(view.library, pk, annotations=False)
         if stored is None:
             return
-        critiques = critiques_for_cots(view.library, stored.cot_pks)
+        critiques = critiques_for_cots(view.library, stored.cot_pks, for_view=True)
         texts = {
             cot_pk: cot.cot or "" for cot_pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)
         }

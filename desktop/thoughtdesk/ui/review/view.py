@@ -50,7 +50,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
 from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, SpanMark
-from thoughtdesk.ui.review.edits import ReviewEdits, others_text, reviewer_name
+from thoughtdesk.ui.review.edits import OTHERS_CHARS, ReviewEdits, others_text, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
 from thoughtdesk.ui.review.later_writes import LaterWrites
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
@@ -282,14 +282,16 @@ class ReviewView(QWidget):
         """Show one sample's reference and generated CoTs with this reviewer's annotations."""
         if self.library is None or self.store is None or sample_pk is None:
             return
-        stored = load_sample(self.library, sample_pk)
+        # Its annotations are read once, below, with their row keys (a 10 MB comment: 50 ms a read).
+        stored = load_sample(self.library, sample_pk, annotations=False)
         if stored is None:
             self.message.emit(f"Sample {sample_pk} is no longer in the library")
             return
         self.stored = stored
         self._read_critiques(stored)  # before the views: their statistics line lists the critiques
         views, self.cot_pks = self.cot_views(stored)
-        self.notes = self.store.sample_annotations(sample_pk)
+        # Other reviewers' notes are shown a short line each (others_text): read cut.
+        self.notes = self.store.sample_annotations(sample_pk, others_chars=OTHERS_CHARS)
         names = self.label_names()
         reviews = {pk: review_from(pk, self.author, self.notes.get(pk, [])) for pk in self.cot_pks if pk is not None}
         # Notes and marks go with the panels: set afterwards, each would lay out or paint again.
@@ -316,7 +318,7 @@ class ReviewView(QWidget):
         if ahead is not None:
             self.critiques, self.explanation_ratings, quotes = ahead
         else:
-            self.critiques = critiques_for_cots(self.library, pks)
+            self.critiques = critiques_for_cots(self.library, pks, for_view=True)
             self.explanation_ratings = explanation_ratings_for_cots(self.library, pks)
             texts = {pk: cot.cot or "" for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=False)}
             quotes = quotes_by_cot(self.critiques, texts)
@@ -430,7 +432,7 @@ class ReviewView(QWidget):
         if self.library is None or cot_pk not in self.cot_pks:
             return
         self.explanation_ratings[cot_pk] = explanation_ratings_for_cots(self.library, [cot_pk]).get(cot_pk, [])
-        fresh = critiques_for_cots(self.library, [cot_pk]).get(cot_pk, [])
+        fresh = critiques_for_cots(self.library, [cot_pk], for_view=True).get(cot_pk, [])
         self.critiques[cot_pk] = fresh
         index = self.cot_pks.index(cot_pk)
         self._show_review(index, cot_pk, self.reviews.get(cot_pk) or CotReview(cot_pk, self.author))

@@ -21,7 +21,7 @@ from functools import partial
 from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import find_quote_spans
 from thoughtdesk.core.library.reader import StoredSample
-from thoughtdesk.core.library.records import GeneratedCot, model_name
+from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
 from thoughtdesk.ui.critiques.cards import CritiqueList, one_line, score_text
 from thoughtdesk.ui.critiques.text import FittedText, Part
 from thoughtdesk.ui.qt import (
@@ -39,6 +39,9 @@ from thoughtdesk.ui.widgets.long_text import DISPLAY_CHARS, LongText, PlainTextB
 
 #: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
 MARKED_COT_CHARS = 20_000
+#: Characters of each annotation's text read to show a sample (more than its view shows before
+#: "Show all", :data:`~thoughtdesk.ui.widgets.long_text.DISPLAY_CHARS`; "Show all" reads the rest).
+ANNOTATION_CHARS = 100_000
 #: A sample with at most this many critiques shows their cards at once; with more, each CoT has
 #: a "Show critiques" button (a card lays out text: 180 cards would stall the GUI for seconds).
 OPEN_CRITIQUES = 12
@@ -57,6 +60,16 @@ def data_text(text: str, name: str, *, bold: bool = False, title: str = "Full te
     if fits_label(text):
         return plain_label(text, name=name, bold=bold, selectable=True, keep_height=True, breakable=True)
     return LongText(text, name=name, title=title)
+
+
+def annotations_text(annotations: Sequence[Annotation]) -> str:
+    """``"Annotations: key: value (author); ..."``: a CoT's annotations as one text."""
+    return "Annotations: " + "; ".join(
+        f"{a.key}: {a.value if isinstance(a.value, str) else str(a.value).lower()} ({a.author})"
+        if a.author
+        else f"{a.key}: {a.value}"
+        for a in annotations
+    )
 
 
 def step_labels(steps: Sequence[str]) -> bool:
@@ -108,7 +121,11 @@ class CotCard(QFrame):
         ratings: Sequence[ExplanationRating] = (),
         open_critiques: bool = True,
         on_trajectory: Callable[[], None] | None = None,
+        annotations_cut: int = 0,
+        whole_annotations: Callable[[], list[Annotation]] | None = None,
     ) -> None:
+        """``annotations_cut``: characters of the annotations' values not read (the CoT's
+        ``annotations`` were read cut), which "Show all" reads with ``whole_annotations()``."""
         super().__init__(parent)
         self.setObjectName("cotCard")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -156,13 +173,17 @@ class CotCard(QFrame):
                 label.setProperty("correct", answer.correct_answer)
             layout.addWidget(label)
         if cot.annotations:
-            notes = "; ".join(
-                f"{a.key}: {a.value if isinstance(a.value, str) else str(a.value).lower()} ({a.author})"
-                if a.author
-                else f"{a.key}: {a.value}"
-                for a in cot.annotations
-            )
-            layout.addWidget(data_text("Annotations: " + notes, "cotAnnotations", title="Annotations"))
+            notes = annotations_text(cot.annotations)
+            if annotations_cut and whole_annotations is not None:  # read cut: Show all reads them whole
+                more = LongText(name="cotAnnotations", title="Annotations")
+                more.set_text(
+                    notes,
+                    length=len(notes) + annotations_cut,
+                    full=lambda: annotations_text(whole_annotations()),
+                )
+                layout.addWidget(more)
+            else:
+                layout.addWidget(data_text(notes, "cotAnnotations", title="Annotations"))
         if ratings:
             rated = "; ".join(
                 f"{r.author or '(no author)'} "
@@ -211,6 +232,9 @@ class SampleDetail(QScrollArea):
         # Everything wraps (plain_label(breakable=True)): the pane never scrolls sideways.
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.current: StoredSample | None = None
+        #: Reads a CoT's annotations whole (set by the owner, which knows the library): for
+        #: "Show all" of annotations read cut (``StoredSample.annotations_cut``).
+        self.whole_annotations: Callable[[int], list[Annotation]] | None = None
         self.critiques: Mapping[int, Sequence[Critique]] = {}
         self.ratings: Mapping[int, Sequence[ExplanationRating]] = {}
         self._placeholder()
@@ -316,6 +340,10 @@ class SampleDetail(QScrollArea):
                     ratings=self.ratings.get(cot_pk, ()),
                     open_critiques=open_critiques,
                     on_trajectory=partial(self.trajectory_requested.emit, cot_pk),
+                    annotations_cut=stored.annotations_cut.get(cot_pk, 0),
+                    whole_annotations=None
+                    if self.whole_annotations is None
+                    else partial(self.whole_annotations, cot_pk),
                 )
             )
         layout.addStretch(1)

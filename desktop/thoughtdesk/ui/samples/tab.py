@@ -12,6 +12,7 @@ are folded into one more refresh after it. Other features see the tab as a
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from thoughtdesk.core.critiques import critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.library.queries import (
@@ -22,7 +23,7 @@ from thoughtdesk.core.library.queries import (
     browse,
     sample_collection_name,
 )
-from thoughtdesk.core.library.reader import StoredSample, load_sample
+from thoughtdesk.core.library.reader import StoredSample, cot_annotations, load_sample
 from thoughtdesk.core.library.records import ANSWER_TYPES, CollectionInfo, SplitStats
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
@@ -49,7 +50,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.samples.collection_tree import CollectionTree, TreeNode
-from thoughtdesk.ui.samples.sample_detail import SampleDetail
+from thoughtdesk.ui.samples.sample_detail import ANNOTATION_CHARS, SampleDetail
 from thoughtdesk.ui.samples.sample_model import COLUMNS, SampleTableModel
 from thoughtdesk.ui.settings.options import column_widths, save_column_widths
 from thoughtdesk.ui.trajectories.view import open_trajectory
@@ -357,15 +358,21 @@ class SamplesTab(QSplitter):
             self.detail.clear()
             self.sample_selected.emit(None)
             return
-        self._show_detail(library, load_sample(library, key))
+        self._show_detail(library, self.read_sample(library, key))
         self.sample_selected.emit(key)
+
+    def read_sample(self, library: Library, pk: int) -> StoredSample | None:
+        """Sample ``pk`` as the detail pane shows it: long annotation texts read cut (its "Show
+        all" reads them whole through ``detail.whole_annotations``)."""
+        self.detail.whole_annotations = partial(cot_annotations, library)
+        return load_sample(library, pk, annotation_chars=ANNOTATION_CHARS)
 
     def _show_detail(self, library: Library, stored: StoredSample | None) -> None:
         """Show a sample with its CoTs' critiques and ratings (one query each for the sample)."""
         if stored is None:
             self.detail.show_sample(None)
             return
-        critiques = critiques_for_cots(library, stored.cot_pks)
+        critiques = critiques_for_cots(library, stored.cot_pks, for_view=True)
         ratings = explanation_ratings_for_cots(library, stored.cot_pks)
         if stored != self.detail.current or critiques != self.detail.critiques or ratings != self.detail.ratings:
             self.detail.show_sample(stored, critiques, ratings)
@@ -424,7 +431,7 @@ class SamplesTab(QSplitter):
                 self.table.selectionModel().blockSignals(False)
             self.table.viewport().update()
             # Shown again only if its CoTs, answers, critiques or ratings changed.
-            self._show_detail(library, load_sample(library, sample))
+            self._show_detail(library, self.read_sample(library, sample))
         elif self.model.rowCount():
             self.table.selectRow(0)
         else:

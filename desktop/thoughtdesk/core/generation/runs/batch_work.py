@@ -42,7 +42,7 @@ from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, Ru
 from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
-from thoughtdesk.core.library.prompt_refs import prompt_ref
+from thoughtdesk.core.library.prompt_refs import expand_prompt, prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 
@@ -190,8 +190,8 @@ class BatchAdvance:
     def _lookup(self, batch_pk: int, model_index: int) -> BatchLookup:
         """What a batch row left without its id by a kill is looked for by at the provider."""
         (submitted,) = self.lib.conn.execute("SELECT submitted FROM batch WHERE id = ?", (batch_pk,)).fetchone()
-        requests = [
-            (request_id, prompt)
+        requests = [  # the prompts as submitted: whole (a stored reference rebuilt, see prompt_refs)
+            (request_id, expand_prompt(self.lib.conn, prompt))
             for request_id, prompt in self.lib.conn.execute(
                 "SELECT id, prompt FROM request WHERE batch_pk = ? AND status = 'batched'", (batch_pk,)
             )

@@ -28,7 +28,7 @@ from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.generation.runs.trajectories import attach_steps
 from thoughtdesk.core.library import counters
-from thoughtdesk.core.library.prompt_refs import prompt_ref
+from thoughtdesk.core.library.prompt_refs import prompt_ref, stored_prompt_ref
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
@@ -512,10 +512,23 @@ def store_critique(
         extra={"thoughtdesk": _provenance(model, {"critique_template": template_key}, request, call, run_id, raw)},
     )
     with lib.transaction() as conn:
-        critique_pk = add_critique(conn, critique)
+        critique_pk = add_critique(conn, _with_prompt_refs(conn, critique))
         _finish_request(conn, request.id, call, raw=raw)
         conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
     return critique_pk
+
+
+def _with_prompt_refs(conn: sqlite3.Connection, critique: Critique) -> Critique:
+    """``critique`` to store: its prompt (``prompt_text`` and the provenance's ``prompt``) quotes
+    the CoT judged, so both hold a reference to it (read back whole, see prompt_refs)."""
+    prompt = stored_prompt_ref(conn, critique.prompt_text, critique.cot_pk)
+    if prompt == critique.prompt_text:
+        return critique
+    extra = dict(critique.extra)
+    provenance = extra.get("thoughtdesk")
+    if isinstance(provenance, dict) and provenance.get("prompt") == critique.prompt_text:
+        extra["thoughtdesk"] = {**provenance, "prompt": prompt}
+    return dataclasses.replace(critique, prompt_text=prompt, extra=extra)
 
 
 def store_cached_critique(
@@ -542,7 +555,7 @@ def store_cached_critique(
                 position=0,
                 pk=None,
             )
-            critique_pk = add_critique(conn, copy)
+            critique_pk = add_critique(conn, _with_prompt_refs(conn, copy))
         _finish_request(conn, request.id, None, cached_from=source)
         conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
     return critique_pk

@@ -35,6 +35,7 @@ from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
 from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
+from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
 
@@ -416,6 +417,7 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
             )
         )
         rows = []
+        texts = {cot.pk: cot.text for cot in plan.cots}
         for r in plan.requests:
             model = spec.models[r.model_index]
             call = critique_request(model, r.prompt, r.system_chars)
@@ -434,7 +436,7 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
                     r.model_index,
                     model.label,
                     fingerprint(model, call, 0),
-                    r.prompt,
+                    prompt_ref(r.prompt, texts.get(r.cot_pk), r.cot_pk),  # the CoT it quotes stored once
                     json.dumps(params),
                     created,
                     r.cot_pk,
