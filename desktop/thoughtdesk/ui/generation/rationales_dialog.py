@@ -19,8 +19,8 @@ import pyqtgraph as pg
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import ProviderGate, ProviderLimits, ResilientBackend
-from thoughtdesk.core.generation.fragments import FragmentLibrary
 from thoughtdesk.core.generation.defaults import default_chat
+from thoughtdesk.core.generation.fragments import FragmentLibrary
 from thoughtdesk.core.generation.runs import ModelSpec, ScorerReport, probe_scorer, scorer_report
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
