@@ -3,9 +3,9 @@ for llama-cpp-python's OpenAI-compatible server.
 
 :class:`FakeModelServer` answers like an OpenAI-compatible server (``/v1/chat/completions``,
 ``/v1/completions``) or like Anthropic's Messages API (``/v1/messages``). Queue :class:`Reply`
-objects on it to inject faults (a status with headers, a slow answer, a connection dropped
-mid-body, invalid JSON, an empty ``choices``, another content type, a redirect); when the queue
-is empty it answers normally (or as its ``responder`` says). Every request is recorded with its
+objects on it to inject faults (a status with headers, a slow answer, an answer held until the
+client gives up, a connection dropped mid-body, invalid JSON, an empty ``choices``, another
+content type, a redirect); when the queue is empty it answers normally (or as its ``responder`` says). Every request is recorded with its
 headers, JSON body and arrival time. ``tests/core/generation/backends/test_fault_matrix.py``
 runs every failure class against every HTTP backend. A ``/v1/completions`` request with
 ``echo`` and ``logprobs`` gets the prompt's token log-probs from a toy language model
