@@ -191,3 +191,43 @@ def test_rationales_bad_input(library_path, fake_server: FakeModelServer, tmp_pa
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err, (args, err)
     assert fake_server.requests == []
+
+
+def test_rationales_extract_sends_prompts_as_generate_does(
+    library_path, config_dir, tmp_path, monkeypatch, capsys
+) -> None:
+    """`rationales extract` sent a local model raw completions unless --chat was given, while
+    `generate` uses the GGUF's chat template (core/generation/defaults.py): both now take the
+    same defaults, the local model set in Settings included; a scorer stays a raw completion."""
+    from thoughtdesk.cli import rationales
+    from thoughtdesk.cli.main import build_parser
+    from thoughtdesk.cli.models import generation_models
+    from thoughtdesk.core.errors import ThoughtDeskError
+    from thoughtdesk.core.paths import settings_file
+
+    built = []
+
+    def recorded(spec):  # the model the command would call, and no call
+        built.append(spec)
+        raise ThoughtDeskError("stopped by the test")
+
+    monkeypatch.setattr(rationales, "build_backend", recorded)
+    gguf = tmp_path / "local.gguf"
+    settings_file().parent.mkdir(parents=True, exist_ok=True)
+    settings_file().write_text(f"[local]\nmodel_path={gguf}\n", encoding="utf-8")
+    parser = build_parser()
+    cases = [
+        ["--model", "llamacpp:/m/a.gguf"],
+        ["--model", "llamacpp"],  # the local model set in Settings
+        ["--model", "llamacpp:/m/a.gguf", "--completion"],
+        ["--model", "llamacpp:/m/a.gguf", "--completion-template", "Q: {prompt}\\nA:"],
+        ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"],
+        ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--endpoint", "completions"],
+    ]
+    for options in cases:
+        assert _run(library_path, "rationales", "extract", DEMO, *options) != 0
+        assert capsys.readouterr().err.strip().endswith("stopped by the test")
+        (generated,) = generation_models(parser.parse_args(["generate", DEMO, *options]))
+        assert (built[-1].model, built[-1].chat) == (generated.model, generated.chat), options
+    assert [spec.chat for spec in built] == [True, True, False, False, True, False]
+    assert built[1].model == str(gguf)

@@ -3,9 +3,9 @@ for llama-cpp-python's OpenAI-compatible server.
 
 :class:`FakeModelServer` answers like an OpenAI-compatible server (``/v1/chat/completions``,
 ``/v1/completions``) or like Anthropic's Messages API (``/v1/messages``). Queue :class:`Reply`
-objects on it to inject faults (a status with headers, a slow answer, a connection dropped
-mid-body, invalid JSON, an empty ``choices``, another content type, a redirect); when the queue
-is empty it answers normally (or as its ``responder`` says). Every request is recorded with its
+objects on it to inject faults (a status with headers, a slow answer, an answer held until the
+client gives up, a connection dropped mid-body, invalid JSON, an empty ``choices``, another
+content type, a redirect); when the queue is empty it answers normally (or as its ``responder`` says). Every request is recorded with its
 headers, JSON body and arrival time. ``tests/core/generation/backends/test_fault_matrix.py``
 runs every failure class against every HTTP backend. A ``/v1/completions`` request with
 ``echo`` and ``logprobs`` gets the prompt's token log-probs from a toy language model
@@ -50,6 +50,13 @@ class Reply:
     #: Seconds between the body's bytes (a slow drip: each read gets something, the whole never
     #: comes in time); 0: the body at once.
     drip: float = 0.0
+    #: No answer until the client hangs up (at most ``HANG_LIMIT`` seconds): a timeout however
+    #: slow the machine is, where a fixed ``delay`` races the client's clock.
+    hang: bool = False
+
+
+#: The longest a ``Reply(hang=True)`` holds a request (the server's shutdown waits for it).
+HANG_LIMIT = 60.0
 
 
 @dataclass
@@ -73,6 +80,17 @@ class _QuietServer(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)
+
+
+def _wait_for_hang_up(connection: socket.socket, limit: float) -> None:
+    """Return when the client closes ``connection`` (or sends more), or after ``limit`` seconds."""
+    import select
+
+    deadline = time.monotonic() + limit
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([connection], [], [], min(left, 0.5))
+        if readable:
+            return
 
 
 def free_port() -> int:
@@ -198,6 +216,10 @@ class FakeModelServer:
         reply = scripted or Reply()
         if reply.delay:
             time.sleep(reply.delay)
+        if reply.hang:
+            _wait_for_hang_up(handler.connection, HANG_LIMIT)
+            handler.close_connection = True
+            return
         if self.killed:
             handler.close_connection = True
             handler.connection.shutdown(socket.SHUT_RDWR)

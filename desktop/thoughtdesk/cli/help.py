@@ -93,12 +93,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "--continuation ' 4' --json",
     ),
     "rationales": (
-        "thoughtdesk rationales extract gsm8k --model llamacpp:~/models/qwen.gguf --chat",
+        "thoughtdesk rationales extract gsm8k --model llamacpp:~/models/qwen.gguf",
         "thoughtdesk rationales filter gsm8k --scorer llamacpp:~/models/qwen.gguf --preset math",
         "thoughtdesk rationales export gsm8k rationales.jsonl --preset math",
     ),
     "rationales extract": (
-        "thoughtdesk rationales extract gsm8k --model llamacpp:~/models/qwen.gguf --chat",
+        "thoughtdesk rationales extract gsm8k --model llamacpp:~/models/qwen.gguf",
         "thoughtdesk rationales extract notes --source notes.txt --model openai:gpt-4o-mini --json",
     ),
     "rationales filter": (

@@ -18,7 +18,7 @@ from thoughtdesk.cli.common import (
     server_urls,
     whole,
 )
-from thoughtdesk.cli.models import temperature
+from thoughtdesk.cli.models import model_spec, temperature
 from thoughtdesk.core.generation.backends import (
     Backend,
     LlamaCppBackend,
@@ -27,6 +27,7 @@ from thoughtdesk.core.generation.backends import (
     ResilientBackend,
     RetryPolicy,
 )
+from thoughtdesk.core.generation.defaults import model_defaults
 from thoughtdesk.core.generation.runs import ModelSpec, scorer_report
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
@@ -43,14 +44,18 @@ from thoughtdesk.core.rationales.mining import (
 )
 
 
-def _spec(args: argparse.Namespace, text: str, *, endpoint: str) -> ModelSpec:
-    """The model named on the command line with the shared model options."""
-    options: dict[str, object] = {"timeout": args.timeout, "n_ctx": args.n_ctx, "chat": getattr(args, "chat", False)}
+def _spec(args: argparse.Namespace, text: str, *, endpoint: str, chat: bool | None = False) -> ModelSpec:
+    """The model named on the command line with the shared model options, filled in as
+    ``generate`` fills its models (:func:`~thoughtdesk.cli.models.model_spec`: ``llamacpp`` alone
+    is the local model set in Settings, a provider's address is the one set there). ``chat``
+    None: the provider's default (a local model's chat template, as in ``generate``); a scorer
+    is always a raw completion (False)."""
+    options: dict[str, object] = {"timeout": args.timeout, "n_ctx": args.n_ctx}
     options.update(base_url_options(args.base_url))
     options["endpoint"] = args.endpoint or endpoint
     if getattr(args, "completion_template", None):
         options["completion_template"] = args.completion_template.replace("\\n", "\n")
-    return ModelSpec.parse(text, **options)
+    return model_spec(text, options, model_defaults(), chat=chat)
 
 
 def _resilient(backend: Backend, concurrency: int) -> ResilientBackend:
@@ -133,7 +138,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
             f"no rationale_extraction fragment {args.prompt!r}; see `thoughtdesk fragments list --kind "
             "rationale_extraction`"
         )
-    spec = _spec(args, args.model, endpoint="chat")
+    spec = _spec(args, args.model, endpoint="chat", chat=args.chat)
     settings = ExtractionSettings(
         template=template,
         model_name=spec.model_name,
@@ -294,12 +299,29 @@ def _model_options(p: argparse.ArgumentParser, *, chat: bool) -> None:
         "--n-ctx", type=whole(64, 1_000_000), default=2048, metavar="N", help="llamacpp: context size (default 2048)"
     )
     p.add_argument("--timeout", type=number(1, 86400), default=300.0, metavar="S", help="seconds per call")
-    if chat:
-        p.add_argument("--chat", action="store_true", help="llamacpp: use the GGUF's chat template")
+    if chat:  # as generate's (cli/models.py): chat by default for llamacpp and the chat endpoint
+        form = p.add_mutually_exclusive_group()
+        form.add_argument(
+            "--chat",
+            dest="chat",
+            action="store_const",
+            const=True,
+            default=None,
+            help="send prompts as chat messages (the default for llamacpp, whose GGUF chat template is used, "
+            "and for the chat endpoint)",
+        )
+        form.add_argument(
+            "--completion",
+            "--no-chat",
+            dest="chat",
+            action="store_const",
+            const=False,
+            help="llamacpp: send each prompt as a raw completion (as it is, or wrapped by --completion-template)",
+        )
         p.add_argument(
             "--completion-template",
             metavar="TEXT",
-            help="llamacpp without --chat: {prompt} marks where the prompt goes",
+            help="llamacpp raw completion (implies --completion): {prompt} marks where the prompt goes",
         )
 
 

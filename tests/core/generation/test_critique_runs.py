@@ -316,7 +316,14 @@ def test_pause_resume_and_cancel(library_path, server):
     while time.monotonic() < deadline and (not seen or seen[-1].done < 4):
         time.sleep(0.02)
     control.pause()
-    time.sleep(0.5)  # requests in flight finish; then nothing more is sent
+    # The run says it is paused and the requests in flight are answered (waited for, not a
+    # fixed 0.5 s a loaded machine may overrun); then nothing more is sent.
+    while time.monotonic() < deadline and not (
+        server.in_flight == 0
+        and _count(library_path, "SELECT count(*) FROM run WHERE id = ? AND status = 'paused'", (run_id,)) == 1
+    ):
+        time.sleep(0.02)
+    time.sleep(0.2)  # a request sent as the pause came has arrived by now
     sent_paused = len(server.requests)
     time.sleep(0.6)
     assert len(server.requests) == sent_paused

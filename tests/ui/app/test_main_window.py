@@ -79,7 +79,7 @@ def test_search_narrows_the_table(window, qtbot):
         window.samples.search.clear()
         qtbot.keyClicks(window.samples.search, term)
         # the search runs 150 ms after the last key: wait for the whole word, not a prefix of it
-        qtbot.waitUntil(lambda term=term: window.samples.model.sample_filter.search == term, timeout=3000)
+        qtbot.waitUntil(lambda term=term: window.samples.model.sample_filter.search == term, timeout=10000)
         found = {window.samples.model.sample_row(r).sample_id for r in range(window.samples.model.rowCount())}
         # as FTS5 matches the last word typed: a word that begins with it, in any case
         expected = {sid for sid, ws in every_sample.items() if any(w.startswith(term) for w in ws)}
@@ -88,7 +88,7 @@ def test_search_narrows_the_table(window, qtbot):
         assert 1 <= len(found) < total
         assert window.samples.count_label.text() == f"{len(found)} sample{'s' if len(found) != 1 else ''}"
     window.samples.search.clear()
-    qtbot.waitUntil(lambda: window.samples.model.rowCount() == total, timeout=3000)
+    qtbot.waitUntil(lambda: window.samples.model.rowCount() == total, timeout=10000)
 
 
 def test_filters_narrow_the_table(window, qtbot):

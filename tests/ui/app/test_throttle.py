@@ -18,7 +18,7 @@ def test_requests_within_the_delay_are_one_refresh(qtbot):
     for _ in range(5):
         throttle.request()
     assert runs == [] and throttle.busy()
-    with qtbot.waitSignal(throttle.idle, timeout=2000):
+    with qtbot.waitSignal(throttle.idle, timeout=10000):
         pass
     assert runs == [1] and not throttle.busy()
 
@@ -63,7 +63,7 @@ def test_a_hidden_widget_refreshes_when_it_is_shown(qtbot):
     throttle.request()
     assert runs == [] and throttle.stale and not throttle.busy()
     widget.show()
-    qtbot.waitUntil(lambda: runs == [1], timeout=2000)
+    qtbot.waitUntil(lambda: runs == [1], timeout=10000)
     assert not throttle.stale
     widget.hide()
     widget.show()  # nothing changed meanwhile: no refresh

@@ -38,7 +38,7 @@ def test_open_sample_switches_collection_and_clears_filters(window, qtbot):
 
 def test_data_changed_after_notify_carries_what_changed(window, qtbot):
     changes = DataChanges(annotations=True, initiator=window)
-    with qtbot.waitSignal(window.data_changed, timeout=2000) as sent:
+    with qtbot.waitSignal(window.data_changed, timeout=10000) as sent:
         window.notify_data_changed(changes)
     assert sent.args == [changes] and sent.args[0].initiator is window
 

@@ -89,7 +89,7 @@ def test_correctness_map_click_emits_sample(qtbot, tmp_path, answers):
         def accept(self):
             pass
 
-    with qtbot.waitSignal(widget.sample_clicked, timeout=1000) as blocker:
+    with qtbot.waitSignal(widget.sample_clicked, timeout=10000) as blocker:
         widget._clicked(Event(1.2, 5.7))
     assert blocker.args == [widget.sample_ids[5]]
     _check_exports(widget, tmp_path, width=500)

@@ -148,3 +148,26 @@ def test_filter_probes_a_server_once_and_stops_if_it_ignores_echo(qtbot, dialog,
         dialog.status.text()
     )
     assert len(fake_server.requests) == before + 1  # one probe, not a failed call per rationale
+
+
+def test_the_rewriting_model_gets_prompts_as_generate_sends_them(qtbot, dialog, monkeypatch) -> None:
+    """The dialog sent a local model raw completions, unlike `generate`, the planner and
+    `rationales extract` (a GGUF's chat template): it now takes the same default."""
+    from thoughtdesk.core.errors import ThoughtDeskError
+    from thoughtdesk.core.generation.defaults import default_chat
+    from thoughtdesk.ui.generation import rationales_dialog
+
+    built = []
+
+    def recorded(spec):  # the model the dialog would call, and no call
+        built.append(spec)
+        raise ThoughtDeskError("stopped by the test")
+
+    monkeypatch.setattr(rationales_dialog, "build_backend", recorded)
+    for model, url in (("llamacpp:/m/a.gguf", ""), ("openai:m", "http://127.0.0.1:9/v1"), ("anthropic:c", "")):
+        dialog.model.setText(model)
+        dialog.model_url.setText(url)
+        dialog.start_extract()
+        wait_idle(qtbot, dialog)
+        assert built[-1].model == model.partition(":")[2]
+        assert built[-1].chat is default_chat(built[-1].provider, "chat") is True, model

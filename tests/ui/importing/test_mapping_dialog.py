@@ -73,9 +73,9 @@ def test_markup_in_cells_is_plain_text(dialog):
 
 def test_preview_updates_live_after_a_change(dialog, qtbot):
     dialog.set_field("answer", None)
-    qtbot.waitUntil(lambda: dialog.preview_texts() and dialog.preview_texts()[0][COL["answer"]] == "", timeout=3000)
+    qtbot.waitUntil(lambda: dialog.preview_texts() and dialog.preview_texts()[0][COL["answer"]] == "", timeout=10000)
     dialog.set_field("answer", "label")
-    qtbot.waitUntil(lambda: dialog.preview_texts()[0][COL["answer"]] == "A", timeout=3000)
+    qtbot.waitUntil(lambda: dialog.preview_texts()[0][COL["answer"]] == "A", timeout=10000)
 
 
 def test_saved_mapping_reloads_in_a_new_dialog(dialog, qtbot, tmp_path):
@@ -150,7 +150,7 @@ def test_a_mapping_change_re_maps_the_rows_read_once(qtbot, tmp_path):
     first = widget.preview_texts()
     copy.unlink()  # the file is not read again for a new preview
     widget.set_field("answer", None)
-    qtbot.waitUntil(lambda: widget.preview_texts() and widget.preview_texts()[0][COL["answer"]] == "", timeout=3000)
+    qtbot.waitUntil(lambda: widget.preview_texts() and widget.preview_texts()[0][COL["answer"]] == "", timeout=10000)
     assert (
         len(widget.preview_texts()) == len(first)
         and widget.preview_texts()[0][COL["question"]] == first[0][COL["question"]]

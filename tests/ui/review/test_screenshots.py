@@ -87,7 +87,7 @@ def test_review_tab_screenshot(qtbot, library_path, tmp_path, theme) -> None:
 
 def shoot(session, qtbot, theme: str, folder: Path) -> None:
     window, view = session.window, session.view
-    qtbot.waitUntil(lambda: view.compare.theme() == theme, timeout=2000)
+    qtbot.waitUntil(lambda: view.compare.theme() == theme, timeout=10000)
     annotate_for_the_picture(session)
     view.compare.paint_all()
     qtbot.wait(50)

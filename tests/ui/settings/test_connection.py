@@ -111,3 +111,35 @@ def test_a_redirect_is_reported_and_the_key_is_not_sent_on(models_server):
     assert not result.ok
     assert "redirects to /v1/models" in result.message and "no key was sent there" in result.message
     assert [path for path, _key in ModelListHandler.seen] == ["/moved/v1/models"]  # not followed
+
+
+def test_an_address_with_user_and_password_is_refused_and_nothing_is_sent(qtbot, models_server):
+    """httpx sent ``user:pass@`` of a base URL as Basic auth; model calls refuse such addresses
+    (they are stored with every run), and Test connection and the form now say the same."""
+    from tests.helpers.app_state import ModelListHandler
+    from thoughtdesk.core.generation.backends.connection_check import look_up_model
+
+    ModelListHandler.seen.clear()
+    with_password = models_server.replace("http://", "http://alice:s3cret-pw@")
+    plain = models_server
+    result = check_openai_compatible(with_password, "sk-local-test-key-123")
+    assert not result.ok and "s3cret-pw" not in result.message
+    assert result.message.startswith(f"the base URL {plain} carries a user name or password (user:pass@)")
+    anthropic = check_anthropic("sk-local-test-key-123", base_url=with_password.removesuffix("/v1"))
+    assert not anthropic.ok and "carries a user name or password" in anthropic.message
+    assert look_up_model("openai", with_password, "sk-local-test-key-123", "local-model-a").known is None
+    assert ModelListHandler.seen == []  # no request went out
+
+    form = _form(qtbot, with_password)
+    panel = form.openai
+    assert panel.address_note.isVisible() and "user name or password (user:pass@)" in panel.address_note.text()
+    panel.key.setText("sk-local-test-key-123")
+    with qtbot.waitSignal(panel.tested, timeout=10000) as blocker:
+        panel.test_connection()
+    assert not blocker.args[0].ok and panel.result.text().startswith(f"Failed: the base URL {plain} carries")
+    assert "s3cret-pw" not in panel.result.text() and ModelListHandler.seen == []
+    panel.base_url.setText(plain)  # fixed: the note goes, the test connects
+    assert not panel.address_note.isVisible()
+    with qtbot.waitSignal(panel.tested, timeout=10000) as blocker:
+        panel.test_connection()
+    assert blocker.args[0].ok

@@ -19,6 +19,7 @@ import pyqtgraph as pg
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import ProviderGate, ProviderLimits, ResilientBackend
+from thoughtdesk.core.generation.defaults import default_chat
 from thoughtdesk.core.generation.fragments import FragmentLibrary
 from thoughtdesk.core.generation.runs import ModelSpec, ScorerReport, probe_scorer, scorer_report
 from thoughtdesk.core.generation.runs.providers import build_backend
@@ -206,10 +207,14 @@ class RationalesDialog(QDialog):
             self.preset.blockSignals(False)
         self._show_counts()
 
-    def _spec(self, text: str, url: str, endpoint: str) -> ModelSpec:
+    def _spec(self, text: str, url: str, endpoint: str, *, chat: bool = False) -> ModelSpec:
+        """The model in ``text``; ``chat``: the rewriting model, sent prompts as the provider's
+        default says (:func:`~thoughtdesk.core.generation.defaults.default_chat`, as ``generate``
+        and ``rationales extract``); else a scorer, always a raw completion."""
         if not text.strip():
             raise ThoughtDeskError("name a model as PROVIDER:MODEL, e.g. llamacpp:/path/model.gguf")
         options: dict[str, object] = {"endpoint": endpoint, "timeout": 300.0, "n_ctx": self.n_ctx.value()}
+        options["chat"] = default_chat(text.strip().partition(":")[0], endpoint) if chat else False
         # Several addresses separated by commas: a server pool (docs/serving.md).
         urls = [part.strip() for part in url.split(",") if part.strip()]
         if urls:
@@ -248,7 +253,7 @@ class RationalesDialog(QDialog):
 
     def start_extract(self) -> None:
         try:
-            spec = self._spec(self.model.text(), self.model_url.text(), "chat")
+            spec = self._spec(self.model.text(), self.model_url.text(), "chat", chat=True)
             markers = Markers.parse(self.markers.text())
             template = self.fragments.text("rationale_extraction", DEFAULT_PROMPT_KEY)
             if template is None:

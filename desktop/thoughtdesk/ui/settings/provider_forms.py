@@ -14,6 +14,7 @@ from thoughtdesk.core.generation.backends.connection_check import (
     check_anthropic,
     check_openai_compatible,
 )
+from thoughtdesk.core.generation.backends.http import credentials_in
 from thoughtdesk.core.generation.runs.providers import DEFAULT_BASE_URLS
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
@@ -57,6 +58,12 @@ class ProviderPanel(QGroupBox):
         form.addRow(self.enabled)
         self.base_url = QLineEdit(objectName=f"{provider}BaseUrl")
         form.addRow("Base URL:", self.base_url)
+        # Why an address with user:pass@ will not work, under the field while it has them.
+        self.address_note = plain_label(name=f"{provider}BaseUrlNote")
+        self.address_note.setStyleSheet("color: #b3261e;")
+        self.address_note.setVisible(False)
+        form.addRow(self.address_note)
+        self.base_url.textChanged.connect(self._check_address)
         self.key = QLineEdit(objectName=f"{provider}Key")
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.key.textEdited.connect(lambda _: self.enabled.setChecked(True))
@@ -69,6 +76,17 @@ class ProviderPanel(QGroupBox):
         form.addRow(row)
         self.result = plain_label(name=f"{provider}Result", selectable=True)
         form.addRow(self.result)
+
+    def _check_address(self, text: str) -> None:
+        has = credentials_in(text.strip())
+        self.address_note.setText(
+            "This address carries a user name or password (user:pass@): ThoughtDesk does not send "
+            "them, because base URLs are stored with every run and answer. Remove them; a key goes "
+            "in API key below (sent as a Bearer token)."
+            if has
+            else ""
+        )
+        self.address_note.setVisible(has)
 
     def stored_key(self) -> str | None:
         """The stored key if it was saved for the address in the form (never sent elsewhere)."""

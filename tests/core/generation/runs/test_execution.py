@@ -153,10 +153,13 @@ def test_faults_are_retried_and_garbage_is_a_failed_request(library_path, fake_s
         Reply(200, {"id": "x", "choices": []}),  # empty choices: also failed
         Reply(429, {"error": {"message": "slow down"}}, headers={"Retry-After": "0.2"}),
         Reply(500, {"error": {"message": "boom"}}),
-        Reply(delay=3.0),  # past the 2 s timeout
+        Reply(hang=True),  # no answer until the client gives up: a timeout on any machine
         Reply(drop_after=10),
     )
-    run_id = _run(library_path, _spec(fake_server, mode=PromptMode.ONE_STEP))
+    # 4 s for each answer: a loaded machine must not turn a normal answer into a sixth fault
+    # (the timeout's reply holds the request until then; a fixed 3 s delay raced the old 2 s).
+    model = ModelSpec("openai", "m", base_url=fake_server.base_url, timeout=4.0)
+    run_id = _run(library_path, _spec(fake_server, mode=PromptMode.ONE_STEP, models=(model,)))
     final = execute_run(library_path, run_id, limits=RunLimits(concurrency=1, max_attempts=5, initial_wait=0.05))
     assert final.total == 5 and final.failed == 2 and final.done == 3 and final.status == "failed"
     with Library.open(library_path) as lib:
@@ -165,6 +168,7 @@ def test_faults_are_retried_and_garbage_is_a_failed_request(library_path, fake_s
     assert {f.raw_response for f in failed} == {"this is not json {", '{"id": "x", "choices": []}'}
     assert all(f.result_cot_pk is None and "openai" in f.error for f in failed)
     assert max(d.attempts for d in done) == 5  # 429, 500, timeout, dropped, then success
+    assert fake_server.requests[5].time - fake_server.requests[4].time >= 4.0  # the client's timeout, not a hang-up
     assert len(_cot_rows(library_path)) == 3  # never a CoT from garbage
     final = resume_run(library_path, run_id, limits=FAST)
     assert final.status == "done" and final.done == 5 and len(_cot_rows(library_path)) == 5

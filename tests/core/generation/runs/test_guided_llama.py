@@ -148,7 +148,9 @@ def test_roles_on_one_gguf_load_it_once_for_generation_and_once_for_scoring(libr
 @pytest.mark.slow
 def test_killed_mid_trajectory_with_the_real_model_then_resumed(library_path, gguf_model):
     """SIGKILL of `generate --guide rationalyst` on the small model in-process once a step is
-    stored; the resume keeps the stored steps as they are, writes the rest, stores each once."""
+    stored; the resume keeps the stored steps as they are, writes the rest, stores each once.
+    Steps of 4 tokens: with 12, the seed's first step said "The answer is 27." and ended the
+    trajectory at once, so the kill always came too late (the test skipped itself)."""
     import signal
     import sqlite3
     import time
@@ -175,23 +177,39 @@ def test_killed_mid_trajectory_with_the_real_model_then_resumed(library_path, gg
         "--max-steps",
         "3",
         "--step-max-tokens",
-        "12",
+        "4",
         "--n-ctx",
         "512",
         "--model-seed",
         "7",
     )
+    # The kill must land mid-trajectory. Each poll takes the library's write lock for a moment;
+    # once a step is stored, the lock is kept until the process is dead, so the child cannot store
+    # another step (nor finish the trajectory) between the look and the kill, however slow this
+    # machine is: it waits on its busy timeout (10 s), and the kill comes well before.
     deadline = time.monotonic() + 600
     stored = 0
-    while time.monotonic() < deadline and process.poll() is None and not stored:
-        time.sleep(0.2)
-        try:
-            stored = _count(library_path, "SELECT count(*) FROM trajectory_step")
-        except sqlite3.OperationalError:
-            continue
-    assert process.poll() is None and stored >= 1, process.communicate()
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    watcher = sqlite3.connect(library_path, timeout=60, isolation_level=None)
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                watcher.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                time.sleep(0.02)  # the library not made yet, or the child writing for longer
+                continue
+            try:
+                stored = watcher.execute("SELECT count(*) FROM trajectory_step").fetchone()[0]
+            except sqlite3.OperationalError:
+                stored = 0  # the table not there yet
+            if stored:
+                break  # the write lock is held from here to the kill
+            watcher.execute("ROLLBACK")
+            time.sleep(0.02)
+        assert process.poll() is None and stored >= 1, process.communicate()
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    finally:
+        watcher.close()  # rolls back: nothing was written
 
     def rows():
         conn = sqlite3.connect(f"file:{library_path}?mode=ro", uri=True)
@@ -204,8 +222,7 @@ def test_killed_mid_trajectory_with_the_real_model_then_resumed(library_path, gg
             conn.close()
 
     before = rows()
-    if before[-1][6]:  # the kill came after the last step: nothing left to resume
-        pytest.skip("the trajectory had finished when the kill landed")
+    assert len(before) == stored and not before[-1][6], before  # killed with the trajectory unfinished
     assert _count(library_path, "SELECT count(*) FROM request WHERE status = 'done'") == 0
     resumed = _cli(library_path, "resume", "1", "--json")
     out, err = resumed.communicate(timeout=900)

@@ -76,7 +76,7 @@ def test_aligned_sentences_share_a_colour_and_the_slider_regroups(view, qtbot) -
     assert shared in reference_colours
     assert first_cot_colours["Fever and cough with a consolidation point to pneumonia."] == reference_colours[shared]
     groups_at_50 = len(view.alignment.groups)
-    with qtbot.waitSignal(view.thresholdChanged, timeout=2000):
+    with qtbot.waitSignal(view.thresholdChanged, timeout=10000):
         view.slider.setValue(100)  # a user drag: coalesced, then applied
     assert view.alignment.threshold == 100
     assert len(view.alignment.groups) < groups_at_50
@@ -145,12 +145,12 @@ def test_panels_out_of_view_are_repainted_when_scrolled_to(qtbot, sample_cots) -
     qtbot.waitExposed(widget)
     last = widget.panels[4].text_view  # "Fever and cough are present." groups with CoT 2 at 50 %
     # Out of view at first: painted when the event loop is idle.
-    qtbot.waitUntil(lambda: "Fever and cough are present." in backgrounds(last), timeout=2000)
+    qtbot.waitUntil(lambda: "Fever and cough are present." in backgrounds(last), timeout=10000)
     widget.set_threshold(100)
     assert 4 in widget.painter.stale  # out of view, so not repainted yet
     bar = widget.scroll_area.horizontalScrollBar()
     bar.setValue(bar.maximum())
-    qtbot.waitUntil(lambda: "Fever and cough are present." not in backgrounds(last), timeout=2000)
+    qtbot.waitUntil(lambda: "Fever and cough are present." not in backgrounds(last), timeout=10000)
     assert widget.panels[4].text_view.document().toPlainText() == sample_cots[4].text
 
 

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import httpx
 
-from thoughtdesk.core.generation.backends.http import error_text
+from thoughtdesk.core.generation.backends.http import credentials_in, credentials_refused, error_text
 from thoughtdesk.core.settings.network import OfflineError, require_network
 from thoughtdesk.core.settings.transport import sync_client
 
@@ -31,6 +31,8 @@ class ConnectionResult:
 
 def check_openai_compatible(base_url: str, api_key: str | None, *, timeout: float = 10.0) -> ConnectionResult:
     """Ask an OpenAI-compatible server at ``base_url`` for its models (timeout in seconds)."""
+    if refused := _credentials_refused("OpenAI-compatible server", base_url):
+        return refused
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     return _check("OpenAI-compatible server", base_url.rstrip("/") + "/models", headers, timeout)
 
@@ -39,10 +41,21 @@ def check_anthropic(
     api_key: str | None, *, base_url: str = "https://api.anthropic.com", timeout: float = 10.0
 ) -> ConnectionResult:
     """Ask Anthropic's API (or a server at ``base_url`` speaking it) for its models."""
+    if refused := _credentials_refused("Anthropic", base_url):
+        return refused
     if not api_key:
         return ConnectionResult(False, "no Anthropic API key: paste the key first")
     headers = {"x-api-key": api_key, "anthropic-version": ANTHROPIC_VERSION}
     return _check("Anthropic", base_url.rstrip("/") + "/v1/models", headers, timeout)
+
+
+def _credentials_refused(what: str, base_url: str) -> ConnectionResult | None:
+    """The refusal of a base URL with ``user:pass@`` in it, as model calls refuse it: httpx would
+    send them as Basic auth, and the address is stored with every run (None: none in it)."""
+    if not credentials_in(base_url):
+        return None
+    error = credentials_refused(what, base_url)
+    return ConnectionResult(False, f"{error.message}; {error.hint}")
 
 
 def _check(what: str, url: str, headers: dict[str, str], timeout: float) -> ConnectionResult:
@@ -110,7 +123,10 @@ def look_up_model(
     server: ``GET /models``; a name among the ids is known, and a name missing from a list of two
     or more is not (OpenAI, vLLM with several models, Ollama, LM Studio). A list of one says
     nothing: a llama.cpp server lists the model it loaded under one name and answers to any.
-    Everything else (no /models, an error, no answer) is unknown, never a refusal."""
+    Everything else (no /models, an error, no answer) is unknown, never a refusal; nothing is
+    sent to an address with a user name or password in it."""
+    if credentials_in(base_url):
+        return ModelLookup(None)
     if provider == "anthropic":
         if not api_key:
             return ModelLookup(None)
