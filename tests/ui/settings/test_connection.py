@@ -132,7 +132,11 @@ def test_an_address_with_user_and_password_is_refused_and_nothing_is_sent(qtbot,
 
     form = _form(qtbot, with_password)
     panel = form.openai
-    assert panel.address_note.isVisible() and "user name or password (user:pass@)" in panel.address_note.text()
+    assert panel.address_note.isVisible() and "user:pass@" in panel.address_note.text()
+    assert "user name or password (user:pass@)" in panel.address_note.toolTip()
+    # one line that the form shows whole (a wrapped note was cut to its first line)
+    note = panel.address_note
+    assert note.fontMetrics().horizontalAdvance(note.text()) <= note.width()
     panel.key.setText("sk-local-test-key-123")
     with qtbot.waitSignal(panel.tested, timeout=10000) as blocker:
         panel.test_connection()

@@ -79,10 +79,15 @@ class ProviderPanel(QGroupBox):
 
     def _check_address(self, text: str) -> None:
         has = credentials_in(text.strip())
+        # One line: a wrapped label spanning a QFormLayout row got one line's height when it
+        # appeared in a dialog already shown, and the rest was cut. The why is in the tooltip.
         self.address_note.setText(
-            "This address carries a user name or password (user:pass@): ThoughtDesk does not send "
-            "them, because base URLs are stored with every run and answer. Remove them; a key goes "
-            "in API key below (sent as a Bearer token)."
+            "Remove the user:pass@ part: it is never sent (a key goes in API key)." if has else ""
+        )
+        self.address_note.setToolTip(
+            "This address carries a user name or password (user:pass@). ThoughtDesk does not send "
+            "them, because base URLs are stored with every run and answer. A key goes in API key "
+            "below (sent as a Bearer token)."
             if has
             else ""
         )
