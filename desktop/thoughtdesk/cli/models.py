@@ -103,6 +103,31 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         "serving the same model",
     )
     p.add_argument("--endpoint", choices=["chat", "completions"], help="OpenAI endpoint (default chat)")
+    add_chat_options(p)
+    p.add_argument(
+        "--temperature",
+        type=temperature,
+        default=0.0,
+        metavar="T",
+        help=f"sampling temperature, {LOW:g} to {HIGH:g} (default 0: greedy, the same CoT every time)",
+    )
+    p.add_argument(
+        "--max-tokens", type=whole(1, 1_000_000), default=256, metavar="M", help="tokens per CoT (default 256)"
+    )
+    p.add_argument(
+        "--n-ctx",
+        type=whole(64, 1_000_000),
+        default=2048,
+        metavar="N",
+        help="llamacpp: context size in tokens (default 2048; a local scorer's memory grows with it)",
+    )
+    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
+
+
+def add_chat_options(p: argparse.ArgumentParser) -> None:
+    """--chat / --completion (one of them) and --completion-template: how prompts reach a model
+    (generate, critique and rationales extract; defaults from core/generation/defaults.py)."""
     form = p.add_mutually_exclusive_group()
     form.add_argument(
         "--chat",
@@ -129,22 +154,3 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
         "<start_of_turn>model\\n'",
     )
-    p.add_argument(
-        "--temperature",
-        type=temperature,
-        default=0.0,
-        metavar="T",
-        help=f"sampling temperature, {LOW:g} to {HIGH:g} (default 0: greedy, the same CoT every time)",
-    )
-    p.add_argument(
-        "--max-tokens", type=whole(1, 1_000_000), default=256, metavar="M", help="tokens per CoT (default 256)"
-    )
-    p.add_argument(
-        "--n-ctx",
-        type=whole(64, 1_000_000),
-        default=2048,
-        metavar="N",
-        help="llamacpp: context size in tokens (default 2048; a local scorer's memory grows with it)",
-    )
-    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")

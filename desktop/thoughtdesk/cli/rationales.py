@@ -18,7 +18,7 @@ from thoughtdesk.cli.common import (
     server_urls,
     whole,
 )
-from thoughtdesk.cli.models import model_spec, temperature
+from thoughtdesk.cli.models import add_chat_options, model_spec, temperature
 from thoughtdesk.core.generation.backends import (
     Backend,
     LlamaCppBackend,
@@ -299,30 +299,8 @@ def _model_options(p: argparse.ArgumentParser, *, chat: bool) -> None:
         "--n-ctx", type=whole(64, 1_000_000), default=2048, metavar="N", help="llamacpp: context size (default 2048)"
     )
     p.add_argument("--timeout", type=number(1, 86400), default=300.0, metavar="S", help="seconds per call")
-    if chat:  # as generate's (cli/models.py): chat by default for llamacpp and the chat endpoint
-        form = p.add_mutually_exclusive_group()
-        form.add_argument(
-            "--chat",
-            dest="chat",
-            action="store_const",
-            const=True,
-            default=None,
-            help="send prompts as chat messages (the default for llamacpp, whose GGUF chat template is used, "
-            "and for the chat endpoint)",
-        )
-        form.add_argument(
-            "--completion",
-            "--no-chat",
-            dest="chat",
-            action="store_const",
-            const=False,
-            help="llamacpp: send each prompt as a raw completion (as it is, or wrapped by --completion-template)",
-        )
-        p.add_argument(
-            "--completion-template",
-            metavar="TEXT",
-            help="llamacpp raw completion (implies --completion): {prompt} marks where the prompt goes",
-        )
+    if chat:  # as generate's: chat by default for llamacpp and the chat endpoint
+        add_chat_options(p)
 
 
 def _tau_options(p: argparse.ArgumentParser) -> None:

@@ -214,16 +214,8 @@ class LongText(QWidget):
         self.text = ""
         self.view = FittedPlainText(self)
         self.view.setObjectName("longTextView")
-        self.more = QToolButton(self)
-        self.more.setObjectName("showAll")
-        self.more.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.more.clicked.connect(self.show_all)
+        self.more = _show_all_below(self, self.view, self.show_all)
         self.dialog: FullTextDialog | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addWidget(self.view)
-        layout.addWidget(self.more, 0, Qt.AlignmentFlag.AlignLeft)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
         self.set_text(text)
 
@@ -281,17 +273,9 @@ class PlainTextBox(QWidget):
         self.view.setUndoRedoEnabled(False)
         if max_height:
             self.view.setMaximumHeight(max_height)
-        self.more = QToolButton(self)
-        self.more.setObjectName("showAll")
-        self.more.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.more.clicked.connect(self.show_all)
+        self.more = _show_all_below(self, self.view, self.show_all)
         self.more.setVisible(False)
         self.dialog: FullTextDialog | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addWidget(self.view)
-        layout.addWidget(self.more, 0, Qt.AlignmentFlag.AlignLeft)
 
     def set_text(self, text: str) -> None:
         """Show ``text``, cut where it passes :data:`DISPLAY_CHARS` shown characters."""
@@ -394,3 +378,17 @@ def open_full_text(parent: QWidget | None, title: str, text: str) -> FullTextDia
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
     return dialog
+
+
+def _show_all_below(owner: QWidget, view: QWidget, show_all: Callable[[], object]) -> QToolButton:
+    """Lay ``view`` out in ``owner`` with a "Show all" button under it (LongText, PlainTextBox)."""
+    more = QToolButton(owner)
+    more.setObjectName("showAll")
+    more.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    more.clicked.connect(show_all)
+    layout = QVBoxLayout(owner)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(2)
+    layout.addWidget(view)
+    layout.addWidget(more, 0, Qt.AlignmentFlag.AlignLeft)
+    return more
