@@ -70,7 +70,9 @@ class GenerationUI(QObject):
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
         self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
-        self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
+        # The tab's Ctrl+4 is a window shortcut; the menu names it after a tab (shown right-aligned
+        # like a shortcut) without binding it twice, which Qt would call ambiguous and ignore.
+        self.action_runs = window.add_action(menu, "&Runs\tCtrl+4", None, lambda: window.show_tab(self.runs_panel))
         window.writing(self.action_plan, self.action_critique, self.action_rationales)
         window.library_changed.connect(self._library_changed)
         # Stop sending at close; requests in flight are stored or sent again by a later resume.

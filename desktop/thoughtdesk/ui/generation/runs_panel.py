@@ -447,11 +447,14 @@ class RunsPanel(QWidget):
         if worker is not None and worker.isRunning():
             self.message.setText(f"Run {run_id} is running: cancel it first, then delete it.")
             return None
+        row = self.model.row_of(run_id)
+        # What a run produced, which deleting it keeps: a critique run made critiques, not CoTs.
+        made = "critiques" if row is not None and self.model.runs[row].kind == "critique" else "CoTs and answers"
         if confirm:
             answer = QMessageBox.question(
                 self,
                 "Delete run",
-                f"Delete run {run_id} and its request rows? The CoTs and answers it produced stay in the "
+                f"Delete run {run_id} and its request rows? The {made} it produced stay in the "
                 "collection. This cannot be undone.",
             )
             if answer != QMessageBox.StandardButton.Yes:
@@ -466,7 +469,7 @@ class RunsPanel(QWidget):
             self.errors.pop(deleted, None)
             self.model.live.pop(deleted, None)
 
-        return self._change(work, f"Run {run_id} deleted; its CoTs and answers are kept.", forget)
+        return self._change(work, f"Run {run_id} deleted; its {made} are kept.", forget)
 
     def offer_delete_empty_run(self, run_id: int, text: str) -> QMessageBox:
         """Say that run ``run_id`` cannot be resumed and offer to delete it (non-modal)."""
