@@ -70,7 +70,7 @@ _SHOW_DETAIL = QEvent.Type(QEvent.registerEventType())
 class _ElideMiddle(QStyledItemDelegate):
     """Cuts a cell's text in the middle: sample ids differ at their ends."""
 
-    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:  # noqa: N802 (Qt's name)
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         super().initStyleOption(option, index)
         option.textElideMode = Qt.TextElideMode.ElideMiddle
 
