@@ -41,6 +41,7 @@ from thoughtdesk.ui.qt import (
     QLabel,
     QLineEdit,
     QModelIndex,
+    QPersistentModelIndex,
     QShortcut,
     QSplitter,
     QStyledItemDelegate,
@@ -70,7 +71,7 @@ _SHOW_DETAIL = QEvent.Type(QEvent.registerEventType())
 class _ElideMiddle(QStyledItemDelegate):
     """Cuts a cell's text in the middle: sample ids differ at their ends."""
 
-    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
         option.textElideMode = Qt.TextElideMode.ElideMiddle
 
