@@ -333,7 +333,12 @@ class ReviewView(QWidget):
 
     def cot_views(self, stored: StoredSample) -> tuple[list[CotView], list[int | None]]:
         """What the compare view shows of ``stored``, in display order, and the CoT keys."""
-        return cot_views(stored, blind=self.blind, author=self.author, critiques=self.critiques)
+        # Guided CoTs are marked (one indexed look-up; blind mode hides the method anyway). The
+        # run engine's package is imported on first use, not with the window.
+        from thoughtdesk.core.generation.runs.trajectories import guided_cot_pks
+
+        guided = () if self.blind or self.library is None else set(guided_cot_pks(self.library, stored.pk))
+        return cot_views(stored, blind=self.blind, author=self.author, critiques=self.critiques, guided=guided)
 
     def reload(self) -> None:
         """Show the current sample again (after an import, a name change, blind mode...)."""
