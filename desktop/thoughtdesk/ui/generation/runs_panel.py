@@ -276,6 +276,7 @@ class RunsPanel(QWidget):
     def _selection_changed(self) -> None:
         self._update_buttons()
         run_id = self.selected_run()
+        self.output.show_run(run_id)  # the selected run's stream only: two runs never mix
         self._show_message(run_id)
         self._load_failed(force=True)
 
@@ -519,7 +520,7 @@ class RunsPanel(QWidget):
         )
         worker.progress.connect(self._progress)
         worker.request_started.connect(lambda prompt, r=run_id: self.output.start(r, prompt))
-        worker.token.connect(self.output.append)
+        worker.token.connect(lambda piece, r=run_id: self.output.append(r, piece))
         worker.ended.connect(lambda final, error, r=run_id: self._ended(r, final, error))
         self.workers[run_id] = worker
         self.errors.pop(run_id, None)
@@ -539,6 +540,7 @@ class RunsPanel(QWidget):
         self._dirty = True
 
     def _ended(self, run_id: int, final: RunProgress | None, error: str) -> None:
+        self.output.end(run_id)
         if final is not None:
             self.model.live[run_id] = final
         if error:
