@@ -159,7 +159,8 @@ class GenerationUI(QObject):
         prices, problem = load_price_table(self.price_path)
         selected = window.samples.current_sample_key()
         models = ModelList()
-        start_from_settings(models)
+        defaults = model_defaults(settings_values(load_settings()))
+        models.start_from(defaults)
         self.planner = RunPlannerDialog(
             window.library.path,
             self.fragments,
@@ -172,6 +173,10 @@ class GenerationUI(QObject):
         )
         if problem:
             self.planner.price_editor.message.setText(problem)
+        # Helper models (rationale, scorer, rater) start from Settings too, offline-aware, and
+        # follow the run's main model when it is a local GGUF.
+        self.planner.guide.start_from(defaults)
+        self.planner.follow_main_model()
         self.planner.run_created.connect(self._run_created)
         self.planner.finished.connect(self._planner_closed)
         self.planner.open()
