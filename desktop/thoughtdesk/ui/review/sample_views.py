@@ -95,10 +95,13 @@ def question_text(stored: StoredSample) -> str:
     question = shorten(sample.question or "", QUESTION_CHARS)
     if len(question) != len(sample.question or ""):
         question += " (the Samples tab shows all)"
-    lines = [f"{stored.dataset} / {stored.split} / {shorten(sample.id, CHOICE_CHARS)}", question]
+    # A compact header: where it is from and the gold answer on the first line, the choices on
+    # the second, then the question: a long question never pushes them below the box's fold.
+    gold = "Gold answer: " + (listed(sample.answer or [], "; ") or "(none)")
+    lines = [f"{stored.dataset} / {stored.split} / {shorten(sample.id, CHOICE_CHARS)} · {gold}"]
     if sample.choices:
         lines.append("Choices: " + listed(sample.choices, " · "))
-    lines.append("Gold answer: " + (listed(sample.answer or [], "; ") or "(none)"))
+    lines.append(question)
     return "\n".join(lines)
 
 

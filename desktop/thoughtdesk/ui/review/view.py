@@ -149,7 +149,8 @@ class ReviewView(QWidget):
         annotation_scroll.setWidget(self.panel)
         self.side_tabs = QTabWidget(objectName="reviewSideTabs")
         self.side_tabs.addTab(annotation_scroll, "Annotations")
-        self.side_tabs.setMinimumWidth(390)  # the scroll areas would let the splitter squeeze it
+        # The scroll areas would let the splitter squeeze it; no wider, so CoT columns get the room.
+        self.side_tabs.setMinimumWidth(365)
         self.side_tabs.addTab(rating_scroll, "Critiques && rating")
         self.side_tabs.currentChanged.connect(lambda _index: self._fill_rating_panel())
         #: The CoT the rating panel shows (-1: none yet); it is filled only while its tab is shown.
