@@ -267,3 +267,21 @@ def test_export_never_overwrites_the_library_and_asks_for_force_elsewhere(tmp_pa
     assert json.loads(notes.read_text())  # overwritten with the export, as asked
     result = run("export", "edge", "", library=lib)
     assert result.returncode == 1 and "no file was named" in result.stderr
+
+
+def test_datasets_table_has_a_header_and_aligned_columns(capsys):
+    # Issue 28: no header, and a long licence pushed the title column out of line.
+    from thoughtdesk.cli.main import main
+
+    assert main(["datasets"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "ANSWER", "TYPE", "TITLE", "LICENCE"]
+    starts = {line.index(title) for line, title in zip(lines[1:], _titles(), strict=True)}
+    assert len(starts) == 1 and starts == {lines[0].index("TITLE")}
+    assert any(line.startswith("gsm8k ") for line in lines)
+
+
+def _titles() -> list[str]:
+    from thoughtdesk.core.datasets import catalogue
+
+    return [info.title for info in catalogue()]

@@ -166,9 +166,13 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=2, ensure_ascii=False))
         return EXIT_OK
-    width = max(len(i.name) for i in infos)
-    for info in infos:
-        print(f"{info.name.ljust(width)}  {info.answer_type:<14}  {info.licence:<20}  {info.title}")
+    # Columns as wide as their widest cell, under a header; the licence, the longest and most
+    # varied text, comes last so that it cannot push the other columns out of line.
+    rows = [("NAME", "ANSWER TYPE", "TITLE", "LICENCE")]
+    rows += [(info.name, info.answer_type, info.title, info.licence) for info in infos]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[3])
     return EXIT_OK
 
 

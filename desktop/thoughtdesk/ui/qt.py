@@ -112,6 +112,7 @@ from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for ot
     QStyle,
     QStyledItemDelegate,
     QStyleOptionProgressBar,
+    QStyleOptionViewItem,
     QTableView,
     QTableWidget,
     QTableWidgetItem,

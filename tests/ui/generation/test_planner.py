@@ -313,3 +313,46 @@ def test_the_gguf_file_label_is_a_mnemonic_not_a_literal_ampersand(generation, q
         if "&" in label.text():
             assert label.buddy() is not None, label.text()
     planner.reject()
+
+
+def test_helper_models_start_from_settings_offline_aware_and_follow_a_local_main_model(
+    window, generation, qtbot, tmp_path
+):
+    # Issue 28: the Guide tab's rationale model started as a remote model (with a cost estimate)
+    # while offline mode was on, and switching it to Local left the GGUF path empty.
+    from thoughtdesk.core.settings import network
+    from thoughtdesk.ui.settings.options import AppSettings, save_settings
+
+    model = tmp_path / "clinic-model.gguf"
+    save_settings(AppSettings(local_model_path=str(model), openai_enabled=True))
+    planner = generation.open_planner()
+    guide = planner.guide
+    for form in (guide.rationale_form, guide.scorer_form, guide.rater_form):
+        assert form.provider.currentData() == "llamacpp" and form.gguf_path.text() == str(model)
+    planner.reject()
+
+    # No local model in Settings, offline, a remote provider enabled: no helper starts remote,
+    # and once the run's main model is a local GGUF, the helpers take its file.
+    save_settings(AppSettings(openai_enabled=True, offline=True))
+    assert network.is_offline()
+    try:
+        planner = generation.open_planner()
+        guide = planner.guide
+        for helper in (guide.rationale_form, guide.scorer_form, guide.rater_form):
+            assert helper.provider.currentData() == "llamacpp" and not helper.gguf_path.text()
+        planner.models.list.clear()
+        other = tmp_path / "main-model.gguf"
+        guide.rater_form.provider.setCurrentIndex(guide.rater_form.provider.findData("openai"))
+        planner.models.add(_local_spec(other))
+        for helper in (guide.rationale_form, guide.scorer_form, guide.rater_form):
+            assert helper.provider.currentData() == "llamacpp", "offline: the helper follows the local main model"
+            assert helper.gguf_path.text() == str(other)
+        planner.reject()
+    finally:
+        save_settings(AppSettings(offline=False))
+
+
+def _local_spec(path):
+    from thoughtdesk.core.generation.runs import ModelSpec
+
+    return ModelSpec("llamacpp", str(path))

@@ -87,6 +87,10 @@ class ImportingController(QObject):
         library = self._window.library
         return [c.name for c in library.collections()] if library is not None else []
 
+    def _selected_collection(self) -> str | None:
+        """The collection selected in the Samples tree: where an import goes unless changed."""
+        return self._window.samples.current_collection() if self._window.library is not None else None
+
     # Choosing what to import ------------------------------------------------------------------
 
     def import_dialog(self) -> None:
@@ -116,14 +120,22 @@ class ImportingController(QObject):
         if kind == "dscb":
             self.dscb_import_dialog(path)
             return
-        dialog = ImportDialog(path, self._collection_names(), self._window.dialog_parent)
+        dialog = ImportDialog(
+            path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         self.import_file(path, dialog.collection_name or path.stem, dialog.on_duplicate)
 
     def dataset_import_dialog(self, path: Path | None = None, *, download: bool = False) -> Task[ImportDone] | None:
         """The dataset import dialog (local files or a download); imports when accepted."""
-        dialog = DatasetImportDialog(self._collection_names(), self._window.dialog_parent, path=path, download=download)
+        dialog = DatasetImportDialog(
+            self._collection_names(),
+            self._window.dialog_parent,
+            path=path,
+            download=download,
+            collection=self._selected_collection(),
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return self.import_request(dialog.request())
@@ -133,7 +145,9 @@ class ImportingController(QObject):
         path = path or choose_table_file(self._window.dialog_parent)
         if path is None:
             return None
-        dialog = MappingDialog(path, self._collection_names(), self._window.dialog_parent)
+        dialog = MappingDialog(
+            path, self._collection_names(), self._window.dialog_parent, collection=self._selected_collection()
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return self.import_request(dialog.request())
@@ -150,7 +164,9 @@ class ImportingController(QObject):
             if not chosen:
                 return None
             path = Path(chosen)
-        dialog = ImportDialog(path, self._collection_names(), self._window.dialog_parent)
+        dialog = ImportDialog(
+            path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
+        )
         dialog.setWindowTitle("Import a DS Critique Bank file")
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None

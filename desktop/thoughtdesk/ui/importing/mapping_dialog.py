@@ -79,6 +79,7 @@ class MappingDialog(QDialog):
         *,
         saved: SavedMappings | None = None,
         preview_rows: int = 8,
+        collection: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mappingDialog")
@@ -162,7 +163,8 @@ class MappingDialog(QDialog):
         layout.addWidget(self.table, 1)
         self.status = plain_label(name="previewStatus")
         layout.addWidget(self.status)
-        self.target = ImportTargetBox(collections, self.path.stem)
+        # Into the collection selected in the tree, if any; else named after the file.
+        self.target = ImportTargetBox(collections, collection or self.path.stem)
         layout.addWidget(self.target)
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")

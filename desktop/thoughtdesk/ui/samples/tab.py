@@ -41,8 +41,11 @@ from thoughtdesk.ui.qt import (
     QLabel,
     QLineEdit,
     QModelIndex,
+    QPersistentModelIndex,
     QShortcut,
     QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     Qt,
     QTableView,
     QVBoxLayout,
@@ -63,6 +66,14 @@ QUESTION_COLUMN = 1
 COMPACT_MAX = {0: 120, 2: 100, 3: 110, 4: 60, 5: 72, 6: 84}
 #: Posted to the tab to show the selected sample once the first rows of a large result painted.
 _SHOW_DETAIL = QEvent.Type(QEvent.registerEventType())
+
+
+class _ElideMiddle(QStyledItemDelegate):
+    """Cuts a cell's text in the middle: sample ids differ at their ends."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 class SamplesTab(QSplitter):
@@ -133,6 +144,8 @@ class SamplesTab(QSplitter):
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.table.setWordWrap(False)
+        # Ids share long prefixes ("med_qa_train_10001"): cut at the end, rows looked the same.
+        self.table.setItemDelegateForColumn(0, _ElideMiddle(self.table))
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self._setup_columns()
