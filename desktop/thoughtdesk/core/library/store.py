@@ -54,7 +54,8 @@ def library_error(error: sqlite3.Error, path: Path) -> LibraryError | None:
         )
     if is_full_disk_error(error, path):  # SQLITE_FULL, or an I/O error on a disk with no space left
         return LibraryError(
-            f"the disk holding the library {path} is full; nothing of this change was saved. Free some space and try again"
+            f"the disk holding the library {path} is full, so nothing was changed in it; "
+            "free some space on that disk and try again"
         )
     if "locked" in text or "busy" in text:
         return LibraryBusyError(
@@ -341,8 +342,8 @@ class Library:
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.Error as error:
-            raise LibraryError(f"{path} cannot be opened: {error}") from None
+        except sqlite3.Error as error:  # a full disk cannot take the shared-memory file: "disk I/O error"
+            raise library_error(error, path) or LibraryError(f"{path} cannot be opened: {error}") from None
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
