@@ -107,3 +107,16 @@ def test_a_command_while_the_app_writes_keeps_every_commit(library, export):
     with Library.open(library) as again:
         assert marks(again) == written
         assert again.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal"])
+def test_importing_the_library_into_itself_is_refused_unread(library, suffix):
+    """Reading the library (or its write-ahead log) as an import file, with the library open in
+    the same process, would drop that process's SQLite locks: refused by name and stat first."""
+    with Library.open(library):  # keeps a -wal beside it while the command runs
+        result = run_command(library, "import", f"{library}{suffix}", "--collection", "again")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert "cannot be imported into itself (it was not read)" in message
+    assert ("is the open library" if not suffix else "is part of the open library") in message

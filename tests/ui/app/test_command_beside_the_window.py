@@ -45,3 +45,15 @@ def test_the_windows_writes_survive_a_command_on_its_library(make_window, qtbot,
     with Library.open(library) as again:  # as after a restart
         assert {c.name for c in again.collections()} == {DEMO, "copy", *names}
         assert again.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_importing_the_open_library_is_refused_unread(make_window, tmp_path):
+    """File ▸ Import of the library itself would read it with Python I/O (to tell what it holds),
+    dropping the window's SQLite locks: refused by name first."""
+    from tests.helpers.window import last_message
+
+    library = demo_library(tmp_path / "ward.thoughtdesk")
+    window = make_window(library)
+    window.importing.import_path(library)
+    text = last_message(window).text()
+    assert "ward.thoughtdesk is the open library" in text and "cannot be imported into itself" in text
