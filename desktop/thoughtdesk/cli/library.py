@@ -12,6 +12,7 @@ from pathlib import Path
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.flat_export import FLAT_FORMATS
+from thoughtdesk.core.paths import resolve_library_path
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -44,8 +45,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise ThoughtDeskError("--no-header needs --map: the columns are then named by position, e.g. question=1")
     elif args.save_mapping:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
-    from thoughtdesk.core.importing.detect import check_importable, options_needed
+    from thoughtdesk.core.files import library_part
+    from thoughtdesk.core.importing.detect import check_importable, import_of_the_library, options_needed
 
+    what = library_part(args.path, resolve_library_path(args.library))
+    if what is not None:  # never read: the library is opened below, and reading it would drop its locks
+        raise ThoughtDeskError(import_of_the_library(args.path, what))
     check_importable(args.path)  # a picture or a binary file: said before any library is created
     if not (args.dataset or mapping):
         from thoughtdesk.core.critiques.dscb import looks_like_dscb

@@ -356,3 +356,23 @@ def _local_spec(path):
     from thoughtdesk.core.generation.runs import ModelSpec
 
     return ModelSpec("llamacpp", str(path))
+
+
+def test_the_planner_says_when_offline_mode_cuts_a_pool_to_its_local_servers(generation, qtbot):
+    """Issue 23, point 13: a pool with a server on another machine ran, in offline mode, without a
+    word about it (most of its requests failed on the refused server)."""
+    from thoughtdesk.core.settings import network
+
+    network.set_offline(True)  # the app_state fixture sets it back after the test
+    planner = open_planner(generation, qtbot)
+    form = planner.models.form
+    form.provider.setCurrentIndex(form.provider.findData("openai"))
+    form.model_name.setText("pooled")
+    form.base_url.setText("http://127.0.0.1:9/v1")
+    form.more_base_urls.setPlainText("http://models.example.org/v1")
+    assert planner.models.add_from_form() is not None, planner.models.error.text()
+    planner.mode.setCurrentIndex(planner.mode.findData("one-step"))
+    wait_plan(qtbot, planner)
+    qtbot.waitUntil(lambda: "offline mode is on: the pool of pooled" in planner.summary.text(), timeout=10000)
+    warnings = [line for line in planner.summary.text().splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and "http://models.example.org/v1 is on another machine" in warnings[0]

@@ -40,6 +40,15 @@ class NotImportableError(ThoughtDeskError):
     """A file that no import of ThoughtDesk reads; nothing was opened or written."""
 
 
+def import_of_the_library(path: str | Path, what: str) -> str:
+    """The error for importing the library (``what``: "the open library", or "part of" it) into
+    itself."""
+    return (
+        f"{path} is {what}: it cannot be imported into itself (it was not read). To copy a collection, "
+        "export it and import the export"
+    )
+
+
 def binary_kind(path: Path) -> str | None:
     """What a binary file is (``"a PNG image"``, ``"a binary file"``), or None for text."""
     try:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.files import check_export_target, looks_like_export
-from thoughtdesk.core.importing.detect import classify_import_file, not_importable
+from thoughtdesk.core.files import check_export_target, library_part, looks_like_export
+from thoughtdesk.core.importing.detect import classify_import_file, import_of_the_library, not_importable
 from thoughtdesk.core.importing.dscb import export_dscb, import_dscb
 from thoughtdesk.core.importing.flat_export import describe_written, export_flat, require_pyarrow
 from thoughtdesk.core.importing.importer import (
@@ -107,6 +107,11 @@ class ImportingController(QObject):
 
     def import_path(self, path: Path) -> None:
         """Import ``path``: a ThoughtSource collection directly, a dataset or table via its dialog."""
+        library = self._window.library
+        what = library_part(path, library.path) if library is not None else None
+        if what is not None:  # refused unread: reading it would drop this process's SQLite locks
+            self._window.show_error("Import", import_of_the_library(path, what))
+            return
         kind = classify_import_file(path)
         if kind == "unknown":  # a picture, a PDF, a binary file: no dialog can import it
             self._window.show_error("Import", str(not_importable(path)))
