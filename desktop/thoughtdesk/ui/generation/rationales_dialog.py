@@ -54,6 +54,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
+from thoughtdesk.ui.widgets.signals import blocked
 
 SOURCES = ("reference", "generated")
 #: The scorer line's colour when the scorer cannot score.
@@ -214,9 +215,8 @@ class RationalesDialog(QDialog):
         self.tau_line.setPos(value)
         if self.preset.currentData() != value:
             index = next((i for i in range(self.preset.count()) if self.preset.itemData(i) == value), None)
-            self.preset.blockSignals(True)
-            self.preset.setCurrentIndex(index if index is not None else self.preset.count() - 1)
-            self.preset.blockSignals(False)
+            with blocked(self.preset):
+                self.preset.setCurrentIndex(index if index is not None else self.preset.count() - 1)
         self._show_counts()
 
     def _spec(self, text: str, url: str, endpoint: str, *, chat: bool = False) -> ModelSpec:

@@ -36,6 +36,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 #: Optional mapping fields, in form order: (attribute, label).
@@ -280,9 +281,8 @@ class MappingDialog(QDialog):
     def apply_mapping(self, mapping: ColumnMapping) -> None:
         """Show ``mapping`` in the form (e.g. a saved one) and refresh the preview."""
         if self.no_header.isChecked() == mapping.header:  # a saved mapping says whether row 1 is data
-            self.no_header.blockSignals(True)  # the columns are reloaded right here, once
-            self.no_header.setChecked(not mapping.header)
-            self.no_header.blockSignals(False)
+            with blocked(self.no_header):  # the columns are reloaded right here, once
+                self.no_header.setChecked(not mapping.header)
             self._load_columns()
         if self.question.findText(mapping.question) < 0:
             self.question.addItem(mapping.question)

@@ -57,6 +57,7 @@ from thoughtdesk.ui.samples.sample_detail import ANNOTATION_CHARS, SampleDetail
 from thoughtdesk.ui.samples.sample_model import COLUMNS, SampleTableModel
 from thoughtdesk.ui.settings.options import column_widths, save_column_widths
 from thoughtdesk.ui.trajectories.view import open_trajectory
+from thoughtdesk.ui.widgets.signals import blocked
 
 #: Milliseconds between the last key typed in the search box and the query.
 SEARCH_DELAY_MS = 150
@@ -437,11 +438,8 @@ class SamplesTab(QSplitter):
         row = self.model.row_of(sample) if sample is not None else None
         library = self._window.library
         if row is not None and library is not None and sample is not None:
-            self.table.selectionModel().blockSignals(True)
-            try:
+            with blocked(self.table.selectionModel()):
                 self.table.selectRow(row)
-            finally:
-                self.table.selectionModel().blockSignals(False)
             self.table.viewport().update()
             # Shown again only if its CoTs, answers, critiques or ratings changed.
             self._show_detail(library, self.read_sample(library, sample))
@@ -455,12 +453,7 @@ class SamplesTab(QSplitter):
     ) -> None:
         """Rebuild the tree from precomputed counts and ``select()`` a node, without the
         selection change re-querying the table (the caller sets its keys)."""
-        self.tree.blockSignals(True)
-        self.tree.selectionModel().blockSignals(True)
-        try:
+        with blocked(self.tree, self.tree.selectionModel()):  # populate keeps the one model
             self.tree.populate(self._window.library, stats)
             select()
-        finally:
-            self.tree.selectionModel().blockSignals(False)
-            self.tree.blockSignals(False)
         self.tree.viewport().update()
