@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QFileDialog, QLabel
+from PySide6.QtWidgets import QDialog, QLabel
 
 from tests.helpers.paths import FIXTURES
 from tests.helpers.window import last_message
@@ -13,6 +13,7 @@ from thoughtdesk.ui.app.about import AboutDialog
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
 from thoughtdesk.ui.importing.export_dialog import ExportDialog
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
+from thoughtdesk.ui.qt import QFileDialog
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
@@ -129,7 +130,14 @@ def test_j_k_and_arrows_move_through_samples(window, qtbot):
 
 def test_import_and_export_through_the_window_actions(window, qtbot, monkeypatch, tmp_path):
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(EDGE), ""))
-    monkeypatch.setattr(ImportDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+
+    def new_collection(dialog: ImportDialog) -> QDialog.DialogCode:
+        # The dialog proposes the collection selected in the tree (Demo); the file gets its own.
+        assert dialog.collection_name == window.samples.current_collection() == "Demo"
+        dialog.collection.setEditText("edge_cases")
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ImportDialog, "exec", new_collection)
     with qtbot.waitSignal(window.importing.imported, timeout=30000) as imported:
         window.importing.action_import.trigger()
     assert imported.args[0].inserted == 4

@@ -5,13 +5,12 @@ propose a name of their own as before."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QFileDialog
 
 from tests.helpers.paths import FIXTURES
 from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
 from thoughtdesk.ui.importing.mapping_dialog import MappingDialog
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
-from thoughtdesk.ui.qt import QDialog
+from thoughtdesk.ui.qt import QDialog, QFileDialog
 
 GSM8K = FIXTURES / "datasets" / "gsm8k" / "test.jsonl"
 DSCB = FIXTURES / "dscb" / "DSCB-dev-crowd-anno.jsonl"
