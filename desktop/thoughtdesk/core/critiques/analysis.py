@@ -75,8 +75,8 @@ class CritiqueModelRow:
     its Student-t 95 % interval (``score_low``..``score_high``, clipped to the 0-5 scale); ``dimensions`` counts critiques
     per flaw dimension (the 8 DS names in order, then any other name stored), ``no_dimension``
     those naming none; ``score_counts`` the scores 0..5 (rounded); ``mean_critique_score`` the
-    mean of every human rating (0-3) of its critiques, over ``n_critique_ratings`` ratings (None
-    when there are none).
+    mean of the human ratings (0-3) of its critiques, each rater's last rating of a critique
+    counting once, over ``n_critique_ratings`` such ratings (None when there are none).
     """
 
     model: str
@@ -420,9 +420,8 @@ def analyse(data: CritiqueData) -> CritiqueAnalysis:
         by_model[fact.critique_model].append(fact)
         by_student[(fact.student, fact.critique_model)].append(fact)
         by_student_model[fact.student[2]][fact.dimension or ""] += 1
-    critique_ratings: dict[int, list[int]] = defaultdict(list)
-    for critique_pk, _author, score in data.critique_ratings:
-        critique_ratings[critique_pk].append(score)
+    last_critique_ratings = _last_per_author(data.critique_ratings)
+    critique_ratings = {pk: list(by_author.values()) for pk, by_author in last_critique_ratings.items()}
     models = sorted(by_model)
     model_rows = [_model_row(m, by_model[m], names, critique_ratings) for m in models]
     students = [_student_row(key, by_student[key], names) for key in sorted(by_student)]
@@ -445,7 +444,7 @@ def analyse(data: CritiqueData) -> CritiqueAnalysis:
 
     e_raters, e_items, alpha_interval = _alpha(explanation, "interval")
     _, _, alpha_ordinal = _alpha(explanation, "ordinal")
-    c_raters, c_items, critique_alpha = _alpha(_last_per_author(data.critique_ratings), "ordinal")
+    c_raters, c_items, critique_alpha = _alpha(last_critique_ratings, "ordinal")
     human = HumanAgreement(e_raters, e_items, alpha_interval, alpha_ordinal, c_raters, c_items, critique_alpha)
     return CritiqueAnalysis(
         collection=data.collection,
