@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.expected_results import TS67
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, evaluate
 from thoughtdesk.core.evaluation.rescoring import restore_original_scoring
@@ -98,7 +99,7 @@ def test_gpt35_dump_round_trip_changes_no_figure_and_matches_thoughtsource(share
 
     exported = tmp_path / "export.json"
     export_thoughtsource(first, "ts", exported)
-    data = json.loads(exported.read_text(encoding="utf-8"))
+    data = load_with_extras(exported)  # ThoughtDesk's extension fields are in the side file
     answers = list(_answers(data))
     # graded answers are never null (null would read as "never evaluated"); ThoughtDesk's outcome
     # and reason ride along; answer_from_choices is null, not "", where nothing was extracted
@@ -209,5 +210,5 @@ def test_scoring_that_no_longer_matches_the_grade_is_not_restored(open_library, 
     assert library.conn.execute("SELECT n_correct, n_unextractable FROM sample").fetchone() == (1, 0)
     out = tmp_path / "out.json"
     export_thoughtsource(library, "stale", out)
-    answer = json.loads(out.read_text("utf-8"))["d"]["test"][0]["generated_cot"][0]["answers"][0]
+    answer = load_with_extras(out)["d"]["test"][0]["generated_cot"][0]["answers"][0]
     assert answer["correct_answer"] is True and answer["thoughtdesk_scoring"] == stale
