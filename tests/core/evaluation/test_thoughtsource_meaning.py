@@ -212,3 +212,42 @@ def test_scoring_that_no_longer_matches_the_grade_is_not_restored(open_library, 
     export_thoughtsource(library, "stale", out)
     answer = load_with_extras(out)["d"]["test"][0]["generated_cot"][0]["answers"][0]
     assert answer["correct_answer"] is True and answer["thoughtdesk_scoring"] == stale
+
+
+def test_null_graded_by_thoughtsource_is_not_extractable_null_never_evaluated_is_graded(open_library, tmp_path):
+    """Issue 23, point 15: ThoughtSource's evaluate writes ``correct_answer: null`` with
+    ``answer_from_choices: null`` where it extracted nothing (not correct, in its denominator);
+    its generate writes ``answer_from_choices: ""`` (never evaluated). The same CoT, saying the
+    gold letter, is unextractable in the first reading and graded correct in the second.
+    (Checked against ThoughtSource's own evaluate in tests/core/importing/test_thoughtsource_loader.py.)"""
+    cot = "Red fruit. Therefore, the answer is (A)."
+    graded = {"answer": "", "answer_from_choices": None, "correct_answer": None}
+    never = {"answer": "", "answer_from_choices": "", "correct_answer": None}
+    absent = {"answer": "", "correct_answer": None}  # what ThoughtSource's loader reads as ""
+    samples = []
+    for i, answer in enumerate((graded, never, absent)):
+        samples.append(
+            {
+                "id": f"q{i}",
+                "question": "Which colour?",
+                "type": "multiplechoice",
+                "choices": ["red", "blue"],
+                "answer": ["red"],
+                "generated_cot": [{"cot": cot, "model": "m", "answers": [answer]}],
+            }
+        )
+    path = tmp_path / "graded.json"
+    path.write_text(json.dumps({"d": {"test": samples}}), encoding="utf-8")
+    library = open_library("graded")
+    import_thoughtsource(library, path, collection="g")
+    result = evaluate(library, "g", comparisons=False)
+    (row,) = result.rows
+    assert (row.n, row.correct, row.unextractable) == (3, 2, 1)
+    assert (result.scored_from_file, result.scored_now) == (1, 2)
+    counters = library.conn.execute("SELECT n_unextractable FROM sample ORDER BY id").fetchall()
+    assert [n for (n,) in counters] == [1, 0, 0]
+    # a re-score is ThoughtDesk's own verdict, and restoring gives ThoughtSource's reading back
+    assert evaluate(library, "g", rescore=True, comparisons=False).rows[0].correct == 3
+    restore_original_scoring(library, "g")
+    assert _table(evaluate(library, "g", comparisons=False)) == _table(result)
+    assert [n for (n,) in library.conn.execute("SELECT n_unextractable FROM sample ORDER BY id")] == [1, 0, 0]

@@ -147,3 +147,139 @@ def test_thoughtsource_loads_plain_rescored_and_annotated_exports(shared, ts_pyt
         import_thoughtsource(round_trip, everything, collection="ts")
         export_thoughtsource(round_trip, "ts", tmp_path / "again.json")
     assert load_with_extras(tmp_path / "again.json") == load_with_extras(everything)
+
+
+#: Run in ThoughtSource's interpreter: grade every answer afresh with its evaluate, dump the file.
+EVALUATE = r"""
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+from cot import Collection
+collection = Collection.from_json(sys.argv[1])
+accuracies = collection.evaluate(overwrite=True)
+collection.dump(sys.argv[2])
+print(json.dumps(accuracies))
+"""
+
+
+def test_a_file_thoughtsource_graded_imports_with_its_accuracies_cell_for_cell(shared, ts_python, tmp_path):
+    """Issue 23, point 15: ThoughtSource's evaluate writes ``correct_answer: null`` (and
+    ``answer_from_choices: null``) where it could extract nothing; those answers count as not
+    correct in its accuracy. ThoughtDesk used to read them as never evaluated and grade them
+    again, so the imported file's figures were not ThoughtSource's."""
+    source = shared("thoughtsource", TS67)
+    graded = tmp_path / "graded.json"
+    done = subprocess.run(
+        [ts_python, "-c", EVALUATE, str(source), str(graded)], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    answers = [
+        a
+        for splits in json.loads(graded.read_text("utf-8")).values()
+        for samples in splits.values()
+        for s in samples
+        for c in s["generated_cot"]
+        for a in c["answers"]
+    ]
+    nothing = [a for a in answers if a["correct_answer"] is None]
+    assert len(nothing) > 50 and all(a["answer_from_choices"] is None for a in nothing)  # 85 on this dump
+
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        import_thoughtsource(lib, graded, collection="graded")
+        result = evaluate(lib, "graded", comparisons=False)
+        counted = lib.conn.execute("SELECT sum(n_unextractable) FROM sample").fetchone()[0]
+    assert result.scored_now == 0 and result.scored_from_file == len(answers)  # nothing graded again
+    assert sum(r.unextractable for r in result.rows) == counted == len(nothing)
+    ours = {
+        (r.dataset, r.split, r.model, "_".join("None" if p == "-" else p for p in r.condition.split(" / "))): r
+        for r in result.rows
+    }
+    cells = {
+        (d, s, m, k): v
+        for d, x in theirs.items()
+        for s, y in x.items()
+        for m, z in y["accuracy"].items()
+        for k, v in z.items()
+    }
+    assert len(cells) == len(ours) == 18
+    assert {key: round(row.accuracy, 6) for key, row in ours.items()} == cells
+
+
+def _sample(i: int, cot: str, answer: str) -> dict:
+    return {
+        "id": f"q{i}",
+        "ref_id": "",
+        "question": f"Question {i}?",
+        "type": "multiplechoice",
+        "choices": ["apple", "banana", "cherry", "date", "elderberry"],
+        "context": "",
+        "cot": [],
+        "answer": ["apple"],
+        "generated_cot": [
+            {
+                "id": f"c{i}",
+                "fragments_version": "0.01",
+                "instruction": None,
+                "cot_trigger": "kojima-01",
+                "cot_trigger_template": "",
+                "prompt_text": "",
+                "cot": cot,
+                "answers": [
+                    {
+                        "id": f"a{i}",
+                        "answer_extraction": "kojima-A-E",
+                        "answer_extraction_template": "",
+                        "answer_extraction_text": "",
+                        "answer": answer,
+                        "answer_from_choices": "",
+                        "correct_answer": None,
+                    }
+                ],
+                "author": "",
+                "date": "",
+                "api_service": "",
+                "model": "{'name': 'm'}",
+                "comment": "",
+                "annotations": [],
+            }
+        ],
+        "feedback": [],
+    }
+
+
+def test_answers_thoughtsource_could_not_extract_are_not_graded_again(ts_python, tmp_path):
+    """A fixture where the two readings differ: ThoughtSource's evaluate extracts nothing from an
+    empty answer (its CoT does say A, the gold) and from "A or B"; it counts both as not correct.
+    Graded again, ThoughtDesk found A in the CoT of the first: 2/4 where ThoughtSource has 1/4."""
+    samples = [
+        _sample(1, "Apples are red.", "A"),
+        _sample(2, "Bananas are yellow.", "B"),
+        _sample(3, "Apples are red. Therefore, the answer is (A).", ""),
+        _sample(4, "Hard to say.", "A or B"),
+    ]
+    fixture = tmp_path / "fixture.json"
+    fixture.write_text(json.dumps({"commonsense_qa": {"validation": samples}}), encoding="utf-8")
+    graded = tmp_path / "graded.json"
+    done = subprocess.run(
+        [ts_python, "-c", EVALUATE, str(fixture), str(graded)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    assert theirs == {"commonsense_qa": {"validation": {"accuracy": {"m": {"None_kojima-01_kojima-A-E": 0.25}}}}}
+    written = json.loads(graded.read_text("utf-8"))["commonsense_qa"]["validation"]
+    assert [
+        (a["correct_answer"], a["answer_from_choices"]) for s in written for a in s["generated_cot"][0]["answers"]
+    ] == [
+        (True, "A"),
+        (False, "B"),
+        (None, None),
+        (None, None),
+    ]
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        import_thoughtsource(lib, graded, collection="graded")
+        (row,) = evaluate(lib, "graded", comparisons=False).rows
+    assert (row.n, row.correct, row.unextractable, round(row.accuracy, 6)) == (4, 1, 2, 0.25)

@@ -28,6 +28,7 @@ from thoughtdesk.core.critiques.records import DIMENSIONS
 from thoughtdesk.core.evaluation.agreement_stats import Level, auroc, kendall, krippendorff_alpha, spearman
 from thoughtdesk.core.evaluation.evaluate import GUIDE_SQL, UNKNOWN_MODEL, condition_label
 from thoughtdesk.core.evaluation.metrics import mean_interval
+from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
 
 #: The name under which the human explanation scores are compared with each critique model.
@@ -197,11 +198,13 @@ class CritiqueAnalysis:
 # Reading ----------------------------------------------------------------------------------------
 
 
-def _outcome(td_outcome: str | None, stored: int | None) -> bool | None:
+def _outcome(td_outcome: str | None, stored: int | None, graded_unextractable: int | None = None) -> bool | None:
     if td_outcome is not None:
         return td_outcome == "correct"
     if stored is not None:
         return bool(stored)
+    if graded_unextractable:  # ThoughtSource's evaluate found nothing in it: not correct
+        return False
     return None
 
 
@@ -212,8 +215,8 @@ def load_critique_data(lib: Library, collection: str) -> CritiqueData:
     cid = lib.require_collection(collection)
     conn = lib.conn
     first_answer: dict[int, tuple[str | None, bool | None]] = {}
-    for cot_pk, extraction, td_outcome, stored in conn.execute(
-        """SELECT a.cot_pk, a.answer_extraction, a.td_outcome, a.correct_answer
+    for cot_pk, extraction, td_outcome, stored, graded_unextractable in conn.execute(
+        f"""SELECT a.cot_pk, a.answer_extraction, a.td_outcome, a.correct_answer, {THOUGHTSOURCE_UNEXTRACTABLE_SQL}
            FROM answer a WHERE a.cot_pk IN (
                SELECT c.cot_pk FROM critique c JOIN generated_cot g ON g.id = c.cot_pk
                JOIN sample s ON s.id = g.sample_pk WHERE s.collection_id = ?)
@@ -221,7 +224,7 @@ def load_critique_data(lib: Library, collection: str) -> CritiqueData:
         (cid,),
     ):
         if cot_pk not in first_answer:
-            first_answer[cot_pk] = (extraction, _outcome(td_outcome, stored))
+            first_answer[cot_pk] = (extraction, _outcome(td_outcome, stored, graded_unextractable))
     data = CritiqueData(collection)
     conditions: dict[tuple, str] = {}
     for (
