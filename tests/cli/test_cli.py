@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.paths import FIXTURES
 from thoughtdesk import __version__
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.core.library.store import Library
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
@@ -59,7 +60,7 @@ def test_import_stats_collections_export_round_trip(tmp_path):
     out = tmp_path / "out.json"
     result = run("export", "edge", out, library=lib)
     assert result.returncode == 0, result.stderr
-    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(EDGE.read_text(encoding="utf-8"))
+    assert load_with_extras(out) == json.loads(EDGE.read_text(encoding="utf-8"))
 
 
 def test_duplicate_import_fails_by_default_then_skip_and_replace(tmp_path):

@@ -206,6 +206,7 @@ def _download(info, cache: str | None, *, as_json: bool = False) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.datasets.ts_extras import side_path
     from thoughtdesk.core.files import check_export_target
     from thoughtdesk.core.importing.importer import export_thoughtsource
 
@@ -224,6 +225,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         from thoughtdesk.core.importing.flat_export import require_pyarrow
 
         require_pyarrow()  # said before anything is opened or written
+    also = ""
     with open_library(args, create=False) as lib:
         target = check_export_target(args.path, libraries=[lib.path], force=args.force)
         if args.format in FLAT_FORMATS:
@@ -251,9 +253,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         else:
             samples = next((c.samples for c in lib.collections() if c.name == args.collection), 0)
             bar = ProgressLine("exporting", unit="samples")
-            count = export_thoughtsource(lib, args.collection, target, progress=lambda done: bar(done, samples))
+            count = export_thoughtsource(
+                lib,
+                args.collection,
+                target,
+                progress=lambda done: bar(done, samples),
+                side_file=not to_stdout,  # one stream: ThoughtDesk's extras stay inline
+            )
             bar.finish()
             written = f"{count} sample(s)"
+            side = side_path(target)
+            if not to_stdout and side.is_file():
+                also = f" (ThoughtDesk's extras, which ThoughtSource's loader refuses, in {side.name} beside it)"
     where = "standard output" if to_stdout else args.path
     if to_stdout:
         with open(target, "rb") as source:
@@ -265,7 +276,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             file=sys.stderr if to_stdout else sys.stdout,
         )
     else:
-        print(f"{written} of {args.collection!r} written to {where}", file=sys.stderr if to_stdout else sys.stdout)
+        print(
+            f"{written} of {args.collection!r} written to {where}{also}", file=sys.stderr if to_stdout else sys.stdout
+        )
     return EXIT_OK
 
 

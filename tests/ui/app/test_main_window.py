@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QDialog, QLabel
 
 from tests.helpers.paths import FIXTURES
 from tests.helpers.window import last_message
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.ui.app.about import AboutDialog
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
 from thoughtdesk.ui.importing.export_dialog import ExportDialog
@@ -154,7 +155,7 @@ def test_import_and_export_through_the_window_actions(window, qtbot, monkeypatch
     monkeypatch.setattr(ExportDialog, "exec", choose)
     window.importing.action_export.trigger()
     qtbot.waitUntil(lambda: out.exists(), timeout=30000)
-    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(EDGE.read_text(encoding="utf-8"))
+    assert load_with_extras(out) == json.loads(EDGE.read_text(encoding="utf-8"))  # + its side file
     assert window.importing.action_import.shortcut().toString() == "Ctrl+I"
     assert window.importing.action_export.shortcut().toString() == "Ctrl+E"
 

@@ -135,6 +135,17 @@ def options_needed(path: str | Path) -> str | None:
     return import_guidance(path)
 
 
+def _is_empty(path: Path) -> bool:
+    """A file with nothing but white space (and a byte-order mark) in it."""
+    try:
+        if path.stat().st_size > 4096:
+            return False
+        head = path.read_bytes()
+    except OSError:
+        return False
+    return not head.removeprefix(b"\xef\xbb\xbf").strip()
+
+
 def _is_json_array(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
@@ -148,6 +159,8 @@ def import_guidance(path: str | Path) -> str:
     """The error for a file given without ``--dataset``/``--map`` that is not a ThoughtSource
     collection or a DS Critique Bank file: which option imports it, with an example."""
     path = Path(path)
+    if _is_empty(path):
+        return f"{path} is empty (no record on line 1 or after): there is nothing to import"
     kind = classify_import_file(path)
     if kind == "unknown":
         return str(not_importable(path))
