@@ -145,3 +145,47 @@ def test_resume_direct_stores_ended_batches_first_and_keeps_polling_the_open_one
         assert main(["--library", str(library_path), "resume", str(run_id)]) == 0
         assert _status(library_path, run_id) == "done" and len(server.jobs) == 2 and len(server.direct_calls) == 1
     assert stored(library_path, run_id) == (total, total)
+
+
+def test_resume_direct_of_a_two_step_run_whose_cot_batch_is_open_says_so_and_exits(library_path):
+    """Issue 23, point 6: ``resume N --direct`` on a two-step batch run whose first batch (the
+    CoTs) was still open hung for ever and sent nothing: its extractions, which wait for those
+    CoTs, were counted as work to do. Now it says how many requests wait in open batches, in
+    one line, and leaves the run waiting for them."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers.paths import ROOT
+
+    with BatchServer(polls_before_done=0) as server:
+        run_id = create(library_path, batch_spec(server, "openai"))  # two-step: CoTs, then extractions
+        total = sum(counts(library_path, run_id).values())
+        client = OpenAIBatches(server.base_url + "/v1", KEY)
+        try:
+            advance_batch_run(library_path, run_id, clients={0: client}, prices=PRICES)
+        finally:
+            asyncio.run(client.aclose())
+        (first,) = server.jobs
+        server.hold = {first}  # the CoTs' batch is still processing
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "desktop"), "OPENAI_API_KEY": KEY, "NO_PROXY": "127.0.0.1"}
+        result = subprocess.run(
+            [sys.executable, "-m", "thoughtdesk", "--library", str(library_path), "resume", str(run_id), "--direct"],
+            capture_output=True,
+            text=True,
+            timeout=120,  # it hung for ever before
+            env=env,
+        )
+        assert result.returncode == 0, result.stderr
+        assert server.direct_calls == []  # nothing could go: every CoT waits in the open batch
+        lines = [line for line in result.stderr.splitlines() if line.startswith("thoughtdesk:")]
+        assert len(lines) == 1, result.stderr
+        assert f"{total // 2} request(s) still wait in open batches" in lines[0]
+        assert f"and {total // 2} extraction(s) wait for their CoTs from them" in lines[0]
+        assert "Traceback" not in result.stderr
+        assert _status(library_path, run_id) == "batched"  # the app keeps polling it
+        server.hold.clear()
+        assert main(["--library", str(library_path), "resume", str(run_id)]) == 0  # CoTs stored, extractions submitted
+        assert main(["--library", str(library_path), "resume", str(run_id)]) == 0
+        assert _status(library_path, run_id) == "done"
+    assert stored(library_path, run_id) == (total // 2, total // 2)

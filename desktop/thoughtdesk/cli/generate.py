@@ -171,6 +171,9 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         )
         if parsed:
             print(parsed)
+    if final.taken_over:  # stopped (Ctrl+Z) while another process resumed the run: its answers discarded
+        print(f"thoughtdesk: {final.last_error}", file=sys.stderr)
+        return EXIT_OK if final.status == "done" else EXIT_FAIL
     if final.status == "batched":  # resume --direct of a batch run: some requests wait in open batches
         print(f"thoughtdesk: run {run_id}: {final.last_error}", file=sys.stderr)
         return EXIT_OK

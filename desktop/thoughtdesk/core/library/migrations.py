@@ -625,3 +625,12 @@ def m014_compact_critiques(conn: sqlite3.Connection) -> None:
         CREATE INDEX critique_request ON critique(request_id) WHERE request_id IS NOT NULL;
         """,
     )
+
+
+@migration
+def m015_request_claim(conn: sqlite3.Connection) -> None:
+    # Who sent a request (issue 23, point 3): a token written with the request's claim
+    # ('pending' -> 'sent') and checked in the transaction that stores its result, so only the
+    # holder of the current claim stores it. A process that was suspended (Ctrl+Z) while its
+    # run was resumed elsewhere stored every request it had in flight a second time.
+    run_script(conn, "ALTER TABLE request ADD COLUMN claim TEXT;")

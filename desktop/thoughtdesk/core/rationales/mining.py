@@ -29,6 +29,7 @@ from thoughtdesk.core.rationales.store import (
     done_keys,
     rationales,
 )
+from thoughtdesk.core.settings.logs import redact_secrets
 
 T = TypeVar("T")
 
@@ -139,7 +140,7 @@ async def extract_rationales(
         except BackendError as error:
             summary.fail(document.doc_key, error)
         else:
-            output = response.texts[0]
+            output = redact_secrets(response.texts[0])  # a key the server echoed is never stored
             rewrite = read_rewrite(document.text, output, settings.markers)
             add_rewrite(
                 lib,

@@ -68,13 +68,21 @@ def register_secret(value: str | None) -> None:
             _secrets.add(value.strip())
 
 
-def redact(text: str) -> str:
-    """``text`` with registered secrets and key-shaped strings replaced by ``[redacted]``."""
+def redact_secrets(text: str) -> str:
+    """``text`` with the registered secrets (the keys this process used) replaced by
+    ``[redacted]`` and nothing else changed: for data such as a CoT, where a key-shaped word
+    ("Bearer of bad news") is the model's text, but the key a server echoed is not."""
     with _secrets_lock:
         known = sorted(_secrets, key=len, reverse=True)  # longest first: one key may contain another
     for secret in known:
         if secret in text:
             text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact(text: str) -> str:
+    """``text`` with registered secrets and key-shaped strings replaced by ``[redacted]``."""
+    text = redact_secrets(text)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text

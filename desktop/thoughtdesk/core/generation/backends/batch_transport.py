@@ -7,7 +7,7 @@ what the limit came from, instead of filling memory.
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from thoughtdesk.core.generation.backends.base import BadRequest, BadResponse, ServerDown, Timeout
-from thoughtdesk.core.generation.backends.http import error_for_status, new_client
+from thoughtdesk.core.generation.backends.http import error_for_status, new_client, parse_json
 from thoughtdesk.core.generation.backends.response_cap import response_byte_limit
 from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.core.settings.network import require_network
@@ -137,7 +137,7 @@ class BatchClient:
         finally:
             await response.aclose()
         try:
-            data = json.loads(raw)
+            data = parse_json(raw)
         except ValueError:
             data = None
         if not isinstance(data, dict):
@@ -148,9 +148,11 @@ class BatchClient:
             )
         return data
 
-    async def _lines(self, url: str, limits: ResultLimits) -> AsyncIterator[dict[str, Any]]:
+    async def _lines(self, url: str, limits: ResultLimits) -> AsyncIterator[dict[str, Any] | UnreadableLine]:
         """The JSON objects of a JSONL answer, streamed: at most ``limits.total`` bytes in all
-        and ``limits.line`` per line, else BadResponse saying what the limit came from."""
+        and ``limits.line`` per line, else BadResponse saying what the limit came from. A line
+        that is not a JSON object is yielded as an :class:`UnreadableLine` (its number and why),
+        and the lines after it are read on (one bad line once stopped every later result)."""
         response = await self._open("GET", url)
         try:
             size = number = 0
@@ -163,7 +165,7 @@ class BatchClient:
                     start = end + 1
                     number += 1
                     self._check_line(url, limits, pending, number)
-                    row = _jsonl_row(bytes(pending), number, self.provider)
+                    row = _jsonl_row(bytes(pending), number)
                     pending.clear()
                     if row is not None:
                         yield row
@@ -171,7 +173,7 @@ class BatchClient:
                 self._check_line(url, limits, pending, number + 1)  # a line too long is said as such
                 if size > limits.total:
                     raise self._results_too_large(url, limits, f"more than the {limits.total:,} bytes allowed in all")
-            if row := _jsonl_row(bytes(pending), number + 1, self.provider):
+            if row := _jsonl_row(bytes(pending), number + 1):
                 yield row
         except httpx.HTTPError as error:
             raise ServerDown(
@@ -202,22 +204,41 @@ class BatchClient:
             await self._client.aclose()
 
 
-def _jsonl_row(line: bytes, number: int, provider: str) -> dict[str, Any] | None:
-    """The JSON object of one JSONL line (None for a blank one); a line that is not one is an
-    error naming its number."""
+#: A custom id as it appears in a line that cannot be read as JSON (to name its request).
+_CUSTOM_ID_IN_LINE = re.compile(rb'"custom_id"\s*:\s*"([A-Za-z0-9_-]{1,64})"')
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableLine:
+    """A line of a JSONL answer that is not a JSON object: its ``number`` (from 1), its start
+    (``raw``), ``why`` it cannot be read, and the custom id it seems to carry ('' when none)."""
+
+    number: int
+    raw: str
+    why: str
+    custom_id: str
+
+
+def _jsonl_row(line: bytes, number: int) -> dict[str, Any] | UnreadableLine | None:
+    """The JSON object of one JSONL line (None for a blank one); an :class:`UnreadableLine`
+    for a line that is not one (invalid JSON, another value, nested too deeply)."""
     if not line.strip():
         return None
     try:
-        row = json.loads(line)
-    except ValueError:
-        row = None
-    if not isinstance(row, dict):
-        raise BadResponse(
-            provider,
-            f"line {number} of the batch results is not a JSON object",
-            raw_body=line[:2000].decode("utf-8", "replace"),
-        )
-    return row
+        row = parse_json(line)
+    except ValueError as error:
+        why = f"not valid JSON: {error}"
+    else:
+        if isinstance(row, dict):
+            return row
+        why = "not a JSON object"
+    found = _CUSTOM_ID_IN_LINE.search(line[:4096])
+    return UnreadableLine(
+        number,
+        line[:2000].decode("utf-8", "replace"),
+        why[:200],
+        found.group(1).decode("ascii") if found else "",
+    )
 
 
-__all__ = ["JSON_MAX_BYTES", "BatchClient", "ResultLimits"]
+__all__ = ["JSON_MAX_BYTES", "BatchClient", "ResultLimits", "UnreadableLine"]

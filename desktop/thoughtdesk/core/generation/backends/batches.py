@@ -24,7 +24,12 @@ import httpx
 
 from thoughtdesk.core.generation.backends.anthropic import ANTHROPIC_VERSION
 from thoughtdesk.core.generation.backends.base import BackendError, BadResponse
-from thoughtdesk.core.generation.backends.batch_transport import JSON_MAX_BYTES, BatchClient, ResultLimits
+from thoughtdesk.core.generation.backends.batch_transport import (
+    JSON_MAX_BYTES,
+    BatchClient,
+    ResultLimits,
+    UnreadableLine,
+)
 from thoughtdesk.core.settings.logs import redact, register_secret
 
 #: The providers' limits per batch (requests, bytes of the input): a run is cut in chunks within them.
@@ -70,6 +75,8 @@ class BatchResult:
     raw: str
     error: str | None = None
     expired: bool = False
+    #: The number of a results line that could not be read (``error`` says why), else None.
+    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +172,17 @@ def _anthropic_result(row: dict[str, Any]) -> BatchResult:
         json.dumps(row, ensure_ascii=False),
         error=f"{kind or 'unknown result'}{detail}"[:300],
         expired=kind == "expired",
+    )
+
+
+def _unreadable_result(line: UnreadableLine) -> BatchResult:
+    """A results line that could not be read, for the request it seems to name (if any)."""
+    return BatchResult(
+        line.custom_id,
+        None,
+        line.raw,
+        error=f"line {line.number} of the batch results could not be read ({line.why})",
+        line=line.number,
     )
 
 
@@ -268,7 +286,7 @@ class OpenAIBatches(BatchClient):
         for file_id in (state.output, state.errors):
             if file_id is not None:
                 async for row in self._lines(f"{self.base_url}/files/{file_id}/content", limits):
-                    yield _openai_result(row)
+                    yield _openai_result(row) if isinstance(row, dict) else _unreadable_result(row)
 
     async def cancel(self, remote_id: str) -> None:
         await self._json("POST", f"{self.base_url}/batches/{remote_id}/cancel")
@@ -393,7 +411,7 @@ class AnthropicBatches(BatchClient):
         """Every request's outcome, streamed within ``limits`` from the API's own host."""
         url, _ = self._own_results_url(state.remote_id, state.results_url)  # never the key to another host
         async for row in self._lines(url, limits):
-            yield _anthropic_result(row)
+            yield _anthropic_result(row) if isinstance(row, dict) else _unreadable_result(row)
 
     async def cancel(self, remote_id: str) -> None:
         await self._json("POST", f"{self.base_url}/v1/messages/batches/{remote_id}/cancel")

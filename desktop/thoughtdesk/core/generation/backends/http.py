@@ -56,6 +56,43 @@ _MODEL_MISSING_WORDS = (
 )
 
 
+#: The deepest nesting of objects and arrays a provider's answer may have. Real answers (with
+#: log-probs) nest under ten levels; a hostile or broken one nested ~1,000 deep broke every
+#: later step (Python's recursion limit) and crashed each resume the same way (issue 23, point 8).
+MAX_JSON_DEPTH = 100
+
+
+def json_depth_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
+    """What is wrong with parsed JSON ``value``'s nesting (deeper than ``limit`` objects and
+    arrays), else None. Iterative: it cannot overflow the stack itself."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return f"it is nested more than {limit} levels deep"
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return None
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads(text)``, refusing an answer nested deeper than MAX_JSON_DEPTH: ValueError
+    saying so (as for any text that is not JSON), never RecursionError."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"it is nested more than {MAX_JSON_DEPTH} levels deep") from None
+    problem = json_depth_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
 def valid_token_count(value: Any) -> int | None:
     """A provider's token count if it is a plausible one (a non-negative int), else None: a
     negative or non-integer figure is not stored as if it were true."""
@@ -495,7 +532,7 @@ async def post_json(
     if not 200 <= status < 300:
         raise error_for_status(provider, status, body, response_headers, url=url, model=model)
     try:
-        data = json.loads(body)
+        data = parse_json(body)
     except ValueError as error:
         raise BadResponse(
             provider,

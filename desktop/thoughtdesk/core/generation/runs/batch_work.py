@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
@@ -36,6 +37,7 @@ from thoughtdesk.core.generation.runs.commit import (
     store_cached_cot,
     store_result,
 )
+from thoughtdesk.core.generation.runs.lease import Claim, StaleClaim
 from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request, sample_refs
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunStatus, request_row
@@ -45,6 +47,9 @@ from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.prompt_refs import expand_prompt, prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.settings.logs import redact
+
+log = logging.getLogger(__name__)
 
 #: A request's custom id in a batch: ``td-<batch tag>-<request id>`` (before the tag, ``td-<id>``).
 _CUSTOM_ID = re.compile(r"td-(?:([0-9a-f]{10})-)?([0-9]+)")
@@ -220,14 +225,20 @@ class BatchAdvance:
         assert isinstance(backend, (OpenAICompatBackend, AnthropicBackend))  # check_batch_spec
         refs: dict[int, Any] = {}
         seen: set[int] = set()
+        unreadable: list[int] = []  # numbers of results lines naming no request of ours
         async for result in results:
             request_id = request_id_of(result.custom_id)
             if request_id is None:
+                if result.line is not None:
+                    unreadable.append(result.line)
                 continue  # not one of ours
             request = self._request_or_none(request_id, batch_pk)
             if request is None:
                 continue  # stored already (a fetch repeated after a kill) or not in this batch
             seen.add(request_id)
+            if result.line is not None:  # its line cannot be read: a bad answer, failed (sent again only --direct)
+                self._failed(request, result.error or f"line {result.line} of the batch results could not be read")
+                continue
             if result.body is None:
                 self._back_to_pending(request, result.error or "no result", expired=result.expired)
                 continue
@@ -242,9 +253,12 @@ class BatchAdvance:
             if request.sample_pk not in refs:
                 for ref in sample_refs(self.lib, [request.sample_pk]):
                     refs[request.sample_pk] = ref
-            self._commit(request, refs[request.sample_pk], model, call, response, state)
+            self._commit(request, refs[request.sample_pk], model, call, response, batch_pk)
         # Requests the provider returned nothing for (a batch that failed or expired as a whole).
         why = state.message or f"the batch ended {state.status} without its result"
+        if unreadable:
+            lines = ", ".join(str(number) for number in unreadable[:5]) + (" ..." if len(unreadable) > 5 else "")
+            why += f" (line(s) {lines} of its results could not be read)"
         for (request_id,) in self.lib.conn.execute(
             "SELECT id FROM request WHERE batch_pk = ? AND status = 'batched'", (batch_pk,)
         ).fetchall():
@@ -271,8 +285,18 @@ class BatchAdvance:
             )
         self.retried += status == "pending"
 
+    def _failed(self, request: RequestRow, why: str) -> None:
+        """An item whose result is unusable as it came (an unreadable results line): failed,
+        its reason kept; ``thoughtdesk resume N --direct`` sends it as a normal request."""
+        with self.lib.transaction() as conn:
+            conn.execute(
+                "UPDATE request SET status = 'failed', batch_pk = NULL, error = ?, error_kind = 'BadResponse' "
+                "WHERE id = ?",
+                (redact(f"batch: {why}"), request.id),
+            )
+
     def _commit(
-        self, request: RequestRow, sample: Any, model: ModelSpec, call: Request, response: Response, state: BatchState
+        self, request: RequestRow, sample: Any, model: ModelSpec, call: Request, response: Response, batch_pk: int
     ) -> None:
         record = call_record(
             call,
@@ -290,18 +314,23 @@ class BatchAdvance:
                 self._back_to_pending(request, "its CoT was deleted from the library")
                 return
             cot_pk, cot_text = found
-        store_result(
-            self.lib,
-            run_id=self.run_id,
-            request=request,
-            sample=sample,
-            model=model,
-            variants=self.variants,
-            call=record,
-            one_step=self.one_step,
-            cot_pk=cot_pk,
-            cot_text=cot_text,
-        )
+        try:
+            store_result(
+                self.lib,
+                run_id=self.run_id,
+                request=request,
+                sample=sample,
+                model=model,
+                variants=self.variants,
+                call=record,
+                one_step=self.one_step,
+                cot_pk=cot_pk,
+                cot_text=cot_text,
+                claim=Claim.batched(batch_pk),  # still waiting for this batch, checked as it is stored
+            )
+        except StaleClaim as stale:  # another process stored it meanwhile
+            log.warning("run %d: a batch result is not stored again: %s", self.run_id, stale)
+            return
         self.stored += 1
 
     # --- submitting ----------------------------------------------------------------------
@@ -486,7 +515,10 @@ class BatchAdvance:
             status, error = "done", None
         elif failed:
             status = "failed"
-            error = f"{failed} request(s) failed in {MAX_BATCH_ATTEMPTS} batches; `thoughtdesk resume {self.run_id} --direct` sends them one by one"
+            error = (
+                f"{failed} request(s) failed in batches (after {MAX_BATCH_ATTEMPTS} tries, or with an answer that "
+                f"could not be read); `thoughtdesk resume {self.run_id} --direct` sends them one by one"
+            )
         else:
             status, error = "batched", None
         set_run_status(self.lib, self.run_id, status, error)

@@ -23,6 +23,7 @@ from thoughtdesk.core.critiques.parse import parse_critique
 from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
 from thoughtdesk.core.evaluation.answers.number import format_number
 from thoughtdesk.core.generation.backends import BackendError, Request, Response, estimate_request_tokens
+from thoughtdesk.core.generation.runs.lease import PENDING, Claim
 from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
@@ -33,7 +34,7 @@ from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
 from thoughtdesk.core.library.writer import fts_prefix
-from thoughtdesk.core.settings.logs import redact
+from thoughtdesk.core.settings.logs import redact, redact_secrets
 
 #: A response text at least this long is not kept again inside the raw body (shorter ones cost
 #: less than the reference and the re-serialised body would).
@@ -89,7 +90,13 @@ def restore_raw_body(slim: str, text: str) -> str:
             return [walk(item) for item in node]
         return node
 
-    return json.dumps(walk(value), ensure_ascii=False, separators=(",", ":"))
+    # A key a server hid from the stored bytes behind JSON escapes is a key again once decoded.
+    return redact_secrets(json.dumps(walk(value), ensure_ascii=False, separators=(",", ":")))
+
+
+def _check(conn: sqlite3.Connection, request_id: int, claim: Claim | None) -> None:
+    if claim is not None:
+        claim.check(conn, request_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +131,28 @@ def call_record(call: Request, response: Response, *, sent_at: str, price: Price
     return CallRecord(
         response, sent_at, now_iso(), prompt_tokens, completion_tokens, price(prompt_tokens, completion_tokens)
     )
+
+
+def redact_call(call: CallRecord) -> CallRecord:
+    """``call`` with every key this process used (see ``logs.redact_secrets``) replaced by
+    ``[redacted]`` in what the provider sent: texts, model name, finish reasons and raw body. A
+    server that echoes the key in a 200 answer (in ``id``, ``system_fingerprint``, the text...)
+    no longer gets it stored, nor exported (issue 23, point 2)."""
+    r = call.response
+    response = dataclasses.replace(
+        r,
+        texts=[redact_secrets(text) for text in r.texts],
+        model=redact_secrets(r.model),
+        finish_reasons=[None if reason is None else redact_secrets(reason) for reason in r.finish_reasons],
+        raw_body=redact_secrets(r.raw_body),
+    )
+    return dataclasses.replace(call, response=response)
+
+
+def _stored_raw(call: CallRecord, text: str, stored_as: str) -> str:
+    """The raw body to store: slimmed (see slim_raw_body), then redacted as an error body is
+    (known keys and key-shaped text: it is kept for debugging, not read as data)."""
+    return redact(slim_raw_body(call.response.raw_body, text, stored_as))
 
 
 def _json(value: Any) -> str:
@@ -275,12 +304,14 @@ def store_cot(
     call: CallRecord,
     one_step: bool,
     guide: dict[str, Any] | None = None,
+    claim: Claim | None = None,
 ) -> tuple[int, int | None]:
     """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys.
     ``guide`` (a guided CoT: its guide's settings and label) is kept in the provenance, and the
-    trajectory's stored steps are linked to the CoT in the same transaction."""
+    trajectory's stored steps are linked to the CoT in the same transaction. ``claim``: what
+    the request must still be (else StaleClaim, nothing stored)."""
     text = call.response.texts[0]
-    raw = slim_raw_body(call.response.raw_body, text, "generated_cot.cot")
+    raw = _stored_raw(call, text, "generated_cot.cot")
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
     if guide is not None:
         extra["thoughtdesk"]["guide"] = guide
@@ -290,6 +321,7 @@ def store_cot(
     template_text = template.get("context_text") if template.get("auto") and sample.context else template["text"]
     params = json.loads(request.params)
     with lib.transaction() as conn:
+        _check(conn, request.id, claim)
         position = conn.execute(
             "SELECT coalesce(max(position), -1) + 1 FROM generated_cot WHERE sample_pk = ?", (sample.pk,)
         ).fetchone()[0]
@@ -359,18 +391,21 @@ def store_extraction(
     call: CallRecord,
     cot_pk: int,
     cot_text: str,
+    claim: Claim | None = None,
 ) -> int:
-    """Commit the answer an extraction request returned, scored against the gold answer."""
+    """Commit the answer an extraction request returned, scored against the gold answer
+    (``claim``: see store_cot)."""
     text = call.response.texts[0]
     extraction = variant["answer_extraction"]
     template = variant["extraction_template"]
     template_text = template.get("context_text") if template.get("auto") and sample.context else template["text"]
     scored = _score(sample, text, cot_text)
-    raw = slim_raw_body(call.response.raw_body, text, "answer.answer")
+    raw = _stored_raw(call, text, "answer.answer")
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
     if extra["thoughtdesk"]["prompt"]:  # it quotes the CoT, stored once: a reference in its place
         extra["thoughtdesk"]["prompt"] = prompt_ref(extra["thoughtdesk"]["prompt"], cot_text, cot_pk)
     with lib.transaction() as conn:
+        _check(conn, request.id, claim)
         answer_pk = _insert_answer(
             conn,
             cot_pk,
@@ -396,6 +431,7 @@ def store_cached_cot(
     of the CoT/answer, scored against its own gold answer.
     """
     with lib.transaction() as conn:
+        PENDING.check(conn, request.id)
         src_sample = conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (src_cot,)).fetchone()[0]
         new_cot, new_answer = src_cot, src_answer
         if src_sample != sample.pk:
@@ -410,6 +446,7 @@ def store_cached_answer(
     already done, which stored answer ``src_answer``: reused when it belongs to the same CoT, else
     copied and scored against this sample's gold answer."""
     with lib.transaction() as conn:
+        PENDING.check(conn, request.id)
         src_cot = conn.execute("SELECT cot_pk FROM answer WHERE id = ?", (src_answer,)).fetchone()[0]
         answer_pk = src_answer
         if src_cot != cot_pk:
@@ -462,13 +499,22 @@ def _copy_answer(conn: sqlite3.Connection, src_answer: int, cot_pk: int, sample:
     )
 
 
-def store_failure(lib: Library, request_id: int, error: BackendError | str, *, sent_at: str, attempts: int = 1) -> None:
+def store_failure(
+    lib: Library,
+    request_id: int,
+    error: BackendError | str,
+    *,
+    sent_at: str,
+    attempts: int = 1,
+    claim: Claim | None = None,
+) -> None:
     """Mark a request failed with the error message and the raw body the server sent, both
-    redacted (any key-shaped text or known key becomes ``[redacted]``)."""
+    redacted (any key-shaped text or known key becomes ``[redacted]``); ``claim``: see store_cot."""
     message = redact(str(error))
     kind = error.kind if isinstance(error, BackendError) else "Error"
     raw = redact(error.raw_body) if isinstance(error, BackendError) and error.raw_body is not None else None
     with lib.transaction() as conn:
+        _check(conn, request_id, claim)
         conn.execute(
             "UPDATE request SET status = 'failed', error = ?, error_kind = ?, raw_response = ?, "
             "sent_at = ?, finished_at = ?, attempts = attempts - 1 + ? WHERE id = ?",
@@ -492,12 +538,20 @@ def _critique_options(model: ModelSpec, request: RequestRow) -> dict[str, Any]:
 
 
 def store_critique(
-    lib: Library, *, run_id: int, request: RequestRow, model: ModelSpec, call: CallRecord, template_key: str
+    lib: Library,
+    *,
+    run_id: int,
+    request: RequestRow,
+    model: ModelSpec,
+    call: CallRecord,
+    template_key: str,
+    claim: Claim | None = None,
 ) -> int:
     """Commit the critique a ``critique`` request returned, parsed element by element (the raw
-    text always kept), with the request row done, in one transaction; return its key."""
+    text always kept), with the request row done, in one transaction; return its key
+    (``claim``: see store_cot)."""
     text = call.response.texts[0]
-    raw = slim_raw_body(call.response.raw_body, text, "critique.raw_text")
+    raw = _stored_raw(call, text, "critique.raw_text")
     critique = Critique(
         cot_pk=request.target_cot_pk or 0,
         critique_model=model.model_name,
@@ -512,6 +566,7 @@ def store_critique(
         extra={"thoughtdesk": _provenance(model, {"critique_template": template_key}, request, call, run_id, raw)},
     )
     with lib.transaction() as conn:
+        _check(conn, request.id, claim)
         critique_pk = add_critique(conn, _with_prompt_refs(conn, critique))
         _finish_request(conn, request.id, call, raw=raw)
         conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
@@ -539,6 +594,7 @@ def store_cached_critique(
     (an identical prompt means the same question, explanation and answers). None (nothing
     written) when that critique is gone: the request is then sent."""
     with lib.transaction() as conn:
+        PENDING.check(conn, request.id)
         found = critique_by_pk(conn, src_critique)
         if found is None:
             return None
@@ -575,13 +631,19 @@ def store_result(
     cot_pk: int | None = None,
     cot_text: str | None = None,
     guide: dict[str, Any] | None = None,
+    claim: Claim | None = None,
 ) -> None:
     """Commit what ``request`` returned as its step asks: a critique (``template_key``), a CoT
     (``one_step``: with its answer; ``guide``: a guided CoT) or an extracted answer for CoT
     ``cot_pk`` whose text is ``cot_text``; ``variants`` are the run's prompt variants as stored
-    (a critique has none). The one dispatch by step for direct, batch and guided runs."""
+    (a critique has none). The one dispatch by step for direct, batch and guided runs. The keys
+    this process used are redacted from all the provider sent (:func:`redact_call`); ``claim``
+    is what the request must still be (else :class:`StaleClaim` and nothing is stored)."""
+    call = redact_call(call)
     if request.step == "critique":
-        store_critique(lib, run_id=run_id, request=request, model=model, call=call, template_key=template_key)
+        store_critique(
+            lib, run_id=run_id, request=request, model=model, call=call, template_key=template_key, claim=claim
+        )
     elif request.step in ("cot", "guided"):
         store_cot(
             lib,
@@ -593,6 +655,7 @@ def store_result(
             call=call,
             one_step=one_step,
             guide=guide,
+            claim=claim,
         )
     else:
         store_extraction(
@@ -605,4 +668,5 @@ def store_result(
             call=call,
             cot_pk=cot_pk or 0,
             cot_text=cot_text or "",
+            claim=claim,
         )

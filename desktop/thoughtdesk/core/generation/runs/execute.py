@@ -16,6 +16,7 @@ import contextvars
 import dataclasses
 import json
 import logging
+import secrets
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -55,7 +56,7 @@ from thoughtdesk.core.generation.runs.commit_group import CommitGroup
 from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.critique import critique_request
 from thoughtdesk.core.generation.runs.guided import GuidedWriter, Helper
-from thoughtdesk.core.generation.runs.lease import Lease, claim_run
+from thoughtdesk.core.generation.runs.lease import Claim, Lease, StaleClaim, claim_run, describe_holder
 from thoughtdesk.core.generation.runs.plan import (
     SampleRef,
     extraction_prompt,
@@ -123,6 +124,8 @@ class _Execution:
         self.queue: asyncio.Queue[int | None] = asyncio.Queue()
         self.outstanding = 0
         self.samples: dict[int, SampleRef] = {}
+        # Extractions counted in ``outstanding`` that wait for their CoT, by the CoT's request.
+        self.dependents: dict[int, list[int]] = {}
         self.in_flight: dict[str | None, asyncio.Future[None]] = {}  # by fingerprint
         self.stop_error: BackendError | None = None
         self.workers = 0
@@ -132,6 +135,7 @@ class _Execution:
         # Results being stored while their worker goes on to its next request (see _send).
         self.stores: set[asyncio.Task[None]] = set()
         self.store_error: BaseException | None = None
+        self.discarded = 0  # answers not stored: another process took their requests over
 
     # --- bookkeeping --------------------------------------------------------------------
 
@@ -166,10 +170,14 @@ class _Execution:
             )
         self.tally = RunTally(self.lib, self.run_id)
         pending = conn.execute(
-            "SELECT q.id, q.step, q.prompt, d.status FROM request q LEFT JOIN request d ON d.id = q.depends_on "
+            "SELECT q.id, q.depends_on, d.status FROM request q LEFT JOIN request d ON d.id = q.depends_on "
             "WHERE q.run_id = ? AND q.status = 'pending' ORDER BY q.id",
             (self.run_id,),
         ).fetchall()
+        # An extraction whose CoT waits in an open batch (a batch run resumed --direct) cannot go
+        # in this execution: not counted, or the workers waited for it for ever.
+        here = {request_id for request_id, _, _ in pending}
+        pending = [row for row in pending if row[2] in (None, "done") or row[1] in here]
         self.outstanding = len(pending)
         log.info(
             "run %d: %d request(s) to send of %d (%s), %d worker(s) per endpoint",
@@ -183,10 +191,12 @@ class _Execution:
         self._report()
         if not pending:
             return await self._finish()
-        for request_id, _step, _prompt, dependency_status in pending:
+        for request_id, depends_on, dependency_status in pending:
             # Extractions wait for their CoT; those whose CoT is done can go now.
             if dependency_status is None or dependency_status == "done":
                 self.queue.put_nowait(request_id)
+            else:
+                self.dependents.setdefault(depends_on, []).append(request_id)
         # Workers per agent model: a guided run's helper backends (rationale, scorer, rater) are
         # called from inside its trajectories, not fed requests of their own.
         # A model served by a pool gets workers for every endpoint.
@@ -208,22 +218,48 @@ class _Execution:
 
     async def _finish(self) -> RunProgress:
         """Close a run whose workers are done: done, failed, or waiting for open batches."""
-        left, waiting = self.lib.conn.execute(
-            "SELECT coalesce(sum(status != 'done'), 0), coalesce(sum(status = 'batched'), 0) FROM request "
-            "WHERE run_id = ?",
+        left, waiting, after = self.lib.conn.execute(
+            "SELECT coalesce(sum(q.status != 'done'), 0), coalesce(sum(q.status = 'batched'), 0), "
+            "coalesce(sum(q.status = 'pending' AND d.status = 'batched'), 0) FROM request q "
+            "LEFT JOIN request d ON d.id = q.depends_on WHERE q.run_id = ?",
             (self.run_id,),
         ).fetchone()
         if waiting:  # a batch run resumed --direct: what waits in open batches is theirs, still polled
+            then = f", and {after} extraction(s) wait for their CoTs from them" if after else ""
             return await self._close(
                 "batched",
-                f"{waiting} request(s) still wait in open batches at the provider; the run is polled until they "
-                f"end (`thoughtdesk resume {self.run_id}` stores what they answered)",
+                f"{waiting} request(s) still wait in open batches at the provider{then}; the run is polled until "
+                f"they end (`thoughtdesk resume {self.run_id}` stores what they answered)",
             )
         return await self._close(
             "done" if left == 0 else "failed", None if left == 0 else f"{left} request(s) failed; resume to retry them"
         )
 
+    def _taken_over(self) -> str | None:
+        """Who holds the run now, when another process took it over from this one, else None."""
+        if self.lease is None:
+            return None
+        row = self.lib.conn.execute("SELECT holder FROM run WHERE id = ?", (self.run_id,)).fetchone()
+        holder = row[0] if row else None
+        return None if holder == self.lease.holder else (holder or "another process (now finished)")
+
     async def _close(self, status: RunStatus, error: str | None = None) -> RunProgress:
+        taken = self._taken_over()
+        if taken is not None:  # the run is another process's now: its status is not ours to set
+            row = self.lib.conn.execute("SELECT status FROM run WHERE id = ?", (self.run_id,)).fetchone()
+            status = row[0] if row else status
+            who = describe_holder(taken) if ":" in taken else taken
+            error = (
+                f"run {self.run_id} was taken over by {who} while this process was stopped; "
+                f"{self.discarded} answer(s) this process received were discarded (that process sends and stores "
+                "them)"
+            )
+            log.warning("%s", error)
+            self.tally.status = status
+            self.tally.last_error = error
+            self.tally.taken_over = True
+            self._report()
+            return self.tally.snapshot()
         set_run_status(self.lib, self.run_id, status, error)
         self.tally.status = status
         self.tally.last_error = error or self.tally.last_error
@@ -256,8 +292,9 @@ class _Execution:
         paused = False
         while True:
             await asyncio.sleep(0.05)
-            if self.lease is not None:
-                self.lease.renew()
+            if self.lease is not None and not self.lease.renew():
+                self._stop_workers()  # taken over by another process (this one was stopped): stop here
+                return
             if self.control.cancelled:
                 self._stop_workers()
                 return
@@ -332,10 +369,11 @@ class _Execution:
         assert isinstance(self.spec, RunSpec) and self.spec.guide is not None  # only guided runs plan this step
         guide = self.spec.guide
         sent_at = now_iso()
-        claimed = await self.commits.write(partial(self._claim, request.id, sent_at), urgent=True)
-        if claimed != 1:
+        token = await self.commits.write(partial(self._claim, request.id, sent_at), urgent=True)
+        if token is None:
             self._finished()
             return
+        claim = Claim.sent(token)
         self.tally.in_flight += 1
         writer = GuidedWriter(
             guide,
@@ -354,19 +392,27 @@ class _Execution:
                 if self.control.cancelled or self.stop_error is not None:
                     # Stopped between steps: the steps so far are kept; a resume continues here.
                     with self.lib.transaction() as conn:
-                        conn.execute("UPDATE request SET status = 'pending' WHERE id = ?", (request.id,))
+                        conn.execute(
+                            "UPDATE request SET status = 'pending' WHERE id = ? AND status = 'sent' AND claim = ?",
+                            (request.id, token),
+                        )
                     self.tally.in_flight -= 1
                     self._finished()
                     return
                 step = await writer.step(request.prompt or "", [s.chosen_text for s in steps], len(steps), seed=seed)
-                store_step(self.lib, request.id, step)
+                try:
+                    store_step(self.lib, request.id, step, claim=claim)
+                except StaleClaim as stale:
+                    self.tally.in_flight -= 1
+                    self._discarded(request, stale)
+                    return
                 steps.append(step)
                 self.tally.prompt_tokens += step.prompt_tokens
                 self.tally.completion_tokens += step.completion_tokens
                 self.tally.cost += step.cost or 0.0
                 self._report()
         except BackendError as error:
-            self._call_failed(request, error, sent_at)
+            self._call_failed(request, error, sent_at, token)
             return
         finally:
             _attempts.reset(attempts)
@@ -391,18 +437,23 @@ class _Execution:
             response.completion_tokens or 0,
             cost,
         )
-        store_result(
-            self.lib,
-            run_id=self.run_id,
-            request=request,
-            sample=sample,
-            model=model,
-            variants=self.variants_json,
-            call=record,
-            one_step=True,
-            guide={**guide.to_json(), "label": guide.label, "steps": len(steps)},
-        )
         self.tally.in_flight -= 1
+        try:
+            store_result(
+                self.lib,
+                run_id=self.run_id,
+                request=request,
+                sample=sample,
+                model=model,
+                variants=self.variants_json,
+                call=record,
+                one_step=True,
+                guide={**guide.to_json(), "label": guide.label, "steps": len(steps)},
+                claim=claim,
+            )
+        except StaleClaim as stale:
+            self._discarded(request, stale)
+            return
         self.tally.done += 1
         self._after_done(request)
 
@@ -459,6 +510,19 @@ class _Execution:
         if row is None:
             return False
         source = request_row(self.lib.conn, row)
+        try:
+            if not self._store_from(request, source, sample, cot_pk):
+                return False
+        except StaleClaim as stale:  # no longer pending: another process has it
+            self._discarded(request, stale)
+            return True
+        self.tally.done += 1
+        self.tally.cached += 1
+        self._after_done(request)
+        return True
+
+    def _store_from(self, request: RequestRow, source: RequestRow, sample: SampleRef, cot_pk: int | None) -> bool:
+        """Answer ``request`` from ``source``, an identical request done; False when it cannot be."""
         if request.step == "critique":
             if source.result_critique_pk is None:
                 return False
@@ -475,9 +539,6 @@ class _Execution:
             if source.result_answer_pk is None or cot_pk is None:  # cot_pk: set for every extraction
                 return False
             store_cached_answer(self.lib, request, source.id, source.result_answer_pk, sample=sample, cot_pk=cot_pk)
-        self.tally.done += 1
-        self.tally.cached += 1
-        self._after_done(request)
         return True
 
     async def _send(
@@ -499,8 +560,8 @@ class _Execution:
         # Claimed atomically, and committed before the call: a request that is no longer
         # pending (another executor took it, whatever went wrong elsewhere) is never sent a
         # second time.
-        claimed = await self.commits.write(partial(self._claim, request.id, sent_at), urgent=True)
-        if claimed != 1:
+        token = await self.commits.write(partial(self._claim, request.id, sent_at), urgent=True)
+        if token is None:
             self._finished()
             return None
         self.tally.in_flight += 1
@@ -515,7 +576,7 @@ class _Execution:
                     raw_body=response.raw_body,
                 )
         except BackendError as error:
-            self._call_failed(request, error, sent_at)
+            self._call_failed(request, error, sent_at, token)
             return None
         finally:
             _attempts.reset(attempts)
@@ -537,6 +598,7 @@ class _Execution:
             template_key=self.template_key,
             cot_pk=cot_pk,
             cot_text=cot_text,
+            claim=Claim.sent(token),
         )
         store = asyncio.get_running_loop().create_task(self._store(request, write, record))
         self.stores.add(store)
@@ -545,8 +607,14 @@ class _Execution:
 
     async def _store(self, request: RequestRow, write: Any, record: CallRecord) -> None:
         """Commit one result (in a group with the others of its burst), then count it and queue
-        what depended on it."""
-        await self.commits.write(write)
+        what depended on it. A result whose request another process took over meanwhile (this
+        one was suspended, and the run resumed elsewhere) is discarded: stored once, by the
+        holder of the request's current claim."""
+        try:
+            await self.commits.write(write)
+        except StaleClaim as stale:
+            self._discarded(request, stale)
+            return
         self.tally.done += 1
         self.tally.prompt_tokens += record.prompt_tokens
         self.tally.completion_tokens += record.completion_tokens
@@ -564,28 +632,59 @@ class _Execution:
             self.store_error = self.store_error or error
             self._stop_workers()
 
-    def _claim(self, request_id: int, sent_at: str) -> int:
-        """Mark a pending request sent (inside a transaction); 1 if it was still pending."""
-        return self.lib.conn.execute(
-            "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
-            (sent_at, request_id),
+    def _claim(self, request_id: int, sent_at: str) -> str | None:
+        """Mark a pending request sent (inside a transaction) with a new claim token, returned;
+        None if it was no longer pending. Only the holder of the token stores its result."""
+        token = secrets.token_hex(8)
+        claimed = self.lib.conn.execute(
+            "UPDATE request SET status = 'sent', sent_at = ?, attempts = attempts + 1, claim = ? "
+            "WHERE id = ? AND status = 'pending'",
+            (sent_at, token, request_id),
         ).rowcount
+        return token if claimed == 1 else None
+
+    def _release_dependents(self, request_id: int, *, send: bool) -> int:
+        """The extractions counted here that wait for CoT ``request_id``: queued (``send``, and
+        still pending), else dropped from what this execution waits for; returns how many were
+        dropped."""
+        dropped = 0
+        for dependent in self.dependents.pop(request_id, []):
+            row = self.lib.conn.execute("SELECT status FROM request WHERE id = ?", (dependent,)).fetchone()
+            if send and row is not None and row[0] == "pending":
+                self.queue.put_nowait(dependent)
+            else:
+                dropped += 1
+        return dropped
 
     def _after_done(self, request: RequestRow) -> None:
         self.tally.finished_now += 1
-        if request.step == "cot":
-            for (dependent,) in self.lib.conn.execute(
-                "SELECT id FROM request WHERE depends_on = ? AND status = 'pending'", (request.id,)
-            ):
-                self.queue.put_nowait(dependent)
+        dropped = self._release_dependents(request.id, send=True)
         self._report()
-        self._finished()
+        self._finished(1 + dropped)
 
-    def _call_failed(self, request: RequestRow, error: BackendError, sent_at: str) -> None:
+    def _discarded(self, request: RequestRow, stale: StaleClaim) -> None:
+        """A result (or failure) of ``request`` not stored: another process holds its claim."""
+        log.warning(
+            "run %d: the answer to request %d is discarded, not stored: %s (the run was taken over by another "
+            "process while this one was stopped; that process sends and stores it)",
+            self.run_id,
+            request.id,
+            stale,
+        )
+        self.discarded += 1
+        self._finished(1 + self._release_dependents(request.id, send=False))
+
+    def _call_failed(self, request: RequestRow, error: BackendError, sent_at: str, token: str) -> None:
         """A call failed for good (retries spent): stored as the request's failure; an error that
         stops the run (a bad key, no credit) stops the workers."""
-        store_failure(self.lib, request.id, error, sent_at=sent_at, attempts=_attempts.get())
         self.tally.in_flight -= 1
+        try:
+            store_failure(
+                self.lib, request.id, error, sent_at=sent_at, attempts=_attempts.get(), claim=Claim.sent(token)
+            )
+        except StaleClaim as stale:
+            self._discarded(request, stale)
+            return
         self.tally.failed += 1
         self.tally.last_error = str(error)
         if isinstance(error, STOPPING_ERRORS):
@@ -595,12 +694,8 @@ class _Execution:
 
     def _after_failed(self, request: RequestRow) -> None:
         self.tally.finished_now += 1
-        waiting = 0
-        if request.step == "cot":
-            # Its extraction cannot be sent; it stays pending for a resume.
-            waiting = self.lib.conn.execute(
-                "SELECT count(*) FROM request WHERE depends_on = ? AND status = 'pending'", (request.id,)
-            ).fetchone()[0]
+        # Its extractions cannot be sent; they stay pending for a resume.
+        waiting = self._release_dependents(request.id, send=False)
         self._report()
         self._finished(1 + waiting)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -127,17 +128,19 @@ class Lease:
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _beating: threading.Thread | None = field(default=None, repr=False)
 
-    def renew(self, *, force: bool = False) -> None:
-        """Extend the lease (at most every RENEW_SECONDS unless ``force``)."""
+    def renew(self, *, force: bool = False) -> bool:
+        """Extend the lease (at most every RENEW_SECONDS unless ``force``); False when this
+        process no longer holds it (another one took the run over while this one was stopped)."""
         now = time.time()
         if not force and now - self.renewed < RENEW_SECONDS:
-            return
+            return True
         with self.lib.transaction() as conn:
-            conn.execute(
+            held = conn.execute(
                 "UPDATE run SET lease_expires = ? WHERE id = ? AND holder = ?",
                 (now + LEASE_SECONDS, self.run_id, self.holder),
-            )
+            ).rowcount
         self.renewed = now
+        return held == 1
 
     def start_heartbeat(self) -> None:
         """Touch the heartbeat file every RENEW_SECONDS from a thread of its own, until
@@ -182,6 +185,47 @@ class Lease:
                 "UPDATE run SET holder = NULL, lease_expires = NULL WHERE id = ? AND holder = ?",
                 (self.run_id, self.holder),
             )
+
+
+class StaleClaim(ThoughtDeskError):
+    """A result whose request is no longer claimed as its sender claimed it (another process
+    took the run over while this one was suspended, and sent or stored it): not stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a request's row must still say for a result to be stored (checked in the storing
+    transaction, so a result is stored once whatever other processes do): ``status`` and, for a
+    direct call, the ``token`` its claim wrote (``request.claim``), for a batch's item its
+    ``batch_pk``."""
+
+    status: str
+    token: str | None = None
+    batch_pk: int | None = None
+
+    @classmethod
+    def sent(cls, token: str) -> Claim:
+        return cls("sent", token=token)
+
+    @classmethod
+    def batched(cls, batch_pk: int) -> Claim:
+        return cls("batched", batch_pk=batch_pk)
+
+    def check(self, conn: sqlite3.Connection, request_id: int) -> None:
+        """Raise StaleClaim unless request ``request_id`` is still held this way."""
+        row = conn.execute("SELECT status, claim, batch_pk FROM request WHERE id = ?", (request_id,)).fetchone()
+        if (
+            row is None
+            or row[0] != self.status
+            or (self.token is not None and row[1] != self.token)
+            or (self.batch_pk is not None and row[2] != self.batch_pk)
+        ):
+            now = "gone" if row is None else f"now {row[0]}"
+            raise StaleClaim(f"request {request_id} is no longer {self.status} by this process ({now})")
+
+
+#: A request answered from the store must still be pending when its answer is written.
+PENDING = Claim("pending")
 
 
 def claim_run(lib: Library, run_id: int) -> Lease:

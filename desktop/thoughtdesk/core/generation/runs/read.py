@@ -58,6 +58,9 @@ class RunProgress:
     elapsed: float = 0.0
     eta: float | None = None
     last_error: str | None = None
+    #: Another process took the run over while this one was stopped (``last_error`` says so):
+    #: what this execution received then was discarded, and the run's status is that process's.
+    taken_over: bool = False
 
     @property
     def tokens(self) -> int:

@@ -40,6 +40,7 @@ class RunTally:
         self.paused_seconds = 0.0  # time spent paused, left out of the rate behind the ETA
         self.paused_since: float | None = None
         self.last_error: str | None = None
+        self.taken_over = False  # see RunProgress.taken_over
         self.status: RunStatus = "running"
 
     def set_paused(self, paused: bool) -> None:
@@ -72,6 +73,7 @@ class RunTally:
             elapsed=elapsed,
             eta=eta,
             last_error=self.last_error,
+            taken_over=self.taken_over,
         )
 
 

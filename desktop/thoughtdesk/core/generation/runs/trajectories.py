@@ -15,8 +15,10 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from thoughtdesk.core.generation.runs.lease import Claim
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.settings.logs import redact_secrets
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,18 +105,22 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def store_step(lib: Library, request_id: int, step: TrajectoryStep) -> None:
+def store_step(lib: Library, request_id: int, step: TrajectoryStep, *, claim: Claim | None = None) -> None:
     """Commit one chosen step of the trajectory of ``request_id``. A step index stored before
-    is refused by the table's unique key, so a step can never be stored twice."""
-    candidates = [{"text": c.text, "score": _finite(c.score)} for c in step.candidates]
+    is refused by the table's unique key, so a step can never be stored twice. ``claim``: what
+    the request must still be (else StaleClaim, nothing stored). The keys this process used are
+    redacted from the models' texts."""
+    candidates = [{"text": redact_secrets(c.text), "score": _finite(c.score)} for c in step.candidates]
     with lib.transaction() as conn:
+        if claim is not None:
+            claim.check(conn, request_id)
         conn.execute(
             "INSERT INTO trajectory_step (request_id, step_index, rationale, candidates, chosen, final, "
             "prompt_tokens, completion_tokens, cost, latency, created, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 request_id,
                 step.index,
-                step.rationale,
+                None if step.rationale is None else redact_secrets(step.rationale),
                 json.dumps(candidates, ensure_ascii=False),
                 step.chosen,
                 int(step.final),
@@ -123,7 +129,7 @@ def store_step(lib: Library, request_id: int, step: TrajectoryStep) -> None:
                 step.cost,
                 step.latency,
                 now_iso(),
-                json.dumps(step.extra, ensure_ascii=False) if step.extra else None,
+                redact_secrets(json.dumps(step.extra, ensure_ascii=False)) if step.extra else None,
             ),
         )
 
