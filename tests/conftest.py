@@ -55,3 +55,17 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.delenv("THOUGHTDESK_LIBRARY", raising=False)
     yield
+
+
+#: Session fixtures that are expensive to make (a llama.cpp server loading the model): with
+#: pytest-xdist (`-n N --dist loadgroup`, the README's test command), the tests that use one run
+#: on one worker, which makes it once, instead of on every worker, each making its own.
+SHARED_BY_GROUP = {"llama_server": "llama-server"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, group in SHARED_BY_GROUP.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break

@@ -11,12 +11,12 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import CliResult, run_cli
 from tests.helpers.libraries import DEMO, demo_library
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.evaluation.evaluate import evaluate
@@ -45,10 +45,8 @@ def read_only(path: Path) -> Iterator[None]:
             path.chmod(mode)
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "thoughtdesk", *map(str, args)], capture_output=True, text=True, timeout=120
-    )
+def _cli(*args: str | Path) -> CliResult:
+    return run_cli(*args)
 
 
 @pytest.fixture
