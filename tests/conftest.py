@@ -64,8 +64,22 @@ SHARED_BY_GROUP = {"llama_server": "llama-server"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups for ``--dist loadgroup``: the users of an expensive session fixture (above), and the
+    tests of a module that share a module-scoped fixture (a built wheel, a loaded model), which
+    would otherwise be made again on each worker the module's tests were spread over."""
     for item in items:
-        for fixture, group in SHARED_BY_GROUP.items():
-            if fixture in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
+        group = _xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    names = getattr(item, "fixturenames", ())
+    for fixture, group in SHARED_BY_GROUP.items():
+        if fixture in names:
+            return group
+    info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the item's fixtures
+    for definitions in info.name2fixturedefs.values() if info is not None else ():
+        if definitions and definitions[-1].scope == "module":
+            return item.nodeid.split("::")[0]
+    return None
