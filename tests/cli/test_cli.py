@@ -11,6 +11,7 @@ from tests.helpers.cli import run_cli as run
 from tests.helpers.cli import run_cli_process
 from tests.helpers.paths import FIXTURES
 from thoughtdesk import __version__
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.core.library.store import Library
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
@@ -52,7 +53,7 @@ def test_import_stats_collections_export_round_trip(tmp_path):
     out = tmp_path / "out.json"
     result = run("export", "edge", out, library=lib)
     assert result.returncode == 0, result.stderr
-    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(EDGE.read_text(encoding="utf-8"))
+    assert load_with_extras(out) == json.loads(EDGE.read_text(encoding="utf-8"))
 
 
 def test_duplicate_import_fails_by_default_then_skip_and_replace(tmp_path):
@@ -260,3 +261,21 @@ def test_export_never_overwrites_the_library_and_asks_for_force_elsewhere(tmp_pa
     assert json.loads(notes.read_text())  # overwritten with the export, as asked
     result = run("export", "edge", "", library=lib)
     assert result.returncode == 1 and "no file was named" in result.stderr
+
+
+def test_datasets_table_has_a_header_and_aligned_columns(capsys):
+    # Issue 28: no header, and a long licence pushed the title column out of line.
+    from thoughtdesk.cli.main import main
+
+    assert main(["datasets"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "ANSWER", "TYPE", "TITLE", "LICENCE"]
+    starts = {line.index(title) for line, title in zip(lines[1:], _titles(), strict=True)}
+    assert len(starts) == 1 and starts == {lines[0].index("TITLE")}
+    assert any(line.startswith("gsm8k ") for line in lines)
+
+
+def _titles() -> list[str]:
+    from thoughtdesk.core.datasets import catalogue
+
+    return [info.title for info in catalogue()]

@@ -16,6 +16,7 @@ from thoughtdesk.core.critiques import (
     ExplanationRating,
     ParsedCritique,
     add_critique,
+    add_critique_rating,
     add_explanation_rating,
 )
 from thoughtdesk.core.library.store import Library
@@ -69,6 +70,25 @@ def test_json_has_the_keys_the_issue_names(seeded, capsys):
     }
     assert all(row["auroc"] is None or 0 <= row["auroc"] <= 1 for row in data["student_conditions"])
     assert data["human_agreement"]["explanation_raters"] == 1
+
+
+def test_mean_critique_score_counts_each_raters_last_rating(seeded, capsys):
+    """A rater who changed their mind on a critique (1, then 3) counts once, with the 3: the
+    documented rule, the one Krippendorff's alpha follows (issue 23, point 17)."""
+    with Library.open(seeded) as lib:
+        pk = lib.conn.execute("SELECT id FROM critique WHERE critique_model = 'gpt|4o' ORDER BY id LIMIT 1").fetchone()[
+            0
+        ]
+        with lib.transaction() as conn:
+            add_critique_rating(conn, pk, CritiqueRating("w1", 1))
+            add_critique_rating(conn, pk, CritiqueRating("w2", 2))
+            add_critique_rating(conn, pk, CritiqueRating("w1", 3))  # w1 changed their mind
+    code, out, err = run(capsys, "--library", seeded, "critiques", "demo", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    gpt = next(m for m in data["critique_models"] if m["model"] == "gpt|4o")
+    assert (gpt["mean_critique_score"], gpt["n_critique_ratings"]) == (2.5, 2)  # (3 + 2) / 2, not (1 + 2 + 3) / 3
+    assert data["human_agreement"]["critique_items"] == 1  # alpha: the same two ratings of that critique
 
 
 def test_csv_and_markdown_shape(seeded, capsys):

@@ -8,6 +8,7 @@ import json
 from tests.cli.test_cli import run
 from tests.core.importing.test_import_skip import library_digest
 from tests.helpers.paths import FIXTURES
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 
 DSCB = FIXTURES / "dscb"
 CROWD = DSCB / "DSCB-train-crowd-anno.jsonl"
@@ -36,7 +37,7 @@ def test_import_recognises_dscb_and_export_gives_it_back(tmp_path):
     # The default export stays ThoughtSource JSON, with the critiques in the extension field.
     ts = tmp_path / "out.json"
     assert run("export", "crowd", ts, library=lib).returncode == 0
-    data = json.loads(ts.read_text(encoding="utf-8"))
+    data = load_with_extras(ts)  # ThoughtDesk's extension fields are in the side file
     cot = data["OBQA"]["train-crowd-anno"][0]["generated_cot"][0]
     assert len(cot["thoughtdesk_critiques"]["critiques"]) == 2
 

@@ -14,6 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from tests.helpers.expected_results import DEMO, FIXTURES, TS67, file_answers, first_correct, groups
 from thoughtdesk.cli.main import main
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 
 
 def run(capsys, *argv):
@@ -103,7 +104,7 @@ def test_export_after_rescore_carries_thoughtdesk_values(capsys, library, tmp_pa
     assert run(capsys, "--library", library, "evaluate", "bad", "--rescore")[0] == 0
     out_file = tmp_path / "out.json"
     assert run(capsys, "--library", library, "export", "bad", str(out_file))[0] == 0
-    exported = json.loads(out_file.read_text(encoding="utf-8"))
+    exported = load_with_extras(out_file)
     expected = {a.sample_id: a for a in file_answers(path, rescored=True)}
     types = {s["id"]: s["type"] for s in exported["bad_cases"]["test"]}
     checked = 0

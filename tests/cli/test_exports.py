@@ -60,3 +60,51 @@ def test_the_message_counts_what_was_written(lib, tmp_path, capsys):
     assert main([*base, str(missing), "--format", "samples-csv"]) == 1
     err = capsys.readouterr().err
     assert f"the folder {missing.parent} does not exist" in err and "space" not in err and err.count("\n") == 1
+
+
+def _special_files(tmp_path) -> list[tuple[str, object]]:
+    """A FIFO, and a character device (a copy of /dev/null's node, made in the test's folder,
+    never the system's own) where this process may make one."""
+    import os
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    found: list[tuple[str, object]] = [("a named pipe (FIFO)", fifo)]
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        found.append(("a character device", device))
+    except OSError:
+        pass  # no CAP_MKNOD here: the FIFO stands for every special file
+    return found
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_an_export_never_replaces_a_device_or_a_fifo(lib, tmp_path, force):
+    """Issue 23, point 5: an export onto a device node replaced it with a regular file even without
+    --force (and --force onto a FIFO did the same); without --force a FIFO made the command wait
+    forever (it was opened to see whether it held an earlier export). Run as a child process
+    with a timeout, so the old behaviour fails instead of hanging."""
+    import stat
+    import subprocess
+    import sys
+
+    for what, special in _special_files(tmp_path):
+        before = special.stat()  # type: ignore[attr-defined]
+        for fmt in ("thoughtsource", "samples-csv"):
+            result = subprocess.run(
+                [sys.executable, "-m", "thoughtdesk", "--library", str(lib), "export", "edge", str(special)]
+                + ["--format", fmt]
+                + (["--force"] if force else []),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert result.returncode == 1, result.stdout + result.stderr
+            message = result.stderr.strip()
+            assert len(message.splitlines()) == 1 and "Traceback" not in message
+            assert f"{special} is {what}, not a regular file" in message
+            after = special.stat()  # type: ignore[attr-defined]
+            assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
+    assert not [p for p in tmp_path.iterdir() if ".part" in p.name]

@@ -231,3 +231,35 @@ def test_rationales_extract_sends_prompts_as_generate_does(
         assert (built[-1].model, built[-1].chat) == (generated.model, generated.chat), options
     assert [spec.chat for spec in built] == [True, True, False, False, True, False]
     assert built[1].model == str(gguf)
+
+
+def test_rationales_filter_in_the_papers_layout(library_path, fake_server: FakeModelServer, tmp_path, capsys) -> None:
+    """Issue 23, point 18: --layout paper sends RATIONALYST's chat prompts and keeps its scores
+    apart from the default layout's (tests/core/rationales/test_filtering.py checks the figures)."""
+    fake_server.responder = rewriting
+    base = ("--base-url", fake_server.base_url)
+    assert _run(library_path, "rationales", "extract", DEMO, "--model", "openai:m", *base) == 0
+    capsys.readouterr()
+    fake_server.responder = None
+    sent = len(fake_server.requests)
+    args = ("rationales", "filter", DEMO, "--scorer", "openai:m", "--tau", "-100", "--json", *base)
+    assert _run(library_path, *args, "--layout", "paper") == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert (scored["scorer"], scored["layout"], scored["done"], scored["scored"]) == (
+        "openai:m [paper layout]",
+        "paper",
+        16,
+        16,
+    )
+    prompts = [str(r.json["prompt"]) for r in fake_server.requests[sent:]]
+    assert len(prompts) == 32 and all(p.startswith("<|begin_of_text|><|start_header_id|>system") for p in prompts)
+    assert not any("<BOT>" in p for p in prompts)
+    # the default layout is a scorer of its own: everything is scored again
+    assert _run(library_path, *args) == 0
+    assert json.loads(capsys.readouterr().out)["done"] == 16
+    target = tmp_path / "kept.jsonl"
+    export = ("rationales", "export", DEMO, str(target), "--tau", "-100", "--scorer", "openai:m")
+    assert _run(library_path, *export, "--layout", "paper") == 0
+    assert "kept at tau -100 by openai:m [paper layout]" in capsys.readouterr().out
+    assert _run(library_path, *export) == 0
+    assert "kept at tau -100 by openai:m)" in capsys.readouterr().out

@@ -56,6 +56,7 @@ from thoughtdesk.core.generation.runs import (
     guide_scorer_report,
     is_batch_run,
     list_batches,
+    offline_pool_warnings,
     parse_summary,
     plan_critique_run,
     plan_run,
@@ -188,6 +189,12 @@ def open_library_path(args: argparse.Namespace):
         return lib.path
 
 
+def _warn_offline_pools(models: Iterable[ModelSpec]) -> None:
+    """Say on stderr which pools offline mode cuts down to their servers on this machine."""
+    for warning in offline_pool_warnings(models):
+        print(f"thoughtdesk: warning: {warning}", file=sys.stderr)
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     defaults = model_defaults()  # the local model and providers' addresses chosen in the app
     models = generation_models(args, defaults)
@@ -217,6 +224,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         check_batch_spec(spec)  # a local model or a guided run: said now, nothing written
     if not args.plan_only:
         check_models_ready(spec.all_models())  # refused before a run is written, not left behind as "failed"
+        _warn_offline_pools(spec.all_models())
         check_models_exist(spec.all_models())  # a misspelled model too, where its server can tell
     _check_scorer(guide, probe=not args.plan_only)
     with open_library(args) as lib:
@@ -399,6 +407,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
     )
     if not args.plan_only:
         check_models_ready(models)
+        _warn_offline_pools(models)
         check_models_exist(models)
     with open_library(args) as lib:
         args.prices = user_prices()
@@ -417,6 +426,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         run_id = resolve_run_id(lib, args.run)
         models = run_info(lib, run_id).model_specs
     check_models_ready(models)  # offline, a moved model file: said now, the run left as it was
+    _warn_offline_pools(models)
     with open_library(args, create=False) as lib:
         batched = is_batch_run(lib, run_id)
     if batched and not args.direct:

@@ -12,6 +12,7 @@ from pathlib import Path
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.flat_export import FLAT_FORMATS
+from thoughtdesk.core.paths import resolve_library_path
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -44,8 +45,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise ThoughtDeskError("--no-header needs --map: the columns are then named by position, e.g. question=1")
     elif args.save_mapping:
         raise ThoughtDeskError("--save-mapping needs --map field=column,...")
-    from thoughtdesk.core.importing.detect import check_importable, options_needed
+    from thoughtdesk.core.files import library_part
+    from thoughtdesk.core.importing.detect import check_importable, import_of_the_library, options_needed
 
+    what = library_part(args.path, resolve_library_path(args.library))
+    if what is not None:  # never read: the library is opened below, and reading it would drop its locks
+        raise ThoughtDeskError(import_of_the_library(args.path, what))
     check_importable(args.path)  # a picture or a binary file: said before any library is created
     if not (args.dataset or mapping):
         from thoughtdesk.core.critiques.dscb import looks_like_dscb
@@ -166,9 +171,13 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=2, ensure_ascii=False))
         return EXIT_OK
-    width = max(len(i.name) for i in infos)
-    for info in infos:
-        print(f"{info.name.ljust(width)}  {info.answer_type:<14}  {info.licence:<20}  {info.title}")
+    # Columns as wide as their widest cell, under a header; the licence, the longest and most
+    # varied text, comes last so that it cannot push the other columns out of line.
+    rows = [("NAME", "ANSWER TYPE", "TITLE", "LICENCE")]
+    rows += [(info.name, info.answer_type, info.title, info.licence) for info in infos]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[3])
     return EXIT_OK
 
 
@@ -197,6 +206,7 @@ def _download(info, cache: str | None, *, as_json: bool = False) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.datasets.ts_extras import side_path
     from thoughtdesk.core.files import check_export_target
     from thoughtdesk.core.importing.importer import export_thoughtsource
 
@@ -215,6 +225,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         from thoughtdesk.core.importing.flat_export import require_pyarrow
 
         require_pyarrow()  # said before anything is opened or written
+    also = ""
     with open_library(args, create=False) as lib:
         target = check_export_target(args.path, libraries=[lib.path], force=args.force)
         if args.format in FLAT_FORMATS:
@@ -242,9 +253,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         else:
             samples = next((c.samples for c in lib.collections() if c.name == args.collection), 0)
             bar = ProgressLine("exporting", unit="samples")
-            count = export_thoughtsource(lib, args.collection, target, progress=lambda done: bar(done, samples))
+            count = export_thoughtsource(
+                lib,
+                args.collection,
+                target,
+                progress=lambda done: bar(done, samples),
+                side_file=not to_stdout,  # one stream: ThoughtDesk's extras stay inline
+            )
             bar.finish()
             written = f"{count} sample(s)"
+            side = side_path(target)
+            if not to_stdout and side.is_file():
+                also = f" (ThoughtDesk's extras, which ThoughtSource's loader refuses, in {side.name} beside it)"
     where = "standard output" if to_stdout else args.path
     if to_stdout:
         with open(target, "rb") as source:
@@ -256,7 +276,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             file=sys.stderr if to_stdout else sys.stdout,
         )
     else:
-        print(f"{written} of {args.collection!r} written to {where}", file=sys.stderr if to_stdout else sys.stdout)
+        print(
+            f"{written} of {args.collection!r} written to {where}{also}", file=sys.stderr if to_stdout else sys.stdout
+        )
     return EXIT_OK
 
 

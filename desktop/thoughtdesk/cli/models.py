@@ -24,6 +24,12 @@ def model_texts(args: argparse.Namespace, defaults: ModelDefaults) -> list[str]:
     if args.model:
         return list(args.model)
     chosen = defaults.default_model()
+    if chosen is None and defaults.offline and defaults.providers:
+        raise RunSpecError(
+            "--model PROVIDER:MODEL is needed: offline mode is on and Settings choose no local model and no "
+            "provider on this machine, e.g. --model llamacpp:/path/model.gguf (or turn offline mode off in "
+            "Settings, or with THOUGHTDESK_OFFLINE=0)"
+        )
     if chosen is None:
         raise RunSpecError(
             "--model PROVIDER:MODEL is needed (no local model or provider is chosen in the app's Settings), "

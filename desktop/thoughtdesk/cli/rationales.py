@@ -33,7 +33,14 @@ from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.rationales.export import export_rationales, pick_scorer
 from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, Markers, RationaleError
-from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, DEFAULT_TAU, TAU_PRESETS
+from thoughtdesk.core.rationales.filtering import (
+    DEFAULT_HORIZON,
+    DEFAULT_LAYOUT,
+    DEFAULT_TAU,
+    LAYOUTS,
+    TAU_PRESETS,
+    scorer_key,
+)
 from thoughtdesk.core.rationales.mining import (
     ExtractionSettings,
     PassSummary,
@@ -194,6 +201,8 @@ def cmd_filter(args: argparse.Namespace) -> int:
     if not report.can_score:  # every rationale would fail the same way
         raise RationaleError(f"{report.detail}; choose a --scorer that can score (docs/rationales.md)")
     tau = _tau(args)
+    # Scores of the two layouts differ in kind: each is stored under its own name.
+    label = scorer_key(spec.label, args.layout)
     bar = ProgressLine("scoring")
     with open_library(args) as lib:
 
@@ -205,25 +214,27 @@ def cmd_filter(args: argparse.Namespace) -> int:
                     lib,
                     args.collection,
                     _resilient(backend, args.concurrency),
-                    spec.label,
+                    label,
                     decay=args.decay,
                     horizon=args.horizon,
                     markers=_markers(args),
                     limit=args.limit,
                     progress=bar,
+                    layout=args.layout,
                 )
             finally:
                 await backend.aclose()
 
         summary = asyncio.run(main())
         bar.finish()
-        table = filter_table(lib, args.collection, spec.label, tau=tau, decay=args.decay)
+        table = filter_table(lib, args.collection, label, tau=tau, decay=args.decay)
     if args.json:
         print(
             json.dumps(
                 {
                     "collection": args.collection,
-                    "scorer": spec.label,
+                    "scorer": label,
+                    "layout": args.layout,
                     **_summary_json(summary),
                     "tau": tau,
                     "documents": table.documents,
@@ -239,7 +250,7 @@ def cmd_filter(args: argparse.Namespace) -> int:
     print(_summary_line("rationales scored", summary))
     print(
         f"{table.documents} documents rewritten, {table.valid_documents} valid; {table.rationales} rationales, "
-        f"{table.scored} scored by {spec.label}; kept at tau {tau:g}: {table.kept} ({100 * table.kept_share:.1f} %), "
+        f"{table.scored} scored by {label}; kept at tau {tau:g}: {table.kept} ({100 * table.kept_share:.1f} %), "
         f"dropped {table.dropped}"
     )
     _print_histogram(table.reductions, tau)
@@ -259,7 +270,7 @@ def _print_histogram(values: tuple[float, ...], tau: float) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    scorer = ModelSpec.parse(args.scorer).label if args.scorer else None
+    scorer = scorer_key(ModelSpec.parse(args.scorer).label, args.layout) if args.scorer else None
     with open_library(args, create=False) as lib:
         count = export_rationales(
             lib,
@@ -284,6 +295,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 # --- the parser ------------------------------------------------------------------------------
+
+
+def _layout_option(p: argparse.ArgumentParser, *, scored: bool = False) -> None:
+    what = "with --scorer: the layout its scores were made in" if scored else "the prompt the scorer sees"
+    p.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default=DEFAULT_LAYOUT,
+        help=f"{what}: thoughtdesk (raw text, the rationale between its markers; the default) or paper "
+        "(RATIONALYST's filter prompt: a Llama-3 chat, preceding + '. ' + rationale, the template's tokens "
+        "scored too; the paper's tau values are calibrated for it). docs/rationales.md shows both",
+    )
 
 
 def _model_options(p: argparse.ArgumentParser, *, chat: bool) -> None:
@@ -393,8 +416,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"score the following text up to the sentence end after CHARS characters (default {DEFAULT_HORIZON}; 0: all)",
     )
     q.add_argument(
-        "--markers", default="<BOT>...<EOT>", metavar="B...E", help="how the rationale is shown to the scorer"
+        "--markers",
+        default="<BOT>...<EOT>",
+        metavar="B...E",
+        help="how the rationale is shown to the scorer (thoughtdesk layout; the paper's has none)",
     )
+    _layout_option(q)
     q.add_argument("--limit", type=whole(1), metavar="N", help="score at most N rationales now")
     q.add_argument(
         "--concurrency",
@@ -414,6 +441,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("collection", help="the collection's name")
     q.add_argument("out", metavar="OUT.jsonl", help="the file to write")
     q.add_argument("--scorer", metavar="PROVIDER:MODEL", help="whose scores decide (default: the only scorer)")
+    _layout_option(q, scored=True)
     _tau_options(q)
     q.add_argument("--unfiltered", action="store_true", help="every rationale of a valid rewrite, scored or not")
     q.add_argument("--force", action="store_true", help="overwrite a file that is not an earlier export")

@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -55,6 +56,7 @@ def export_part(path: Path) -> Iterator[Path]:
     path = Path(path)
     if not path.parent.is_dir():
         raise ExportTargetError(missing_folder(path))
+    refuse_special_file(path)
     remove_stale_parts(path.parent)
     part = path.with_name(path.name + PART_SUFFIX)
     try:
@@ -66,6 +68,68 @@ def export_part(path: Path) -> Iterator[Path]:
     except BaseException:
         part.unlink(missing_ok=True)
         raise
+
+
+def special_file_kind(path: Path) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a folder (``"a named
+    pipe (FIFO)"``, ``"a character device"``...), else None. Told by ``stat`` alone: opening a
+    FIFO to look at it would wait for a writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    for test, what in (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "not a regular file"
+
+
+def refuse_special_file(path: Path) -> None:
+    """:class:`ExportTargetError` when ``path`` is a device, a FIFO or a socket: an export
+    replaces its target with a new regular file, which would remove the device node or pipe
+    (issue 23, point 5); even ``--force`` does not."""
+    what = special_file_kind(path)
+    if what is not None:
+        raise ExportTargetError(
+            f"{path} is {what}, not a regular file; an export writes a new file and would replace it. "
+            "Name a regular file (or - for standard output where the command offers it)"
+        )
+
+
+#: Free space under which a failed write is taken for a full disk: SQLite reports some writes a
+#: full disk refused (a write-ahead log's, its shared memory's) as "disk I/O error", not SQLITE_FULL.
+FULL_DISK_BYTES = 1 << 20
+
+
+def disk_is_full(path: str | os.PathLike[str]) -> bool:
+    """Whether the disk holding ``path`` (a file or folder, or the nearest folder above it that
+    exists) has less than :data:`FULL_DISK_BYTES` free for this user."""
+    folder = Path(path)
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    try:
+        info = os.statvfs(folder)
+    except (OSError, AttributeError):  # no statvfs (Windows): say what the error said
+        return False
+    return info.f_bavail * info.f_frsize < FULL_DISK_BYTES
+
+
+def is_full_disk_error(error: BaseException, path: str | os.PathLike[str]) -> bool:
+    """Whether ``error`` (an OSError or an SQLite error) writing at ``path`` means the disk is
+    full: ENOSPC/EDQUOT, SQLite's "database or disk is full", or an I/O error on a disk that
+    has (next to) no space left."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(error).lower()
+    if "full" in text and ("disk" in text or "database" in text):
+        return True
+    io_error = isinstance(error, OSError) or "disk i/o" in text
+    return io_error and disk_is_full(path)
 
 
 def missing_folder(path: Path) -> str:
@@ -80,8 +144,8 @@ def write_failure(path: Path, error: OSError) -> str:
     """What to say when writing ``path`` failed, with the fix that fits the cause."""
     if not path.parent.is_dir():
         return missing_folder(path)
-    if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        hint = "Free some space or choose another folder, then export again"
+    if is_full_disk_error(error, path.parent):
+        hint = "The disk is full: free some space or choose another folder, then export again"
     elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         hint = "Choose a folder you can write to, then export again"
     else:
@@ -128,6 +192,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.exists() and b.exists() and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def library_part(path: str | os.PathLike[str], library: str | os.PathLike[str]) -> str | None:
+    """``"the open library"`` when ``path`` is the library file ``library``, ``"part of the open
+    library"`` when it is one of the files SQLite keeps beside it, else None. Told by name and
+    ``stat`` only: opening such a file with Python and closing it would drop the SQLite locks
+    this process holds on it (docs/design.md, "Never Python I/O on an open library")."""
+    path, library = Path(path).expanduser(), Path(library)
+    for suffix in LIBRARY_COMPANIONS:
+        companion = library.with_name(library.name + suffix)
+        if _same_file(path, companion) or path.resolve() == companion.resolve():
+            return "the open library" if not suffix else "part of the open library"
+    return None
 
 
 #: The first header columns of every CSV export (samples-csv and answers-csv).
@@ -184,7 +261,10 @@ def export_kind(path: Path) -> str | None:
     Recognised by content ThoughtDesk writes, never by the file's name or by its being JSON: a
     Parquet export carries :data:`PARQUET_EXPORT_KEY` in its footer, a PDF report names
     ThoughtDesk as its creator, the text exports start exactly as :data:`EXPORT_SIGNATURES` say.
-    An empty file holds nothing to lose and counts as one."""
+    An empty file holds nothing to lose and counts as one; a device or FIFO is never one (and
+    is never opened)."""
+    if special_file_kind(path) is not None:
+        return None
     try:
         with open(path, "rb") as handle:
             head = handle.read(_HEAD_BYTES)
@@ -226,7 +306,7 @@ def check_export_target(
     """The path an export may write, or :class:`ExportTargetError` saying why not.
 
     Never: a library in ``libraries`` (the open one) or its ``-wal``/``-shm``/``-journal`` files,
-    even with ``force``; an empty name; a folder. Only with ``force`` (the GUI asks instead): an
+    even with ``force``; an empty name; a folder; a device, FIFO or socket. Only with ``force`` (the GUI asks instead): an
     existing file that is not an earlier export (see :func:`looks_like_export`).
     """
     text = os.fspath(target)
@@ -235,16 +315,14 @@ def check_export_target(
     path = Path(text).expanduser()
     if path.is_dir():
         raise ExportTargetError(f"{path} is a folder; name a file inside it to write the export to")
+    refuse_special_file(path)  # before anything reads it: opening a FIFO would wait forever
     for library in libraries:
-        library = Path(library)
-        for suffix in LIBRARY_COMPANIONS:
-            companion = library.with_name(library.name + suffix)
-            if _same_file(path, companion) or path.resolve() == companion.resolve():
-                raise ExportTargetError(
-                    f"{path} is {'the open library' if not suffix else 'part of the open library'} "
-                    f"({library.name}); exporting onto it would destroy every collection in it. "
-                    "Choose another file name"
-                )
+        what = library_part(path, library)
+        if what is not None:
+            raise ExportTargetError(
+                f"{path} is {what} ({Path(library).name}); exporting onto it would destroy every collection in it. "
+                "Choose another file name"
+            )
     if not path.parent.is_dir():
         raise ExportTargetError(missing_folder(path))
     if path.exists() and not force and not looks_like_export(path):

@@ -10,6 +10,7 @@ from PySide6.QtCore import (  # noqa: F401 - the facade: every name is for other
     QCoreApplication,
     QElapsedTimer,
     QEvent,
+    QFileInfo,
     QFileSystemWatcher,
     QItemSelectionModel,
     QMarginsF,
@@ -39,6 +40,7 @@ from PySide6.QtCore import (  # noqa: F401 - the facade: every name is for other
     qVersion,
 )
 from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other modules
+    QAbstractFileIconProvider,
     QAction,
     QActionGroup,
     QBrush,
@@ -81,7 +83,6 @@ from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for ot
     QDialogButtonBox,
     QDockWidget,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QFrame,
     QGridLayout,
@@ -112,6 +113,7 @@ from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for ot
     QStyle,
     QStyledItemDelegate,
     QStyleOptionProgressBar,
+    QStyleOptionViewItem,
     QTableView,
     QTableWidget,
     QTableWidgetItem,
@@ -126,3 +128,108 @@ from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for ot
     QWizard,
     QWizardPage,
 )
+from PySide6.QtWidgets import (
+    QFileDialog as _QtFileDialog,
+)
+
+
+class _NameOnlyIcons(QAbstractFileIconProvider):
+    """Icons and type names from file names alone. Qt's own provider reads the first bytes of
+    every file a file dialog lists to guess its type, and opening and closing the open library
+    (or its -wal/-shm) in this process drops every POSIX lock SQLite holds on it: a command run
+    on the library meanwhile then takes it for unused, checkpoints and deletes its write-ahead
+    log, and this process's committed writes are lost ("disk I/O error")."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        style = QApplication.style()  # made on the GUI thread; used from Qt's file-info thread
+        self._folder = style.standardIcon(QStyle.StandardPixmap.SP_DirIcon)
+        self._file = style.standardIcon(QStyle.StandardPixmap.SP_FileIcon)
+
+    def icon(self, what: object) -> QIcon:  # Qt's two overloads in one
+        if isinstance(what, QFileInfo):
+            return self._folder if what.isDir() else self._file
+        return self._folder if what == QAbstractFileIconProvider.IconType.Folder else self._file
+
+    def type(self, info: QFileInfo) -> str:
+        if info.isDir():
+            return "Folder"
+        suffix = info.suffix()
+        return f"{suffix.upper()} file" if suffix else "File"
+
+
+_NO_OPTIONS = _QtFileDialog.Option(0)
+
+
+class QFileDialog(_QtFileDialog):
+    """Qt's file dialog whose listing never opens the files it lists (see :class:`_NameOnlyIcons`);
+    the static functions the app calls build one. A platform's native dialog is used where there
+    is one, as Qt's own static functions do."""
+
+    _icons: _NameOnlyIcons | None = None
+
+    @classmethod
+    def configured(cls, parent: QWidget | None, caption: str, directory: str, filter: str = "") -> _QtFileDialog:
+        """A dialog at ``directory`` (a folder, or a file to preselect) with the safe icon provider."""
+        if cls._icons is None:
+            cls._icons = _NameOnlyIcons()
+        dialog = _QtFileDialog(parent, caption, "", filter)
+        dialog.setIconProvider(cls._icons)
+        if directory:
+            info = QFileInfo(directory)
+            if info.isDir():
+                dialog.setDirectory(directory)
+            else:
+                dialog.setDirectory(info.absolutePath())
+                dialog.selectFile(info.fileName())
+        return dialog
+
+    @staticmethod
+    def _run(dialog: _QtFileDialog, selected_filter: str, options: _QtFileDialog.Option) -> tuple[str, str]:
+        dialog.setOptions(options)
+        if selected_filter:
+            dialog.selectNameFilter(selected_filter)
+        try:
+            if dialog.exec() == _QtFileDialog.DialogCode.Accepted and dialog.selectedFiles():
+                return dialog.selectedFiles()[0], dialog.selectedNameFilter()
+            return "", ""
+        finally:
+            dialog.deleteLater()
+
+    @staticmethod
+    def getOpenFileName(
+        parent: QWidget | None = None,
+        caption: str = "",
+        dir: str = "",
+        filter: str = "",
+        selectedFilter: str = "",
+        options: _QtFileDialog.Option = _NO_OPTIONS,
+    ) -> tuple[str, str]:
+        dialog = QFileDialog.configured(parent, caption, dir, filter)
+        dialog.setFileMode(_QtFileDialog.FileMode.ExistingFile)
+        return QFileDialog._run(dialog, selectedFilter, options)
+
+    @staticmethod
+    def getSaveFileName(
+        parent: QWidget | None = None,
+        caption: str = "",
+        dir: str = "",
+        filter: str = "",
+        selectedFilter: str = "",
+        options: _QtFileDialog.Option = _NO_OPTIONS,
+    ) -> tuple[str, str]:
+        dialog = QFileDialog.configured(parent, caption, dir, filter)
+        dialog.setAcceptMode(_QtFileDialog.AcceptMode.AcceptSave)
+        dialog.setFileMode(_QtFileDialog.FileMode.AnyFile)
+        return QFileDialog._run(dialog, selectedFilter, options)
+
+    @staticmethod
+    def getExistingDirectory(
+        parent: QWidget | None = None,
+        caption: str = "",
+        dir: str = "",
+        options: _QtFileDialog.Option = _QtFileDialog.Option.ShowDirsOnly,
+    ) -> str:
+        dialog = QFileDialog.configured(parent, caption, dir)
+        dialog.setFileMode(_QtFileDialog.FileMode.Directory)
+        return QFileDialog._run(dialog, "", options)[0]

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.expected_results import TS67
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, evaluate
 from thoughtdesk.core.evaluation.rescoring import restore_original_scoring
@@ -98,7 +99,7 @@ def test_gpt35_dump_round_trip_changes_no_figure_and_matches_thoughtsource(share
 
     exported = tmp_path / "export.json"
     export_thoughtsource(first, "ts", exported)
-    data = json.loads(exported.read_text(encoding="utf-8"))
+    data = load_with_extras(exported)  # ThoughtDesk's extension fields are in the side file
     answers = list(_answers(data))
     # graded answers are never null (null would read as "never evaluated"); ThoughtDesk's outcome
     # and reason ride along; answer_from_choices is null, not "", where nothing was extracted
@@ -209,5 +210,44 @@ def test_scoring_that_no_longer_matches_the_grade_is_not_restored(open_library, 
     assert library.conn.execute("SELECT n_correct, n_unextractable FROM sample").fetchone() == (1, 0)
     out = tmp_path / "out.json"
     export_thoughtsource(library, "stale", out)
-    answer = json.loads(out.read_text("utf-8"))["d"]["test"][0]["generated_cot"][0]["answers"][0]
+    answer = load_with_extras(out)["d"]["test"][0]["generated_cot"][0]["answers"][0]
     assert answer["correct_answer"] is True and answer["thoughtdesk_scoring"] == stale
+
+
+def test_null_graded_by_thoughtsource_is_not_extractable_null_never_evaluated_is_graded(open_library, tmp_path):
+    """Issue 23, point 15: ThoughtSource's evaluate writes ``correct_answer: null`` with
+    ``answer_from_choices: null`` where it extracted nothing (not correct, in its denominator);
+    its generate writes ``answer_from_choices: ""`` (never evaluated). The same CoT, saying the
+    gold letter, is unextractable in the first reading and graded correct in the second.
+    (Checked against ThoughtSource's own evaluate in tests/core/importing/test_thoughtsource_loader.py.)"""
+    cot = "Red fruit. Therefore, the answer is (A)."
+    graded = {"answer": "", "answer_from_choices": None, "correct_answer": None}
+    never = {"answer": "", "answer_from_choices": "", "correct_answer": None}
+    absent = {"answer": "", "correct_answer": None}  # what ThoughtSource's loader reads as ""
+    samples = []
+    for i, answer in enumerate((graded, never, absent)):
+        samples.append(
+            {
+                "id": f"q{i}",
+                "question": "Which colour?",
+                "type": "multiplechoice",
+                "choices": ["red", "blue"],
+                "answer": ["red"],
+                "generated_cot": [{"cot": cot, "model": "m", "answers": [answer]}],
+            }
+        )
+    path = tmp_path / "graded.json"
+    path.write_text(json.dumps({"d": {"test": samples}}), encoding="utf-8")
+    library = open_library("graded")
+    import_thoughtsource(library, path, collection="g")
+    result = evaluate(library, "g", comparisons=False)
+    (row,) = result.rows
+    assert (row.n, row.correct, row.unextractable) == (3, 2, 1)
+    assert (result.scored_from_file, result.scored_now) == (1, 2)
+    counters = library.conn.execute("SELECT n_unextractable FROM sample ORDER BY id").fetchall()
+    assert [n for (n,) in counters] == [1, 0, 0]
+    # a re-score is ThoughtDesk's own verdict, and restoring gives ThoughtSource's reading back
+    assert evaluate(library, "g", rescore=True, comparisons=False).rows[0].correct == 3
+    restore_original_scoring(library, "g")
+    assert _table(evaluate(library, "g", comparisons=False)) == _table(result)
+    assert [n for (n,) in library.conn.execute("SELECT n_unextractable FROM sample ORDER BY id")] == [1, 0, 0]

@@ -11,6 +11,7 @@ from typing import Any
 from tests.core.generation.test_critique_runs import CritiqueServer, judge
 from tests.helpers.libraries import DEMO, demo_library
 from thoughtdesk.core.critiques import critiques_for_cots
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.core.generation.runs import (
     CotSelection,
     CritiqueSpec,
@@ -81,7 +82,7 @@ def test_critiquing_a_3mb_cot_stores_it_once(tmp_path) -> None:
         export_dscb(lib, DEMO, tmp_path / "out.jsonl")
     assert grown < 0.2 * len(text), f"the library grew by {grown / MB:.1f} MB critiquing a 3 MB CoT"
     # The exports as before: the CoT, and the critique's prompt whole where they carry it.
-    thoughtsource = long_strings(json.loads((tmp_path / "out.json").read_text(encoding="utf-8")))
+    thoughtsource = long_strings(load_with_extras(tmp_path / "out.json"))
     assert sorted(thoughtsource) == sorted([("cot", text), ("prompt_text", planned.prompt), ("prompt", planned.prompt)])
     dscb = [
         found

@@ -17,6 +17,7 @@ from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.critiques import add_critique, critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.critiques.parse import parse_critique
 from thoughtdesk.core.critiques.records import Critique
+from thoughtdesk.core.datasets.ts_extras import load_with_extras, side_path
 from thoughtdesk.core.errors import Cancelled, DataFileError, DuplicateSamplesError
 from thoughtdesk.core.importing.dscb import dscb_records as exported_records
 from thoughtdesk.core.importing.dscb import export_dscb, import_dscb, split_for
@@ -108,7 +109,7 @@ def test_critiques_survive_thoughtsource_export_and_import(lib, tmp_path):
         import_dscb(lib, path, collection="dscb")
     ts = tmp_path / "dscb.json"
     export_thoughtsource(lib, "dscb", ts)
-    data = json.loads(ts.read_text(encoding="utf-8"))
+    data = load_with_extras(ts)  # ThoughtDesk's extension fields are in the side file
     cot = data["ARC-Easy"]["dev-crowd-anno"][0]["generated_cot"][0]
     extension = cot["thoughtdesk_critiques"]
     assert [c["critique_model"] for c in extension["critiques"]] == ["gpt-4-0613", "DS-13B", "DS-7B"]
@@ -132,7 +133,7 @@ def test_critiques_survive_thoughtsource_export_and_import(lib, tmp_path):
         # And a second export of the re-imported library is the same file.
         ts2 = tmp_path / "again.json"
         export_thoughtsource(other, "again", ts2)
-    assert json.loads(ts2.read_text(encoding="utf-8")) == data
+    assert load_with_extras(ts2) == data
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -259,8 +260,9 @@ def test_a_malformed_critique_extension_names_its_place_and_changes_nothing(lib,
     import_dscb(lib, DSCB / "DSCB-train-expert.jsonl", collection="expert")
     ts = tmp_path / "expert.json"
     export_thoughtsource(lib, "expert", ts)
-    data = json.loads(ts.read_text(encoding="utf-8"))
+    data = load_with_extras(ts)
     data["Quiz-FR"]["train-expert"][0]["generated_cot"][0]["thoughtdesk_critiques"]["critiques"][0]["raw_text"] = 3
+    side_path(ts).unlink()  # the extension field inline, as an older export had it
     ts.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     target = tmp_path / "other.thoughtdesk"
     with Library.open(target):

@@ -23,6 +23,7 @@ from tests.core.importing.test_import_skip import library_digest
 from tests.helpers.libraries import demo_library
 from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.datasets.generic import ColumnMapping
+from thoughtdesk.core.datasets.ts_extras import side_path
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.dscb import import_dscb
 from thoughtdesk.core.importing.importer import export_thoughtsource, import_dataset, import_thoughtsource
@@ -165,7 +166,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[Pat
         export_thoughtsource(lib, "dscb", folder / "critiques.json")
         counts = export_review(lib, None, folder / "annotations.json")
     assert counts.explanation_ratings and counts.critique_ratings  # the ratings are in the file
-    assert "thoughtdesk_critiques" in (folder / "critiques.json").read_text(encoding="utf-8")
+    assert "thoughtdesk_critiques" in side_path(folder / "critiques.json").read_text(encoding="utf-8")
     return folder, (library, library_digest(library))
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import FIXTURES, SHARED
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.core.errors import DataFileError, DuplicateSamplesError
 from thoughtdesk.core.importing.importer import export_thoughtsource, import_thoughtsource
 from thoughtdesk.core.library.reader import load_sample
@@ -44,7 +45,8 @@ def roundtrip(lib: Library, path: Path, tmp_path: Path) -> tuple[object, object]
     import_thoughtsource(lib, path, collection="rt")
     out = tmp_path / "out.json"
     export_thoughtsource(lib, "rt", out)
-    return json.loads(path.read_text(encoding="utf-8")), json.loads(out.read_text(encoding="utf-8"))
+    # keys outside ThoughtSource's schema are in the export's side file: put back, the same data
+    return json.loads(path.read_text(encoding="utf-8")), load_with_extras(out)
 
 
 @pytest.mark.parametrize("name", [p.name for p in SHARED_FILES] or ["<no shared files>"])
@@ -100,8 +102,48 @@ def test_full_text_search_over_question_reference_and_generated(lib):
     assert ids("insulin always") == ["mq-1"]  # generated CoT
     assert ids("unicode") == ["mq-2"]  # question, diacritics folded
     assert ids("plus") == ["g-1"]
-    assert ids('"broken query (') == []  # odd input is text, not FTS syntax
     assert ids("Metf") == ["mq-1"]  # the last word is a prefix
+
+
+#: Searches that are FTS5 syntax errors (or operators) unless every word is quoted, and the one
+#: sample each must find; the questions hold them as plain text.
+ODD_SEARCHES = {
+    "well-known": "hyphen",
+    "cats OR dogs": "operator",
+    "don't": "apostrophe",
+    "NEAR(x y)": "near",
+    "NOT cured": "not",
+    "title: anemia": "colon",
+    '"quoted': "quote",
+    "^caret": "caret",
+    "a AND": "and",
+}
+ODD_QUESTIONS = {
+    "hyphen": "Which well-known drug lowers glucose?",
+    "operator": "Do cats OR dogs live longer?",
+    "apostrophe": "Why don't fish drown?",
+    "near": "Is NEAR(x y) a function?",
+    "not": "Is it NOT cured by rest?",
+    "colon": "Book title: anemia in children",
+    "quote": 'She said "quoted text" twice',
+    "caret": "The ^caret sign",
+    "and": "Salt a AND pepper",
+}
+
+
+def test_search_words_are_text_not_fts_syntax(lib, tmp_path):
+    """Every typed word is quoted in the FTS5 query: unquoted, "well-known", "cats OR dogs" and
+    "don't" are SQLite errors (or operators that change what is found)."""
+    from thoughtdesk.core.library.queries import SampleFilter, sample_keys
+
+    source = tmp_path / "odd.json"
+    samples = [{"id": key, "question": question, "answer": ["x"]} for key, question in ODD_QUESTIONS.items()]
+    source.write_text(json.dumps({"odd": {"test": samples}}), encoding="utf-8")
+    import_thoughtsource(lib, source, collection="odd")
+    cid = lib.require_collection("odd")
+    for typed, expected in ODD_SEARCHES.items():
+        keys = sample_keys(lib, SampleFilter(collection_id=cid, search=typed))
+        assert [load_sample(lib, k).sample.id for k in keys] == [expected], typed
 
 
 def test_import_failing_late_leaves_library_exactly_as_it_was(lib):
@@ -182,7 +224,7 @@ def test_duplicates_fail_by_default_skip_or_replace_on_request(lib, tmp_path):
     assert lib.conn.execute("SELECT count(*) FROM sample").fetchone()[0] == 5
     out = tmp_path / "out.json"
     export_thoughtsource(lib, "c", out)
-    assert json.loads(out.read_text(encoding="utf-8")) == changed  # replaced in place, order kept
+    assert load_with_extras(out) == changed  # replaced in place, order kept
     assert lib.conn.execute("SELECT count(*) FROM sample_fts").fetchone()[0] == 5
 
 

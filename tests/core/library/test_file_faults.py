@@ -8,16 +8,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli import CliResult, run_cli
+from tests.helpers.full_disk import run_on_a_small_disk
 from tests.helpers.libraries import DEMO, demo_library
+from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.evaluation.evaluate import evaluate
 from thoughtdesk.core.importing.importer import export_thoughtsource
@@ -118,3 +122,26 @@ def test_other_sqlite_errors_are_left_to_the_caller(library):
         with pytest.raises(sqlite3.IntegrityError):
             with lib.transaction() as conn:
                 conn.execute("INSERT INTO sample (id) VALUES (NULL)")
+
+
+def test_a_library_on_a_full_disk_says_the_disk_is_full_not_disk_io_error(library, tmp_path):
+    """Issue 23, point 13: on a real full disk (a tmpfs just larger than the library, in a private
+    mount namespace) opening the library said "cannot be opened: disk I/O error" and an import
+    "could not be read or written (SQLite: disk I/O error)": SQLite reports the shared-memory
+    file and write-ahead log it cannot grow as I/O errors, not SQLITE_FULL."""
+    small = tmp_path / "small"
+    on_small = small / library.name
+    edge = FIXTURES / "thoughtsource" / "edge_cases.json"
+    commands = [
+        [sys.executable, "-m", "thoughtdesk", "--library", str(on_small), "collections"],
+        [sys.executable, "-m", "thoughtdesk", "--library", str(on_small), "import", str(edge), "--collection", "e"],
+    ]
+    script = "; ".join(" ".join(shlex.quote(part) for part in command) + "; echo exit=$?" for command in commands)
+    size = f"{library.stat().st_size // 1024 + 8}k"
+    result = run_on_a_small_disk(small, size, ["sh", "-c", script], prepare=f"cp {shlex.quote(str(library))} {small}/")
+    assert result.stdout.split() == ["exit=1", "exit=1"], result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and "Traceback" not in result.stderr
+    for line in lines:
+        assert f"the disk holding the library {on_small} is full" in line and "free some space" in line, line
+        assert "disk I/O error" not in line

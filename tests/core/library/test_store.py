@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 
 import pytest
@@ -11,7 +12,7 @@ from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library import migrations
-from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.library.store import STAGING, Library, process_start_mark, process_tag
 from thoughtdesk.core.paths import default_library_path, resolve_library_path
 
 
@@ -176,3 +177,40 @@ def test_a_reader_of_a_missing_file_says_so(tmp_path):
     with pytest.raises(LibraryError, match="gone.thoughtdesk does not exist any more"):
         Library.open_reader(tmp_path / "gone.thoughtdesk")
     assert not (tmp_path / "gone.thoughtdesk").exists()
+
+
+def _staged(lib: Library, tag: str) -> int:
+    with lib.transaction() as conn:
+        conn.execute(
+            "INSERT INTO collection (name, created, source) VALUES (?, '', ?)",
+            (f"{STAGING}{tag}", f"{STAGING}{tag}:x.json"),
+        )
+    return lib.conn.execute(f"SELECT count(*) FROM collection WHERE source LIKE '{STAGING}%'").fetchone()[0]
+
+
+@pytest.mark.skipif(process_start_mark(os.getpid()) is None, reason="this system does not tell when a process started")
+def test_a_killed_imports_rows_go_even_when_its_process_number_was_given_again(tmp_path):
+    """Issue 23, point 13: a killed import's hidden rows were removed only when no process had
+    its number; after a reboot (or many processes later) another process with that number kept
+    them forever. An unrelated live process (the test's parent) stands for the one given the
+    number again: with another start mark recorded, the rows go; with its own, they stay."""
+    path = tmp_path / "lib.thoughtdesk"
+    other = os.getppid()
+    real = process_start_mark(other)
+    assert real is not None
+    with Library.open(path) as lib:
+        assert _staged(lib, f"{other}@{real}") == 1
+        assert _staged(lib, f"{other}@{real}0") == 2  # the same number, another process
+        assert _staged(lib, f"{other}") == 3  # an older library: the number alone
+    with Library.open(path) as lib:
+        left = [r[0] for r in lib.conn.execute(f"SELECT source FROM collection WHERE source LIKE '{STAGING}%'")]
+    assert sorted(left) == sorted([f"{STAGING}{other}@{real}:x.json", f"{STAGING}{other}:x.json"])
+
+
+def test_an_import_records_its_process_with_its_start_mark(tmp_path):
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        with lib.transaction():
+            lib.create_staging_collection("x.json")
+        source = lib.conn.execute(f"SELECT source FROM collection WHERE source LIKE '{STAGING}%'").fetchone()[0]
+    assert source == f"{STAGING}{process_tag()}:x.json"
+    assert process_tag().startswith(f"{os.getpid()}@") or process_start_mark(os.getpid()) is None

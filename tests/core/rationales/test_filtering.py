@@ -5,6 +5,8 @@ where that is exact, and every stored loss equals the one the record's own two c
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +218,183 @@ def test_only_backends_with_split_independent_scores_share_calls(fake_server: Fa
         asyncio.run(backend.aclose())
     # llama.cpp's results depend on how tokens are split into evaluations: no sharing there.
     assert not LlamaCppBackend.capabilities.stable_prefix_scores
+
+
+# -- a server's impossible scores (issue 23, point 9) -----------------------------------------
+
+
+def _spoiled(change):
+    """A responder: the toy echo answer with ``change(logprobs, prompt)`` applied to its
+    ``logprobs`` object (and sent as JSON, NaN and Infinity spelled as Python's json writes them)."""
+
+    def responder(record: Recorded) -> Reply | None:
+        prompt = str(record.json["prompt"])
+        body: dict[str, Any] = toy_echo_logprobs(prompt, "m")
+        change(body["choices"][0]["logprobs"], prompt)
+        return Reply(body=json.dumps(body))
+
+    return responder
+
+
+def _last_prompt_token(field: str, value: Any):
+    def change(logprobs: dict[str, Any], _prompt: str) -> None:
+        logprobs[field][-2] = value  # the last token of the prompt (the scored text's last)
+
+    return change
+
+
+def _all_offsets(shift: int):
+    def change(logprobs: dict[str, Any], _prompt: str) -> None:
+        logprobs["text_offset"] = [offset + shift for offset in logprobs["text_offset"]]
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change,field,value",
+    [
+        (_last_prompt_token("token_logprobs", 1e308), "logprobs.token_logprobs[", "] = 1e+308"),
+        (_last_prompt_token("token_logprobs", -1e308), "logprobs.token_logprobs[", "] = -1e+308"),
+        (_last_prompt_token("token_logprobs", float("nan")), "logprobs.token_logprobs[", "] = nan"),
+        (_last_prompt_token("token_logprobs", float("-inf")), "logprobs.token_logprobs[", "] = -inf"),
+        (_last_prompt_token("token_logprobs", 3.5), "logprobs.token_logprobs[", "] = 3.5"),
+        (_all_offsets(100_000), "logprobs.text_offset[", "0] = 100000"),
+        (_all_offsets(-5), "logprobs.text_offset[", "0] = -5"),
+        (_last_prompt_token("text_offset", 1), "logprobs.text_offset[", "] = 1 "),
+    ],
+    ids=["1e308", "-1e308", "NaN", "-Infinity", "positive", "offsets past the end", "negative", "decreasing"],
+)
+def test_impossible_scores_from_a_server_fail_the_rationale_naming_them(
+    tmp_path: Path, fake_server: FakeModelServer, change, field: str, value: str
+) -> None:
+    """1e308 gave an internal error (an overflowing sum), NaN and -Infinity a bare "NOT NULL
+    constraint failed", out-of-range offsets a stored reduction of zero: each is now a failed
+    rationale whose error names the field and the value, and nothing is stored."""
+    fake_server.responder = _spoiled(change)
+    with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
+        fill(lib, 1)
+        summary = run_filter(lib, fake_server, horizon=600)
+        assert (summary.done, summary.failed) == (0, 4), summary
+        assert len(summary.errors) == 4
+        for error in summary.errors:
+            assert "the server's answer" in error and "nothing was stored" in error, error
+            assert field in error and value in error.split(field, 1)[1], error
+        assert all(r.score is None for r in rationales(lib, DEMO, scorer="openai:m", decay=0.9))
+        assert lib.conn.execute("SELECT count(*) FROM rationale_score").fetchone()[0] == 0
+
+
+# -- the paper's prompt layout (issue 23, point 18) -------------------------------------------
+
+PRECEDING = "Anna buys 3 boxes of 12 eggs."
+RATIONALE = "Boxes times eggs per box gives the eggs she starts with."
+FOLLOWING = " She uses 7 eggs."
+#: The known tokenizer of the fake server: Llama-3's special tokens, a blank line, markers, words.
+_TOKEN = re.compile(r"<\|[a-z_]+\|>|\n\n|\s*<[A-Z]+>|\s*[^\s<]+")
+_TEMPLATE = {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "\n\n"}
+_TEMPLATE |= {"system", "user", "assistant"}
+
+
+def known_logprobs(record: Recorded) -> Reply:
+    """Echo log-probs by a rule a person can apply by hand: a template token -0.25; a word -1.0,
+    or -0.5 when the prompt holds the rationale (the first token has none, as in OpenAI's API)."""
+    prompt = str(record.json["prompt"])
+    tokens = _TOKEN.findall(prompt)
+    assert "".join(tokens) == prompt, prompt
+    word = -0.5 if RATIONALE in prompt else -1.0
+    values = [None] + [-0.25 if token in _TEMPLATE else word for token in tokens[1:]]
+    offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
+    logprobs = {
+        "tokens": [*tokens, "!"],
+        "token_logprobs": [*values, -1.0],
+        "text_offset": [*offsets, len(prompt)],
+        "top_logprobs": None,
+    }
+    return Reply(
+        body={
+            "id": "cmpl-known",
+            "object": "text_completion",
+            "model": "m",
+            "choices": [{"index": 0, "text": prompt + "!", "finish_reason": "length", "logprobs": logprobs}],
+            "usage": {"prompt_tokens": len(tokens), "completion_tokens": 1, "total_tokens": len(tokens) + 1},
+        }
+    )
+
+
+def _score(server: FakeModelServer, layout: str) -> LossReduction:
+    async def main() -> LossReduction:
+        backend = scorer(server)
+        try:
+            return await score_rationale(backend, PRECEDING, RATIONALE, FOLLOWING, layout=layout)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(main())
+
+
+def test_the_paper_layout_scores_the_chat_prompts_of_rationalysts_filter(fake_server: FakeModelServer) -> None:
+    """RATIONALYST's filter script: system + user (preceding, or preceding + ". " + rationale) +
+    assistant (following) in Llama-3's chat format; scored are the last tokens, as many as the
+    assistant turn alone has with its BOS (user end of turn, header, following, end of turn)."""
+    fake_server.responder = known_logprobs
+    result = _score(fake_server, "paper")
+    head = (
+        "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+        "Your task is to generate future text given preceeding text<|eot_id|>"
+        "<|start_header_id|>user<|end_header_id|>\n\n"
+    )
+    tail = "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nShe uses 7 eggs.<|eot_id|>"
+    prompts = sorted(str(r.json["prompt"]) for r in fake_server.requests)
+    assert prompts == sorted(
+        [
+            head + "Anna buys 3 boxes of 12 eggs." + tail,
+            head + "Anna buys 3 boxes of 12 eggs.. Boxes times eggs per box gives the eggs she starts with." + tail,
+        ]
+    )
+    # The 10 scored tokens: <|eot_id|> <|start_header_id|> assistant <|end_header_id|> \n\n
+    # (template, -0.25 each, weights 0.9^0..0.9^4), She / uses / 7 / eggs. (weights 0.9^5..0.9^8;
+    # -1.0 each without the rationale, -0.5 with it), <|eot_id|> (-0.25, weight 0.9^9).
+    template = 0.25 * (1 + 0.9 + 0.81 + 0.729 + 0.6561) + 0.25 * 0.387420489
+    words = 0.59049 + 0.531441 + 0.4782969 + 0.43046721  # 2.03069511
+    assert (result.tokens_without, result.tokens_with) == (10, 10)
+    assert result.loss_without == pytest.approx(template + 1.0 * words, abs=1e-12)  # 3.15132523225
+    assert result.loss_with == pytest.approx(template + 0.5 * words, abs=1e-12)  # 2.13597767725
+    assert result.reduction == pytest.approx(1.015347555, abs=1e-12)
+    assert not result.kept(1.2)  # the paper's GSM8K tau drops it in the paper's layout ...
+
+    fake_server.requests.clear()
+    ours = _score(fake_server, "thoughtdesk")
+    # ... while ThoughtDesk's layout scores only She / uses / 7 / eggs. at weights 0.9^0..0.9^3:
+    # 0.5 * (1 + 0.9 + 0.81 + 0.729) = 1.7195, kept at 1.2.
+    assert (ours.tokens_without, ours.reduction) == (4, pytest.approx(1.7195, abs=1e-12))
+    assert sorted(str(r.json["prompt"]) for r in fake_server.requests) == sorted(
+        [PRECEDING + FOLLOWING, PRECEDING + " <BOT>" + RATIONALE + "<EOT>" + FOLLOWING]
+    )
+
+
+def test_the_paper_layout_is_stored_under_its_own_name(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """A filter pass in the paper's layout scores every rationale again (the two are not
+    comparable) and never shares the "without" call (each is its own chat prompt)."""
+    from thoughtdesk.core.rationales.filtering import scorer_key
+
+    with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
+        fill(lib, 1)
+        run_filter(lib, fake_server, horizon=600)
+        sent = len(fake_server.requests)
+        assert sent == 5  # 4 with, 1 shared without
+
+        async def main():
+            backend = scorer(fake_server)
+            try:
+                return await filter_rationales(
+                    lib, DEMO, backend, scorer_key("openai:m", "paper"), horizon=600, layout="paper"
+                )
+            finally:
+                await backend.aclose()
+
+        summary = asyncio.run(main())
+        assert (summary.done, summary.skipped) == (4, 0)
+        assert len(fake_server.requests) - sent == 8
+        assert all("<|start_header_id|>" in str(r.json["prompt"]) for r in fake_server.requests[sent:])
+        paper = [r.score for r in rationales(lib, DEMO, scorer="openai:m [paper layout]", decay=0.9)]
+        ours = [r.score for r in rationales(lib, DEMO, scorer="openai:m", decay=0.9)]
+        assert all(paper) and all(ours) and paper != ours

@@ -172,3 +172,38 @@ def test_a_smaller_limit_cuts_sooner(report_lib, tmp_path):
     out = tmp_path / "small.html"
     write_html_report(report_lib, ReportScope(COLLECTION), out, ReportOptions(max_text_chars=1000))
     assert len(out.read_text(encoding="utf-8")) < 80_000
+
+
+def test_page_one_counts_ratings_as_reviews(tmp_path):
+    # Issue 28: a CoT rated only by explanation score, and a critique rated by a person, were
+    # not reviews on page 1 ("Reviewed CoTs 0, Reviewers: none") while later pages showed them.
+    from tests.core.review.conftest import cot_pks, open_library
+    from thoughtdesk.core.critiques import (
+        ELEMENTS,
+        Critique,
+        ElementOutcome,
+        ParsedCritique,
+        add_critique,
+        set_critique_rating,
+        set_explanation_rating,
+    )
+
+    with open_library(tmp_path / "rated.thoughtdesk") as lib:
+        first, second, *_ = cot_pks(lib, "mq-1")
+        parsed = ParsedCritique("flaw", None, None, None, 2.0, {e: ElementOutcome("parsed") for e in ELEMENTS})
+        with lib.transaction() as conn:
+            set_explanation_rating(conn, first, "carol", 4, ())
+            critique = add_critique(conn, Critique(second, "critic-model", "raw", parsed))
+            set_critique_rating(conn, critique, "dave", 1)
+        scope = ReportScope(COLLECTION)
+        summary = build_summary(lib, scope, resolve_samples(lib, scope))
+        assert summary.annotations == 0
+        assert summary.reviewed_cots == 2 and summary.reviewers == ["carol", "dave"]
+        assert (summary.explanation_ratings, summary.rated_critiques) == (1, 1)
+        only = ReportScope(COLLECTION, author="dave")
+        mine = build_summary(lib, only, resolve_samples(lib, only))
+        assert mine.reviewed_cots == 1 and (mine.explanation_ratings, mine.rated_critiques) == (0, 1)
+        out = tmp_path / "rated.html"
+        write_html_report(lib, scope, out)
+    _parser, text = parse(out)
+    assert "Reviewers: carol, dave" in text and "Reviewers: none" not in text

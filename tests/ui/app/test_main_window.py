@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QFileDialog, QLabel
+from PySide6.QtWidgets import QDialog, QLabel
 
 from tests.helpers.paths import FIXTURES
 from tests.helpers.window import last_message
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.ui.app.about import AboutDialog
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
 from thoughtdesk.ui.importing.export_dialog import ExportDialog
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
+from thoughtdesk.ui.qt import QFileDialog
 
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
@@ -129,7 +131,14 @@ def test_j_k_and_arrows_move_through_samples(window, qtbot):
 
 def test_import_and_export_through_the_window_actions(window, qtbot, monkeypatch, tmp_path):
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(EDGE), ""))
-    monkeypatch.setattr(ImportDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+
+    def new_collection(dialog: ImportDialog) -> QDialog.DialogCode:
+        # The dialog proposes the collection selected in the tree (Demo); the file gets its own.
+        assert dialog.collection_name == window.samples.current_collection() == "Demo"
+        dialog.collection.setEditText("edge_cases")
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(ImportDialog, "exec", new_collection)
     with qtbot.waitSignal(window.importing.imported, timeout=30000) as imported:
         window.importing.action_import.trigger()
     assert imported.args[0].inserted == 4
@@ -146,7 +155,7 @@ def test_import_and_export_through_the_window_actions(window, qtbot, monkeypatch
     monkeypatch.setattr(ExportDialog, "exec", choose)
     window.importing.action_export.trigger()
     qtbot.waitUntil(lambda: out.exists(), timeout=30000)
-    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(EDGE.read_text(encoding="utf-8"))
+    assert load_with_extras(out) == json.loads(EDGE.read_text(encoding="utf-8"))  # + its side file
     assert window.importing.action_import.shortcut().toString() == "Ctrl+I"
     assert window.importing.action_export.shortcut().toString() == "Ctrl+E"
 

@@ -38,3 +38,16 @@ def test_ctrl_digits_switch_tabs_from_where_the_focus_is(make_window, qtbot, tmp
     expected = [title for _key, title in TABS]
     for start in (window.samples.table, window.samples.search):  # the table; a text field
         assert _press_each(qtbot, window, start) == expected, start.objectName()
+
+
+def test_generate_runs_names_the_runs_tab_shortcut_and_still_switches(make_window, qtbot, tmp_path):
+    # Issue 28: Generate > Runs showed no Ctrl+4. The menu shows it (text after a tab) while the
+    # key stays bound once, to the tab: bound twice, Qt calls it ambiguous and neither fires.
+    window = make_window(tmp_path / "lib.thoughtdesk", active=True)
+    action = window.generation.action_runs
+    assert action.text().split("\t")[1] == "Ctrl+4" and action.shortcut().isEmpty()
+    window.tabs.setCurrentWidget(window.samples)
+    window.samples.table.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.samples.table, timeout=5000)
+    qtbot.keyClick(window.samples.table, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Runs"

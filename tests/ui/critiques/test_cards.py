@@ -155,3 +155,24 @@ def test_bidi_controls_show_and_show_all_of_a_huge_critique_opens_a_viewer(qtbot
     dialog = card.full_text_dialog
     assert dialog is not None and huge in dialog.text
     dialog.close()
+
+
+def test_an_unparsed_critique_shows_its_text_as_written(qtbot):
+    # Issue 28: a critique in a layout the parser does not know showed "(missing)" in every
+    # field and its text nowhere in the app (the report showed it "as written").
+    card = CritiqueCard()
+    qtbot.addWidget(card)
+    missing = {
+        e: ElementOutcome("missing") for e in ("main_flaw", "dimension", "general_feedback", "explanation_score")
+    }
+    item = critique(None, score=None, general=None, outcomes=missing)
+    item.parsed = dataclasses.replace(item.parsed, dimension=None)
+    item.raw_text = "Overall the reasoning holds, but step 3 <b>misreads</b> the dose. Grade: B"
+    card.show_critique(item)
+    body = card.body.toPlainText()
+    assert "Main flaw: (missing)" in body
+    assert "As written: Overall the reasoning holds, but step 3 <b>misreads</b> the dose. Grade: B" in body
+    # A critique read whole shows no second copy.
+    parsed = critique()
+    card.show_critique(parsed)
+    assert "As written" not in card.body.toPlainText()

@@ -215,3 +215,28 @@ def test_accuracy_vs_tokens_has_a_panel_per_dataset_a_model_legend_and_plain_axe
     legend = widget.legend
     assert {label.text for _sample, label in legend.items} == {"gpt-4", "llama", "Pareto front"}
     _check_exports(widget, tmp_path, width=900)
+
+
+def _painted(widget):
+    return widget.layout_widget.grab().toImage()
+
+
+@pytest.mark.parametrize("plot_class", [AccuracyPlot, ParetoPlot])
+def test_a_live_redraw_paints_what_a_fresh_plot_paints(qtbot, answers, plot_class):
+    """Issue 27, point 6: a redraw while a run is in progress replaces the data of the items it
+    keeps (setOpts/setData) instead of re-creating panels and items, and shows the same picture
+    as a plot drawn afresh, also when a model has no answers in one panel any more."""
+    live, fresh = plot_class(), plot_class()
+    for widget in (live, fresh):
+        qtbot.addWidget(widget)
+        widget.resize(900, 420)
+    live.set_rows(accuracy_table(answers))
+    panels = dict(live.panels if isinstance(live, ParetoPlot) else live._panels)
+    items = [item for plot in panels.values() for item in plot.items]
+    fewer = [a for a in answers if not (a.model == "llama" and a.dataset == "medqa") and not a.sample_id.endswith("7")]
+    for rows in (accuracy_table(fewer), accuracy_table(answers)):
+        live.set_rows(rows)
+        fresh.set_rows(rows)
+        assert _painted(live) == _painted(fresh)
+        now = live.panels if isinstance(live, ParetoPlot) else live._panels
+        assert now == panels and [item for plot in now.values() for item in plot.items] == items  # kept

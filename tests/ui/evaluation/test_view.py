@@ -37,10 +37,11 @@ def test_results_tab_renders_the_collection(window, qtbot):
     assert view.table_model.rowCount() == len(expected.rows) > 0
     shown = {view.table_model.rows[i].key: view.table_model.rows[i].accuracy for i in range(len(expected.rows))}
     assert shown == {r.key: r.accuracy for r in expected.rows}
-    first = view.proxy.index(0, 5).data()
+    model = view.table.model()
+    first = model.index(0, 5).data()
     assert first.endswith("%")
     view.table.sortByColumn(5, Qt.SortOrder.DescendingOrder)  # accuracy, sorted by value not text
-    values = [view.proxy.index(i, 5).data(Qt.ItemDataRole.UserRole + 1) for i in range(view.proxy.rowCount())]
+    values = [model.index(i, 5).data(Qt.ItemDataRole.UserRole + 1) for i in range(model.rowCount())]
     assert values == sorted(values, reverse=True)
     assert "stored in the imported file" in view.status.text()
     panels = [i for i in view.accuracy_plot.layout_widget.ci.items if hasattr(i, "titleLabel")]
@@ -177,7 +178,7 @@ def test_names_from_data_stay_plain_text(window, qtbot, tmp_path):
     window.samples.tree.select_collection("<i>markup</i>")
     view = results(window, qtbot)
     qtbot.waitUntil(lambda: view.snapshot.collection == "<i>markup</i>" and view.is_idle(), timeout=30000)
-    assert view.proxy.index(0, 0).data() == "<b>bold</b>"
+    assert view.table.model().index(0, 0).data() == "<b>bold</b>"
     assert view.status.textFormat() == Qt.TextFormat.PlainText
 
 
@@ -247,11 +248,10 @@ def test_guided_stepwise_and_one_shot_cots_are_compared_as_conditions(make_windo
     qtbot.waitUntil(
         lambda: view.snapshot is not None and view.snapshot.collection == "demo" and view.is_idle(), timeout=30000
     )
+    table = view.table.model()
     shown = {
-        (view.proxy.index(i, 0).data(), view.proxy.index(i, 2).data(), view.proxy.index(i, 3).data()): (
-            view.proxy.index(i, 4).data()
-        )
-        for i in range(view.proxy.rowCount())
+        (table.index(i, 0).data(), table.index(i, 2).data(), table.index(i, 3).data()): table.index(i, 4).data()
+        for i in range(table.rowCount())
     }
     ours = {condition: n for (dataset, model, condition), n in shown.items() if (dataset, model) == ("med_qa", "agent")}
     assert set(ours) == {"- / - / -", "stepwise: - / - / -", "rationalyst-implicit: - / - / -"}

@@ -313,3 +313,66 @@ def test_the_gguf_file_label_is_a_mnemonic_not_a_literal_ampersand(generation, q
         if "&" in label.text():
             assert label.buddy() is not None, label.text()
     planner.reject()
+
+
+def test_helper_models_start_from_settings_offline_aware_and_follow_a_local_main_model(
+    window, generation, qtbot, tmp_path
+):
+    # Issue 28: the Guide tab's rationale model started as a remote model (with a cost estimate)
+    # while offline mode was on, and switching it to Local left the GGUF path empty.
+    from thoughtdesk.core.settings import network
+    from thoughtdesk.ui.settings.options import AppSettings, save_settings
+
+    model = tmp_path / "clinic-model.gguf"
+    save_settings(AppSettings(local_model_path=str(model), openai_enabled=True))
+    planner = generation.open_planner()
+    guide = planner.guide
+    for form in (guide.rationale_form, guide.scorer_form, guide.rater_form):
+        assert form.provider.currentData() == "llamacpp" and form.gguf_path.text() == str(model)
+    planner.reject()
+
+    # No local model in Settings, offline, a remote provider enabled: no helper starts remote,
+    # and once the run's main model is a local GGUF, the helpers take its file.
+    save_settings(AppSettings(openai_enabled=True, offline=True))
+    assert network.is_offline()
+    try:
+        planner = generation.open_planner()
+        guide = planner.guide
+        for helper in (guide.rationale_form, guide.scorer_form, guide.rater_form):
+            assert helper.provider.currentData() == "llamacpp" and not helper.gguf_path.text()
+        planner.models.list.clear()
+        other = tmp_path / "main-model.gguf"
+        guide.rater_form.provider.setCurrentIndex(guide.rater_form.provider.findData("openai"))
+        planner.models.add(_local_spec(other))
+        for helper in (guide.rationale_form, guide.scorer_form, guide.rater_form):
+            assert helper.provider.currentData() == "llamacpp", "offline: the helper follows the local main model"
+            assert helper.gguf_path.text() == str(other)
+        planner.reject()
+    finally:
+        save_settings(AppSettings(offline=False))
+
+
+def _local_spec(path):
+    from thoughtdesk.core.generation.runs import ModelSpec
+
+    return ModelSpec("llamacpp", str(path))
+
+
+def test_the_planner_says_when_offline_mode_cuts_a_pool_to_its_local_servers(generation, qtbot):
+    """Issue 23, point 13: a pool with a server on another machine ran, in offline mode, without a
+    word about it (most of its requests failed on the refused server)."""
+    from thoughtdesk.core.settings import network
+
+    network.set_offline(True)  # the app_state fixture sets it back after the test
+    planner = open_planner(generation, qtbot)
+    form = planner.models.form
+    form.provider.setCurrentIndex(form.provider.findData("openai"))
+    form.model_name.setText("pooled")
+    form.base_url.setText("http://127.0.0.1:9/v1")
+    form.more_base_urls.setPlainText("http://models.example.org/v1")
+    assert planner.models.add_from_form() is not None, planner.models.error.text()
+    planner.mode.setCurrentIndex(planner.mode.findData("one-step"))
+    wait_plan(qtbot, planner)
+    qtbot.waitUntil(lambda: "offline mode is on: the pool of pooled" in planner.summary.text(), timeout=10000)
+    warnings = [line for line in planner.summary.text().splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and "http://models.example.org/v1 is on another machine" in warnings[0]

@@ -171,3 +171,31 @@ def test_the_rewriting_model_gets_prompts_as_generate_sends_them(qtbot, dialog, 
         wait_idle(qtbot, dialog)
         assert built[-1].model == model.partition(":")[2]
         assert built[-1].chat is default_chat(built[-1].provider, "chat") is True, model
+
+
+def test_filter_in_the_papers_layout(qtbot, dialog, fake_server: FakeModelServer, tmp_path) -> None:
+    """Issue 23, point 18: the Scoring layout box sends RATIONALYST's chat prompts; the scores are
+    stored apart from the default layout's and the export uses them."""
+    fake_server.responder = rewriting
+    dialog.model.setText("openai:m")
+    dialog.model_url.setText(fake_server.base_url)
+    qtbot.mouseClick(dialog.extract_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, dialog)
+    fake_server.responder = None
+    dialog.scorer.setText("openai:m")
+    dialog.scorer_url.setText(fake_server.base_url)
+    dialog.scoring_layout.setCurrentIndex(dialog.scoring_layout.findData("paper"))
+    sent = len(fake_server.requests)
+    qtbot.mouseClick(dialog.filter_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, dialog)
+    assert dialog.status.text().startswith("Filtering: 16 done now"), dialog.status.text()
+    scoring = [str(r.json["prompt"]) for r in fake_server.requests[sent + 1 :]]  # after the one probe
+    assert len(scoring) == 32 and all(p.startswith("<|begin_of_text|><|start_header_id|>system") for p in scoring)
+    assert dialog.scored_by == "openai:m [paper layout]"
+    with Library.open(dialog.library_path) as lib:
+        scorers = {row[0] for row in lib.conn.execute("SELECT DISTINCT scorer FROM rationale_score")}
+    assert scorers == {"openai:m [paper layout]"}
+    dialog.tau.setValue(-100.0)
+    target = tmp_path / "kept.jsonl"
+    dialog.export_to(target)
+    assert len(target.read_text(encoding="utf-8").splitlines()) == 16

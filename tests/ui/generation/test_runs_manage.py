@@ -133,3 +133,55 @@ def test_an_interrupted_run_shows_so_and_resumes_from_the_runs_tab(window, gener
     qtbot.waitUntil(lambda: stored_runs(window.library.path)[0].status == "done", timeout=30000)
     (run,) = stored_runs(window.library.path)
     assert not run.interrupted and run.done == run.total > 0
+
+
+def test_deleting_a_critique_run_says_its_critiques_are_kept(window, generation, qtbot, tmp_path):
+    # Issue 28: it said "its CoTs and answers are kept", which a critique run never made.
+    from tests.helpers.libraries import DEMO, demo_library
+    from thoughtdesk.core.generation.runs import CotSelection, CritiqueSpec, create_critique_run, plan_critique_run
+
+    path = demo_library(tmp_path / "critiqued.thoughtdesk")
+    window.open_library(path)
+    qtbot.waitUntil(lambda: window.library is not None and window.library.path == path, timeout=10000)
+    with Library.open(path) as lib:
+        spec = CritiqueSpec(CotSelection(DEMO), models=(LOCAL,))
+        run_id = create_critique_run(lib, plan_critique_run(lib, spec))
+    panel = generation.runs_panel
+    panel.reload()
+    qtbot.waitUntil(lambda: panel.model.row_of(run_id) is not None, timeout=10000)
+    assert panel.select_run(run_id)
+    assert panel.delete_selected(confirm=False) is not None
+    qtbot.waitUntil(lambda: panel.model.row_of(run_id) is None, timeout=10000)
+    assert panel.message.text() == f"Run {run_id} deleted; its critiques are kept."
+
+
+def test_the_output_pane_shows_the_selected_runs_stream_only(window, generation, qtbot):
+    # Issue 28: two local runs at once mixed word by word under one run's title, and a finished
+    # run's text stayed as if it were the current request's.
+    with Library.open(window.library.path) as lib:
+        first, second = (
+            create_run(lib, plan_run(lib, RunSpec(samples=SampleSelection(COLLECTION), models=(LOCAL,))))
+            for _ in range(2)
+        )
+    panel = generation.runs_panel
+    panel.reload()
+    qtbot.waitUntil(lambda: panel.model.row_of(second) is not None, timeout=10000)
+    output = panel.output
+    output.start(first, "prompt of the first")
+    output.start(second, "prompt of the second")
+    for a, b in (("The ", "Zebra "), ("answer ", "yak "), ("is 7.", "xylophone")):
+        output.append(first, a)
+        output.append(second, b)
+    for run_id, text in ((first, "The answer is 7."), (second, "Zebra yak xylophone"), (first, "The answer is 7.")):
+        assert panel.select_run(run_id)
+        output.draw()
+        assert output.text.toPlainText() == text
+        assert output.title.text().startswith(f"Local model output — run {run_id}, current request")
+    panel._ended(first, None, "")
+    output.draw()
+    assert output.title.text().startswith(f"Local model output — run {first}, ended: its last request")
+    assert output.text.toPlainText() == "The answer is 7."
+    panel.table.clearSelection()
+    panel.table.setCurrentIndex(panel.table.model().index(-1, -1))
+    output.draw()
+    assert output.title.text() == "Local model output (current request)" and not output.text.toPlainText()

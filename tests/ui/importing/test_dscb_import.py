@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtWidgets import QFileDialog
-
 from tests.core.importing.test_import_skip import library_digest
 from tests.helpers.paths import FIXTURES
 from tests.helpers.screenshots import save_screenshot
@@ -17,7 +15,7 @@ from thoughtdesk.core.importing.detect import classify_import_file
 from thoughtdesk.ui.importing.export_dialog import ExportDialog
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.importing.widgets import ImportRequest
-from thoughtdesk.ui.qt import QDialog
+from thoughtdesk.ui.qt import QDialog, QFileDialog
 
 DSCB = FIXTURES / "dscb"
 CROWD = DSCB / "DSCB-dev-crowd-anno.jsonl"

@@ -52,3 +52,22 @@ def test_column_widths_set_by_the_user_are_remembered(make_window, window_librar
     table = shown_table(qtbot, again)
     assert table.columnWidth(0) == 230 and table.columnWidth(3) >= 61
     assert table.columnWidth(QUESTION_COLUMN) >= 120  # still stretched over what is left
+
+
+def test_cut_ids_keep_their_ends_and_show_whole_in_a_tooltip(make_window, window_library, qtbot):
+    # Issue 28: ids like "med_qa_train_10001" and "med_qa_train_10002" were cut at the end, so
+    # the rows looked the same. The id column cuts in the middle; the tooltip has the whole id.
+    from thoughtdesk.ui.qt import QStyleOptionViewItem, Qt
+
+    window = make_window(window_library, size=(LAPTOP_CLIENT.width(), LAPTOP_CLIENT.height()))
+    table = shown_table(qtbot, window)
+    index = table.model().index(0, 0)
+    option = QStyleOptionViewItem()
+    option.textElideMode = table.textElideMode()  # as the view sets it before its delegate
+    assert option.textElideMode == Qt.TextElideMode.ElideRight
+    table.itemDelegateForColumn(0).initStyleOption(option, index)
+    assert option.textElideMode == Qt.TextElideMode.ElideMiddle
+    assert option.text == index.data()
+    tip = index.data(Qt.ItemDataRole.ToolTipRole)
+    assert tip == f"<p>{index.data()}</p>"
+    assert table.itemDelegateForColumn(3) is None  # the other columns as before (cut at the end)

@@ -46,6 +46,9 @@ def test_warning_is_shown_where_keys_are_entered(qtbot, no_keyring):
     assert form.keyring_note.text().startswith("No system keyring was found (keyring backend: ")
     assert "you will be asked" in form.keyring_note.text()
     assert not core_config.keyring_is_usable()
+    # Issue 28: the note below it said keys go to the system keyring, right under "no keyring".
+    assert "system keyring" not in form.keys_note.text()
+    assert form.keys_note.text().startswith("Keys are kept only where said above, never in the library")
 
 
 def test_declining_stores_the_key_nowhere(qtbot, no_keyring, tmp_path):
@@ -84,4 +87,8 @@ def test_a_working_keyring_needs_no_question(qtbot, monkeypatch):
     monkeypatch.setattr(settings_forms, "consent_question", lambda *a: pytest.fail("asked"))
     result = settings_forms.save_api_key(None, "openai", "sk-memory-0004")
     assert result.ok and result.text.startswith("the openai key was stored in the system keyring")
+    form = ProvidersForm()
+    qtbot.addWidget(form)
+    assert not form.keyring_note.text()
+    assert form.keys_note.text().startswith("Keys are kept in the system keyring, never in the library")
     assert secrets.get_api_key("openai") == "sk-memory-0004"

@@ -163,3 +163,24 @@ def test_bidi_controls_are_shown_and_huge_texts_capped(qtbot):
     view.guided.show_all()
     assert view.guided.dialog is not None and view.guided.dialog.text == huge
     view.guided.dialog.close()
+
+
+def test_review_marks_the_guided_cot_and_blind_mode_hides_it(qtbot, guided_library):
+    # Issue 28: guided CoTs looked the same as plain ones in Review.
+    path, guided, plain = guided_library
+    window = open_window(qtbot, Library.open(path), size=(1366, 768))
+    try:
+        with Library.open(path) as lib:
+            sample_pk = lib.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (guided,)).fetchone()[0]
+        view = window.review.view
+        view.show_sample(sample_pk)
+        qtbot.waitUntil(lambda: guided in view.cot_pks and plain in view.cot_pks, timeout=5000)
+        views, keys = view.cot_views(view.stored)
+        by_key = dict(zip(keys, views, strict=True))
+        assert by_key[guided].label().endswith(" · guided") and by_key[guided].guided
+        assert "guided" not in by_key[plain].label()
+        view.blind = True
+        views, keys = view.cot_views(view.stored)
+        assert not any(v.guided or "guided" in v.label() for v in views)
+    finally:
+        close_window(window)

@@ -28,6 +28,7 @@ from thoughtdesk.core.critiques.records import DIMENSIONS
 from thoughtdesk.core.evaluation.agreement_stats import Level, auroc, kendall, krippendorff_alpha, spearman
 from thoughtdesk.core.evaluation.evaluate import GUIDE_SQL, UNKNOWN_MODEL, condition_label
 from thoughtdesk.core.evaluation.metrics import mean_interval
+from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
 
 #: The name under which the human explanation scores are compared with each critique model.
@@ -75,8 +76,8 @@ class CritiqueModelRow:
     its Student-t 95 % interval (``score_low``..``score_high``, clipped to the 0-5 scale); ``dimensions`` counts critiques
     per flaw dimension (the 8 DS names in order, then any other name stored), ``no_dimension``
     those naming none; ``score_counts`` the scores 0..5 (rounded); ``mean_critique_score`` the
-    mean of every human rating (0-3) of its critiques, over ``n_critique_ratings`` ratings (None
-    when there are none).
+    mean of the human ratings (0-3) of its critiques, each rater's last rating of a critique
+    counting once, over ``n_critique_ratings`` such ratings (None when there are none).
     """
 
     model: str
@@ -197,11 +198,13 @@ class CritiqueAnalysis:
 # Reading ----------------------------------------------------------------------------------------
 
 
-def _outcome(td_outcome: str | None, stored: int | None) -> bool | None:
+def _outcome(td_outcome: str | None, stored: int | None, graded_unextractable: int | None = None) -> bool | None:
     if td_outcome is not None:
         return td_outcome == "correct"
     if stored is not None:
         return bool(stored)
+    if graded_unextractable:  # ThoughtSource's evaluate found nothing in it: not correct
+        return False
     return None
 
 
@@ -212,8 +215,8 @@ def load_critique_data(lib: Library, collection: str) -> CritiqueData:
     cid = lib.require_collection(collection)
     conn = lib.conn
     first_answer: dict[int, tuple[str | None, bool | None]] = {}
-    for cot_pk, extraction, td_outcome, stored in conn.execute(
-        """SELECT a.cot_pk, a.answer_extraction, a.td_outcome, a.correct_answer
+    for cot_pk, extraction, td_outcome, stored, graded_unextractable in conn.execute(
+        f"""SELECT a.cot_pk, a.answer_extraction, a.td_outcome, a.correct_answer, {THOUGHTSOURCE_UNEXTRACTABLE_SQL}
            FROM answer a WHERE a.cot_pk IN (
                SELECT c.cot_pk FROM critique c JOIN generated_cot g ON g.id = c.cot_pk
                JOIN sample s ON s.id = g.sample_pk WHERE s.collection_id = ?)
@@ -221,7 +224,7 @@ def load_critique_data(lib: Library, collection: str) -> CritiqueData:
         (cid,),
     ):
         if cot_pk not in first_answer:
-            first_answer[cot_pk] = (extraction, _outcome(td_outcome, stored))
+            first_answer[cot_pk] = (extraction, _outcome(td_outcome, stored, graded_unextractable))
     data = CritiqueData(collection)
     conditions: dict[tuple, str] = {}
     for (
@@ -420,9 +423,8 @@ def analyse(data: CritiqueData) -> CritiqueAnalysis:
         by_model[fact.critique_model].append(fact)
         by_student[(fact.student, fact.critique_model)].append(fact)
         by_student_model[fact.student[2]][fact.dimension or ""] += 1
-    critique_ratings: dict[int, list[int]] = defaultdict(list)
-    for critique_pk, _author, score in data.critique_ratings:
-        critique_ratings[critique_pk].append(score)
+    last_critique_ratings = _last_per_author(data.critique_ratings)
+    critique_ratings = {pk: list(by_author.values()) for pk, by_author in last_critique_ratings.items()}
     models = sorted(by_model)
     model_rows = [_model_row(m, by_model[m], names, critique_ratings) for m in models]
     students = [_student_row(key, by_student[key], names) for key in sorted(by_student)]
@@ -445,7 +447,7 @@ def analyse(data: CritiqueData) -> CritiqueAnalysis:
 
     e_raters, e_items, alpha_interval = _alpha(explanation, "interval")
     _, _, alpha_ordinal = _alpha(explanation, "ordinal")
-    c_raters, c_items, critique_alpha = _alpha(_last_per_author(data.critique_ratings), "ordinal")
+    c_raters, c_items, critique_alpha = _alpha(last_critique_ratings, "ordinal")
     human = HumanAgreement(e_raters, e_items, alpha_interval, alpha_ordinal, c_raters, c_items, critique_alpha)
     return CritiqueAnalysis(
         collection=data.collection,

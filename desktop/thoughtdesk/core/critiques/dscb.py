@@ -27,13 +27,14 @@ the ``extra`` of the CoT (key ``dscb``), the critique or the rating (key ``_dscb
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO
 
 import msgspec
 
@@ -285,23 +286,72 @@ def _element_score(value: Any, c: _Check | None, field: str) -> tuple[float | No
 
 
 def looks_like_dscb(path: str | Path) -> bool:
-    """True when the first record of ``path`` (JSON Lines) has DSCB's identifying fields. Reads
-    at most the first megabyte of the first line: a big one-line JSON file is not read whole."""
+    """True when the first record of ``path`` (JSON Lines) is a DSCB record, with the reader's
+    tolerance: a UTF-8 byte-order mark is skipped, and a first line that starts an object
+    naming DSCB's identifying fields as keys counts even when it cannot be decoded (NaN, a lone
+    surrogate escape, too deep, UTF-16 text): :func:`read_dscb` then says what is wrong on line 1
+    rather than the file being taken for a table. A first line longer than a megabyte is
+    scanned in pieces for those keys, never read whole."""
     path = Path(path)
     if not path.is_file():
         return False
     try:
         with path.open("rb") as handle:
+            head = handle.read(4)
+            if head.startswith(_UTF16_BOMS):
+                return _utf16_looks_like_dscb(handle, head)
+            handle.seek(len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0)
             for _ in range(100):  # blank lines before the first record
                 raw = handle.readline(_FIRST_LINE_LIMIT)
                 if not raw or raw.strip():
                     break
             if not raw.strip() or not raw.lstrip().startswith(b"{"):
                 return False
-            first = msgspec.json.decode(raw)
-    except (OSError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            if len(raw) == _FIRST_LINE_LIMIT and not raw.endswith(b"\n"):  # a longer first line
+                return _keys_on_line(raw, handle)
+            try:
+                first = msgspec.json.decode(raw)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                return _has_identifying_keys(raw)
+    except OSError:
         return False
-    return isinstance(first, dict) and {"qid", "student_model", "student_explanation"} <= first.keys()
+    return isinstance(first, dict) and set(IDENTIFYING_KEYS) <= first.keys()
+
+
+#: The fields that make a record a DSCB record (for detection).
+IDENTIFYING_KEYS = ("qid", "student_model", "student_explanation")
+_KEY_PATTERNS = tuple(re.compile(rb'"' + key.encode() + rb'"\s*:') for key in IDENTIFYING_KEYS)
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+#: How much of an overlong first line detection scans for the identifying keys.
+_FIRST_LINE_SCAN = 64 << 20
+
+
+def _has_identifying_keys(raw: bytes) -> bool:
+    return all(pattern.search(raw) for pattern in _KEY_PATTERNS)
+
+
+def _keys_on_line(start: bytes, handle: BinaryIO) -> bool:
+    """Whether the rest of a first line that began with ``start`` names every identifying key,
+    read a megabyte at a time (a key cut between two pieces is found in their overlap)."""
+    found = [bool(pattern.search(start)) for pattern in _KEY_PATTERNS]
+    tail, scanned = start[-64:], len(start)
+    while not all(found) and scanned < _FIRST_LINE_SCAN:
+        piece = handle.readline(_FIRST_LINE_LIMIT)
+        if not piece:
+            break
+        window = tail + piece
+        found = [done or bool(pattern.search(window)) for done, pattern in zip(found, _KEY_PATTERNS, strict=True)]
+        tail, scanned = window[-64:], scanned + len(piece)
+        if piece.endswith(b"\n"):
+            break
+    return all(found)
+
+
+def _utf16_looks_like_dscb(handle: BinaryIO, head: bytes) -> bool:
+    encoding = "utf-16-le" if head.startswith(codecs.BOM_UTF16_LE) else "utf-16-be"
+    handle.seek(2)
+    text = handle.read(2 * _FIRST_LINE_LIMIT).decode(encoding, errors="replace").lstrip()
+    return text.startswith("{") and _has_identifying_keys(text.split("\n", 1)[0].encode("utf-8"))
 
 
 _FIRST_LINE_LIMIT = 1 << 20
@@ -355,6 +405,16 @@ def read_dscb(
         raise DataFileError(path, f"cannot be read: {error.strerror or error}") from None
     with handle:
         for line, raw in enumerate(handle, start=1):
+            if line == 1:
+                if raw.startswith(_UTF16_BOMS):
+                    raise DataFileError(
+                        path,
+                        "UTF-16 text; DS Critique Bank files are UTF-8 JSON Lines: save the file as UTF-8 and "
+                        "import it again",
+                        line=1,
+                    )
+                if raw.startswith(codecs.BOM_UTF8):  # a Windows tool's byte-order mark: not part of the record
+                    raw = raw[len(codecs.BOM_UTF8) :]
             if not raw or raw.isspace():  # (isspace stops at the first other byte; strip would copy the line)
                 continue
             try:

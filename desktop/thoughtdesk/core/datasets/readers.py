@@ -112,6 +112,38 @@ def _msgspec_message(error: Exception) -> str:
     return str(error).replace("JSON is malformed: ", "")
 
 
+_AT_BYTE = re.compile(r"\(byte (\d+)\)")
+#: A ``\uD800``-``\uDFFF`` escape that is not half of a pair (high then low): no character.
+_LONE_SURROGATE = re.compile(
+    rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<![0-9a-fA-F]{2}\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def _malformed(raw: bytes, error: Exception) -> str:
+    """What msgspec's complaint about ``raw`` means, in words a user can act on: NaN and
+    Infinity (written by Python's json and pandas) are no JSON numbers; a lone surrogate escape
+    (msgspec calls it "truncated" or a bad "surrogate pair") is no character."""
+    message = _msgspec_message(error)
+    at = _AT_BYTE.search(message)
+    if at is not None:
+        offset = int(at.group(1))
+        if offset > 0 and raw.startswith(b"-Infinity", offset - 1):
+            offset -= 1
+        for token in (b"NaN", b"Infinity", b"-Infinity"):
+            if raw.startswith(token, offset):
+                return f"malformed JSON: {token.decode()} is not a JSON number, write null or a number (byte {offset})"
+    if "truncated" in message.lower() or "surrogate" in message.lower():
+        lone = _LONE_SURROGATE.search(raw)
+        if lone is not None:
+            escape = lone.group().lstrip(b"\\").decode("ascii")
+            return (
+                f"malformed JSON: the escape \\{escape} is half of a UTF-16 surrogate pair, not a character "
+                f"(byte {lone.start()})"
+            )
+    return f"malformed JSON: {message}"
+
+
 #: What a JSON value too deeply nested to decode is called in errors (Python's and msgspec's
 #: decoders give up with RecursionError somewhere near 1,000 levels).
 TOO_DEEP = "JSON nested too deeply (more than about 1,000 levels of arrays or objects)"
@@ -144,7 +176,7 @@ def decode_line(raw: bytes, keys: Callable[[Any], int] | None = None) -> Any:
     except DuplicateKeyError as error:
         raise ValueError(str(error)) from None
     except msgspec.DecodeError as error:
-        raise ValueError(f"malformed JSON: {_msgspec_message(error)}") from None
+        raise ValueError(_malformed(raw, error)) from None
     except UnicodeDecodeError:
         try:
             raw.decode("utf-8")

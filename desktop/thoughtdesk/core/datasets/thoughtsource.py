@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, TextIO, overload
 
 import msgspec
 
@@ -31,8 +31,17 @@ from thoughtdesk.core.datasets.readers import (
     first_bad_utf8,
     key_places,
 )
+from thoughtdesk.core.datasets.ts_extras import (
+    SideFileError,
+    header_line,
+    merge_extras,
+    read_side_file,
+    side_line,
+    side_path,
+    split_extras,
+)
 from thoughtdesk.core.errors import DataFileError, line_column
-from thoughtdesk.core.files import export_file
+from thoughtdesk.core.files import PART_SUFFIX, ExportTargetError, export_file, write_failure
 from thoughtdesk.core.library.records import (
     ANNOTATION_KEYS,
     ANSWER_KEYS,
@@ -108,6 +117,12 @@ class ThoughtSourceFile:
         # without them a string holding one made up for a lost key.
         self._key_places = key_places(self._data) + escaped_key_ends(self._data)
         self._outer_keys = len(outer) + sum(len(splits) for splits in outer.values())
+        # ThoughtDesk's extras of an export, in the side file beside it (ts_extras)
+        side = read_side_file(self.path)
+        self._side: Path | None = None if side is None else side[0]
+        self._extras = {} if side is None else side[1]
+        if self._extras:
+            self._check_all_extras_used()
 
     def _refuse_duplicate_key(self, where: str | None = None) -> None:
         """Raise the error for the first duplicate key in the file, if there is one (a count
@@ -131,6 +146,34 @@ class ThoughtSourceFile:
             return DataFileError(self.path, "invalid JSON: the file ends too early", line=line, column=column)
         return DataFileError(self.path, f"invalid JSON: {message}")
 
+    def _with_extras(self, decoded: Any, extras: tuple, dataset: str, split: str, index: int) -> Sample:
+        """The sample ``decoded`` with its extras from the side file put back."""
+        sample_id, values, line = extras
+        assert self._side is not None
+        found = decoded.get("id") if isinstance(decoded, dict) else None
+        if found != sample_id:
+            raise SideFileError(
+                self._side,
+                f"does not match {self.path.name}: its extras are for sample {sample_id!r}, but dataset {dataset}, "
+                f"split {split}, sample index {index} there is {found!r}; move it away to import the file without "
+                "ThoughtDesk's extras",
+                line=line,
+            )
+        merge_extras(decoded, values, self._side, line)
+        return sample_from_json(decoded, self.path, f"dataset {dataset}, split {split}, sample index {index}")
+
+    def _check_all_extras_used(self) -> None:
+        sizes = {(d, s): len(samples) for d, s, samples in self._splits}
+        for (dataset, split, index), (_, _, line) in self._extras.items():
+            if index < 0 or index >= sizes.get((dataset, split), 0):
+                raise SideFileError(
+                    self._side,
+                    f"does not match {self.path.name}: it has extras for dataset {dataset}, split {split}, sample "
+                    f"index {index}, which that file does not have; move it away to import the file without "
+                    "ThoughtDesk's extras",
+                    line=line,
+                )
+
     def __len__(self) -> int:
         return sum(len(samples) for _, _, samples in self._splits)
 
@@ -143,21 +186,27 @@ class ThoughtSourceFile:
         decoded_places = 0
         for dataset, split, samples in self._splits:
             for index, raw in enumerate(samples):
+                extras = self._extras.get((dataset, split, index)) if self._extras else None
                 try:
-                    try:
-                        # Fast path: a sample with exactly ThoughtSource's keys and types is
-                        # decoded and validated by msgspec in C.
-                        decoded: Any = strict(raw)
-                        sample = _from_strict(decoded)
-                    except msgspec.ValidationError:
-                        # Anything unusual (extra or missing keys, nulls, wrong types) takes the
-                        # careful path, which keeps extras and names the field that is wrong.
-                        where = f"dataset {dataset}, split {split}, sample index {index}"
-                        decoded = msgspec.json.decode(raw)
-                        sample = sample_from_json(decoded, self.path, where)
-                    # Written back (in C, no spaces) the value has each key it kept once, and
-                    # the same strings: a sum short of the file's key places means a lost key.
-                    decoded_places += _ENCODE(decoded).count(b'":')
+                    if extras is not None:  # keys taken out into the side file: put back first
+                        decoded: Any = msgspec.json.decode(raw)
+                        decoded_places += _ENCODE(decoded).count(b'":')  # the file's own keys
+                        sample = self._with_extras(decoded, extras, dataset, split, index)
+                    else:
+                        try:
+                            # Fast path: a sample with exactly ThoughtSource's keys and types is
+                            # decoded and validated by msgspec in C.
+                            decoded = strict(raw)
+                            sample = _from_strict(decoded)
+                        except msgspec.ValidationError:
+                            # Anything unusual (extra or missing keys, nulls, wrong types) takes the
+                            # careful path, which keeps extras and names the field that is wrong.
+                            where = f"dataset {dataset}, split {split}, sample index {index}"
+                            decoded = msgspec.json.decode(raw)
+                            sample = sample_from_json(decoded, self.path, where)
+                        # Written back (in C, no spaces) the value has each key it kept once, and
+                        # the same strings: a sum short of the file's key places means a lost key.
+                        decoded_places += _ENCODE(decoded).count(b'":')
                 except (RecursionError, UnicodeDecodeError) as error:
                     where = f"dataset {dataset}, split {split}, sample index {index}"
                     why = TOO_DEEP if isinstance(error, RecursionError) else "a text that is not UTF-8"
@@ -541,8 +590,14 @@ def write_collection(
     splits: Iterator[tuple[str, str, Iterator[Sample]]],
     *,
     progress: Callable[[int], None] | None = None,
+    side_file: bool = True,
 ) -> int:
     """Write ``{dataset: {split: [...]}}`` to ``path`` one sample at a time; return the count.
+
+    With ``side_file`` (the default) the file holds only the keys of ThoughtSource's schema, so
+    ThoughtSource's loader opens it, and every other key goes to the side file beside it
+    (:mod:`thoughtdesk.core.datasets.ts_extras`; removed when no sample has any); without, they
+    stay inline (one stream: standard output).
 
     Writes through :func:`thoughtdesk.core.files.export_file`, so a failed export never leaves a
     truncated file under the requested name. ``splits`` must yield each
@@ -550,31 +605,65 @@ def write_collection(
     """
     path = Path(path)
     count = 0
-    with export_file(path) as out:
-        out.write("{")
-        current: str | None = None
-        first_split = True
-        for dataset, split, samples in splits:
-            if dataset != current:
-                if current is not None:
-                    out.write("\n  }")
-                    out.write(",")
-                out.write(f"\n  {json.dumps(dataset, ensure_ascii=False)}: {{")
-                current, first_split = dataset, True
-            out.write("" if first_split else ",")
-            first_split = False
-            out.write(f"\n    {json.dumps(split, ensure_ascii=False)}: [")
-            first = True
-            for sample in samples:
-                out.write("\n      " if first else ",\n      ")
-                first = False
-                out.write(json.dumps(sample_to_json(sample), ensure_ascii=False))
+    side = side_path(path) if side_file else None
+    side_part = None if side is None else side.with_name(side.name + PART_SUFFIX)
+    side_out: TextIO | None = None
+    try:
+        with export_file(path) as out:
+            for dataset, split, index, sample in _write_samples(out, splits):
                 count += 1
                 if progress is not None and count % 1000 == 0:
                     progress(count)
-            out.write("\n    ]")
-        if current is not None:
-            out.write("\n  }")
-        out.write("\n}\n")
-
+                if side_part is None:
+                    continue
+                extras = split_extras(sample)
+                if extras is None:
+                    continue
+                if side_out is None:
+                    side_out = side_part.open("w", encoding="utf-8", newline="\n")
+                    side_out.write(header_line(path))
+                side_out.write(side_line(dataset, split, index, sample.get("id"), extras))
+            if side_out is not None:
+                side_out.close()
+        if side is not None:  # the export is in place: its extras beside it, or no stale ones
+            if side_out is not None:
+                os.replace(side_part, side)  # type: ignore[arg-type]
+            else:
+                side.unlink(missing_ok=True)
+    except OSError as error:
+        raise ExportTargetError(write_failure(side or path, error)) from None
+    finally:
+        if side_out is not None:
+            side_out.close()
+        if side_part is not None:
+            side_part.unlink(missing_ok=True)
     return count
+
+
+def _write_samples(
+    out: TextIO, splits: Iterator[tuple[str, str, Iterator[Sample]]]
+) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
+    """Write the collection's JSON to ``out``; yield each sample's object before it is written,
+    so the caller may take keys out of it (the side file's extras)."""
+    out.write("{")
+    current: str | None = None
+    first_split = True
+    for dataset, split, samples in splits:
+        if dataset != current:
+            if current is not None:
+                out.write("\n  }")
+                out.write(",")
+            out.write(f"\n  {json.dumps(dataset, ensure_ascii=False)}: {{")
+            current, first_split = dataset, True
+        out.write("" if first_split else ",")
+        first_split = False
+        out.write(f"\n    {json.dumps(split, ensure_ascii=False)}: [")
+        for index, sample in enumerate(samples):
+            out.write(",\n      " if index else "\n      ")
+            obj = sample_to_json(sample)
+            yield dataset, split, index, obj
+            out.write(json.dumps(obj, ensure_ascii=False))
+        out.write("\n    ]")
+    if current is not None:
+        out.write("\n  }")
+    out.write("\n}\n")

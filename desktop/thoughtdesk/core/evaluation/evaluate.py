@@ -41,6 +41,7 @@ from thoughtdesk.core.evaluation.metrics import (
 )
 from thoughtdesk.core.evaluation.rescoring import RescoreReport
 from thoughtdesk.core.evaluation.rescoring import rescore as rescore_collection
+from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
 
 Key = tuple[str, str, str, str]  # dataset, split, model, condition (AccuracyRow.key)
@@ -179,8 +180,9 @@ def _number(value: object) -> float | None:
     return number if number == number and abs(number) != float("inf") else None
 
 
-#: SQL: the answer ``a`` holds no correctness at all (never scored by ThoughtDesk or in the file).
-_NEVER_SCORED = "a.td_outcome IS NULL AND a.correct_answer IS NULL"
+#: SQL: the answer ``a`` holds no correctness at all (never scored by ThoughtDesk or in the file;
+#: not graded by ThoughtSource's evaluate either, see ``records.thoughtsource_unextractable``).
+_NEVER_SCORED = f"a.td_outcome IS NULL AND a.correct_answer IS NULL AND NOT {THOUGHTSOURCE_UNEXTRACTABLE_SQL}"
 
 
 def _json_list(text: str | None) -> list:
@@ -202,6 +204,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
                    {tokens_sql}, {cost_sql}, length(g.cot),
                    CASE WHEN a.extra IS NOT NULL AND json_valid(a.extra)
                         THEN json_extract(a.extra, '$.answer_from_choices') END,
+                   {THOUGHTSOURCE_UNEXTRACTABLE_SQL},
                    {GUIDE_SQL},
                    -- what scoring an answer needs, read only for answers never scored
                    CASE WHEN {_NEVER_SCORED} THEN s.type END, CASE WHEN {_NEVER_SCORED} THEN s.choices END,
@@ -233,6 +236,7 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         cost,
         cot_chars,
         from_choices,
+        graded_unextractable,
         guide,
         kind,
         choices_json,
@@ -246,6 +250,9 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         elif stored is not None:
             outcome = "correct" if stored else "incorrect"
             value = from_choices or None
+            result.scored_from_file += 1
+        elif graded_unextractable:  # ThoughtSource's evaluate graded it and found nothing
+            outcome, value = "unextractable", None
             result.scored_from_file += 1
         else:
             gold = _json_list(gold_json)

@@ -126,9 +126,14 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 def accuracy_table(rows: Iterable[ScoredAnswer], confidence: float = 0.95) -> list[AccuracyRow]:
     """One :class:`AccuracyRow` per dataset x split x model x condition, sorted by that key."""
-    groups: dict[tuple[str, str, str, str], list[ScoredAnswer]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str], list[ScoredAnswer]] = {}
     for row in rows:
-        groups[(row.dataset, row.split, row.model, row.condition)].append(row)
+        key = (row.dataset, row.split, row.model, row.condition)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [row]
+        else:
+            group.append(row)
     return [_row(key, answers, confidence) for key, answers in sorted(groups.items())]
 
 
@@ -137,28 +142,32 @@ def _mean(values: list[float]) -> float | None:
 
 
 def _row(key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence: float) -> AccuracyRow:
-    outcomes = Counter(a.outcome for a in answers)
+    # A live Results tab recomputes this for every condition on each redraw: counted with
+    # list.count and a set of sample ids, the per-question grouping only when a question has
+    # several samples (self-consistency).
+    outcomes = [a.outcome for a in answers]
     n = len(answers)
-    correct = outcomes["correct"]
+    correct = outcomes.count("correct")
+    unextractable = outcomes.count("unextractable")
     low, high = wilson_interval(correct, n, confidence)
-    by_question: dict[str, list[ScoredAnswer]] = defaultdict(list)
-    for answer in answers:
-        by_question[answer.sample_id].append(answer)
-    several = any(len(samples) > 1 for samples in by_question.values())
+    questions = len({a.sample_id for a in answers})
     majority = None
-    if several:
+    if questions < n:  # some question has several samples
+        by_question: dict[str, list[ScoredAnswer]] = defaultdict(list)
+        for answer in answers:
+            by_question[answer.sample_id].append(answer)
         majority = sum(majority_vote_correct(samples) for samples in by_question.values()) / len(by_question)
     return AccuracyRow(
         *key,
         n=n,
         correct=correct,
-        incorrect=outcomes["incorrect"],
-        unextractable=outcomes["unextractable"],
+        incorrect=outcomes.count("incorrect"),
+        unextractable=unextractable,
         accuracy=correct / n,
         wilson_low=low,
         wilson_high=high,
-        share_unextractable=outcomes["unextractable"] / n,
-        questions=len(by_question),
+        share_unextractable=unextractable / n,
+        questions=questions,
         majority_accuracy=majority,
         mean_tokens=_mean([float(a.tokens) for a in answers if a.tokens is not None]),
         mean_cost=_mean([float(a.cost) for a in answers if a.cost is not None]),

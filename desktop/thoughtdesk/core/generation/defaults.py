@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from thoughtdesk.core.paths import read_settings
+from thoughtdesk.core.settings.network import is_loopback_host, is_offline
 
 #: The fragments a new run starts with, by kind (the planner ticks them; ``generate`` uses them
 #: when no ``--instruction`` / ``--trigger`` / ``--extraction`` is given).
@@ -64,16 +66,25 @@ class ModelDefaults:
 
     local_model: str = ""
     providers: dict[str, str] = field(default_factory=dict)
+    #: Offline mode was on when these were read: only this machine can be reached.
+    offline: bool = False
 
     def base_url(self, provider: str) -> str | None:
         """The address set in Settings for ``provider`` (None: not enabled there, the built-in one)."""
         return self.providers.get(provider) or None
 
     def first_choice(self) -> str | None:
-        """The provider a new run starts with: the local model (it works offline), else the first
-        enabled provider; None when the user chose nothing."""
+        """The provider a new run (and each helper model of it) starts with: the local model (it
+        works offline), else the first enabled provider; offline, only a provider whose address is
+        on this machine (a remote default, with a cost estimate, could not be called); None when
+        nothing fits."""
         if self.local_model:
             return "llamacpp"
+        if self.offline:
+            return next(
+                (name for name, url in self.providers.items() if url and is_loopback_host(urlsplit(url).hostname)),
+                None,
+            )
         return next(iter(self.providers), None)
 
     def default_model(self) -> str | None:
@@ -94,7 +105,7 @@ def model_defaults(values: Mapping[str, object] | None = None) -> ModelDefaults:
         if _true(values.get(provider_key(provider, "enabled"))):
             url = str(values.get(provider_key(provider, "base_url")) or "").strip()
             providers[provider] = url
-    return ModelDefaults(str(values.get(LOCAL_MODEL_KEY) or "").strip(), providers)
+    return ModelDefaults(str(values.get(LOCAL_MODEL_KEY) or "").strip(), providers, offline=is_offline())
 
 
 def _true(value: object) -> bool:

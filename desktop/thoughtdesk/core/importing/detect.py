@@ -40,6 +40,15 @@ class NotImportableError(ThoughtDeskError):
     """A file that no import of ThoughtDesk reads; nothing was opened or written."""
 
 
+def import_of_the_library(path: str | Path, what: str) -> str:
+    """The error for importing the library (``what``: "the open library", or "part of" it) into
+    itself."""
+    return (
+        f"{path} is {what}: it cannot be imported into itself (it was not read). To copy a collection, "
+        "export it and import the export"
+    )
+
+
 def binary_kind(path: Path) -> str | None:
     """What a binary file is (``"a PNG image"``, ``"a binary file"``), or None for text."""
     try:
@@ -126,6 +135,17 @@ def options_needed(path: str | Path) -> str | None:
     return import_guidance(path)
 
 
+def _is_empty(path: Path) -> bool:
+    """A file with nothing but white space (and a byte-order mark) in it."""
+    try:
+        if path.stat().st_size > 4096:
+            return False
+        head = path.read_bytes()
+    except OSError:
+        return False
+    return not head.removeprefix(b"\xef\xbb\xbf").strip()
+
+
 def _is_json_array(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
@@ -139,6 +159,8 @@ def import_guidance(path: str | Path) -> str:
     """The error for a file given without ``--dataset``/``--map`` that is not a ThoughtSource
     collection or a DS Critique Bank file: which option imports it, with an example."""
     path = Path(path)
+    if _is_empty(path):
+        return f"{path} is empty (no record on line 1 or after): there is nothing to import"
     kind = classify_import_file(path)
     if kind == "unknown":
         return str(not_importable(path))

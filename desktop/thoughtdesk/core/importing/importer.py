@@ -416,16 +416,20 @@ def export_thoughtsource(
     path: str | os.PathLike[str],
     *,
     progress: Callable[[int], None] | None = None,
+    side_file: bool = True,
 ) -> int:
     """Write a collection as a ThoughtSource JSON file; return the number of samples written.
 
     CoTs with critiques or explanation ratings carry them in the ``thoughtdesk_critiques``
-    extension field (see :mod:`thoughtdesk.core.importing.ts_critiques`).
+    extension field (see :mod:`thoughtdesk.core.importing.ts_critiques`). That field and every
+    other key outside ThoughtSource's schema go to the side file beside ``path``
+    (:mod:`thoughtdesk.core.datasets.ts_extras`), so ThoughtSource's loader opens the export;
+    ``side_file=False`` keeps them inline (an export to standard output).
     """
     started = time.monotonic()
     cid = library.require_collection(collection)
     splits = collection_with_critiques(library, cid) if has_critiques(library, cid) else iter_collection(library, cid)
-    count = write_collection(path, splits, progress=progress)
+    count = write_collection(path, splits, progress=progress, side_file=side_file)
     log.info(
         "exported %d sample(s) of %r to %s (ThoughtSource JSON) in %.1f s",
         count,

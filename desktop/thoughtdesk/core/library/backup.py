@@ -8,12 +8,14 @@ to it (Anki does the same), and only the most recent few of those automatic copi
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
+from thoughtdesk.core.files import is_full_disk_error
 
 #: The folder beside a library that its backups go to.
 BACKUP_FOLDER = "backups"
@@ -50,16 +52,16 @@ def backup_connection(
     backup leaves no file that looks whole. ``progress(done_pages, total_pages)`` is told as it goes.
     """
     target = Path(target).expanduser()
-    if target.exists() and target.resolve() == library.resolve():
-        raise LibraryError(f"{target} is the library itself; name a new file for the backup")
+    part = target.with_name(target.name + ".part")
+    for path in (target, *(part.with_name(part.name + suffix) for suffix in _COMPANIONS)):
+        _refuse_the_library(path, library, target)
     if target.exists():
         raise LibraryError(f"{target} already exists; a backup never overwrites a file: name a new one")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise LibraryError(f"cannot create the folder {target.parent}: {error.strerror or error}") from None
-    part = target.with_name(target.name + ".part")
-    part.unlink(missing_ok=True)
+    _remove_part(part)
 
     def step(status: int, remaining: int, total: int) -> None:
         if progress is not None:
@@ -74,9 +76,49 @@ def backup_connection(
             copy.close()
         part.replace(target)
     except (sqlite3.Error, OSError) as error:
-        part.unlink(missing_ok=True)
+        full = is_full_disk_error(error, part)  # asked before the part file frees its space
+        _remove_part(part)
+        if full:
+            raise LibraryError(
+                f"the backup of {library} to {target} failed: the disk holding {target.parent} is full; nothing "
+                "was written there. Free some space or name a backup on another disk, then try again"
+            ) from None
         raise LibraryError(f"the backup of {library} to {target} failed: {error}") from None
     return target
+
+
+#: What SQLite may keep beside a file it writes (rollback journal, write-ahead log, shared memory).
+_COMPANIONS = ("", "-journal", "-wal", "-shm")
+
+
+def _refuse_the_library(path: Path, library: Path, target: Path) -> None:
+    """Refuse a backup whose file (``target``) or part file (``path``) is the library or a file
+    SQLite keeps beside it: the backup would write over it, and remove it when it failed
+    (``--library X.part backup X`` deleted the library, issue 23, point 4)."""
+    for suffix in _COMPANIONS:
+        companion = library.with_name(library.name + suffix)
+        if _same(path, companion):
+            what = "the library itself" if not suffix else f"the library's {suffix[1:]} file"
+            via = "" if path == target else f" (the backup is written to {path.name} first)"
+            raise LibraryError(
+                f"{target} cannot be the backup of {library}: {path.name} is {what}{via}; "
+                "name a new file elsewhere for the backup"
+            )
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _remove_part(part: Path) -> None:
+    """Remove a part file and what SQLite left beside it (a failed write leaves its journal)."""
+    for suffix in _COMPANIONS:
+        part.with_name(part.name + suffix).unlink(missing_ok=True)
 
 
 def backup_before_upgrade(conn: sqlite3.Connection, library: Path) -> Path:

@@ -7,7 +7,9 @@ filtering and the collection tree never join the big tables (see docs/design.md,
 - ``n_answers``: the answers of those CoTs;
 - ``n_correct`` / ``n_incorrect``: answers whose ``correct_answer`` is 1 / 0;
 - ``n_unextractable``: answers ThoughtDesk scored and could not extract an answer from
-  (``td_outcome = 'unextractable'``, ``correct_answer`` NULL);
+  (``td_outcome = 'unextractable'``, ``correct_answer`` NULL), or, not scored by ThoughtDesk,
+  that ThoughtSource's evaluate graded and found nothing in (``correct_answer`` NULL with
+  ``answer_from_choices`` null: ``records.thoughtsource_unextractable``);
 - ``n_annotations``: the annotation rows of its CoTs.
 
 Whoever inserts or deletes those rows, or changes ``correct_answer``, calls the function here
@@ -16,8 +18,9 @@ counters commit (or roll back) with the rows. The one exception is the bulk impo
 (:class:`thoughtdesk.core.library.writer.SampleWriter`): it writes new samples with their
 counters already filled in, counted in Python while it walks the records (a second pass or an
 UPDATE per sample would cost import speed), by the same rules as :func:`add_cot` and
-:func:`add_answer` (an imported answer is "unextractable" only when the file carries
-ThoughtDesk's own scoring of it, i.e. a ThoughtDesk export re-imported).
+:func:`add_answer` (an imported answer is "unextractable" when the file carries
+ThoughtDesk's own scoring of it, i.e. a ThoughtDesk export re-imported, or ThoughtSource's
+evaluate graded it and extracted nothing).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from typing import NamedTuple
+
+from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 
 
 def add_cot(conn: sqlite3.Connection, sample_pk: int) -> None:
@@ -61,15 +66,16 @@ def set_scoring(conn: sqlite3.Connection, counts: Iterable[ScoringCounts]) -> No
 
 def recount_imported_scoring(conn: sqlite3.Connection, collection_id: int) -> None:
     """The answers of a collection got their imported ``correct_answer`` back: recount
-    ``n_correct``/``n_incorrect`` from it, and ``n_unextractable`` becomes 0 (imported verdicts
-    know no "unextractable")."""
+    ``n_correct``/``n_incorrect`` from it, and ``n_unextractable`` from the answers
+    ThoughtSource's evaluate found nothing in (:func:`~thoughtdesk.core.library.records.thoughtsource_unextractable`)."""
     conn.execute(
-        """UPDATE sample SET
+        f"""UPDATE sample SET
              n_correct = (SELECT count(*) FROM generated_cot g JOIN answer a ON a.cot_pk = g.id
                           WHERE g.sample_pk = sample.id AND a.correct_answer = 1),
              n_incorrect = (SELECT count(*) FROM generated_cot g JOIN answer a ON a.cot_pk = g.id
                             WHERE g.sample_pk = sample.id AND a.correct_answer = 0),
-             n_unextractable = 0
+             n_unextractable = (SELECT count(*) FROM generated_cot g JOIN answer a ON a.cot_pk = g.id
+                                WHERE g.sample_pk = sample.id AND {THOUGHTSOURCE_UNEXTRACTABLE_SQL})
            WHERE collection_id = ?""",
         (collection_id,),
     )

@@ -310,6 +310,26 @@ def sample_collection_name(lib: Library, sample_pk: int) -> str | None:
     return row[0] if row else None
 
 
+def sample_collection_id(lib: Library, sample_pk: int) -> int | None:
+    """The collection (primary key) holding sample ``sample_pk``; None when there is no such sample."""
+    row = lib.conn.execute("SELECT collection_id FROM sample WHERE id = ?", (sample_pk,)).fetchone()
+    return row[0] if row else None
+
+
+def collection_authors(lib: Library, collection: str) -> list[str]:
+    """Everyone who annotated a CoT of ``collection`` (named authors, sorted); [] for no such collection."""
+    collection_id = lib.collection_id(collection)
+    if collection_id is None:
+        return []
+    rows = lib.conn.execute(
+        "SELECT DISTINCT a.author FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id "
+        "JOIN sample s ON c.sample_pk = s.id WHERE s.collection_id = ? AND coalesce(a.author, '') != '' "
+        "ORDER BY a.author",
+        (collection_id,),
+    )
+    return [row[0] for row in rows]
+
+
 def cot_sample(lib: Library, cot_pk: int) -> int | None:
     """The sample (primary key) generated CoT ``cot_pk`` belongs to; None when it is gone."""
     row = lib.conn.execute("SELECT sample_pk FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()

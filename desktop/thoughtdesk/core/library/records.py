@@ -130,6 +130,32 @@ class Answer:
     scoring: Scoring | None = None
 
 
+def thoughtsource_unextractable(answer: Answer) -> bool:
+    """True when ThoughtSource's evaluate graded ``answer`` and could extract nothing from it.
+
+    ThoughtSource writes ``correct_answer: null`` both for "never evaluated" and for "evaluated,
+    nothing extracted"; what tells them apart is ``answer_from_choices``: its generate and its
+    other writers set ``""`` (its loader adds ``""`` where the key is absent), and its evaluate
+    sets the chosen letter, or ``null`` when it could extract nothing (``is_correct`` returned
+    ``(None, None)``). So ``correct_answer`` null with ``answer_from_choices`` present and null
+    means graded, not extractable: not correct, in the denominator, as ThoughtSource counts it
+    (docs/evaluation.md, "Where correctness comes from"). ThoughtDesk's own scoring, where it
+    has one, wins."""
+    return (
+        answer.correct_answer is None
+        and answer.scoring is None
+        and "answer_from_choices" in answer.extra
+        and answer.extra["answer_from_choices"] is None
+    )
+
+
+#: SQL of :func:`thoughtsource_unextractable` for an ``answer`` row aliased ``a``.
+THOUGHTSOURCE_UNEXTRACTABLE_SQL = (
+    "(a.td_outcome IS NULL AND a.correct_answer IS NULL AND a.extra IS NOT NULL AND json_valid(a.extra) "
+    "AND json_type(a.extra, '$.answer_from_choices') = 'null')"
+)
+
+
 @dataclass(slots=True)
 class GeneratedCot:
     """A CoT produced by a model for a sample, with the prompt fragments that produced it.

@@ -19,14 +19,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
+from thoughtdesk.core.files import is_full_disk_error
 from thoughtdesk.core.library import bulk_fts, migrations, sort_indexes
 from thoughtdesk.core.library.backup import backup_before_upgrade
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
 
 log = logging.getLogger(__name__)
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class LibraryReadOnlyError(LibraryError):
@@ -53,9 +52,10 @@ def library_error(error: sqlite3.Error, path: Path) -> LibraryError | None:
             f"the library {path} is damaged (SQLite: {error}); restore {name} from a backup, or export what still "
             "opens and import it into a new library"
         )
-    if "full" in text and ("disk" in text or "database" in text):
+    if is_full_disk_error(error, path):  # SQLITE_FULL, or an I/O error on a disk with no space left
         return LibraryError(
-            f"the disk holding the library {path} is full; nothing of this change was saved. Free some space and try again"
+            f"the disk holding the library {path} is full, so nothing was changed in it; "
+            "free some space on that disk and try again"
         )
     if "locked" in text or "busy" in text:
         return LibraryBusyError(
@@ -72,11 +72,15 @@ def library_error(error: sqlite3.Error, path: Path) -> LibraryError | None:
 
 def _writable(path: Path) -> bool:
     """Whether this process can write the library file and the files SQLite keeps beside it
-    (permissions, a read-only mount or folder, an immutable file: all found by trying)."""
-    try:
-        with path.open("r+b"):
-            pass
-    except OSError:
+    (permissions, a read-only mount or folder, an immutable file).
+
+    Never by opening the library with Python's ``open()``: on POSIX, closing any descriptor of
+    a file drops every lock the process holds on it, SQLite's included, so another process
+    could take this process's open library for unused and delete its write-ahead log with the
+    commits in it (issue 23, point 1; SQLite's "How To Corrupt An SQLite Database File", 2.2).
+    ``os.access`` asks the kernel without opening the file (it refuses a read-only mount and an
+    immutable file too); the folder is tried with a temporary file of its own."""
+    if not _may_write(path):
         return False
     if not (path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()):
         try:
@@ -85,6 +89,19 @@ def _writable(path: Path) -> bool:
         except OSError:
             return False
     return True
+
+
+def _may_write(path: Path) -> bool:
+    """``os.access(path, W_OK)`` for the effective user where the platform can say so."""
+    effective = os.access in os.supports_effective_ids
+    try:
+        return os.access(path, os.W_OK, effective_ids=effective)
+    except OSError:
+        return False
+
+
+#: The smallest file that can be an SQLite database (one page of the smallest page size).
+SMALLEST_DATABASE = 512
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
@@ -105,13 +122,18 @@ def _check_before_opening(path: Path) -> None:
     """Refuse files that are not ThoughtDesk libraries, or are too new, without writing to them."""
     if not path.exists() or path.stat().st_size == 0:
         return
-    with path.open("rb") as handle:
-        header = handle.read(len(SQLITE_MAGIC))
-    if header != SQLITE_MAGIC:
-        raise LibraryError(
-            f"{path} is not a ThoughtDesk library (it is not an SQLite database); "
-            "it was left untouched. Choose another file or create a new library."
-        )
+    # The file is read through SQLite only, never with Python's open(): this process may hold
+    # it open already (the app opens the library again for every worker), and closing a
+    # descriptor of it would drop SQLite's locks (see _writable). SQLite itself tells a file
+    # that is no database ("file is not a database"), except one too short to be one, which it
+    # would take for an empty database and write over: that one is told by its size.
+    not_sqlite = LibraryError(
+        f"{path} is not a ThoughtDesk library (it is not an SQLite database, or its first page is damaged); "
+        "it was left untouched. Choose another file or create a new library (restore a damaged library "
+        "from a backup)."
+    )
+    if path.stat().st_size < SMALLEST_DATABASE:
+        raise not_sqlite
     # immutable: the probe never creates -wal/-shm files beside a file it may refuse. When they
     # exist, another process has the library open and may be writing (a staged import commits
     # and checkpoints as it goes): an immutable read of a file changing under it can look
@@ -120,8 +142,16 @@ def _check_before_opening(path: Path) -> None:
     mode = "mode=ro" if in_use else "mode=ro&immutable=1"
     try:
         probe = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
+    except sqlite3.Error as error:
+        raise library_error(error, path) or LibraryError(
+            f"{path} cannot be opened: {error}; it was left untouched."
+        ) from None
+    try:
         probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
+        probe.close()
+        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
+            raise not_sqlite from None
         raise library_error(error, path) or LibraryError(
             f"{path} cannot be opened: {error}; it was left untouched."
         ) from None
@@ -161,20 +191,58 @@ def _check_before_opening(path: Path) -> None:
 STAGING = "thoughtdesk-importing:"
 
 
-def _process_alive(pid_text: str) -> bool:
-    """Whether process ``pid_text`` runs (on this machine); an unreadable pid counts as alive."""
+def process_start_mark(pid: int) -> str | None:
+    """What tells process ``pid`` apart from a later process given the same number: this boot's
+    id and the process's start time in clock ticks since boot (``/proc``), or None where the
+    system does not say (then a process is told by its number alone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stream:
+            fields = stream.read().rsplit(b")", 1)[1].split()
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as stream:
+            boot = stream.read().strip().replace("-", "")[:12]
+        return f"{boot}.{int(fields[19])}"  # field 22 of stat; the command name (field 2) cut off
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def process_tag() -> str:
+    """This process as :func:`_process_alive` reads it: ``<pid>`` or ``<pid>@<start mark>``."""
+    mark = _own_mark()
+    return f"{os.getpid()}@{mark}" if mark else str(os.getpid())
+
+
+def _own_mark() -> str | None:
+    global _OWN_MARK
+    if _OWN_MARK is None or _OWN_MARK[0] != os.getpid():  # after a fork, the child's own
+        _OWN_MARK = (os.getpid(), process_start_mark(os.getpid()))
+    return _OWN_MARK[1]
+
+
+_OWN_MARK: tuple[int, str | None] | None = None
+
+
+def _process_alive(tag: str) -> bool:
+    """Whether the process ``tag`` names (see :func:`process_tag`; an older library recorded
+    the number alone) runs on this machine; an unreadable tag counts as alive. A live process
+    whose start mark differs from the recorded one is another process that was given the same
+    number (after a reboot, or many processes later): the recorded one is gone (issue 23,
+    point 13)."""
+    pid_text, _, mark = tag.partition("@")
     try:
         pid = int(pid_text)
     except ValueError:
         return True
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists but is not ours (PermissionError)
+    if pid != os.getpid():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            pass  # it exists but is not ours (PermissionError)
+    if mark:
+        now = process_start_mark(pid)
+        if now is not None and now != mark:
+            return False
     return True
 
 
@@ -274,8 +342,8 @@ class Library:
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.Error as error:
-            raise LibraryError(f"{path} cannot be opened: {error}") from None
+        except sqlite3.Error as error:  # a full disk cannot take the shared-memory file: "disk I/O error"
+            raise library_error(error, path) or LibraryError(f"{path} cannot be opened: {error}") from None
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
@@ -485,7 +553,10 @@ class Library:
         mark that it waits (see :meth:`writers_waiting`)."""
         note = _writer_note_path(self.path)
         try:
-            note.write_text(json.dumps({"pid": os.getpid(), "what": what, "since": time.time()}), encoding="utf-8")
+            note.write_text(
+                json.dumps({"pid": os.getpid(), "process": process_tag(), "what": what, "since": time.time()}),
+                encoding="utf-8",
+            )
         except OSError:
             pass  # only a courtesy to other processes
         self._long_writing = True
@@ -521,13 +592,13 @@ class Library:
     # collection hidden from every list and lookup until its last transaction names it (a new
     # collection) or moves its samples into an existing one (a merge, whose replaced samples go
     # into another hidden collection to be deleted in parts). Its ``source`` says who writes
-    # it: 'thoughtdesk-importing:<pid>:<source>'.
+    # it: 'thoughtdesk-importing:<pid>@<start mark>:<source>' (see process_tag).
 
     def create_staging_collection(self, source: str) -> int:
         """A hidden collection for an import to fill (inside the caller's transaction)."""
         cur = self.conn.execute(
             "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)",
-            (f"{STAGING}{uuid.uuid4().hex}", now_iso(), f"{STAGING}{os.getpid()}:{source}"),
+            (f"{STAGING}{uuid.uuid4().hex}", now_iso(), f"{STAGING}{process_tag()}:{source}"),
         )
         return inserted_id(cur)
 
@@ -627,7 +698,7 @@ class Library:
             return True
         try:
             note = json.loads(_writer_note_path(self.path).read_text(encoding="utf-8"))
-            return _process_alive(str(note["pid"]))
+            return _process_alive(str(note.get("process") or note["pid"]))
         except (OSError, ValueError, KeyError, TypeError):
             return False
 

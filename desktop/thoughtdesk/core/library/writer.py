@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from thoughtdesk.core.errors import DataFileError, DuplicateSamplesError
-from thoughtdesk.core.library.records import GeneratedCot, Sample, model_name
+from thoughtdesk.core.library.records import GeneratedCot, Sample, model_name, thoughtsource_unextractable
 from thoughtdesk.core.library.store import Library
 
 BATCH = 2000
@@ -282,7 +282,7 @@ class SampleWriter:
                     n_correct += 1
                 elif a.correct_answer is False:
                     n_incorrect += 1
-                elif scoring is not None and scoring.outcome == "unextractable":
+                elif scoring is not None and scoring.outcome == "unextractable" or thoughtsource_unextractable(a):
                     n_unextractable += 1
             for n_position, n in enumerate(cot.annotations):
                 is_json = not isinstance(n.value, str)

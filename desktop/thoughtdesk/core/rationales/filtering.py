@@ -17,15 +17,28 @@ leading tokens the same log-probs (``Capabilities.stable_prefix_scores``: server
 in-process llama.cpp whose results depend on the evaluation split) and the rationale's scored
 span starts and ends on a token boundary of that scoring (else its own call is made, as before).
 A document with k rationales costs k + 1 calls instead of 2k.
+
+Two prompt layouts (``layout``; docs/rationales.md shows both):
+
+- ``thoughtdesk`` (default): raw text; the scorer sees the preceding text, then the rationale
+  between its markers, and scores the following text's own tokens.
+- ``paper``: RATIONALYST's filter script (calculate_perplexity_sampled_rationale_new_method.py):
+  a Llama-3 chat prompt, system "Your task is to generate future text given preceeding text",
+  user the preceding text (with the rationale: preceding + ". " + rationale, no markers),
+  assistant the following text; the scored tokens are the prompt's last ones, as many as the
+  assistant turn alone has with its BOS: the user turn's end, the assistant header, the
+  following text and its end of turn. The paper's thresholds (tau 1.2 / 0.5) were calibrated on
+  these tokens, whose first five are the template's own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
-from thoughtdesk.core.generation.backends import Backend, BackendError, BadRequest
+from thoughtdesk.core.generation.backends import Backend, BackendError, BadRequest, BadResponse
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY, TokenScores, weighted_loss
 from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, RationaleRecord, context_with_rationale
 
@@ -34,6 +47,39 @@ TAU_PRESETS = {"math": 1.2, "commonsense": 0.5, "web": 0.0}
 DEFAULT_TAU = TAU_PRESETS["math"]
 #: Characters of following text scored (then up to the end of that sentence); 0: all of it.
 DEFAULT_HORIZON = 600
+
+#: The prompt layouts a rationale is scored in (see the module's docstring).
+LAYOUTS = ("thoughtdesk", "paper")
+DEFAULT_LAYOUT = "thoughtdesk"
+#: RATIONALYST's filter prompt: its system text (spelling as in the paper's script) and
+#: Llama-3-Instruct's chat format, which its scorer (Meta-Llama-3-8B-Instruct) was given.
+PAPER_SYSTEM = "Your task is to generate future text given preceeding text"
+_BOS, _START, _END, _EOT = "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"
+
+
+def _turn(role: str, content: str) -> str:
+    return f"{_START}{role}{_END}\n\n{content.strip()}{_EOT}"
+
+
+def scoring_texts(
+    layout: str, preceding: str, rationale: str | None, following: str, markers: Markers = DEFAULT
+) -> tuple[str, str]:
+    """(prefix, scored text) for scoring ``following`` after ``preceding``, with ``rationale``
+    in place (None: without it), in ``layout``."""
+    if layout == "thoughtdesk":
+        return (preceding if rationale is None else context_with_rationale(preceding, rationale, markers)), following
+    if layout != "paper":
+        raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
+    user = preceding if rationale is None else f"{preceding}. {rationale}"
+    # apply_chat_template of [system, user, assistant] (Llama-3 trims each content); the scored
+    # tail starts at the user turn's end of turn.
+    head = f"{_BOS}{_turn('system', PAPER_SYSTEM)}{_START}user{_END}\n\n{user.strip()}"
+    return head, f"{_EOT}{_START}assistant{_END}\n\n{following.strip()}{_EOT}"
+
+
+def scorer_key(label: str, layout: str) -> str:
+    """The name a scorer's results are stored under: scores of the two layouts are not comparable."""
+    return label if layout == DEFAULT_LAYOUT else f"{label} [{layout} layout]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,15 +131,21 @@ async def score_rationale(
     markers: Markers = DEFAULT,
     decay: float = DEFAULT_DECAY,
     horizon: int = DEFAULT_HORIZON,
+    layout: str = DEFAULT_LAYOUT,
 ) -> LossReduction:
     """Score the following text after ``preceding`` without and with ``rationale`` (two calls,
     made concurrently) and return the loss reduction."""
     target = scored_following(following, horizon)
     without, with_rationale = await asyncio.gather(
-        scorer.score(preceding, [target]),
-        scorer.score(context_with_rationale(preceding, rationale, markers), [target]),
+        scorer.score(*_one(scoring_texts(layout, preceding, None, target, markers))),
+        scorer.score(*_one(scoring_texts(layout, preceding, rationale, target, markers))),
     )
     return loss_reduction(without[0], with_rationale[0], decay)
+
+
+def _one(texts: tuple[str, str]) -> tuple[str, list[str]]:
+    """``Backend.score``'s arguments for one (prefix, scored text)."""
+    return texts[0], [texts[1]]
 
 
 async def _caught(call: Awaitable[list[TokenScores]]) -> TokenScores | BackendError:
@@ -134,6 +186,7 @@ async def score_document(
     markers: Markers = DEFAULT,
     decay: float = DEFAULT_DECAY,
     horizon: int = DEFAULT_HORIZON,
+    layout: str = DEFAULT_LAYOUT,
 ) -> list[LossReduction | BackendError]:
     """Loss reductions of rationales of one document (one result or error per record, in order).
 
@@ -144,12 +197,13 @@ async def score_document(
     """
     targets = [scored_following(record.following, horizon) for record in records]
     with_calls = [
-        _caught(scorer.score(context_with_rationale(r.preceding, r.rationale, markers), [target]))
+        _caught(scorer.score(*_one(scoring_texts(layout, r.preceding, r.rationale, target, markers))))
         for r, target in zip(records, targets, strict=True)
     ]
     text = records[0].preceding + records[0].following if records else ""
     shareable = (
         len(records) > 1
+        and layout == "thoughtdesk"  # the paper's chat prompts differ in more than their length
         and scorer.capabilities.stable_prefix_scores
         and all(r.preceding and r.preceding + r.following == text for r in records)
     )
@@ -174,7 +228,12 @@ async def score_document(
     else:
         missing = list(range(len(records)))
         own, withs = await asyncio.gather(
-            asyncio.gather(*(_caught(scorer.score(r.preceding, [t])) for r, t in zip(records, targets, strict=True))),
+            asyncio.gather(
+                *(
+                    _caught(scorer.score(*_one(scoring_texts(layout, r.preceding, None, t, markers))))
+                    for r, t in zip(records, targets, strict=True)
+                )
+            ),
             asyncio.gather(*with_calls),
         )
     for index, found in zip(missing, own, strict=True):
@@ -187,5 +246,29 @@ async def score_document(
             results.append(with_rationale)
         else:
             assert without is not None  # every gap was filled by its own call above
-            results.append(loss_reduction(without, with_rationale, decay))
+            results.append(_finite_reduction(scorer, without, with_rationale, decay))
     return results
+
+
+def _finite_reduction(
+    scorer: Backend, without: TokenScores, with_rationale: TokenScores, decay: float
+) -> LossReduction | BackendError:
+    """The loss reduction, or a BadResponse when the scorer's log-probs give no finite loss
+    (NaN, infinities, or a weighted sum that overflows): nothing is stored for it."""
+    try:
+        result: LossReduction | None = loss_reduction(without, with_rationale, decay)
+    except OverflowError:
+        result = None
+    if result is not None and all(
+        math.isfinite(value) for value in (result.loss_without, result.loss_with, result.reduction)
+    ):
+        return result
+    worst = next(
+        (v for scores in (without, with_rationale) for v in scores.logprobs if not math.isfinite(v) or v > 0), None
+    )
+    detail = f"a log-prob of {worst!r}" if worst is not None else "log-probs whose weighted sum overflows"
+    return BadResponse(
+        scorer.provider,
+        f"the scorer's answer gives no finite loss: {detail}",
+        hint="check the scoring model or server; nothing was stored for this rationale",
+    )

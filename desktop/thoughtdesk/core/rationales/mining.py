@@ -19,7 +19,7 @@ from thoughtdesk.core.generation.backends.pricing import estimate_tokens
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, RationaleRecord, read_rewrite, render_prompt
-from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, score_document
+from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, DEFAULT_LAYOUT, score_document
 from thoughtdesk.core.rationales.store import (
     Document,
     StoredRationale,
@@ -175,9 +175,12 @@ async def filter_rationales(
     markers: Markers = DEFAULT,
     limit: int | None = None,
     progress: Progress | None = None,
+    layout: str = DEFAULT_LAYOUT,
 ) -> PassSummary:
     """Score every rationale of ``collection`` that ``scorer_label`` has not scored at ``decay``;
-    store each loss reduction as it returns. ``limit`` scores at most that many now."""
+    store each loss reduction as it returns. ``limit`` scores at most that many now. ``layout``
+    is the prompt layout (filtering.LAYOUTS); ``scorer_label`` should name it
+    (filtering.scorer_key), since scores of the two layouts are not comparable."""
     pending = [r for r in rationales(lib, collection, scorer=scorer_label, decay=decay)]
     summary = PassSummary(total=len(pending))
     todo = [r for r in pending if r.score is None]
@@ -198,6 +201,7 @@ async def filter_rationales(
             markers=markers,
             decay=decay,
             horizon=horizon,
+            layout=layout,
         )
         for record, result in zip(group, results, strict=True):
             if isinstance(result, BackendError):

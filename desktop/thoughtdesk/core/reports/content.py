@@ -153,6 +153,9 @@ class ReportSummary:
     answers: int
     scored_answers: int
     label_colours: dict[str, str]
+    #: Ratings of explanations (score or flaw dimensions) and critiques rated, in the scope.
+    explanation_ratings: int = 0
+    rated_critiques: int = 0
 
 
 def now_text() -> str:
@@ -286,7 +289,28 @@ def build_summary(lib: Library, scope: ReportScope, sample_pks: Sequence[int]) -
         (note.author, str(cot_pk), note.key, note.value) for cot_pk, found in notes.items() for note in found
     )
     agreement = [row for row in agreement_rows(ratings) if len(row.raters) >= 2 and row.n_items > 0]
-    n_critiques = sum(len(found) for found in critiques_for_cots(lib, cot_pks, for_view=True).values())
+    critiques = critiques_for_cots(lib, cot_pks, for_view=True)
+    n_critiques = sum(len(found) for found in critiques.values())
+    # A review is any of a reviewer's kinds of judgement, not only annotations: a rating of the
+    # explanation (score, flaw dimensions) and a rating of a critique of it count too (page 1
+    # said "Reviewed CoTs 0, Reviewers: none" above pages of ratings).
+    raters: set[str] = set(everyone)
+    explanation_ratings = rated_critiques = 0
+    for cot_pk, found_ratings in explanation_ratings_for_cots(lib, cot_pks).items():
+        for rating in found_ratings:
+            if (rating.score is not None or rating.dimensions) and (not scope.author or rating.author == scope.author):
+                explanation_ratings += 1
+                reviewed.add(cot_pk)
+                raters.add(rating.author)
+    for cot_pk, found_critiques in critiques.items():
+        for critique in found_critiques:
+            mine = [
+                r for r in critique.ratings if r.score is not None and (not scope.author or r.author == scope.author)
+            ]
+            if mine:
+                rated_critiques += 1
+                reviewed.add(cot_pk)
+                raters.update(r.author for r in mine)
     by_model, rows, scored = _accuracy(lib, scope.collection, set(sample_pks))
     return ReportSummary(
         collection=scope.collection,
@@ -297,7 +321,9 @@ def build_summary(lib: Library, scope: ReportScope, sample_pks: Sequence[int]) -
         reference_cots=references,
         annotations=shown_notes,
         reviewed_cots=len(reviewed),
-        reviewers=[scope.author] if scope.author else everyone,
+        reviewers=[scope.author] if scope.author else sorted(raters),
+        explanation_ratings=explanation_ratings,
+        rated_critiques=rated_critiques,
         preferred=preferred,
         quality_scores=quality,
         critiques=n_critiques,

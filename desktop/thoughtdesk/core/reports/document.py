@@ -124,7 +124,9 @@ def summary_html(summary: ReportSummary) -> str:
                     ("Annotations", summary.annotations),
                     ("CoTs marked preferred", summary.preferred),
                     ("Quality scores", summary.quality_scores),
+                    ("Explanation ratings", summary.explanation_ratings),
                     ("Critiques", summary.critiques),
+                    ("Critiques rated by a person", summary.rated_critiques),
                     ("Answers", summary.answers),
                     ("Answers with a correctness judgement", summary.scored_answers),
                 )

@@ -120,7 +120,9 @@ class SecretWatchingKeyring(keyring.backend.KeyringBackend):
 
                 self._inner = MemoryKeyring()  # as core.secrets does in tests
             else:
-                self._inner = keyring.get_keyring()
+                from thoughtdesk.core.settings.secrets import system_keyring
+
+                self._inner = system_keyring()
         return self._inner
 
     @property
@@ -152,6 +154,36 @@ def watch_keyring() -> None:
         secrets.use_keyring(SecretWatchingKeyring(current))
 
 
+class QuietRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """The rotating log file, whose failures never reach the user as tracebacks.
+
+    logging's default prints a traceback on stderr for every record it cannot write: a full
+    disk, a file-size limit or a folder where the log cannot rotate put ~100 lines of them under
+    the output of a command that worked (issue 23, point 11). Here the first failure is told in
+    one line and later ones are dropped; the log goes on whenever a write works again."""
+
+    told = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self.told:
+            return
+        self.told = True
+        error = sys.exc_info()[1]
+        reason = (
+            getattr(error, "strerror", None) or str(error) or type(error).__name__
+            if error is not None
+            else "unknown error"
+        )
+        try:
+            sys.stderr.write(
+                f"thoughtdesk: warning: cannot write the log file {self.baseFilename} ({reason}); "
+                "going on without it. Free some space or fix the log folder's permissions\n"
+            )
+            sys.stderr.flush()
+        except Exception:  # no stderr either: nothing left to tell
+            pass
+
+
 def setup_logging(level: int = logging.INFO) -> Path:
     """Log to the rotating file (replacing an earlier handler of ours); returns the file's path.
 
@@ -165,7 +197,7 @@ def setup_logging(level: int = logging.INFO) -> Path:
     if _handler is not None:
         root.removeHandler(_handler)
         _handler.close()
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8")
+    handler = QuietRotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8")
     handler.setFormatter(logging.Formatter(_FORMAT))
     handler.addFilter(RedactingFilter())
     root.addHandler(handler)

@@ -84,7 +84,34 @@ def active_keyring() -> keyring.backend.KeyringBackend:
     global _chosen
     if _chosen is None and os.environ.get("THOUGHTDESK_TESTING") == "1":
         _chosen = MemoryKeyring()
-    return _chosen if _chosen is not None else keyring.get_keyring()
+    return _chosen if _chosen is not None else system_keyring()
+
+
+#: The environment variable with which keyring lets a user name the backend to use.
+BACKEND_VARIABLE = "PYTHON_KEYRING_BACKEND"
+
+
+def system_keyring() -> keyring.backend.KeyringBackend:
+    """keyring's choice of the system keyring; :class:`SecretStoreError` saying what is wrong
+    when it cannot load one. An empty or misspelt ``PYTHON_KEYRING_BACKEND`` made keyring raise
+    a bare ValueError or ModuleNotFoundError, an internal error of ``keys list`` (issue 23,
+    point 12)."""
+    try:
+        return keyring.get_keyring()
+    except Exception as error:  # keyring imports the named class: any import error can come out
+        value = os.environ.get(BACKEND_VARIABLE)
+        cause = f"{type(error).__name__}: {error}"
+        if value is None:
+            raise SecretStoreError(
+                f"the system keyring could not be loaded ({cause}); install or repair a keyring (GNOME Keyring, "
+                "KWallet, macOS Keychain, Windows Credential Manager)"
+            ) from None
+        what = "is set but empty" if not value.strip() else f"is set to {value!r}, which is not a keyring backend"
+        raise SecretStoreError(
+            f"the environment variable {BACKEND_VARIABLE} {what} ({cause}); unset it to use the system keyring, "
+            "or set it to a backend class such as keyring.backends.SecretService.Keyring "
+            "(`keyring --list-backends` lists them)"
+        ) from None
 
 
 def _fail(provider: str, action: str, error: Exception) -> SecretStoreError:

@@ -21,6 +21,7 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Up / Down, j / k", "next / previous sample in the table"),
     ("Ctrl+I", "import a file"),
     ("Ctrl+E", "export the selected collection"),
+    ("Ctrl+Shift+R", "export a review report (HTML or PDF)"),
     ("Ctrl+Shift+N", "new library"),
     ("Ctrl+O", "open a library"),
     ("Escape", "clear the search"),

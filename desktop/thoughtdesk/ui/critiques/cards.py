@@ -184,11 +184,17 @@ class CritiqueCard(QFrame):
             if flaw_outcome.status == "parsed" and p.main_flaw is None
             else element_text(p, "main_flaw", p.main_flaw)
         )
-        return [
+        parts = [
             Part("Main flaw:", flaw),
             Part("General:", element_text(p, "general_feedback", p.general_feedback)),
             Part("Specific:", element_text(p, "specific_feedback", p.specific_feedback)),
         ]
+        # As the report does: when nothing could be read, or something could not, the critique
+        # as the model wrote it (else a critique in another layout showed only "(missing)").
+        readable = any((p.main_flaw, p.general_feedback, p.specific_feedback))
+        if not readable or any(outcome.status == "unparseable" for outcome in p.outcomes.values()):
+            parts.append(Part("As written:", self.critique.raw_text or "(empty)"))
+        return parts
 
     def _fill_body(self, limit_cut: bool) -> None:
         cut = self.body.set_parts(self._parts(), limit=CAP_CHARS if limit_cut else None)

@@ -155,10 +155,11 @@ MAX_LABELLED_BARS = 12
 class AccuracyPlot(ExportablePlot):
     """Accuracy per condition with Wilson whiskers; bars coloured by model, one panel per dataset split.
 
-    Redrawn live while a run is in progress, so the panels and the model legend are kept from one
-    :meth:`set_rows` to the next while the dataset splits stay the same, and only their contents
-    are replaced: a pyqtgraph PlotItem costs ~60 ms to create (its ViewBox menu builds widgets),
-    which alone would break the budget of a live redraw.
+    Redrawn live while a run is in progress, so the panels, their items and the model legend are
+    kept from one :meth:`set_rows` to the next while the dataset splits and the models stay the
+    same, and only the items' data are replaced (``setOpts``/``setData``): a pyqtgraph PlotItem
+    costs ~60 ms to create (its ViewBox menu builds widgets), and re-creating a bar and a whisker
+    item per model and panel on every redraw cost as much again.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -167,38 +168,45 @@ class AccuracyPlot(ExportablePlot):
         self._panels: dict[tuple[str, str], pg.PlotItem] = {}
         self._legend: pg.LegendItem | None = None
         self._legend_models: list[str] = []
+        #: (dataset split, model) -> its bars and whiskers, created with the panels' models
+        self._items: dict[tuple[tuple[str, str], str], tuple[pg.BarGraphItem, pg.ErrorBarItem]] = {}
+        self._item_models: list[str] = []
 
     def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
-        """Redraw from accuracy rows (cheap when the dataset splits are unchanged)."""
+        """Redraw from accuracy rows (cheap when the dataset splits and models are unchanged)."""
         self.rows = list(rows)
-        datasets = sorted({(r.dataset, r.split) for r in self.rows})
+        by_panel: dict[tuple[str, str], list[AccuracyRow]] = {}
+        for row in self.rows:
+            by_panel.setdefault((row.dataset, row.split), []).append(row)
+        datasets = sorted(by_panel)
         if list(self._panels) != datasets:
             self._build_panels(datasets)
         models = sorted({r.model for r in self.rows})
         colours = {m: _MODEL_COLOURS[i % len(_MODEL_COLOURS)] for i, m in enumerate(models)}
-        for (dataset, split), plot in self._panels.items():
-            plot.clear()
-            panel = sorted(
-                (r for r in self.rows if (r.dataset, r.split) == (dataset, split)), key=lambda r: (r.model, r.condition)
-            )
+        if models != self._item_models:
+            self._build_items(models, colours)
+        for key, plot in self._panels.items():
+            panel = sorted(by_panel[key], key=lambda r: (r.model, r.condition))
             xs = np.arange(len(panel), dtype=float)
             for model in models:
+                bars, whiskers = self._items[(key, model)]
                 mask = np.array([r.model == model for r in panel], dtype=bool)
                 if not mask.any():
+                    bars.setVisible(False)
+                    whiskers.setVisible(False)
                     continue
                 chosen = [r for r in panel if r.model == model]
                 accuracy = np.array([r.accuracy for r in chosen])
-                # No ``name``: a named item would be re-added to the legend on every redraw.
-                plot.addItem(pg.BarGraphItem(x=xs[mask], height=accuracy, width=0.7, brush=colours[model]))
-                plot.addItem(
-                    pg.ErrorBarItem(
-                        x=xs[mask],
-                        y=accuracy,
-                        top=np.array([r.wilson_high for r in chosen]) - accuracy,
-                        bottom=accuracy - np.array([r.wilson_low for r in chosen]),
-                        beam=0.2,
-                    )
+                bars.setOpts(x=xs[mask], height=accuracy, width=0.7, brush=colours[model])
+                whiskers.setData(
+                    x=xs[mask],
+                    y=accuracy,
+                    top=np.array([r.wilson_high for r in chosen]) - accuracy,
+                    bottom=accuracy - np.array([r.wilson_low for r in chosen]),
+                    beam=0.2,
                 )
+                bars.setVisible(True)
+                whiskers.setVisible(True)
             label_bars(plot, panel, with_ticks=len(panel) <= MAX_LABELLED_BARS)
             plot.setXRange(-0.6, max(len(panel) - 0.4, 0.6), padding=0)
         if self._legend is not None and models != self._legend_models:
@@ -209,9 +217,25 @@ class AccuracyPlot(ExportablePlot):
                     pg.BarGraphItem(x=[0], height=[0], width=1, brush=colours[model]), html.escape(model)
                 )
 
+    def _build_items(self, models: list[str], colours: dict[str, str]) -> None:
+        """A bar item and a whisker item per panel and model, in model order (their drawing order)."""
+        self._items = {}
+        self._item_models = models
+        for key, plot in self._panels.items():
+            plot.clear()
+            for model in models:
+                # No ``name``: a named item would be added to the legend (which names each model once).
+                bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush=colours[model])
+                whiskers = pg.ErrorBarItem(beam=0.2)
+                plot.addItem(bars)
+                plot.addItem(whiskers)
+                self._items[(key, model)] = (bars, whiskers)
+
     def _build_panels(self, datasets: list[tuple[str, str]]) -> None:
         self.layout_widget.clear()
         self._panels = {}
+        self._items = {}
+        self._item_models = []
         self._legend = None
         self._legend_models = []
         for column, (dataset, split) in enumerate(datasets):
@@ -254,35 +278,58 @@ class ParetoPlot(ExportablePlot):
         self.rows: list[AccuracyRow] = []
         self.panels: dict[tuple[str, str], pg.PlotItem] = {}
         self.legend: pg.LegendItem | None = None
+        #: what the panels, items and legend were built for: (dataset splits, models, use_cost)
+        self._built: tuple[tuple[tuple[str, str], ...], tuple[str, ...], bool] | None = None
+        self._points: dict[tuple[tuple[str, str], str], pg.ScatterPlotItem] = {}
+        self._fronts: dict[tuple[str, str], pg.PlotDataItem] = {}
 
     def set_rows(self, rows: Sequence[AccuracyRow]) -> None:
-        """Redraw from accuracy rows (those without token counts, or costs, are left out)."""
+        """Redraw from accuracy rows (those without token counts, or costs, are left out).
+
+        Live redraws with the same dataset splits, models and x axis keep the panels, items and
+        legend and only replace the items' data (a PlotItem costs ~60 ms to create)."""
         self.rows = [row for row in rows if self._x(row) is not None]
-        self.layout_widget.clear()
-        self.panels = {}
+        by_panel: dict[tuple[str, str], list[AccuracyRow]] = {}
+        for row in self.rows:
+            by_panel.setdefault((row.dataset, row.split), []).append(row)
         models = sorted({row.model for row in self.rows})
         colours = {m: _MODEL_COLOURS[i % len(_MODEL_COLOURS)] for i, m in enumerate(models)}
-        datasets = sorted({(row.dataset, row.split) for row in self.rows})
-        columns = max(1, min(3, len(datasets)))  # wrap onto rows beyond three panels
-        for index, (dataset, split) in enumerate(datasets):
-            plot = self.layout_widget.addPlot(row=index // columns, col=index % columns)
-            plot.setTitle(html.escape(f"{dataset} / {split}"))
-            self._axes(plot)
-            panel = [row for row in self.rows if (row.dataset, row.split) == (dataset, split)]
+        datasets = sorted(by_panel)
+        shape = (tuple(datasets), tuple(models), self.use_cost)
+        if shape != self._built:
+            self._build(datasets, models, colours)
+            self._built = shape
+        for key in datasets:
+            panel = by_panel[key]
             points = [(float(self._x(row) or 0.0), row.accuracy) for row in panel]
             for model in models:
                 mine = [point for point, row in zip(points, panel, strict=True) if row.model == model]
+                item = self._points[(key, model)]
                 if mine:
-                    plot.addItem(
-                        pg.ScatterPlotItem(
-                            [p[0] for p in mine], [p[1] for p in mine], size=9, brush=colours[model], pen="w"
-                        )
-                    )
+                    item.setData([p[0] for p in mine], [p[1] for p in mine])
+                item.setVisible(bool(mine))
             front = pareto_front(points)
-            plot.addItem(
-                pg.PlotDataItem([p[0] for p in front], [p[1] for p in front], pen=pg.mkPen("#C44E52", width=2))
-            )
-            self.panels[(dataset, split)] = plot
+            self._fronts[key].setData([p[0] for p in front], [p[1] for p in front])
+
+    def _build(self, datasets: list[tuple[str, str]], models: list[str], colours: dict[str, str]) -> None:
+        """Panels (wrapped onto rows beyond three), a point item per model and panel, the Pareto
+        front line on top, and the legend beside the panels."""
+        self.layout_widget.clear()
+        self.panels = {}
+        self._points = {}
+        self._fronts = {}
+        columns = max(1, min(3, len(datasets)))
+        for index, key in enumerate(datasets):
+            plot = self.layout_widget.addPlot(row=index // columns, col=index % columns)
+            plot.setTitle(html.escape(f"{key[0]} / {key[1]}"))
+            self._axes(plot)
+            for model in models:
+                item = pg.ScatterPlotItem(size=9, brush=colours[model], pen="w")
+                plot.addItem(item)
+                self._points[(key, model)] = item
+            self._fronts[key] = pg.PlotDataItem(pen=pg.mkPen("#C44E52", width=2))
+            plot.addItem(self._fronts[key])
+            self.panels[key] = plot
         self.legend = None
         if models:  # beside the panels, where it hides no point
             self.legend = pg.LegendItem(labelTextColor="#333333")
@@ -329,21 +376,30 @@ class CorrectnessMap(ExportablePlot):
         self.plot.invertY(True)
         self.sample_ids: list[str] = []
         self.conditions: list[str] = []
+        self._tick_conditions: list[str] | None = None
         self.matrix = np.zeros((0, 0))
         self.image.mouseClickEvent = self._clicked  # a click on the image reports the sample
 
     def set_answers(self, answers: Sequence[ScoredAnswer]) -> None:
         """Redraw from scored answers (first sample of each question per condition)."""
         self.sample_ids = sorted({a.sample_id for a in answers})
-        self.conditions = sorted({f"{a.model}:{a.condition}" for a in answers})
+        labels: dict[tuple[str, str], str] = {}  # one label per model and condition, not per answer
+        for a in answers:
+            if (a.model, a.condition) not in labels:
+                labels[(a.model, a.condition)] = f"{a.model}:{a.condition}"
+        self.conditions = sorted(set(labels.values()))
         rows = {sid: i for i, sid in enumerate(self.sample_ids)}
         cols = {c: j for j, c in enumerate(self.conditions)}
+        column_of = {pair: cols[label] for pair, label in labels.items()}
         self.matrix = np.full((len(self.sample_ids), len(self.conditions)), np.nan)
-        for a in sorted(answers, key=lambda a: -a.sample_index):
-            self.matrix[rows[a.sample_id], cols[f"{a.model}:{a.condition}"]] = self._CODES[a.outcome]
+        codes = self._CODES
+        for a in sorted(answers, key=lambda a: -a.sample_index):  # the first sample of a question wins
+            self.matrix[rows[a.sample_id], column_of[(a.model, a.condition)]] = codes[a.outcome]
         # ImageItem's first axis is x: columns are conditions
         self.image.setImage(np.nan_to_num(self.matrix.T, nan=self.MISSING), levels=(0, self.MISSING), autoLevels=False)
-        self.plot.getAxis("bottom").setTicks([[(j + 0.5, c) for j, c in enumerate(self.conditions)]])
+        if self.conditions != self._tick_conditions:  # a live redraw mostly keeps the conditions
+            self._tick_conditions = self.conditions
+            self.plot.getAxis("bottom").setTicks([[(j + 0.5, c) for j, c in enumerate(self.conditions)]])
 
     def sample_at(self, x: float, y: float) -> str | None:
         """The sample id under image coordinates (x = condition column, y = sample row)."""

@@ -34,7 +34,7 @@ from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.critiques_view import CritiquesView
 from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.evaluation.stats_view import StatsView
-from thoughtdesk.ui.evaluation.table import COLUMNS, SORT_ROLE, AccuracyTableModel
+from thoughtdesk.ui.evaluation.table import COLUMNS, AccuracyTableModel
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QComboBox,
@@ -44,7 +44,6 @@ from thoughtdesk.ui.qt import (
     QLabel,
     QPushButton,
     QSizePolicy,
-    QSortFilterProxyModel,
     QSplitter,
     Qt,
     QTableView,
@@ -126,12 +125,9 @@ class ResultsView(QWidget):
         top.addWidget(self.restore_button)
         top.addWidget(self.status, 1)
 
-        self.table_model = AccuracyTableModel(self)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.table_model)
-        self.proxy.setSortRole(SORT_ROLE)
+        self.table_model = AccuracyTableModel(self)  # sorts itself: no proxy model in between
         self.table = QTableView(objectName="accuracyTable")
-        self.table.setModel(self.proxy)
+        self.table.setModel(self.table_model)
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

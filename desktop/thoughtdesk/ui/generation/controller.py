@@ -70,7 +70,9 @@ class GenerationUI(QObject):
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
         self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
-        self.action_runs = window.add_action(menu, "&Runs", None, lambda: window.show_tab(self.runs_panel))
+        # The tab's Ctrl+4 is a window shortcut; the menu names it after a tab (shown right-aligned
+        # like a shortcut) without binding it twice, which Qt would call ambiguous and ignore.
+        self.action_runs = window.add_action(menu, "&Runs\tCtrl+4", None, lambda: window.show_tab(self.runs_panel))
         window.writing(self.action_plan, self.action_critique, self.action_rationales)
         window.library_changed.connect(self._library_changed)
         # Stop sending at close; requests in flight are stored or sent again by a later resume.
@@ -157,7 +159,8 @@ class GenerationUI(QObject):
         prices, problem = load_price_table(self.price_path)
         selected = window.samples.current_sample_key()
         models = ModelList()
-        start_from_settings(models)
+        defaults = model_defaults(settings_values(load_settings()))
+        models.start_from(defaults)
         self.planner = RunPlannerDialog(
             window.library.path,
             self.fragments,
@@ -170,6 +173,10 @@ class GenerationUI(QObject):
         )
         if problem:
             self.planner.price_editor.message.setText(problem)
+        # Helper models (rationale, scorer, rater) start from Settings too, offline-aware, and
+        # follow the run's main model when it is a local GGUF.
+        self.planner.guide.start_from(defaults)
+        self.planner.follow_main_model()
         self.planner.run_created.connect(self._run_created)
         self.planner.finished.connect(self._planner_closed)
         self.planner.open()

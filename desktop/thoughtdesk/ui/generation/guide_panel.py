@@ -10,9 +10,10 @@ cannot score).
 from __future__ import annotations
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.generation.defaults import TEMPERATURE_RANGE
+from thoughtdesk.core.generation.defaults import TEMPERATURE_RANGE, ModelDefaults
 from thoughtdesk.core.generation.runs import GuideSpec, ModelSpec, ScorerReport, scorer_report
 from thoughtdesk.core.generation.runs.spec import as_scorer
+from thoughtdesk.core.settings.network import is_offline
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelForm
 from thoughtdesk.ui.qt import (
@@ -141,6 +142,24 @@ class GuidePanel(QWidget):
             ):
                 spin.valueChanged.connect(lambda _: self.changed.emit())
         self._update()
+
+    def start_from(self, defaults: ModelDefaults) -> None:
+        """Each helper model (rationale, scorer, rater) starts as the run's first model does: the
+        local model of Settings, else an enabled provider (offline: only one on this machine)."""
+        for form in (self.rationale_form, self.scorer_form, self.rater_form):
+            form.start_from(defaults)
+
+    def follow_main_model(self, main: ModelSpec | None) -> None:
+        """The run's main model is a local GGUF: a helper form with no GGUF file yet gets its file
+        (choosing Local then needs no browsing), and one still on a remote provider while offline
+        mode is on switches to it."""
+        if main is None or main.provider != "llamacpp":
+            return
+        for form in (self.rationale_form, self.scorer_form, self.rater_form):
+            if not form.gguf_path.text().strip():
+                form.gguf_path.setText(main.model)
+            if is_offline() and form.provider.currentData() != "llamacpp":
+                form.provider.setCurrentIndex(form.provider.findData("llamacpp"))
 
     def _update(self) -> None:
         """Enable what the chosen guide uses, then re-plan."""

@@ -186,6 +186,8 @@ class ModelForm(QWidget):
         if defaults.local_model:
             self.gguf_path.setText(defaults.local_model)
         choice = defaults.first_choice()
+        if choice is None and defaults.offline:
+            choice = "llamacpp"  # offline, a remote default could not be called: a local model it is
         if choice is None or self.provider.findData(choice) < 0:
             return
         # The remote page shows the chosen provider's URL (OpenAI's when the local model is chosen).

@@ -320,6 +320,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         for widget in self.lists.values():
             widget.itemChanged.connect(lambda _: self.schedule_replan())
         self.models.changed.connect(self.schedule_replan)
+        self.models.changed.connect(self.follow_main_model)
         self.guide.changed.connect(self.schedule_replan)
         self.price_editor.changed.connect(self.schedule_replan)
 
@@ -374,6 +375,11 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             guide=self.guide.guide(),
             batch=self.batch.isChecked(),
         )
+
+    def follow_main_model(self) -> None:
+        """Point the guide's helper models at the run's local model, if it has one."""
+        local = next((spec for spec in self.models.specs() if spec.provider == "llamacpp"), None)
+        self.guide.follow_main_model(local)
 
     def schedule_replan(self) -> None:
         if hasattr(self, "_timer"):

@@ -27,7 +27,7 @@ from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.export import export_rationales
 from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, Markers, RationaleError
-from thoughtdesk.core.rationales.filtering import DEFAULT_TAU, TAU_PRESETS
+from thoughtdesk.core.rationales.filtering import DEFAULT_TAU, TAU_PRESETS, scorer_key
 from thoughtdesk.core.rationales.mining import (
     ExtractionSettings,
     FilterTable,
@@ -54,6 +54,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
+from thoughtdesk.ui.widgets.signals import blocked
 
 SOURCES = ("reference", "generated")
 #: The scorer line's colour when the scorer cannot score.
@@ -121,6 +122,17 @@ class RationalesDialog(QDialog):
         )
         self.n_ctx.valueChanged.connect(lambda _: self._note_timer.start())
         self.markers = QLineEdit("<BOT>...<EOT>", objectName="rationaleMarkers")
+        #: The prompt the scorer sees (core/rationales/filtering.py, docs/rationales.md).
+        self.scoring_layout = QComboBox(objectName="rationaleLayout")
+        self.scoring_layout.addItem("ThoughtDesk: raw text, the rationale between the markers", "thoughtdesk")
+        self.scoring_layout.addItem('RATIONALYST paper: Llama-3 chat prompt, preceding + ". " + rationale', "paper")
+        self.scoring_layout.setToolTip(
+            "How the filter shows a rationale to the scorer. The paper's layout is its filter script's chat "
+            "prompt (the template's tokens are scored too); its tau values 1.2 / 0.5 were calibrated for it. "
+            "Scores of the two layouts are kept apart."
+        )
+        #: The name the last filter pass stored its scores under (export uses the same scores).
+        self.scored_by: str | None = None
         self.preset = QComboBox(objectName="rationalePreset")
         for name, value in TAU_PRESETS.items():
             self.preset.addItem(f"{name} ({value:g})", value)
@@ -149,6 +161,7 @@ class RationalesDialog(QDialog):
         self.scorer.textChanged.connect(lambda _: self._note_timer.start())
         self.scorer_url.textChanged.connect(lambda _: self._note_timer.start())
         form.addRow("Markers", self.markers)
+        form.addRow("Scoring layout", self.scoring_layout)
         form.addRow("Keep if loss reduction ≥", tau_row)
 
         self.extract_button = QPushButton("&Extract", objectName="rationaleExtract")
@@ -202,9 +215,8 @@ class RationalesDialog(QDialog):
         self.tau_line.setPos(value)
         if self.preset.currentData() != value:
             index = next((i for i in range(self.preset.count()) if self.preset.itemData(i) == value), None)
-            self.preset.blockSignals(True)
-            self.preset.setCurrentIndex(index if index is not None else self.preset.count() - 1)
-            self.preset.blockSignals(False)
+            with blocked(self.preset):
+                self.preset.setCurrentIndex(index if index is not None else self.preset.count() - 1)
         self._show_counts()
 
     def _spec(self, text: str, url: str, endpoint: str, *, chat: bool = False) -> ModelSpec:
@@ -300,6 +312,8 @@ class RationalesDialog(QDialog):
             self._report(str(error))
             return
         collection, path = self.collection.currentText(), self.library_path
+        layout = str(self.scoring_layout.currentData())
+        label = scorer_key(spec.label, layout)
 
         def work(context: TaskContext) -> tuple[PassSummary, FilterTable]:
             report = scorer_report(spec)
@@ -320,21 +334,23 @@ class RationalesDialog(QDialog):
                             lib,
                             collection,
                             ResilientBackend(backend, gate=gate),
-                            spec.label,
+                            label,
                             markers=markers,
                             progress=context.progress,
+                            layout=layout,
                         )
                 finally:
                     await backend.aclose()
 
             summary = run_cancellable(make, context)
             with Library.open(path, create=False) as lib:
-                table = filter_table(lib, collection, spec.label, tau=DEFAULT_TAU, decay=DEFAULT_DECAY)
+                table = filter_table(lib, collection, label, tau=DEFAULT_TAU, decay=DEFAULT_DECAY)
             return summary, table
 
         def shown(result: tuple[PassSummary, FilterTable]) -> None:
             summary, table = result
             self.table = table
+            self.scored_by = label
             self._draw()
             self._done("Filtering", summary)
 
@@ -410,7 +426,13 @@ class RationalesDialog(QDialog):
         try:
             with Library.open(self.library_path, create=False) as lib:
                 count = export_rationales(
-                    lib, self.collection.currentText(), path, tau=self.tau.value(), decay=DEFAULT_DECAY, force=True
+                    lib,
+                    self.collection.currentText(),
+                    path,
+                    tau=self.tau.value(),
+                    decay=DEFAULT_DECAY,
+                    scorer=self.scored_by,
+                    force=True,
                 )
         except ThoughtDeskError as error:
             self._report(str(error))

@@ -62,9 +62,22 @@ class FailedRequests(QTableWidget):
         self.resizeRowsToContents()
 
 
+class _Stream:
+    """One run's streamed text: the current (or, once the run ended, last) request's."""
+
+    __slots__ = ("ended", "label", "pieces")
+
+    def __init__(self) -> None:
+        self.label = ""
+        self.pieces: list[str] = []
+        self.ended = False
+
+
 class LiveOutput(QWidget):
-    """What a local model writes for the current request: a title naming the run and the end of
-    the prompt, and the text so far (its last :data:`STREAM_KEEP` characters)."""
+    """What a local model writes for the current request of the shown run (the selected one): a
+    title naming the run and the end of the prompt, and the text so far (its last
+    :data:`STREAM_KEEP` characters). Each run streams apart: two runs at once never mix, and a
+    run that ended says so instead of passing its last text off as current."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,28 +90,58 @@ class LiveOutput(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
         layout.addWidget(self.text)
-        self._label = ""
-        self._pieces: list[str] = []
+        self._streams: dict[int, _Stream] = {}
+        #: The run whose stream is shown (None: none chosen yet; the first run to stream is shown).
+        self.shown_run: int | None = None
         self._dirty = False
 
     def start(self, run_id: int, prompt: str) -> None:
         """A new request of run ``run_id`` began streaming (drawn at the next :meth:`draw`)."""
         tail = prompt[-160:].replace("\n", " ⏎ ")
-        self._label = f"Local model output — run {run_id}, current request (prompt ends “…{tail}”)"
-        self._pieces = []
-        self._dirty = True
+        stream = self._streams.setdefault(run_id, _Stream())
+        stream.label = f"Local model output — run {run_id}, current request (prompt ends “…{tail}”)"
+        stream.pieces = []
+        stream.ended = False
+        if self.shown_run is None:
+            self.shown_run = run_id
+        self._dirty |= run_id == self.shown_run
 
-    def append(self, piece: str) -> None:
-        """One more piece of the streamed text (drawn at the next :meth:`draw`)."""
-        self._pieces.append(piece)
-        self._dirty = True
+    def append(self, run_id: int, piece: str) -> None:
+        """One more piece of run ``run_id``'s streamed text (drawn at the next :meth:`draw`)."""
+        stream = self._streams.get(run_id)
+        if stream is None:  # a piece before its request's start: keep it under a plain title
+            stream = self._streams[run_id] = _Stream()
+            stream.label = f"Local model output — run {run_id}, current request"
+        stream.pieces.append(piece)
+        self._dirty |= run_id == self.shown_run
+
+    def end(self, run_id: int) -> None:
+        """Run ``run_id`` stopped: its text stays, titled as its last request's, not the current one's."""
+        stream = self._streams.get(run_id)
+        if stream is not None:
+            stream.ended = True
+            self._dirty |= run_id == self.shown_run
+
+    def show_run(self, run_id: int | None) -> None:
+        """Show run ``run_id``'s stream (the selected run's; None or a run without one: idle)."""
+        if run_id != self.shown_run:
+            self.shown_run = run_id
+            self._dirty = True
 
     def draw(self) -> None:
         """Show what arrived since the last call, if anything."""
         if not self._dirty:
             return
         self._dirty = False
-        self.title.setText(self._label or IDLE_TITLE)
-        text = "".join(self._pieces)[-STREAM_KEEP:]
+        stream = self._streams.get(self.shown_run) if self.shown_run is not None else None
+        if stream is None:
+            self.title.setText(IDLE_TITLE)
+            self.text.clear()
+            return
+        label = stream.label
+        if stream.ended:
+            label = label.replace(", current request", ", ended: its last request", 1)
+        self.title.setText(label)
+        text = "".join(stream.pieces)[-STREAM_KEEP:]
         self.text.setPlainText(display_lines(reveal(text)))  # model output: controls shown, lines bounded
         self.text.verticalScrollBar().setValue(self.text.verticalScrollBar().maximum())

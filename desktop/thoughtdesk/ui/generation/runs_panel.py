@@ -276,6 +276,7 @@ class RunsPanel(QWidget):
     def _selection_changed(self) -> None:
         self._update_buttons()
         run_id = self.selected_run()
+        self.output.show_run(run_id)  # the selected run's stream only: two runs never mix
         self._show_message(run_id)
         self._load_failed(force=True)
 
@@ -447,11 +448,14 @@ class RunsPanel(QWidget):
         if worker is not None and worker.isRunning():
             self.message.setText(f"Run {run_id} is running: cancel it first, then delete it.")
             return None
+        row = self.model.row_of(run_id)
+        # What a run produced, which deleting it keeps: a critique run made critiques, not CoTs.
+        made = "critiques" if row is not None and self.model.runs[row].kind == "critique" else "CoTs and answers"
         if confirm:
             answer = QMessageBox.question(
                 self,
                 "Delete run",
-                f"Delete run {run_id} and its request rows? The CoTs and answers it produced stay in the "
+                f"Delete run {run_id} and its request rows? The {made} it produced stay in the "
                 "collection. This cannot be undone.",
             )
             if answer != QMessageBox.StandardButton.Yes:
@@ -466,7 +470,7 @@ class RunsPanel(QWidget):
             self.errors.pop(deleted, None)
             self.model.live.pop(deleted, None)
 
-        return self._change(work, f"Run {run_id} deleted; its CoTs and answers are kept.", forget)
+        return self._change(work, f"Run {run_id} deleted; its {made} are kept.", forget)
 
     def offer_delete_empty_run(self, run_id: int, text: str) -> QMessageBox:
         """Say that run ``run_id`` cannot be resumed and offer to delete it (non-modal)."""
@@ -516,7 +520,7 @@ class RunsPanel(QWidget):
         )
         worker.progress.connect(self._progress)
         worker.request_started.connect(lambda prompt, r=run_id: self.output.start(r, prompt))
-        worker.token.connect(self.output.append)
+        worker.token.connect(lambda piece, r=run_id: self.output.append(r, piece))
         worker.ended.connect(lambda final, error, r=run_id: self._ended(r, final, error))
         self.workers[run_id] = worker
         self.errors.pop(run_id, None)
@@ -536,6 +540,7 @@ class RunsPanel(QWidget):
         self._dirty = True
 
     def _ended(self, run_id: int, final: RunProgress | None, error: str) -> None:
+        self.output.end(run_id)
         if final is not None:
             self.model.live[run_id] = final
         if error:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.files import check_export_target, looks_like_export
-from thoughtdesk.core.importing.detect import classify_import_file, not_importable
+from thoughtdesk.core.files import check_export_target, library_part, looks_like_export
+from thoughtdesk.core.importing.detect import classify_import_file, import_of_the_library, not_importable
 from thoughtdesk.core.importing.dscb import export_dscb, import_dscb
 from thoughtdesk.core.importing.flat_export import describe_written, export_flat, require_pyarrow
 from thoughtdesk.core.importing.importer import (
@@ -87,6 +87,10 @@ class ImportingController(QObject):
         library = self._window.library
         return [c.name for c in library.collections()] if library is not None else []
 
+    def _selected_collection(self) -> str | None:
+        """The collection selected in the Samples tree: where an import goes unless changed."""
+        return self._window.samples.current_collection() if self._window.library is not None else None
+
     # Choosing what to import ------------------------------------------------------------------
 
     def import_dialog(self) -> None:
@@ -103,6 +107,11 @@ class ImportingController(QObject):
 
     def import_path(self, path: Path) -> None:
         """Import ``path``: a ThoughtSource collection directly, a dataset or table via its dialog."""
+        library = self._window.library
+        what = library_part(path, library.path) if library is not None else None
+        if what is not None:  # refused unread: reading it would drop this process's SQLite locks
+            self._window.show_error("Import", import_of_the_library(path, what))
+            return
         kind = classify_import_file(path)
         if kind == "unknown":  # a picture, a PDF, a binary file: no dialog can import it
             self._window.show_error("Import", str(not_importable(path)))
@@ -116,14 +125,22 @@ class ImportingController(QObject):
         if kind == "dscb":
             self.dscb_import_dialog(path)
             return
-        dialog = ImportDialog(path, self._collection_names(), self._window.dialog_parent)
+        dialog = ImportDialog(
+            path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         self.import_file(path, dialog.collection_name or path.stem, dialog.on_duplicate)
 
     def dataset_import_dialog(self, path: Path | None = None, *, download: bool = False) -> Task[ImportDone] | None:
         """The dataset import dialog (local files or a download); imports when accepted."""
-        dialog = DatasetImportDialog(self._collection_names(), self._window.dialog_parent, path=path, download=download)
+        dialog = DatasetImportDialog(
+            self._collection_names(),
+            self._window.dialog_parent,
+            path=path,
+            download=download,
+            collection=self._selected_collection(),
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return self.import_request(dialog.request())
@@ -133,7 +150,9 @@ class ImportingController(QObject):
         path = path or choose_table_file(self._window.dialog_parent)
         if path is None:
             return None
-        dialog = MappingDialog(path, self._collection_names(), self._window.dialog_parent)
+        dialog = MappingDialog(
+            path, self._collection_names(), self._window.dialog_parent, collection=self._selected_collection()
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         return self.import_request(dialog.request())
@@ -150,7 +169,9 @@ class ImportingController(QObject):
             if not chosen:
                 return None
             path = Path(chosen)
-        dialog = ImportDialog(path, self._collection_names(), self._window.dialog_parent)
+        dialog = ImportDialog(
+            path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
+        )
         dialog.setWindowTitle("Import a DS Critique Bank file")
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None

@@ -72,6 +72,7 @@ class DatasetImportDialog(QDialog):
         download: bool = False,
         datasets: list[DatasetInfo] | None = None,
         cache_dir: Path | None = None,
+        collection: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("datasetImportDialog")
@@ -152,7 +153,8 @@ class DatasetImportDialog(QDialog):
         count.addStretch(1)
         layout.addWidget(count_box)
 
-        self.target = ImportTargetBox(collections)
+        # Into the collection selected in the tree, if any; else named after the dataset.
+        self.target = ImportTargetBox(collections, collection or "")
         layout.addWidget(self.target)
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")

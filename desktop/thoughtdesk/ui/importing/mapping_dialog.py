@@ -36,6 +36,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
 #: Optional mapping fields, in form order: (attribute, label).
@@ -79,6 +80,7 @@ class MappingDialog(QDialog):
         *,
         saved: SavedMappings | None = None,
         preview_rows: int = 8,
+        collection: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mappingDialog")
@@ -162,7 +164,8 @@ class MappingDialog(QDialog):
         layout.addWidget(self.table, 1)
         self.status = plain_label(name="previewStatus")
         layout.addWidget(self.status)
-        self.target = ImportTargetBox(collections, self.path.stem)
+        # Into the collection selected in the tree, if any; else named after the file.
+        self.target = ImportTargetBox(collections, collection or self.path.stem)
         layout.addWidget(self.target)
         self.error_label = plain_label(name="errorLabel")
         self.error_label.setStyleSheet("color: #b3261e;")
@@ -278,9 +281,8 @@ class MappingDialog(QDialog):
     def apply_mapping(self, mapping: ColumnMapping) -> None:
         """Show ``mapping`` in the form (e.g. a saved one) and refresh the preview."""
         if self.no_header.isChecked() == mapping.header:  # a saved mapping says whether row 1 is data
-            self.no_header.blockSignals(True)  # the columns are reloaded right here, once
-            self.no_header.setChecked(not mapping.header)
-            self.no_header.blockSignals(False)
+            with blocked(self.no_header):  # the columns are reloaded right here, once
+                self.no_header.setChecked(not mapping.header)
             self._load_columns()
         if self.question.findText(mapping.question) < 0:
             self.question.addItem(mapping.question)

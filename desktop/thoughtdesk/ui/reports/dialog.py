@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thoughtdesk.core.files import ExportTargetError, check_export_target
-from thoughtdesk.core.library.queries import SampleFilter, sample_keys
+from thoughtdesk.core.library.queries import SampleFilter, collection_authors, sample_collection_id, sample_keys
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.reports import ReportOptions, ReportScope, write_html_report
 from thoughtdesk.core.reports.escape import DEFAULT_MAX_CHARS
@@ -38,6 +38,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.reports.pdf import write_pdf_report
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 EVERY_REVIEWER = "Every reviewer"
 HTML_FILTER = "HTML report (*.html)"
@@ -59,19 +60,6 @@ class ReportRequest:
     kind: str
     path: Path
     max_text_chars: int
-
-
-def _authors(library: Library, collection: str) -> list[str]:
-    collection_id = library.collection_id(collection)
-    if collection_id is None:
-        return []
-    rows = library.conn.execute(
-        "SELECT DISTINCT a.author FROM annotation a JOIN generated_cot c ON a.cot_pk = c.id "
-        "JOIN sample s ON c.sample_pk = s.id WHERE s.collection_id = ? AND coalesce(a.author, '') != '' "
-        "ORDER BY a.author",
-        (collection_id,),
-    )
-    return [row[0] for row in rows]
 
 
 class ReportDialog(QDialog):
@@ -177,10 +165,9 @@ class ReportDialog(QDialog):
     def _collection_changed(self, name: str) -> None:
         collection_id = self.library.collection_id(name) if name else None
         queues = [q.name for q in list_queues(self.library, collection_id)] if collection_id is not None else []
-        self.queue.blockSignals(True)
-        self.queue.clear()
-        self.queue.addItems(queues)
-        self.queue.blockSignals(False)
+        with blocked(self.queue):
+            self.queue.clear()
+            self.queue.addItems(queues)
         self.scope_queue.setEnabled(bool(queues))
         self.queue.setEnabled(bool(queues))
         shown = self.shown_filter is not None and self.shown_filter.collection_id == collection_id
@@ -200,11 +187,10 @@ class ReportDialog(QDialog):
             self.scope_whole.setChecked(True)
         self.author.clear()
         self.author.addItem(EVERY_REVIEWER)
-        self.author.addItems(_authors(self.library, name) if name else [])
+        self.author.addItems(collection_authors(self.library, name) if name else [])
 
     def _in_collection(self, sample: int, collection_id: int) -> bool:
-        row = self.library.conn.execute("SELECT collection_id FROM sample WHERE id = ?", (sample,)).fetchone()
-        return row is not None and row[0] == collection_id
+        return sample_collection_id(self.library, sample) == collection_id
 
     def _kind_changed(self) -> None:
         text = self.path.text().strip()

@@ -35,11 +35,8 @@ from thoughtdesk.ui.widgets.signals import blocked
 #: the whole comment).
 COMMENT_CHARS = 20_000
 
-KEY_HELP = (
-    "Keys: 1–9 toggle a label (on the selected text: a span label) · j / k next / previous CoT · "
-    "n / p next / previous sample · c comment · s preferred · Alt+1…5 quality (Alt+0 clears) · "
-    "e / d / r rate (see Critiques & rating) · Ctrl+Z undo · Ctrl+Shift+Z redo"
-)
+#: Short, so the panel fits a laptop screen: ``?`` lists every key (Help > Keyboard shortcuts).
+KEY_HELP = "Keys: 1–9 label (on selected text: a span) · j / k CoT · n / p sample · c comment · ? all keys"
 
 
 def button_text(text: str) -> str:
@@ -83,7 +80,7 @@ class AnnotationPanel(QWidget):
         self.checks: dict[str, QCheckBox] = {}
 
         self.span_list = QListWidget(objectName="spanList")
-        self.span_list.setMaximumHeight(120)
+        self.span_list.setMaximumHeight(52)  # compact: the whole panel fits a laptop screen
         # Long quotes wrap inside the panel instead of needing a horizontal scroll bar.
         self.span_list.setWordWrap(True)
         self.span_list.setResizeMode(QListWidget.ResizeMode.Adjust)
@@ -97,13 +94,14 @@ class AnnotationPanel(QWidget):
 
         self.comment_view = QPlainTextEdit(objectName="commentView")
         self.comment_view.setReadOnly(True)
-        self.comment_view.setMaximumHeight(90)
+        self.comment_view.setMaximumHeight(52)
         self.comment_view.setPlaceholderText("No comment (press c to write one)")
         self._shown_comment = self._shown_others = ""
         self.comment_button = QPushButton("Edit comment… (c)", objectName="editComment")
         self.comment_button.clicked.connect(self.commentRequested)
 
-        self.preferred = QCheckBox("Preferred CoT of this sample (s)", objectName="preferredCheck")
+        self.preferred = QCheckBox("Preferred (s)", objectName="preferredCheck")
+        self.preferred.setToolTip("The preferred CoT of this sample (s)")
         self.preferred.clicked.connect(lambda checked: self.preferredToggled.emit(checked))
         self.quality_buttons: list[QToolButton] = []
         quality_row = QHBoxLayout()
@@ -120,28 +118,33 @@ class AnnotationPanel(QWidget):
 
         self.others = QPlainTextEdit(objectName="otherReviewers")
         self.others.setReadOnly(True)
-        self.others.setMaximumHeight(110)
+        self.others.setMaximumHeight(52)
         self.others.setPlaceholderText("No other reviewer annotated this CoT")
         self.help = plain_label(KEY_HELP, name="keyHelp", selectable=True, keep_height=True)
 
         layout = QVBoxLayout(self)
+        layout.setSpacing(4)
         layout.addWidget(self.title)
         row = QHBoxLayout()
         row.addWidget(plain_label("Label set", selectable=True, keep_height=True))
         row.addWidget(self.set_box, 1)
         layout.addLayout(row)
         layout.addWidget(self.label_box)
-        layout.addWidget(
-            plain_label(
-                "Span labels (select text in the CoT, then press the label's number)", selectable=True, keep_height=True
-            )
-        )
+        # Each section's title shares its row with its button: the panel fits 1366x768 unscrolled.
+        span_title = plain_label("Span labels", selectable=True, keep_height=True)
+        span_title.setToolTip("Select text in the CoT, then press the label's number")
+        span_row = QHBoxLayout()
+        span_row.addWidget(span_title, 1)
+        span_row.addWidget(self.remove_span_button)
+        layout.addLayout(span_row)
         layout.addWidget(self.span_list)
-        layout.addWidget(self.remove_span_button)
-        layout.addWidget(plain_label("Comment", selectable=True, keep_height=True))
+        comment_row = QHBoxLayout()
+        comment_row.addWidget(plain_label("Comment", selectable=True, keep_height=True), 1)
+        comment_row.addWidget(self.comment_button)
+        layout.addLayout(comment_row)
         layout.addWidget(self.comment_view)
-        layout.addWidget(self.comment_button)
-        layout.addWidget(self.preferred)
+        quality_row.insertWidget(0, self.preferred)
+        quality_row.insertSpacing(1, 12)
         layout.addLayout(quality_row)
         layout.addWidget(plain_label("Other reviewers", selectable=True, keep_height=True))
         layout.addWidget(self.others)

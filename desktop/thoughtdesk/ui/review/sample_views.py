@@ -8,7 +8,7 @@ widgets) so that the similarity prefetch builds the same views for the next samp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import QuoteSpan
@@ -32,10 +32,16 @@ QUESTION_BOX_CHARS = QUESTION_CHARS + 2 * CHOICES_LISTED * (CHOICE_CHARS + 40) +
 
 
 def cot_views(
-    stored: StoredSample, *, blind: bool, author: str, critiques: Mapping[int, Sequence[Critique]]
+    stored: StoredSample,
+    *,
+    blind: bool,
+    author: str,
+    critiques: Mapping[int, Sequence[Critique]],
+    guided: Collection[int] = (),
 ) -> tuple[list[CotView], list[int | None]]:
     """What the compare view shows of a sample, in display order, and the CoT keys (None for
-    the reference). Blind: no model or prompt, the reviewer's own order and labels."""
+    the reference). Blind: no model or prompt, the reviewer's own order and labels. ``guided``:
+    the keys of CoTs written by a guided run, marked so (not in blind mode: it names the method)."""
     sample = stored.sample
     pairs = list(zip(stored.cot_pks, sample.generated_cot, strict=False))
     names: dict[int, str] = {}
@@ -75,6 +81,7 @@ def cot_views(
                 correct=answer.correct_answer if answer else None,
                 title=names.get(cot_pk, ""),
                 critiques=critiques_text(critiques.get(cot_pk, [])),
+                guided=not blind and cot_pk in guided,
             )
         )
         cot_pks.append(cot_pk)
@@ -88,10 +95,13 @@ def question_text(stored: StoredSample) -> str:
     question = shorten(sample.question or "", QUESTION_CHARS)
     if len(question) != len(sample.question or ""):
         question += " (the Samples tab shows all)"
-    lines = [f"{stored.dataset} / {stored.split} / {shorten(sample.id, CHOICE_CHARS)}", question]
+    # A compact header: where it is from and the gold answer on the first line, the choices on
+    # the second, then the question: a long question never pushes them below the box's fold.
+    gold = "Gold answer: " + (listed(sample.answer or [], "; ") or "(none)")
+    lines = [f"{stored.dataset} / {stored.split} / {shorten(sample.id, CHOICE_CHARS)} · {gold}"]
     if sample.choices:
         lines.append("Choices: " + listed(sample.choices, " · "))
-    lines.append("Gold answer: " + (listed(sample.answer or [], "; ") or "(none)"))
+    lines.append(question)
     return "\n".join(lines)
 
 

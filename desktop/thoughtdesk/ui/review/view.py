@@ -149,7 +149,8 @@ class ReviewView(QWidget):
         annotation_scroll.setWidget(self.panel)
         self.side_tabs = QTabWidget(objectName="reviewSideTabs")
         self.side_tabs.addTab(annotation_scroll, "Annotations")
-        self.side_tabs.setMinimumWidth(390)  # the scroll areas would let the splitter squeeze it
+        # The scroll areas would let the splitter squeeze it; no wider, so CoT columns get the room.
+        self.side_tabs.setMinimumWidth(365)
         self.side_tabs.addTab(rating_scroll, "Critiques && rating")
         self.side_tabs.currentChanged.connect(lambda _index: self._fill_rating_panel())
         #: The CoT the rating panel shows (-1: none yet); it is filled only while its tab is shown.
@@ -333,7 +334,12 @@ class ReviewView(QWidget):
 
     def cot_views(self, stored: StoredSample) -> tuple[list[CotView], list[int | None]]:
         """What the compare view shows of ``stored``, in display order, and the CoT keys."""
-        return cot_views(stored, blind=self.blind, author=self.author, critiques=self.critiques)
+        # Guided CoTs are marked (one indexed look-up; blind mode hides the method anyway). The
+        # run engine's package is imported on first use, not with the window.
+        from thoughtdesk.core.generation.runs.trajectories import guided_cot_pks
+
+        guided = () if self.blind or self.library is None else set(guided_cot_pks(self.library, stored.pk))
+        return cot_views(stored, blind=self.blind, author=self.author, critiques=self.critiques, guided=guided)
 
     def reload(self) -> None:
         """Show the current sample again (after an import, a name change, blind mode...)."""

@@ -291,9 +291,10 @@ class SampleTableModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(row, column)
-        if role == Qt.ItemDataRole.ToolTipRole and column in (1, 3):
+        if role == Qt.ItemDataRole.ToolTipRole and column in (0, 1, 3):
             # Qt guesses whether a tooltip is rich text: escaped in a paragraph, it never is.
-            return f"<p>{html.escape(reveal(row.question if column == 1 else row.gold), quote=False)}</p>"
+            text = (row.sample_id, row.question, row.gold)[(0, 1, 3).index(column)]
+            return f"<p>{html.escape(reveal(text), quote=False)}</p>"
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (4, 5, 6):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == SAMPLE_KEY_ROLE:

@@ -41,8 +41,11 @@ from thoughtdesk.ui.qt import (
     QLabel,
     QLineEdit,
     QModelIndex,
+    QPersistentModelIndex,
     QShortcut,
     QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     Qt,
     QTableView,
     QVBoxLayout,
@@ -54,6 +57,7 @@ from thoughtdesk.ui.samples.sample_detail import ANNOTATION_CHARS, SampleDetail
 from thoughtdesk.ui.samples.sample_model import COLUMNS, SampleTableModel
 from thoughtdesk.ui.settings.options import column_widths, save_column_widths
 from thoughtdesk.ui.trajectories.view import open_trajectory
+from thoughtdesk.ui.widgets.signals import blocked
 
 #: Milliseconds between the last key typed in the search box and the query.
 SEARCH_DELAY_MS = 150
@@ -63,6 +67,14 @@ QUESTION_COLUMN = 1
 COMPACT_MAX = {0: 120, 2: 100, 3: 110, 4: 60, 5: 72, 6: 84}
 #: Posted to the tab to show the selected sample once the first rows of a large result painted.
 _SHOW_DETAIL = QEvent.Type(QEvent.registerEventType())
+
+
+class _ElideMiddle(QStyledItemDelegate):
+    """Cuts a cell's text in the middle: sample ids differ at their ends."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 class SamplesTab(QSplitter):
@@ -133,6 +145,8 @@ class SamplesTab(QSplitter):
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.table.setWordWrap(False)
+        # Ids share long prefixes ("med_qa_train_10001"): cut at the end, rows looked the same.
+        self.table.setItemDelegateForColumn(0, _ElideMiddle(self.table))
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self._setup_columns()
@@ -424,11 +438,8 @@ class SamplesTab(QSplitter):
         row = self.model.row_of(sample) if sample is not None else None
         library = self._window.library
         if row is not None and library is not None and sample is not None:
-            self.table.selectionModel().blockSignals(True)
-            try:
+            with blocked(self.table.selectionModel()):
                 self.table.selectRow(row)
-            finally:
-                self.table.selectionModel().blockSignals(False)
             self.table.viewport().update()
             # Shown again only if its CoTs, answers, critiques or ratings changed.
             self._show_detail(library, self.read_sample(library, sample))
@@ -442,12 +453,7 @@ class SamplesTab(QSplitter):
     ) -> None:
         """Rebuild the tree from precomputed counts and ``select()`` a node, without the
         selection change re-querying the table (the caller sets its keys)."""
-        self.tree.blockSignals(True)
-        self.tree.selectionModel().blockSignals(True)
-        try:
+        with blocked(self.tree, self.tree.selectionModel()):  # populate keeps the one model
             self.tree.populate(self._window.library, stats)
             select()
-        finally:
-            self.tree.selectionModel().blockSignals(False)
-            self.tree.blockSignals(False)
         self.tree.viewport().update()

@@ -174,11 +174,8 @@ class ProvidersForm(QWidget):
         self.anthropic = ProviderPanel("anthropic", "Anthropic", lambda url, key: check_anthropic(key, base_url=url))
         layout.addWidget(self.openai)
         layout.addWidget(self.anthropic)
-        layout.addWidget(
-            plain_label(
-                "Keys are kept in the system keyring, never in the library, the settings file, logs or exports."
-            )
-        )
+        self.keys_note = plain_label(name="keysNote")
+        layout.addWidget(self.keys_note)
         layout.addStretch(1)
         self.refresh_keyring_note()
 
@@ -186,6 +183,10 @@ class ProvidersForm(QWidget):
         text = keyring_warning()
         self.keyring_note.setText(text)
         self.keyring_note.setVisible(bool(text))
+        # Where keys go, in agreement with the warning above it (which says when it is not the
+        # system keyring: it said "no keyring" right above "kept in the system keyring").
+        where = "Keys are kept in the system keyring" if not text else "Keys are kept only where said above"
+        self.keys_note.setText(f"{where}, never in the library, the settings file, logs or exports.")
 
     def load(self, settings: AppSettings) -> None:
         self.openai.load(settings.openai_enabled, settings.openai_base_url)

@@ -361,13 +361,11 @@ def test_bad_input_is_a_defined_outcome(kwargs, reason):
     assert result.correct is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: a mixed number before a full stop is read as its whole part ('1 1/2.' is 1): "
-    "number.py's fraction pattern refuses a '.' after the denominator",
+@pytest.mark.parametrize(
+    "output", ["1 1/2.", "The answer is 1 1/2.", "The answer is 1 1/2, since ...", "So 1 1/2!", "**1 1/2**."]
 )
-@pytest.mark.parametrize("output", ["1 1/2.", "The answer is 1 1/2."])
 def test_mixed_number_at_the_end_of_a_sentence(output):
+    """ "1 1/2." was read as its whole part (1): the fraction refused any '.' or ',' after it."""
     result = extract_answer("number", extraction_output=output, cot=None, choices=[], gold=["1.5"])
     assert (result.outcome, result.value) == ("correct", 1.5)
 
@@ -376,6 +374,9 @@ def test_mixed_number_at_the_end_of_a_sentence(output):
     "answer_type,output,choices,gold",
     [
         ("multiplechoice", "Between A and E, I pick C", FEELINGS, "inspiration"),
+        ("multiplechoice", "BETWEEN A AND E, I PICK C", FEELINGS, "inspiration"),
+        ("multiplechoice", "AMONG A THROUGH E, THE ANSWER IS C.", FEELINGS, "inspiration"),
+        ("multiplechoice", "Among a through e, I pick C", FEELINGS, "inspiration"),
         ("bool", "(Yes or No) No.", [], "no"),
     ],
 )
@@ -384,3 +385,83 @@ def test_options_repeated_from_the_prompt_are_not_answers(answer_type, output, c
     output ambiguous ("C or E", "yes or no")."""
     result = extract_answer(answer_type, extraction_output=output, cot=None, choices=choices, gold=[gold])
     assert result.outcome == "correct", result
+
+
+# -- letters inside bracketed names, and refusals that list every option (issue 23, point 16) --
+
+VITAMINS = ["a balanced diet", "regular exercise", "sunlight exposure (Vitamin D)", "sleep", "iron tablets"]
+
+
+@pytest.mark.parametrize(
+    "output,letter",
+    [
+        ("C) sunlight exposure (Vitamin D)", "C"),
+        ("C) sunlight exposure (Vitamin D).", "C"),
+        ("The answer is C) sunlight exposure (Vitamin D), which the body needs.", "C"),
+        ("A) a balanced diet (Vitamin B12)", "A"),
+        ("B) regular exercise (type A)", "B"),
+        ("E) iron tablets (hepatitis B)", "E"),
+        ("sunlight exposure (Vitamin D)", "C"),
+        ("C (vitamin D)", "C"),
+    ],
+)
+def test_a_letter_inside_a_bracketed_name_is_not_an_option(output, letter):
+    """ "(Vitamin D)" ends in "D)", an option form: it was read as ambiguous C or D."""
+    result = mc(output, gold=VITAMINS["ABCDE".index(letter)], choices=VITAMINS)
+    assert (result.outcome, result.letter) == ("correct", letter), result
+
+
+@pytest.mark.parametrize(
+    "output,declined",
+    [
+        ("the region (A, B, C, D, or E) cannot be identified", "cannot be identified"),
+        ("The region (A, B, C, D, or E) cannot be identified from the image.", "cannot be identified"),
+        ("The answer cannot be determined from the options (A, B, C, D, or E).", "cannot be determined"),
+        ("It is impossible to determine which of A, B, C, D or E is right.", "impossible to determine"),
+        ("None of the options A, B, C, D or E is correct.", "None of the options"),
+        ("None of the given options (A, B, C, D, E) fits.", "None of the given options"),
+        ("There is no correct answer among A, B, C, D and E.", "no correct answer"),
+        ("I am unable to choose between options A, B, C, D, and E.", "unable to choose"),
+        ("I can't choose between (A), (B), (C), (D) or (E).", "can't choose"),
+        ("One cannot say whether it is A, B, C, D or E.", "cannot say"),
+    ],
+)
+def test_a_refusal_that_lists_the_options_is_not_an_answer(output, declined):
+    """A refusal that lists every option was read as its last letter (E, correct when E is gold)."""
+    result = mc(output, gold="insights", cot="So the answer is E.")
+    assert result.outcome == "unextractable", result
+    assert result.reason == f"no single answer: {declined!r}"
+    assert result.source == "extraction"  # final: the CoT does not break the tie
+
+
+@pytest.mark.parametrize(
+    "output,reason",
+    [
+        ("A, B, C or D", "ambiguous: A or B or C or D"),
+        ("(A, B, C, D, or E)", "ambiguous: A or B or C or D or E"),
+        ("The answer is (A or B).", "ambiguous: A or B"),
+        ("Options A, B, C and D are all plausible.", "ambiguous: A or B or C or D"),
+        ("option A/B", "ambiguous: A or B"),
+    ],
+)
+def test_a_list_of_letters_is_every_letter_in_it(output, reason):
+    """ "(A, B, C, D, or E)" and "Options A, B" name every letter, not only the one written in an
+    option form ("E)", "Options A")."""
+    result = mc(output, gold="insights")
+    assert (result.outcome, result.reason) == ("unextractable", reason), result
+
+
+def test_a_cot_that_lists_the_options_without_choosing_has_no_answer():
+    """Without an answer statement the CoT's last option form counts; a list of all the options
+    ("(A, B, C, D, or E)") is not one."""
+    cot = "We look at each region. The region (A, B, C, D, or E) cannot be identified"
+    result = mc("", gold="insights", cot=cot)
+    assert result.outcome == "unextractable", result
+    result = mc("", gold="inspiration", cot=cot + ", but (C) fits best")
+    assert (result.outcome, result.letter) == ("correct", "C"), result
+
+
+def test_a_refused_cot_statement_is_final():
+    cot = "Looking at the picture. Therefore, the region (A, B, C, D, or E) cannot be identified."
+    result = mc("", gold="insights", cot=cot)
+    assert (result.outcome, result.reason) == ("unextractable", "no single answer: 'cannot be identified'"), result

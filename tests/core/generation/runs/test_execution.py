@@ -274,3 +274,37 @@ def test_a_result_the_library_refuses_stops_the_run_and_resume_stores_each_once(
     assert final.status == "done" and final.done == total
     rows = _cot_rows(library_path)
     assert len(rows) == total and len({sample for _, sample, _, _ in rows}) == total  # one per sample
+
+
+def test_a_request_claimed_elsewhere_meanwhile_is_not_sent_again(library_path, fake_server):
+    """A request is sent only by whoever turns it from pending to sent (the claim's "only if still
+    pending" guard): here another process claims one while this execution is busy with the first
+    request. Without the guard the request was sent and stored a second time."""
+    run_id = _run(library_path, _spec(fake_server, mode=PromptMode.ONE_STEP))
+    with Library.open(library_path) as lib:
+        ids = [r[0] for r in lib.conn.execute("SELECT id FROM request WHERE run_id = ? ORDER BY id", (run_id,))]
+        taken_prompt = lib.conn.execute("SELECT prompt FROM request WHERE id = ?", (ids[-1],)).fetchone()[0]
+    assert len(ids) == 5
+
+    def other_process_claims(record):
+        if len(fake_server.requests) == 1:  # while the first request is out: another process claims the last
+            import sqlite3
+
+            conn = sqlite3.connect(library_path, timeout=30)
+            with conn:
+                conn.execute(
+                    "UPDATE request SET status = 'sent', sent_at = '2026-01-01T00:00:00Z', attempts = 7 WHERE id = ?",
+                    (ids[-1],),
+                )
+            conn.close()
+        return None
+
+    fake_server.responder = other_process_claims
+    execute_run(library_path, run_id, limits=replace(FAST, concurrency=1))
+    sent = [r.json["messages"][-1]["content"] for r in fake_server.requests]
+    assert len(sent) == 4 and taken_prompt not in sent
+    with Library.open(library_path) as lib:
+        row = lib.conn.execute("SELECT status, sent_at, attempts FROM request WHERE id = ?", (ids[-1],)).fetchone()
+        cots = lib.conn.execute("SELECT count(*) FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()[0]
+    assert row == ("sent", "2026-01-01T00:00:00Z", 7)  # the other process's claim, untouched
+    assert cots == 4

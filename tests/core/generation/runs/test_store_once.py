@@ -8,6 +8,7 @@ import json
 
 from tests.core.generation.runs.conftest import DEMO
 from tests.helpers.servers import FakeModelServer, Reply
+from thoughtdesk.core.datasets.ts_extras import load_with_extras
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
@@ -131,7 +132,7 @@ def test_two_step_mode_stores_the_cot_once(library_path, fake_server: FakeModelS
         assert cot.cot == text and cot.answers[0].extra["thoughtdesk"]["prompt"] == sent
         export_thoughtsource(lib, DEMO, tmp_path / "out.json")
     assert grown < 1.2 * len(text), f"the library grew by {grown / MB:.1f} MB for a 3 MB CoT"
-    exported = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    exported = load_with_extras(tmp_path / "out.json")
     answers = [
         a
         for split in exported["med_qa"].values()

@@ -32,6 +32,12 @@ _NEGATED_BEFORE = re.compile(
     r"\s+(?:(?:the|a|an|option|choice|answer|be|is|it|just|only|necessarily|simply)\s+){0,3}[(\[{*\"'“]*$",
     re.IGNORECASE,
 )
+#: A cheap pre-check for ``_NEGATED_BEFORE`` (9 us on 48 characters; most mentions have no
+#: negation before them): any negation the pattern matches holds one of these words, so a text
+#: without them is not searched. Exact for ASCII text, lower-cased (non-ASCII text, where case
+#: folding has exceptions such as U+0130, is always searched). Keep it a superset of the pattern's
+#: words when changing it (test_remembered.py checks it on texts made of those words).
+_NEGATION_HINT = re.compile(r"no|n't|never|rather|instead|except|exclude|eliminate|rule|other")
 # Only right after the mention ("A is incorrect", "(A) is not"): further on, "is not" usually
 # belongs to the option's own text ("D) Drug is not extensively distributed").
 _NEGATED_AFTER = re.compile(
@@ -42,10 +48,17 @@ _NEGATED_AFTER = re.compile(
 #: Statements that name no single answer: "all of the above", "N/A", "it depends". Such a
 #: statement is final: looking further (in the CoT) would put words in the model's mouth.
 _NO_SINGLE_ANSWER = re.compile(
-    r"\b(?:all|none|neither|both)\s+of\s+(?:the\s+)?(?:above|these|them|those|options|choices|answers)\b"
+    r"\b(?:all|none|neither|both)\s+of\s+(?:the\s+)?(?:given\s+|listed\s+|provided\s+)?"
+    r"(?:above|these|them|those|options|choices|answers)\b"
     r"|\b(?:all|none)\s+(?:the\s+)?above\b|(?<!\w)n/a(?!\w)|\bnot\s+applicable\b|\bnot\s+clear|\bunclear\b"
-    r"|\bundetermined\b|\bindeterminate\b|\bcannot\s+(?:be\s+)?(?:determined|determine|answered|answer|say|tell)\b"
-    r"|\bcan['’]?t\s+(?:be\s+)?(?:determined|determine|answered|answer|say|tell)\b|\bit\s+depends\b|\bdepends\s+on\b"
+    r"|\bundetermined\b|\bindeterminate\b"
+    r"|\b(?:cannot|can\s+not|can['’]?t)\s+(?:be\s+)?(?:(?:reliably|definitively|clearly|confidently)\s+)?"
+    r"(?:determined|determine|answered|answer|say|tell|identified|identify|chosen|choose|selected|select|pick"
+    r"|picked|decided|decide|known|know)\b"
+    r"|\b(?:unable|impossible|not\s+possible)\s+to\s+(?:(?:reliably|definitively|clearly|confidently)\s+)?"
+    r"(?:determine|identify|answer|choose|select|pick|decide|tell|say|know)\b"
+    r"|\bno\s+(?:single\s+|correct\s+|right\s+|valid\s+|definitive\s+|clear\s+)+(?:answer|option|choice)s?\b"
+    r"|\bit\s+depends\b|\bdepends\s+on\b"
     r"|\bnot\s+a\s+yes(?:\s+or\s+|/)no\b|\b(?:insufficient|not\s+enough)\s+information\b"
     r"|\bunknown\b|\binconclusive\b|\birrelevant\b|\bnot\s+listed\b|\bnot\s+(?:one\s+of\s+)?(?:the\s+)?(?:given\s+)?(?:options|choices)\b",
     re.IGNORECASE,
@@ -111,6 +124,23 @@ def _letter_patterns(count: int) -> tuple[str, re.Pattern[str], re.Pattern[str]]
     return letters, strong, bare
 
 
+@lru_cache(maxsize=32)
+def _letter_list(count: int) -> re.Pattern[str]:
+    """A list of option letters: "A, B, C, D, or E", "A or B", "A/B" (of the first ``count`` letters)."""
+    letters = string.ascii_uppercase[:count] or "-"
+    letter = rf"(?<![\w'’\-.$])[{letters}{letters.lower()}](?![\w'’\-])"
+    separator = r"(?:\s*,\s*(?:(?:or|and)\s+)?|\s+(?:or|and|nor)\s+|\s*/\s*)"
+    return re.compile(rf"{letter}(?:{separator}{letter})+")
+
+
+# Whether a letter list may go on after (or come before) a letter: the cheap test before the
+# list regex runs on a window around a mention.
+_LIST_AFTER = re.compile(r"\s*(?:,|/|(?:or|and|nor)\b)", re.IGNORECASE)
+_LIST_BEFORE = re.compile(r"(?:,|/|\b(?:or|and|nor))\s*$", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")  # a letter of a list, not "or"/"and"
+_OPTION_FORM_CLOSE = 5  # the group of the strong pattern's "C)" form
+
+
 #: The most common whole extraction outputs: "C", "(C)", "C)", "**C**", "C.", "C) inspiration.".
 _WHOLE_LETTER = re.compile(r"\s*(?:\*\*)?[(\[{]?([A-Z])(?:[)\]}]|\.(?=\s|$)|:)?(?:\*\*)?(?:\s+([^\n]*?))?[\s.*]*")
 
@@ -153,7 +183,7 @@ def _masked(pos: int, masks: list[tuple[int, int]]) -> bool:
 def negated(text: str, start: int, end: int, floor: int) -> bool:
     """Whether the mention ``text[start:end]`` is denied ("not anxiety", "A is incorrect")."""
     before = text[max(floor, start - 48) : start]
-    if _NEGATED_BEFORE.search(before):
+    if (not before.isascii() or _NEGATION_HINT.search(before.lower())) and _NEGATED_BEFORE.search(before):
         return True
     return _NEGATED_AFTER.match(text, end, min(len(text), end + 48)) is not None
 
@@ -175,16 +205,38 @@ def _bare_letter_ok(text: str, start: int, end: int, seg_start: int, letter: str
 
 
 def letter_mentions(
-    text: str, start: int, end: int, m: ChoiceMatcher, masks: list[tuple[int, int]], bare: bool
+    text: str,
+    start: int,
+    end: int,
+    m: ChoiceMatcher,
+    masks: list[tuple[int, int]],
+    bare: bool,
+    *,
+    lists: bool = True,
 ) -> list[tuple[int, int, int]]:
-    """(choice index, start, end) of every non-negated letter mention in ``text[start:end]``."""
+    """(choice index, start, end) of every non-negated letter mention in ``text[start:end]``.
+
+    Every letter of a list ("(A, B, C, D, or E)") is a mention; with ``lists=False`` none is.
+    """
     found: list[tuple[int, int, int]] = []
     taken: list[tuple[int, int]] = []
     for match in m.strong_letter.finditer(text, start, end):
         group = next(i for i, g in enumerate(match.groups(), 1) if g is not None)
         s, e = match.span(group)
-        if _masked(s, masks):
+        if _masked(s, masks) or any(ts <= s < te for ts, te in taken):
             continue
+        listed = _letter_list_at(text, s, e, start, end, m)
+        if listed is not None:
+            # "(A, B, C, D, or E)", "options A, B or C": the list names every letter in it, not
+            # only the one written in an option form.
+            taken.append(listed)
+            if lists and not negated(text, *listed, start):
+                for letter in _LIST_ITEM.finditer(text, *listed):
+                    if not _masked(letter.start(), masks):
+                        found.append((m.letters.index(letter.group(0).upper()), *letter.span()))
+            continue
+        if group == _OPTION_FORM_CLOSE and _inside_noun_brackets(text, s, start):
+            continue  # "(Vitamin D)", "(type A)": a name, not an option
         taken.append(match.span())
         if not negated(text, match.start(), match.end(), start):
             found.append((m.letters.index(match.group(group).upper()), s, e))
@@ -201,6 +253,29 @@ def letter_mentions(
                 found.append((m.letters.index(match.group(1).upper()), s, e))
     found.sort(key=lambda item: item[1])
     return found
+
+
+def _letter_list_at(text: str, s: int, e: int, start: int, end: int, m: ChoiceMatcher) -> tuple[int, int] | None:
+    """The span of the letter list that the letter ``text[s:e]`` belongs to, or None."""
+    if not _LIST_AFTER.match(text, e, end) and not _LIST_BEFORE.search(text, max(start, s - 6), s):
+        return None
+    for match in _letter_list(len(m.letters)).finditer(text, max(start, s - 160), min(end, e + 160)):
+        if match.start() <= s < match.end():
+            return match.span()
+        if match.start() > s:
+            break
+    return None
+
+
+def _inside_noun_brackets(text: str, s: int, floor: int) -> bool:
+    """Whether the letter at ``s`` ends a bracketed name such as "(Vitamin D)" or "(type A)":
+    inside an open "(" on its line, right after a word that cannot lead to an option letter."""
+    line_start = max(floor, text.rfind("\n", 0, s) + 1)
+    opening = text.rfind("(", line_start, s)
+    if opening < 0 or ")" in text[opening:s]:
+        return False
+    before = _WORD_BEFORE.search(text, opening + 1, s)
+    return before is not None and before.group(1).lower() not in _BEFORE_BARE
 
 
 def _is_word(char: str) -> bool:
@@ -268,12 +343,15 @@ def find_choice(
 ) -> Found | NotFound | None:
     """The one option chosen in ``text[start:end]``: Found(choice index), NotFound if ambiguous, or None."""
     letters = letter_mentions(text, start, end, m, masks, bare)
-    if letters:
-        return _decide(letters, "letter", m)
-    texts = text_mentions(text, start, end, m)
-    if texts:
-        return _decide(texts, "text", m)
-    return no_single_answer(text, start, end)
+    texts = text_mentions(text, start, end, m) if not letters else []
+    if not letters and not texts:
+        return no_single_answer(text, start, end)
+    decided = _decide(letters, "letter", m) if letters else _decide(texts, "text", m)
+    if isinstance(decided, NotFound):
+        # "the region (A, B, C, D, or E) cannot be identified": a refusal that lists the
+        # options, not a choice among them.
+        return no_single_answer(text, start, end) or decided
+    return decided
 
 
 def no_single_answer(text: str, start: int, end: int) -> NotFound | None:
@@ -286,7 +364,8 @@ def no_single_answer(text: str, start: int, end: int) -> NotFound | None:
 
 def last_option(text: str, m: ChoiceMatcher, masks: list[tuple[int, int]]) -> Found | None:
     """The last option stated in a letter form such as "(C)", "C)", "Option C" anywhere in ``text``."""
-    letters = letter_mentions(text, 0, len(text), m, masks, bare=False)
+    # A list of letters ("which of (A, B, C, D, or E)") states no option, whatever comes last.
+    letters = letter_mentions(text, 0, len(text), m, masks, bare=False, lists=False)
     if not letters:
         return None
     index, s, e = letters[-1]

@@ -42,7 +42,7 @@ from thoughtdesk.core.evaluation.answers.segments import (
     prompt_echo_spans,
     sentence_end,
 )
-from thoughtdesk.core.evaluation.answers.text import answer_span, contains_phrase, normalize_text, token_f1
+from thoughtdesk.core.evaluation.answers.text import answer_span, contains_phrase, normalized, token_f1
 
 Finder = Callable[[str, TextSource], Found | NotFound | None]
 
@@ -77,12 +77,66 @@ def extract_answer(
     Never raises: bad input of any kind (None, non-strings, empty CoT, overflowing numbers,
     unknown types or labels) gives ``outcome="unextractable"`` with a ``reason``.
     """
+    # A CoT that is not text is read with str(), which could fail: such answers take the full path.
+    key = _output_key(answer_type, extraction_output, choices, gold, rel_tol) if cot.__class__ in _TEXTS else None
+    if key is not None:
+        known = _decided_by_output.get(key)
+        if known is not None:
+            return known
     try:
-        return _extract(answer_type, extraction_output, cot, choices, gold, rel_tol)
+        result = _extract(answer_type, extraction_output, cot, choices, gold, rel_tol)
     except Exception as error:  # one odd answer must not stop an evaluation
         return Extraction(
             UNEXTRACTABLE, method="error", reason=f"extractor error: {type(error).__name__}: {error}"[:300]
         )
+    if key is not None and result.source == "extraction":
+        if len(_decided_by_output) >= OUTPUT_MEMO_SIZE:
+            _decided_by_output.clear()
+        _decided_by_output[key] = result
+    return result
+
+
+#: Results decided by the answer-extraction output alone, by (answer type, output, choices, gold,
+#: tolerance). An evaluation walks a collection question by question, and a question's many
+#: conditions and samples often answer in the same words ("B", "(B)", "Yes.", "18"); the CoT is
+#: never read for such a result (``source == "extraction"``: ``_search`` stopped at the output),
+#: so it can be reused for any CoT. Extraction is immutable. Bounded: emptied when full.
+_decided_by_output: dict[tuple[object, ...], Extraction] = {}
+OUTPUT_MEMO_SIZE = 4096
+_TEXTS = (str, type(None))
+#: Longer outputs are sentences that seldom repeat: not remembered.
+_MEMO_MAX_CHARS = 200
+
+
+def _output_key(
+    answer_type: object,
+    extraction_output: object,
+    choices: Sequence[object] | None,
+    gold: Sequence[object] | None,
+    rel_tol: float,
+) -> tuple[object, ...] | None:
+    """The memo key of an answer, or None when it is not remembered (inputs that are not plain
+    strings: 1, 1.0 and True are equal keys but different texts)."""
+    if extraction_output.__class__ is not str or answer_type.__class__ is not str or rel_tol.__class__ is not float:
+        return None
+    if len(extraction_output) > _MEMO_MAX_CHARS:
+        return None
+    if choices is None:
+        options: tuple[object, ...] | None = None
+    elif choices.__class__ is list or choices.__class__ is tuple:
+        options = tuple(choices)
+        for option in options:
+            if option.__class__ is not str:
+                return None
+    else:
+        return None
+    if gold.__class__ is not list and gold.__class__ is not tuple:
+        return None
+    golds = tuple(gold)
+    for item in golds:
+        if item.__class__ is not str:
+            return None
+    return (answer_type, extraction_output, options, golds, rel_tol)
 
 
 def _as_text(value: object) -> str:
@@ -146,7 +200,7 @@ def _search(
     """
     first_reason: NotFound | None = None
     for source, text in texts:
-        if not text.strip():
+        if not text or text.isspace():  # as ``not text.strip()``, without copying a long CoT
             continue
         result = finder(text, source)
         if isinstance(result, Found):
@@ -320,18 +374,26 @@ def _score_number(texts: list[tuple[TextSource, str]], gold: list[str], rel_tol:
     problem = "no gold answer" if not gold else ""
     for item in gold:
         try:
-            parsed = numbers_in(item)
+            parsed = _gold_number(item)
         except ValueError:
             problem = f"gold answer {item[:40]!r} overflows"
             continue
-        if parsed:
-            gold_numbers.append(parsed[0])
+        if parsed is not None:
+            gold_numbers.append(parsed)
         else:
             problem = f"gold answer {item[:40]!r} is not a number"
     if not gold_numbers:
         return Extraction(UNEXTRACTABLE, reason=problem, **common)
     correct = any(numbers_equal(number, g, rel_tol) for g in gold_numbers)
     return Extraction(CORRECT if correct else INCORRECT, **common)
+
+
+@lru_cache(maxsize=4096)
+def _gold_number(gold: str) -> ParsedNumber | None:
+    """The first number of a gold answer, parsed once for all the answers to its question
+    (ParsedNumber is immutable); raises NumberOverflow (a ValueError), which is not remembered."""
+    parsed = numbers_in(gold)
+    return parsed[0] if parsed else None
 
 
 # -- free text and collections --------------------------------------------------------------
@@ -357,14 +419,14 @@ def _score_text(texts: list[tuple[TextSource, str]], gold: list[str], *, collect
     if isinstance(result, NotFound):
         return _unextractable(result, source)
     raw = str(result.value)
-    value = normalize_text(raw)
+    value = normalized(raw)
     common: _Located = {"value": value, "method": result.method, "source": source, "span": (result.start, result.end)}
     if not gold:
         return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)
     f1 = max(token_f1(raw, g) for g in gold)
     if not value:
         return Extraction(UNEXTRACTABLE, reason="answer is only punctuation or articles", f1=f1, **common)
-    exact = any(value == normalize_text(g) for g in gold)
+    exact = any(value == normalized(g) for g in gold)
     if not exact and collection and any(contains_phrase(raw, g) for g in gold):
         exact = True
         common["method"] = f"{result.method}:contains_gold"

@@ -42,6 +42,8 @@ _CLOSING = re.compile(
     re.IGNORECASE,
 )
 
+# Cheap pre-check before the echo regex, in any case as the echo regex ("BETWEEN A AND E").
+_ECHO_WORD = re.compile(r"among|between", re.IGNORECASE)
 # Cheap pre-check before the cue regex: the words a strong cue without "answer" needs.
 _ANY_STRONG_WORD = re.compile(r"(?:option|choice|response)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"\n|[.!?](?=\s|$)")
@@ -61,8 +63,8 @@ class Segment:
 
 def prompt_echo_spans(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that repeat the prompt's list of options ("among A through E")."""
-    if "(" not in text and "mong" not in text and "etween" not in text:
-        return []  # the common case, without scanning the whole CoT with the regex
+    if "(" not in text and _ECHO_WORD.search(text) is None:
+        return []  # the common case, without running the whole echo regex over the CoT
     return [m.span() for m in _PROMPT_ECHO.finditer(text)]
 
 

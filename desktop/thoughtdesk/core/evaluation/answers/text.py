@@ -6,6 +6,7 @@ import re
 import string
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”–—…")
@@ -18,10 +19,15 @@ def normalize_text(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+#: :func:`normalize_text` remembered: scoring normalises each gold answer for every answer to its
+#: question, and each answer two or three times (value, F1, containment).
+normalized = lru_cache(maxsize=4096)(normalize_text)
+
+
 def token_f1(prediction: str, gold: str) -> float:
     """SQuAD token F1 (0..1) between two answers after :func:`normalize_text`."""
-    predicted = normalize_text(prediction).split()
-    expected = normalize_text(gold).split()
+    predicted = normalized(prediction).split()
+    expected = normalized(gold).split()
     if not predicted or not expected:
         return float(predicted == expected)
     common = Counter(predicted) & Counter(expected)
@@ -45,7 +51,7 @@ def answer_span(text: str, start: int, end: int) -> tuple[int, int] | None:
 
 def contains_phrase(haystack: str, needle: str) -> bool:
     """Whether normalised ``needle`` occurs in normalised ``haystack`` as whole tokens."""
-    hay, need = normalize_text(haystack), normalize_text(needle)
+    hay, need = normalized(haystack), normalized(needle)
     if not need:
         return False
     return f" {need} " in f" {hay} "

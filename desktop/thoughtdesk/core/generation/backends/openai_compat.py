@@ -4,6 +4,7 @@ LM Studio, hosted compatible services), with a configurable base URL."""
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
@@ -278,6 +279,33 @@ def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str]
     return texts, reasons
 
 
+#: The log-probs a model can give: at most 0 (a little above, for rounding), and not below the
+#: log of the smallest double (-745.1); anything else (1e308, NaN, -Infinity) is a broken answer.
+_HIGHEST_LOGPROB = 1e-3
+_LOWEST_LOGPROB = -746.0
+_BAD_SCORES_HINT = "the server's scores are unusable; check the scoring server (nothing was stored for this text)"
+
+
+def _short(values: list[Any]) -> str:
+    shown = ", ".join(repr(v) for v in values[:8])
+    return f"[{shown}{', ...' if len(values) > 8 else ''}]"
+
+
+def _check_offsets(provider: str, offsets: list[Any], length: int, body: str) -> None:
+    """BadResponse unless ``offsets`` are whole numbers from 0 to ``length``, never decreasing."""
+    previous = 0
+    for index, offset in enumerate(offsets):
+        if not isinstance(offset, int) or isinstance(offset, bool) or not previous <= offset <= length:
+            raise BadResponse(
+                provider,
+                f"the server's answer holds an impossible token offset: logprobs.text_offset[{index}] = {offset!r} "
+                f"(offsets run from 0 to the echoed text's {length} characters, never decreasing)",
+                hint=_BAD_SCORES_HINT,
+                raw_body=body,
+            )
+        previous = offset
+
+
 def _echo_scores(provider: str, data: Any, body: str, prefix: str, text: str) -> TokenScores:
     """The continuation's tokens and log-probs from an echo answer for ``text`` = prefix + continuation.
 
@@ -307,6 +335,8 @@ def _echo_scores(provider: str, data: Any, body: str, prefix: str, text: str) ->
         for token in tokens:
             offsets.append(position)
             position += len(token) if isinstance(token, str) else 0
+    else:
+        _check_offsets(provider, offsets, len(echoed), body)
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     generated = valid_token_count(usage.get("completion_tokens"))
     count = len(tokens) - generated if generated is not None and generated <= len(tokens) else None
@@ -321,6 +351,23 @@ def _echo_scores(provider: str, data: Any, body: str, prefix: str, text: str) ->
             provider,
             "a continuation token has no log-prob (a text scored without a prefix has none for its first token)",
             hint="give a prefix before the scored text",
+            raw_body=body,
+        )
+    for index, value in enumerate(picked, start):
+        if not math.isfinite(value) or not _LOWEST_LOGPROB <= value <= _HIGHEST_LOGPROB:
+            raise BadResponse(
+                provider,
+                f"the server's answer holds a log-prob that no model gives: logprobs.token_logprobs[{index}] = "
+                f"{value!r} (token {str(tokens[index])[:40]!r}; a log-prob is a finite number from about -745 to 0)",
+                hint=_BAD_SCORES_HINT,
+                raw_body=body,
+            )
+    if not picked and len(text) > len(prefix):
+        raise BadResponse(
+            provider,
+            f"the server's answer has no token of the scored text (logprobs.text_offset {_short(offsets)} "
+            f"for a prompt of {len(text)} characters)",
+            hint=_BAD_SCORES_HINT,
             raw_body=body,
         )
     return TokenScores(

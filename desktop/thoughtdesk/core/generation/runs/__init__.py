@@ -45,7 +45,8 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
 * managing: :func:`check_models_ready` ``(models)`` (raises what would stop the run at its first
   request: offline mode, a missing model file; call it before ``create_run``),
   :func:`check_models_exist` ``(models)`` (asks each remote server whether it has the model:
-  a misspelled name is refused before the run is written), :func:`stopped_for_good`
+  a misspelled name is refused before the run is written), :func:`offline_pool_warnings`
+  ``(models) -> list[str]`` (a pool offline mode cuts to its local servers), :func:`stopped_for_good`
   ``(error, run_id, done) -> str | None`` (advice for a run no resume can fix),
   :func:`rename_run` ``(lib, run, name)``, :func:`delete_run` ``(lib, run) -> (id, requests)``
   (its CoTs and answers stay), :class:`RunInUseError`.
@@ -87,6 +88,7 @@ from thoughtdesk.core.generation.runs.manage import (
     check_models_exist,
     check_models_ready,
     delete_run,
+    offline_pool_warnings,
     rename_run,
     stopped_for_good,
 )
@@ -153,6 +155,7 @@ __all__ = [
     "RunInUseError",
     "check_models_exist",
     "check_models_ready",
+    "offline_pool_warnings",
     "stopped_for_good",
     "delete_run",
     "rename_run",

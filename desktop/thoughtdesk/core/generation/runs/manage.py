@@ -24,7 +24,7 @@ from thoughtdesk.core.generation.runs.read import resolve_run_id
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
-from thoughtdesk.core.settings.network import require_network
+from thoughtdesk.core.settings.network import host_of_url, is_loopback_host, is_offline, require_network
 
 
 class RunInUseError(ThoughtDeskError):
@@ -52,6 +52,28 @@ def check_models_ready(models: Iterable[ModelSpec]) -> None:
                 raise credentials_refused(model.provider, address)
         url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])
         require_network(f"the {model.provider} API (model {model.model})", url)
+
+
+def offline_pool_warnings(models: Iterable[ModelSpec]) -> list[str]:
+    """One line for each pool (a model on several servers) that offline mode cuts down to its
+    servers on this machine: the others are refused at every request, and the run used to go
+    on the local part alone without a word (issue 23, point 13). Empty while online. A pool
+    with no server on this machine is refused by :func:`check_models_ready` instead."""
+    if not is_offline():
+        return []
+    warnings = []
+    for model in models:
+        if len(model.base_urls) < 2:
+            continue
+        remote = [url for url in model.base_urls if not is_loopback_host(host_of_url(url))]
+        local = len(model.base_urls) - len(remote)
+        if remote and local:
+            warnings.append(
+                f"offline mode is on: the pool of {model.model} runs on its {local} server(s) on this machine "
+                f"only; {', '.join(remote)} {'is' if len(remote) == 1 else 'are'} on another machine and get no "
+                "requests (turn offline mode off to use them)"
+            )
+    return warnings
 
 
 def check_models_exist(models: Iterable[ModelSpec], *, timeout: float = 10.0) -> None:

@@ -23,6 +23,7 @@ from thoughtdesk.core.generation.backends import (
 )
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
 from thoughtdesk.core.settings.config import key_origin, stored_key_for
+from thoughtdesk.core.settings.network import host_of_url, is_loopback_host, is_offline
 from thoughtdesk.core.settings.secrets import checked_key, get_api_key
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,16 @@ def api_key_for(provider: str, base_url: str | None = None) -> str | None:
     return None
 
 
+def usable_pool_urls(model: ModelSpec) -> tuple[str, ...]:
+    """The servers of a pool requests may go to: in offline mode only those on this machine
+    (the others would fail every request sent to them; ``offline_pool_warnings`` says so), all
+    of them otherwise, or when none is local (offline mode then refuses the run as a whole)."""
+    if not is_offline():
+        return model.base_urls
+    local = tuple(url for url in model.base_urls if is_loopback_host(host_of_url(url)))
+    return local or model.base_urls
+
+
 def build_backend(
     model: ModelSpec, *, api_key: str | None = None, endpoint_limits: ProviderLimits | None = None
 ) -> Backend:
@@ -71,7 +82,7 @@ def build_backend(
                 endpoint=model.endpoint,
                 model=model.model_name,
             )
-            for url in model.base_urls
+            for url in usable_pool_urls(model)
         ]
         return PooledBackend(members, limits=endpoint_limits or ProviderLimits())
     base_url = model.base_url or DEFAULT_BASE_URLS.get(model.provider, DEFAULT_BASE_URLS["openai"])

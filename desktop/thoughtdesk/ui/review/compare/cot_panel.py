@@ -85,14 +85,17 @@ class CotView:
     critiques: str = ""
     #: The whole text when ``text`` is a cut of it ("" when ``text`` is all of it).
     full_text: str = ""
+    #: Written by a rationale-guided run (it has a trajectory: Ctrl+Shift+T).
+    guided: bool = False
 
     def label(self) -> str:
-        """A short plain-text name: the title, else the model and prompt keys."""
+        """A short plain-text name: the title, else the model and prompt keys (and "guided")."""
         if self.title:
             return self.title
         if self.is_reference:
             return "Reference"
-        return " · ".join(p for p in (self.model or "unknown model", " + ".join(self.prompt_keys)) if p)
+        parts = (self.model or "unknown model", " + ".join(self.prompt_keys), "guided" if self.guided else "")
+        return " · ".join(p for p in parts if p)
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ from thoughtdesk.ui.qt import (
     QSplitter,
     Qt,
     QTimer,
+    QToolButton,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -59,7 +60,11 @@ __all__ = ["CompareView", "CotPanel", "CotView", "FittedTextView", "LayoutMode",
 
 LayoutMode = Literal["columns", "cards"]
 ALL = "(all)"
-COLUMN_WIDTH = 340
+#: Column widths in the columns layout: as many as :data:`FIT_COLUMNS` CoTs share the width
+#: (at 1366x768 a reference and three CoTs fit beside the annotation panel), each between these bounds.
+MIN_COLUMN_WIDTH = 215
+MAX_COLUMN_WIDTH = 460
+FIT_COLUMNS = 4
 #: Characters of CoT text in all up to which the similarity is computed on the GUI thread (~50 ms).
 SYNC_SIMILARITY_CHARS = 40_000
 #: Up to this many it is computed in a worker; beyond, the CoTs are shown without highlighting
@@ -144,13 +149,27 @@ class CompareView(QWidget):
         self.painter = HighlightPainter(self.scroll_area, self)
 
         self.diff = WordDiffPane()
+        # The word diff starts folded away (the CoTs get the height on a laptop screen); the
+        # button, or dragging the splitter's handle up, opens it. It is computed either way.
+        self.diff_button = QToolButton(objectName="wordDiffButton")
+        self.diff_button.setText("Word diff")
+        self.diff_button.setCheckable(True)
+        self.diff_button.setToolTip("Show the word diff of two CoTs below them")
+        self.diff_button.toggled.connect(self.show_word_diff)
+        bar.addWidget(self.diff_button)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.scroll_area)
         self.splitter.addWidget(self.diff)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([3000, 1000])  # proportions: the CoTs get three quarters
+        self.splitter.setCollapsible(1, True)
+        self.splitter.setSizes([3000, 0])
+        self.splitter.splitterMoved.connect(self._diff_dragged)
+        self._column_width = MIN_COLUMN_WIDTH
+        # Columns are fitted to the width once a resize has settled (a window drag resizes often).
+        self._fit_timer = QTimer(self, singleShot=True, interval=60)
+        self._fit_timer.timeout.connect(self._fit_columns)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -225,6 +244,7 @@ class CompareView(QWidget):
         self._fill_filter(self.prompt_filter, sorted({k for c in self._cots for k in c.prompt_keys}))
         self.diff.set_choices([numbered_label(i, c) for i, c in enumerate(self._cots)])
         self._apply_filters(paint=False)
+        self._fit_columns(settle=False)
         self._settle_geometry()
         self.scroll_area.horizontalScrollBar().setValue(0)
         self.scroll_area.verticalScrollBar().setValue(0)
@@ -370,7 +390,7 @@ class CompareView(QWidget):
         layout = self._container_layout
         position = layout.count() - 1  # before the trailing stretch
         if self._mode == "columns":
-            panel.setFixedWidth(COLUMN_WIDTH)
+            panel.setFixedWidth(self._column_width)
             layout.insertWidget(position, panel, 0, Qt.AlignmentFlag.AlignTop)
         else:
             panel.setMinimumWidth(0)
@@ -424,8 +444,62 @@ class CompareView(QWidget):
             if panel.isHidden() == visible:
                 panel.setVisible(visible)
         if paint:
+            self._fit_columns(settle=False)  # fewer (or more) columns shown share the width
             self._settle_geometry()
             self.painter.paint_in_view()
+
+    def show_word_diff(self, shown: bool) -> None:
+        """Open (a quarter of the height) or fold away the word diff pane."""
+        with blocked(self.diff_button):
+            self.diff_button.setChecked(shown)
+        total = max(sum(self.splitter.sizes()), 4)
+        self.splitter.setSizes([total * 3 // 4, total // 4] if shown else [total, 0])
+
+    def word_diff_shown(self) -> bool:
+        return self.splitter.sizes()[1] > 0
+
+    def _diff_dragged(self, *_args: object) -> None:
+        with blocked(self.diff_button):
+            self.diff_button.setChecked(self.word_diff_shown())
+
+    def column_width(self) -> int:
+        """The width of each CoT column now (the columns layout)."""
+        return self._column_width
+
+    def _wanted_column_width(self) -> int:
+        shown = sum(1 for panel in self.panels if not panel.isHidden()) or 1
+        columns = min(shown, FIT_COLUMNS)
+        margins = self._container_layout.contentsMargins()
+        spacing = max(self._container_layout.spacing(), 0)
+        # The vertical scroll bar's width is kept free: a tall CoT brings it in.
+        room = (
+            self.scroll_area.width()
+            - 2 * self.scroll_area.frameWidth()
+            - self.scroll_area.verticalScrollBar().sizeHint().width()
+            - margins.left()
+            - margins.right()
+        )
+        width = (room - spacing * (columns - 1)) // columns
+        return max(MIN_COLUMN_WIDTH, min(MAX_COLUMN_WIDTH, width))
+
+    def _fit_columns(self, settle: bool = True) -> None:
+        """Share the width among up to :data:`FIT_COLUMNS` columns (a change of width re-lays
+        the panels' text out, so it is done only when the width really changes)."""
+        if self._mode != "columns":
+            return
+        width = self._wanted_column_width()
+        if abs(width - self._column_width) < 4:
+            return
+        self._column_width = width
+        for panel in self._pool:
+            panel.setFixedWidth(width)
+        if settle:
+            self._settle_geometry()
+            self.painter.paint_in_view()
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._fit_timer.start()
 
     def _update_diff(self) -> None:
         """The diff pane shown again for the current texts and theme."""
