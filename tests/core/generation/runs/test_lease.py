@@ -20,10 +20,10 @@ from thoughtdesk.core.generation.runs.lease import RunBusyError, claim_run, hold
 from thoughtdesk.core.library.store import Library, _waiting_path
 
 
-def _plan(library_path, server: FakeModelServer) -> int:
+def _plan(library_path, server: FakeModelServer, timeout: float = 10.0) -> int:
     spec = RunSpec(
         samples=SampleSelection(DEMO),
-        models=(ModelSpec("openai", "slow", base_url=server.base_url, timeout=10.0),),
+        models=(ModelSpec("openai", "slow", base_url=server.base_url, timeout=timeout),),
         instructions=("qa-01",),
         cot_triggers=("kojima-01",),
         answer_extractions=(None,),
@@ -60,6 +60,11 @@ def _wait_for(library_path, sql: str, at_least: int, timeout: float = 60) -> Non
     raise AssertionError(f"timed out waiting for {sql}")
 
 
+#: The longest a held request waits (and the client's timeout for it: a request timed out and
+#: retried while held would be sent twice).
+HELD = 300.0
+
+
 def _held_until(gate: threading.Event, answered: int):
     """A responder that answers the first ``answered`` requests at once and holds the others
     until ``gate`` is set: a run that is at work for as long as the test needs, however slowly
@@ -68,7 +73,7 @@ def _held_until(gate: threading.Event, answered: int):
 
     def respond(_record):
         if next(count) >= answered:
-            gate.wait(120)
+            gate.wait(HELD)
         return None  # the normal answer
 
     return respond
@@ -78,7 +83,7 @@ def test_a_second_resume_is_refused_and_nothing_is_sent_twice(library_path):
     gate = threading.Event()
     with FakeModelServer() as server:
         server.responder = _held_until(gate, 2)
-        run_id = _plan(library_path, server)
+        run_id = _plan(library_path, server, timeout=HELD)
         first = _cli(library_path, "resume", str(run_id), "--concurrency", "2")
         try:
             _wait_for(library_path, "SELECT count(*) FROM request WHERE status = 'done'", 2)
@@ -100,7 +105,7 @@ def test_a_killed_run_is_shown_interrupted_and_resumes(library_path):
     gate = threading.Event()
     with FakeModelServer() as server:
         server.responder = _held_until(gate, 2)  # killed while it waits for its third answer
-        run_id = _plan(library_path, server)
+        run_id = _plan(library_path, server, timeout=HELD)
         process = _cli(library_path, "resume", str(run_id), "--concurrency", "1")
         try:
             _wait_for(library_path, "SELECT count(*) FROM request WHERE status = 'done'", 2)
