@@ -65,18 +65,25 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     yield
 
 
-#: Session fixtures that are expensive to make (a llama.cpp server loading the model): with
-#: pytest-xdist (`-n N --dist loadgroup`, the README's test command), the tests that use one run
-#: on one worker, which makes it once, instead of on every worker, each making its own.
-SHARED_BY_GROUP = {"llama_server": "llama-server"}
+#: Session fixtures whose tests run on one worker with pytest-xdist (`-n N --dist loadgroup`, the
+#: README's test command). The small local model: every test that loads it (in this process, in
+#: a child, or in the llama.cpp server, which is then started once, not on every worker) runs on
+#: one worker, so llama.cpp's threads never compete with each other for the two cores; spread
+#: over three workers they ran 3-5 times slower and met their 120 s request timeouts.
+SHARED_BY_GROUP = {"gguf_model": "local-model", "llama_server": "local-model"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Groups for ``--dist loadgroup``: the users of an expensive session fixture (above), and the
     tests of a module that share a module-scoped fixture (a built wheel, a loaded model), which
     would otherwise be made again on each worker the module's tests were spread over."""
-    for item in items:
-        group = _xdist_group(item)
+    groups = {item: _xdist_group(item) for item in items}
+    # A module grouped for its module-scoped fixture joins a fixture's group that some of its
+    # tests are in: one worker makes that module's fixture (a wheel built once, not twice).
+    joined = {item.nodeid.split("::")[0]: group for item, group in groups.items() if group in SHARED_BY_GROUP.values()}
+    for item, group in groups.items():
+        if group == item.nodeid.split("::")[0]:
+            group = joined.get(group, group)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
