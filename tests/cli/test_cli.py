@@ -1,13 +1,14 @@
-"""The headless commands, run as a user runs them: a real process, real files, exit codes."""
+"""The headless commands, run as a user runs them: real files, exit codes, the output; in this
+process (tests/helpers/cli.py), but for the entry point itself, tested in a real child."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.helpers.cli import run_cli as run
+from tests.helpers.cli import run_cli_process
 from tests.helpers.paths import FIXTURES
 from thoughtdesk import __version__
 from thoughtdesk.core.datasets.ts_extras import load_with_extras
@@ -16,16 +17,8 @@ from thoughtdesk.core.library.store import Library
 EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
 
-def run(*args, library=None, env=None):
-    cmd = [sys.executable, "-m", "thoughtdesk"]
-    if library is not None:
-        cmd += ["--library", str(library)]
-    result = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, timeout=120, env=env)
-    return result
-
-
 def test_version():
-    result = run("--version")
+    result = run_cli_process("--version")  # `python -m thoughtdesk`, as installed
     assert result.returncode == 0
     assert result.stdout.strip() == f"thoughtdesk {__version__}"
 

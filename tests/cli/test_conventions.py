@@ -8,11 +8,11 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import subprocess
 import sys
 
 import pytest
 
+from tests.helpers.cli import run_cli
 from tests.helpers.libraries import DEMO
 from tests.helpers.paths import FIXTURES, ROOT
 from thoughtdesk.cli import common, library
@@ -194,11 +194,7 @@ def test_import_from_standard_input_with_json_output(tmp_path, capsys, monkeypat
 def test_export_to_standard_output(tmp_path):
     lib = tmp_path / "lib.thoughtdesk"
     assert main(["import", str(EDGE), "--collection", "edge", "--library", str(lib)]) == 0
-    result = subprocess.run(
-        [sys.executable, "-m", "thoughtdesk", "export", "edge", "-", "--json", "--library", str(lib)],
-        capture_output=True,
-        timeout=120,
-    )
+    result = run_cli("export", "edge", "-", "--json", library=lib)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == json.loads(EDGE.read_text(encoding="utf-8"))
     assert json.loads(result.stderr)["records"] == 4

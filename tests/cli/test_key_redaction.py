@@ -5,9 +5,8 @@ was in ``request.error`` and shown in the Runs tab)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
+from tests.helpers.cli import run_cli
 from tests.helpers.libraries import DEMO
 from tests.helpers.servers import FakeModelServer, Recorded, Reply
 from thoughtdesk.core.library.store import Library
@@ -35,9 +34,9 @@ def test_a_key_the_server_echoes_is_redacted_everywhere(library_path, tmp_path):
                 "THOUGHTDESK_CONFIG_DIR": str(tmp_path / "config"),
                 "XDG_DATA_HOME": str(tmp_path / "data"),
             }
-            command = [sys.executable, "-m", "thoughtdesk", "--library", str(library_path), "-v", "generate", DEMO]
-            command += ["--model", "openai:m", "--base-url", server.base_url, "--dataset", "gsm8k", "--limit", "2"]
-            result = subprocess.run(command + ["--one-step"], capture_output=True, text=True, timeout=120, env=env)
+            command = ["-v", "generate", DEMO, "--model", "openai:m", "--base-url", server.base_url]
+            command += ["--dataset", "gsm8k", "--limit", "2", "--one-step"]
+            result = run_cli(*command, library=library_path, env=env)
         assert server.requests and all(r.headers["authorization"] == f"Bearer {key}" for r in server.requests)
         assert result.returncode != 0 and "key was refused (HTTP 401)" in result.stderr, result.stderr
         assert "Traceback" not in result.stderr

@@ -1,21 +1,19 @@
-"""``thoughtdesk report``, as a real process: HTML and PDF (offscreen, no display), the queue and
-author options, and one-line errors."""
+"""``thoughtdesk report``: HTML and PDF (as a real process without a display: drawn offscreen),
+the queue and author options, and one-line errors."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from tests.core.reports.conftest import seed_reports
 from tests.core.review.conftest import COLLECTION
+from tests.helpers.cli import run_cli, run_cli_process
 from tests.ui.reports.test_pdf import page_objects
 
 
-def run(library, *args, env=None):
-    cmd = [sys.executable, "-m", "thoughtdesk", "--library", str(library), *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+def run(library, *args):
+    return run_cli(*args, library=library)
 
 
 def test_report_command_writes_html_and_pdf(tmp_path):
@@ -38,7 +36,7 @@ def test_report_command_writes_html_and_pdf(tmp_path):
 
     # No display at all: the PDF is drawn offscreen.
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    out = run(seeded.path, "report", COLLECTION, "--pdf", tmp_path / "all.pdf", env=env)
+    out = run_cli_process("report", COLLECTION, "--pdf", tmp_path / "all.pdf", library=seeded.path, env=env)
     assert out.returncode == 0, out.stderr
     pages = page_objects(tmp_path / "all.pdf")
     assert out.stdout.strip() == f"review report ({pages} page(s)) written to {tmp_path / 'all.pdf'}"

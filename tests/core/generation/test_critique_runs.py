@@ -5,11 +5,9 @@ panel, the store as cache, pause/cancel/resume, a kill in a subprocess, and real
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.cli import cli_process
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.models import SERVER_KEY
-from tests.helpers.paths import ROOT
 from tests.helpers.servers import FakeModelServer, Recorded, Reply
 from thoughtdesk.core.critiques import critiques_for_cots
 from thoughtdesk.core.critiques.prompts import BUILTIN_TEMPLATES, CritiqueInput, ds_wrap, render
@@ -343,14 +341,8 @@ def test_pause_resume_and_cancel(library_path, server):
 
 
 def _cli(library: Path, *args: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "desktop"), "NO_PROXY": "127.0.0.1"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "thoughtdesk", "--library", str(library), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    """A real ``thoughtdesk`` child process (to be killed)."""
+    return cli_process(*args, library=library)
 
 
 def test_sigkill_mid_critique_run_then_resume_stores_exactly_one_critique_per_request(library_path, server):

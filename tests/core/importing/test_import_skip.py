@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import run_cli
 from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.importing.importer import import_dataset
@@ -32,11 +31,6 @@ def library_digest(path: Path) -> str:
             for row in sorted(repr(row) for row in lib.conn.execute(f'SELECT * FROM "{table}"')):
                 digest.update(row.encode())
     return digest.hexdigest()
-
-
-def run_cli(*args, library: Path):
-    cmd = [sys.executable, "-m", "thoughtdesk", "--library", str(library), *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 def test_abort_names_file_and_line_and_changes_nothing(tmp_path):

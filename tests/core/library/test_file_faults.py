@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import CliResult, run_cli
 from tests.helpers.full_disk import run_on_a_small_disk
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.paths import FIXTURES
@@ -48,10 +49,8 @@ def read_only(path: Path) -> Iterator[None]:
             path.chmod(mode)
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "thoughtdesk", *map(str, args)], capture_output=True, text=True, timeout=120
-    )
+def _cli(*args: str | Path) -> CliResult:
+    return run_cli(*args)
 
 
 @pytest.fixture

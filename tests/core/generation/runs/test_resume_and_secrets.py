@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from tests.core.generation.runs.conftest import DEMO
-from tests.helpers.paths import ROOT
+from tests.helpers.cli import cli_process, run_cli
 from tests.helpers.servers import FakeModelServer, Reply
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
@@ -30,15 +28,8 @@ from thoughtdesk.core.settings.secrets import MemoryKeyring, use_keyring
 
 
 def _cli(library: Path, *args: str, **popen) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "desktop"), "NO_PROXY": "127.0.0.1"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "thoughtdesk", "--library", str(library), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        **popen,
-    )
+    """A real ``thoughtdesk`` child process (to be killed, or to run beside another)."""
+    return cli_process(*args, library=library, **popen)
 
 
 def _count(library: Path, sql: str) -> int:
@@ -128,14 +119,12 @@ def test_cli_errors_name_the_provider_and_keep_the_run(library_path, tmp_path):
         ),
     ]
     for args, message, resume in cases:
-        process = _cli(library_path, "generate", DEMO, "--dataset", "gsm8k", "--trigger", "kojima-01", *args)
-        out, err = process.communicate(timeout=60)
-        assert process.returncode == 1
-        last = err.strip().splitlines()[-1]
+        result = run_cli("generate", DEMO, "--dataset", "gsm8k", "--trigger", "kojima-01", *args, library=library_path)
+        assert result.returncode == 1
+        last = result.stderr.strip().splitlines()[-1]
         assert message in last
         assert (resume in last) if resume else ("resume" not in last.split(";")[0])
-    runs = _cli(library_path, "runs", "--json")
-    out, _ = runs.communicate(timeout=60)
+    out = run_cli("runs", "--json", library=library_path).stdout
     assert out.count('"status": "failed"') == 1
     assert out.count('"id":') == 1
 
