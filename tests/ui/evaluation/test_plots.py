@@ -240,3 +240,57 @@ def test_a_live_redraw_paints_what_a_fresh_plot_paints(qtbot, answers, plot_clas
         assert _painted(live) == _painted(fresh)
         now = live.panels if isinstance(live, ParetoPlot) else live._panels
         assert now == panels and [item for plot in now.values() for item in plot.items] == items  # kept
+
+
+def test_long_condition_labels_wrap_under_their_bars_and_the_legend_is_outside_the_data(qtbot, tmp_path):
+    # Issue 28, point 1: at 1366x768 the labels of long conditions printed over each other and
+    # the legend covered bars.
+    from PySide6.QtGui import QFontMetrics
+
+    from thoughtdesk.ui.evaluation.plots import tick_font, wrap_label
+
+    conditions = [
+        "plan-and-solve-detailed-v2 / kojima-01 / kojima-A-E",
+        "self-consistency-medical-v3 / zhou-01 / kojima-A-E",
+        "- / - / kojima-A-E",
+        "chain-of-verification / lievin-02 / kojima-A-E",
+    ]
+    rows = [
+        ScoredAnswer(dataset, "test", model, condition, f"q{q}", "correct" if q % 3 else "incorrect")
+        for dataset in ("med_qa", "medmc_qa", "pubmed_qa")
+        for model in ("gpt-4o-mini-2024-07-18", "llama-3.1-8b-instruct-q4_k_m")
+        for condition in conditions
+        for q in range(10)
+    ]
+    widget = AccuracyPlot()
+    qtbot.addWidget(widget)
+    widget.resize(1340, 330)  # the Results tab's plot area at 1366x768
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.set_rows(accuracy_table(rows))
+    qtbot.waitUntil(lambda: not widget._relabel_timer.isActive(), timeout=5000)
+    metrics = QFontMetrics(tick_font())
+    for plot in widget._panels.values():
+        ticks = plot.getAxis("bottom")._tickLevels[0]
+        slot = plot.getViewBox().width() / len(ticks)
+        for _x, label in ticks:
+            widest = max(metrics.horizontalAdvance(line) for line in label.split("\n"))
+            assert widest <= slot, f"{label!r} is {widest} px under a {slot:.0f} px bar slot"
+    # The legend sits above the panels, not inside one.
+    legend = widget._legend.sceneBoundingRect()
+    for plot in widget._panels.values():
+        assert not legend.intersects(plot.getViewBox().sceneBoundingRect())
+    assert wrap_label("plan-and-solve-detailed-v2 / kojima-01", 12) == "plan-and-\nsolve-\ndetailed-v2…"
+    assert wrap_label("kojima-01", 20) == "kojima-01"
+    save = tmp_path / "accuracy.png"
+    widget.export_png(save, width=1340)
+    assert save.stat().st_size > 0
+
+
+def test_no_axis_is_scaled_by_an_si_prefix():
+    # The Critiques tab's dimension plot said "student model (x0.001)".
+    from thoughtdesk.ui.evaluation.critique_plots import DimensionPlot
+
+    widget = DimensionPlot()
+    for side in ("left", "bottom"):
+        assert not widget.plot.getAxis(side).autoSIPrefix

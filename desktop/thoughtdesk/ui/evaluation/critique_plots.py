@@ -18,7 +18,7 @@ import pyqtgraph as pg
 
 from thoughtdesk.core.critiques.analysis import SCORE_BINS, CritiqueAnalysis, ScorePoint
 from thoughtdesk.core.files import export_file
-from thoughtdesk.ui.evaluation.plots import ExportablePlot, tick_font
+from thoughtdesk.ui.evaluation.plots import ExportablePlot, fit_label, tick_font
 from thoughtdesk.ui.qt import QWidget
 
 #: One colour per DS dimension (and a grey for "no dimension"); more names cycle through them.
@@ -70,7 +70,7 @@ class DimensionPlot(ExportablePlot):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = self.layout_widget.addPlot()
+        self.plot = self.add_plot()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setLabel("left", "share of critiques")
         self.plot.setLabel("bottom", "student model")
@@ -80,6 +80,13 @@ class DimensionPlot(ExportablePlot):
         self.models: list[str] = []
         self.names: list[str] = []
         self.counts = np.zeros((0, 0))
+
+    def _label_width(self) -> float:
+        """The pixels a model's name may take a line under its bar (it wraps onto more lines)."""
+        width = self.plot.getViewBox().width()
+        if width < 50:
+            width = max(self.layout_widget.width(), 300) - 260  # less the axis and the side legend
+        return max(width / max(len(self.models), 1) - 4, 12.0)
 
     def set_analysis(self, analysis: CritiqueAnalysis | None) -> None:
         """Redraw from an analysis (None: empty)."""
@@ -103,7 +110,7 @@ class DimensionPlot(ExportablePlot):
                 entries.append((name or "(no dimension)", colour))
             labelled = len(self.models) <= MAX_LABELLED
             self.plot.getAxis("bottom").setTicks(
-                [[(float(i), m) for i, m in enumerate(self.models)] if labelled else []]
+                [[(float(i), fit_label(m, self._label_width())) for i, m in enumerate(self.models)] if labelled else []]
             )
             self.plot.setXRange(-0.6, len(self.models) - 0.4, padding=0)
             self.plot.setYRange(0, 1.0, padding=0.02)
@@ -129,7 +136,7 @@ class ScoreDistributionPlot(ExportablePlot):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = self.layout_widget.addPlot()
+        self.plot = self.add_plot()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setLabel("left", "critiques")
         self.plot.setLabel("bottom", "explanation score (rounded)")
@@ -179,7 +186,7 @@ class ScoreScatterPlot(ExportablePlot):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = self.layout_widget.addPlot()
+        self.plot = self.add_plot()
         self.plot.setLabel("bottom", "critique model's explanation score (jittered)")
         self.plot.setLabel("left", "human score, mean of raters (jittered)")
         self.legend = _side_legend(self.layout_widget)

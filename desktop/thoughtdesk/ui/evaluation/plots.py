@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PySide6.QtCore import QRectF, QSize, Signal
-from PySide6.QtGui import QFont, QPainter
+from PySide6.QtCore import QRectF, QSize, QTimer, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -39,6 +39,14 @@ class ExportablePlot(QWidget):
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.layout_widget)
+
+    def add_plot(self, **where: int) -> pg.PlotItem:
+        """A plot in the figure whose axes show plain values: pyqtgraph scales an axis by an SI
+        prefix on its own and titles it "student model (x0.001)", which means nothing here."""
+        plot = self.layout_widget.addPlot(**where)
+        for side in ("left", "bottom"):
+            plot.getAxis(side).enableAutoSIPrefix(False)
+        return plot
 
     def export_png(self, path: str | Path, width: int = 1200) -> Path:
         """Write the figure as PNG, ``width`` pixels wide (height keeps the aspect ratio), whole
@@ -132,15 +140,55 @@ def varying_parts(rows) -> str:
     return " / ".join(names)
 
 
-def enumerate_labels(rows):
-    """``(x, label)`` ticks for the bars at x = 0, 1, 2, ..."""
-    return [(float(i), label) for i, label in enumerate(short_labels(rows))]
+#: At most this many lines a bar's label is wrapped into (the last one cut with "…").
+LABEL_LINES = 3
+_BREAK_AFTER = (" / ", " · ", "-", "_", " ", "/", ".")
 
 
-def label_bars(plot, rows, with_ticks: bool = True) -> None:
-    """Name a panel's bars (x = 0, 1, ...) and title its x axis with what they differ in."""
+def wrap_label(label: str, chars: int, lines: int = LABEL_LINES) -> str:
+    """``label`` in lines of at most ``chars`` characters (broken after " / ", "-", "_" or a
+    space where one is near), at most ``lines`` of them: long condition names stay readable
+    under a narrow bar instead of printing over their neighbours' labels."""
+    chars = max(chars, 3)
+    out: list[str] = []
+    rest = label
+    while rest and len(out) < lines:
+        if len(rest) <= chars:
+            out.append(rest)
+            rest = ""
+            break
+        window = rest[:chars]
+        cut = max((window.rfind(mark) + len(mark) for mark in _BREAK_AFTER if window.rfind(mark) > 0), default=0)
+        cut = cut if cut >= chars // 2 else chars
+        out.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        out[-1] = out[-1][: max(chars - 1, 1)] + "…"
+    return "\n".join(out)
+
+
+def fit_label(label: str, width: float) -> str:
+    """``label`` wrapped so that each line is at most ``width`` pixels wide in the tick font."""
+    metrics = QFontMetrics(tick_font())
+    chars = max(int(width / max(metrics.averageCharWidth(), 1)), 3)
+    while True:
+        wrapped = wrap_label(label, chars)
+        if chars <= 3 or all(metrics.horizontalAdvance(line) <= width for line in wrapped.split("\n")):
+            return wrapped
+        chars -= 1
+
+
+def enumerate_labels(rows, width: float | None = None):
+    """``(x, label)`` ticks for the bars at x = 0, 1, 2, ... (each line at most ``width`` px)."""
+    labels = short_labels(rows)
+    return [(float(i), fit_label(label, width) if width else label) for i, label in enumerate(labels)]
+
+
+def label_bars(plot, rows, with_ticks: bool = True, width: float | None = None) -> None:
+    """Name a panel's bars (x = 0, 1, ...) and title its x axis with what they differ in;
+    ``width``: the pixels a label's line may take (its bar's slot)."""
     bottom = plot.getAxis("bottom")
-    bottom.setTicks([list(enumerate_labels(rows)) if with_ticks else []])
+    bottom.setTicks([list(enumerate_labels(rows, width)) if with_ticks else []])
     title = varying_parts(rows)
     if bottom.labelText != title:  # setting it re-lays the panel out
         bottom.setStyle(tickFont=tick_font())  # several labels share a narrow panel
@@ -168,6 +216,9 @@ class AccuracyPlot(ExportablePlot):
         self._panels: dict[tuple[str, str], pg.PlotItem] = {}
         self._legend: pg.LegendItem | None = None
         self._legend_models: list[str] = []
+        self._labelled_width = 0  # the figure's width the bar labels were wrapped for
+        self._relabel_timer = QTimer(self, singleShot=True, interval=0)
+        self._relabel_timer.timeout.connect(self._relabel)
         #: (dataset split, model) -> its bars and whiskers, created with the panels' models
         self._items: dict[tuple[tuple[str, str], str], tuple[pg.BarGraphItem, pg.ErrorBarItem]] = {}
         self._item_models: list[str] = []
@@ -207,8 +258,12 @@ class AccuracyPlot(ExportablePlot):
                 )
                 bars.setVisible(True)
                 whiskers.setVisible(True)
-            label_bars(plot, panel, with_ticks=len(panel) <= MAX_LABELLED_BARS)
+            label_bars(
+                plot, panel, with_ticks=len(panel) <= MAX_LABELLED_BARS, width=self._label_width(plot, len(panel))
+            )
             plot.setXRange(-0.6, max(len(panel) - 0.4, 0.6), padding=0)
+        self._labelled_width = self.layout_widget.width()
+        self._relabel_timer.start()  # once laid out, each panel's own width is known
         if self._legend is not None and models != self._legend_models:
             self._legend.clear()
             self._legend_models = models
@@ -216,6 +271,31 @@ class AccuracyPlot(ExportablePlot):
                 self._legend.addItem(
                     pg.BarGraphItem(x=[0], height=[0], width=1, brush=colours[model]), html.escape(model)
                 )
+
+    def _label_width(self, plot: pg.PlotItem, bars: int) -> float:
+        """The pixels a bar's label may take a line: the panel's data width (before the first
+        layout, the figure's width shared by the panels) over its bars, less a gap."""
+        width = plot.getViewBox().width()
+        if width < 50:
+            width = max(self.layout_widget.width(), 300) / max(len(self._panels), 1) - 60
+        return max(width / max(bars, 1) - 4, 12.0)
+
+    def _relabel(self) -> None:
+        """Wrap every panel's labels again for the panels' widths now (ticks only, cheap)."""
+        self._labelled_width = self.layout_widget.width()
+        by_panel: dict[tuple[str, str], list[AccuracyRow]] = {}
+        for row in self.rows:
+            by_panel.setdefault((row.dataset, row.split), []).append(row)
+        for key, plot in self._panels.items():
+            panel = sorted(by_panel.get(key, []), key=lambda r: (r.model, r.condition))
+            label_bars(
+                plot, panel, with_ticks=len(panel) <= MAX_LABELLED_BARS, width=self._label_width(plot, len(panel))
+            )
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        if self.rows and abs(self.layout_widget.width() - self._labelled_width) > 40:
+            self._relabel_timer.start()  # wrapped for the old width: again for this one
 
     def _build_items(self, models: list[str], colours: dict[str, str]) -> None:
         """A bar item and a whisker item per panel and model, in model order (their drawing order)."""
@@ -238,16 +318,17 @@ class AccuracyPlot(ExportablePlot):
         self._item_models = []
         self._legend = None
         self._legend_models = []
+        # The model legend is a row of its own above the panels: inside a panel it covered bars.
+        self._legend = pg.LegendItem(labelTextColor="#333333", colCount=4)
+        self.layout_widget.addItem(self._legend, row=0, col=0, colspan=max(len(datasets), 1))
         for column, (dataset, split) in enumerate(datasets):
-            plot = self.layout_widget.addPlot(row=0, col=column)
+            plot = self.add_plot(row=1, col=column)
             plot.setTitle(html.escape(f"{dataset} / {split}"))
             plot.setYRange(0, 1)
             plot.setLabel("left", "accuracy (Wilson 95 %)")
             plot.getAxis("left").enableAutoSIPrefix(False)  # never "accuracy (x0.001)"
             plot.setMouseEnabled(x=False, y=False)
             self._panels[(dataset, split)] = plot
-            if self._legend is None:
-                self._legend = plot.addLegend(offset=(-10, 10), labelTextColor="#333333", brush=(255, 255, 255, 220))
 
     def export_csv(self, path: str | Path) -> Path:
         """The plotted rows as CSV (all AccuracyRow fields)."""
@@ -338,7 +419,7 @@ class ParetoPlot(ExportablePlot):
                 self.legend.addItem(pg.ScatterPlotItem(size=9, brush=colours[model], pen="w"), html.escape(model))
             self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen("#C44E52", width=2)), "Pareto front")
         if not datasets:
-            self._axes(self.layout_widget.addPlot())
+            self._axes(self.add_plot())
 
     def _x(self, row: AccuracyRow) -> float | None:
         return row.mean_cost if self.use_cost else row.mean_tokens
@@ -367,7 +448,7 @@ class CorrectnessMap(ExportablePlot):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = self.layout_widget.addPlot()
+        self.plot = self.add_plot()
         self.image = pg.ImageItem()
         self.image.setLookupTable(
             np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104], [255, 255, 255]], dtype=np.ubyte)

@@ -33,7 +33,7 @@ class LengthPlot(ExportablePlot):
         super().__init__(parent)
         self.stats: CollectionStatistics | None = None
         self.field = "question"
-        self.plot = self.layout_widget.addPlot()
+        self.plot = self.add_plot()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.getAxis("bottom").setStyle(tickFont=tick_font())
         self.plot.setLabel("left", "tokens (words)")
@@ -93,7 +93,7 @@ class OverlapHeatmap(ExportablePlot):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.matrix: OverlapMatrix | None = None
-        self.plot = self.layout_widget.addPlot()
+        self.plot = self.add_plot()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -301,6 +302,7 @@ class LlamaCppBackend(Backend):
                     loop.call_soon_threadsafe(on_token, index, piece)
 
             future = loop.run_in_executor(self._executor, self._generate_blocking, request, seed, emit, cancel)
+            future.add_done_callback(_retrieved)  # a cancelled call's end is nobody's to await
             try:
                 async with asyncio.timeout(request.timeout):
                     results.append(await asyncio.shield(future))
@@ -328,8 +330,8 @@ class LlamaCppBackend(Backend):
         )
 
     def _generate_blocking(self, request: Request, seed: int | None, emit: Any, cancel: threading.Event) -> Response:
-        """One sample on the worker thread."""
-        from llama_cpp import StoppingCriteriaList
+        """One sample on the worker thread; stops at the next token once ``cancel`` is set."""
+        from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
         llama = self._llama
         use_chat = request.is_chat and self.uses_gguf_chat_template
@@ -343,7 +345,9 @@ class LlamaCppBackend(Backend):
         try:
             if use_chat:
                 messages = [{"role": m.role, "content": m.content} for m in request.chat_messages()]
-                # The chat API takes no stopping criteria; cancelling is checked between pieces.
+                # The chat API takes no stopping criteria; a logits processor is asked before each
+                # token, so raising there stops a cancelled generation at its next token.
+                options["logits_processor"] = LogitsProcessorList([partial(_stop_if_set, cancel)])
                 output = llama.create_chat_completion(messages=messages, stream=emit is not None, **options)
             else:
                 options["stopping_criteria"] = StoppingCriteriaList([lambda ids, logits: cancel.is_set()])
@@ -485,6 +489,23 @@ def load_key(settings: LlamaCppSettings) -> tuple[object, ...]:
         settings.n_gpu_layers,
         settings.seed,
     )
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark the outcome of a call nobody awaits any more as seen (asyncio would log it)."""
+    if not future.cancelled():
+        future.exception()
+
+
+class _Stopped(Exception):
+    """A cancelled generation stopped between two tokens (nobody waits for its result)."""
+
+
+def _stop_if_set(cancel: threading.Event, _ids: Any, scores: Any) -> Any:
+    """A logits processor that changes nothing, and stops a cancelled generation."""
+    if cancel.is_set():
+        raise _Stopped
+    return scores
 
 
 def _collect_stream(chunks: Any, emit: Any, cancel: threading.Event, chat: bool) -> dict[str, Any]:

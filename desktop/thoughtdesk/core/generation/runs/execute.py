@@ -92,6 +92,16 @@ STOPPING_ERRORS = (AuthError, ModelNotFound, ModelFileError, ServerDown, Scoring
 _attempts: contextvars.ContextVar[int] = contextvars.ContextVar("attempts", default=1)
 
 
+class _Interrupted(Exception):
+    """A local model's call stopped by a pause (sent again after the resume)."""
+
+
+def _cancelling() -> bool:
+    """Whether the current task itself is being cancelled (not only a call it awaited)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 class _Execution:
     """One execution of a run on one asyncio loop (see :func:`execute_run_async`)."""
 
@@ -134,6 +144,10 @@ class _Execution:
         self.commits = CommitGroup(lib)
         # Results being stored while their worker goes on to its next request (see _send).
         self.stores: set[asyncio.Task[None]] = set()
+        #: Calls to a local model under way, by request id: a pause interrupts them (the model
+        #: stops at its next token) and sends them again after the resume.
+        self.interruptible: dict[int, asyncio.Task[Any]] = {}
+        self.interrupted: set[int] = set()
         self.store_error: BaseException | None = None
         self.discarded = 0  # answers not stored: another process took their requests over
 
@@ -300,6 +314,10 @@ class _Execution:
                 return
             if self.control.paused != paused:
                 paused = self.control.paused
+                if paused:  # a local model would generate on for minutes: stopped at its next token
+                    for request_id, call in list(self.interruptible.items()):
+                        self.interrupted.add(request_id)
+                        call.cancel()
                 set_run_status(self.lib, self.run_id, "paused" if paused else "running")
                 self.tally.status = "paused" if paused else "running"
                 self.tally.set_paused(paused)
@@ -567,7 +585,15 @@ class _Execution:
         self.tally.in_flight += 1
         attempts = _attempts.set(1)
         try:
-            response = await backend.complete(call)
+            try:
+                response = await self._call(request.id, backend, call)
+            except _Interrupted:
+                # Paused mid-generation: the request goes back to pending under its claim, and
+                # into the queue, where the workers wait for the resume.
+                await self.commits.write(partial(self._unclaim, request.id, token), urgent=True)
+                self.tally.in_flight -= 1
+                self.queue.put_nowait(request.id)
+                return None
             if not response.texts or not response.texts[0].strip():
                 raise BadResponse(
                     backend.provider,
@@ -631,6 +657,31 @@ class _Execution:
         if error is not None:
             self.store_error = self.store_error or error
             self._stop_workers()
+
+    async def _call(self, request_id: int, backend: Any, call: Request) -> Response:
+        """``backend.complete(call)``; a local model's call can be interrupted by a pause
+        (raises :class:`_Interrupted`), a remote one is left to answer (it is paid for)."""
+        if backend.provider != "llamacpp":
+            return await backend.complete(call)
+        task = asyncio.ensure_future(backend.complete(call))
+        self.interruptible[request_id] = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if request_id in self.interrupted and not _cancelling():
+                raise _Interrupted from None
+            raise
+        finally:
+            self.interruptible.pop(request_id, None)
+            self.interrupted.discard(request_id)
+
+    def _unclaim(self, request_id: int, token: str) -> None:
+        """Give an interrupted request back (pending, its attempt not counted), if still ours."""
+        self.lib.conn.execute(
+            "UPDATE request SET status = 'pending', attempts = max(attempts - 1, 0), claim = NULL "
+            "WHERE id = ? AND status = 'sent' AND claim = ?",
+            (request_id, token),
+        )
 
     def _claim(self, request_id: int, sent_at: str) -> str | None:
         """Mark a pending request sent (inside a transaction) with a new claim token, returned;
