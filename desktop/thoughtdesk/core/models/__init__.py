@@ -7,6 +7,7 @@ from thoughtdesk.core.models.registry import (
     ModelEntry,
     ModelRegistry,
     ModelRegistryError,
+    resolve_local_model,
     resolve_model_name,
 )
 
@@ -19,5 +20,6 @@ __all__ = [
     "ModelRegistryError",
     "read_header",
     "read_model_facts",
+    "resolve_local_model",
     "resolve_model_name",
 ]

@@ -167,10 +167,10 @@ class ModelRegistry:
     def get(self, name: str) -> ModelEntry:
         entry = self.find(name)
         if entry is None:
-            raise ModelRegistryError(f"no registered model is named {name!r}; {self._names_hint()}")
+            raise ModelRegistryError(f"no registered model is named {name!r}; {self.names_hint()}")
         return entry
 
-    def _names_hint(self) -> str:
+    def names_hint(self) -> str:
         names = [entry.name for entry in self.entries()]
         if not names:
             return "no model is registered yet (`thoughtdesk models add FILE.gguf`)"
@@ -383,7 +383,37 @@ def _entry(name: str, path: Path, stat: os.stat_result, digest: str, facts: Mode
 
 
 def resolve_model_name(text: str, registry: ModelRegistry | None = None) -> str | None:
-    """The path of the registered model named ``text``, or None when no entry has that name
-    (used by ``llamacpp:NAME``)."""
+    """The path of the registered model named ``text``, or None when no entry has that name."""
     entry = (registry or ModelRegistry()).find(text)
     return entry.path if entry else None
+
+
+def resolve_local_model(text: str, registry: ModelRegistry | None = None) -> str:
+    """What ``llamacpp:TEXT`` names: an existing file as it is, else the file of the registered
+    model named ``TEXT``, else ``TEXT`` as a path when it looks like one (a missing file is then
+    reported where model files are checked). A bare word that is neither raises
+    :class:`ModelRegistryError` saying so and listing the registered names."""
+    path = Path(text).expanduser()
+    if path.exists():
+        return str(path)
+    registry = registry or ModelRegistry()
+    entry = registry.find(text)
+    if entry is not None:
+        if entry.status() == "missing":
+            raise ModelRegistryError(
+                f"llamacpp:{text}: the registered model's file is missing ({entry.path}); add it again from "
+                f"its new place with `thoughtdesk models add PATH`, or remove it with `thoughtdesk models remove {text}`"
+            )
+        return entry.path
+    if _looks_like_path(text):
+        return str(path)
+    raise ModelRegistryError(
+        f"llamacpp:{text}: no registered model is named {text!r} and there is no such file; "
+        f"{registry.names_hint()}, or give the path of a .gguf file"
+    )
+
+
+def _looks_like_path(text: str) -> bool:
+    return (
+        text.lower().endswith(".gguf") or any(sep in text for sep in ("/", "\\", os.sep)) or text.startswith(("~", "."))
+    )
