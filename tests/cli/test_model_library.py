@@ -3,6 +3,7 @@ input and nothing half-registered; registered names in ``--model llamacpp:NAME``
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -135,3 +136,22 @@ def test_registered_name_resolves_in_model_options(tmp_path: Path, capsys, libra
         capsys, "--library", str(library_path), "generate", DEMO, "--model", "llamacpp:nosuch", "--plan-only"
     )
     assert code == 1 and "no registered model is named 'nosuch'" in err and "registered: tiny" in err
+
+
+def test_download_resumes_and_registers(tmp_path: Path, capsys, models_dir: Path):
+    from tests.helpers.file_server import Served, file_server
+
+    model = write_tiny_gguf(tmp_path / "tiny.gguf")
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()
+    with file_server() as server:
+        server.files["/r/tiny.gguf"] = Served(model, cut_after=200)
+        code, out, err = run(capsys, "models", "download", server.url("/r/tiny.gguf"), "--sha256", digest, "--json")
+        assert code == 0, err
+        assert [r for _, r in server.requests] == [None, "bytes=200-"]
+        assert json.loads(out)["name"] == "tiny" and json.loads(out)["sha256"] == digest
+        server.files["/r/other.gguf"] = Served(write_tiny_gguf(tmp_path / "o.gguf", template="x"))
+        code, out, err = run(capsys, "models", "download", server.url("/r/other.gguf"), "--sha256", "1" * 64)
+        assert code == 1 and out == "" and err.count("\n") == 1 and "checksum mismatch" in err
+    assert [e.name for e in ModelRegistry().entries()] == ["tiny"]
+    code, _, err = run(capsys, "--offline", "models", "download", "https://example.org/m.gguf")
+    assert code == 1 and err.count("\n") == 1 and "offline mode is on" in err

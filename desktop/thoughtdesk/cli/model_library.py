@@ -125,6 +125,24 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_download(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.models.download import download_model
+
+    line = ProgressLine(f"downloading {args.name or args.url.rsplit('/', 1)[-1]}", unit="bytes")
+    try:
+        entry = download_model(
+            args.url, name=args.name, sha256=args.sha256, progress=lambda done, total: line(done, total or 0)
+        )
+    finally:
+        line.finish()
+    if args.json:
+        print(json.dumps(_entry_json(entry, DEFAULT_N_CTX, available_memory()), indent=2, ensure_ascii=False))
+    else:
+        checked = "checksum verified" if args.sha256 else "no checksum given, SHA-256 recorded"
+        print(f"{entry.name}\tdownloaded and registered ({checked})\t{entry.path}")
+    return EXIT_OK
+
+
 def _params(count: int) -> str:
     if count >= 1e9:
         return f"{count / 1e9:.1f}B"
@@ -177,6 +195,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", metavar="NAME", help="the model's registered name")
     p.add_argument("--json", action="store_true", help="print what was removed as JSON")
     p.set_defaults(func=cmd_remove)
+
+    p = actions.add_parser(
+        "download", help="download a GGUF model (resumable; checked before it is registered), only when asked"
+    )
+    p.add_argument("url", metavar="URL", help="a plain URL or a Hugging Face /resolve/ URL of a .gguf file")
+    p.add_argument("--name", help="the model's name (default: the file's name without .gguf)")
+    p.add_argument("--sha256", metavar="HEX", help="the file's SHA-256: a file that differs is removed, not registered")
+    p.add_argument("--json", action="store_true", help="print the registered model as JSON")
+    p.set_defaults(func=cmd_download)
 
     for name, parser in [("models", models), *((f"models {n}", c) for n, c in actions.choices.items())]:
         parser.epilog = "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES[name])
