@@ -161,3 +161,29 @@ def test_listing_50_models_reads_no_model_file(registry: ModelRegistry, tmp_path
     elapsed = time.perf_counter() - start
     assert len(entries) == 50 and set(statuses) == {"ok"}
     assert elapsed < 0.1, elapsed
+
+
+def test_the_same_file_with_its_own_name_again_is_no_error(registry: ModelRegistry, tmp_path: Path):
+    path = write_tiny_gguf(tmp_path / "m.gguf")
+    registry.add(path, name="mine")
+    [again] = registry.add(path, name="mine")
+    assert again.outcome == "known" and [e.name for e in registry.entries()] == ["mine"]
+
+
+def test_a_cancel_from_the_progress_callback_leaves_nothing(registry: ModelRegistry, tmp_path: Path):
+    from thoughtdesk.core.errors import Cancelled
+
+    folder = tmp_path / "two"
+    folder.mkdir()
+    write_tiny_gguf(folder / "a.gguf")
+    write_tiny_gguf(folder / "b.gguf", template="t")
+    seen: list[Path] = []
+
+    def progress(_done: int, _total: int, path: Path) -> None:
+        seen.append(path)
+        if path.name == "b.gguf":
+            raise Cancelled("adding models")
+
+    with pytest.raises(Cancelled):
+        registry.add(folder, copy=True, progress=progress)
+    assert registry.entries() == [] and not list(registry.models_dir.iterdir())  # a.gguf's copy removed

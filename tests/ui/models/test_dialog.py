@@ -71,3 +71,14 @@ def test_edit_menu_opens_it(window, qtbot):
     dialog = window.models.open_models()
     qtbot.waitUntil(dialog.isVisible)
     dialog.close()
+
+
+def test_cancel_stops_a_copy_and_adds_nothing(qtbot, tmp_path: Path, gguf_model: Path):
+    dialog = _dialog(qtbot, tmp_path)
+    dialog.copy.setChecked(True)
+    task = dialog.add_path(gguf_model)
+    task.cancel()  # the 253 MB copy reports after its first MiB and stops there
+    qtbot.waitUntil(lambda: dialog.message.text().startswith("Nothing was added"), timeout=20000)
+    assert "cancelled" in dialog.message.text()
+    assert dialog.model.rowCount() == 0
+    assert not (tmp_path / "models").exists() or not list((tmp_path / "models").iterdir())

@@ -201,7 +201,7 @@ class ModelRegistry:
             check_name(name)
         pending = [_Pending(file.resolve(), read_model_facts(file)) for file in files]
         entries = self.entries()
-        if name is not None and any(entry.name == name for entry in entries):
+        if name is not None and any(entry.name == name and entry.path != str(pending[0].source) for entry in entries):
             raise ModelRegistryError(f"the name {name!r} is taken; choose another with --name")
         total = sum(item.source.stat().st_size for item in pending)
         done = 0

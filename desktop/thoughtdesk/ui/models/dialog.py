@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.models.fit import MemoryFit, available_memory, memory_fit
 from thoughtdesk.core.models.registry import AddResult, ModelEntry, ModelRegistry
 from thoughtdesk.ui.app.tasks import Task, TaskContext
@@ -205,10 +205,12 @@ class ModelsDialog(QDialog):
         self.message.setText(f"Adding {path}…")
 
         def work(context: TaskContext) -> list[AddResult]:
-            # Progress in MiB: Qt's progress dialog counts in int (a 5 GB file overflows bytes).
-            return registry.add(
-                path, copy=copy, progress=lambda done, total, _p: context.progress(done >> 20, total >> 20)
-            )
+            def progress(done: int, total: int, _path: Path) -> None:
+                if context.cancelled():  # raised inside add(): its copies are removed, nothing registered
+                    raise Cancelled("adding models")
+                context.progress(done >> 20, total >> 20)  # MiB: Qt's progress counts in int
+
+            return registry.add(path, copy=copy, progress=progress)
 
         return (
             Task(work)
