@@ -187,3 +187,16 @@ def test_a_cancel_from_the_progress_callback_leaves_nothing(registry: ModelRegis
     with pytest.raises(Cancelled):
         registry.add(folder, copy=True, progress=progress)
     assert registry.entries() == [] and not list(registry.models_dir.iterdir())  # a.gguf's copy removed
+
+
+def test_split_models_are_added_by_their_first_part(registry: ModelRegistry, tmp_path: Path):
+    folder = tmp_path / "split"
+    folder.mkdir()
+    write_tiny_gguf(folder / "big-00001-of-00002.gguf")
+    write_tiny_gguf(folder / "big-00002-of-00002.gguf", template="x")
+    [result] = registry.add(folder)
+    assert result.entry.name == "big-00001-of-00002"
+    with pytest.raises(
+        ModelRegistryError, match=r"part 2 of 2 of a split model; add its first part \(big-00001-of-00002"
+    ):
+        registry.add(folder / "big-00002-of-00002.gguf")

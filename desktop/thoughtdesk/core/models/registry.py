@@ -118,21 +118,41 @@ def sha256_of(path: Path, report: Callable[[int], None] | None = None) -> str:
     return digest.hexdigest()
 
 
+#: llama.cpp's split models: ``NAME-00001-of-00003.gguf``; the first part loads the others.
+_SPLIT = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
+
+
 def gguf_files(path: Path) -> list[Path]:
     """``path`` itself, or every ``*.gguf`` under the folder ``path`` (sorted, hidden ones and
-    partial downloads left out)."""
+    partial downloads left out; of a split model only its first part, which loads the others)."""
     if path.is_dir():
         found = [
             file
             for file in sorted(path.rglob("*"))
-            if file.suffix.lower() == ".gguf" and file.is_file() and not file.name.startswith(".")
+            if file.suffix.lower() == ".gguf"
+            and file.is_file()
+            and not file.name.startswith(".")
+            and not _later_split_part(file)
         ]
         if not found:
             raise ModelRegistryError(f"{path}: no .gguf files in this folder or below it")
         return found
     if not path.exists():
         raise ModelRegistryError(f"{path}: no such file or folder")
+    if _later_split_part(path):
+        match = _SPLIT.search(path.name)
+        assert match is not None
+        first = _SPLIT.sub(f"-00001-of-{match.group(2)}.gguf", path.name)
+        raise ModelRegistryError(
+            f"{path}: this is part {int(match.group(1))} of {int(match.group(2))} of a split model; add its first "
+            f"part ({first}), which llama.cpp loads the others from"
+        )
     return [path]
+
+
+def _later_split_part(path: Path) -> bool:
+    match = _SPLIT.search(path.name)
+    return match is not None and int(match.group(1)) > 1
 
 
 class ModelRegistry:
