@@ -131,3 +131,10 @@ def test_header_keeps_short_arrays_and_skips_long_ones(tmp_path: Path):
     kind, tokens = header.metadata["tokenizer.ggml.tokens"]
     assert kind == ARRAY and tokens.length == 2000 and tokens.items is None
     assert [t.name for t in header.tensors] == [name for name, _, _ in TINY_TENSORS]
+
+
+def test_an_array_where_a_number_belongs(tmp_path: Path):
+    metadata = [("general.architecture", STRING, "llama"), ("llama.context_length", ARRAY, (UINT32, [1, 2]))]
+    path = tmp_path / "odd.gguf"
+    path.write_bytes(gguf_bytes(metadata))
+    assert "'llama.context_length' is an array, expected an integer" in _error(path)

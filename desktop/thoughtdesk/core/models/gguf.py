@@ -350,7 +350,9 @@ def _typed(header: GgufHeader, path: Path) -> Callable[..., Any]:
         if want == "int-or-array" and kind == _ARRAY and value.items and all(isinstance(v, int) for v in value.items):
             return value.items
         expected = {"int": "an integer", "str": "a string", "int-or-array": "an integer"}[want]
-        raise GgufError(path, f"metadata key {key!r} is a {_TYPE_NAMES[kind]}, expected {expected}")
+        found = _TYPE_NAMES[kind]
+        article = "an" if found.startswith(("array", "int")) else "a"
+        raise GgufError(path, f"metadata key {key!r} is {article} {found}, expected {expected}")
 
     return get
 
