@@ -200,3 +200,22 @@ def test_split_models_are_added_by_their_first_part(registry: ModelRegistry, tmp
         ModelRegistryError, match=r"part 2 of 2 of a split model; add its first part \(big-00001-of-00002"
     ):
         registry.add(folder / "big-00002-of-00002.gguf")
+
+
+def test_changes_made_by_another_process_while_hashing_are_kept(registry: ModelRegistry, tmp_path: Path):
+    """`models add` of a big file takes minutes; a remove or an add in the dialog meanwhile is kept."""
+    registry.add(write_tiny_gguf(tmp_path / "old.gguf"), name="old")
+    other_process = ModelRegistry(registry.file, registry.models_dir)
+    (tmp_path / "b").mkdir()
+    elsewhere = write_tiny_gguf(tmp_path / "b" / "new.gguf", template="meanwhile")
+    changed = []
+
+    def meanwhile(_done: int, _total: int, _path: Path) -> None:
+        if not changed:
+            changed.append(True)
+            other_process.remove("old")
+            other_process.add(elsewhere)  # takes the name "new" first
+
+    [result] = registry.add(write_tiny_gguf(tmp_path / "new.gguf", template="mine"), progress=meanwhile)
+    assert result.entry.name == "new-2"
+    assert [e.name for e in registry.entries()] == ["new", "new-2"]

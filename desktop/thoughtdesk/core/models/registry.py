@@ -226,6 +226,7 @@ class ModelRegistry:
         total = sum(item.source.stat().st_size for item in pending)
         done = 0
         results: list[AddResult] = []
+        original = {entry.name for entry in entries}  # the names before this call
         made: list[Path] = []  # copies made by this call, removed again if it fails
         try:
             for item in pending:
@@ -241,12 +242,37 @@ class ModelRegistry:
                     progress(done, total, item.source)
                 results.append(result)
             if any(result.outcome != "known" for result in results):
-                self._save(entries)
+                results = self._merge(results, original)
         except BaseException:
             for copied in made:
                 copied.unlink(missing_ok=True)
             raise
         return results
+
+    def _merge(self, results: list[AddResult], original: set[str]) -> list[AddResult]:
+        """Write this call's changes into the registry as it is now (another process may have
+        changed it while files were hashed): an entry that existed before is replaced by name; a
+        new one is appended, renamed when another process took its name meanwhile (or dropped
+        when that process registered the same bytes)."""
+        fresh = self.entries()
+        merged: list[AddResult] = []
+        for result in results:
+            entry = result.entry
+            if result.outcome != "known" or entry.name not in original:
+                names = [other.name for other in fresh]
+                same = next((other for other in fresh if other.sha256 == entry.sha256), None)
+                if entry.name in original and entry.name in names:
+                    fresh[names.index(entry.name)] = entry
+                elif same is not None and same.name not in original:
+                    result = AddResult(same, "known", result.source)  # registered meanwhile elsewhere
+                else:
+                    if entry.name in names:
+                        entry = replace(entry, name=_unique_name(entry.name, set(names)))
+                    fresh.append(entry)
+                    result = AddResult(entry, result.outcome, result.source)
+            merged.append(result)
+        self._save(fresh)
+        return merged
 
     def _add_one(
         self,
