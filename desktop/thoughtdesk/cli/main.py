@@ -25,6 +25,7 @@ from thoughtdesk.cli import (
     fragments,
     generate,
     library,
+    model_library,
     rationales,
     report,
     review,
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         trajectories,
         report,
         admin,
+        model_library,
     ):
         module.register(sub)
     for command in sub_commands(parser):

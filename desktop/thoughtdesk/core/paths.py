@@ -14,6 +14,8 @@ LIBRARY_ENV = "THOUGHTDESK_LIBRARY"
 LIBRARY_FILENAME = "library.thoughtdesk"
 #: Overrides the settings folder (tests, the self-test, managed installs).
 CONFIG_DIR_ENV = "THOUGHTDESK_CONFIG_DIR"
+#: Overrides the folder downloaded and copied GGUF models go to.
+MODELS_DIR_ENV = "THOUGHTDESK_MODELS_DIR"
 
 
 def user_data_dir() -> Path:
@@ -38,6 +40,20 @@ def user_config_dir() -> Path:
 def user_cache_dir() -> Path:
     """The per-user cache folder (downloaded dataset files)."""
     return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def user_models_dir() -> Path:
+    """Where downloaded and copied GGUF models go: ``$THOUGHTDESK_MODELS_DIR`` if set, else
+    ``models`` in the data folder (e.g. ``~/.local/share/ThoughtDesk/models``)."""
+    override = os.environ.get(MODELS_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return user_data_dir() / "models"
+
+
+def model_registry_file() -> Path:
+    """The model registry (``models.json`` in the data folder): the local models by name."""
+    return user_data_dir() / "models.json"
 
 
 def default_library_path() -> Path:

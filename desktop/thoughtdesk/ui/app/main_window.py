@@ -26,6 +26,7 @@ from thoughtdesk.ui.app.write_wait import GUI_WRITE_PATIENCE, waiting_text, writ
 from thoughtdesk.ui.evaluation import install as install_evaluation
 from thoughtdesk.ui.generation import install as install_generation
 from thoughtdesk.ui.importing import install as install_importing
+from thoughtdesk.ui.models import install as install_models
 from thoughtdesk.ui.qt import (
     QAction,
     QActionGroup,
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
         self.importing = install_importing(self)
         self.reports = install_reports(self)
         self.settings = install_settings(self)
+        self.models = install_models(self)
         self.generation = install_generation(self)
         self.file_menu.addSeparator()
         self.action_quit = self.add_action(self.file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)

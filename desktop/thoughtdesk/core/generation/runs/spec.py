@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 from thoughtdesk.core.critiques.prompts import WRAPPERS, Wrapper
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.prompts import PromptMode
+from thoughtdesk.core.models.registry import ModelRegistryError, resolve_local_model
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
 
 Endpoint = Literal["chat", "completions"]
@@ -94,7 +95,8 @@ class ModelSpec:
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> ModelSpec:
-        """``openai:gpt-4o-mini``, ``anthropic:claude-3-5-haiku-latest`` or ``llamacpp:PATH.gguf``."""
+        """``openai:gpt-4o-mini``, ``anthropic:claude-3-5-haiku-latest``, ``llamacpp:PATH.gguf`` or
+        ``llamacpp:NAME`` (a model registered with ``thoughtdesk models add``, resolved to its file)."""
         provider, sep, model = text.partition(":")
         if not sep or not model:
             raise RunSpecError(
@@ -102,7 +104,10 @@ class ModelSpec:
                 "anthropic:claude-3-5-haiku-latest or llamacpp:/path/model.gguf"
             )
         if provider == "llamacpp":
-            model = str(Path(model).expanduser())
+            try:  # a file, or a name from the model library (`thoughtdesk models list`)
+                model = resolve_local_model(model)
+            except ModelRegistryError as error:
+                raise RunSpecError(str(error)) from None
         return cls(provider=provider, model=model, **options)
 
     @property
