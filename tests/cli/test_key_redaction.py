@@ -5,6 +5,8 @@ was in ``request.error`` and shown in the Runs tab)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 from tests.helpers.cli import run_cli
 from tests.helpers.libraries import DEMO
