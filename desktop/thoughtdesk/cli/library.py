@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.flat_export import FLAT_FORMATS
@@ -290,11 +291,7 @@ def cmd_collections(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add import, datasets, export, collections and stats."""
-    p = sub.add_parser(
-        "import",
-        help="import a ThoughtSource collection JSON file, a DS Critique Bank JSONL file (recognised by its "
-        "records), a dataset's original files (--dataset) or any table (--map)",
-    )
+    p = add_command(sub, "import")
     p.add_argument("path", help="the file to import, or - for standard input (then --collection is needed)")
     p.add_argument("--json", action="store_true", help="print what was imported as one JSON object")
     p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
@@ -345,7 +342,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("datasets", help="list the dataset catalogue (or one dataset's metadata)")
+    p = add_command(sub, "datasets")
     p.add_argument(
         "name",
         nargs="?",
@@ -361,11 +358,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
     p.set_defaults(func=cmd_datasets)
 
-    p = sub.add_parser(
-        "export",
-        help="export a collection: ThoughtSource JSON, DS Critique Bank JSONL, samples or answers as "
-        "JSONL/CSV, chat JSONL for fine-tuning, Parquet",
-    )
+    p = add_command(sub, "export")
     p.add_argument("collection", help="the collection's name")
     p.add_argument("path", help="the file to write, or - for standard output")
     p.add_argument("--json", action="store_true", help="print what was written as JSON (on stderr when PATH is -)")
@@ -394,6 +387,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--system", metavar="TEXT", help="chat-jsonl: a system message put before every example")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("collections", help="list the collections in the library")
+    p = add_command(sub, "collections")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_collections)
