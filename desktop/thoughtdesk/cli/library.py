@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from thoughtdesk.cli.commands import add_command
@@ -16,6 +14,8 @@ from thoughtdesk.core.importing.flat_export import FLAT_FORMATS
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    import tempfile
+
     from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
     from thoughtdesk.core.importing.report import save_import_report
 
@@ -198,6 +198,9 @@ def _download(info, cache: str | None, *, as_json: bool = False) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
     from thoughtdesk.core.files import check_export_target
     from thoughtdesk.core.importing.importer import export_thoughtsource
 
