@@ -64,7 +64,8 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
             registered.add(command.module)
             import_module(f"thoughtdesk.cli.{command.module}").register(sub)
     for command_parser in sub_commands(parser):
-        add_global_options(command_parser, on_sub_command=True)
+        if command_parser.get_default("func") is not _not_loaded:  # a stand-in passes them on
+            add_global_options(command_parser, on_sub_command=True)
     add_examples(parser)
     return parser
 
