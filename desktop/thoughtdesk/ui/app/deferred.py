@@ -1,4 +1,4 @@
-"""A tab whose view is built when it is first needed; its modules are imported after the first paint.
+"""A tab whose view, and the modules behind it, are built and imported when first needed.
 
 The Results and Runs tabs import pyqtgraph, scipy, the run engine and the backends: building
 them before the window is shown cost most of the cold start (issue 27, point 2). A feature
@@ -6,20 +6,20 @@ adds a :class:`DeferredTab` instead: an empty page with the tab's title and shor
 view is built the first time it is asked for (:meth:`DeferredTab.view`: the feature's typed
 attribute, a click on the tab, its shortcut) and then takes the page's place
 (``WindowApi.replace_tab``: same index, title and shortcut), so the window and the tests see the
-view itself as the tab. After the window's first paint the modules named in ``preload`` are
-imported in a pool thread (pyqtgraph and scipy take hundreds of milliseconds to import), so the
-first use only makes the widgets. Building the view right after the paint instead froze the new
-window: the Results view's widgets alone took 0.3-1.4 s of the GUI thread.
+view itself as the tab.
+
+Tried and not kept (``bench_cold_start.py --stalls``, load 9-24): building the views right after
+the first paint held the GUI thread 0.3-1.4 s (the Results view's widgets alone); importing
+their modules in a pool thread after the paint still stalled the GUI thread 58-85 ms at a time
+(an import holds the GIL through a C extension's initialisation), against 3-23 ms without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from importlib import import_module
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.qt import QEvent, QObject, QWidget
+from thoughtdesk.ui.qt import QWidget
 
 if TYPE_CHECKING:
     from thoughtdesk.ui.app.window_api import WindowApi
@@ -30,24 +30,13 @@ V = TypeVar("V", bound=QWidget)
 class DeferredTab(Generic[V]):
     """A tab of ``window`` titled ``title`` whose view ``build()`` makes when first needed."""
 
-    def __init__(
-        self,
-        window: WindowApi,
-        title: str,
-        shortcut: str | None,
-        build: Callable[[], V],
-        *,
-        preload: Sequence[str] = (),
-    ) -> None:
+    def __init__(self, window: WindowApi, title: str, shortcut: str | None, build: Callable[[], V]) -> None:
         self._window = window
         self._build = build
-        self._preload = tuple(preload)
-        self._tasks: set[Task[object]] = set()
         self._view: V | None = None
         self.page = QWidget(objectName=f"deferred{title.replace(' ', '')}")
         window.add_tab(self.page, title, shortcut)
         window.tab_changed.connect(self._tab_changed)
-        self._first_paint = _FirstPaint(window.dialog_parent, self._preload_soon)
 
     @property
     def built(self) -> bool:
@@ -66,30 +55,3 @@ class DeferredTab(Generic[V]):
     def _tab_changed(self, widget: QWidget) -> None:
         if widget is self.page:
             self.view()
-
-    def _preload_soon(self) -> None:
-        if self._view is not None or not self._preload:  # asked for before the first paint; nothing to load
-            return
-        modules = self._preload
-
-        def load(_ctx: TaskContext) -> None:
-            for name in modules:
-                import_module(name)
-
-        # An import that fails here fails again, and is reported, when the view is built.
-        Task(load).owned_by(self._window.dialog_parent, self._tasks).start()
-
-
-class _FirstPaint(QObject):
-    """Calls ``then`` once, after ``window`` is first painted."""
-
-    def __init__(self, window: QWidget, then: Callable[[], object]) -> None:
-        super().__init__(window)
-        self._then = then
-        window.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's name
-        if event.type() in (QEvent.Type.Paint, QEvent.Type.Expose) and isinstance(watched, QWidget):
-            watched.removeEventFilter(self)
-            self._then()
-        return False

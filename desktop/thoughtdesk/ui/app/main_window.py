@@ -99,7 +99,7 @@ class MainWindow(QMainWindow):
         self.samples = install_samples(self)
         self.samples.sample_selected.connect(self.sample_selected)
         self.review = install_review(self)
-        self._evaluation = install_evaluation(self)  # built after the first paint (``evaluation``)
+        self._evaluation = install_evaluation(self)  # built when first needed (``evaluation``)
         self.importing = install_importing(self)
         self.reports = install_reports(self)
         self.settings = install_settings(self)
@@ -135,7 +135,7 @@ class MainWindow(QMainWindow):
 
     @property
     def evaluation(self) -> ResultsView:
-        """The Results tab's view, built now if the first paint has not built it yet."""
+        """The Results tab's view, built now if it was not yet (the tab is built on first use)."""
         return self._evaluation.view()
 
     # Tabs, menus, shortcuts, status bar (WindowApi) -------------------------------------------

@@ -135,7 +135,7 @@ class WindowApi(Protocol):
 
     def replace_tab(self, old: QWidget, new: QWidget) -> None:
         """Put ``new`` where the tab ``old`` is (same place, title and shortcut; shown if ``old``
-        was): a view built after the first paint takes its stand-in's place (``ui/app/deferred.py``)."""
+        was): a view built on first use takes its stand-in's place (``ui/app/deferred.py``)."""
         ...
 
     def menu(self, title: str) -> QMenu:

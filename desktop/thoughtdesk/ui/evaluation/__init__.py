@@ -2,7 +2,7 @@
 
 ``install(window)`` adds the tab and returns it as a :class:`~thoughtdesk.ui.app.deferred.DeferredTab`:
 the :class:`ResultsView` (``window.evaluation``) and with it pyqtgraph, scipy and the evaluation
-core are built after the window's first paint, or when first needed.
+core are built and imported when the tab is first needed, not before the window's first paint.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ __all__ = ["ResultsView", "install"]
 
 
 def install(window: WindowApi) -> DeferredTab[ResultsView]:
-    """Add the Results tab (Ctrl+3); its view is built after the first paint or when first needed."""
+    """Add the Results tab (Ctrl+3); its view is built when first needed."""
 
     def build() -> ResultsView:
         from thoughtdesk.ui.evaluation.view import ResultsView
@@ -29,7 +29,7 @@ def install(window: WindowApi) -> DeferredTab[ResultsView]:
             view.library_changed(window.library)
         return view
 
-    return DeferredTab(window, "Results", "Ctrl+3", build, preload=["thoughtdesk.ui.evaluation.view"])
+    return DeferredTab(window, "Results", "Ctrl+3", build)
 
 
 def __getattr__(name: str) -> object:

@@ -70,10 +70,8 @@ class GenerationUI(QObject):
         self.editor: FragmentEditor | None = None
         self.planner: RunPlannerDialog | None = None
         self.critique_dialog: CritiqueRunDialog | None = None
-        # The Runs tab (the run engine, the backends, keyring): built after the first paint or when needed.
-        self._runs = DeferredTab(
-            window, "Runs", "Ctrl+4", self._build_runs_panel, preload=["thoughtdesk.ui.generation.runs_panel"]
-        )
+        # The Runs tab (the run engine, the backends, keyring): built when first needed.
+        self._runs = DeferredTab(window, "Runs", "Ctrl+4", self._build_runs_panel)
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
@@ -87,7 +85,7 @@ class GenerationUI(QObject):
 
     @property
     def runs_panel(self) -> RunsPanel:
-        """The Runs tab's panel, built now if the first paint has not built it yet."""
+        """The Runs tab's panel, built now if it was not yet (the tab is built on first use)."""
         return self._runs.view()
 
     def _build_runs_panel(self) -> RunsPanel:
