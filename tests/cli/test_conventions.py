@@ -239,7 +239,7 @@ def test_keys_set_without_a_keyring_stores_nothing_unless_the_key_file_is_agreed
     import keyring.backends.null
 
     from thoughtdesk.core.settings import config
-    from thoughtdesk.core.settings.secrets import get_api_key, use_keyring
+    from thoughtdesk.core.settings.secrets import FileKeyring, get_api_key, use_keyring
 
     use_keyring(keyring.backends.null.Keyring())
     key = "sk-test-0123456789abcdef"
@@ -254,7 +254,7 @@ def test_keys_set_without_a_keyring_stores_nothing_unless_the_key_file_is_agreed
     monkeypatch.setattr(sys, "stdin", io.StringIO(key + "\n"))
     assert main(["keys", "set", "openai", "--key-file", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    key_file = config.FileKeyring().path
+    key_file = FileKeyring().path
     assert result["stored"] and str(key_file) in result["in"] and "not encrypted" in result["in"]
     assert get_api_key("openai") == key and key in key_file.read_text(encoding="utf-8")
     assert config.load_config().keys_in_file  # remembered: the next command reads the file

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, server_url
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.paths import resolve_library_path, resource_path
@@ -123,13 +124,13 @@ def _key_store(args: argparse.Namespace) -> str:
     silently lost, so the key file is used only after the user agreed (``--key-file`` here, or
     the app's question earlier)."""
     from thoughtdesk.core.generation.runs.providers import KEY_ENVIRONMENT
-    from thoughtdesk.core.settings import config
+    from thoughtdesk.core.settings import config, secrets
 
-    if isinstance(config.current_keyring(), config.FileKeyring):  # agreed earlier, in the app or here
-        return f"{config.FileKeyring().path} (readable only by you, not encrypted)"
+    if isinstance(config.current_keyring(), secrets.FileKeyring):  # agreed earlier, in the app or here
+        return f"{secrets.FileKeyring().path} (readable only by you, not encrypted)"
     if config.keyring_is_usable():
         return f"the system keyring ({config.keyring_name()})"
-    key_file = config.FileKeyring().path
+    key_file = secrets.FileKeyring().path
     if args.key_file:
         return f"{key_file} (readable only by you, not encrypted)"
     raise ThoughtDeskError(
@@ -154,9 +155,9 @@ def cmd_keys_delete(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add library, backup and keys."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "library",
-        help="where the library file is (for Datasette, sqlite-utils, sqlite3)",
         description="Print the path of the library this command would use (--library, "
         "$THOUGHTDESK_LIBRARY, the one chosen in the app, else the default), or Datasette metadata "
         "for it (from the shipped datasette-metadata.json) that names the full-text index.",
@@ -173,9 +174,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--force", action="store_true", help="overwrite a FILE that is not earlier metadata or export")
     q.set_defaults(func=cmd_library_metadata)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "backup",
-        help="copy the library to a new file while it stays open (SQLite online backup)",
         description="Copy a consistent snapshot of the library, even while the app or a run uses it. "
         "Without PATH the copy goes to a 'backups' folder beside the library, named with the date and "
         "time. A library is also copied there automatically before an upgrade changes its schema.",
@@ -184,9 +185,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
     p.set_defaults(func=cmd_backup)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "keys",
-        help="store, list or delete API keys (kept in the system keyring)",
         description="API keys live in the operating system's keyring, never in the library, logs or "
         "exports. `keys set` reads the key from the terminal without showing it, or the first line "
         "of standard input when piped.",

@@ -10,12 +10,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import resolve_library_path
+
+if TYPE_CHECKING:  # imported where a library is opened: `--help` and the like never need it
+    from thoughtdesk.core.library.store import Library
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAIL = 0, 1  # argparse itself exits with 2 on a usage error
@@ -162,6 +164,8 @@ def open_library(args: argparse.Namespace, *, create: bool = False) -> Library:
         if not path.parent.is_dir():
             print(f"thoughtdesk: creating the folder {path.parent} for a new library", file=sys.stderr, flush=True)
         created = True
+    from thoughtdesk.core.library.store import Library
+
     library = Library.open(path, create=create)
     if created:
         print(f"thoughtdesk: created new library at {path}", file=sys.stderr, flush=True)
@@ -258,3 +262,43 @@ def base_url_options(values: list[list[str]] | None) -> dict[str, object]:
     if not urls:
         return {}
     return {"base_url": urls[0], **({"more_base_urls": tuple(urls[1:])} if len(urls) > 1 else {})}
+
+
+def log_to_file(verbose: int) -> None:
+    """A sub-command logs to the application's log file, as the GUI does; ``-v`` also shows
+    ThoughtDesk's messages on stderr (``-vv`` with debugging detail). Keys are redacted."""
+    from thoughtdesk.core.settings.logs import RedactingFilter, setup_logging, watch_keyring
+
+    global _verbose_handler
+    ours = logging.getLogger("thoughtdesk")
+    if _verbose_handler is not None:  # main() called again in this process (tests, the self-test)
+        ours.removeHandler(_verbose_handler)
+        _verbose_handler = None
+    level = logging.DEBUG if verbose >= 2 else logging.INFO
+    try:
+        setup_logging(level)
+    except OSError as error:  # a log folder that cannot be written must not stop the command
+        print(f"thoughtdesk: not logging to a file ({error.filename}: {error.strerror})", file=sys.stderr)
+    watch_keyring()
+    if verbose:
+        _verbose_handler = _StderrHandler()
+        _verbose_handler.setLevel(level)
+        _verbose_handler.setFormatter(logging.Formatter("thoughtdesk: %(levelname)s %(name)s: %(message)s"))
+        _verbose_handler.addFilter(RedactingFilter())
+        ours.addHandler(_verbose_handler)
+        ours.setLevel(level)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record comes (not the one at creation)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:  # logging's __init__ assigns it; the property ignores it
+        pass
+
+
+_verbose_handler: logging.Handler | None = None

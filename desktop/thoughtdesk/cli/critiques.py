@@ -14,13 +14,14 @@ import argparse
 import json
 import sys
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, open_library
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "critiques",
-        help="analyse a collection's critiques: per critique model, per student condition, agreement",
         description="Critique analysis: mean explanation scores with 95 % intervals, flaw dimensions, "
         "human ratings, AUROC for correct answers, Spearman/Kendall agreement between critique models "
         "and with human scores, Krippendorff's alpha among human raters.",

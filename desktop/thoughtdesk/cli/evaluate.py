@@ -12,13 +12,14 @@ import argparse
 import json
 import sys
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "evaluate",
-        help="accuracy of a collection by dataset, split, model and prompt condition",
         description="Accuracy with Wilson 95 % intervals, share not extractable, majority vote, and "
         "McNemar / bootstrap comparisons of conditions on the same questions.",
     )

@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK
 from thoughtdesk.core.critiques.prompts import CritiqueTemplate
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -83,9 +84,9 @@ def cmd_fragments_list(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "fragments",
-        help="list (the default) or import prompt fragments and critique templates",
         description="Without a sub-command: list your fragments (kind, key, source, first line); the keys "
         "are what --instruction, --trigger, --extraction and --template take.",
     )

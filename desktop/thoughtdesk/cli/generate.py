@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterable
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import (
     EXIT_FAIL,
     EXIT_INTERRUPTED,
@@ -474,7 +475,7 @@ def _execution_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("generate", help="generate CoTs for a collection with one or more models")
+    p = add_command(sub, "generate")
     p.add_argument("collection", help="the collection's name")
     add_model_options(p)
     p.add_argument(
@@ -545,9 +546,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _execution_options(p)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "critique",
-        help="critique the CoTs of a collection with one or more critique models (a judge panel)",
         description="Critique stored CoTs (all of them by default, bare answers included) in the Digital "
         "Socrates layout; each critique is parsed and stored with the CoT. A run like `generate`: "
         "planned, resumable with `thoughtdesk resume N`, identical requests answered from the store.",
@@ -604,7 +605,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _execution_options(p)
     p.set_defaults(func=cmd_critique)
 
-    p = sub.add_parser("resume", help="send the missing requests of a run (a batch run: poll, fetch, submit)")
+    p = add_command(sub, "resume")
     p.add_argument("run", help="the run's id or name")
     _execution_options(p)
     p.add_argument("--wait", type=number(1, 3600), metavar="S", help="a batch run: poll every S seconds until done")

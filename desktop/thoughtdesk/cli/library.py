@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.flat_export import FLAT_FORMATS
@@ -16,6 +15,8 @@ from thoughtdesk.core.paths import resolve_library_path
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    import tempfile
+
     from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
     from thoughtdesk.core.importing.report import save_import_report
 
@@ -206,6 +207,9 @@ def _download(info, cache: str | None, *, as_json: bool = False) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
     from thoughtdesk.core.datasets.ts_extras import side_path
     from thoughtdesk.core.files import check_export_target
     from thoughtdesk.core.importing.importer import export_thoughtsource
@@ -312,11 +316,7 @@ def cmd_collections(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add import, datasets, export, collections and stats."""
-    p = sub.add_parser(
-        "import",
-        help="import a ThoughtSource collection JSON file, a DS Critique Bank JSONL file (recognised by its "
-        "records), a dataset's original files (--dataset) or any table (--map)",
-    )
+    p = add_command(sub, "import")
     p.add_argument("path", help="the file to import, or - for standard input (then --collection is needed)")
     p.add_argument("--json", action="store_true", help="print what was imported as one JSON object")
     p.add_argument("--collection", metavar="NAME", help="target collection (default: the file's name)")
@@ -367,7 +367,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("datasets", help="list the dataset catalogue (or one dataset's metadata)")
+    p = add_command(sub, "datasets")
     p.add_argument(
         "name",
         nargs="?",
@@ -383,11 +383,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache", metavar="DIR", help="the download cache (default: the user cache folder)")
     p.set_defaults(func=cmd_datasets)
 
-    p = sub.add_parser(
-        "export",
-        help="export a collection: ThoughtSource JSON, DS Critique Bank JSONL, samples or answers as "
-        "JSONL/CSV, chat JSONL for fine-tuning, Parquet",
-    )
+    p = add_command(sub, "export")
     p.add_argument("collection", help="the collection's name")
     p.add_argument("path", help="the file to write, or - for standard output")
     p.add_argument("--json", action="store_true", help="print what was written as JSON (on stderr when PATH is -)")
@@ -416,6 +412,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--system", metavar="TEXT", help="chat-jsonl: a system message put before every example")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("collections", help="list the collections in the library")
+    p = add_command(sub, "collections")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_collections)

@@ -10,34 +10,18 @@ terminal); 130 when interrupted (Ctrl+C).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
+from importlib import import_module
 
-from thoughtdesk import __version__
-from thoughtdesk.cli import (
-    admin,
-    critiques,
-    evaluate,
-    fragments,
-    generate,
-    library,
-    model_library,
-    rationales,
-    report,
-    review,
-    runs,
-    stats,
-    trajectories,
-)
-from thoughtdesk.cli.common import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, finish_progress
+from thoughtdesk.cli.commands import COMMANDS
 from thoughtdesk.cli.help import add_examples
-from thoughtdesk.core.errors import ThoughtDeskError
 
-log = logging.getLogger(__name__)
+# What `--help`, `--version` and a command line that does not parse import is only the above:
+# logging, the library, the settings and each command's module are imported once a command runs.
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -46,13 +30,17 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run_gui(getattr(args, "file", None) or args.library)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. ``load``: the command modules (``cli/commands.py``'s
+    ``COMMANDS[name].module``) whose commands get their real parsers; None: all of them. Every
+    other command is a stand-in with only its name and one-line help, which is all ``--help``
+    shows of it and all :func:`chosen_command` needs, so its module is not imported."""
     parser = argparse.ArgumentParser(
         prog="thoughtdesk",
         description="ThoughtDesk: a local workbench for chain-of-thought data. "
         "Without a command, the desktop application starts.",
     )
-    parser.add_argument("--version", action="version", version=f"thoughtdesk {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
         "--self-test",
         action="store_true",
@@ -66,26 +54,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", metavar="LIBRARY", help="a library file to open (as --library)")
     p.set_defaults(func=cmd_gui)
 
-    for module in (
-        library,
-        stats,
-        generate,
-        fragments,
-        runs,
-        evaluate,
-        critiques,
-        review,
-        rationales,
-        trajectories,
-        report,
-        admin,
-        model_library,
-    ):
-        module.register(sub)
-    for command in sub_commands(parser):
-        add_global_options(command, on_sub_command=True)
+    registered: set[str] = set()
+    for name, command in COMMANDS.items():
+        if load is not None and command.module not in load:
+            # A stand-in: takes whatever follows (parse_known_args) and cannot run by mistake.
+            stand_in = sub.add_parser(name, help=command.help, add_help=False)
+            stand_in.set_defaults(func=_not_loaded)
+        elif command.module not in registered:  # its module adds all its commands, in table order
+            registered.add(command.module)
+            import_module(f"thoughtdesk.cli.{command.module}").register(sub)
+    for command_parser in sub_commands(parser):
+        if command_parser.get_default("func") is not _not_loaded:  # a stand-in passes them on
+            add_global_options(command_parser, on_sub_command=True)
     add_examples(parser)
     return parser
+
+
+def chosen_command(argv: Sequence[str] | None) -> str | None:
+    """The sub-command ``argv`` names (None: none, the GUI), found by the parser itself with
+    every command a stand-in: global options before the name (``--library PATH``, abbreviated
+    ones) are read as the real parse reads them. ``--help``, ``--version`` and a command line
+    that does not parse end here, having imported no command module."""
+    known, _ = build_parser(load=()).parse_known_args(argv)
+    return getattr(known, "command", None)
+
+
+def _not_loaded(args: argparse.Namespace) -> int:
+    raise RuntimeError(f"the command {args.command!r} was parsed without its module (cli/commands.py)")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: as argparse's, with the version read only when asked (package metadata)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show program's version number and exit"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option: object = None):
+        from thoughtdesk import __version__
+
+        print(f"thoughtdesk {__version__}")
+        parser.exit()
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, on_sub_command: bool) -> None:
@@ -127,15 +137,24 @@ def sub_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    command = chosen_command(argv)
+    parser = build_parser(load={COMMANDS[command].module} if command in COMMANDS else ())
     args = parser.parse_args(argv)
+    import logging
+
+    from thoughtdesk.cli.common import EXIT_INTERRUPTED, finish_progress, log_to_file
+
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", cmd_gui)
     if func is not cmd_gui:  # first: what the start-up does (offline mode, the key file) is logged too
         log_to_file(args.verbose)
     from thoughtdesk.core.settings.startup import apply_startup_config
 
     apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
-    log.debug("thoughtdesk %s: %s", __version__, getattr(args, "command", None) or "gui")
+    log = logging.getLogger(__name__)
+    if log.isEnabledFor(logging.DEBUG):  # -vv: the version read from the package metadata (~25 ms)
+        from thoughtdesk import __version__
+
+        log.debug("thoughtdesk %s: %s", __version__, getattr(args, "command", None) or "gui")
     if args.self_test:
         from thoughtdesk.ui.app.selftest import run_self_test
 
@@ -164,6 +183,10 @@ def gui_main(argv: Sequence[str] | None = None) -> int:
 
 def report_error(error: Exception, args: argparse.Namespace) -> int:
     """Print ``error`` as one line on stderr and return the exit status (docs/cli.md)."""
+    import logging
+
+    from thoughtdesk.cli.common import EXIT_FAIL, EXIT_INTERNAL, EXIT_OK
+    from thoughtdesk.core.errors import ThoughtDeskError
     from thoughtdesk.core.settings.logs import redact
 
     if isinstance(error, ThoughtDeskError):
@@ -180,53 +203,15 @@ def report_error(error: Exception, args: argparse.Namespace) -> int:
         print(f"thoughtdesk: {_sqlite_message(error, args)}", file=sys.stderr)
         return EXIT_FAIL
     # A bug: one line here, the traceback in the log file.
-    log.error("internal error in `thoughtdesk %s`", getattr(args, "command", None) or "", exc_info=error)
+    logging.getLogger(__name__).error(
+        "internal error in `thoughtdesk %s`", getattr(args, "command", None) or "", exc_info=error
+    )
     print(
         f"thoughtdesk: internal error ({type(error).__name__}: {redact(str(error))}); the details are in {_log_path()}; "
         "please report it",
         file=sys.stderr,
     )
     return EXIT_INTERNAL
-
-
-def log_to_file(verbose: int) -> None:
-    """A sub-command logs to the application's log file, as the GUI does; ``-v`` also shows
-    ThoughtDesk's messages on stderr (``-vv`` with debugging detail). Keys are redacted."""
-    from thoughtdesk.core.settings.logs import RedactingFilter, setup_logging, watch_keyring
-
-    global _verbose_handler
-    ours = logging.getLogger("thoughtdesk")
-    if _verbose_handler is not None:  # main() called again in this process (tests, the self-test)
-        ours.removeHandler(_verbose_handler)
-        _verbose_handler = None
-    level = logging.DEBUG if verbose >= 2 else logging.INFO
-    try:
-        setup_logging(level)
-    except OSError as error:  # a log folder that cannot be written must not stop the command
-        print(f"thoughtdesk: not logging to a file ({error.filename}: {error.strerror})", file=sys.stderr)
-    watch_keyring()
-    if verbose:
-        _verbose_handler = _StderrHandler()
-        _verbose_handler.setLevel(level)
-        _verbose_handler.setFormatter(logging.Formatter("thoughtdesk: %(levelname)s %(name)s: %(message)s"))
-        _verbose_handler.addFilter(RedactingFilter())
-        ours.addHandler(_verbose_handler)
-        ours.setLevel(level)
-
-
-class _StderrHandler(logging.StreamHandler):
-    """Writes to whatever ``sys.stderr`` is when a record comes (not the one at creation)."""
-
-    @property
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value) -> None:  # logging's __init__ assigns it; the property ignores it
-        pass
-
-
-_verbose_handler: logging.Handler | None = None
 
 
 def _log_path() -> str:

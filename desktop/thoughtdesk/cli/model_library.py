@@ -8,6 +8,7 @@ import argparse
 import json
 from typing import Any
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, whole
 from thoughtdesk.core.models.fit import available_memory, memory_fit
 from thoughtdesk.core.models.registry import ModelEntry, ModelRegistry
@@ -158,7 +159,7 @@ def _entry_json(entry: ModelEntry, n_ctx: int = DEFAULT_N_CTX, free: int | None 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """``models`` and its sub-commands."""
-    models = sub.add_parser("models", help="the local model library: add, list, show, remove, download GGUF models")
+    models = add_command(sub, "models")
     actions = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
 
     p = actions.add_parser("add", help="register a GGUF file, or every GGUF file under a folder")
@@ -174,7 +175,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print what was registered as JSON")
     p.set_defaults(func=cmd_add)
 
-    context = {
+    context: dict[str, Any] = {
         "type": whole(1),
         "default": DEFAULT_N_CTX,
         "metavar": "N",

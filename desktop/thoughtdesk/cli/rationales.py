@@ -8,6 +8,7 @@ import asyncio
 import json
 import sys
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -343,10 +344,7 @@ def _tau_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "logprobs",
-        help="print the token log-probs of a continuation after a prompt (exact; backends that cannot say so)",
-    )
+    p = add_command(sub, "logprobs")
     p.add_argument(
         "--model",
         required=True,
@@ -359,9 +357,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _model_options(p, chat=False)
     p.set_defaults(func=cmd_logprobs)
 
-    p = sub.add_parser(
-        "rationales", help="mine rationales from CoTs or documents (RATIONALYST): extract, filter, export"
-    )
+    p = add_command(sub, "rationales")
     commands = p.add_subparsers(dest="rationales_command", required=True, metavar="COMMAND")
 
     q = commands.add_parser(

@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "report",
-        help="write a review report (HTML or PDF) of a collection or a review queue",
         description="A self-contained review report: a summary page (counts, label frequencies, agreement "
         "between reviewers, accuracy per model), then every sample with its CoTs, reviews and critiques.",
     )

@@ -11,11 +11,12 @@ import argparse
 import json
 import sys
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, open_library, whole
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("annotations", help="export or import reviewers' annotations")
+    p = add_command(sub, "annotations")
     actions = p.add_subparsers(dest="annotations_action", required=True)
     exp = actions.add_parser("export", help="write annotations and ratings to a thoughtdesk-annotations file")
     exp.add_argument("path", help="the file to write (JSON)")
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--show-unmatched", type=whole(0), default=10, metavar="N", help="list up to N unmatched records (default: 10)"
     )
     imp.set_defaults(func=cmd_import)
-    agr = sub.add_parser("agreement", help="agreement between reviewers per label")
+    agr = add_command(sub, "agreement")
     agr.add_argument("collection", help="the collection's name")
     agr.add_argument(
         "--label",

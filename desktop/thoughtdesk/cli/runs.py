@@ -5,21 +5,16 @@ cancel a batch run's open batches at the provider. (Starting and resuming runs:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from dataclasses import asdict
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, open_library
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.generation.runs import (
-    cancel_batch_run_async,
-    delete_run,
-    is_batch_run,
-    list_batches,
-    list_runs,
-    rename_run,
-    resolve_run_id,
-)
+from thoughtdesk.core.generation.runs import is_batch_run, list_batches, list_runs, resolve_run_id
+
+# Reading runs needs only runs/read.py (the package's names load on first use): the batch clients
+# and run management (httpx) are imported by --cancel, --rename and --delete.
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -56,6 +51,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _cancel_batches(args: argparse.Namespace) -> int:
     """``runs --cancel RUN``: ask the provider to cancel a batch run's open batches."""
+    import asyncio
+
+    from thoughtdesk.core.generation.runs import cancel_batch_run_async
+
     with open_library(args) as lib:
         run_id = resolve_run_id(lib, args.cancel)
         if not is_batch_run(lib, run_id):
@@ -77,6 +76,8 @@ def _change_run(args: argparse.Namespace) -> int:
     """``runs --rename RUN NAME`` and ``runs --delete RUN``."""
     if args.delete is not None and args.rename is not None:
         raise ThoughtDeskError("--delete and --rename cannot be used together")
+    from thoughtdesk.core.generation.runs import delete_run, rename_run
+
     with open_library(args) as lib:
         if args.rename is not None:
             run_id = rename_run(lib, args.rename[0], args.rename[1])
@@ -91,9 +92,9 @@ def _change_run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "runs",
-        help="list generation and critique runs; rename or delete one",
         description="List the library's runs (newest first), or rename or delete one. An interrupted run "
         "says how to resume it. Deleting a run removes its request rows; the CoTs, answers and critiques "
         "it produced stay in the collection.",

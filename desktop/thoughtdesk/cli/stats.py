@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, whole
 
 if TYPE_CHECKING:
@@ -89,11 +90,7 @@ def _stats_tables(stats: CollectionStatistics) -> list[str]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "stats",
-        help="counts, answer types, choice counts and token lengths per dataset and split; "
-        "with --overlap the n-gram overlap between datasets (docs/stats.md)",
-    )
+    p = add_command(sub, "stats")
     p.add_argument("collection", help="the collection's name")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--overlap", action="store_true", help="also the n-gram overlap of questions and of reference CoTs")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, open_library
 from thoughtdesk.core.generation.runs import Trajectory, collection_trajectories
 
@@ -52,9 +53,7 @@ def cmd_trajectories(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "trajectories", help="print the guided CoTs of a collection step by step (rationales, candidates, scores)"
-    )
+    p = add_command(sub, "trajectories")
     p.add_argument("collection", help="the collection's name")
     p.add_argument(
         "--json",

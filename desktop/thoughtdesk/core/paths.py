@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-from importlib.resources import files
 from pathlib import Path
 
 import platformdirs
@@ -207,6 +206,8 @@ def resource_path(name: str) -> Path:
 
 @functools.cache
 def _resources_dir() -> Path:
+    from importlib.resources import files  # here: it imports tempfile, shutil and zipfile, which a start does not need
+
     package = Path(str(files("thoughtdesk")))  # a real folder: site-packages, the bundle, desktop/
     installed = package / "resources"
     if installed.is_dir():

@@ -130,7 +130,8 @@ def test_our_own_keyrings_are_never_taken_for_the_system_keyring(tmp_path, force
 
 
 def test_our_keyrings_still_work_when_chosen():
-    from thoughtdesk.core.settings.config import FileKeyring, keyring_is_usable
+    from thoughtdesk.core.settings.config import keyring_is_usable
+    from thoughtdesk.core.settings.secrets import FileKeyring
 
     memory = MemoryKeyring()
     memory.set_password("thoughtdesk", "openai", "k")

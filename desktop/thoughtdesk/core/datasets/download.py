@@ -12,17 +12,18 @@ import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from thoughtdesk.core.datasets.archives import unpack_zip
 from thoughtdesk.core.datasets.catalogue import DatasetInfo, SourceFile
 from thoughtdesk.core.errors import Cancelled, DataFileError, ThoughtDeskError
 from thoughtdesk.core.settings.network import OfflineError, require_network
-from thoughtdesk.core.settings.transport import sync_client
+
+if TYPE_CHECKING:  # httpx is imported by a download, not by every user of the dataset package
+    import httpx
 
 _CHUNK = 1 << 16
-_TIMEOUT = httpx.Timeout(30.0, connect=15.0)
+_TIMEOUT_SECONDS, _CONNECT_SECONDS = 30.0, 15.0
 
 
 def _by_hand(url: str, target: Path) -> str:
@@ -96,7 +97,15 @@ def download_dataset(
     done = 0
     paths: list[Path] = []
     own_client = client is None
-    http = client or sync_client(timeout=_TIMEOUT, follow_redirects=True)  # the network's proxy and CAs
+    if client is None:
+        import httpx
+
+        from thoughtdesk.core.settings.transport import sync_client
+
+        timeout = httpx.Timeout(_TIMEOUT_SECONDS, connect=_CONNECT_SECONDS)
+        http = sync_client(timeout=timeout, follow_redirects=True)  # the network's proxy and CAs
+    else:
+        http = client
     try:
         for source in info.sources:
             target = folder / source.path
@@ -151,6 +160,8 @@ def _download_file(
     report: Callable[[int], None],
     cancel: Callable[[], bool] | None,
 ) -> None:
+    import httpx
+
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + ".part")
     if target.exists():

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.datasets.generic import parquet_missing_hint
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import PARQUET_EXPORT_KEY, export_file, export_part
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
@@ -100,6 +99,8 @@ class ChatFilter:
 def require_pyarrow() -> None:
     """Raise :class:`ParquetUnavailableError` with what to do when pyarrow is missing."""
     if importlib.util.find_spec("pyarrow") is None:
+        from thoughtdesk.core.datasets.generic import parquet_missing_hint
+
         raise ParquetUnavailableError(
             f"Parquet needs pyarrow, which is not installed: {parquet_missing_hint()}; then export again"
         )

@@ -11,9 +11,7 @@ import json
 import logging
 import os
 import sqlite3
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -83,6 +81,8 @@ def _writable(path: Path) -> bool:
     if not _may_write(path):
         return False
     if not (path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()):
+        import tempfile  # here: `thoughtdesk collections` and the window's start need neither it nor uuid
+
         try:
             with tempfile.TemporaryFile(dir=path.parent):
                 pass
@@ -596,6 +596,8 @@ class Library:
 
     def create_staging_collection(self, source: str) -> int:
         """A hidden collection for an import to fill (inside the caller's transaction)."""
+        import uuid
+
         cur = self.conn.execute(
             "INSERT INTO collection (name, created, source) VALUES (?, ?, ?)",
             (f"{STAGING}{uuid.uuid4().hex}", now_iso(), f"{STAGING}{process_tag()}:{source}"),

@@ -7,7 +7,10 @@ system keyring exists, and the server each stored key was saved for. Its ``offli
 only when the settings file does not say (versions before the settings file mirrored it here). The file is ``<user config folder>/core.json`` (``~/.config/ThoughtDesk/``
 on Linux; ``THOUGHTDESK_CONFIG_DIR`` overrides the folder). See ``docs/settings.md``.
 
-It also holds the key-file fallback: :class:`FileKeyring`, used only after the user said yes.
+It also says which keyring is in use and switches to the key-file fallback
+(:class:`~thoughtdesk.core.settings.secrets.FileKeyring`), used only after the user said yes.
+keyring itself is imported where a key is stored or read: every command reads this config at
+its start, and importing keyring costs about as much as starting Python.
 """
 
 from __future__ import annotations
@@ -15,20 +18,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-import keyring
-import keyring.backend
-import keyring.backends.fail
-import keyring.backends.null
-import keyring.errors
 
 from thoughtdesk.core.files import write_text_atomically
 from thoughtdesk.core.paths import user_config_dir
-from thoughtdesk.core.settings import secrets
+
+if TYPE_CHECKING:
+    import keyring.backend
 
 CONFIG_FILENAME = "core.json"
-KEY_FILENAME = "api-keys.json"
 
 
 @dataclass(slots=True)
@@ -89,6 +88,8 @@ def record_key_origin(provider: str, base_url: str) -> None:
 
 def store_api_key(provider: str, key: str, base_url: str) -> None:
     """Keep ``key`` in the keyring for ``provider``, to be sent to ``base_url``'s server only."""
+    from thoughtdesk.core.settings import secrets
+
     secrets.set_api_key(provider, key)
     record_key_origin(provider, base_url)
 
@@ -96,6 +97,8 @@ def store_api_key(provider: str, key: str, base_url: str) -> None:
 def stored_key_for(provider: str, base_url: str, default_base_url: str) -> str | None:
     """The keyring's key for ``provider`` if it was saved for ``base_url``'s server, else None
     (a key saved with no address belongs to ``default_base_url``, the official one)."""
+    from thoughtdesk.core.settings import secrets
+
     key = secrets.get_api_key(provider)
     if not key:
         return None
@@ -118,49 +121,11 @@ def _write_private(path: Path, text: str, *, private: bool) -> None:
 # --- keyring availability and the file fallback --------------------------------------------
 
 
-class FileKeyring(keyring.backend.KeyringBackend):
-    """Keys in a JSON file readable only by the user (mode 0600), for systems without a keyring.
-
-    Used only when the user agreed (``CoreConfig.keys_in_file``): the keys are protected by the
-    file's permissions, not encrypted, and the Settings dialog says so.
-    """
-
-    priority = secrets.OwnKeyringPriority(0.1)  # never discovered as a system keyring
-
-    def __init__(self, path: Path | None = None) -> None:
-        super().__init__()
-        self.path = path or config_dir() / KEY_FILENAME
-
-    def _read(self) -> dict[str, str]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as error:
-            raise keyring.errors.KeyringError(f"key file {self.path} is unreadable: {error}") from None
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-    def _write(self, data: dict[str, str]) -> None:
-        _write_private(self.path, json.dumps(data, indent=2) + "\n", private=True)
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self._read().get(f"{service}/{username}")
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        data = self._read()
-        data[f"{service}/{username}"] = password
-        self._write(data)
-
-    def delete_password(self, service: str, username: str) -> None:
-        data = self._read()
-        if data.pop(f"{service}/{username}", None) is None:
-            raise keyring.errors.PasswordDeleteError(f"no password for {username} in {service}")
-        self._write(data)
-
-
 def current_keyring() -> keyring.backend.KeyringBackend:
     """The keyring backend :mod:`thoughtdesk.core.settings.secrets` uses right now (unwrapped from the
-    log's :class:`~thoughtdesk.core.settings.logs.SecretWatchingKeyring`)."""
+    log's :class:`~thoughtdesk.core.settings.secrets.SecretWatchingKeyring`)."""
+    from thoughtdesk.core.settings import secrets
+
     backend = secrets.active_keyring()
     while hasattr(backend, "inner"):
         backend = backend.inner
@@ -170,12 +135,17 @@ def current_keyring() -> keyring.backend.KeyringBackend:
 def keyring_is_usable(backend: keyring.backend.KeyringBackend | None = None) -> bool:
     """False when there is no real keyring (keyring's ``fail``/``null`` backends, or a chainer
     over none of them): storing a key there would fail or silently do nothing."""
+    import keyring.backends.fail
+    import keyring.backends.null
+
+    from thoughtdesk.core.settings import secrets
+
     backend = backend or current_keyring()
     if isinstance(backend, (keyring.backends.fail.Keyring, keyring.backends.null.Keyring)):
         return False
     if type(backend).__name__ == "ChainerBackend":
         inner = [b for b in getattr(backend, "backends", None) or [] if keyring_is_usable(b)]
-        return bool(inner) and not all(isinstance(b, (secrets.MemoryKeyring, FileKeyring)) for b in inner)
+        return bool(inner) and not all(isinstance(b, (secrets.MemoryKeyring, secrets.FileKeyring)) for b in inner)
     return True
 
 
@@ -194,7 +164,9 @@ def agree_to_key_file() -> Path:
         config.keys_in_file = True
         save_config(config)
     use_key_file_if_allowed(config)
-    return FileKeyring().path
+    from thoughtdesk.core.settings import secrets
+
+    return secrets.FileKeyring().path
 
 
 def use_key_file_if_allowed(config: CoreConfig | None = None) -> bool:
@@ -205,12 +177,11 @@ def use_key_file_if_allowed(config: CoreConfig | None = None) -> bool:
     config = config or load_config()
     if not config.keys_in_file:  # checked first: finding the system keyring takes time
         return False
-    if isinstance(current_keyring(), FileKeyring):
+    from thoughtdesk.core.settings import secrets
+
+    if isinstance(current_keyring(), secrets.FileKeyring):
         return True
     if keyring_is_usable():
         return False
-    from thoughtdesk.core.settings.logs import watch_keyring
-
-    secrets.use_keyring(FileKeyring())
-    watch_keyring()  # keys read from the file are redacted from the log too
+    secrets.use_keyring(secrets.FileKeyring())  # watched as any keyring is (keys redacted from the log)
     return True

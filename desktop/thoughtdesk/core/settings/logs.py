@@ -17,8 +17,6 @@ import sys
 import threading
 from pathlib import Path
 
-import keyring.backend
-
 from thoughtdesk.core.paths import user_log_dir
 
 LOG_DIR_ENV = "THOUGHTDESK_LOG_DIR"
@@ -109,57 +107,22 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-class SecretWatchingKeyring(keyring.backend.KeyringBackend):
-    """Wraps a keyring: every password read or stored through it is registered for redaction."""
-
-    priority = 0
-
-    def __init__(self, inner: keyring.backend.KeyringBackend | None) -> None:
-        super().__init__()
-        self._inner = inner
-
-    @property
-    def inner(self) -> keyring.backend.KeyringBackend:
-        """The wrapped keyring; the system one is looked up on first use (it takes ~0.1 s, and
-        start-up should not pay for it)."""
-        if self._inner is None:
-            if os.environ.get("THOUGHTDESK_TESTING") == "1":
-                from thoughtdesk.core.settings.secrets import MemoryKeyring
-
-                self._inner = MemoryKeyring()  # as core.secrets does in tests
-            else:
-                from thoughtdesk.core.settings.secrets import system_keyring
-
-                self._inner = system_keyring()
-        return self._inner
-
-    @property
-    def name(self) -> str:
-        return getattr(self.inner, "name", type(self.inner).__name__)
-
-    def get_password(self, service: str, username: str) -> str | None:
-        value = self.inner.get_password(service, username)
-        register_secret(value)
-        return value
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        register_secret(password)
-        self.inner.set_password(service, username, password)
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.inner.delete_password(service, username)
-
-
 def watch_keyring() -> None:
-    """Make every key that passes through :mod:`thoughtdesk.core.settings.secrets` a redacted value.
+    """Make every key that passes through :mod:`thoughtdesk.core.settings.secrets` a redacted value
+    (:class:`~thoughtdesk.core.settings.secrets.SecretWatchingKeyring` wraps whichever keyring is
+    in use, chosen before or after this call). Calling again is harmless; there is no undo.
 
-    Call after choosing the keyring (``secrets.use_keyring``); calling again is harmless.
-    """
-    from thoughtdesk.core.settings import secrets
+    Only a flag here: keyring is imported when a key is first handled, not by every command."""
+    global _watching
+    _watching = True
 
-    current = secrets.chosen_keyring()  # not active_keyring(): that would look the system keyring up now
-    if not isinstance(current, SecretWatchingKeyring):
-        secrets.use_keyring(SecretWatchingKeyring(current))
+
+def keys_watched() -> bool:
+    """Whether :func:`watch_keyring` was called in this process."""
+    return _watching
+
+
+_watching = False
 
 
 class QuietRotatingFileHandler(logging.handlers.RotatingFileHandler):

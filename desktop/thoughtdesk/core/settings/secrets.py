@@ -3,21 +3,34 @@
 Keys never go into the library file, settings, logs or exports: code asks for a key right
 before it builds a backend and passes it straight in. When ``THOUGHTDESK_TESTING=1`` (set by the
 test suite) and no keyring was chosen with :func:`use_keyring`, an in-memory keyring is used,
-so tests never read or write the user's real keyring.
+so tests never read or write the user's real keyring. Where no keyring exists and the user
+agreed, keys go to a file (:class:`FileKeyring`). Once the log asked for it
+(:func:`thoughtdesk.core.settings.logs.watch_keyring`), every key read or stored here passes
+through :class:`SecretWatchingKeyring`, which registers it for redaction.
+
+Importing this module imports keyring (a tenth of a second): modules that every command
+imports (the config, the log) import it only where a key is handled.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import keyring
 import keyring.backend
 import keyring.errors
 
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.files import write_text_atomically
+from thoughtdesk.core.paths import user_config_dir
+from thoughtdesk.core.settings.logs import keys_watched, register_secret
 
 #: The keyring "service" under which every provider's key is stored (username = provider).
 SERVICE = "thoughtdesk"
+#: The key file's name in the config folder (:class:`FileKeyring`).
+KEY_FILENAME = "api-keys.json"
 
 
 class SecretStoreError(ThoughtDeskError):
@@ -64,6 +77,83 @@ class MemoryKeyring(keyring.backend.KeyringBackend):
             raise keyring.errors.PasswordDeleteError(f"no password for {username} in {service}")
 
 
+class FileKeyring(keyring.backend.KeyringBackend):
+    """Keys in a JSON file readable only by the user (mode 0600), for systems without a keyring.
+
+    Used only when the user agreed (``CoreConfig.keys_in_file``): the keys are protected by the
+    file's permissions, not encrypted, and the Settings dialog says so.
+    """
+
+    priority = OwnKeyringPriority(0.1)  # never discovered as a system keyring
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__()
+        self.path = path or user_config_dir() / KEY_FILENAME
+
+    def _read(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            raise keyring.errors.KeyringError(f"key file {self.path} is unreadable: {error}") from None
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, str]) -> None:
+        write_text_atomically(self.path, json.dumps(data, indent=2) + "\n", private=True)  # 0600, never half a file
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self._read().get(f"{service}/{username}")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        data = self._read()
+        data[f"{service}/{username}"] = password
+        self._write(data)
+
+    def delete_password(self, service: str, username: str) -> None:
+        data = self._read()
+        if data.pop(f"{service}/{username}", None) is None:
+            raise keyring.errors.PasswordDeleteError(f"no password for {username} in {service}")
+        self._write(data)
+
+
+class SecretWatchingKeyring(keyring.backend.KeyringBackend):
+    """Wraps a keyring: every password read or stored through it is registered for redaction."""
+
+    priority = 0
+
+    def __init__(self, inner: keyring.backend.KeyringBackend | None) -> None:
+        super().__init__()
+        self._inner = inner
+
+    @property
+    def inner(self) -> keyring.backend.KeyringBackend:
+        """The wrapped keyring; the system one is looked up on first use (it takes ~0.1 s, and
+        start-up should not pay for it)."""
+        if self._inner is None:
+            if os.environ.get("THOUGHTDESK_TESTING") == "1":
+                self._inner = MemoryKeyring()  # as active_keyring does in tests
+            else:
+                self._inner = system_keyring()
+        return self._inner
+
+    @property
+    def name(self) -> str:
+        return getattr(self.inner, "name", type(self.inner).__name__)
+
+    def get_password(self, service: str, username: str) -> str | None:
+        value = self.inner.get_password(service, username)
+        register_secret(value)
+        return value
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        register_secret(password)
+        self.inner.set_password(service, username, password)
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.inner.delete_password(service, username)
+
+
 _chosen: keyring.backend.KeyringBackend | None = None
 
 
@@ -73,17 +163,14 @@ def use_keyring(backend: keyring.backend.KeyringBackend | None) -> None:
     _chosen = backend
 
 
-def chosen_keyring() -> keyring.backend.KeyringBackend | None:
-    """The keyring chosen with :func:`use_keyring`; None while the system one will be used
-    (without looking it up, which takes ~0.1 s)."""
-    return _chosen
-
-
 def active_keyring() -> keyring.backend.KeyringBackend:
-    """The keyring keys are read from and written to now (the system one looked up if none was chosen)."""
+    """The keyring keys are read from and written to now (the system one looked up if none was
+    chosen), wrapped in :class:`SecretWatchingKeyring` once the log watches keys."""
     global _chosen
     if _chosen is None and os.environ.get("THOUGHTDESK_TESTING") == "1":
         _chosen = MemoryKeyring()
+    if keys_watched() and not isinstance(_chosen, SecretWatchingKeyring):
+        _chosen = SecretWatchingKeyring(_chosen)  # None: the system keyring, looked up on first use
     return _chosen if _chosen is not None else system_keyring()
 
 

@@ -6,9 +6,7 @@ Shown as plain text in a read-only, scrollable box (dataset metadata is data: ne
 from __future__ import annotations
 
 import platform
-from importlib.metadata import PackageNotFoundError, version
 
-from thoughtdesk import __version__
 from thoughtdesk.core.paths import resource_path
 from thoughtdesk.ui.qt import (
     QDialog,
@@ -43,6 +41,8 @@ BUNDLED_LIBRARIES: tuple[tuple[str, str, str], ...] = (
 
 
 def _installed_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version  # here: the window's start does not need it
+
     try:
         return version(name)
     except PackageNotFoundError:
@@ -52,6 +52,8 @@ def _installed_version(name: str) -> str:
 def about_report() -> str:
     """The whole About text (plain text, one section per topic)."""
     import PySide6
+
+    from thoughtdesk import __version__
 
     lines = [
         f"ThoughtDesk {__version__}",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.library.store import Library, library_error
@@ -47,7 +47,11 @@ from thoughtdesk.ui.reports import install as install_reports
 from thoughtdesk.ui.review import install as install_review
 from thoughtdesk.ui.samples import install as install_samples
 from thoughtdesk.ui.settings import install as install_settings
+from thoughtdesk.ui.widgets.signals import blocked
 from thoughtdesk.ui.widgets.sizing import fit_to_screen
+
+if TYPE_CHECKING:
+    from thoughtdesk.ui.evaluation import ResultsView
 
 T = TypeVar("T")
 
@@ -90,12 +94,13 @@ class MainWindow(QMainWindow):
         self._writing = QActionGroup(self)
         self._writing.setExclusionPolicy(QActionGroup.ExclusionPolicy.None_)
         self._writing_tips: dict[QAction, tuple[str, str]] = {}
+        self._tab_targets: dict[QWidget, list[QWidget]] = {}
         write_wait_relay().waiting.connect(self._write_waiting)  # any thread's wait, said here
         self._build()
         self.samples = install_samples(self)
         self.samples.sample_selected.connect(self.sample_selected)
         self.review = install_review(self)
-        self.evaluation = install_evaluation(self)
+        self._evaluation = install_evaluation(self)  # built when first needed (``evaluation``)
         self.importing = install_importing(self)
         self.reports = install_reports(self)
         self.settings = install_settings(self)
@@ -130,6 +135,11 @@ class MainWindow(QMainWindow):
         self.action_shortcuts = self.add_action(self.help_menu, "&Keyboard shortcuts", "?", self.show_shortcuts)
         self.action_about = self.add_action(self.help_menu, "&About ThoughtDesk", None, self.show_about)
 
+    @property
+    def evaluation(self) -> ResultsView:
+        """The Results tab's view, built now if it was not yet (the tab is built on first use)."""
+        return self._evaluation.view()
+
     # Tabs, menus, shortcuts, status bar (WindowApi) -------------------------------------------
 
     @property
@@ -140,13 +150,31 @@ class MainWindow(QMainWindow):
     def add_tab(self, widget: QWidget, title: str, shortcut: str | None = None) -> int:
         """Add a view as a tab after the existing ones; ``shortcut`` (e.g. "Ctrl+3") switches to it."""
         index = self.tabs.addTab(widget, title)
+        target = [widget]  # replace_tab points the shortcut at the view that takes the tab's place
+        self._tab_targets[widget] = target
         if shortcut:
-            self.add_shortcut(shortcut, lambda: self.tabs.setCurrentWidget(widget))
+            self.add_shortcut(shortcut, lambda: self.tabs.setCurrentWidget(target[0]))
         return index
 
     def show_tab(self, widget: QWidget) -> None:
         """Switch to the tab showing ``widget``."""
         self.tabs.setCurrentWidget(widget)
+
+    def replace_tab(self, old: QWidget, new: QWidget) -> None:
+        """Put ``new`` in the tab of ``old`` (place, title, shortcut; shown if ``old`` was)."""
+        index = self.tabs.indexOf(old)
+        shown = self.tabs.currentIndex() == index
+        title = self.tabs.tabText(index)
+        target = self._tab_targets.pop(old)
+        target[0] = new
+        self._tab_targets[new] = target
+        with blocked(self.tabs):  # no tab_changed for the stand-in's removal
+            self.tabs.removeTab(index)
+            self.tabs.insertTab(index, new, title)
+            if shown:
+                self.tabs.setCurrentIndex(index)
+        if shown:
+            self.tab_changed.emit(new)
 
     def menu(self, title: str) -> QMenu:
         """The menu bar menu called ``title`` ("&Generate"); a new one goes right after File when

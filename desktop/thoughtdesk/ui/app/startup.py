@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.paths import LIBRARY_ENV, LIBRARY_FILENAME, resolve_library_path, resource_path, user_data_dir
 
@@ -49,6 +48,8 @@ def needs_confirmation(path: Path, *, chosen_in_wizard: bool = False) -> bool:
 def add_demo_collection(library: Library) -> None:
     demo = resource_path("demo_collection.json")
     if demo.exists() and library.collection_id(DEMO_COLLECTION) is None:
+        from thoughtdesk.core.importing.importer import import_thoughtsource  # a first start only
+
         import_thoughtsource(library, demo, collection=DEMO_COLLECTION)
 
 

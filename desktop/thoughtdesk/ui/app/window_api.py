@@ -133,6 +133,11 @@ class WindowApi(Protocol):
         """Switch to the tab showing ``widget``."""
         ...
 
+    def replace_tab(self, old: QWidget, new: QWidget) -> None:
+        """Put ``new`` where the tab ``old`` is (same place, title and shortcut; shown if ``old``
+        was): a view built on first use takes its stand-in's place (``ui/app/deferred.py``)."""
+        ...
+
     def menu(self, title: str) -> QMenu:
         """The menu bar menu called ``title`` ("&Generate"), created in its usual place when new."""
         ...

@@ -99,7 +99,7 @@ class ResultsView(QWidget):
         self._poll_timer = QTimer(self, interval=POLL_MS)
         self._poll_timer.timeout.connect(self.poll_data_version)
         self._poll_timer.start()
-        window.library_changed.connect(self._library_changed)
+        window.library_changed.connect(self.library_changed)
         window.data_changed.connect(self._data_changed)
         window.samples.collection_selected.connect(lambda _name: self.follow_tree())
 
@@ -212,7 +212,8 @@ class ResultsView(QWidget):
 
     # Collections and refresh -------------------------------------------------------------
 
-    def _library_changed(self, library: Library) -> None:
+    def library_changed(self, library: Library) -> None:
+        """Show ``library``: its collections, the re-scoring buttons as it allows."""
         reason = library.read_only_reason  # re-scoring writes: disabled, saying why
         for button, tip in (
             (self.rescore_button, "Recompute every answer's correctness with ThoughtDesk's extraction"),

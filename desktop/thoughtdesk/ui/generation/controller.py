@@ -4,6 +4,8 @@ and the Runs tab (Ctrl+4). Installed by :func:`thoughtdesk.ui.generation.install
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.backends.pricing import default_price_path, load_price_table
 from thoughtdesk.core.generation.defaults import model_defaults
@@ -13,19 +15,24 @@ from thoughtdesk.core.generation.runs import RunLimits
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.app.deferred import DeferredTab
 from thoughtdesk.ui.app.window_api import WindowApi
-from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
-from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
-from thoughtdesk.ui.generation.model_form import ModelList
-from thoughtdesk.ui.generation.planner import RunPlannerDialog
-from thoughtdesk.ui.generation.runs_panel import RunsPanel
 from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
 from thoughtdesk.ui.settings.options import load_settings, settings_values
+
+if TYPE_CHECKING:  # the dialogs are imported when first opened: they reach the planner and the backends
+    from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
+    from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
+    from thoughtdesk.ui.generation.model_form import ModelList
+    from thoughtdesk.ui.generation.planner import RunPlannerDialog
+    from thoughtdesk.ui.generation.runs_panel import RunsPanel
 
 
 def critique_model_list() -> ModelList:
     """The planner's model list set up for critique models: 512 tokens per critique by default,
     no extraction setting (a critique is one call; the wrapper decides the prompt format)."""
+    from thoughtdesk.ui.generation.model_form import ModelList
+
     models = ModelList()
     start_from_settings(models)
     form = models.form
@@ -63,8 +70,8 @@ class GenerationUI(QObject):
         self.editor: FragmentEditor | None = None
         self.planner: RunPlannerDialog | None = None
         self.critique_dialog: CritiqueRunDialog | None = None
-        self.runs_panel = RunsPanel(None, prices=self.current_prices, on_data_changed=self._runs_wrote)
-        window.add_tab(self.runs_panel, "Runs", "Ctrl+4")
+        # The Runs tab (the run engine, the backends, keyring): built when first needed.
+        self._runs = DeferredTab(window, "Runs", "Ctrl+4", self._build_runs_panel)
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
@@ -76,10 +83,29 @@ class GenerationUI(QObject):
         window.writing(self.action_plan, self.action_critique, self.action_rationales)
         window.library_changed.connect(self._library_changed)
         # Stop sending at close; requests in flight are stored or sent again by a later resume.
-        window.closing.connect(self.runs_panel.shutdown)
+        window.closing.connect(self._closing)
+
+    @property
+    def runs_panel(self) -> RunsPanel:
+        """The Runs tab's panel, built now if it was not yet (the tab is built on first use)."""
+        return self._runs.view()
+
+    def _build_runs_panel(self) -> RunsPanel:
+        from thoughtdesk.ui.generation.runs_panel import RunsPanel
+
+        panel = RunsPanel(None, prices=self.current_prices, on_data_changed=self._runs_wrote)
+        library = self.window.library
+        if library is not None:  # the window's library_changed came before the panel
+            panel.set_library(library.path, library.read_only_reason)
+        return panel
+
+    def _closing(self) -> None:
+        if self._runs.built:  # a panel never built runs nothing
+            self.runs_panel.shutdown()
 
     def _library_changed(self, library: Library) -> None:
-        self.runs_panel.set_library(library.path, library.read_only_reason)
+        if self._runs.built:
+            self.runs_panel.set_library(library.path, library.read_only_reason)
 
     def _runs_wrote(self) -> None:
         """A run stored CoTs and answers (at most every 2 s while it runs, and at its end)."""
@@ -92,6 +118,8 @@ class GenerationUI(QObject):
     def open_fragment_editor(self) -> FragmentEditor:
         """Show the fragment editor window (one per main window)."""
         if self.editor is None:
+            from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
+
             self.editor = FragmentEditor(self.fragments, self.store, self.window.dialog_parent)
             self.editor.setWindowFlag(Qt.WindowType.Window, True)
             self.editor.resize(1100, 640)
@@ -118,6 +146,8 @@ class GenerationUI(QObject):
             if shown is not None and shown.collection_id is not None
             else None
         )
+        from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
+
         dialog = CritiqueRunDialog(
             window.library.path,
             critique_templates(self.fragments),
@@ -158,6 +188,9 @@ class GenerationUI(QObject):
             return None
         prices, problem = load_price_table(self.price_path)
         selected = window.samples.current_sample_key()
+        from thoughtdesk.ui.generation.model_form import ModelList
+        from thoughtdesk.ui.generation.planner import RunPlannerDialog
+
         models = ModelList()
         defaults = model_defaults(settings_values(load_settings()))
         models.start_from(defaults)

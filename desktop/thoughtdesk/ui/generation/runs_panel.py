@@ -89,6 +89,10 @@ class RunsPanel(QWidget):
         self.workers: dict[int, RunWorker] = {}
         self.errors: dict[int, str] = {}  # run id -> the message of the error that stopped it
         self._tasks: set[Task[object]] = set()
+        # Reloads in flight: only the newest one's list is shown (an older one finishing later
+        # would show a list from before); the follow-ups of the ones it replaced run after it.
+        self._reload_seq = 0
+        self._after_reload: list[Callable[[], object]] = []
         self._dirty = False
         self._data_dirty = False
         self._failed_for: tuple[int, int] | None = None  # (run id, failed count) shown
@@ -212,6 +216,7 @@ class RunsPanel(QWidget):
         self._update_buttons()
         if path != self.library_path:
             self.library_path = path
+            self._after_reload.clear()  # follow-ups of the other library's reloads
             self.model.set_runs([])
             self.reload()
 
@@ -233,13 +238,17 @@ class RunsPanel(QWidget):
         path = self.library_path
         if path is None:
             return None
+        self._reload_seq += 1
+        seq = self._reload_seq
+        if then is not None:
+            self._after_reload.append(then)
 
         def work() -> list[RunInfo]:
             with Library.open(path, create=False) as lib:
                 return list_runs(lib)
 
         def done(runs: list[RunInfo]) -> None:
-            if path == self.library_path:
+            if path == self.library_path and seq == self._reload_seq:  # else a newer reload shows a newer list
                 # Stored figures are current for runs no worker is executing.
                 active = {r for r, w in self.workers.items() if w.isRunning()}
                 self.model.live = {r: p for r, p in self.model.live.items() if r in active}
@@ -255,8 +264,9 @@ class RunsPanel(QWidget):
                 elif not waiting:
                     self.batch_timer.stop()
                 self.runs_loaded.emit()
-                if then is not None:
-                    then()
+                follow_ups, self._after_reload = self._after_reload, []
+                for follow_up in follow_ups:
+                    follow_up()
 
         return self._background(work, done)
 

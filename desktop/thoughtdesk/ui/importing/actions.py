@@ -13,30 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import check_export_target, library_part, looks_like_export
-from thoughtdesk.core.importing.detect import classify_import_file, import_of_the_library, not_importable
-from thoughtdesk.core.importing.dscb import export_dscb, import_dscb
-from thoughtdesk.core.importing.flat_export import describe_written, export_flat, require_pyarrow
-from thoughtdesk.core.importing.importer import (
-    ImportReport,
-    export_thoughtsource,
-    import_dataset,
-    import_thoughtsource,
-)
-from thoughtdesk.core.importing.report import report_text, save_import_report
 from thoughtdesk.core.library.queries import Browse, browse
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import WindowApi
-from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
-from thoughtdesk.ui.importing.export_dialog import FORMATS_BY_KEY, ExportDialog, ExportRequest
-from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_file
-from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
-from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
 from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, QSettings, Signal
+
+if TYPE_CHECKING:  # imported where used: the window's start does not need them
+    from thoughtdesk.core.importing.importer import ImportReport
+    from thoughtdesk.ui.importing.export_dialog import ExportRequest
+    from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
 
 #: Where and in which format the last export went: the export dialog starts from them.
 EXPORT_FOLDER_SETTING = "export/folder"
@@ -107,6 +98,9 @@ class ImportingController(QObject):
 
     def import_path(self, path: Path) -> None:
         """Import ``path``: a ThoughtSource collection directly, a dataset or table via its dialog."""
+        from thoughtdesk.core.importing.detect import classify_import_file, import_of_the_library, not_importable
+        from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
+
         library = self._window.library
         what = library_part(path, library.path) if library is not None else None
         if what is not None:  # refused unread: reading it would drop this process's SQLite locks
@@ -134,6 +128,8 @@ class ImportingController(QObject):
 
     def dataset_import_dialog(self, path: Path | None = None, *, download: bool = False) -> Task[ImportDone] | None:
         """The dataset import dialog (local files or a download); imports when accepted."""
+        from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
+
         dialog = DatasetImportDialog(
             self._collection_names(),
             self._window.dialog_parent,
@@ -147,6 +143,8 @@ class ImportingController(QObject):
 
     def mapping_import_dialog(self, path: Path | None = None) -> Task[ImportDone] | None:
         """The generic-import mapping dialog for a JSON/JSONL/CSV/TSV file; imports when accepted."""
+        from thoughtdesk.ui.importing.mapping_dialog import MappingDialog, choose_table_file
+
         path = path or choose_table_file(self._window.dialog_parent)
         if path is None:
             return None
@@ -159,6 +157,9 @@ class ImportingController(QObject):
 
     def dscb_import_dialog(self, path: Path | None = None) -> Task[ImportDone] | None:
         """A DS Critique Bank file: which collection, what to do with questions already there."""
+        from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
+        from thoughtdesk.ui.importing.widgets import ImportRequest
+
         if path is None:
             chosen, _ = QFileDialog.getOpenFileName(
                 self._window.dialog_parent,
@@ -209,6 +210,10 @@ class ImportingController(QObject):
         shown = replace(state.filter, collection_id=-1, dataset=None, split=None)
 
         def work(ctx: TaskContext) -> ImportDone:
+            from thoughtdesk.core.importing.dscb import import_dscb
+            from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
+            from thoughtdesk.core.importing.report import save_import_report
+
             with Library.open(library_path) as lib:
                 if request is not None and request.dscb:
                     report: ImportReport = import_dscb(
@@ -254,6 +259,9 @@ class ImportingController(QObject):
 
     def _import_done(self, done: ImportDone) -> None:
         """Show what the worker counted and queried: the imported collection."""
+        from thoughtdesk.core.importing.report import report_text
+        from thoughtdesk.ui.importing.widgets import ImportReportDialog
+
         report = done.report
         samples = self._window.samples
         samples.show_browse(done.browse, report.collection)
@@ -271,6 +279,8 @@ class ImportingController(QObject):
     def export_dialog(self) -> Task[str] | None:
         """File ▸ Export collection…: the collection of the Samples tab's current row, in the
         format, file and (for chat JSONL) filters chosen in :class:`ExportDialog`."""
+        from thoughtdesk.ui.importing.export_dialog import FORMATS_BY_KEY, ExportDialog
+
         collection = self._window.samples.current_collection()
         if collection is None:
             self._window.show_error("Export", "Select a collection to export first.")
@@ -293,6 +303,8 @@ class ImportingController(QObject):
         """Write ``collection`` as a ThoughtSource file (or with ``dscb`` as DS Critique Bank
         JSON Lines, one record per generated CoT) in the background, replacing ``path`` unasked
         (never the open library)."""
+        from thoughtdesk.ui.importing.export_dialog import ExportRequest
+
         return self.export(ExportRequest(collection, path, "dscb" if dscb else "thoughtsource"), confirm=False)
 
     def export(self, request: ExportRequest, *, confirm: bool = True) -> Task[str] | None:
@@ -302,6 +314,9 @@ class ImportingController(QObject):
         existing file is replaced only after the user said yes (the question says when it is not
         an earlier export). A failed or cancelled export leaves no file under the target's name.
         """
+        from thoughtdesk.core.importing.flat_export import require_pyarrow
+        from thoughtdesk.ui.importing.export_dialog import FORMATS_BY_KEY
+
         library = self._window.library
         if library is None:
             return None
@@ -319,6 +334,10 @@ class ImportingController(QObject):
         what = FORMATS_BY_KEY[fmt].what
 
         def work(ctx: TaskContext) -> str:
+            from thoughtdesk.core.importing.dscb import export_dscb
+            from thoughtdesk.core.importing.flat_export import describe_written, export_flat
+            from thoughtdesk.core.importing.importer import export_thoughtsource
+
             def counted(total: int) -> Callable[[int], None]:
                 # ThoughtSource and DSCB exports report a count only; a cancel raises from here,
                 # inside their part-file block, so nothing is left under the target's name.

@@ -13,9 +13,6 @@ from pathlib import Path
 from thoughtdesk.core.files import ExportTargetError, check_export_target
 from thoughtdesk.core.library.queries import SampleFilter, collection_authors, sample_collection_id, sample_keys
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.reports import ReportOptions, ReportScope, write_html_report
-from thoughtdesk.core.reports.escape import DEFAULT_MAX_CHARS
-from thoughtdesk.core.review import list_queues
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.qt import (
@@ -36,7 +33,9 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.reports.pdf import write_pdf_report
+
+# The report writers (core.reports, the PDF writer) and review queues are imported when the
+# dialog opens or a report is written: File > Export report… costs the window's start nothing.
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
 
@@ -128,6 +127,8 @@ class ReportDialog(QDialog):
         self.limit.setRange(1_000, 1_000_000)
         self.limit.setSingleStep(10_000)
         self.limit.setGroupSeparatorShown(True)
+        from thoughtdesk.core.reports.escape import DEFAULT_MAX_CHARS
+
         self.limit.setValue(DEFAULT_MAX_CHARS)
         self.limit.setSuffix(" characters")
         form.addRow("Cut &texts after:", self.limit)
@@ -163,6 +164,8 @@ class ReportDialog(QDialog):
     # Choices ----------------------------------------------------------------------------------
 
     def _collection_changed(self, name: str) -> None:
+        from thoughtdesk.core.review import list_queues
+
         collection_id = self.library.collection_id(name) if name else None
         queues = [q.name for q in list_queues(self.library, collection_id)] if collection_id is not None else []
         with blocked(self.queue):
@@ -303,6 +306,9 @@ class ReportsController(QObject):
         except ExportTargetError as error:
             self._window.show_error("Export report", str(error))
             return None
+
+        from thoughtdesk.core.reports import ReportOptions, ReportScope, write_html_report
+        from thoughtdesk.ui.reports.pdf import write_pdf_report
 
         def work(ctx: TaskContext) -> str:
             with Library.open(library_path, create=False) as lib:

@@ -7,6 +7,8 @@ takes effect at the next start.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from thoughtdesk.core.settings import network
 from thoughtdesk.core.settings.logs import log_dir
 from thoughtdesk.ui.app.window_api import WindowApi
@@ -16,7 +18,9 @@ from thoughtdesk.ui.qt import (
     QObject,
     QUrl,
 )
-from thoughtdesk.ui.settings.dialog import SettingsDialog
+
+if TYPE_CHECKING:  # the dialog's forms reach the backends and httpx: imported when it is opened
+    from thoughtdesk.ui.settings.dialog import SettingsDialog
 
 
 class SettingsMenu(QObject):
@@ -42,6 +46,8 @@ class SettingsMenu(QObject):
 
     def open_settings(self) -> SettingsDialog:
         """Edit ▸ Settings…: the settings as tabs; OK saves them."""
+        from thoughtdesk.ui.settings.dialog import SettingsDialog
+
         dialog = SettingsDialog(parent=self._window.dialog_parent)
         dialog.finished.connect(lambda _: self.refresh_offline_indicator())
         dialog.accepted.connect(lambda: self.settings_saved(dialog))

@@ -17,6 +17,7 @@ from thoughtdesk.core.generation.backends.llamacpp import check_gguf_file
 from thoughtdesk.core.generation.local_model import prepare_test_model, test_model_available, test_model_target
 from thoughtdesk.core.paths import default_library_path
 from thoughtdesk.core.settings import config as core_config
+from thoughtdesk.core.settings import secrets
 from thoughtdesk.core.settings.logs import register_secret
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import (
@@ -307,9 +308,9 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
 
     base_url = base_url or DEFAULT_BASE_URLS.get(provider, "")
     register_secret(key)
-    in_file = isinstance(core_config.current_keyring(), core_config.FileKeyring)  # agreed earlier
+    in_file = isinstance(core_config.current_keyring(), secrets.FileKeyring)  # agreed earlier
     if in_file or not core_config.keyring_is_usable():
-        key_file = core_config.FileKeyring().path
+        key_file = secrets.FileKeyring().path
         if not core_config.load_config().keys_in_file:
             if not consent_question(parent, key_file):
                 return KeySaveResult(
@@ -324,9 +325,9 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
 
 def keyring_warning() -> str:
     """The warning shown where keys are entered when no keyring exists ("" when one does)."""
-    if isinstance(core_config.current_keyring(), core_config.FileKeyring):
+    if isinstance(core_config.current_keyring(), secrets.FileKeyring):
         return (
-            f"No system keyring was found: keys are kept in {core_config.FileKeyring().path}, "
+            f"No system keyring was found: keys are kept in {secrets.FileKeyring().path}, "
             "readable only by you, not encrypted (you agreed to this earlier)."
         )
     if core_config.keyring_is_usable():

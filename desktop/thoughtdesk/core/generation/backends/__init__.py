@@ -4,41 +4,84 @@
 without the optional ``local`` extra.
 """
 
-from thoughtdesk.core.generation.backends.anthropic import AnthropicBackend
-from thoughtdesk.core.generation.backends.base import (
-    AuthError,
-    Backend,
-    BackendError,
-    BadRequest,
-    BadResponse,
-    Capabilities,
-    ChatMessage,
-    ConnectionLost,
-    ModelFileError,
-    ModelNotFound,
-    RateLimited,
-    Request,
-    Response,
-    ServerDown,
-    ServerError,
-    Timeout,
-    TokenCallback,
-)
-from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend, LlamaCppSettings, check_gguf_file
-from thoughtdesk.core.generation.backends.openai_compat import OpenAICompatBackend
-from thoughtdesk.core.generation.backends.pool import PooledBackend
-from thoughtdesk.core.generation.backends.pricing import (
-    ModelPrice,
-    PriceTable,
-    estimate_request_tokens,
-    estimate_tokens,
-)
-from thoughtdesk.core.generation.backends.retry import (
-    ProviderGate,
-    ProviderLimits,
-    ResilientBackend,
-    RetryPolicy,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from thoughtdesk.core.generation.backends.anthropic import AnthropicBackend
+    from thoughtdesk.core.generation.backends.base import (
+        AuthError,
+        Backend,
+        BackendError,
+        BadRequest,
+        BadResponse,
+        Capabilities,
+        ChatMessage,
+        ConnectionLost,
+        ModelFileError,
+        ModelNotFound,
+        RateLimited,
+        Request,
+        Response,
+        ServerDown,
+        ServerError,
+        Timeout,
+        TokenCallback,
+    )
+    from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend, LlamaCppSettings, check_gguf_file
+    from thoughtdesk.core.generation.backends.openai_compat import OpenAICompatBackend
+    from thoughtdesk.core.generation.backends.pool import PooledBackend
+    from thoughtdesk.core.generation.backends.pricing import (
+        ModelPrice,
+        PriceTable,
+        estimate_request_tokens,
+        estimate_tokens,
+    )
+    from thoughtdesk.core.generation.backends.retry import (
+        ProviderGate,
+        ProviderLimits,
+        ResilientBackend,
+        RetryPolicy,
+    )
+
+#: Every public name -> the submodule that defines it, imported when the name is first used
+#: (PEP 562). Importing any submodule runs this file first: a caller that needs one part (the
+#: runs list, a price table) must not load every part, and with it httpx and the whole engine.
+_LAZY: dict[str, str] = {
+    "AnthropicBackend": "anthropic",
+    "AuthError": "base",
+    "Backend": "base",
+    "BackendError": "base",
+    "BadRequest": "base",
+    "BadResponse": "base",
+    "Capabilities": "base",
+    "ChatMessage": "base",
+    "ConnectionLost": "base",
+    "ModelFileError": "base",
+    "ModelNotFound": "base",
+    "RateLimited": "base",
+    "Request": "base",
+    "Response": "base",
+    "ServerDown": "base",
+    "ServerError": "base",
+    "Timeout": "base",
+    "TokenCallback": "base",
+    "LlamaCppBackend": "llamacpp",
+    "LlamaCppSettings": "llamacpp",
+    "check_gguf_file": "llamacpp",
+    "OpenAICompatBackend": "openai_compat",
+    "PooledBackend": "pool",
+    "ModelPrice": "pricing",
+    "PriceTable": "pricing",
+    "estimate_request_tokens": "pricing",
+    "estimate_tokens": "pricing",
+    "ProviderGate": "retry",
+    "ProviderLimits": "retry",
+    "ResilientBackend": "retry",
+    "RetryPolicy": "retry",
+}
 
 __all__ = [
     "AnthropicBackend",
@@ -73,3 +116,13 @@ __all__ = [
     "estimate_request_tokens",
     "estimate_tokens",
 ]
+
+
+def __getattr__(name: str) -> object:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once: later uses are plain attribute reads
+    return value

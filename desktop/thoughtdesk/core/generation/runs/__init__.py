@@ -62,81 +62,162 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``ANTHROPIC_API_KEY``).
 """
 
-from thoughtdesk.core.generation.runs.batch import (
-    BatchInfo,
-    BatchProgress,
-    BatchRunError,
-    advance_batch_run,
-    advance_batch_run_async,
-    cancel_batch_run_async,
-    check_batch_spec,
-    is_batch_run,
-    list_batches,
-)
-from thoughtdesk.core.generation.runs.critique import (
-    CotRef,
-    CritiquePlan,
-    PlannedCritique,
-    create_critique_run,
-    find_template,
-    parse_summary,
-    plan_critique_run,
-)
-from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
-from thoughtdesk.core.generation.runs.manage import (
-    RunInUseError,
-    check_models_exist,
-    check_models_ready,
-    delete_run,
-    offline_pool_warnings,
-    rename_run,
-    stopped_for_good,
-)
-from thoughtdesk.core.generation.runs.plan import PlannedRequest, PromptPreview, RunPlan, create_run, plan_run
-from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
-from thoughtdesk.core.generation.runs.read import (
-    RequestRow,
-    RunInfo,
-    RunNotFound,
-    RunProgress,
-    list_runs,
-    resolve_run_id,
-    run_info,
-    run_requests,
-    run_spec,
-)
-from thoughtdesk.core.generation.runs.scorer_check import (
-    ScorerReport,
-    guide_scorer_report,
-    probe_scorer,
-    scorer_report,
-)
-from thoughtdesk.core.generation.runs.spec import (
-    GUIDE_METHODS,
-    ONLY_CHOICES,
-    SUPERVISIONS,
-    AnySpec,
-    CotSelection,
-    CritiqueSpec,
-    FewShotSpec,
-    GuideSpec,
-    ModelSpec,
-    RunLimits,
-    RunSpec,
-    RunSpecError,
-    SampleSelection,
-)
-from thoughtdesk.core.generation.runs.trajectories import (
-    Candidate,
-    Trajectory,
-    TrajectoryContext,
-    TrajectoryStep,
-    collection_trajectories,
-    cot_steps,
-    guided_cot_pks,
-    is_guided,
-    trajectory_context,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from thoughtdesk.core.generation.runs.batch import (
+        BatchInfo,
+        BatchProgress,
+        BatchRunError,
+        advance_batch_run,
+        advance_batch_run_async,
+        cancel_batch_run_async,
+        check_batch_spec,
+        is_batch_run,
+        list_batches,
+    )
+    from thoughtdesk.core.generation.runs.critique import (
+        CotRef,
+        CritiquePlan,
+        PlannedCritique,
+        create_critique_run,
+        find_template,
+        parse_summary,
+        plan_critique_run,
+    )
+    from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
+    from thoughtdesk.core.generation.runs.manage import (
+        RunInUseError,
+        check_models_exist,
+        check_models_ready,
+        delete_run,
+        offline_pool_warnings,
+        rename_run,
+        stopped_for_good,
+    )
+    from thoughtdesk.core.generation.runs.plan import PlannedRequest, PromptPreview, RunPlan, create_run, plan_run
+    from thoughtdesk.core.generation.runs.providers import api_key_for, build_backend
+    from thoughtdesk.core.generation.runs.read import (
+        RequestRow,
+        RunInfo,
+        RunNotFound,
+        RunProgress,
+        list_runs,
+        resolve_run_id,
+        run_info,
+        run_requests,
+        run_spec,
+    )
+    from thoughtdesk.core.generation.runs.scorer_check import (
+        ScorerReport,
+        guide_scorer_report,
+        probe_scorer,
+        scorer_report,
+    )
+    from thoughtdesk.core.generation.runs.spec import (
+        GUIDE_METHODS,
+        ONLY_CHOICES,
+        SUPERVISIONS,
+        AnySpec,
+        CotSelection,
+        CritiqueSpec,
+        FewShotSpec,
+        GuideSpec,
+        ModelSpec,
+        RunLimits,
+        RunSpec,
+        RunSpecError,
+        SampleSelection,
+    )
+    from thoughtdesk.core.generation.runs.trajectories import (
+        Candidate,
+        Trajectory,
+        TrajectoryContext,
+        TrajectoryStep,
+        collection_trajectories,
+        cot_steps,
+        guided_cot_pks,
+        is_guided,
+        trajectory_context,
+    )
+
+#: Every public name -> the submodule that defines it, imported when the name is first used
+#: (PEP 562). Importing any submodule runs this file first: a caller that needs one part (the
+#: runs list, a price table) must not load every part, and with it httpx and the whole engine.
+_LAZY: dict[str, str] = {
+    "BatchInfo": "read",
+    "BatchProgress": "batch",
+    "BatchRunError": "batch",
+    "advance_batch_run": "batch",
+    "advance_batch_run_async": "batch",
+    "cancel_batch_run_async": "batch",
+    "check_batch_spec": "batch",
+    "is_batch_run": "read",
+    "list_batches": "read",
+    "CotRef": "critique",
+    "CritiquePlan": "critique",
+    "PlannedCritique": "critique",
+    "create_critique_run": "critique",
+    "find_template": "critique",
+    "parse_summary": "critique",
+    "plan_critique_run": "critique",
+    "RunControl": "execute",
+    "execute_run": "execute",
+    "execute_run_async": "execute",
+    "resume_run": "execute",
+    "RunInUseError": "manage",
+    "check_models_exist": "manage",
+    "check_models_ready": "manage",
+    "delete_run": "manage",
+    "offline_pool_warnings": "manage",
+    "rename_run": "manage",
+    "stopped_for_good": "manage",
+    "PlannedRequest": "plan",
+    "PromptPreview": "plan",
+    "RunPlan": "plan",
+    "create_run": "plan",
+    "plan_run": "plan",
+    "api_key_for": "providers",
+    "build_backend": "providers",
+    "RequestRow": "read",
+    "RunInfo": "read",
+    "RunNotFound": "read",
+    "RunProgress": "read",
+    "list_runs": "read",
+    "resolve_run_id": "read",
+    "run_info": "read",
+    "run_requests": "read",
+    "run_spec": "read",
+    "ScorerReport": "scorer_check",
+    "guide_scorer_report": "scorer_check",
+    "probe_scorer": "scorer_check",
+    "scorer_report": "scorer_check",
+    "GUIDE_METHODS": "spec",
+    "ONLY_CHOICES": "spec",
+    "SUPERVISIONS": "spec",
+    "AnySpec": "spec",
+    "CotSelection": "spec",
+    "CritiqueSpec": "spec",
+    "FewShotSpec": "spec",
+    "GuideSpec": "spec",
+    "ModelSpec": "spec",
+    "RunLimits": "spec",
+    "RunSpec": "spec",
+    "RunSpecError": "spec",
+    "SampleSelection": "spec",
+    "Candidate": "trajectories",
+    "Trajectory": "trajectories",
+    "TrajectoryContext": "trajectories",
+    "TrajectoryStep": "trajectories",
+    "collection_trajectories": "trajectories",
+    "cot_steps": "trajectories",
+    "guided_cot_pks": "trajectories",
+    "is_guided": "trajectories",
+    "trajectory_context": "trajectories",
+}
 
 __all__ = [
     "ScorerReport",
@@ -209,3 +290,13 @@ __all__ = [
     "run_requests",
     "run_spec",
 ]
+
+
+def __getattr__(name: str) -> object:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once: later uses are plain attribute reads
+    return value

@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,35 +47,14 @@ from thoughtdesk.core.generation.runs.batch_common import (
 from thoughtdesk.core.generation.runs.batch_work import BatchAdvance
 from thoughtdesk.core.generation.runs.lease import claim_run
 from thoughtdesk.core.generation.runs.providers import api_key_for
+from thoughtdesk.core.generation.runs.read import (  # reads: kept light for the runs list
+    BatchInfo,
+    is_batch_run,
+    list_batches,
+)
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.library.store import Library
-
-
-@dataclass(frozen=True, slots=True)
-class BatchInfo:
-    """One stored batch as ``thoughtdesk runs`` and the Runs tab show it."""
-
-    id: int
-    run_id: int
-    provider: str
-    remote_id: str | None
-    status: str
-    requests: int
-    counts: dict[str, int]
-    submitted: str
-    deadline: str
-    fetched: str | None
-    error: str | None
-
-    def describe(self) -> str:
-        """``openai batch_abc: in_progress, 3/10 completed, due 2026-11-26T08:00Z``."""
-        done = self.counts.get("completed", self.counts.get("succeeded"))
-        counts = f", {done}/{self.requests} answered" if done is not None else f", {self.requests} request(s)"
-        state = "results stored" if self.fetched else f"due {self.deadline[:16]}Z"
-        if self.status == "looking":  # a kill cut its submission short: see batch_work.BatchAdvance.poll
-            return f"{self.provider} (id not stored): {self.error or 'looking for it at the provider'}"
-        return f"{self.provider} {self.remote_id or '(not submitted)'}: {self.status}{counts}, {state}"
 
 
 def batch_client_for(model: ModelSpec) -> BatchApi:
@@ -86,18 +64,6 @@ def batch_client_for(model: ModelSpec) -> BatchApi:
     if model.provider == "anthropic":
         return AnthropicBatches(key, base_url=base_url)
     return OpenAIBatches(base_url, key)
-
-
-def list_batches(lib: Library, run_id: int) -> list[BatchInfo]:
-    """The batches of a run, oldest first."""
-    rows = lib.conn.execute(
-        "SELECT id, run_id, provider, remote_id, status, requests, counts, submitted, deadline, fetched, error "
-        "FROM batch WHERE run_id = ? ORDER BY id",
-        (run_id,),
-    ).fetchall()
-    return [
-        BatchInfo(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"), r[7], r[8], r[9], r[10]) for r in rows
-    ]
 
 
 async def advance_batch_run_async(
@@ -199,12 +165,6 @@ async def cancel_batch_run_async(
             if not (clients and index in clients):
                 await client.aclose()
         lib.close()
-
-
-def is_batch_run(lib: Library, run_id: int) -> bool:
-    """Whether a stored run goes through a batch API."""
-    row = lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()
-    return bool(row and (json.loads(row[0]).get("spec") or {}).get("batch"))
 
 
 __all__ = [

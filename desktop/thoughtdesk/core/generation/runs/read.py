@@ -285,3 +285,50 @@ def run_requests(
         (*params, limit, offset),
     ).fetchall()
     return [request_row(lib.conn, row) for row in rows]
+
+
+# --- batches (runs/batch.py sends them; listing them needs none of it) ---------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BatchInfo:
+    """One stored batch as ``thoughtdesk runs`` and the Runs tab show it."""
+
+    id: int
+    run_id: int
+    provider: str
+    remote_id: str | None
+    status: str
+    requests: int
+    counts: dict[str, int]
+    submitted: str
+    deadline: str
+    fetched: str | None
+    error: str | None
+
+    def describe(self) -> str:
+        """``openai batch_abc: in_progress, 3/10 completed, due 2026-11-26T08:00Z``."""
+        done = self.counts.get("completed", self.counts.get("succeeded"))
+        counts = f", {done}/{self.requests} answered" if done is not None else f", {self.requests} request(s)"
+        state = "results stored" if self.fetched else f"due {self.deadline[:16]}Z"
+        if self.status == "looking":  # a kill cut its submission short: see batch_work.BatchAdvance.poll
+            return f"{self.provider} (id not stored): {self.error or 'looking for it at the provider'}"
+        return f"{self.provider} {self.remote_id or '(not submitted)'}: {self.status}{counts}, {state}"
+
+
+def list_batches(lib: Library, run_id: int) -> list[BatchInfo]:
+    """The batches of a run, oldest first."""
+    rows = lib.conn.execute(
+        "SELECT id, run_id, provider, remote_id, status, requests, counts, submitted, deadline, fetched, error "
+        "FROM batch WHERE run_id = ? ORDER BY id",
+        (run_id,),
+    ).fetchall()
+    return [
+        BatchInfo(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "{}"), r[7], r[8], r[9], r[10]) for r in rows
+    ]
+
+
+def is_batch_run(lib: Library, run_id: int) -> bool:
+    """Whether a stored run goes through a batch API."""
+    row = lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()
+    return bool(row and (json.loads(row[0]).get("spec") or {}).get("batch"))
