@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from thoughtdesk.cli.common import stop_verbose_logging
 from thoughtdesk.core.generation.backends import response_cap
 from thoughtdesk.core.settings import logs, network, secrets
 from thoughtdesk.ui.qt import QCoreApplication, QSettings
@@ -45,6 +46,10 @@ def isolated_app_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     network.clear_override()
     secrets.use_keyring(None)
     logs.stop_logging()
+    # A command run in this process (tests/helpers/cli.run_cli) watched the keyring and may have
+    # put -v's stderr handler on: each test starts without them, as each command's process did.
+    logs.unwatch_keyring()
+    stop_verbose_logging()
 
 
 class ModelListHandler(http.server.BaseHTTPRequestHandler):

@@ -62,7 +62,9 @@ def close_window(window: MainWindow) -> None:
         return
     _open.remove(window)
     deadline = time.monotonic() + 30
-    while not window.evaluation.is_idle() and time.monotonic() < deadline:
+    # Only a Results tab already built: asking for it builds it, which reads the library (a test
+    # may have damaged it on purpose).
+    while window.evaluation_built and not window.evaluation.is_idle() and time.monotonic() < deadline:
         QTest.qWait(10)
     # Runs still at work (a test that failed mid-run): cancelled and waited for, up to 2 minutes
     # (a local model's step cannot be interrupted; on a loaded machine it took longer than the

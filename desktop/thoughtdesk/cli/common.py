@@ -289,6 +289,16 @@ def log_to_file(verbose: int) -> None:
         ours.setLevel(level)
 
 
+def stop_verbose_logging() -> None:
+    """Take ``-v``'s stderr handler off again (main() run in-process: tests, the self-test)."""
+    global _verbose_handler
+    ours = logging.getLogger("thoughtdesk")
+    if _verbose_handler is not None:
+        ours.removeHandler(_verbose_handler)
+        _verbose_handler = None
+    ours.setLevel(logging.NOTSET)
+
+
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is when a record comes (not the one at creation)."""
 

@@ -117,6 +117,12 @@ def watch_keyring() -> None:
     _watching = True
 
 
+def unwatch_keyring() -> None:
+    """Undo :func:`watch_keyring` (tests run many commands in one process, each on its own)."""
+    global _watching
+    _watching = False
+
+
 def keys_watched() -> bool:
     """Whether :func:`watch_keyring` was called in this process."""
     return _watching

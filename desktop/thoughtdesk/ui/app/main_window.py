@@ -136,6 +136,11 @@ class MainWindow(QMainWindow):
         self.action_about = self.add_action(self.help_menu, "&About ThoughtDesk", None, self.show_about)
 
     @property
+    def evaluation_built(self) -> bool:
+        """Whether the Results tab's view exists yet (asking for :attr:`evaluation` builds it)."""
+        return self._evaluation.built
+
+    @property
     def evaluation(self) -> ResultsView:
         """The Results tab's view, built now if it was not yet (the tab is built on first use)."""
         return self._evaluation.view()
