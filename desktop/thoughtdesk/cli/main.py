@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re  # argparse imports it anyway
 import sqlite3
 import sys
 from collections.abc import Callable, Collection, Sequence
@@ -19,6 +20,10 @@ from importlib import import_module
 
 from thoughtdesk.cli.commands import COMMANDS
 from thoughtdesk.cli.help import add_examples
+
+TYPE_CHECKING = False  # typing's own would import typing, which a start does not otherwise need
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # What `--help`, `--version` and a command line that does not parse import is only the above:
 # logging, the library, the settings and each command's module are imported once a command runs.
@@ -30,12 +35,33 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return run_gui(getattr(args, "file", None) or args.library)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, which says a mistyped command in one line with the closest command
+    (argparse printed the whole usage and every choice, and suggested nothing; its own
+    ``suggest_on_error`` needs Python 3.14). Sub-commands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        found = re.match(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if found is None:
+            super().error(message)
+        import difflib
+
+        argument, wrong = found.group(1), found.group(2)
+        choices = re.findall(r"'([^']*)'", found.group(3))
+        close = difflib.get_close_matches(wrong, choices, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        if argument.startswith("-"):  # an option's value: its choices are short, name them
+            listed = ", ".join(choices)
+            self.exit(2, f"{self.prog}: error: {argument}: invalid choice '{wrong}'; {hint}(one of: {listed})\n")
+        self.exit(2, f"{self.prog}: error: '{wrong}' is not a command here; {hint}`{self.prog} --help` lists them\n")
+
+
 def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser. ``load``: the command modules (``cli/commands.py``'s
     ``COMMANDS[name].module``) whose commands get their real parsers; None: all of them. Every
     other command is a stand-in with only its name and one-line help, which is all ``--help``
     shows of it and all :func:`chosen_command` needs, so its module is not imported."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="thoughtdesk",
         description="ThoughtDesk: a local workbench for chain-of-thought data. "
         "Without a command, the desktop application starts.",
