@@ -257,3 +257,18 @@ def test_import_reports_progress_to_the_end(tmp_path):
     total = seen[-1][1]
     assert total == 2 * (report.records + report.ratings.records) and seen[-1] == (total, total)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_a_deeply_nested_file_is_one_clear_error_and_changes_nothing(tmp_path):
+    # Found by the importers' fuzz test: Python's JSON decoder recursed once per level and a file
+    # nested a few thousand levels deep ended in "internal error (RecursionError)".
+    lib = open_library(tmp_path / "lib.thoughtdesk")
+    bad = tmp_path / "nested.json"
+    bad.write_text('{"format": "thoughtdesk-annotations", "annotations": ' + "[" * 5000 + "]" * 5000 + "}")
+    before = table_digest(lib)
+    report = import_annotations(lib, bad)  # on the old code: RecursionError
+    assert (
+        report.error == f"{bad}: is nested too deeply to be an annotations file (arrays or objects within each other)"
+    )
+    assert report.records == 0 and table_digest(lib) == before
+    lib.close()

@@ -191,6 +191,10 @@ def _read_json(path: Path) -> Any:
         raise DataFileError(path, "is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise DataFileError(path, f"invalid JSON: {error.msg}", line=error.lineno, column=error.colno) from None
+    except RecursionError:  # Python's decoder recurses once per level: a hostile file nests thousands
+        raise DataFileError(
+            path, "is nested too deeply to be an annotations file (arrays or objects within each other)"
+        ) from None
 
 
 def _text(obj: dict, key: str) -> str:
