@@ -10,7 +10,7 @@ from pathlib import Path
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.importing.flat_export import FLAT_FORMATS
+from thoughtdesk.core.importing.formats import FLAT_FORMATS
 from thoughtdesk.core.paths import resolve_library_path
 
 

@@ -30,11 +30,11 @@ from typing import Any
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import PARQUET_EXPORT_KEY, export_file, export_part
+from thoughtdesk.core.importing.formats import FLAT_FORMATS
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
 from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
 from thoughtdesk.core.library.store import Library
 
-FLAT_FORMATS = ("samples-jsonl", "samples-csv", "answers-csv", "chat-jsonl", "parquet")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 SAMPLE_COLUMNS = (

@@ -1,0 +1,8 @@
+"""The export formats by name, without the code that writes them: the command line lists them
+in ``export --format``'s choices, and ``thoughtdesk collections`` (the same command module)
+should not import the exporters, the library reader and their dependencies to do so."""
+
+from __future__ import annotations
+
+#: The flat exports of :mod:`thoughtdesk.core.importing.flat_export`.
+FLAT_FORMATS = ("samples-jsonl", "samples-csv", "answers-csv", "chat-jsonl", "parquet")
