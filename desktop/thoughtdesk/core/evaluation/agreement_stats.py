@@ -21,9 +21,10 @@ import numbers
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -53,6 +54,8 @@ def _as_number(value: Hashable) -> float:
 
 def _distances(values: list, marginals: np.ndarray, level: Level) -> np.ndarray:
     """The squared difference function delta(c, k) between every pair of distinct values."""
+    import numpy as np  # imported on first use: the window's start does not need it
+
     count = len(values)
     if level == "nominal":
         return 1.0 - np.eye(count)
@@ -82,6 +85,8 @@ def krippendorff_alpha(ratings: Sequence[Sequence[Hashable | None]], level: Leve
     ``alpha = 1 - (n - 1) * sum o_ck delta_ck / sum n_c n_k delta_ck``. None when fewer than two
     pairable ratings or no expected disagreement (everyone used one value).
     """
+    import numpy as np  # imported on first use: the window's start does not need it
+
     if level not in LEVELS:
         raise ValueError(f"unknown level of measurement {level!r}; expected one of {', '.join(LEVELS)}")
     if not ratings:
@@ -145,6 +150,8 @@ def _fisher_interval(r: float, n: int, variance_numerator: float, offset: int, c
 
 
 def _clean_pairs(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np  # imported on first use: the window's start does not need it
+
     if len(x) != len(y):
         raise ValueError(f"paired lists differ in length: {len(x)} and {len(y)}")
     a = np.asarray(x, dtype=float)
@@ -159,6 +166,8 @@ def _coefficient(value: float) -> float | None:
 
 def spearman(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) -> Correlation:
     """Spearman's rho (scipy, midranks for ties) with a Fisher-z interval, SE ``sqrt(1.06/(n-3))``."""
+    import numpy as np  # imported on first use: the window's start does not need it
+
     a, b = _clean_pairs(x, y)
     n = len(a)
     if n < 2 or np.all(a == a[0]) or np.all(b == b[0]):
@@ -172,6 +181,8 @@ def spearman(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) -
 
 def kendall(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) -> Correlation:
     """Kendall's tau-b (scipy) with a Fisher-z interval, SE ``sqrt(0.437/(n-4))``."""
+    import numpy as np  # imported on first use: the window's start does not need it
+
     a, b = _clean_pairs(x, y)
     n = len(a)
     if n < 2 or np.all(a == a[0]) or np.all(b == b[0]):
@@ -207,6 +218,8 @@ def auroc(scores: Sequence[float], positive: Sequence[bool], confidence: float =
 
     Ties count one half (midranks), so a score that does not separate at all gives 0.5.
     """
+    import numpy as np  # imported on first use: the window's start does not need it
+
     if len(scores) != len(positive):
         raise ValueError(f"scores and classes differ in length: {len(scores)} and {len(positive)}")
     s = np.asarray(scores, dtype=float)

@@ -38,14 +38,15 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from thoughtdesk.core.evaluation.agreement_stats import krippendorff_alpha
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.annotations import decode_value
 from thoughtdesk.core.review.types import NON_LABEL_KEYS, label_value
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +167,8 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float | None:
     ``P_i = (sum_j n_ij^2 - m) / (m (m - 1))``, ``P_bar = mean P_i``, ``p_j = sum_i n_ij / (N m)``,
     ``P_e = sum_j p_j^2``, ``kappa = (P_bar - P_e) / (1 - P_e)``.
     """
+    import numpy as np  # imported on first use: the window's start does not need it
+
     table = np.asarray(counts, dtype=float)
     if table.ndim != 2 or table.shape[0] == 0:
         return None

@@ -37,13 +37,16 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from thoughtdesk.core.review.compare.colours import MIN_CONTRAST, TEXT_COLOUR, contrast_ratio, group_colours
 from thoughtdesk.core.review.compare.word_diff import DiffOp, tokenize_words, word_diff
 from thoughtdesk.core.sentences import Span, split_sentences
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "Alignment",
@@ -133,6 +136,8 @@ class SimilarityMatrix:
     """Pairwise sentence similarity of one sample's CoTs, computed once; groups on demand."""
 
     def __init__(self, texts: list[str], sentences: list[list[Span]], scores: np.ndarray, cot_of: np.ndarray) -> None:
+        import numpy as np  # on first use: the window's start does not need it
+
         self.texts = tuple(texts)
         self.sentences = tuple(tuple(spans) for spans in sentences)
         #: ``scores[i, j]``: similarity in percent of flat sentences ``i`` and ``j``.
@@ -151,6 +156,8 @@ class SimilarityMatrix:
     @classmethod
     def compute(cls, cots: Sequence[CotInput]) -> SimilarityMatrix:
         """Split every CoT and score all sentence pairs (the expensive step, once per sample)."""
+        import numpy as np  # on first use: the window's start does not need it
+
         if isinstance(cots, str):
             raise TypeError("compute() needs a list of CoTs, not one string")
         texts: list[str] = []
@@ -183,6 +190,8 @@ class SimilarityMatrix:
         For texts too long to compare (the score matrix grows with the square of the number of
         sentences) and to show a sample at once while its real matrix is computed elsewhere.
         """
+        import numpy as np  # on first use: the window's start does not need it
+
         if isinstance(cots, str):
             raise TypeError("unaligned() needs a list of CoTs, not one string")
         texts: list[str] = []
@@ -224,6 +233,8 @@ class SimilarityMatrix:
 
     def _advance(self, threshold: float) -> None:
         """Examine the not yet examined pairs scoring ``>= threshold``, best first."""
+        import numpy as np  # on first use: the window's start does not need it
+
         upper = self._done_down_to
         scores = self.scores
         rows, cols = np.nonzero(np.triu(scores >= threshold, k=1) & (scores < upper))
