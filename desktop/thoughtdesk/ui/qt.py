@@ -3,6 +3,8 @@
 Add names here as you need them (one import line per Qt module).
 """
 
+from typing import Any
+
 from PySide6.QtCore import (  # noqa: F401 - the facade: every name is for other modules
     QAbstractListModel,
     QAbstractTableModel,
@@ -197,6 +199,17 @@ class QFileDialog(_QtFileDialog):
             dialog.deleteLater()
 
     @staticmethod
+    def _file_name(
+        save: bool, parent: QWidget | None, caption: str, dir: str, filter: str, selected: str, options: Any
+    ) -> tuple[str, str]:
+        """An existing file to open, or (``save``) a file name to write; ("", "") when cancelled."""
+        dialog = QFileDialog.configured(parent, caption, dir, filter)
+        if save:
+            dialog.setAcceptMode(_QtFileDialog.AcceptMode.AcceptSave)
+        dialog.setFileMode(_QtFileDialog.FileMode.AnyFile if save else _QtFileDialog.FileMode.ExistingFile)
+        return QFileDialog._run(dialog, selected, options)
+
+    @staticmethod
     def getOpenFileName(
         parent: QWidget | None = None,
         caption: str = "",
@@ -205,9 +218,7 @@ class QFileDialog(_QtFileDialog):
         selectedFilter: str = "",
         options: _QtFileDialog.Option = _NO_OPTIONS,
     ) -> tuple[str, str]:
-        dialog = QFileDialog.configured(parent, caption, dir, filter)
-        dialog.setFileMode(_QtFileDialog.FileMode.ExistingFile)
-        return QFileDialog._run(dialog, selectedFilter, options)
+        return QFileDialog._file_name(False, parent, caption, dir, filter, selectedFilter, options)
 
     @staticmethod
     def getSaveFileName(
@@ -218,10 +229,7 @@ class QFileDialog(_QtFileDialog):
         selectedFilter: str = "",
         options: _QtFileDialog.Option = _NO_OPTIONS,
     ) -> tuple[str, str]:
-        dialog = QFileDialog.configured(parent, caption, dir, filter)
-        dialog.setAcceptMode(_QtFileDialog.AcceptMode.AcceptSave)
-        dialog.setFileMode(_QtFileDialog.FileMode.AnyFile)
-        return QFileDialog._run(dialog, selectedFilter, options)
+        return QFileDialog._file_name(True, parent, caption, dir, filter, selectedFilter, options)
 
     @staticmethod
     def getExistingDirectory(

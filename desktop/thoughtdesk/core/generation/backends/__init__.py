@@ -6,8 +6,9 @@ without the optional ``local`` extra.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from thoughtdesk.core.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from thoughtdesk.core.generation.backends.anthropic import AnthropicBackend
@@ -119,10 +120,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # once: later uses are plain attribute reads
-    return value
+    return lazy_attribute(__name__, _LAZY, globals(), name)

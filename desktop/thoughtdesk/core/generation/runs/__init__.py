@@ -64,8 +64,9 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from thoughtdesk.core.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from thoughtdesk.core.generation.runs.batch import (
@@ -293,10 +294,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # once: later uses are plain attribute reads
-    return value
+    return lazy_attribute(__name__, _LAZY, globals(), name)
