@@ -214,3 +214,36 @@ def test_an_import_records_its_process_with_its_start_mark(tmp_path):
         source = lib.conn.execute(f"SELECT source FROM collection WHERE source LIKE '{STAGING}%'").fetchone()[0]
     assert source == f"{STAGING}{process_tag()}:x.json"
     assert process_tag().startswith(f"{os.getpid()}@") or process_start_mark(os.getpid()) is None
+
+
+def test_reasoning_facts_of_a_cot_are_stored_and_read_back(tmp_path):
+    # Issue 24's storage (m016): the thinking, why generation stopped and the reasoning tokens,
+    # apart from the visible text; a CoT without them reads back None, not "".
+    from thoughtdesk.core.library.reader import iter_split
+    from thoughtdesk.core.library.records import GeneratedCot, Sample
+    from thoughtdesk.core.library.writer import OnDuplicate, SampleWriter
+
+    path = tmp_path / "lib.thoughtdesk"
+    thinking = "Let me add.\n\nWait, 3 + 4 is 7, not 8."
+    with Library.open(path) as lib:
+        with lib.transaction():
+            cid = lib.create_collection("c")
+            writer = SampleWriter(lib, cid, OnDuplicate.FAIL)
+            cots = [
+                GeneratedCot(
+                    id="r", cot="The answer is 7.", reasoning=thinking, finish_reason="stop", reasoning_tokens=17
+                ),
+                GeneratedCot(id="plain", cot="3 + 4 = 7."),
+            ]
+            writer.add("d", "test", Sample(id="s", question="3 + 4?", answer=["7"], generated_cot=cots))
+            writer.close("d")
+    with Library.open(path) as lib:
+        (sample,) = iter_split(lib, lib.collections()[0].id, "d", "test")
+    reasoned, plain = sample.generated_cot
+    assert (reasoned.cot, reasoned.reasoning, reasoned.finish_reason, reasoned.reasoning_tokens) == (
+        "The answer is 7.",
+        thinking,
+        "stop",
+        17,
+    )
+    assert (plain.reasoning, plain.finish_reason, plain.reasoning_tokens) == (None, None, None)

@@ -634,3 +634,21 @@ def m015_request_claim(conn: sqlite3.Connection) -> None:
     # holder of the current claim stores it. A process that was suspended (Ctrl+Z) while its
     # run was resumed elsewhere stored every request it had in flight a second time.
     run_script(conn, "ALTER TABLE request ADD COLUMN claim TEXT;")
+
+
+@migration
+def m016_reasoning(conn: sqlite3.Connection) -> None:
+    # Reasoning traces apart from the answer (issue 24): the thinking of a reasoning model
+    # (``reasoning_content``/``reasoning`` fields, ``<think>`` blocks, Anthropic thinking
+    # blocks), why generation stopped (``finish_reason``: "stop", "length", ...; "length" means
+    # the trace or the answer was cut) and the reasoning tokens the provider counted (or that
+    # were counted locally). NULL: not known (every CoT stored before this migration, and
+    # CoTs imported without these facts). ``cot`` stays the visible text.
+    run_script(
+        conn,
+        """
+        ALTER TABLE generated_cot ADD COLUMN reasoning TEXT;
+        ALTER TABLE generated_cot ADD COLUMN finish_reason TEXT;
+        ALTER TABLE generated_cot ADD COLUMN reasoning_tokens INTEGER;
+        """,
+    )

@@ -17,7 +17,8 @@ _SAMPLE_COLS = (
 )
 _COT_COLS = (
     "id, sample_pk, cot_id, fragments_version, instruction, cot_trigger, cot_trigger_template, "
-    "prompt_text, cot, author, date, api_service, model, comment, extra, missing"
+    "prompt_text, cot, author, date, api_service, model, comment, extra, missing, "
+    "reasoning, finish_reason, reasoning_tokens"
 )
 _ANSWER_COLS = (
     "cot_pk, answer_id, answer_extraction, answer_extraction_template, answer_extraction_text, "
@@ -124,6 +125,9 @@ def _build(
             comment=r[13],
             extra=_extra(r[14]),
             missing=_missing(r[15]),
+            reasoning=r[16],
+            finish_reason=r[17],
+            reasoning_tokens=r[18],
         )
         cots[r[0]] = cot
         cots_by_sample[r[1]].append((r[0], cot))

@@ -180,6 +180,12 @@ class GeneratedCot:
     annotations: list[Annotation] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
+    #: A reasoning model's thinking, apart from ``cot`` (the visible text); None: none or not known.
+    reasoning: str | None = None
+    #: Why generation stopped as the provider said it ("stop", "length", ...); None: not known.
+    finish_reason: str | None = None
+    #: Reasoning tokens (the provider's count, or counted locally); None: not known.
+    reasoning_tokens: int | None = None
 
 
 @dataclass(slots=True)

@@ -35,7 +35,8 @@ _SAMPLE_COLUMNS = (
 )
 _COT_COLUMNS = (
     "id sample_pk position cot_id fragments_version instruction cot_trigger cot_trigger_template "
-    "prompt_text cot author date api_service model model_name comment extra missing"
+    "prompt_text cot author date api_service model model_name comment extra missing "
+    "reasoning finish_reason reasoning_tokens"
 )
 _ANSWER_COLUMNS = (
     "id cot_pk position answer_id answer_extraction answer_extraction_template "
@@ -250,6 +251,9 @@ class SampleWriter:
                     cot.comment,
                     _opt_json(cot.extra),
                     _opt_json(cot.missing),
+                    cot.reasoning,
+                    cot.finish_reason,
+                    cot.reasoning_tokens,
                 )
             )
             for a_position, a in enumerate(cot.answers):

@@ -456,7 +456,8 @@ def store_cached_answer(
 
 _COT_COPY = (
     "cot_id, fragments_version, instruction, cot_trigger, cot_trigger_template, prompt_text, "
-    "cot, author, date, api_service, model, model_name, comment, extra, missing"
+    "cot, author, date, api_service, model, model_name, comment, extra, missing, "
+    "reasoning, finish_reason, reasoning_tokens"
 )
 
 
