@@ -247,3 +247,34 @@ def test_reasoning_facts_of_a_cot_are_stored_and_read_back(tmp_path):
         17,
     )
     assert (plain.reasoning, plain.finish_reason, plain.reasoning_tokens) == (None, None, None)
+
+
+def test_pairwise_preferences_keep_one_verdict_per_reviewer_and_pair(tmp_path):
+    # m019: a pair is stored smaller CoT key first, the preferred CoT is one of the two or NULL
+    # (a tie), and a reviewer has one verdict per pair; deleting a CoT deletes its verdicts.
+    path = tmp_path / "lib.thoughtdesk"
+    with Library.open(path) as lib:
+        c = lib.conn
+        with lib.transaction():
+            c.execute("INSERT INTO collection (id, name, created) VALUES (1, 'c', 'now')")
+            c.execute(
+                "INSERT INTO sample (id, collection_id, dataset, split, position, sample_id) VALUES (1, 1, 'd', 't', 0, 's')"
+            )
+            for pk in (1, 2, 3):
+                c.execute("INSERT INTO generated_cot (id, sample_pk, position) VALUES (?, 1, ?)", (pk, pk))
+            c.execute(
+                "INSERT INTO pairwise_preference (sample_pk, first_cot_pk, second_cot_pk, preferred_cot_pk, author, date)"
+                " VALUES (1, 1, 2, 2, 'ann', 'now'), (1, 1, 2, NULL, 'bob', 'now')"
+            )
+        for bad in [(2, 1, 2, "cy"), (1, 2, 3, "dan"), (1, 2, 2, "ann")]:
+            with pytest.raises(sqlite3.IntegrityError):
+                c.execute(
+                    "INSERT INTO pairwise_preference (sample_pk, first_cot_pk, second_cot_pk, preferred_cot_pk, author, date)"
+                    " VALUES (1, ?, ?, ?, ?, 'now')",
+                    bad,
+                )
+        c.execute("UPDATE generated_cot SET revision_of = 1 WHERE id = 3")
+        with lib.transaction():
+            c.execute("DELETE FROM generated_cot WHERE id = 1")
+        assert c.execute("SELECT count(*) FROM pairwise_preference").fetchone() == (0,)
+        assert c.execute("SELECT revision_of FROM generated_cot WHERE id = 3").fetchone() == (None,)

@@ -652,3 +652,34 @@ def m016_reasoning(conn: sqlite3.Connection) -> None:
         ALTER TABLE generated_cot ADD COLUMN reasoning_tokens INTEGER;
         """,
     )
+
+
+@migration
+def m019_preferences(conn: sqlite3.Connection) -> None:
+    # Pairwise preferences of human reviewers (issue 26, point 3): two CoTs of one sample shown
+    # side by side (``first`` on the left), the one preferred (NULL: a tie), by whom and when,
+    # and whether the models were hidden. One row per reviewer and pair (the pair stored with
+    # the smaller CoT key first; a new verdict replaces the old). And revisions (point 5): a
+    # generated CoT that revises another from a critique's feedback names both.
+    run_script(
+        conn,
+        """
+        CREATE TABLE pairwise_preference (
+            id INTEGER PRIMARY KEY,
+            sample_pk INTEGER NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+            first_cot_pk INTEGER NOT NULL REFERENCES generated_cot(id) ON DELETE CASCADE,
+            second_cot_pk INTEGER NOT NULL REFERENCES generated_cot(id) ON DELETE CASCADE,
+            preferred_cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            author TEXT NOT NULL,
+            date TEXT NOT NULL,
+            blind INTEGER NOT NULL DEFAULT 1,
+            CHECK (first_cot_pk < second_cot_pk),
+            CHECK (preferred_cot_pk IS NULL OR preferred_cot_pk IN (first_cot_pk, second_cot_pk))
+        );
+        CREATE UNIQUE INDEX pairwise_preference_pair ON pairwise_preference(author, first_cot_pk, second_cot_pk);
+        CREATE INDEX pairwise_preference_sample ON pairwise_preference(sample_pk);
+        CREATE INDEX pairwise_preference_second ON pairwise_preference(second_cot_pk);
+        ALTER TABLE generated_cot ADD COLUMN revision_of INTEGER REFERENCES generated_cot(id) ON DELETE SET NULL;
+        ALTER TABLE generated_cot ADD COLUMN revision_critique INTEGER REFERENCES critique(id) ON DELETE SET NULL;
+        """,
+    )
