@@ -448,3 +448,110 @@ class LlamaServer:
             self.process.kill()
             self.process.wait()
         self._log.close()
+
+
+#: The shapes :class:`ReasoningServer` answers in (issue 24): OpenAI-compatible chat with the
+#: thinking in ``reasoning_content`` (DeepSeek, SGLang, llama.cpp's server, old vLLM) or
+#: ``reasoning`` (vLLM, OpenRouter), inline ``<think>`` tags, only the closing tag (the template
+#: opened it: Qwen3-Thinking, R1), the two streamed as server-sent events, and Anthropic
+#: messages with thinking (and redacted thinking) blocks.
+REASONING_SHAPES = (
+    "reasoning_content",
+    "reasoning",
+    "think_tags",
+    "closing_tag_only",
+    "stream_reasoning_content",
+    "stream_reasoning",
+    "anthropic_thinking",
+    "anthropic_redacted",
+)
+
+
+class ReasoningServer(FakeModelServer):
+    """A fake provider whose model thinks: every chat answer carries ``thinking`` (then
+    ``answer``) in the chosen ``shape`` of REASONING_SHAPES, with ``reasoning_tokens`` in the
+    usage (OpenAI's ``completion_tokens_details``; None: not reported) and ``finish_reason``.
+    ``thinking_value`` (when set) is sent as the thinking field as it is (a number, a list...)."""
+
+    def __init__(self, shape: str = "reasoning_content", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if shape not in REASONING_SHAPES:
+            raise ValueError(shape)
+        self.shape = shape
+        self.thinking = "9.8 = 9.80 and 80 > 11, so 9.8 is larger. Wait, let me check: yes."
+        self.answer = "9.8 is larger. The answer is 9.8"
+        self.reasoning_tokens: int | None = 17
+        self.finish_reason = "stop"
+        self.thinking_value: Any = None
+        self.responder = self._reply
+
+    def _field(self) -> Any:
+        return self.thinking if self.thinking_value is None else self.thinking_value
+
+    def _reply(self, record: Recorded) -> Reply:
+        payload = record.json if isinstance(record.json, dict) else {}
+        model = payload.get("model", "")
+        if self.shape.startswith("anthropic"):
+            blocks: list[dict[str, Any]] = []
+            if self.shape == "anthropic_redacted":
+                blocks.append({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"})
+            blocks.append({"type": "thinking", "thinking": self._field(), "signature": "EqQBCgIYAhIM"})
+            if self.answer:
+                blocks.append({"type": "text", "text": self.answer})
+            return Reply(
+                200,
+                {
+                    "id": "msg_think",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": blocks,
+                    "stop_reason": "max_tokens" if self.finish_reason == "length" else "end_turn",
+                    "usage": {"input_tokens": 12, "output_tokens": 40},
+                },
+            )
+        usage: dict[str, Any] = {"prompt_tokens": 12, "completion_tokens": 40, "total_tokens": 52}
+        if self.reasoning_tokens is not None:
+            usage["completion_tokens_details"] = {"reasoning_tokens": self.reasoning_tokens}
+        if self.shape.startswith("stream"):
+            name = self.shape.removeprefix("stream_")
+            events: list[dict[str, Any]] = [
+                {"id": "c1", "object": "chat.completion.chunk", "model": model, "choices": [{"index": 0, **body}]}
+                for body in (
+                    {"delta": {"role": "assistant", "content": None}},
+                    *(
+                        {"delta": {name: piece}}
+                        for piece in ([self._field()] if self.thinking_value is not None else _pieces(self.thinking))
+                    ),
+                    *({"delta": {"content": piece}} for piece in _pieces(self.answer)),
+                    {"delta": {}, "finish_reason": self.finish_reason},
+                )
+            ]
+            events.append(
+                {"id": "c1", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage}
+            )
+            text = "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"
+            return Reply(200, text, content_type="text/event-stream")
+        message: dict[str, Any] = {"role": "assistant"}
+        if self.shape in ("reasoning_content", "reasoning"):
+            message[self.shape] = self._field()
+            message["content"] = self.answer or None
+        elif self.shape == "think_tags":
+            message["content"] = f"<think>\n{self.thinking}\n</think>\n\n{self.answer}"
+        else:
+            message["content"] = f"{self.thinking}\n</think>\n\n{self.answer}"
+        return Reply(
+            200,
+            {
+                "id": "chat-think",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [{"index": 0, "finish_reason": self.finish_reason, "message": message}],
+                "usage": usage,
+            },
+        )
+
+
+def _pieces(text: str, size: int = 7) -> list[str]:
+    """``text`` in pieces of ``size`` characters, as a stream's deltas come."""
+    return [text[at : at + size] for at in range(0, len(text), size)]

@@ -62,6 +62,7 @@ from thoughtdesk.core.generation.runs import (
     plan_critique_run,
     plan_run,
     probe_scorer,
+    reasoning_budget_warnings,
     resolve_run_id,
     resume_run,
     run_info,
@@ -237,6 +238,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(plan.summary(), file=sys.stderr)
         for model in models:  # where each model runs and how prompts reach it
             print(f"model {model.describe()}", file=sys.stderr)
+        for warning in reasoning_budget_warnings(models):
+            print(f"thoughtdesk: warning: {warning}", file=sys.stderr)
         if args.plan_only:
             _print_previews(plan.previews(args.preview))
             return EXIT_OK

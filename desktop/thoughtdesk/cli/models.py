@@ -9,6 +9,10 @@ import argparse
 from thoughtdesk.cli.common import base_url_options, number, server_urls, whole
 from thoughtdesk.core.generation.defaults import TEMPERATURE_RANGE, ModelDefaults, default_chat, model_defaults
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
+from thoughtdesk.core.thinking import MAX_TOKENS_FOR_EFFORT, REASONING_EFFORTS, parse_think_tags
+
+#: Max tokens per CoT when neither --max-tokens nor a reasoning effort says otherwise.
+DEFAULT_MAX_TOKENS = 256
 
 LOW, HIGH = TEMPERATURE_RANGE
 
@@ -56,6 +60,14 @@ def model_spec(
     chosen = dict(options)
     if "base_url" not in chosen and defaults.base_url(provider):
         chosen["base_url"] = defaults.base_url(provider)
+    if chosen.get("reasoning_effort") is None and defaults.effort(provider):
+        chosen["reasoning_effort"] = defaults.effort(provider)
+    if chosen.get("max_tokens") is None:
+        # A model asked to think gets room for a typical trace; 256 cut nearly all of them.
+        effort = chosen.get("reasoning_effort")
+        chosen["max_tokens"] = MAX_TOKENS_FOR_EFFORT[str(effort)] if effort else DEFAULT_MAX_TOKENS
+    if not chosen.get("reasoning_effort"):
+        chosen.pop("reasoning_effort", None)
     if chat is None:
         chat = default_chat(provider, str(chosen.get("endpoint", "chat")))
         if provider == "llamacpp" and "completion_template" in chosen:
@@ -75,11 +87,17 @@ def sampling_options(args: argparse.Namespace) -> dict[str, object]:
     """ModelSpec options common to ``generate``'s models (no ``chat``: it is per provider)."""
     options: dict[str, object] = {
         "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
+        "max_tokens": args.max_tokens,  # None: from the reasoning effort (model_spec)
         "timeout": args.timeout,
         "seed": args.model_seed,
         "n_ctx": args.n_ctx,  # llamacpp only (the default is ModelSpec's)
     }
+    if getattr(args, "reasoning_effort", None):
+        options["reasoning_effort"] = args.reasoning_effort
+    if getattr(args, "think_tags", None) is not None:
+        options["think_tags"] = think_tags_option(args.think_tags)
+    if getattr(args, "stream", False):
+        options["stream"] = True
     options.update(base_url_options(args.base_url))
     if args.endpoint:
         options["endpoint"] = args.endpoint
@@ -118,8 +136,14 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         help=f"sampling temperature, {LOW:g} to {HIGH:g} (default 0: greedy, the same CoT every time)",
     )
     p.add_argument(
-        "--max-tokens", type=whole(1, 1_000_000), default=256, metavar="M", help="tokens per CoT (default 256)"
+        "--max-tokens",
+        type=whole(1, 1_000_000),
+        metavar="M",
+        help=f"tokens per CoT (default {DEFAULT_MAX_TOKENS}; with a reasoning effort more: "
+        + ", ".join(f"{effort} {tokens:,}" for effort, tokens in MAX_TOKENS_FOR_EFFORT.items())
+        + ")",
     )
+    add_reasoning_options(p)
     p.add_argument(
         "--n-ctx",
         type=whole(64, 1_000_000),
@@ -159,4 +183,36 @@ def add_chat_options(p: argparse.ArgumentParser) -> None:
         help="llamacpp raw completion (implies --completion): wrap each prompt, {prompt} marking where it goes "
         "(\\n for a line break), e.g. '<start_of_turn>user\\n{prompt}<end_of_turn>\\n"
         "<start_of_turn>model\\n'",
+    )
+
+
+def think_tags_option(text: str) -> tuple[str, str] | None:
+    """``--think-tags OPEN,CLOSE`` (or ``none``) as ModelSpec's think_tags."""
+    try:
+        return parse_think_tags(text)
+    except ValueError as error:
+        raise RunSpecError(f"--think-tags: {error}") from None
+
+
+def add_reasoning_options(p: argparse.ArgumentParser) -> None:
+    """--reasoning-effort, --think-tags and --stream: how a reasoning model is asked and read."""
+    p.add_argument(
+        "--reasoning-effort",
+        choices=REASONING_EFFORTS,
+        metavar="EFFORT",
+        help="how hard a reasoning model thinks: " + ", ".join(REASONING_EFFORTS) + " (sent as reasoning_effort "
+        "to OpenAI-compatible servers, as a thinking budget to Anthropic, as enable_thinking to a local model's "
+        "chat template; none turns thinking off where it can be); default: the one set in Settings for the "
+        "provider, else the provider's own",
+    )
+    p.add_argument(
+        "--think-tags",
+        metavar="OPEN,CLOSE",
+        help="the tags the model writes around its thinking, split off the visible text (default "
+        "'<think>,</think>'; none: never split)",
+    )
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="openai: ask answers as a stream of events (some servers send the thinking only when streaming)",
     )

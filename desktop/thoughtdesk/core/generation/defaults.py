@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from thoughtdesk.core.paths import read_settings
 from thoughtdesk.core.settings.network import is_loopback_host, is_offline
+from thoughtdesk.core.thinking import REASONING_EFFORTS
 
 #: The fragments a new run starts with, by kind (the planner ticks them; ``generate`` uses them
 #: when no ``--instruction`` / ``--trigger`` / ``--extraction`` is given).
@@ -36,10 +37,13 @@ REMOTE_PROVIDERS = ("openai", "anthropic")
 
 #: The settings file's keys for the model choices (declared here; ui/settings/options.py uses them).
 LOCAL_MODEL_KEY = "local/model_path"
+#: The local model's reasoning effort ("": the model's default); a remote provider's is
+#: ``provider_key(provider, "reasoning_effort")``.
+LOCAL_EFFORT_KEY = "local/reasoning_effort"
 
 
 def provider_key(provider: str, name: str) -> str:
-    """``providers/<provider>/<name>``: ``enabled`` or ``base_url``."""
+    """``providers/<provider>/<name>``: ``enabled``, ``base_url`` or ``reasoning_effort``."""
     return f"providers/{provider}/{name}"
 
 
@@ -68,6 +72,12 @@ class ModelDefaults:
     providers: dict[str, str] = field(default_factory=dict)
     #: Offline mode was on when these were read: only this machine can be reached.
     offline: bool = False
+    #: The reasoning effort set in Settings per provider (``llamacpp``: the local model).
+    efforts: dict[str, str] = field(default_factory=dict)
+
+    def effort(self, provider: str) -> str | None:
+        """The reasoning effort set in Settings for ``provider`` (None: the provider's default)."""
+        return self.efforts.get(provider) or None
 
     def base_url(self, provider: str) -> str | None:
         """The address set in Settings for ``provider`` (None: not enabled there, the built-in one)."""
@@ -105,7 +115,14 @@ def model_defaults(values: Mapping[str, object] | None = None) -> ModelDefaults:
         if _true(values.get(provider_key(provider, "enabled"))):
             url = str(values.get(provider_key(provider, "base_url")) or "").strip()
             providers[provider] = url
-    return ModelDefaults(str(values.get(LOCAL_MODEL_KEY) or "").strip(), providers, offline=is_offline())
+    efforts: dict[str, str] = {}
+    for provider, key in ((p, provider_key(p, "reasoning_effort")) for p in REMOTE_PROVIDERS):
+        efforts[provider] = str(values.get(key) or "").strip().lower()
+    efforts["llamacpp"] = str(values.get(LOCAL_EFFORT_KEY) or "").strip().lower()
+    efforts = {p: e for p, e in efforts.items() if e in REASONING_EFFORTS}  # anything else: not set
+    return ModelDefaults(
+        str(values.get(LOCAL_MODEL_KEY) or "").strip(), providers, offline=is_offline(), efforts=efforts
+    )
 
 
 def _true(value: object) -> bool:

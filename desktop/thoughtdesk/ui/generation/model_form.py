@@ -16,6 +16,7 @@ from thoughtdesk.core.generation.backends.base import BackendError
 from thoughtdesk.core.generation.defaults import DEFAULT_MODELS, TEMPERATURE_RANGE, ModelDefaults, default_chat
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
+from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, MAX_TOKENS_FOR_EFFORT, REASONING_EFFORTS, parse_think_tags
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDoubleSpinBox,
@@ -53,6 +54,8 @@ class _Sampling(TypedDict):
     extraction_max_tokens: int
     seed: int | None
     timeout: float
+    reasoning_effort: str | None
+    think_tags: tuple[str, str] | None
 
 
 class ModelForm(QWidget):
@@ -124,6 +127,23 @@ class ModelForm(QWidget):
         self.seed = QSpinBox(objectName="modelSeed", minimum=-1, maximum=2_147_483_647, value=-1)
         self.seed.setSpecialValueText("none")
         self.timeout = QDoubleSpinBox(objectName="timeout", minimum=1, maximum=3600, value=120, suffix=" s")
+        # Reasoning models (docs/reasoning.md): how hard they think, and how their thinking is found.
+        self.reasoning_effort = QComboBox(objectName="reasoningEffort")
+        self.reasoning_effort.addItem("The provider's default", None)
+        for effort in REASONING_EFFORTS:
+            self.reasoning_effort.addItem(effort, effort)
+        self.reasoning_effort.setToolTip(
+            "Sent as reasoning_effort to OpenAI-compatible servers, as a thinking budget to Anthropic and as "
+            "enable_thinking to a local model's chat template; 'none' turns thinking off where it can be"
+        )
+        self.reasoning_effort.currentIndexChanged.connect(self._effort_changed)
+        self.think_tags = QLineEdit(",".join(DEFAULT_THINK_TAGS), objectName="thinkTags")
+        self.think_tags.setToolTip(
+            "The tags the model writes around its thinking, split off the visible text (OPEN,CLOSE); "
+            "empty or 'none': never split"
+        )
+        #: The reasoning effort set in Settings per provider (start_from).
+        self.efforts: dict[str, str] = {}
 
         remote = QWidget()
         remote_form = QFormLayout(remote)
@@ -160,6 +180,8 @@ class ModelForm(QWidget):
         sampling.addRow("Max tokens (extraction)", self.extraction_max_tokens)
         sampling.addRow("&Seed", self.seed)
         sampling.addRow("Time&out per call", self.timeout)
+        sampling.addRow("&Reasoning effort", self.reasoning_effort)
+        sampling.addRow("Thin&k tags", self.think_tags)
         layout.addLayout(sampling)
         self.provider.currentIndexChanged.connect(self._provider_changed)
 
@@ -174,6 +196,14 @@ class ModelForm(QWidget):
             self.base_url.setText(self.base_urls["openai"])
         if provider in DEFAULT_MODELS and self.model_name.text() in DEFAULT_MODELS.values():
             self.model_name.setText(DEFAULT_MODELS[provider])
+        if self.efforts:
+            self.reasoning_effort.setCurrentIndex(max(0, self.reasoning_effort.findData(self.efforts.get(provider))))
+
+    def _effort_changed(self) -> None:
+        """A model asked to think gets room for a typical trace, unless max tokens were raised."""
+        effort = self.reasoning_effort.currentData()
+        if effort and self.max_tokens.value() < MAX_TOKENS_FOR_EFFORT[effort]:
+            self.max_tokens.setValue(MAX_TOKENS_FOR_EFFORT[effort])
 
     def start_from(self, defaults: ModelDefaults) -> None:
         """Start from what the user chose in the first-run wizard and Settings: the local model
@@ -185,6 +215,7 @@ class ModelForm(QWidget):
                 self.base_urls[provider] = url
         if defaults.local_model:
             self.gguf_path.setText(defaults.local_model)
+        self.efforts = dict(defaults.efforts)
         choice = defaults.first_choice()
         if choice is None and defaults.offline:
             choice = "llamacpp"  # offline, a remote default could not be called: a local model it is
@@ -224,6 +255,15 @@ class ModelForm(QWidget):
         self.extraction_max_tokens.setValue(spec.extraction_max_tokens)
         self.seed.setValue(-1 if spec.seed is None else spec.seed)
         self.timeout.setValue(spec.timeout)
+        self.reasoning_effort.setCurrentIndex(max(0, self.reasoning_effort.findData(spec.reasoning_effort)))
+        self.max_tokens.setValue(spec.max_tokens)  # as stored, whatever the effort proposes
+        self.think_tags.setText("none" if spec.think_tags is None else ",".join(spec.think_tags))
+
+    def _think_tags(self) -> tuple[str, str] | None:
+        try:
+            return parse_think_tags(self.think_tags.text())
+        except ValueError as error:
+            raise RunSpecError(f"Think tags: {error}") from None
 
     def spec(self) -> ModelSpec:
         """The model described by the form; RunSpecError or ModelFileError saying what to fix."""
@@ -234,6 +274,8 @@ class ModelForm(QWidget):
             extraction_max_tokens=self.extraction_max_tokens.value(),
             seed=None if self.seed.value() < 0 else self.seed.value(),
             timeout=self.timeout.value(),
+            reasoning_effort=self.reasoning_effort.currentData(),
+            think_tags=self._think_tags(),
         )
         if provider == "llamacpp":
             path = self.gguf_path.text().strip()

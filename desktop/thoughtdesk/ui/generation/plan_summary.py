@@ -12,7 +12,12 @@ from typing import Literal
 
 from thoughtdesk.core.generation.backends.batches import BATCH_WINDOW_HOURS
 from thoughtdesk.core.generation.backends.pricing import BATCH_DISCOUNT
-from thoughtdesk.core.generation.runs import RunPlan, SampleSelection, offline_pool_warnings
+from thoughtdesk.core.generation.runs import (
+    RunPlan,
+    SampleSelection,
+    offline_pool_warnings,
+    reasoning_budget_warnings,
+)
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library
 
@@ -105,4 +110,5 @@ def describe_plan(plan: RunPlan) -> str:
         price = "unknown" if plan.estimated_cost is None else f"at most ${plan.estimated_cost * BATCH_DISCOUNT:.4f}"
         lines.append(f"Batch API: {price} at the batch price; results due within {BATCH_WINDOW_HOURS} h, by {due}")
     lines.extend(f"Warning: {warning}" for warning in offline_pool_warnings(plan.spec.all_models()))
+    lines.extend(f"Warning: {warning}" for warning in reasoning_budget_warnings(plan.spec.models))
     return "\n".join(lines)

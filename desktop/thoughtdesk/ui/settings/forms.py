@@ -19,10 +19,12 @@ from thoughtdesk.core.paths import default_library_path
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
 from thoughtdesk.core.settings.logs import register_secret
+from thoughtdesk.core.thinking import REASONING_EFFORTS
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import (
     QButtonGroup,
     QCheckBox,
+    QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -174,6 +176,23 @@ class OfflineForm(QWidget):
         settings.max_response_mb = self.max_response.value()
 
 
+def effort_combo(name: str) -> QComboBox:
+    """A reasoning effort chooser: the provider's default ("") or one of REASONING_EFFORTS."""
+    combo = QComboBox(objectName=name)
+    combo.addItem("The provider's default", "")
+    for effort in REASONING_EFFORTS:
+        combo.addItem(effort, effort)
+    combo.setToolTip(
+        "How hard a reasoning model thinks in a new run (the run planner and `thoughtdesk generate` start "
+        "with it; docs/reasoning.md). 'none' turns thinking off where it can be."
+    )
+    return combo
+
+
+def set_effort(combo: QComboBox, effort: str) -> None:
+    combo.setCurrentIndex(max(0, combo.findData(effort or "")))
+
+
 class LocalModelForm(QWidget):
     """No local model, the small test model (if its package is installed), or a GGUF file."""
 
@@ -210,6 +229,14 @@ class LocalModelForm(QWidget):
         layout.addLayout(row)
         self.status = plain_label(name="modelStatus")
         layout.addWidget(self.status)
+        effort_row = QHBoxLayout()
+        self.effort = effort_combo("localReasoningEffort")
+        effort_label = QLabel("&Reasoning effort:")
+        effort_label.setBuddy(self.effort)
+        effort_row.addWidget(effort_label)
+        effort_row.addWidget(self.effort)
+        effort_row.addStretch(1)
+        layout.addLayout(effort_row)
         layout.addStretch(1)
         self.none.setChecked(True)
         self.test_model.toggled.connect(self._test_model_chosen)
@@ -260,6 +287,7 @@ class LocalModelForm(QWidget):
         return True
 
     def load(self, settings: AppSettings) -> None:
+        set_effort(self.effort, settings.local_reasoning_effort)
         path = settings.local_model_path
         if not path:
             self.none.setChecked(True)
@@ -272,6 +300,7 @@ class LocalModelForm(QWidget):
 
     def store(self, settings: AppSettings) -> None:
         settings.local_model_path = self.chosen_path()
+        settings.local_reasoning_effort = self.effort.currentData() or ""
 
 
 def ask_key_file_consent(parent: QWidget | None, key_file: Path) -> bool:

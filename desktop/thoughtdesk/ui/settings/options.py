@@ -14,6 +14,8 @@ key                                type    meaning
 ``providers/openai/base_url``      str     its base URL (ends in ``/v1``)
 ``providers/anthropic/enabled``    bool    offer Anthropic
 ``providers/anthropic/base_url``   str     Anthropic's API address
+``providers/<p>/reasoning_effort`` str     a new run's reasoning effort for provider p ("" = its default)
+``local/reasoning_effort``         str     the local model's reasoning effort ("" = its default)
 ``firstRun/done``                  bool    the first-run wizard was completed
 ``columns/<table>``                str     a table's column widths the user set ("150,0,90")
 =================================  ======  ==============================================
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.generation.backends import response_cap
-from thoughtdesk.core.generation.defaults import LOCAL_MODEL_KEY, provider_key
+from thoughtdesk.core.generation.defaults import LOCAL_EFFORT_KEY, LOCAL_MODEL_KEY, provider_key
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
 from thoughtdesk.core.paths import settings_file
 from thoughtdesk.core.settings import config as core_config
@@ -57,6 +59,9 @@ OPENAI_ENABLED = provider_key("openai", "enabled")
 OPENAI_BASE_URL = provider_key("openai", "base_url")
 ANTHROPIC_ENABLED = provider_key("anthropic", "enabled")
 ANTHROPIC_BASE_URL = provider_key("anthropic", "base_url")
+OPENAI_EFFORT = provider_key("openai", "reasoning_effort")
+ANTHROPIC_EFFORT = provider_key("anthropic", "reasoning_effort")
+LOCAL_EFFORT = LOCAL_EFFORT_KEY
 FIRST_RUN_DONE = "firstRun/done"
 #: Where the settings were copied from on the first start with the settings file ("" = nowhere).
 MIGRATED_FROM = "settingsFile/migratedFrom"
@@ -84,6 +89,10 @@ class AppSettings:
     openai_base_url: str = DEFAULT_OPENAI_BASE_URL
     anthropic_enabled: bool = False
     anthropic_base_url: str = DEFAULT_ANTHROPIC_BASE_URL
+    #: Reasoning efforts a new run starts with ("" = the provider's default; docs/reasoning.md).
+    openai_reasoning_effort: str = ""
+    anthropic_reasoning_effort: str = ""
+    local_reasoning_effort: str = ""
 
 
 #: dataclass field -> QSettings key
@@ -97,6 +106,9 @@ _KEYS: dict[str, str] = {
     "openai_base_url": OPENAI_BASE_URL,
     "anthropic_enabled": ANTHROPIC_ENABLED,
     "anthropic_base_url": ANTHROPIC_BASE_URL,
+    "openai_reasoning_effort": OPENAI_EFFORT,
+    "anthropic_reasoning_effort": ANTHROPIC_EFFORT,
+    "local_reasoning_effort": LOCAL_EFFORT,
 }
 
 

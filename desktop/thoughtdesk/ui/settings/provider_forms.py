@@ -31,7 +31,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.settings.forms import KeySaveResult, keyring_warning, save_api_key
+from thoughtdesk.ui.settings.forms import KeySaveResult, effort_combo, keyring_warning, save_api_key, set_effort
 from thoughtdesk.ui.settings.options import AppSettings
 from thoughtdesk.ui.widgets.labels import plain_label
 
@@ -64,6 +64,8 @@ class ProviderPanel(QGroupBox):
         self.address_note.setVisible(False)
         form.addRow(self.address_note)
         self.base_url.textChanged.connect(self._check_address)
+        self.effort = effort_combo(f"{provider}ReasoningEffort")
+        form.addRow("Reasoning effort:", self.effort)
         self.key = QLineEdit(objectName=f"{provider}Key")
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.key.textEdited.connect(lambda _: self.enabled.setChecked(True))
@@ -101,9 +103,10 @@ class ProviderPanel(QGroupBox):
         except secrets.SecretStoreError:
             return None
 
-    def load(self, enabled: bool, base_url: str) -> None:
+    def load(self, enabled: bool, base_url: str, effort: str = "") -> None:
         self.enabled.setChecked(enabled)
         self.base_url.setText(base_url)
+        set_effort(self.effort, effort)
         self.key.clear()
         stored = self.stored_key()
         self.key.setPlaceholderText(f"stored: {secrets.masked(stored)}" if stored else "paste the key")
@@ -189,8 +192,10 @@ class ProvidersForm(QWidget):
         self.keys_note.setText(f"{where}, never in the library, the settings file, logs or exports.")
 
     def load(self, settings: AppSettings) -> None:
-        self.openai.load(settings.openai_enabled, settings.openai_base_url)
-        self.anthropic.load(settings.anthropic_enabled, settings.anthropic_base_url)
+        self.openai.load(settings.openai_enabled, settings.openai_base_url, settings.openai_reasoning_effort)
+        self.anthropic.load(
+            settings.anthropic_enabled, settings.anthropic_base_url, settings.anthropic_reasoning_effort
+        )
         self.refresh_keyring_note()
 
     def store(self, settings: AppSettings) -> None:
@@ -198,6 +203,8 @@ class ProvidersForm(QWidget):
         settings.openai_base_url = self.openai.base_url.text().strip()
         settings.anthropic_enabled = self.anthropic.enabled.isChecked()
         settings.anthropic_base_url = self.anthropic.base_url.text().strip()
+        settings.openai_reasoning_effort = self.openai.effort.currentData() or ""
+        settings.anthropic_reasoning_effort = self.anthropic.effort.currentData() or ""
 
     def save_keys(self, parent: QWidget | None) -> list[KeySaveResult]:
         """Store newly typed keys (asking first when there is no keyring); what happened to each."""

@@ -20,6 +20,7 @@ from thoughtdesk.core.generation.backends.base import (
 from thoughtdesk.core.generation.backends.http import new_client, post_json, valid_token_count
 from thoughtdesk.core.generation.backends.response_cap import response_byte_limit
 from thoughtdesk.core.settings.logs import register_secret
+from thoughtdesk.core.thinking import anthropic_thinking, thinking_field
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -67,6 +68,12 @@ class AnthropicBackend(Backend):
             payload["system"] = "\n\n".join(system)
         if request.stop:
             payload["stop_sequences"] = list(request.stop)
+        thinking = anthropic_thinking(request.reasoning_effort, request.max_tokens)
+        if thinking is not None:
+            payload["thinking"] = thinking
+            if thinking["type"] == "enabled":
+                # The API refuses a temperature other than 1 with extended thinking.
+                payload.pop("temperature")
         return payload
 
     async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
@@ -79,6 +86,11 @@ class AnthropicBackend(Backend):
             model=parts[0].model,
             texts=[part.texts[0] for part in parts],
             finish_reasons=[part.finish_reasons[0] for part in parts],
+            reasonings=[part.reasoning_of(0) for part in parts] if any(p.reasonings for p in parts) else [],
+            reasoning_notes=[part.reasoning_note_of(0) for part in parts]
+            if any(p.reasoning_notes for p in parts)
+            else [],
+            reasoning_tokens=sum_or_none([part.reasoning_tokens for part in parts]),
             prompt_tokens=sum_or_none([part.prompt_tokens for part in parts]),
             completion_tokens=sum_or_none([part.completion_tokens for part in parts]),
             latency=max(part.latency for part in parts),
@@ -118,11 +130,15 @@ class AnthropicBackend(Backend):
         texts = [block.get("text", "") for block in blocks]
         if any(not isinstance(text, str) for text in texts):  # a number or list where text belongs
             raise BadResponse(self.provider, "a text block of the answer holds no text", hint=hint, raw_body=body)
+        thinking, note = _thinking_blocks(data["content"])
+        stop_reason = data.get("stop_reason")
+        if not texts and (thinking is not None or stop_reason == "max_tokens"):
+            texts = [""]  # cut while thinking (or before any text): stored, its outcome says so
         if not texts:
             raise BadResponse(self.provider, "the answer has no text content", hint=hint, raw_body=body)
         reported = data.get("usage")
         usage = reported if isinstance(reported, dict) else {}
-        stop_reason = data.get("stop_reason")
+        details = usage.get("output_tokens_details")
         return Response(
             provider=self.provider,
             model=str(data.get("model") or request.model),
@@ -132,8 +148,39 @@ class AnthropicBackend(Backend):
             completion_tokens=valid_token_count(usage.get("output_tokens")),
             latency=latency,
             raw_body=body,
+            reasonings=[thinking] if thinking is not None else [],
+            reasoning_notes=[note] if note is not None else [],
+            reasoning_tokens=valid_token_count(details.get("thinking_tokens")) if isinstance(details, dict) else None,
         )
 
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+
+
+def _thinking_blocks(blocks: list[Any]) -> tuple[str | None, str | None]:
+    """The thinking of a message's content blocks (``thinking`` blocks joined by blank lines) and
+    a note: how many ``redacted_thinking`` blocks there were (encrypted by Anthropic; they stay
+    in the raw answer only and are never sent anywhere), or a thinking field that is not text.
+    A message with only redacted thinking has the thinking ``""`` (it thought; nothing legible)."""
+    texts: list[str] = []
+    notes: list[str] = []
+    redacted = 0
+    for number, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "redacted_thinking":
+            redacted += 1
+        elif block.get("type") == "thinking":
+            text, note = thinking_field(block.get("thinking"), f"content[{number}].thinking")
+            if text is not None:
+                texts.append(text)
+            elif note is not None:
+                notes.append(note)
+    if redacted:
+        notes.append(
+            f"redacted thinking: {redacted} block(s) encrypted by Anthropic, kept only in the raw answer "
+            "and never sent anywhere"
+        )
+    thinking = "\n\n".join(texts) if texts else ("" if redacted else None)
+    return thinking, "; ".join(notes) or None

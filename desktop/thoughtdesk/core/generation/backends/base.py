@@ -12,7 +12,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -49,6 +49,9 @@ class Request:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     timeout: float = 120.0
+    #: How hard a reasoning model should think (core/thinking.REASONING_EFFORTS), each
+    #: backend mapping it onto its provider's switch; None: the provider's default.
+    reasoning_effort: str | None = None
 
     def __post_init__(self) -> None:
         if (self.prompt is None) == (self.messages is None):
@@ -68,6 +71,9 @@ class Request:
         """All fields as JSON-ready values (messages as ``[{"role", "content"}]``)."""
         data = asdict(self)
         data["stop"] = list(self.stop)
+        if self.reasoning_effort is None:
+            # Left out when not set: the fingerprints of requests stored before it existed stay equal.
+            data.pop("reasoning_effort")
         if self.messages is not None:
             data["messages"] = [{"role": m.role, "content": m.content} for m in self.messages]
         return data
@@ -119,6 +125,24 @@ class Response:
     raw_body: str
     attempts: int = 1
     rate_limits: RateLimitHeaders | None = None  # for the provider's gate; not stored
+    #: Each sample's thinking as the provider sent it apart from the text (``reasoning_content``,
+    #: ``reasoning``, Anthropic's thinking blocks), None for a sample without; empty: none sent.
+    #: Thinking inline in the text (``<think>``) is split off when the CoT is stored.
+    reasonings: list[str | None] = field(default_factory=list)
+    #: What was odd about each sample's thinking, in words (a field that is not text, redacted
+    #: blocks), None where nothing was; empty: nothing.
+    reasoning_notes: list[str | None] = field(default_factory=list)
+    #: Reasoning tokens of the whole response as the provider counted them (OpenAI's
+    #: ``completion_tokens_details.reasoning_tokens``); None: not reported.
+    reasoning_tokens: int | None = None
+
+    def reasoning_of(self, index: int) -> str | None:
+        """Sample ``index``'s separate thinking, None when none was sent."""
+        return self.reasonings[index] if index < len(self.reasonings) else None
+
+    def reasoning_note_of(self, index: int) -> str | None:
+        """What was odd about sample ``index``'s thinking, None when nothing was."""
+        return self.reasoning_notes[index] if index < len(self.reasoning_notes) else None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -461,8 +461,13 @@ async def post_json(
     timeout: float,
     model: str,
     max_bytes: int | None = None,
+    events: bool = False,
 ) -> HttpResult:
     """POST ``payload`` as JSON and return the parsed 2xx answer; raise BackendError otherwise.
+
+    ``events``: the answer may be server-sent events (a streamed answer): ``data`` is then the
+    list of the events' parsed JSON (see :func:`parse_events`), or the parsed JSON of a body that
+    is plain JSON after all (a server that does not stream).
 
     ``timeout`` bounds the whole exchange in seconds, including a server that sends its body
     slowly; httpx's own per-read timeout alone would not. ``max_bytes`` bounds the body: reading
@@ -532,7 +537,7 @@ async def post_json(
     if not 200 <= status < 300:
         raise error_for_status(provider, status, body, response_headers, url=url, model=model)
     try:
-        data = parse_json(body)
+        data = parse_events(body) if events and not body.lstrip().startswith("{") else parse_json(body)
     except ValueError as error:
         raise BadResponse(
             provider,
@@ -543,6 +548,36 @@ async def post_json(
             status=status,
         ) from None
     return HttpResult(data=data, body=body, latency=latency, rate_limits=parse_rate_limits(response_headers))
+
+
+def parse_events(body: str) -> list[Any]:
+    """The JSON of each ``data:`` event of a server-sent event stream, in order, up to
+    ``data: [DONE]``; comments (``:``), ``event:``, ``id:`` and ``retry:`` lines are skipped.
+    ValueError naming the event whose data is not JSON."""
+    parsed: list[Any] = []
+    lines: list[str] = []
+
+    def flush() -> bool:
+        if not lines:
+            return True
+        data = "\n".join(lines)
+        lines.clear()
+        if data.strip() == "[DONE]":
+            return False
+        try:
+            parsed.append(parse_json(data))
+        except ValueError as error:
+            raise ValueError(f"event {len(parsed) + 1} of the stream: {error}") from None
+        return True
+
+    for line in body.splitlines():
+        if not line.strip():
+            if not flush():
+                return parsed
+        elif line.startswith("data:"):
+            lines.append(line[5:].removeprefix(" "))
+    flush()
+    return parsed
 
 
 def _charset(headers: httpx.Headers) -> str:

@@ -46,6 +46,7 @@ from thoughtdesk.core.generation.backends.llama_scoring import (
     scoring_memory_of,
 )
 from thoughtdesk.core.generation.scoring import TokenScores
+from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, split_thinking
 
 PROVIDER = "llamacpp"
 GGUF_MAGIC = b"GGUF"
@@ -72,6 +73,8 @@ class LlamaCppSettings:
     completion_template: str = "{prompt}"
     seed: int = 0xFFFFFFFF  # llama.cpp's "random seed" value, used when a request has none
     score_reuse_prefix: bool = True
+    #: The tags the model writes around its thinking (None: never split); see split_thinking.
+    think_tags: tuple[str, str] | None = DEFAULT_THINK_TAGS
 
 
 def check_gguf_file(path: str | Path) -> Path:
@@ -327,7 +330,54 @@ class LlamaCppBackend(Backend):
             completion_tokens=sum_or_none([r.completion_tokens for r in results]),
             latency=sum(r.latency for r in results),
             raw_body=join_raw_bodies([r.raw_body for r in results]),
+            reasonings=[r.reasoning_of(0) for r in results],
+            reasoning_notes=[r.reasoning_note_of(0) for r in results],
+            reasoning_tokens=sum_or_none([r.reasoning_tokens for r in results]),
         )
+
+    def _chat_formatter(self) -> Any:
+        """The GGUF's own chat template as llama-cpp-python's Jinja formatter (what its
+        create_chat_completion uses for such a model), to render it with template switches."""
+        from llama_cpp import llama_chat_format
+
+        llama = self._llama
+        model = llama._model  # the token texts, as Llama.__init__ reads them for its own formatter
+        eos, bos = llama.token_eos(), llama.token_bos()
+        return llama_chat_format.Jinja2ChatFormatter(
+            template=llama.metadata["tokenizer.chat_template"],
+            eos_token=model.token_get_text(eos) if eos != -1 else "",
+            bos_token=model.token_get_text(bos) if bos != -1 else "",
+            stop_token_ids=[eos],
+        )
+
+    def _chat_output(
+        self, messages: list[dict[str, str]], effort: str | None, stream: bool, options: Any
+    ) -> tuple[Any, bool | None]:
+        """A chat completion through the GGUF's template, and whether the template itself
+        opened the thinking (True: its generation prompt ends with the opening think tag, as
+        Qwen3's and R1's do, so the text holds only the closing tag; None: it ends with the
+        closing tag, thinking switched off, so nothing is split). A reasoning effort is passed
+        to the template as ``enable_thinking`` (False for ``none``), the switch Qwen3's reads."""
+        kwargs = {} if effort is None else {"enable_thinking": effort != "none"}
+        opened: bool | None = False
+        tags = self.settings.think_tags
+        formatter = None
+        try:
+            formatter = self.__dict__.get("_formatter") or self._chat_formatter()
+            self.__dict__["_formatter"] = formatter
+            prompt = formatter(messages=messages, **kwargs).prompt
+            ending = prompt.rstrip()
+            # "opened": the template began the thinking; "closed": it wrote an empty block (thinking
+            # switched off, as Qwen3's enable_thinking=False does): then all the text is the answer.
+            opened = tags is not None and ending.endswith(tags[0])
+            if tags is not None and ending.endswith(tags[1]):
+                opened = None
+        except Exception:  # a template our render cannot read: generate as before
+            formatter = None
+        if formatter is None or effort is None:
+            return llama_chat(self._llama, messages, stream, options), opened
+        handler = formatter.to_chat_handler()
+        return handler(llama=self._llama, messages=messages, stream=stream, **kwargs, **options), opened
 
     def _generate_blocking(self, request: Request, seed: int | None, emit: Any, cancel: threading.Event) -> Response:
         """One sample on the worker thread; stops at the next token once ``cancel`` is set."""
@@ -342,13 +392,14 @@ class LlamaCppBackend(Backend):
             "seed": seed,
         }
         started = time.perf_counter()
+        opened: bool | None = False
         try:
             if use_chat:
                 messages = [{"role": m.role, "content": m.content} for m in request.chat_messages()]
                 # The chat API takes no stopping criteria; a logits processor is asked before each
                 # token, so raising there stops a cancelled generation at its next token.
                 options["logits_processor"] = LogitsProcessorList([partial(_stop_if_set, cancel)])
-                output = llama.create_chat_completion(messages=messages, stream=emit is not None, **options)
+                output, opened = self._chat_output(messages, request.reasoning_effort, emit is not None, options)
             else:
                 options["stopping_criteria"] = StoppingCriteriaList([lambda ids, logits: cancel.is_set()])
                 output = llama.create_completion(prompt=self.prompt_text(request), stream=emit is not None, **options)
@@ -371,15 +422,26 @@ class LlamaCppBackend(Backend):
         except (KeyError, IndexError, TypeError):
             raise BadResponse(PROVIDER, "llama.cpp returned no text", raw_body=body) from None
         usage = output.get("usage") or {}
+        text = text or ""
+        tags = self.settings.think_tags
+        # The template opened the thinking: the text is thinking up to its closing tag (or all
+        # of it, when the limit cut it first).
+        split = split_thinking(tags[0] + text if opened and tags else text, None if opened is None else tags)
+        reasoning_tokens = None
+        if split.reasoning is not None:  # counted with the model's own tokenizer
+            reasoning_tokens = len(llama.tokenize(split.reasoning.encode("utf-8"), add_bos=False, special=True))
         return Response(
             provider=PROVIDER,
             model=self.model_path.name,
-            texts=[text or ""],
+            texts=[split.visible if split.reasoning is not None else text],
             finish_reasons=[choice.get("finish_reason")],
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             latency=latency,
             raw_body=body,
+            reasonings=[split.reasoning] if split.reasoning is not None else [],
+            reasoning_notes=[split.note] if split.note is not None else [],
+            reasoning_tokens=reasoning_tokens,
         )
 
     async def aclose(self) -> None:
@@ -540,3 +602,8 @@ def _collect_stream(chunks: Any, emit: Any, cancel: threading.Event, chat: bool)
         "choices": [choice_out],
         "usage": usage,
     }
+
+
+def llama_chat(llama: Any, messages: list[dict[str, str]], stream: bool, options: Any) -> Any:
+    """``llama.create_chat_completion`` as the backend has always called it."""
+    return llama.create_chat_completion(messages=messages, stream=stream, **options)

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -28,6 +29,7 @@ from thoughtdesk.core.generation.backends.pricing import estimate_tokens
 from thoughtdesk.core.generation.backends.response_cap import response_byte_limit
 from thoughtdesk.core.generation.scoring import TokenScores
 from thoughtdesk.core.settings.logs import register_secret
+from thoughtdesk.core.thinking import thinking_field
 
 #: Where scoring works and where it does not, said when a server answers without prompt log-probs.
 _SCORING_SERVERS = (
@@ -44,6 +46,8 @@ CHAT_CANNOT_SCORE = (
 SCORING_SERVERS = _SCORING_SERVERS
 
 Endpoint = Literal["chat", "completions"]
+#: OpenAI's own API (its reasoning models take max_completion_tokens, not max_tokens).
+OPENAI_HOST = "api.openai.com"
 
 
 class OpenAICompatBackend(Backend):
@@ -66,7 +70,14 @@ class OpenAICompatBackend(Backend):
         extra_headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         model: str | None = None,
+        stream: bool = False,
+        template_switch: bool = False,
     ) -> None:
+        """``stream``: ask chat answers as server-sent events (``stream: true``), joined into one
+        answer as they arrive, the thinking deltas included; the raw body kept is the event
+        stream as received. ``template_switch``: a reasoning effort of ``none`` is also sent as
+        ``chat_template_kwargs: {"enable_thinking": false}`` (local servers: vLLM, SGLang,
+        llama.cpp's server; OpenAI's own API refuses unknown fields)."""
         if endpoint not in ("chat", "completions"):
             raise ValueError(f"endpoint must be 'chat' or 'completions', not {endpoint!r}")
         self.base_url = base_url.rstrip("/")
@@ -79,6 +90,8 @@ class OpenAICompatBackend(Backend):
         self._owns_client = client is None
         # The model scored by ``score`` (requests name their own model; scoring has no request).
         self.model = model
+        self.stream = stream
+        self.template_switch = template_switch
         self.capabilities = Capabilities(
             chat=True,
             completion=endpoint == "completions",
@@ -115,6 +128,17 @@ class OpenAICompatBackend(Backend):
             payload["seed"] = request.seed
         if request.stop:
             payload["stop"] = list(request.stop)
+        if request.reasoning_effort is not None and chat:  # a chat endpoint's parameter
+            payload["reasoning_effort"] = request.reasoning_effort
+            if urlsplit(self.base_url).hostname == OPENAI_HOST:
+                # OpenAI's reasoning models refuse max_tokens; max_completion_tokens counts the
+                # hidden reasoning too. Other servers (vLLM, DeepSeek, llama.cpp) read max_tokens.
+                payload["max_completion_tokens"] = payload.pop("max_tokens")
+            if self.template_switch:
+                payload["chat_template_kwargs"] = {"enable_thinking": request.reasoning_effort != "none"}
+        if self.stream and chat:
+            payload["stream"] = True
+            payload["stream_options"] = {"include_usage": True}
         return payload
 
     async def complete(self, request: Request, on_token: TokenCallback | None = None) -> Response:
@@ -137,9 +161,10 @@ class OpenAICompatBackend(Backend):
         """The :class:`Response` of an answer body received another way (a batch's result
         line); BadResponse when it is unusable, exactly as for a direct call."""
         chat = request.is_chat or self.endpoint == "chat"
-        texts, reasons = _choices(self.provider, data, body, chat)
+        texts, reasons, reasonings, notes = _choices(self.provider, data, body, chat)
         reported = data.get("usage")
         usage = reported if isinstance(reported, dict) else {}
+        details = usage.get("completion_tokens_details")
         return Response(
             provider=self.provider,
             model=str(data.get("model") or request.model),
@@ -149,6 +174,9 @@ class OpenAICompatBackend(Backend):
             completion_tokens=valid_token_count(usage.get("completion_tokens")),
             latency=latency,
             raw_body=body,
+            reasonings=reasonings if any(r is not None for r in reasonings) else [],
+            reasoning_notes=notes if any(n is not None for n in notes) else [],
+            reasoning_tokens=valid_token_count(details.get("reasoning_tokens")) if isinstance(details, dict) else None,
         )
 
     async def _singles(self, request: Request, indexes: range) -> list[Response]:
@@ -170,8 +198,11 @@ class OpenAICompatBackend(Backend):
             timeout=request.timeout,
             model=request.model,
             max_bytes=response_byte_limit(request.max_tokens, request.n),
+            events=self.stream and chat,
         )
-        response = self.response_from_body(request, result.data, result.body, result.latency)
+        streamed = self.stream and chat and isinstance(result.data, list)
+        data = join_stream(self.provider, result.data, result.body) if streamed else result.data
+        response = self.response_from_body(request, data, result.body, result.latency)
         response.rate_limits = result.rate_limits
         return response
 
@@ -234,7 +265,96 @@ def _merge(parts: list[Response]) -> Response:
         completion_tokens=sum_or_none([part.completion_tokens for part in parts]),
         latency=max(part.latency for part in parts),
         raw_body=join_raw_bodies([part.raw_body for part in parts]),
+        reasonings=[r for part in parts for r in (part.reasonings or [None] * len(part.texts))]
+        if any(part.reasonings for part in parts)
+        else [],
+        reasoning_notes=[n for part in parts for n in (part.reasoning_notes or [None] * len(part.texts))]
+        if any(part.reasoning_notes for part in parts)
+        else [],
+        reasoning_tokens=sum_or_none([part.reasoning_tokens for part in parts]),
     )
+
+
+#: The thinking fields of a chat message or delta, in the order they are read: vLLM's current
+#: name and OpenRouter's first, then DeepSeek's, SGLang's, llama.cpp's (and old vLLM's).
+THINKING_FIELDS = ("reasoning", "reasoning_content")
+
+
+def message_thinking(message: dict[str, Any], where: str) -> tuple[str | None, str | None]:
+    """The thinking of a chat ``message`` (or stream delta) and a note on what was odd: the first
+    of THINKING_FIELDS that holds text (see thinking_field)."""
+    notes: list[str] = []
+    for name in THINKING_FIELDS:
+        text, note = thinking_field(message.get(name), f"{where}.{name}")
+        if text is not None:
+            return text, None
+        if note is not None:
+            notes.append(note)
+    return None, "; ".join(notes) or None
+
+
+def join_stream(provider: str, events: Any, body: str) -> dict[str, Any]:
+    """The chat completion a stream of ``chat.completion.chunk`` events adds up to: per choice
+    index the content, the thinking (``reasoning``/``reasoning_content`` deltas) and the last
+    finish reason; the usage of the last event that has one. BadResponse when the stream holds
+    no chunk or a server's error event."""
+    hint = "the raw event stream is kept with the failed request"
+    if not isinstance(events, list) or not events:
+        raise BadResponse(provider, "the event stream holds no data events", hint=hint, raw_body=body)
+    joined: dict[int, dict[str, Any]] = {}
+    usage: Any = None
+    model: Any = None
+    for number, event in enumerate(events, 1):
+        if not isinstance(event, dict):
+            raise BadResponse(provider, f"event {number} of the stream is not a JSON object", hint=hint, raw_body=body)
+        if "error" in event and "choices" not in event:
+            raise BadRequest(
+                provider,
+                f"the server sent an error in the stream: {str(event['error'])[:300]}",
+                hint=hint,
+                raw_body=body,
+            )
+        model = event.get("model") or model
+        if isinstance(event.get("usage"), dict):
+            usage = event["usage"]
+        choices = event.get("choices")
+        for position, choice in enumerate(choices if isinstance(choices, list) else []):
+            if not isinstance(choice, dict):
+                continue
+            slot = joined.setdefault(
+                _choice_index(choice, position), {"content": [], "thinking": [], "notes": [], "finish": None}
+            )
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                content = delta.get("content")
+                if isinstance(content, str):
+                    slot["content"].append(content)
+                thinking, note = message_thinking(delta, f"event {number}: delta")
+                if thinking is not None:
+                    slot["thinking"].append(thinking)
+                if note is not None and note not in slot["notes"]:
+                    slot["notes"].append(note)
+            if isinstance(choice.get("finish_reason"), str):
+                slot["finish"] = choice["finish_reason"]
+    if not joined:
+        raise BadResponse(provider, "the event stream holds no choices", hint=hint, raw_body=body)
+    return {
+        "model": model,
+        "choices": [
+            {
+                "index": index,
+                "finish_reason": slot["finish"],
+                "message": {
+                    "role": "assistant",
+                    "content": "".join(slot["content"]),
+                    "reasoning": "".join(slot["thinking"]) if slot["thinking"] else None,
+                },
+                "thoughtdesk_notes": slot["notes"],
+            }
+            for index, slot in sorted(joined.items())
+        ],
+        **({"usage": usage} if usage is not None else {}),
+    }
 
 
 def _choice_index(choice: Any, position: int) -> int:
@@ -246,8 +366,11 @@ def _choice_index(choice: Any, position: int) -> int:
     return index if isinstance(index, int) and not isinstance(index, bool) else position
 
 
-def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str], list[str | None]]:
-    """Texts and finish reasons of the choices, in index order; BadResponse when unusable."""
+def _choices(
+    provider: str, data: Any, body: str, chat: bool
+) -> tuple[list[str], list[str | None], list[str | None], list[str | None]]:
+    """Texts, finish reasons, thinking texts and thinking notes of the choices, in index order;
+    BadResponse when unusable."""
     hint = "the raw answer is kept with the failed request"
     if not isinstance(data, dict):
         raise BadResponse(provider, "the answer is not a JSON object", hint=hint, raw_body=body)
@@ -261,22 +384,32 @@ def _choices(provider: str, data: Any, body: str, chat: bool) -> tuple[list[str]
     ordered = [choice for _, _, choice in sorted((_choice_index(c, i), i, c) for i, c in enumerate(choices))]
     texts: list[str] = []
     reasons: list[str | None] = []
-    for choice in ordered:
+    reasonings: list[str | None] = []
+    notes: list[str | None] = []
+    for position, choice in enumerate(ordered):
         if not isinstance(choice, dict):
             raise BadResponse(provider, "a choice is not a JSON object", hint=hint, raw_body=body)
+        thinking, note = None, None
         if chat:
             message = choice.get("message")
             text = message.get("content") if isinstance(message, dict) else None
-            # A null content (refusal, tool call) is kept as an empty text, not a failure.
+            # A null content (refusal, tool call, or a trace cut while thinking) is kept as an
+            # empty text, not a failure.
             text = "" if text is None and isinstance(message, dict) else text
+            if isinstance(message, dict):
+                thinking, note = message_thinking(message, f"choices[{position}].message")
+            streamed = choice.get("thoughtdesk_notes")
+            if isinstance(streamed, list) and streamed:
+                note = "; ".join(str(n) for n in streamed)
         else:
             text = choice.get("text")
         if not isinstance(text, str):
             raise BadResponse(provider, "a choice has no text", hint=hint, raw_body=body)
         texts.append(text)
-        reason = choice.get("finish_reason")
-        reasons.append(reason if isinstance(reason, str) else None)
-    return texts, reasons
+        reasons.append(reason if isinstance(reason := choice.get("finish_reason"), str) else None)
+        reasonings.append(thinking)
+        notes.append(note)
+    return texts, reasons, reasonings, notes
 
 
 #: The log-probs a model can give: at most 0 (a little above, for rounding), and not below the

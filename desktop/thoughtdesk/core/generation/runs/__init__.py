@@ -96,6 +96,7 @@ if TYPE_CHECKING:
         check_models_ready,
         delete_run,
         offline_pool_warnings,
+        reasoning_budget_warnings,
         rename_run,
         stopped_for_good,
     )
@@ -174,6 +175,7 @@ _LAZY: dict[str, str] = {
     "check_models_ready": "manage",
     "delete_run": "manage",
     "offline_pool_warnings": "manage",
+    "reasoning_budget_warnings": "manage",
     "rename_run": "manage",
     "stopped_for_good": "manage",
     "PlannedRequest": "plan",
@@ -238,6 +240,7 @@ __all__ = [
     "check_models_exist",
     "check_models_ready",
     "offline_pool_warnings",
+    "reasoning_budget_warnings",
     "stopped_for_good",
     "delete_run",
     "rename_run",

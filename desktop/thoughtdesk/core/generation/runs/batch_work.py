@@ -33,6 +33,7 @@ from thoughtdesk.core.generation.runs.batch_common import (
 )
 from thoughtdesk.core.generation.runs.commit import (
     call_record,
+    has_output,
     store_cached_answer,
     store_cached_cot,
     store_result,
@@ -245,7 +246,7 @@ class BatchAdvance:
             call = model_request(model, request.prompt or "", request.step, request.replicate)
             try:
                 response = backend.response_from_body(call, result.body, result.raw)
-                if not response.texts or not response.texts[0].strip():
+                if not has_output(response):
                     raise BackendError(model.provider, "the model returned an empty text")
             except BackendError as error:
                 self._back_to_pending(request, str(error))

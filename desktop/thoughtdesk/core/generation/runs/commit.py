@@ -35,6 +35,7 @@ from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
 from thoughtdesk.core.library.writer import fts_prefix
 from thoughtdesk.core.settings.logs import redact, redact_secrets
+from thoughtdesk.core.thinking import estimate_reasoning_tokens, split_thinking
 
 #: A response text at least this long is not kept again inside the raw body (shorter ones cost
 #: less than the reference and the re-serialised body would).
@@ -43,12 +44,17 @@ SHARED_TEXT_CHARS = 1_000
 TEXT_REF_KEY = "$thoughtdesk_text"
 
 
-def slim_raw_body(raw: str, text: str, stored_as: str) -> str:
+def slim_raw_body(raw: str, text: str, stored_as: str, more: dict[str, str] | None = None) -> str:
     """``raw`` (a response body) with every JSON string equal to ``text`` replaced by
     ``{"$thoughtdesk_text": stored_as}``, e.g. ``"generated_cot.cot"``; ``raw`` itself when the
     text is short, the body is not JSON or does not hold the text as one string (a streamed or
-    joined body). The slimmed body is JSON again (re-serialised: same values, compact spacing)."""
-    if len(text) < SHARED_TEXT_CHARS or len(raw) < len(text):
+    joined body). The slimmed body is JSON again (re-serialised: same values, compact spacing).
+    ``more``: further texts stored elsewhere, by place (``{"generated_cot.reasoning": thinking}``),
+    replaced the same way."""
+    places = {t: place for place, t in (more or {}).items() if len(t) >= SHARED_TEXT_CHARS}
+    if len(text) >= SHARED_TEXT_CHARS:
+        places[text] = stored_as
+    if not places or len(raw) < min(len(t) for t in places):
         return raw
     try:
         value = json.loads(raw)
@@ -58,9 +64,9 @@ def slim_raw_body(raw: str, text: str, stored_as: str) -> str:
 
     def walk(node: Any) -> Any:
         nonlocal found
-        if isinstance(node, str) and node == text:
+        if isinstance(node, str) and node in places:
             found = True
-            return {TEXT_REF_KEY: stored_as}
+            return {TEXT_REF_KEY: places[node]}
         if isinstance(node, dict):
             return {key: walk(item) for key, item in node.items()}
         if isinstance(node, list):
@@ -71,20 +77,22 @@ def slim_raw_body(raw: str, text: str, stored_as: str) -> str:
     return json.dumps(slim, ensure_ascii=False, separators=(",", ":")) if found else raw
 
 
-def restore_raw_body(slim: str, text: str) -> str:
+def restore_raw_body(slim: str, text: str, more: dict[str, str] | None = None) -> str:
     """The body :func:`slim_raw_body` slimmed, with ``text`` (read from where the reference says)
-    back in place of each reference; ``slim`` itself when it holds none."""
+    back in place of each reference; ``slim`` itself when it holds none. ``more``: the texts of
+    other places by place (``{"generated_cot.reasoning": thinking}``)."""
     if TEXT_REF_KEY not in slim:
         return slim
     try:
         value = json.loads(slim)
     except ValueError:
         return slim
+    others = more or {}
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             if len(node) == 1 and TEXT_REF_KEY in node:
-                return text
+                return others.get(node[TEXT_REF_KEY], text)
             return {key: walk(item) for key, item in node.items()}
         if isinstance(node, list):
             return [walk(item) for item in node]
@@ -123,10 +131,11 @@ def call_record(call: Request, response: Response, *, sent_at: str, price: Price
     the cost from ``price``, finished now. The one place a response's cost is worked out."""
     estimated_in, _ = estimate_request_tokens(call)
     prompt_tokens = response.prompt_tokens if response.prompt_tokens is not None else estimated_in
+    # The thinking is paid as output tokens (OpenAI's and Anthropic's counts include it).
     completion_tokens = (
         response.completion_tokens
         if response.completion_tokens is not None
-        else sum(max(1, len(t) // 4) for t in response.texts)
+        else sum(max(1, len(t) // 4) for t in response.texts) + sum(len(r or "") // 4 for r in response.reasonings)
     )
     return CallRecord(
         response, sent_at, now_iso(), prompt_tokens, completion_tokens, price(prompt_tokens, completion_tokens)
@@ -142,6 +151,7 @@ def redact_call(call: CallRecord) -> CallRecord:
     response = dataclasses.replace(
         r,
         texts=[redact_secrets(text) for text in r.texts],
+        reasonings=[None if text is None else redact_secrets(text) for text in r.reasonings],
         model=redact_secrets(r.model),
         finish_reasons=[None if reason is None else redact_secrets(reason) for reason in r.finish_reasons],
         raw_body=redact_secrets(r.raw_body),
@@ -149,10 +159,60 @@ def redact_call(call: CallRecord) -> CallRecord:
     return dataclasses.replace(call, response=response)
 
 
-def _stored_raw(call: CallRecord, text: str, stored_as: str) -> str:
+def _stored_raw(call: CallRecord, text: str, stored_as: str, more: dict[str, str] | None = None) -> str:
     """The raw body to store: slimmed (see slim_raw_body), then redacted as an error body is
     (known keys and key-shaped text: it is kept for debugging, not read as data)."""
-    return redact(slim_raw_body(call.response.raw_body, text, stored_as))
+    return redact(slim_raw_body(call.response.raw_body, text, stored_as, more))
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    """A response's first sample as stored: ``visible`` (the CoT column), ``reasoning`` (None:
+    none), ``tokens`` (None: not known), and how they were found, for the CoT's provenance."""
+
+    visible: str
+    reasoning: str | None
+    tokens: int | None
+    facts: dict[str, Any]
+
+
+def thought_of(response: Response, tags: tuple[str, str] | None) -> Thought:
+    """The thinking and the visible text of ``response``'s first sample: the thinking the
+    provider sent apart, else the text split at ``tags`` (core/thinking.py); the
+    reasoning tokens the provider counted, else the backend's own count, else an estimate."""
+    text = response.texts[0]
+    reasoning = response.reasoning_of(0)
+    facts: dict[str, Any] = {}
+    note = response.reasoning_note_of(0)
+    visible = text
+    if reasoning is not None:
+        facts["source"] = "field"
+    else:
+        split = split_thinking(text, tags)
+        if split.reasoning is not None:
+            reasoning, visible = split.reasoning, split.visible
+            facts["source"] = "tags"
+            facts["tags"] = list(tags or ())
+            note = "; ".join(n for n in (note, split.note) if n) or None
+            if split.unclosed:
+                facts["unclosed"] = True
+    if note:
+        facts["note"] = note
+    # A provider's count covers the whole response: one sample's only when there is one. It is
+    # kept without text too (OpenAI's o-series think without showing it).
+    tokens = response.reasoning_tokens if len(response.texts) == 1 else None
+    if tokens is not None:
+        facts["tokens_source"] = "reported"
+    elif reasoning is not None:
+        tokens = estimate_reasoning_tokens(reasoning)
+        facts["tokens_source"] = "estimate"
+    return Thought(visible, reasoning, tokens, facts)
+
+
+def has_output(response: Response) -> bool:
+    """True when the response's first sample has something to store: visible text or thinking
+    (a trace cut while thinking has thinking and no text)."""
+    return bool(response.texts) and (bool(response.texts[0].strip()) or bool(response.reasoning_of(0)))
 
 
 def _json(value: Any) -> str:
@@ -309,10 +369,17 @@ def store_cot(
     """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys.
     ``guide`` (a guided CoT: its guide's settings and label) is kept in the provenance, and the
     trajectory's stored steps are linked to the CoT in the same transaction. ``claim``: what
-    the request must still be (else StaleClaim, nothing stored)."""
-    text = call.response.texts[0]
-    raw = _stored_raw(call, text, "generated_cot.cot")
+    the request must still be (else StaleClaim, nothing stored). A reasoning model's thinking
+    goes to ``reasoning`` and only the visible text to ``cot`` (see thought_of); the raw body
+    keeps the whole answer."""
+    thought = thought_of(call.response, model.think_tags)
+    text = thought.visible
+    more = {"generated_cot.reasoning": thought.reasoning} if thought.reasoning else None
+    raw = _stored_raw(call, text, "generated_cot.cot", more)
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
+    if thought.facts:
+        extra["thoughtdesk"]["reasoning"] = thought.facts
+    finish_reason = call.response.finish_reasons[0] if call.response.finish_reasons else None
     if guide is not None:
         extra["thoughtdesk"]["guide"] = guide
     ident = f"td-{run_id}-{request.id}"
@@ -329,7 +396,8 @@ def store_cot(
             conn.execute(
                 "INSERT INTO generated_cot (sample_pk, position, cot_id, fragments_version, instruction, "
                 "cot_trigger, cot_trigger_template, prompt_text, cot, author, date, api_service, model, "
-                "model_name, comment, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "model_name, comment, extra, reasoning, finish_reason, reasoning_tokens) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     sample.pk,
                     position,
@@ -352,6 +420,9 @@ def store_cot(
                     model.model_name,
                     "",
                     _json(extra),
+                    thought.reasoning,
+                    finish_reason,
+                    thought.tokens,
                 ),
             )
         )

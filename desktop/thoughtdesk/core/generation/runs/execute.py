@@ -46,6 +46,7 @@ from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
     call_record,
+    has_output,
     store_cached_answer,
     store_cached_cot,
     store_cached_critique,
@@ -594,7 +595,7 @@ class _Execution:
                 self.tally.in_flight -= 1
                 self.queue.put_nowait(request.id)
                 return None
-            if not response.texts or not response.texts[0].strip():
+            if not has_output(response):
                 raise BadResponse(
                     backend.provider,
                     "the model returned an empty text",

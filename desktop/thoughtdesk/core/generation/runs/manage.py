@@ -25,6 +25,7 @@ from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host, is_offline, require_network
+from thoughtdesk.core.thinking import LIKELY_TOO_SMALL, MAX_TOKENS_FOR_EFFORT, anthropic_thinking
 
 
 class RunInUseError(ThoughtDeskError):
@@ -72,6 +73,30 @@ def offline_pool_warnings(models: Iterable[ModelSpec]) -> list[str]:
                 f"offline mode is on: the pool of {model.model} runs on its {local} server(s) on this machine "
                 f"only; {', '.join(remote)} {'is' if len(remote) == 1 else 'are'} on another machine and get no "
                 "requests (turn offline mode off to use them)"
+            )
+    return warnings
+
+
+def reasoning_budget_warnings(models: Iterable[ModelSpec]) -> list[str]:
+    """One line for each model asked to think whose max tokens will likely cut its thinking
+    (below thinking.LIKELY_TOO_SMALL: a trace cut by the limit has no answer), or, for
+    Anthropic, too small for any thinking budget (then thinking is not asked for at all)."""
+    warnings = []
+    for model in models:
+        effort = model.reasoning_effort
+        if effort is None or effort == "none":
+            continue
+        suggested = MAX_TOKENS_FOR_EFFORT[effort]
+        if model.provider == "anthropic" and anthropic_thinking(effort, model.max_tokens) is None:
+            warnings.append(
+                f"{model.label}: max tokens {model.max_tokens:,} leave no room for a thinking budget (at least "
+                f"1,024 tokens besides the answer): thinking is not requested; raise max tokens to about {suggested:,}"
+            )
+        elif model.max_tokens < LIKELY_TOO_SMALL:
+            warnings.append(
+                f"{model.label}: max tokens {model.max_tokens:,} will likely cut its thinking (reasoning effort "
+                f"{effort}; typical traces run to thousands of tokens, and a cut trace has no answer); raise max "
+                f"tokens to about {suggested:,}"
             )
     return warnings
 

@@ -212,6 +212,8 @@ def model_request(model: ModelSpec, prompt: str, step: str, replicate: int) -> R
         "seed": seed,
         "stop": model.stop,
         "timeout": model.timeout,
+        # Extractions are short: a model asked to think there would be cut mid-thought.
+        "reasoning_effort": None if extraction else model.reasoning_effort,
     }
     if model.chat:
         return Request(messages=(ChatMessage("user", prompt),), **common)

@@ -81,6 +81,8 @@ def build_backend(
                 api_key if api_key is not None else api_key_for(model.provider, url),
                 endpoint=model.endpoint,
                 model=model.model_name,
+                stream=model.stream,
+                template_switch=model.price_provider == "local",
             )
             for url in usable_pool_urls(model)
         ]
@@ -89,7 +91,14 @@ def build_backend(
     key = api_key if api_key is not None else api_key_for(model.provider, base_url)
     if model.provider == "anthropic":
         return AnthropicBackend(key, base_url=base_url)
-    return OpenAICompatBackend(base_url, key, endpoint=model.endpoint, model=model.model_name)
+    return OpenAICompatBackend(
+        base_url,
+        key,
+        endpoint=model.endpoint,
+        model=model.model_name,
+        stream=model.stream,
+        template_switch=model.price_provider == "local",
+    )
 
 
 def llama_settings(model: ModelSpec) -> LlamaCppSettings:
@@ -101,6 +110,7 @@ def llama_settings(model: ModelSpec) -> LlamaCppSettings:
         n_gpu_layers=model.n_gpu_layers,
         chat_template="gguf" if model.chat else "none",
         completion_template=model.completion_template,
+        think_tags=model.think_tags,
     )
 
 

@@ -18,6 +18,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.models.registry import ModelRegistryError, resolve_local_model
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
+from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, check_effort
 
 Endpoint = Literal["chat", "completions"]
 #: Providers a :class:`ModelSpec` may name (``llamacpp`` = in-process GGUF model).
@@ -66,8 +67,25 @@ class ModelSpec:
     n_gpu_layers: int = 0  # llamacpp only
     completion_template: str = DEFAULT_COMPLETION_TEMPLATE  # llamacpp raw completion only
     more_base_urls: tuple[str, ...] = ()  # openai only: a server pool's further endpoints
+    #: How hard a reasoning model thinks (core/thinking.REASONING_EFFORTS); None:
+    #: the provider's default. Mapped per provider: OpenAI-compatible ``reasoning_effort``,
+    #: Anthropic ``thinking.budget_tokens``, the chat template's ``enable_thinking`` (local).
+    reasoning_effort: str | None = None
+    #: The tags the model writes around its thinking in the text; None: never split.
+    think_tags: tuple[str, str] | None = DEFAULT_THINK_TAGS
+    #: openai only: ask chat answers as a stream of events (thinking deltas included).
+    stream: bool = False
 
     def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "reasoning_effort", check_effort(self.reasoning_effort))
+        except ValueError as error:
+            raise RunSpecError(f"{self.provider}: {error}") from None
+        if self.think_tags is not None:
+            tags = tuple(self.think_tags)
+            if len(tags) != 2 or not all(isinstance(t, str) and t for t in tags) or tags[0] == tags[1]:
+                raise RunSpecError(f"{self.provider}: think tags {self.think_tags!r}: give two different tags")
+            object.__setattr__(self, "think_tags", tags)
         if self.provider not in PROVIDERS:
             raise RunSpecError(f"unknown provider {self.provider!r}; use one of {', '.join(PROVIDERS)}")
         if self.more_base_urls:
@@ -130,7 +148,8 @@ class ModelSpec:
             if self.more_base_urls:
                 where = f"pool of {len(self.base_urls)} servers: {', '.join(self.base_urls)}, {self.endpoint}"
         seed = "" if self.seed is None else f", seed {self.seed}"
-        return f"{self.label}  ({where}; T={self.temperature:g}, max {self.max_tokens} tokens{seed})"
+        effort = "" if self.reasoning_effort is None else f", reasoning effort {self.reasoning_effort}"
+        return f"{self.label}  ({where}; T={self.temperature:g}, max {self.max_tokens} tokens{seed}{effort})"
 
     @property
     def price_provider(self) -> str:
@@ -174,6 +193,7 @@ class ModelSpec:
                 if self.completion_template != DEFAULT_COMPLETION_TEMPLATE
                 else {}
             ),
+            **({"reasoning_effort": self.reasoning_effort} if self.reasoning_effort is not None else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -184,6 +204,15 @@ class ModelSpec:
         else:
             # Left out for one endpoint: a spec JSON stays what it was before pools existed.
             data.pop("more_base_urls")
+        # Likewise the reasoning settings at their defaults (specs stored before issue 24).
+        if self.reasoning_effort is None:
+            data.pop("reasoning_effort")
+        if self.think_tags == DEFAULT_THINK_TAGS:
+            data.pop("think_tags")
+        else:
+            data["think_tags"] = None if self.think_tags is None else list(self.think_tags)
+        if not self.stream:
+            data.pop("stream")
         return data
 
     @classmethod
@@ -193,6 +222,9 @@ class ModelSpec:
                 **data,
                 "stop": tuple(data.get("stop") or ()),
                 "more_base_urls": tuple(data.get("more_base_urls") or ()),
+                "think_tags": (tuple(data["think_tags"]) if data.get("think_tags") is not None else None)
+                if "think_tags" in data
+                else DEFAULT_THINK_TAGS,
             }
         )
 
