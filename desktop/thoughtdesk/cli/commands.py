@@ -49,6 +49,9 @@ COMMANDS: dict[str, Command] = {
         "generate", "critique the CoTs of a collection with one or more critique models (a judge panel)"
     ),
     "resume": Command("generate", "send the missing requests of a run (a batch run: poll, fetch, submit)"),
+    "cots": Command(
+        "cots", "work on stored CoTs: split-thinking splits <think> blocks off the visible text (docs/reasoning.md)"
+    ),
     "fragments": Command("fragments", "list (the default) or import prompt fragments and critique templates"),
     "runs": Command("runs", "list generation and critique runs; rename or delete one"),
     "evaluate": Command("evaluate", "accuracy of a collection by dataset, split, model and prompt condition"),

@@ -38,6 +38,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
         "thoughtdesk critique quiz --model llamacpp:ds-7b.gguf --preset ds --plan-only",
     ),
+    "cots": ("thoughtdesk cots split-thinking 'R1 distill' --dry-run",),
+    "cots split-thinking": (
+        "thoughtdesk cots split-thinking 'R1 distill'",
+        "thoughtdesk cots split-thinking imported --tags '<|begin_of_thought|>,<|end_of_thought|>' --json",
+        "thoughtdesk cots split-thinking 'R1 distill' --undo",
+    ),
     "fragments": ("thoughtdesk fragments", "thoughtdesk fragments --json"),
     "fragments import": (
         "thoughtdesk fragments import my_fragments.json",

@@ -53,6 +53,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     if what is not None:  # never read: the library is opened below, and reading it would drop its locks
         raise ThoughtDeskError(import_of_the_library(args.path, what))
     check_importable(args.path)  # a picture or a binary file: said before any library is created
+    if args.traces or (not (args.dataset or mapping) and _looks_like_traces(args.path)):
+        if args.dataset or mapping:
+            raise ThoughtDeskError("--traces cannot be used with --dataset or --map")
+        return _import_traces(args)
     if not (args.dataset or mapping):
         from thoughtdesk.core.critiques.dscb import looks_like_dscb
 
@@ -96,6 +100,46 @@ def cmd_import(args: argparse.Namespace) -> int:
         saved = save_import_report(lib.path, report, args.path)
     if args.save_mapping and mapping is not None:  # --save-mapping without --map was refused above
         SavedMappings().save(args.save_mapping, mapping)
+    _print_import(args, lib.path, report, saved)
+    return EXIT_OK
+
+
+def _looks_like_traces(path: str) -> bool:
+    """A JSON Lines file whose first record is in a reasoning-trace layout (core/importing/traces.py)."""
+    if Path(path).suffix.lower() not in (".jsonl", ".jsonlines", ".ndjson"):
+        return False
+    from thoughtdesk.core.datasets.readers import first_jsonl_record
+    from thoughtdesk.core.importing.traces import looks_like_traces
+
+    try:
+        return looks_like_traces(first_jsonl_record(Path(path)))
+    except OSError:
+        return False  # the import itself names the file that cannot be read
+
+
+def _import_traces(args: argparse.Namespace) -> int:
+    """A reasoning-trace JSON Lines file (``--traces``, or recognised by its first record)."""
+    from thoughtdesk.core.importing.report import save_import_report
+    from thoughtdesk.core.importing.traces import import_traces
+
+    chosen = [f"--{name}" for name in ("limit", "seed", "save_mapping") if getattr(args, name) is not None]
+    if chosen:
+        raise ThoughtDeskError(f"{', '.join(chosen)} cannot be used with a reasoning-trace file; it is imported whole")
+    if args.split is not None and len(args.split) != 1:
+        raise ThoughtDeskError("a reasoning-trace file goes into one split: give --split once")
+    with library_for_import(args) as lib:
+        bar = ProgressLine("importing", unit="samples")
+        report = import_traces(
+            lib,
+            args.path,
+            collection=args.collection,
+            split=args.split[0] if args.split else "train",
+            on_duplicate=args.on_duplicate,
+            on_error=args.on_error,
+            progress=bar,
+        )
+        bar.finish()
+        saved = save_import_report(lib.path, report, args.path)
     _print_import(args, lib.path, report, saved)
     return EXIT_OK
 
@@ -221,7 +265,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             return cmd_export(args)
     to_stdout = getattr(args, "stdout", False)
     chat_options = [
-        f"--{n.replace('_', '-')}" for n in ("correct_only", "preferred_only", "label", "system") if getattr(args, n)
+        f"--{n.replace('_', '-')}"
+        for n in ("correct_only", "preferred_only", "label", "system", "chat_thinking")
+        if getattr(args, n)
     ]
     if chat_options and args.format != "chat-jsonl":
         raise ThoughtDeskError(f"{', '.join(chat_options)} only apply to --format chat-jsonl")
@@ -243,6 +289,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 args.format,
                 filters=ChatFilter(args.correct_only, args.preferred_only, tuple(args.label or ())),
                 system=args.system,
+                thinking=args.chat_thinking or "think",
                 progress=bar,
             )
             bar.finish()
@@ -335,6 +382,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="generic import of JSON/JSONL/CSV/TSV: e.g. question=problem,answer=label, or the name of a saved mapping",
     )
     p.add_argument(
+        "--traces",
+        action="store_true",
+        help="read PATH as reasoning traces (JSONL: chat records whose assistant turn holds <think>...</think> or "
+        "a reasoning field; question + reasoning + answer records as OpenThoughts and s1K share them): each "
+        "line a sample with a generated CoT, its thinking apart (docs/reasoning.md); found by itself in such files",
+    )
+    p.add_argument(
         "--no-header",
         action="store_true",
         help="with --map: the CSV/TSV file's first row is data (as in MMLU's files); its columns are "
@@ -410,6 +464,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="chat-jsonl: only CoTs annotated with this label set to true (repeatable: all of them)",
     )
     p.add_argument("--system", metavar="TEXT", help="chat-jsonl: a system message put before every example")
+    p.add_argument(
+        "--chat-thinking",
+        choices=("think", "field", "none"),
+        help="chat-jsonl: a CoT's thinking as <think>...</think> before the answer (the default), as the "
+        "assistant message's reasoning_content field, or left out",
+    )
     p.set_defaults(func=cmd_export)
 
     p = add_command(sub, "collections")

@@ -481,6 +481,7 @@ def _cot_from_json(obj: Any, path: Path | None, where: str) -> GeneratedCot:
         )
     if "answers" in obj and obj["answers"] is None or "annotations" in obj and obj["annotations"] is None:
         raise f.error("answers" if obj.get("answers", []) is None else "annotations", "must be a list, not null")
+    reasoning, finish_reason, reasoning_tokens = _reasoning_from_json(f)
     return GeneratedCot(
         id=f.text("id"),
         cot=f.text("cot"),
@@ -498,7 +499,44 @@ def _cot_from_json(obj: Any, path: Path | None, where: str) -> GeneratedCot:
         annotations=annotations,
         extra=f.extra,
         missing=f.missing,
+        reasoning=reasoning,
+        finish_reason=finish_reason,
+        reasoning_tokens=reasoning_tokens,
     )
+
+
+#: The key of a CoT object that carries its thinking, finish reason and reasoning tokens
+#: (outside ThoughtSource's schema: the export's side file holds it, see ts_extras).
+REASONING_KEY = "thoughtdesk_reasoning"
+
+
+def _reasoning_from_json(f: _Fields) -> tuple[str | None, str | None, int | None]:
+    """The thinking, finish reason and reasoning tokens a CoT's :data:`REASONING_KEY` holds
+    (taken out of its extras); a value of the wrong type is left in the extras, not guessed."""
+    value = f.extra.get(REASONING_KEY)
+    if not isinstance(value, dict):
+        return None, None, None
+    reasoning, finish, tokens = value.get("reasoning"), value.get("finish_reason"), value.get("reasoning_tokens")
+    if not (
+        (reasoning is None or isinstance(reasoning, str))
+        and (finish is None or isinstance(finish, str))
+        and (tokens is None or (isinstance(tokens, int) and not isinstance(tokens, bool)))
+    ):
+        return None, None, None
+    del f.extra[REASONING_KEY]
+    return reasoning, finish, tokens
+
+
+def _reasoning_to_json(c: GeneratedCot) -> dict[str, Any]:
+    if c.reasoning is None and c.finish_reason is None and c.reasoning_tokens is None:
+        return {}
+    return {
+        REASONING_KEY: {
+            "reasoning": c.reasoning,
+            "finish_reason": c.finish_reason,
+            "reasoning_tokens": c.reasoning_tokens,
+        }
+    }
 
 
 # Writing ------------------------------------------------------------------------------------
@@ -566,6 +604,7 @@ def sample_to_json(s: Sample) -> dict[str, Any]:
                     "annotations": annotations,
                 },
             )
+            | _reasoning_to_json(c)
         )
     return _known(
         s,

@@ -3,10 +3,12 @@
 * ``samples-jsonl``: one JSON object per sample, with its generated CoTs, their answers and both
   verdicts (the stored ``correct`` and ThoughtDesk's ``td_outcome``) and annotations.
 * ``samples-csv``: one row per generated CoT (a sample without one gets one row with the CoT
-  columns empty): the sample's fields, the CoT, its first answer and verdicts.
+  columns empty): the sample's fields, the CoT (its thinking, visible text, finish reason and
+  reasoning tokens), its first answer and verdicts.
 * ``answers-csv``: one row per answer: the per-answer results an analysis in R or pandas starts from.
 * ``chat-jsonl``: ``{"messages": [user, assistant]}`` per generated CoT, for fine-tuning; filters
-  keep only correct CoTs, preferred ones, or those carrying given labels.
+  keep only correct CoTs, preferred ones, or those carrying given labels; a CoT's thinking goes
+  in ``<think>`` tags before the answer, in ``reasoning_content``, or nowhere (``thinking``).
 * ``parquet``: the ``samples-csv`` rows as a Parquet file (the Hugging Face Hub's format),
   through pyarrow when it is installed.
 
@@ -51,7 +53,10 @@ SAMPLE_COLUMNS = (
     "model",
     "instruction",
     "cot_trigger",
+    "reasoning",
     "cot",
+    "finish_reason",
+    "reasoning_tokens",
     "answer",
     "correct",
     "td_outcome",
@@ -216,7 +221,10 @@ def _sample_object(dataset: str, split: str, stored: StoredSample, verdicts: dic
                 "model": _model_name(cot),
                 "instruction": cot.instruction,
                 "cot_trigger": cot.cot_trigger,
+                "reasoning": cot.reasoning,
                 "cot": cot.cot,
+                "finish_reason": cot.finish_reason,
+                "reasoning_tokens": cot.reasoning_tokens,
                 "answers": [
                     {
                         "answer": answer.answer,
@@ -283,7 +291,10 @@ def sample_rows(
                 "model": _model_name(cot),
                 "instruction": cot.instruction or "",
                 "cot_trigger": cot.cot_trigger or "",
+                "reasoning": cot.reasoning or "",
                 "cot": cot.cot or "",
+                "finish_reason": cot.finish_reason or "",
+                "reasoning_tokens": "" if cot.reasoning_tokens is None else str(cot.reasoning_tokens),
                 "answer": (first.answer or "") if first else "",
                 "correct": "" if first is None or first.correct_answer is None else str(first.correct_answer).lower(),
                 "td_outcome": (found[0].td_outcome or "") if found else "",
@@ -369,6 +380,12 @@ def _kept(cot: GeneratedCot, verdicts: list[_Verdict], wanted: ChatFilter) -> bo
     return all(any(a.key == label and _truthy(a) for a in cot.annotations) for label in wanted.labels)
 
 
+#: How chat-jsonl carries a CoT's thinking: in the assistant's content between ``<think>`` tags
+#: (the layout R1 distillation sets and most trainers' reasoning templates use), as a separate
+#: ``reasoning_content`` field of the assistant message, or not at all.
+CHAT_THINKING = ("think", "field", "none")
+
+
 def export_chat_jsonl(
     lib: Library,
     collection: str,
@@ -376,12 +393,16 @@ def export_chat_jsonl(
     *,
     filters: ChatFilter = ChatFilter(),
     system: str | None = None,
+    thinking: str = "think",
     progress: Progress | None = None,
     cancel: Cancel | None = None,
 ) -> int:
     """``{"messages": [...]}`` per kept CoT (OpenAI's and most trainers' chat format): the user
     turn is :func:`chat_prompt`, the assistant turn the CoT followed by its first extracted
-    answer when the CoT does not already end with it. Returns the examples written."""
+    answer when the CoT does not already end with it, with the CoT's thinking (if it has one)
+    laid out as ``thinking`` says (:data:`CHAT_THINKING`). Returns the examples written."""
+    if thinking not in CHAT_THINKING:
+        raise ValueError(f"thinking must be one of {', '.join(CHAT_THINKING)}, not {thinking!r}")
     count = 0
     with export_file(Path(path)) as out:
         for _dataset, _split, stored, verdicts in _stored(lib, collection, progress, cancel):
@@ -392,11 +413,13 @@ def export_chat_jsonl(
                 answer = next((a.answer for a in cot.answers if a.answer), None)
                 if answer and not reply.endswith(answer.strip()):
                     reply += f"\n\nAnswer: {answer.strip()}"
+                assistant: dict[str, Any] = {"role": "assistant", "content": reply}
+                if cot.reasoning is not None and thinking == "think":
+                    assistant["content"] = f"<think>\n{cot.reasoning.strip()}\n</think>\n\n{reply}"
+                elif cot.reasoning is not None and thinking == "field":
+                    assistant["reasoning_content"] = cot.reasoning
                 messages = [{"role": "system", "content": system}] if system else []
-                messages += [
-                    {"role": "user", "content": chat_prompt(stored)},
-                    {"role": "assistant", "content": reply},
-                ]
+                messages += [{"role": "user", "content": chat_prompt(stored)}, assistant]
                 out.write(json.dumps({"messages": messages}, ensure_ascii=False) + "\n")
                 count += 1
     return count
@@ -430,6 +453,7 @@ def export_flat(
     *,
     filters: ChatFilter = ChatFilter(),
     system: str | None = None,
+    thinking: str = "think",
     progress: Progress | None = None,
     cancel: Cancel | None = None,
 ) -> int:
@@ -437,7 +461,9 @@ def export_flat(
     written. ``progress(done, total)`` counts samples read; ``cancel()`` true stops the export
     with :class:`~thoughtdesk.core.errors.Cancelled`, leaving no file under ``path``."""
     started = time.monotonic()
-    count = _export_flat(lib, collection, path, fmt, filters=filters, system=system, progress=progress, cancel=cancel)
+    count = _export_flat(
+        lib, collection, path, fmt, filters=filters, system=system, thinking=thinking, progress=progress, cancel=cancel
+    )
     logging.getLogger(__name__).info(
         "exported %s of %r to %s (%s) in %.1f s",
         describe_written(lib, collection, fmt, count),
@@ -457,6 +483,7 @@ def _export_flat(
     *,
     filters: ChatFilter,
     system: str | None,
+    thinking: str,
     progress: Progress | None,
     cancel: Cancel | None,
 ) -> int:
@@ -468,7 +495,7 @@ def _export_flat(
         return export_answers_csv(lib, collection, path, progress=progress, cancel=cancel)
     if fmt == "chat-jsonl":
         return export_chat_jsonl(
-            lib, collection, path, filters=filters, system=system, progress=progress, cancel=cancel
+            lib, collection, path, filters=filters, system=system, thinking=thinking, progress=progress, cancel=cancel
         )
     if fmt == "parquet":
         return export_parquet(lib, collection, path, progress=progress, cancel=cancel)
