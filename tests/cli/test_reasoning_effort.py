@@ -100,3 +100,16 @@ def test_a_bad_effort_or_think_tags_is_one_line(library_path, config_dir, capsys
     assert [line for line in err.splitlines() if line.strip()][-1].endswith(
         "--think-tags: think tags '<think>': write OPEN,CLOSE, e.g. '<think>,</think>', or 'none'"
     )
+
+
+def test_critique_and_helper_models_keep_the_provider_s_default(config_dir):
+    from thoughtdesk.cli.models import model_spec
+    from thoughtdesk.core.generation.defaults import model_defaults
+
+    settings_file().parent.mkdir(parents=True, exist_ok=True)
+    settings_file().write_text("[providers]\nopenai\\reasoning_effort=high\n", encoding="utf-8")
+    defaults = model_defaults()
+    assert defaults.effort("openai") == "high"
+    critic = model_spec("openai:judge", {"max_tokens": 512}, defaults)  # what critique builds
+    assert critic.reasoning_effort is None and critic.max_tokens == 512
+    assert model_spec("openai:thinker", {}, defaults, settings_effort=True).reasoning_effort == "high"

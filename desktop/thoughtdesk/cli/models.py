@@ -43,12 +43,19 @@ def model_texts(args: argparse.Namespace, defaults: ModelDefaults) -> list[str]:
 
 
 def model_spec(
-    text: str, options: dict[str, object], defaults: ModelDefaults, *, chat: bool | None = None
+    text: str,
+    options: dict[str, object],
+    defaults: ModelDefaults,
+    *,
+    chat: bool | None = None,
+    settings_effort: bool = False,
 ) -> ModelSpec:
     """``PROVIDER:MODEL`` with the command's options, filled in as the planner fills its form:
     ``llamacpp`` alone is the local model set in Settings; a remote model without ``--base-url``
     goes to the address set in Settings for its provider (else the official one); ``chat``
-    unset is the provider's default (a local model's chat template; ``--completion`` turns it off)."""
+    unset is the provider's default (a local model's chat template; ``--completion`` turns it off).
+    ``settings_effort``: without ``--reasoning-effort``, the effort set in Settings for the provider
+    (generate's CoT models; critique and helper models keep the provider's default)."""
     provider = text.partition(":")[0]
     if provider == "llamacpp" and not text.partition(":")[2].strip():
         if not defaults.local_model:
@@ -60,7 +67,7 @@ def model_spec(
     chosen = dict(options)
     if "base_url" not in chosen and defaults.base_url(provider):
         chosen["base_url"] = defaults.base_url(provider)
-    if chosen.get("reasoning_effort") is None and defaults.effort(provider):
+    if settings_effort and chosen.get("reasoning_effort") is None and defaults.effort(provider):
         chosen["reasoning_effort"] = defaults.effort(provider)
     if chosen.get("max_tokens") is None:
         # A model asked to think gets room for a typical trace; 256 cut nearly all of them.
@@ -80,7 +87,10 @@ def generation_models(args: argparse.Namespace, defaults: ModelDefaults | None =
     """The models of ``generate``, from its options and the app's Settings."""
     defaults = defaults or model_defaults()
     options = sampling_options(args)
-    return tuple(model_spec(text, options, defaults, chat=args.chat) for text in model_texts(args, defaults))
+    return tuple(
+        model_spec(text, options, defaults, chat=args.chat, settings_effort=True)
+        for text in model_texts(args, defaults)
+    )
 
 
 def sampling_options(args: argparse.Namespace) -> dict[str, object]:

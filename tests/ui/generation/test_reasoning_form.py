@@ -9,6 +9,7 @@ import pytest
 
 from thoughtdesk.core.generation.defaults import model_defaults
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
+from thoughtdesk.ui.generation.controller import critique_model_list
 from thoughtdesk.ui.generation.model_form import ModelForm
 from thoughtdesk.ui.settings.dialog import SettingsDialog
 from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
@@ -38,6 +39,11 @@ def test_settings_keep_an_effort_per_provider_that_the_planner_and_cli_start_fro
     assert form.max_tokens.value() == 16384  # room for a typical trace
     form.provider.setCurrentIndex(form.provider.findData("anthropic"))
     assert form.reasoning_effort.currentData() == "low"
+    # Critique models keep the provider's default: their max tokens are no thinking budget.
+    critics = critique_model_list()
+    qtbot.addWidget(critics)
+    assert critics.form.reasoning_effort.currentData() is None and critics.form.max_tokens.value() == 512
+    assert all(spec.reasoning_effort is None for spec in critics.specs())
 
 
 def test_the_model_form_builds_effort_and_think_tags_into_the_spec_and_back(qtbot):

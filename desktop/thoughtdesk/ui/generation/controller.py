@@ -34,7 +34,7 @@ def critique_model_list() -> ModelList:
     from thoughtdesk.ui.generation.model_form import ModelList
 
     models = ModelList()
-    start_from_settings(models)
+    start_from_settings(models, efforts=False)  # a critique's max tokens are no thinking budget
     form = models.form
     form.max_tokens.setValue(512)
     for layout in form.findChildren(QFormLayout):
@@ -50,12 +50,12 @@ def critique_model_list() -> ModelList:
     return models
 
 
-def start_from_settings(models: ModelList) -> None:
+def start_from_settings(models: ModelList, *, efforts: bool = True) -> None:
     """Point a model list's form at the local model and providers chosen in the wizard and
     Settings (not always OpenAI / gpt-4o-mini), by the rule ``thoughtdesk generate`` uses too
     (:func:`thoughtdesk.core.generation.defaults.model_defaults`), and put that model in the
     run's list: a first run needs no extra click."""
-    models.start_from(model_defaults(settings_values(load_settings())))
+    models.start_from(model_defaults(settings_values(load_settings())), efforts=efforts)
 
 
 class GenerationUI(QObject):

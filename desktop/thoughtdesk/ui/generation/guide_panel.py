@@ -147,7 +147,7 @@ class GuidePanel(QWidget):
         """Each helper model (rationale, scorer, rater) starts as the run's first model does: the
         local model of Settings, else an enabled provider (offline: only one on this machine)."""
         for form in (self.rationale_form, self.scorer_form, self.rater_form):
-            form.start_from(defaults)
+            form.start_from(defaults, efforts=False)
 
     def follow_main_model(self, main: ModelSpec | None) -> None:
         """The run's main model is a local GGUF: a helper form with no GGUF file yet gets its file

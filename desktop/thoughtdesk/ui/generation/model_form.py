@@ -205,17 +205,19 @@ class ModelForm(QWidget):
         if effort and self.max_tokens.value() < MAX_TOKENS_FOR_EFFORT[effort]:
             self.max_tokens.setValue(MAX_TOKENS_FOR_EFFORT[effort])
 
-    def start_from(self, defaults: ModelDefaults) -> None:
+    def start_from(self, defaults: ModelDefaults, *, efforts: bool = True) -> None:
         """Start from what the user chose in the first-run wizard and Settings: the local model
         (a GGUF path) and the enabled providers with their base URLs. The local model comes first
-        (it works offline), else the first provider (:meth:`ModelDefaults.first_choice`)."""
+        (it works offline), else the first provider (:meth:`ModelDefaults.first_choice`).
+        ``efforts``: the reasoning effort set per provider too (a run's CoT models; critique and
+        helper models keep the provider's default, as ``thoughtdesk generate`` does)."""
         for provider in self.base_urls:
             url = defaults.base_url(provider)
             if url:
                 self.base_urls[provider] = url
         if defaults.local_model:
             self.gguf_path.setText(defaults.local_model)
-        self.efforts = dict(defaults.efforts)
+        self.efforts = dict(defaults.efforts) if efforts else {}
         choice = defaults.first_choice()
         if choice is None and defaults.offline:
             choice = "llamacpp"  # offline, a remote default could not be called: a local model it is
@@ -349,11 +351,12 @@ class ModelList(QWidget):
         layout.addWidget(QLabel("Models in this run:"))
         layout.addWidget(self.list, 1)
 
-    def start_from(self, defaults: ModelDefaults) -> None:
+    def start_from(self, defaults: ModelDefaults, *, efforts: bool = True) -> None:
         """The form from the wizard's and Settings' choices and, when they name a model, that
         model already in the run's list (a first run needs no click on Add model; a local model
-        file that has gone missing is said under the form instead)."""
-        self.form.start_from(defaults)
+        file that has gone missing is said under the form instead). ``efforts``: see
+        :meth:`ModelForm.start_from`."""
+        self.form.start_from(defaults, efforts=efforts)
         if defaults.first_choice() is not None:
             self.add_from_form()
 
