@@ -64,6 +64,24 @@ def test_the_template_s_opened_thinking_is_split_and_counted_and_effort_switches
     assert plain.prompt_tokens > thinking.prompt_tokens
 
 
+def test_a_template_with_other_known_tags_is_split_at_them(gguf_model: Path) -> None:
+    # Sky-T1 / OpenThoughts style: the template opens <|begin_of_thought|>; default tags chosen.
+    template = THINKING_TEMPLATE.replace("<think>", "<|begin_of_thought|>").replace("</think>", "<|end_of_thought|>")
+
+    async def main():
+        backend = LlamaCppBackend(LlamaCppSettings(model_path=gguf_model, n_ctx=256, n_threads=2))
+        try:
+            await backend.load()
+            backend._llama.metadata["tokenizer.chat_template"] = template
+            return backend.think_tags(chat=True), await backend.complete(ask("high"))
+        finally:
+            await backend.aclose()
+
+    tags, response = asyncio.run(main())
+    assert tags == ("<|begin_of_thought|>", "<|end_of_thought|>")
+    assert response.reasonings[0] and response.texts == [""] and "<|end_of_thought|>" in response.reasoning_notes[0]
+
+
 def test_llama_cpp_python_s_server_accepts_the_reasoning_fields_sent_to_a_local_server(llama_server: LlamaServer):
     async def main():
         backend = OpenAICompatBackend(llama_server.base_url, SERVER_KEY, endpoint="chat", template_switch=True)

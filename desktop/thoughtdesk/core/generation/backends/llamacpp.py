@@ -46,7 +46,7 @@ from thoughtdesk.core.generation.backends.llama_scoring import (
     scoring_memory_of,
 )
 from thoughtdesk.core.generation.scoring import TokenScores
-from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, split_thinking
+from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, KNOWN_THINK_TAGS, split_thinking
 
 PROVIDER = "llamacpp"
 GGUF_MAGIC = b"GGUF"
@@ -335,6 +335,18 @@ class LlamaCppBackend(Backend):
             reasoning_tokens=sum_or_none([r.reasoning_tokens for r in results]),
         )
 
+    def think_tags(self, *, chat: bool) -> tuple[str, str] | None:
+        """The tags this model's thinking is split at: the settings', except that with the
+        default tags a chat template that names another known pair and not ``<think>`` (Sky-T1's
+        and OpenThoughts' ``<|begin_of_thought|>``) gets that pair."""
+        tags = self.settings.think_tags
+        if not chat or tags != DEFAULT_THINK_TAGS or self._llama is None:
+            return tags
+        template = str((self._llama.metadata or {}).get("tokenizer.chat_template") or "")
+        if DEFAULT_THINK_TAGS[0] in template:
+            return tags
+        return next((pair for pair in KNOWN_THINK_TAGS if pair[0] in template), tags)
+
     def _chat_formatter(self) -> Any:
         """The GGUF's own chat template as llama-cpp-python's Jinja formatter (what its
         create_chat_completion uses for such a model), to render it with template switches."""
@@ -360,7 +372,7 @@ class LlamaCppBackend(Backend):
         to the template as ``enable_thinking`` (False for ``none``), the switch Qwen3's reads."""
         kwargs = {} if effort is None else {"enable_thinking": effort != "none"}
         opened: bool | None = False
-        tags = self.settings.think_tags
+        tags = self.think_tags(chat=True)
         formatter = None
         try:
             formatter = self.__dict__.get("_formatter") or self._chat_formatter()
@@ -423,7 +435,7 @@ class LlamaCppBackend(Backend):
             raise BadResponse(PROVIDER, "llama.cpp returned no text", raw_body=body) from None
         usage = output.get("usage") or {}
         text = text or ""
-        tags = self.settings.think_tags
+        tags = self.think_tags(chat=use_chat)
         # The template opened the thinking: the text is thinking up to its closing tag (or all
         # of it, when the limit cut it first).
         split = split_thinking(tags[0] + text if opened and tags else text, None if opened is None else tags)
