@@ -53,7 +53,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     if what is not None:  # never read: the library is opened below, and reading it would drop its locks
         raise ThoughtDeskError(import_of_the_library(args.path, what))
     check_importable(args.path)  # a picture or a binary file: said before any library is created
-    if args.traces or (not (args.dataset or mapping) and _looks_like_traces(args.path)):
+    from thoughtdesk.core.importing.detect import looks_like_trace_file
+
+    if args.traces or (not (args.dataset or mapping) and looks_like_trace_file(args.path)):
         if args.dataset or mapping:
             raise ThoughtDeskError("--traces cannot be used with --dataset or --map")
         return _import_traces(args)
@@ -102,19 +104,6 @@ def cmd_import(args: argparse.Namespace) -> int:
         SavedMappings().save(args.save_mapping, mapping)
     _print_import(args, lib.path, report, saved)
     return EXIT_OK
-
-
-def _looks_like_traces(path: str) -> bool:
-    """A JSON Lines file whose first record is in a reasoning-trace layout (core/importing/traces.py)."""
-    if Path(path).suffix.lower() not in (".jsonl", ".jsonlines", ".ndjson"):
-        return False
-    from thoughtdesk.core.datasets.readers import first_jsonl_record
-    from thoughtdesk.core.importing.traces import looks_like_traces
-
-    try:
-        return looks_like_traces(first_jsonl_record(Path(path)))
-    except OSError:
-        return False  # the import itself names the file that cannot be read
 
 
 def _import_traces(args: argparse.Namespace) -> int:

@@ -14,10 +14,10 @@ from typing import Literal
 from thoughtdesk.core.critiques.dscb import looks_like_dscb
 from thoughtdesk.core.datasets import detect_dataset
 from thoughtdesk.core.datasets.generic import first_row_is_data, head_records, preview
-from thoughtdesk.core.datasets.readers import first_json_item
+from thoughtdesk.core.datasets.readers import first_json_item, first_jsonl_record
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 
-ImportKind = Literal["thoughtsource", "dscb", "dataset", "table", "unknown"]
+ImportKind = Literal["thoughtsource", "dscb", "traces", "dataset", "table", "unknown"]
 
 #: Suffixes of the tables the generic import reads through a column mapping.
 TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv", ".parquet")
@@ -75,7 +75,8 @@ def looks_like_thoughtsource(path: Path) -> bool:
 
 
 def classify_import_file(path: str | Path) -> ImportKind:
-    """``"thoughtsource"``, ``"dscb"`` (a DS Critique Bank file), ``"dataset"`` (a known
+    """``"thoughtsource"``, ``"dscb"`` (a DS Critique Bank file), ``"traces"`` (reasoning traces
+    as JSON Lines: core/importing/traces.py), ``"dataset"`` (a known
     dataset's original files, or a folder), ``"table"`` (JSON/JSONL/CSV/TSV for a column
     mapping) or ``"unknown"`` (a binary file, or a suffix no import reads)."""
     path = Path(path)
@@ -87,12 +88,31 @@ def classify_import_file(path: str | Path) -> ImportKind:
         return "thoughtsource"
     if looks_like_dscb(path):
         return "dscb"
+    if looks_like_trace_file(path):
+        return "traces"
     if detect_dataset(path) is not None:
         return "dataset"
     suffix = path.suffix.lower()
     if suffix in TABLE_SUFFIXES:
         return "table"
     return "dataset" if suffix in DATASET_SUFFIXES else "unknown"
+
+
+#: Suffixes of JSON Lines files (a reasoning-trace file is one).
+JSONL_SUFFIXES = (".jsonl", ".jsonlines", ".ndjson")
+
+
+def looks_like_trace_file(path: str | Path) -> bool:
+    """A JSON Lines file whose first record is in a reasoning-trace layout (core/importing/traces.py)."""
+    path = Path(path)
+    if path.suffix.lower() not in JSONL_SUFFIXES or not path.is_file():
+        return False
+    from thoughtdesk.core.importing.traces import looks_like_traces
+
+    try:
+        return looks_like_traces(first_jsonl_record(path))
+    except OSError:
+        return False  # the import itself names the file that cannot be read
 
 
 def not_importable(path: Path) -> NotImportableError:
@@ -128,7 +148,7 @@ def options_needed(path: str | Path) -> str | None:
     if not path.exists():
         return None
     kind = classify_import_file(path)
-    if kind in ("thoughtsource", "dscb"):
+    if kind in ("thoughtsource", "dscb", "traces"):
         return None
     if kind == "table" and path.suffix.lower() == ".json" and not _is_json_array(path):
         return None

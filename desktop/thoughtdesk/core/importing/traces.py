@@ -214,6 +214,7 @@ def import_traces(
     on_duplicate: OnDuplicate | str = OnDuplicate.FAIL,
     on_error: str = "abort",
     progress: Any = None,
+    cancel: Any = None,
 ) -> ImportReport:
     """Import a reasoning-trace JSONL file into ``collection`` (default: the file's name) as
     dataset ``dataset`` (default: the file's name), split ``split``; all or nothing unless
@@ -234,6 +235,7 @@ def import_traces(
         collection=collection or source.stem,
         on_duplicate=on_duplicate,
         progress=progress,
+        cancel=cancel,
         source=str(source),
         path=source,
     )

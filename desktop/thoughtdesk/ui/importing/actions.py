@@ -119,6 +119,9 @@ class ImportingController(QObject):
         if kind == "dscb":
             self.dscb_import_dialog(path)
             return
+        if kind == "traces":
+            self.traces_import_dialog(path)
+            return
         dialog = ImportDialog(
             path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
         )
@@ -179,6 +182,22 @@ class ImportingController(QObject):
         request = ImportRequest(path, dialog.collection_name or path.stem, on_duplicate=dialog.on_duplicate, dscb=True)
         return self.import_request(request)
 
+    def traces_import_dialog(self, path: Path) -> Task[ImportDone] | None:
+        """A reasoning-trace JSON Lines file: which collection, what to do with samples already there."""
+        from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
+        from thoughtdesk.ui.importing.widgets import ImportRequest
+
+        dialog = ImportDialog(
+            path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
+        )
+        dialog.setWindowTitle("Import reasoning traces")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        request = ImportRequest(
+            path, dialog.collection_name or path.stem, on_duplicate=dialog.on_duplicate, traces=True
+        )
+        return self.import_request(request)
+
     # Importing --------------------------------------------------------------------------------
 
     def import_request(self, request: ImportRequest) -> Task[ImportDone] | None:
@@ -217,6 +236,18 @@ class ImportingController(QObject):
             with Library.open(library_path) as lib:
                 if request is not None and request.dscb:
                     report: ImportReport = import_dscb(
+                        lib,
+                        path,
+                        collection=name,
+                        on_duplicate=on_duplicate,
+                        on_error=request.on_error,
+                        progress=ctx.progress,
+                        cancel=ctx.cancelled,
+                    )
+                elif request is not None and request.traces:
+                    from thoughtdesk.core.importing.traces import import_traces
+
+                    report = import_traces(
                         lib,
                         path,
                         collection=name,

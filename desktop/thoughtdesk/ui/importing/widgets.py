@@ -36,7 +36,7 @@ class ImportRequest:
     """What the user asked an import dialog for; ``MainWindow.import_file`` carries it out.
 
     Neither ``dataset`` nor ``mapping``: a ThoughtSource collection file, or with ``dscb`` a DS
-    Critique Bank JSON Lines file. ``limit`` is per split; with ``seed`` the N samples are drawn
+    Critique Bank JSON Lines file, with ``traces`` a reasoning-trace JSON Lines file. ``limit`` is per split; with ``seed`` the N samples are drawn
     at random, else the first N are taken.
     """
 
@@ -50,6 +50,8 @@ class ImportRequest:
     on_duplicate: str = "skip"
     on_error: str = "abort"
     dscb: bool = False
+    #: A reasoning-trace JSON Lines file (core/importing/traces.py).
+    traces: bool = False
 
 
 def metadata_text(info: DatasetInfo) -> str:
