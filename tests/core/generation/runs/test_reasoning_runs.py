@@ -248,3 +248,34 @@ def test_an_answer_with_nothing_but_empty_thinking_and_text_fails_as_empty(libra
         with Library.open(library_path) as lib:
             (request,) = run_requests(lib, 1)
     assert request.status == "failed" and "empty text" in (request.error or "")
+
+
+def test_an_extraction_answer_is_read_from_the_visible_text_after_the_thinking(library_path):
+    # Two-step: the CoT request, then the extraction request; a reasoning model thinks in both.
+    with ReasoningServer("think_tags") as server:
+
+        def reply(record) -> Reply:
+            if len(server.requests) >= 2:  # the extraction, sent after the CoT was stored
+                return _content("<think>Maybe A? No: the CoT says B, and not C.</think>\n\nB")(record)
+            return server._reply(record)
+
+        server.responder = reply
+        model = ModelSpec("openai", "thinker", base_url=server.base_url, timeout=20.0, max_tokens=4096)
+        spec = RunSpec(
+            samples=SampleSelection(DEMO, datasets=("med_qa",), limit=1),
+            models=(model,),
+            instructions=("qa-01",),
+            cot_triggers=("kojima-01",),
+            answer_extractions=("kojima-01",),
+        )
+        with Library.open(library_path) as lib:
+            run_id = create_run(lib, plan_run(lib, spec))
+        execute_run(library_path, run_id, limits=ONCE)
+    with Library.open(library_path) as lib:
+        rows = lib.conn.execute(
+            "SELECT a.answer, a.extra FROM answer a JOIN request r ON r.result_answer_pk = a.id "
+            "WHERE r.step = 'extraction'"
+        ).fetchall()
+    ((answer, extra),) = rows
+    assert answer == "B"  # not "<think>Maybe A? ...": the thinking names A and C too
+    assert json.loads(extra)["thoughtdesk"]["reasoning"]["source"] == "tags"

@@ -465,14 +465,19 @@ def store_extraction(
     claim: Claim | None = None,
 ) -> int:
     """Commit the answer an extraction request returned, scored against the gold answer
-    (``claim``: see store_cot)."""
-    text = call.response.texts[0]
+    (``claim``: see store_cot). A reasoning model's thinking before its answer is not part of the
+    answer: the answer is the visible text (see thought_of); the raw body keeps the thinking, and
+    how it was found is in the answer's provenance (``reasoning``, without the text)."""
+    thought = thought_of(call.response, model.think_tags)
+    text = thought.visible
     extraction = variant["answer_extraction"]
     template = variant["extraction_template"]
     template_text = template.get("context_text") if template.get("auto") and sample.context else template["text"]
     scored = _score(sample, text, cot_text)
     raw = _stored_raw(call, text, "answer.answer")
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
+    if thought.facts:
+        extra["thoughtdesk"]["reasoning"] = thought.facts
     if extra["thoughtdesk"]["prompt"]:  # it quotes the CoT, stored once: a reference in its place
         extra["thoughtdesk"]["prompt"] = prompt_ref(extra["thoughtdesk"]["prompt"], cot_text, cot_pk)
     with lib.transaction() as conn:
