@@ -57,7 +57,7 @@ def test_the_template_s_opened_thinking_is_split_and_counted_and_effort_switches
     (reasoning,) = thinking.reasonings
     assert reasoning and thinking.texts == [""]
     assert "never closed" in thinking.reasoning_notes[0]
-    assert thinking.finish_reasons == ["length"]
+    assert thinking.finish_reasons == ["length"] and thinking.reasoning_from == "unclosed"
     assert 0 < thinking.reasoning_tokens <= 12  # the model's tokenizer, not an estimate
     # enable_thinking=False reached the template: a longer prompt (the empty block), no thinking.
     assert plain.reasonings == [] and plain.reasoning_tokens is None and plain.texts[0]

@@ -279,3 +279,21 @@ def test_an_extraction_answer_is_read_from_the_visible_text_after_the_thinking(l
     ((answer, extra),) = rows
     assert answer == "B"  # not "<think>Maybe A? ...": the thinking names A and C too
     assert json.loads(extra)["thoughtdesk"]["reasoning"]["source"] == "tags"
+
+
+def test_thinking_the_backend_split_itself_is_recorded_as_split_at_tags():
+    from thoughtdesk.core.generation.backends import Response
+    from thoughtdesk.core.generation.runs.commit import thought_of
+
+    def response(reasoning_from):
+        return Response(
+            "llamacpp", "m.gguf", [""], ["length"], 3, 12, 0.1, "{}", reasonings=["cut"], reasoning_from=reasoning_from
+        )
+
+    assert thought_of(response("unclosed"), None).facts == {
+        "source": "tags",
+        "unclosed": True,
+        "tokens_source": "estimate",
+    }
+    assert thought_of(response("tags"), None).facts["source"] == "tags"
+    assert thought_of(response(None), None).facts["source"] == "field"

@@ -135,6 +135,10 @@ class Response:
     #: Reasoning tokens of the whole response as the provider counted them (OpenAI's
     #: ``completion_tokens_details.reasoning_tokens``); None: not reported.
     reasoning_tokens: int | None = None
+    #: How the backend found the thinking: None for a field or block the provider sent apart,
+    #: ``"tags"`` when it split the text itself (the local llama.cpp backend), ``"unclosed"`` when
+    #: the thinking it split never ended (cut by the token limit).
+    reasoning_from: str | None = None
 
     def reasoning_of(self, index: int) -> str | None:
         """Sample ``index``'s separate thinking, None when none was sent."""

@@ -333,6 +333,7 @@ class LlamaCppBackend(Backend):
             reasonings=[r.reasoning_of(0) for r in results],
             reasoning_notes=[r.reasoning_note_of(0) for r in results],
             reasoning_tokens=sum_or_none([r.reasoning_tokens for r in results]),
+            reasoning_from=results[0].reasoning_from,  # the first sample's (the one stored)
         )
 
     def think_tags(self, *, chat: bool) -> tuple[str, str] | None:
@@ -454,6 +455,7 @@ class LlamaCppBackend(Backend):
             reasonings=[split.reasoning] if split.reasoning is not None else [],
             reasoning_notes=[split.note] if split.note is not None else [],
             reasoning_tokens=reasoning_tokens,
+            reasoning_from=None if split.reasoning is None else ("unclosed" if split.unclosed else "tags"),
         )
 
     async def aclose(self) -> None:

@@ -186,7 +186,10 @@ def thought_of(response: Response, tags: tuple[str, str] | None) -> Thought:
     note = response.reasoning_note_of(0)
     visible = text
     if reasoning is not None:
-        facts["source"] = "field"
+        # Sent apart by the provider, or split off the text by the backend (llama.cpp).
+        facts["source"] = "tags" if response.reasoning_from else "field"
+        if response.reasoning_from == "unclosed":
+            facts["unclosed"] = True
     else:
         split = split_thinking(text, tags)
         if split.reasoning is not None:
