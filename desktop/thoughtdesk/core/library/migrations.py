@@ -655,6 +655,61 @@ def m016_reasoning(conn: sqlite3.Connection) -> None:
 
 
 @migration
+def m017_steps(conn: sqlite3.Connection) -> None:
+    # Step labels (issue 25; docs/steps.md). A label is one author's verdict on one step of a
+    # step list: a generated CoT's text (``trace`` 'cot'), its reasoning trace ('reasoning') or
+    # the sample's reference CoT ('reference', ``cot_pk`` NULL). ``step`` is the 0-based index,
+    # ``step_id`` the step's stable id when it was labelled (index + hash of its text: a label
+    # whose id no longer matches was given to another text). ``kind`` tells people ('human')
+    # from models ('model': a step judge, automatic Math-Shepherd labels). ``rating`` is
+    # PRM800K's -1/0/+1; ``flagged`` "unsure"; ``corrected`` the step as the author would
+    # write it. ``extra`` keeps what a source file says beyond these (PRM800K's alternative
+    # completions), so its export writes it back. A step review is the per-trace part: the
+    # first wrong step (-1: none; NULL: not said), the finish reason (found_error, solution,
+    # bad_problem, give_up), the time spent in milliseconds, and whether the model was hidden.
+    run_script(
+        conn,
+        """
+        CREATE TABLE step_label (
+            id INTEGER PRIMARY KEY,
+            sample_pk INTEGER NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+            cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            trace TEXT NOT NULL CHECK (trace IN ('cot', 'reasoning', 'reference')),
+            step INTEGER NOT NULL CHECK (step >= 0),
+            step_id TEXT NOT NULL,
+            author TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model')),
+            rating INTEGER CHECK (rating IN (-1, 0, 1)),
+            flagged INTEGER,
+            corrected TEXT,
+            extra TEXT,
+            date TEXT NOT NULL,
+            CHECK ((trace = 'reference') = (cot_pk IS NULL))
+        );
+        CREATE UNIQUE INDEX step_label_slot ON step_label(sample_pk, ifnull(cot_pk, 0), trace, step, author);
+        CREATE INDEX step_label_cot ON step_label(cot_pk) WHERE cot_pk IS NOT NULL;
+        CREATE TABLE step_review (
+            id INTEGER PRIMARY KEY,
+            sample_pk INTEGER NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+            cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            trace TEXT NOT NULL CHECK (trace IN ('cot', 'reasoning', 'reference')),
+            author TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model')),
+            first_error INTEGER CHECK (first_error >= -1),
+            finish_reason TEXT,
+            time_ms INTEGER CHECK (time_ms >= 0),
+            blind INTEGER,
+            extra TEXT,
+            date TEXT NOT NULL,
+            CHECK ((trace = 'reference') = (cot_pk IS NULL))
+        );
+        CREATE UNIQUE INDEX step_review_slot ON step_review(sample_pk, ifnull(cot_pk, 0), trace, author);
+        CREATE INDEX step_review_cot ON step_review(cot_pk) WHERE cot_pk IS NOT NULL;
+        """,
+    )
+
+
+@migration
 def m019_preferences(conn: sqlite3.Connection) -> None:
     # Pairwise preferences of human reviewers (issue 26, point 3): two CoTs of one sample shown
     # side by side (``first`` on the left), the one preferred (NULL: a tie), by whom and when,
