@@ -1,4 +1,4 @@
-"""Step labels and reviews: per author, human or model, undoable changes, constraints, cascades."""
+"""Step labels: per author, human or model, undoable changes, constraints, cascades."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from thoughtdesk.core.steps.store import (
     StepLabel,
     StepReview,
     StepTarget,
+    decode_labels,
+    encode_labels,
     first_error_of,
-    label_of,
-    labels_for_cots,
-    labels_of,
-    put_label,
+    put_review,
     review_of,
     reviews_for_cots,
+    reviews_of,
 )
 
 STEPS = text_steps("A.\n\nB.\n\nC.\n\nD.")
@@ -42,35 +42,57 @@ def apply(lib, change, *, revert=False):
         change.apply(conn, revert=revert)
 
 
-def test_labels_are_per_author_and_kind(lib):
+def ratings(lib, target, author):
+    review = review_of(lib.conn, target, author)
+    return [(x.step, x.rating) for x in review.labels] if review else []
+
+
+def test_reviews_are_per_author_kind_and_trace(lib):
     spk, cots = first_sample(lib)
     target = StepTarget(spk, cots[0])
     with lib.transaction() as conn:
-        put_label(conn, target, "ann", 1, StepLabel(1, STEPS[1].id, "ann", rating=-1, flagged=True))
-        put_label(conn, target, "bob", 1, StepLabel(1, STEPS[1].id, "bob", rating=1, corrected="B!"))
-        put_label(conn, target, "judge", 1, StepLabel(1, STEPS[1].id, "judge", rating=0, kind="model"))
-    got = labels_of(lib.conn, target)
-    assert [(x.author, x.rating, x.flagged, x.corrected, x.kind) for x in got] == [
-        ("ann", -1, True, None, "human"),
-        ("bob", 1, None, "B!", "human"),
-        ("judge", 0, None, None, "model"),
+        put_review(conn, target, "ann", StepReview("ann", (StepLabel(1, STEPS[1].id, -1, True),), first_error=1))
+        put_review(conn, target, "bob", StepReview("bob", (StepLabel(1, STEPS[1].id, 1, None, "B!"),)))
+        put_review(conn, target, "judge", StepReview("judge", first_error=2, kind="model"))
+    got = reviews_of(lib.conn, target)
+    assert [(r.author, r.kind, r.first_error) for r in got] == [
+        ("ann", "human", 1),
+        ("bob", "human", None),
+        ("judge", "model", 2),
     ]
-    assert labels_of(lib.conn, StepTarget(spk, cots[0], "reasoning")) == []
-    assert labels_for_cots(lib.conn, cots)[cots[0]] == got
+    assert got[0].labels == (StepLabel(1, STEPS[1].id, -1, True),)
+    assert got[1].label(1) == StepLabel(1, STEPS[1].id, 1, None, "B!") and got[1].label(0) is None
+    assert reviews_of(lib.conn, StepTarget(spk, cots[0], "reasoning")) == []
+    assert reviews_for_cots(lib.conn, cots)[cots[0]] == got
 
 
-def test_the_tables_refuse_impossible_labels(lib):
+def test_labels_encode_compactly_and_back():
+    labels = (StepLabel(0, "s0-a", 1), StepLabel(3, "s3-b", -1, False, "fixed", {"k": [1]}))
+    text = encode_labels(labels)
+    assert (
+        text
+        == '[{"id":"s0-a","rating":1},null,null,{"id":"s3-b","rating":-1,"flagged":false,"corrected":"fixed","extra":{"k":[1]}}]'
+    )
+    assert decode_labels(text) == labels
+
+
+def test_the_table_refuses_impossible_labels(lib):
     spk, cots = first_sample(lib)
     with pytest.raises(ValueError, match="rated -1, 0 or \\+1"):
         with lib.transaction() as conn:
-            put_label(conn, StepTarget(spk, cots[0]), "ann", 0, StepLabel(0, "s0-x", "ann", rating=2))
+            put_review(conn, StepTarget(spk, cots[0]), "ann", StepReview("ann", (StepLabel(0, "s0-x", 2),)))
     with pytest.raises(sqlite3.IntegrityError):
         with lib.transaction() as conn:
             conn.execute(
-                "INSERT INTO step_label (sample_pk, cot_pk, trace, step, step_id, author, rating, date) "
-                "VALUES (?, ?, 'cot', 0, 's', 'a', 5, 'd')",
-                (spk, cots[0]),
+                "INSERT INTO step_label (cot_pk, trace, author, first_error, date) VALUES (?, 'cot', 'a', -2, 'd')",
+                (cots[0],),
             )
+    with pytest.raises(sqlite3.IntegrityError):  # one row per author and CoT
+        with lib.transaction() as conn:
+            for _ in range(2):
+                conn.execute(
+                    "INSERT INTO step_label (cot_pk, trace, author, date) VALUES (?, 'cot', 'a', 'd')", (cots[0],)
+                )
     with pytest.raises(ValueError, match="reference CoT"):
         StepTarget(spk, cots[0], "reference")
     with pytest.raises(ValueError, match="reference CoT"):
@@ -83,34 +105,38 @@ def test_first_error_here_rates_earlier_steps_and_undoes_as_one(lib):
     apply(lib, changes.rate(lib.conn, target, "ann", STEPS[0], 0))  # already rated: stays 0
     change = changes.first_error_here(lib.conn, target, "ann", STEPS, 2, blind=True)
     apply(lib, change)
-    assert [(x.step, x.rating) for x in labels_of(lib.conn, target, "ann")] == [(0, 0), (1, 1), (2, -1)]
+    assert ratings(lib, target, "ann") == [(0, 0), (1, 1), (2, -1)]
     review = review_of(lib.conn, target, "ann")
     assert review is not None and (review.first_error, review.finish_reason, review.blind) == (2, "found_error", True)
-    assert first_error_of(labels_of(lib.conn, target, "ann")) == 2
+    assert first_error_of(review.labels) == 2
     apply(lib, change, revert=True)
-    assert [(x.step, x.rating) for x in labels_of(lib.conn, target, "ann")] == [(0, 0)]
-    assert review_of(lib.conn, target, "ann") is None
+    assert ratings(lib, target, "ann") == [(0, 0)]
+    assert review_of(lib.conn, target, "ann").first_error is None  # type: ignore[union-attr]
+    # the same step again takes the mark off
+    apply(lib, change)
+    apply(lib, changes.first_error_here(lib.conn, target, "ann", STEPS, 2))
+    assert review_of(lib.conn, target, "ann").first_error is None  # type: ignore[union-attr]
     # -1: no step is wrong; every unrated step +1, finish reason solution
     apply(lib, changes.first_error_here(lib.conn, target, "bob", STEPS, -1))
-    assert [x.rating for x in labels_of(lib.conn, target, "bob")] == [1, 1, 1, 1]
+    assert [r for _, r in ratings(lib, target, "bob")] == [1, 1, 1, 1]
     assert review_of(lib.conn, target, "bob").finish_reason == "solution"  # type: ignore[union-attr]
 
 
 def test_rate_twice_clears_flag_correct_finish_and_time(lib):
-    spk, cots = first_sample(lib)
+    spk, _ = first_sample(lib)
     target = StepTarget(spk, None, "reference")
     apply(lib, changes.rate(lib.conn, target, "ann", STEPS[3], 1))
     apply(lib, changes.rate(lib.conn, target, "ann", STEPS[3], 1))
-    assert label_of(lib.conn, target, 3, "ann") is None  # the same rating again: cleared, row gone
+    assert review_of(lib.conn, target, "ann") is None  # the same rating again: cleared, row gone
     apply(lib, changes.flag(lib.conn, target, "ann", STEPS[1]))
     apply(lib, changes.correct(lib.conn, target, "ann", STEPS[1], "B, corrected."))
-    label = label_of(lib.conn, target, 1, "ann")
+    label = review_of(lib.conn, target, "ann").label(1)  # type: ignore[union-attr]
     assert label is not None and (label.flagged, label.corrected, label.step_id) == (True, "B, corrected.", STEPS[1].id)
     apply(lib, changes.finish(lib.conn, target, "ann", "give_up"))
-    time = changes.add_time(lib.conn, target, "ann", 1500)
-    assert time is not None
-    apply(lib, time)
-    apply(lib, changes.add_time(lib.conn, target, "ann", 500))  # type: ignore[arg-type]
+    for ms in (1500, 500):
+        change = changes.add_time(lib.conn, target, "ann", ms)
+        assert change is not None
+        apply(lib, change)
     review = review_of(lib.conn, target, "ann")
     assert review is not None and (review.finish_reason, review.time_ms) == ("give_up", 2000)
     assert changes.add_time(lib.conn, target, "ann", 0) is None
@@ -119,15 +145,16 @@ def test_rate_twice_clears_flag_correct_finish_and_time(lib):
 def test_bulk_rows_and_cascade_on_delete(lib):
     spk, cots = first_sample(lib)
     rows = ImportedStepRows()
-    target = StepTarget(spk, cots[0])
-    for step in STEPS:
-        rows.add_label(target, StepLabel(step.index, step.id, "labeler", rating=1))
-    rows.add_review(target, StepReview("labeler", first_error=-1, finish_reason="solution", time_ms=41000))
+    labels = tuple(StepLabel(s.index, s.id, 1) for s in STEPS)
+    rows.add(StepTarget(spk, cots[0]), StepReview("labeler", labels, -1, "solution", 41000))
+    rows.add(StepTarget(spk, None, "reference"), StepReview("labeler", labels[:1]))
     with lib.transaction() as conn:
         rows.write(conn)
-    assert len(labels_of(lib.conn, target)) == 4
     assert reviews_for_cots(lib.conn, [cots[0]])[cots[0]][0].time_ms == 41000
+    assert len(reviews_of(lib.conn, StepTarget(spk, None, "reference"))) == 1
     with lib.transaction() as conn:
         conn.execute("DELETE FROM generated_cot WHERE id = ?", (cots[0],))
+    assert lib.conn.execute("SELECT count(*) FROM step_label").fetchone()[0] == 1
+    with lib.transaction() as conn:
+        conn.execute("DELETE FROM sample WHERE id = ?", (spk,))
     assert lib.conn.execute("SELECT count(*) FROM step_label").fetchone()[0] == 0
-    assert lib.conn.execute("SELECT count(*) FROM step_review").fetchone()[0] == 0
