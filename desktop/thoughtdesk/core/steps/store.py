@@ -79,7 +79,13 @@ class StepReview:
 
     @property
     def empty(self) -> bool:
-        return not self.labels and self.first_error is None and self.finish_reason is None and not self.time_ms
+        return (
+            not self.labels
+            and self.first_error is None
+            and self.finish_reason is None
+            and not self.time_ms
+            and not self.extra
+        )
 
     def label(self, step: int) -> StepLabel | None:
         """The label of step ``step``, or None."""

@@ -38,6 +38,7 @@ from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, Mo
 from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.steps.split import cot_steps
 
 _LETTER = re.compile(r"^\(?([A-Z])\)?(?:[).:\s]|$)")
 
@@ -53,6 +54,8 @@ class CotRef:
     student_model: str
     predicted_answer: str
     correct: bool | None
+    #: The CoT's ``extra`` as stored (its own step list, if any: core/steps/split.py).
+    extra: str | None = None
 
     @property
     def label(self) -> str:
@@ -192,7 +195,16 @@ def critique_input(cot: CotRef) -> CritiqueInput:
     question = question_with_choices(cot.sample.question, [str(c) for c in cot.sample.choices])
     if cot.sample.context:
         question = f"{cot.sample.context}\n\n{question}"
-    return CritiqueInput(question, cot.text, cot.predicted_answer, answer_key(cot.sample))
+    return CritiqueInput(question, cot.text, cot.predicted_answer, answer_key(cot.sample), lambda: cot_step_texts(cot))
+
+
+def cot_step_texts(cot: CotRef) -> list[str]:
+    """The steps of ``cot`` (its own list, else its text split: core/steps/split.py)."""
+    try:
+        extra = json.loads(cot.extra) if cot.extra else None
+    except ValueError:
+        extra = None
+    return [step.text for step in cot_steps(cot.text, extra if isinstance(extra, dict) else None)]
 
 
 def stored_prompt(rendered: RenderedCritiquePrompt) -> tuple[str, int]:
@@ -227,7 +239,7 @@ def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Reques
 
 _COT_SQL = """
 SELECT c.id, c.sample_pk, c.position, coalesce(c.cot, ''), coalesce(c.model_name, c.model, ''),
-       a.td_value, a.answer, a.correct_answer
+       a.td_value, a.answer, a.correct_answer, c.extra
 FROM generated_cot c JOIN sample s ON s.id = c.sample_pk
 LEFT JOIN answer a ON a.id = (SELECT id FROM answer WHERE cot_pk = c.id ORDER BY position LIMIT 1)
 """
@@ -236,7 +248,7 @@ LEFT JOIN answer a ON a.id = (SELECT id FROM answer WHERE cot_pk = c.id ORDER BY
 def _rows_to_refs(lib: Library, rows: list[tuple[Any, ...]]) -> list[CotRef]:
     samples = {s.pk: s for s in sample_refs(lib, list(dict.fromkeys(r[1] for r in rows)))}
     out = []
-    for pk, sample_pk, position, text, student, value, raw, correct in rows:
+    for pk, sample_pk, position, text, student, value, raw, correct, extra in rows:
         sample = samples[sample_pk]
         out.append(
             CotRef(
@@ -247,6 +259,7 @@ def _rows_to_refs(lib: Library, rows: list[tuple[Any, ...]]) -> list[CotRef]:
                 student,
                 predicted_answer(value, raw, sample.choices),
                 None if correct is None else bool(correct),
+                extra,
             )
         )
     return out
