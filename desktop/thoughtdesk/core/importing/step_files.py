@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from thoughtdesk.core.datasets.readers import (
     JsonLineError,
     first_json_item,
@@ -38,7 +40,7 @@ from thoughtdesk.core.files import export_file
 from thoughtdesk.core.importing.formats import STEP_FORMATS
 from thoughtdesk.core.importing.importer import TICK, Cancel, ImportReport, Progress, import_records
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
-from thoughtdesk.core.library.records import GeneratedCot, Sample
+from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 from thoughtdesk.core.library.writer import OnDuplicate
@@ -47,6 +49,8 @@ from thoughtdesk.core.steps.split import cot_steps
 from thoughtdesk.core.steps.store import ImportedReview, ImportedStepRows, StepReview, StepTarget, reviews_for_cots
 
 log = logging.getLogger(__name__)
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 
 StepFormat = Literal["processbench", "prm800k"]
 
@@ -325,18 +329,56 @@ def _cots(library: Library, collection: str) -> Iterator[tuple[str, list[_Cot]]]
 
 
 def _in_file_order(library: Library, collection: str, meta_key: str) -> Iterator[_Cot]:
-    """The CoTs split by split; within a split imported ones by their line, then the others."""
-    by_split: dict[str, list[tuple[int, int, _Cot]]] = {}
-    sequence = 0
-    for split, cots in _cots(library, collection):
-        rows = by_split.setdefault(split, [])
-        for cot in cots:
-            sequence += 1
-            line = cot.line(meta_key)
-            rows.append((line if line is not None else 1 << 62, sequence, cot))
-    for rows in by_split.values():
-        rows.sort(key=lambda row: (row[0], row[1]))
-        yield from (cot for _, _, cot in rows)
+    """The CoTs split by split (in the order first stored); within a split imported ones by
+    their line, then the others in stored order. The order is read first (keys only), then the
+    CoTs in batches, so a 100,000-solution export never holds them all."""
+    cid = library.require_collection(collection)
+    splits = {key: index for index, key in enumerate(library.splits(cid))}
+    rows = library.conn.execute(
+        "SELECT s.dataset, s.split, json_extract(c.extra, ?), s.position, c.position, c.id "
+        "FROM generated_cot c JOIN sample s ON s.id = c.sample_pk WHERE s.collection_id = ?",
+        (f"$.{meta_key}.line", cid),
+    ).fetchall()
+    order = sorted(
+        rows,
+        key=lambda r: (splits.get((r[0], r[1]), len(splits)), r[2] if isinstance(r[2], int) else 1 << 62, r[3], r[4]),
+    )
+    pks = [row[5] for row in order]
+    for start in range(0, len(pks), 500):
+        chunk = pks[start : start + 500]
+        loaded = _load_cots(library, chunk)
+        yield from (loaded[pk] for pk in chunk if pk in loaded)
+
+
+def _json_list(text: str | None) -> list[Any]:
+    value = json.loads(text) if text else None
+    return value if isinstance(value, list) else []
+
+
+def _load_cots(library: Library, pks: list[int]) -> dict[int, _Cot]:
+    """The CoTs ``pks`` with what an export of them needs (three queries)."""
+    marks = ",".join("?" * len(pks))
+    correct: dict[int, bool] = {}
+    for cot_pk, value in library.conn.execute(
+        f"SELECT cot_pk, correct_answer FROM answer WHERE cot_pk IN ({marks}) ORDER BY cot_pk, position", pks
+    ):
+        if value is not None and cot_pk not in correct:
+            correct[cot_pk] = bool(value)
+    reviews = reviews_for_cots(library.conn, pks)
+    out: dict[int, _Cot] = {}
+    for pk, text, extra, model, sample_id, question, reference, gold in library.conn.execute(
+        "SELECT c.id, c.cot, c.extra, c.model, s.sample_id, s.question, s.cot, s.answer "
+        f"FROM generated_cot c JOIN sample s ON s.id = c.sample_pk WHERE c.id IN ({marks})",
+        pks,
+    ):
+        fields = _decode(extra) if extra else {}
+        fields = fields if isinstance(fields, dict) else {}
+        answers = [Answer(correct_answer=correct[pk])] if pk in correct else []
+        cot = GeneratedCot(cot=text, model=model, extra=fields, answers=answers)
+        sample = Sample(id=sample_id, question=question, cot=_json_list(reference), answer=_json_list(gold))
+        steps = [step.text for step in cot_steps(text, fields)]
+        out[pk] = _Cot(sample, cot, steps, reviews.get(pk, []))
+    return out
 
 
 def _reference_review(cot: _Cot, author: str | None) -> StepReview | None:
@@ -360,7 +402,7 @@ def _write(path: Path, records: Iterator[dict[str, Any]], progress: Callable[[in
     count = 0
     with export_file(path) as out:
         for record in records:
-            out.write(json.dumps(record, ensure_ascii=False))
+            out.write(_encode(record).decode("utf-8"))  # msgspec: 3x json.dumps, keys in order
             out.write("\n")
             count += 1
             if progress is not None and count % 1000 == 0:
