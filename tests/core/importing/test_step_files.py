@@ -13,6 +13,7 @@ from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.importing.step_files import export_steps, import_step_file, step_file_format
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.steps.split import cot_steps
 from thoughtdesk.core.steps.store import StepTarget, put_review, reviews_of
 
 STEPS = FIXTURES / "steps"
@@ -170,3 +171,24 @@ def test_bad_records_name_file_line_and_field_and_change_nothing(lib, tmp_path, 
     text = str(raised.value)
     assert "\n" not in text and text.startswith(f"{path}, ") and message in text, text
     assert table_digest(lib) == before
+
+
+def test_step_ids_and_labels_survive_export_and_re_import(lib, tmp_path):
+    def snapshot(library: Library) -> list:
+        rows = library.conn.execute(
+            "SELECT c.id, c.sample_pk, c.cot, c.extra FROM generated_cot c ORDER BY c.id"
+        ).fetchall()
+        out = []
+        for cot_pk, sample_pk, text, extra in rows:
+            ids = [s.id for s in cot_steps(text, json.loads(extra))]
+            labels = [
+                (r.author, r.first_error, r.labels) for r in reviews_of(library.conn, StepTarget(sample_pk, cot_pk))
+            ]
+            out.append((ids, labels))
+        return out
+
+    import_step_file(lib, STEPS / "phase1_test.jsonl", collection="prm")
+    export_steps(lib, "prm", tmp_path / "phase1_again.jsonl", "prm800k")
+    with Library.open(tmp_path / "other.thoughtdesk") as other:
+        import_step_file(other, tmp_path / "phase1_again.jsonl", collection="prm")
+        assert snapshot(other) == snapshot(lib)
