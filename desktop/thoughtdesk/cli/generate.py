@@ -354,6 +354,7 @@ def _guide(args: argparse.Namespace, options: dict[str, object], defaults: Model
         step_temperature=args.step_temperature,
         step_max_tokens=args.step_max_tokens,
         decay=0.9 if args.decay else None,
+        rater_style=args.rater_style,
     )
 
 
@@ -531,6 +532,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="implicit supervision: scores candidates (default: the rationale model)",
     )
     guide.add_argument("--rater-model", metavar="PROVIDER:MODEL", help="process: rates each candidate 0-3")
+    guide.add_argument(
+        "--rater-style",
+        choices=["rating", "processbench"],
+        default="rating",
+        help="process: rating (0-3, the default) or processbench (a step judge with ProcessBench's template "
+        "names the first wrong step of the steps so far plus each candidate; docs/steps.md)",
+    )
     guide.add_argument("--supervision", choices=list(SUPERVISIONS), default="implicit", help="default implicit")
     guide.add_argument(
         "--candidates", type=whole(1, 32), default=3, metavar="N", help="candidates per step (default 3)"

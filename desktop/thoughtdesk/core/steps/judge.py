@@ -46,6 +46,24 @@ PROCESSBENCH_MAIN = (
 _BOXED = re.compile(r"\\boxed\{([^}]*)\}")
 
 
+def processbench_prompt(problem: str, steps: Sequence[str]) -> str:
+    """ProcessBench's critique prompt for ``problem`` and ``steps`` (one pass: a problem that
+    itself holds ``[[STEPS]]`` is not expanded)."""
+    values = {"[[QUESTION]]": problem, "[[STEPS]]": tagged_response(steps)}
+    return re.sub(r"\[\[(?:QUESTION|STEPS)\]\]", lambda m: values[m.group()], PROCESSBENCH_MAIN)
+
+
+def candidate_score(verdict: JudgedFirstError, candidate: int) -> float | None:
+    """A process guide's score of the candidate at step ``candidate`` from a judge's verdict on
+    the steps so far plus the candidate: 1.0 (no wrong step), 0.0 (the candidate is the first
+    wrong step), 0.5 (an earlier step is: nothing said of the candidate), None (unparseable)."""
+    if verdict.index is None:
+        return None
+    if verdict.index == -1:
+        return 1.0
+    return 0.0 if verdict.index == candidate else 0.5
+
+
 def tagged_response(steps: Sequence[str]) -> str:
     """ProcessBench's ``tagged_response``: each step as ``<paragraph_i>\\n{step}\\n</paragraph_i>``,
     joined by blank lines."""
