@@ -97,8 +97,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             lib, args.path, collection=args.collection, strict=args.strict, dry_run=args.dry_run, progress=bar
         )
         bar.finish()
-    merged = report.merged + report.ratings.merged
-    records = report.records + report.ratings.records
+    merged = report.merged + report.ratings.merged + report.steps.merged
+    records = report.records + report.ratings.records + report.steps.records
     status = EXIT_OK if report.ok and (merged or not records) else EXIT_FAIL
     if args.json:
         print(
