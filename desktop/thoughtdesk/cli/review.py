@@ -60,6 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="agreement on step labels instead: Krippendorff's alpha on step ratings, agreement on the "
         "first-error index (docs/steps.md)",
     )
+    agr.add_argument(
+        "--models",
+        action="store_true",
+        help="with --steps: model labels (step judges, rollout labels) count as raters beside the reviewers",
+    )
     agr.add_argument("--json", action="store_true", help="print JSON")
     agr.set_defaults(func=cmd_agreement)
 
@@ -166,7 +171,7 @@ def _step_agreement(args: argparse.Namespace) -> int:
     if args.labels:
         raise ThoughtDeskError("--label does not apply to --steps (step labels are ratings, not label keys)")
     with open_library(args, create=False) as lib:
-        result = step_agreement(lib, args.collection, args.authors)
+        result = step_agreement(lib, args.collection, args.authors, models=args.models)
     if args.json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK

@@ -47,15 +47,18 @@ class StepAgreement:
         }
 
 
-def step_agreement(library: Library, collection: str, authors: Sequence[str] | None = None) -> StepAgreement:
-    """Agreement of the human step labels in ``collection`` (of ``authors``, default everyone)."""
+def step_agreement(
+    library: Library, collection: str, authors: Sequence[str] | None = None, *, models: bool = False
+) -> StepAgreement:
+    """Agreement of the human step labels in ``collection`` (of ``authors``, default everyone);
+    with ``models``, model labels (step judges, rollout labels) are raters too."""
     cid = library.require_collection(collection)
     rows = library.conn.execute(
         "SELECT l.cot_pk, l.sample_pk, l.trace, l.author, l.steps, l.first_error FROM step_label l "
         "LEFT JOIN generated_cot c ON c.id = l.cot_pk "
         "JOIN sample s ON s.id = coalesce(l.sample_pk, c.sample_pk) "
-        "WHERE s.collection_id = ? AND l.kind = 'human' ORDER BY l.id",
-        (cid,),
+        "WHERE s.collection_id = ? AND (l.kind = 'human' OR ?) ORDER BY l.id",
+        (cid, int(models)),
     ).fetchall()
     wanted = set(authors) if authors else None
     ratings: dict[tuple[Any, ...], dict[str, int]] = {}
