@@ -270,3 +270,12 @@ def test_a_folder_that_is_gone_is_a_one_line_message(window, qtbot, monkeypatch,
     assert text.startswith(f"the folder {target.parent} does not exist") and "create the folder first" in text
     assert "space" not in text and "Traceback" not in text and "\n" not in text
     assert not target.parent.exists()
+
+
+def test_a_thoughtsource_export_names_its_side_file(window, qtbot, monkeypatch, tmp_path):
+    # The edge collection has keys outside ThoughtSource's schema: they go to a side file the
+    # user must keep beside the export, so the message names it, as the command line does.
+    out = tmp_path / "edge.json"
+    message = export_through_the_dialog(window, qtbot, monkeypatch, "thoughtsource", out)
+    assert (tmp_path / "edge.thoughtdesk-extras.jsonl").is_file()
+    assert "in edge.thoughtdesk-extras.jsonl beside it" in message and f"written to {out}" in message
