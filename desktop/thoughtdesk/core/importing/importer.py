@@ -431,7 +431,7 @@ def export_thoughtsource(
     started = time.monotonic()
     cid = library.require_collection(collection)
     if side_file:  # the side file beside the export is written too: the same checks for its name
-        check_export_target(side_path(path), libraries=[library.path], force=True)
+        check_export_target(side_path(os.fspath(path)), libraries=[library.path], force=True)
     splits = collection_with_critiques(library, cid) if has_critiques(library, cid) else iter_collection(library, cid)
     count = write_collection(path, splits, progress=progress, side_file=side_file)
     log.info(
