@@ -1,8 +1,9 @@
 """The models part of the run planner: a form for one model and the list of models of the run.
 
 Providers: an OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama, LM Studio... with
-its base URL), Anthropic, and a local GGUF model run in-process by llama.cpp (file chooser,
-context size, threads, GPU layers, the GGUF's chat template or a raw completion prompt).
+its base URL), Anthropic, and a local GGUF model run in-process by llama.cpp (a model from the
+library, Edit ▸ Models…, or a file; context size, threads, GPU layers, the GGUF's chat template
+or a raw completion prompt).
 API keys are not asked here: they live in the keyring and are read when the run starts.
 """
 
@@ -16,6 +17,7 @@ from thoughtdesk.core.generation.backends.base import BackendError
 from thoughtdesk.core.generation.defaults import DEFAULT_MODELS, TEMPERATURE_RANGE, ModelDefaults, default_chat
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
+from thoughtdesk.core.models.registry import ModelRegistryError, resolve_local_model
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDoubleSpinBox,
@@ -35,6 +37,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.settings.model_choice import RegisteredModelChoice
 from thoughtdesk.ui.widgets.labels import plain_label
 
 PROVIDER_CHOICES = (
@@ -84,8 +87,15 @@ class ModelForm(QWidget):
         self.endpoint.addItem("Chat Completions", "chat")
         self.endpoint.addItem("Completions (raw prompt)", "completions")
 
+        #: The model library's models (Edit ▸ Models…): choosing one fills the path below.
+        self.registered = RegisteredModelChoice()
+        self.registered.currentIndexChanged.connect(self._registered_chosen)
+        self.local_note = plain_label(name="localModelNote")
+        self.local_note.setStyleSheet("color: #b3261e;")
+        self.local_note.hide()
         self.gguf_path = QLineEdit(objectName="ggufPath")
-        self.gguf_path.setPlaceholderText("/path/to/model.gguf")
+        self.gguf_path.setPlaceholderText("/path/to/model.gguf, or a registered model's name")
+        self.gguf_path.textChanged.connect(self._path_changed)
         browse = QPushButton("Choose…", objectName="chooseGguf")
         browse.clicked.connect(self.choose_gguf)
         gguf_row = QWidget()  # a widget, not a layout: a form row's label needs a buddy for its "&"
@@ -135,6 +145,8 @@ class ModelForm(QWidget):
         local = QWidget()
         local_form = QFormLayout(local)
         local_form.setContentsMargins(0, 0, 0, 0)
+        local_form.addRow("Library mo&del", self.registered)
+        local_form.addRow(self.local_note)
         local_form.addRow("GGUF &file", gguf_row)
         gguf_label = local_form.labelForField(gguf_row)
         if isinstance(gguf_label, QLabel):
@@ -174,6 +186,21 @@ class ModelForm(QWidget):
             self.base_url.setText(self.base_urls["openai"])
         if provider in DEFAULT_MODELS and self.model_name.text() in DEFAULT_MODELS.values():
             self.model_name.setText(DEFAULT_MODELS[provider])
+
+    def _registered_chosen(self) -> None:
+        entry = self.registered.entry()
+        if entry is not None:
+            self.gguf_path.setText(entry.path)  # its own signal then shows a missing file's reason
+        self._show_note()
+
+    def _path_changed(self, text: str) -> None:
+        self.registered.select_path(text)
+        self._show_note()
+
+    def _show_note(self) -> None:
+        reason = self.registered.current_reason()
+        self.local_note.setText(reason)
+        self.local_note.setVisible(bool(reason))
 
     def start_from(self, defaults: ModelDefaults) -> None:
         """Start from what the user chose in the first-run wizard and Settings: the local model
@@ -236,9 +263,15 @@ class ModelForm(QWidget):
             timeout=self.timeout.value(),
         )
         if provider == "llamacpp":
-            path = self.gguf_path.text().strip()
-            if not path:
-                raise RunSpecError("llamacpp: choose a .gguf model file")
+            text = self.gguf_path.text().strip()
+            if not text:
+                raise RunSpecError("llamacpp: choose a model from the library or a .gguf model file")
+            if self.registered.status() == "missing":  # a changed file may still load: only said
+                raise RunSpecError(self.registered.current_reason())
+            try:  # a file, or a registered model's name typed in the path field
+                path = resolve_local_model(text)
+            except ModelRegistryError as error:
+                raise RunSpecError(str(error)) from None
             check_gguf_file(path)  # a missing or non-GGUF file is named now, not mid-run
             return ModelSpec(
                 provider="llamacpp",
