@@ -155,3 +155,21 @@ def test_download_resumes_and_registers(tmp_path: Path, capsys, models_dir: Path
     assert [e.name for e in ModelRegistry().entries()] == ["tiny"]
     code, _, err = run(capsys, "--offline", "models", "download", "https://example.org/m.gguf")
     assert code == 1 and err.count("\n") == 1 and "offline mode is on" in err
+
+
+def test_the_curated_list_and_names(capsys):
+    from thoughtdesk.core.models.catalog import CATALOG
+
+    code, out, err = run(capsys, "models", "download", "--list")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line.split("\t")[0] for line in lines[:-1]] == [model.name for model in CATALOG]
+    assert "nothing is downloaded until you ask" in lines[-1]
+    code, out, _ = run(capsys, "models", "download", "--list", "--json")
+    listed = json.loads(out)["models"]
+    assert listed[0]["name"] == "digital-socrates-7b" and {"url", "size", "licence", "good_for"} <= set(listed[0])
+    code, out, err = run(capsys, "models", "download", "nosuch")
+    assert code == 1 and err.count("\n") == 1 and "neither a URL nor a curated model" in err
+    code, _, err = run(capsys, "--offline", "models", "download", "qwen3-1.7b")
+    assert code == 1 and err.count("\n") == 1 and "the download of model qwen3-1.7b needs the network" in err
+    assert ModelRegistry().entries() == []

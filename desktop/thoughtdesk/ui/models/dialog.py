@@ -1,5 +1,6 @@
 """Edit ▸ Models…: the model library (docs/models.md) as a table, with add (a file or a folder,
-in place or copied, hashed in the background), remove and whether each model fits this machine."""
+in place or copied, hashed in the background), download (ui/models/download_dialog.py), remove
+and whether each model fits this machine."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.models.fit import MemoryFit, available_memory, memory_fit
 from thoughtdesk.core.models.registry import AddResult, ModelEntry, ModelRegistry
 from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.models.download_dialog import DownloadDialog
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -111,6 +113,9 @@ class ModelsDialog(QDialog):
         self.copy.setToolTip(f"Copies go to {self.registry.models_dir}; otherwise files are used where they are")
         self.add_file_button = QPushButton("Add file…")
         self.add_folder_button = QPushButton("Add folder…")
+        self.download_button = QPushButton("Download…")
+        self.download_button.setToolTip("Download a curated model or a .gguf file's address (only when you ask)")
+        self.download_dialog: DownloadDialog | None = None
         self.remove_button = QPushButton("Remove")
         self.remove_button.setToolTip("Unregister the model; its file is not deleted")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -119,6 +124,7 @@ class ModelsDialog(QDialog):
         top = QHBoxLayout()
         top.addWidget(self.add_file_button)
         top.addWidget(self.add_folder_button)
+        top.addWidget(self.download_button)
         top.addWidget(self.copy)
         top.addStretch(1)
         top.addWidget(QLabel("Memory at context"))
@@ -134,6 +140,7 @@ class ModelsDialog(QDialog):
         self.add_file_button.clicked.connect(self._choose_file)
         self.add_folder_button.clicked.connect(self._choose_folder)
         self.remove_button.clicked.connect(self.remove_selected)
+        self.download_button.clicked.connect(self.open_download)
         self.n_ctx.valueChanged.connect(lambda _value: self.refresh())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected())
         fit_to_screen(self, 980, 560)
@@ -184,6 +191,21 @@ class ModelsDialog(QDialog):
         self.details.setText("\n".join(lines))
 
     # --- changing --------------------------------------------------------------------------
+
+    def open_download(self) -> DownloadDialog:
+        """The download dialog (one, kept): a model it registers is selected here."""
+        if self.download_dialog is None:
+            self.download_dialog = DownloadDialog(self, self.registry)
+            self.download_dialog.registered.connect(self._downloaded)
+        self.download_dialog.open()
+        return self.download_dialog
+
+    def _downloaded(self, name: str) -> None:
+        self.message.setText(f"{name}: downloaded and registered")
+        self.refresh()
+        names = [entry.name for entry, _, _ in self.model.rows]
+        if name in names:
+            self.table.selectRow(names.index(name))
 
     def _choose_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Add a GGUF model", "", "GGUF models (*.gguf);;All files (*)")
