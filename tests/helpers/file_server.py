@@ -19,6 +19,7 @@ class Served:
     body: bytes = b""
     content_type: str = "application/octet-stream"
     cut_after: int | None = None  # the next full (non-Range) transfer stops after this many bytes
+    cut_every: int | None = None  # every transfer (Range or not) stops after this many bytes
     hold_after: int | None = None  # the next transfer waits after this many bytes until ``release`` is set
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -77,6 +78,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         limit = size
         if served.cut_after is not None and not range_header:
             limit, served.cut_after = served.cut_after, None
+        if served.cut_every is not None:
+            limit = min(size, start + served.cut_every)
         position = start
         hold, served.hold_after = served.hold_after, None
         while position < limit:

@@ -188,3 +188,22 @@ def test_screenshots_at_a_laptop_size(qtbot, registry: ModelRegistry, gguf_model
         dialog.stop()
         served.release.set()
         _idle(qtbot, dialog)
+
+
+def test_a_failed_download_keeps_its_partial_for_the_user_to_resume_or_delete(
+    qtbot, registry: ModelRegistry, tmp_path: Path
+):
+    model = write_tiny_gguf(tmp_path / "tiny.gguf")
+    with file_server() as server:
+        server.files["/tiny.gguf"] = Served(model, cut_every=100)  # a network that never lets it finish
+        dialog = _dialog(qtbot, registry)
+        dialog.url.setText(server.url("/tiny.gguf"))
+        dialog.start()
+        _idle(qtbot, dialog)
+    text = dialog.message.text()
+    assert "failed: the connection broke (" in text and "; the 500 bytes so far are kept in " in text
+    assert text.endswith("tiny.gguf.part: download it again to resume, or delete that file") and "\n" not in text
+    assert registry.entries() == []
+    assert dialog.delete_partial_button.isVisible() and dialog.download_button.text() == "Resume &download"
+    qtbot.mouseClick(dialog.delete_partial_button, Qt.MouseButton.LeftButton)
+    assert not list(registry.models_dir.iterdir())
