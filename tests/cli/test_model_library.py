@@ -64,9 +64,13 @@ def test_add_list_show_remove_the_test_model(gguf_model: Path, capsys):
     assert out.startswith("gemma\tgemma3\tQ4_K_M\t268M\tctx 32768\t0.25 GB\t")
     assert "needs 0.29 GB (weights 0.25 GB + KV cache 0.04 GB at 2,048 tokens)" in out
     code, out, _ = run(capsys, "models", "show", "gemma", "--json", "--n-ctx", "4096")
-    assert json.loads(out)["fit"]["kv_cache_bytes"] == 18 * 512 * 2 * 4096
+    shown = json.loads(out)
+    assert shown["fit"]["kv_cache_bytes"] == 18 * 512 * 2 * 4096
+    assert shown["gpu"]["n_gpu_layers"] in (-1, 0) or shown["gpu"]["n_gpu_layers"] > 0
     code, out, _ = run(capsys, "models", "show", "gemma")
     assert "quantization:   Q4_K_M" in out and "use it as:      --model llamacpp:gemma" in out
+    gpu_line = next(line for line in out.splitlines() if line.startswith("GPU:"))
+    assert gpu_line.endswith(f"(n_gpu_layers {shown['gpu']['n_gpu_layers']})")
     code, out, _ = run(capsys, "models", "remove", "gemma", "--json")
     assert json.loads(out) == {"removed": "gemma", "path": str(gguf_model.resolve())}
     assert gguf_model.exists()

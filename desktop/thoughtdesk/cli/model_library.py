@@ -92,12 +92,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.models.gpu import detect_gpu, offload_plan  # loads llama.cpp's library: show only
+
     entry = ModelRegistry().get(args.name)
     record = _entry_json(entry, args.n_ctx, available_memory())
+    fit = memory_fit(entry, args.n_ctx, available_memory())
+    plan = offload_plan(detect_gpu(), fit.needed, entry.size, entry.block_count)
+    record["gpu"] = {"n_gpu_layers": plan.n_gpu_layers, "reason": plan.reason}
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return EXIT_OK
-    fit = memory_fit(entry, args.n_ctx, available_memory())
     rows = [
         ("name", entry.name),
         ("status", record["status"]),
@@ -113,6 +117,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("thinks", "yes (think tags in the template)" if entry.thinks else "no"),
         ("license", entry.license or "-"),
         ("memory", fit.describe()),
+        ("GPU", f"{plan.describe()} (n_gpu_layers {plan.n_gpu_layers})"),
         ("use it as", f"--model llamacpp:{entry.name}"),
     ]
     for label, value in rows:

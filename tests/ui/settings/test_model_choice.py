@@ -98,3 +98,22 @@ def test_the_rationales_dialog_completes_registered_names(qtbot, library, tmp_pa
     assert dialog.model_names.choices() == ["llamacpp:alpha", "llamacpp:gone"]
     assert dialog.scorer_names.choices() == ["llamacpp:alpha", "llamacpp:gone"]
     assert "llamacpp:NAME" in dialog.model.placeholderText()
+
+
+def test_choosing_a_library_model_offers_gpu_layers(qtbot, library, monkeypatch):
+    from thoughtdesk.core.models.gpu import GpuInfo
+    from thoughtdesk.ui.generation import model_form
+
+    form = ModelForm()
+    qtbot.addWidget(form)
+    form.registered.setCurrentIndex(1)  # this machine: a CPU build of llama-cpp-python (or none)
+    qtbot.waitUntil(lambda: form.gpu_note.text().startswith("GPU: CPU only"), timeout=30000)
+    assert form.n_gpu_layers.value() == 0
+    monkeypatch.setattr(model_form, "detect_gpu", lambda: GpuInfo(True, "cuda", "Test GPU", 8_000_000_000))
+    form.registered.setCurrentIndex(0)
+    form.registered.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: form.n_gpu_layers.value() == -1, timeout=30000)
+    assert form.gpu_note.text().startswith("GPU: fits the GPU: all 2 layers offloaded (needs 0.00 GB; 8.0 GB free")
+    assert form.n_gpu_layers.text() == "all"
+    form.gguf_path.setText("/elsewhere/other.gguf")
+    assert form.gpu_note.isHidden()

@@ -17,7 +17,10 @@ from thoughtdesk.core.generation.backends.base import BackendError
 from thoughtdesk.core.generation.defaults import DEFAULT_MODELS, TEMPERATURE_RANGE, ModelDefaults, default_chat
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
-from thoughtdesk.core.models.registry import ModelRegistryError, resolve_local_model
+from thoughtdesk.core.models.fit import memory_fit
+from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
+from thoughtdesk.core.models.registry import ModelEntry, ModelRegistryError, resolve_local_model
+from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDoubleSpinBox,
@@ -108,6 +111,10 @@ class ModelForm(QWidget):
         self.n_threads.setSpecialValueText("automatic")
         self.n_gpu_layers = QSpinBox(objectName="nGpuLayers", minimum=-1, maximum=1000, value=0)
         self.n_gpu_layers.setSpecialValueText("all")
+        #: Whether the chosen library model fits the GPU (detection runs once, in the background).
+        self.gpu_note = plain_label(name="gpuNote")
+        self.gpu_note.hide()
+        self._gpu_task: Task[GpuInfo] | None = None
         self.template = QComboBox(objectName="localTemplate")
         self.template.addItem("The GGUF's chat template", True)
         self.template.addItem("Raw completion (prompt as it is, or wrapped below)", False)
@@ -154,6 +161,7 @@ class ModelForm(QWidget):
         local_form.addRow("&Context size (tokens)", self.n_ctx)
         local_form.addRow("&Threads", self.n_threads)
         local_form.addRow("&GPU layers", self.n_gpu_layers)
+        local_form.addRow(self.gpu_note)
         local_form.addRow("&Prompt format", self.template)
         local_form.addRow("Completion te&mplate", self.completion_template)
         self.pages = QStackedWidget()
@@ -191,10 +199,30 @@ class ModelForm(QWidget):
         entry = self.registered.entry()
         if entry is not None:
             self.gguf_path.setText(entry.path)  # its own signal then shows a missing file's reason
+            self.plan_gpu(entry)
         self._show_note()
+
+    def plan_gpu(self, entry: ModelEntry) -> Task[GpuInfo]:
+        """Offer GPU layers for ``entry``: all when it fits the GPU, some or none when not, with
+        the reason under the field. Detection (llama_cpp's library, nvidia-smi) runs in a worker."""
+        self.gpu_note.setText("Checking for a GPU…")
+        self.gpu_note.show()
+        n_ctx = self.n_ctx.value()
+
+        def apply(gpu: GpuInfo) -> None:
+            if self.registered.entry() != entry:
+                return  # another model was chosen meanwhile
+            plan = offload_plan(gpu, memory_fit(entry, n_ctx, None).needed, entry.size, entry.block_count)
+            self.n_gpu_layers.setValue(plan.n_gpu_layers)
+            self.gpu_note.setText(f"GPU: {plan.describe()}")
+
+        self._gpu_task = Task(lambda _context: detect_gpu()).on_success(apply).owned_by(self).start()
+        return self._gpu_task
 
     def _path_changed(self, text: str) -> None:
         self.registered.select_path(text)
+        if self.registered.entry() is None:
+            self.gpu_note.hide()  # said of a library model: not of this file
         self._show_note()
 
     def _show_note(self) -> None:

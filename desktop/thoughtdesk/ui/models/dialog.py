@@ -9,6 +9,7 @@ from typing import Any
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.models.fit import MemoryFit, available_memory, memory_fit
+from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
 from thoughtdesk.core.models.registry import AddResult, ModelEntry, ModelRegistry
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.models.download_dialog import DownloadDialog
@@ -144,7 +145,14 @@ class ModelsDialog(QDialog):
         self.n_ctx.valueChanged.connect(lambda _value: self.refresh())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected())
         fit_to_screen(self, 980, 560)
+        #: This machine's GPU (None until the background check answers: it loads llama.cpp).
+        self.gpu: GpuInfo | None = None
         self.refresh()
+        self.gpu_task = Task(lambda _context: detect_gpu()).on_success(self._gpu_known).owned_by(self).start()
+
+    def _gpu_known(self, gpu: GpuInfo) -> None:
+        self.gpu = gpu
+        self._show_selected()
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -185,6 +193,12 @@ class ModelsDialog(QDialog):
             f"{entry.context_length or '?'}, chat template {'yes' if entry.chat_template else 'no'}"
             f"{', thinks' if entry.thinks else ''}, licence {entry.license or '-'}",
             f"Memory: {fit.describe()}",
+            "GPU: "
+            + (
+                offload_plan(self.gpu, fit.needed, entry.size, entry.block_count).describe()
+                if self.gpu is not None
+                else "checking…"
+            ),
             f"SHA-256: {entry.sha256}",
             f"Use it as: --model llamacpp:{entry.name}",
         ]
