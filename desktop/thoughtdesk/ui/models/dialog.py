@@ -5,14 +5,13 @@ and whether each model fits this machine."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.models.fit import MemoryFit, available_memory, memory_fit
 from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
 from thoughtdesk.core.models.registry import AddResult, ModelEntry, ModelRegistry
 from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.models.download_dialog import DownloadDialog
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QAbstractTableModel,
@@ -34,6 +33,9 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.sizing import fit_to_screen
+
+if TYPE_CHECKING:  # imported when opened: it brings httpx, which the window's start does without
+    from thoughtdesk.ui.models.download_dialog import DownloadDialog
 
 COLUMNS = ("Name", "Status", "Architecture", "Quantization", "Parameters", "Context", "Size", "Memory")
 _Index = QModelIndex | QPersistentModelIndex
@@ -209,6 +211,8 @@ class ModelsDialog(QDialog):
     def open_download(self) -> DownloadDialog:
         """The download dialog (one, kept): a model it registers is selected here."""
         if self.download_dialog is None:
+            from thoughtdesk.ui.models.download_dialog import DownloadDialog
+
             self.download_dialog = DownloadDialog(self, self.registry)
             self.download_dialog.registered.connect(self._downloaded)
         self.download_dialog.open()
