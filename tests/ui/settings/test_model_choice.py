@@ -117,3 +117,5 @@ def test_choosing_a_library_model_offers_gpu_layers(qtbot, library, monkeypatch)
     assert form.n_gpu_layers.text() == "all"
     form.gguf_path.setText("/elsewhere/other.gguf")
     assert form.gpu_note.isHidden()
+    form.registered.setCurrentIndex(2)  # a missing file: its reason, no GPU plan
+    assert form.gpu_note.isHidden() and not form.local_note.isHidden()

@@ -199,7 +199,10 @@ class ModelForm(QWidget):
         entry = self.registered.entry()
         if entry is not None:
             self.gguf_path.setText(entry.path)  # its own signal then shows a missing file's reason
-            self.plan_gpu(entry)
+            if self.registered.status() == "missing":
+                self.gpu_note.hide()
+            else:
+                self.plan_gpu(entry)
         self._show_note()
 
     def plan_gpu(self, entry: ModelEntry) -> Task[GpuInfo]:
