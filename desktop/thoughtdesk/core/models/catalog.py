@@ -53,9 +53,9 @@ CATALOG: tuple[CatalogModel, ...] = (
     ),
     CatalogModel(
         name="qwen3-1.7b",
-        title="Qwen3 1.7B (Q8_0), a small reasoning model",
-        url=_hf("Qwen/Qwen3-1.7B-GGUF", "Qwen3-1.7B-Q8_0.gguf"),
-        size=1_830_000_000,
+        title="Qwen3 1.7B (Q4_K_M), a small reasoning model",
+        url=_hf("ggml-org/Qwen3-1.7B-GGUF", "Qwen3-1.7B-Q4_K_M.gguf"),
+        size=1_280_000_000,
         licence="Apache-2.0",
         good_for="Chains of thought with a reasoning trace (<think>) on a CPU: quick generation runs, "
         "reasoning capture and answer extraction tests; small enough for any laptop",
