@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
 
 def test_split_takes_unknown_keys_and_non_text_values_out():
-    sample = {
+    sample: dict[str, Any] = {
         "id": "q1",
         "question": "Q",
         "choices": ["a", 2],
