@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers.file_server import Served, file_server
 from tests.helpers.gguf_files import write_tiny_gguf
+from tests.helpers.widgets import cell
 from thoughtdesk.core.models import ModelRegistry
 from thoughtdesk.core.models.catalog import CATALOG
 from thoughtdesk.core.models.download import TransferRate, describe_progress
@@ -39,11 +40,11 @@ def _idle(qtbot, dialog: DownloadDialog) -> None:
 
 def test_the_curated_list_is_shown_and_nothing_downloads_unasked(qtbot, registry: ModelRegistry):
     dialog = _dialog(qtbot, registry)
-    names = [dialog.table.item(row, 0).text() for row in range(dialog.table.rowCount())]
+    names = [cell(dialog.table, row, 0).text() for row in range(dialog.table.rowCount())]
     assert names == [model.title for model in CATALOG]
     assert any("Digital Socrates 7B" in n for n in names) and any("Qwen3" in n for n in names)
     assert any("Llama 3.1 8B" in n for n in names) and any("Gemma 3" in n for n in names)
-    assert dialog.table.item(0, 1).text().endswith(" GB") and dialog.table.item(0, 2).text()
+    assert cell(dialog.table, 0, 1).text().endswith(" GB") and cell(dialog.table, 0, 2).text()
     assert dialog.task is None and not registry.models_dir.exists()
     dialog.table.selectRow(2)
     assert dialog.url.text() == CATALOG[2].url and dialog.name.text() == CATALOG[2].name
@@ -150,7 +151,8 @@ def test_the_models_dialog_opens_it_and_shows_what_it_registered(qtbot, registry
         dialog.start()
         _idle(qtbot, dialog)
     assert [entry.name for entry, _, _ in models.model.rows] == ["tiny"]
-    assert models.selected() is not None and models.selected().name == "tiny"
+    selected = models.selected()
+    assert selected is not None and selected.name == "tiny"
     dialog.close()
 
 
