@@ -201,9 +201,15 @@ def stored_prompt(rendered: RenderedCritiquePrompt) -> tuple[str, int]:
     the one-string wrappers)."""
     if rendered.wrapper != "chat":
         return rendered.text, -1
-    if not rendered.system:
-        return rendered.user, 0
-    return f"{rendered.system}\n\n{rendered.user}", len(rendered.system)
+    return stored_prompt_text(rendered.system, rendered.user)
+
+
+def stored_prompt_text(system: str, user: str) -> tuple[str, int]:
+    """The stored text of a chat prompt (system text, a blank line, user text) and the length of
+    its system part (0: no system text); :func:`critique_request` rebuilds the two messages."""
+    if not system:
+        return user, 0
+    return f"{system}\n\n{user}", len(system)
 
 
 def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Request:
