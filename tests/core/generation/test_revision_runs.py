@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import cli_process, run_cli
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.servers import FakeModelServer, Recorded, Reply
 from thoughtdesk.core.evaluation.evaluate import evaluate
@@ -231,6 +233,63 @@ def test_cli_revise_plan_only_run_and_revisions_json(library_path, server):
     assert {r["mcnemar_method"] for r in rows} == {"exact"} and all(r["critique_model"] == "key-judge" for r in rows)
     text = run_cli("revisions", DEMO, library=library_path)
     assert "McNemar p" in text.stdout and "fixer" in text.stdout
+
+
+def test_sigkill_mid_revision_run_then_resume_stores_exactly_one_revision_per_request(library_path, server):
+    _critique_all(library_path, server)
+    server.script(*[Reply(delay=0.3) for _ in range(200)])
+    process = cli_process(
+        "revise",
+        DEMO,
+        "--model",
+        "openai:fixer",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "2",
+        library=library_path,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+        try:
+            if _count(library_path, "SELECT count(*) FROM request WHERE step = 'revision' AND status = 'done'") >= 6:
+                break
+        except sqlite3.OperationalError:
+            continue
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    done_at_kill = _count(library_path, "SELECT count(*) FROM request WHERE step = 'revision' AND status = 'done'")
+    assert 6 <= done_at_kill < N_COTS
+    assert _count(library_path, "SELECT count(*) FROM generated_cot WHERE revision_of IS NOT NULL") == done_at_kill
+    server.replies.clear()
+    run_id = _count(library_path, "SELECT max(run_id) FROM request WHERE step = 'revision'")
+    resumed = cli_process("resume", str(run_id), "--concurrency", "8", library=library_path)
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert _count(library_path, "SELECT count(*) FROM generated_cot WHERE revision_of IS NOT NULL") == N_COTS
+    assert _count(library_path, "SELECT count(*) FROM request WHERE step = 'revision' AND status != 'done'") == 0
+    assert (
+        _count(
+            library_path,
+            "SELECT count(*) - count(DISTINCT result_cot_pk) FROM request WHERE step = 'revision'",
+        )
+        == 0
+    )
+
+
+def test_cli_without_critiques_says_so_in_one_line(library_path, server):
+    result = run_cli("revise", DEMO, "--model", "openai:fixer", "--base-url", server.base_url, library=library_path)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "has a critique" in lines[0] and "thoughtdesk critique" in lines[0]
+    shown = run_cli("revisions", DEMO, library=library_path)
+    assert shown.returncode == 0 and "no revised CoTs" in shown.stdout
+    missing = run_cli("revisions", "no-such-collection", library=library_path)
+    assert (
+        missing.returncode != 0 and "Traceback" not in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+    )
 
 
 @pytest.mark.slow
