@@ -38,6 +38,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
         "thoughtdesk critique quiz --model llamacpp:ds-7b.gguf --preset ds --plan-only",
     ),
+    "revise": (
+        "thoughtdesk revise quiz --model openai:gpt-4o-mini --critique-model gpt-4o --only incorrect",
+        "thoughtdesk revise quiz --model llamacpp:qwen.gguf --plan-only",
+    ),
+    "revisions": ("thoughtdesk revisions quiz", "thoughtdesk revisions quiz --json"),
     "fragments": ("thoughtdesk fragments", "thoughtdesk fragments --json"),
     "fragments import": (
         "thoughtdesk fragments import my_fragments.json",

@@ -34,9 +34,10 @@ from thoughtdesk.core.critiques.prompts import (
 from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
+from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
 from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
 from thoughtdesk.core.library.prompt_refs import prompt_ref
-from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 
 _LETTER = re.compile(r"^\(?([A-Z])\)?(?:[).:\s]|$)")
@@ -200,9 +201,15 @@ def stored_prompt(rendered: RenderedCritiquePrompt) -> tuple[str, int]:
     the one-string wrappers)."""
     if rendered.wrapper != "chat":
         return rendered.text, -1
-    if not rendered.system:
-        return rendered.user, 0
-    return f"{rendered.system}\n\n{rendered.user}", len(rendered.system)
+    return stored_prompt_text(rendered.system, rendered.user)
+
+
+def stored_prompt_text(system: str, user: str) -> tuple[str, int]:
+    """The stored text of a chat prompt (system text, a blank line, user text) and the length of
+    its system part (0: no system text); :func:`critique_request` rebuilds the two messages."""
+    if not system:
+        return user, 0
+    return f"{system}\n\n{user}", len(system)
 
 
 def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Request:
@@ -366,18 +373,9 @@ def plan_critique_run(
             tokens[(model_index, "in")] += estimate
             tokens[(model_index, "out")] += model.max_tokens
     plan = CritiquePlan(spec=spec, template=template, cots=cots, requests=requests)
-    plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens.items() if kind == "in")
-    plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens.items() if kind == "out")
-    total: float | None = 0.0
-    for index, model in enumerate(spec.models):
-        cost = prices.cost(model.price_provider, model.model_name, tokens[(index, "in")], tokens[(index, "out")])
-        plan.cost_by_model[model.label] = cost
-        if cost is None:
-            plan.unpriced_models.append(model.label)
-            total = None
-        elif total is not None:
-            total += cost
-    plan.estimated_cost = total
+    cost = price_plan(spec.models, tokens, prices)
+    plan.estimated_prompt_tokens, plan.estimated_completion_tokens = cost.prompt_tokens, cost.completion_tokens
+    plan.cost_by_model, plan.unpriced_models, plan.estimated_cost = cost.by_model, cost.unpriced, cost.total
     return plan
 
 
@@ -410,12 +408,7 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
         },
     }
     with lib.transaction() as conn:
-        run_id = inserted_id(
-            conn.execute(
-                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
-                (name, created, created, spec.cots.collection, json.dumps(document, ensure_ascii=False)),
-            )
-        )
+        run_id = insert_run(conn, name=name, created=created, collection=spec.cots.collection, document=document)
         rows = []
         texts = {cot.pk: cot.text for cot in plan.cots}
         for r in plan.requests:
