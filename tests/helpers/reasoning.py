@@ -60,3 +60,28 @@ def mixed_outcomes(path: Path, collection: str = "c") -> Path:
         reasoning_cot(4, "length", True, reasoning="Alternatively", tokens=None),
     ]
     return write_samples(path, collection, [[cot] for cot in cots])
+
+
+def long_trace(chars: int, *, seed: int = 0) -> str:
+    """A thinking of about ``chars`` characters as reasoning models write it: paragraphs of a few
+    sentences, about one in five opening with a self-correction ("Wait,", "Alternatively,", "Let
+    me check"), and a little markup that must stay text (``<b>``, ``&amp;``)."""
+    import random
+
+    rng = random.Random(seed)
+    words = "the patient has a fever so we compute three plus four equals seven and then check the dose".split()
+    openers = ["Wait, ", "Alternatively, ", "Let me check: ", "Hmm. ", "But wait, ", "Actually, "]
+    paragraphs: list[str] = []
+    size = 0
+    while size < chars:
+        sentences = [
+            " ".join(rng.choice(words) for _ in range(rng.randint(8, 20))).capitalize() + "." for _ in range(4)
+        ]
+        paragraph = " ".join(sentences)
+        if rng.random() < 0.2:
+            paragraph = rng.choice(openers) + paragraph
+        if rng.random() < 0.02:
+            paragraph += " <b>bold?</b> &amp; <img src=x>"
+        paragraphs.append(paragraph)
+        size += len(paragraph) + 2
+    return "\n\n".join(paragraphs)[:chars]

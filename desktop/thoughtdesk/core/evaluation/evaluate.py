@@ -50,6 +50,7 @@ from thoughtdesk.core.evaluation.rescoring import RescoreReport
 from thoughtdesk.core.evaluation.rescoring import rescore as rescore_collection
 from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.trace_marks import TRUNCATED_FINISH_REASONS
 
 Key = tuple[str, str, str, str]  # dataset, split, model, condition (AccuracyRow.key)
 UNKNOWN_MODEL = "(unknown model)"
@@ -58,9 +59,7 @@ UNKNOWN_MODEL = "(unknown model)"
 MAX_COMPARED_CONDITIONS = 12
 
 
-#: ``finish_reason`` values meaning "cut by the token limit" (OpenAI-compatible; Anthropic's).
-TRUNCATED_FINISH_REASONS = ("length", "max_tokens")
-_TRUNCATED_SQL = "g.finish_reason IN ('length', 'max_tokens')"
+_TRUNCATED_SQL = "g.finish_reason IN ({})".format(", ".join(f"'{r}'" for r in TRUNCATED_FINISH_REASONS))
 
 #: SQL for a generated CoT ``g``'s guide label (NULL for an ordinary, one-shot CoT).
 GUIDE_SQL = (
