@@ -537,6 +537,9 @@ def _critique_options(model: ModelSpec, request: RequestRow) -> dict[str, Any]:
         "wrapper": params.get("wrapper"),
         "endpoint": model.endpoint if model.provider == "openai" else None,
         "chat": model.chat,
+        # A critique of the thinking says so (issue 24, point 7); one of the explanation, the
+        # default, keeps the options it always had.
+        **({"judged": "thinking"} if params.get("judged") == "thinking" else {}),
     }
 
 
