@@ -46,3 +46,13 @@ def test_limits_cut_the_shown_part():
     dense = "a\u202e" * (MAX_ESCAPES + 100)
     trace = shown_trace(dense, 10**7)
     assert trace.text.count("<U+202E>") == MAX_ESCAPES and not trace.complete
+
+
+def test_after_thinking():
+    from thoughtdesk.core.trace_marks import after_thinking
+
+    assert after_thinking("<think>a</think>\nStep.") == "\nStep."
+    assert after_thinking("only closed</think>Step.") == "Step."
+    assert after_thinking("<think>a</think><think>b</think>Step.") == "Step."  # repeated: after the last
+    assert after_thinking("  <think>never closed") == ""
+    assert after_thinking("Step about <think> tags.") == "Step about <think> tags."  # not a thinking block

@@ -21,6 +21,24 @@ from thoughtdesk.core.visible_text import CONTROL_CODES, escape_of, has_invisibl
 #: ``finish_reason`` values meaning "cut by the token limit" (OpenAI-compatible; Anthropic's).
 TRUNCATED_FINISH_REASONS = ("length", "max_tokens")
 
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+def after_thinking(text: str) -> str:
+    """``text`` without a reasoning model's inline thinking: what follows the last ``</think>``
+    (the opening tag may be in the prompt template, as Qwen3's and R1's are), "" for a text that
+    opens ``<think>`` and never closes it (all thinking, cut or unfinished), else ``text``. For
+    a model's reply read as a step, a rationale or a rating (guided generation)."""
+    end = text.rfind(THINK_CLOSE)
+    if end >= 0:
+        return text[end + len(THINK_CLOSE) :]
+    start = text.find(THINK_OPEN)
+    if start >= 0 and not text[:start].strip():
+        return ""
+    return text
+
+
 #: Phrases that open a self-correction or a second look, at the start of a sentence or a line.
 #: As reasoning models write them (DeepSeek-R1, QwQ, Qwen3: "Wait,", "But wait", "Hmm",
 #: "Alternatively", "Let me check/verify/double-check/re-examine/reconsider", "Actually", "No,",
