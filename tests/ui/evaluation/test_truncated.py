@@ -28,7 +28,7 @@ def test_truncated_answers_in_the_results_tab(window, qtbot):
     )
     assert _column(view, "Truncated") == "40.0%"
     assert _column(view, "With reasoning") == "80.0%"
-    assert _column(view, "Median reasoning tokens") == "300"
+    assert _column(view, "Reasoning tokens") == "300"
     assert _column(view, "Accuracy") == "66.7%"  # 2 of the 3 answers not cut
     assert "2 answer(s) were cut by the token limit" in view.status.text()
     assert 3.0 in view.correctness_map.matrix  # truncated cells have their own colour

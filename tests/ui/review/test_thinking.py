@@ -61,6 +61,10 @@ def test_thinking_compared_on_request_and_span_labels_stay_on_the_visible_text(s
     assert compare.alignment is not None  # similarity on the thinking
     assert [t for t in compare.alignment.texts if "Thinking of CoT" in t] == [_thinking(pk) for pk in pks if pk]
     assert all(not p.thinking.isVisible() for p in compare.panels)  # the text is the thinking
+    first, second = [i for i, pk in enumerate(pks) if pk][:2]
+    compare.diff.show_pair(first, second)  # the word diff of two thinkings
+    assert "Thinking of CoT" in compare.diff.a.toPlainText() and "Thinking of CoT" in compare.diff.b.toPlainText()
+    assert compare.diff.summary.text() == "−1 words, +1 words"  # only the CoT numbers differ
     # A selection in the thinking is not a span of the CoT: refused, nothing written.
     index = compare.current_index()
     panel = compare.panels[index]

@@ -74,11 +74,11 @@ COLUMNS: tuple[Column, ...] = (
         "answers whose CoT has a reasoning model's thinking stored apart from the visible text",
     ),
     Column(
-        "Median reasoning tokens",
+        "Reasoning tokens",
         lambda r: "" if r.median_reasoning_tokens is None else f"{r.median_reasoning_tokens:,.0f}",
         lambda r: -1.0 if r.median_reasoning_tokens is None else r.median_reasoning_tokens,
         True,
-        "median of the thinking's tokens where the provider or model counted them",
+        "median reasoning tokens per answer, where the provider or the model counted them",
     ),
     Column(
         "Majority vote",
