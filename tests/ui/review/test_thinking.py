@@ -11,6 +11,8 @@ from tests.ui.review.conftest import REVIEWER, Session, make_library
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 
+CUT = 1  # the CoT whose generation stopped at the token limit
+
 
 def _thinking(cot_pk: int) -> str:
     return f"Thinking of CoT {cot_pk}: the fever matters.\n\nWait, the cough matters more.\n\nLet me check the dose."
@@ -23,8 +25,8 @@ def session(qtbot, tmp_path):
     with Library.open(path) as lib, lib.transaction() as conn:
         for (pk,) in conn.execute("SELECT id FROM generated_cot").fetchall():
             conn.execute(
-                "UPDATE generated_cot SET reasoning = ?, reasoning_tokens = ?, finish_reason = 'stop' WHERE id = ?",
-                (_thinking(pk), 20 + pk, pk),
+                "UPDATE generated_cot SET reasoning = ?, reasoning_tokens = ?, finish_reason = ? WHERE id = ?",
+                (_thinking(pk), 20 + pk, "length" if pk == CUT else "stop", pk),
             )
     opened = Session(qtbot, path)
     yield opened
@@ -34,11 +36,12 @@ def session(qtbot, tmp_path):
 def test_each_cot_has_its_thinking_collapsed_above_its_text(session):
     view = session.view
     panels = [p for p, pk in zip(view.compare.panels, view.cot_pks, strict=False) if pk is not None]
-    assert panels
+    assert panels and CUT in view.cot_pks
     for panel, pk in zip(panels, [pk for pk in view.cot_pks if pk is not None], strict=False):
         thinking = panel.thinking
         assert thinking.isVisible() and not thinking.is_open()
         assert thinking.toggle.text().startswith(f"Thinking · {20 + pk} tokens")
+        assert ("truncated" in thinking.toggle.text()) == ("truncated" in panel.stats.text()) == (pk == CUT)
         assert thinking.geometry().bottom() < panel.text_view.geometry().top()
     reference = view.compare.panels[view.cot_pks.index(None)] if None in view.cot_pks else None
     assert reference is None or not reference.thinking.isVisible()

@@ -43,6 +43,8 @@ def test_the_thinking_is_collapsed_above_the_answer_with_its_tokens(qtbot, tmp_p
     assert not first.is_open() and first.view is None  # nothing of the trace laid out yet
     assert first.toggle.text() == "Thinking · 42 tokens" and f"{len(thinking)} characters" in first.toggle.toolTip()
     assert cut.toggle.text() == "Thinking · ~4 tokens · truncated" and "token limit" in cut.toggle.toolTip()
+    answers = [label.text() for label in detail.findChildren(QLabel, "cotAnswer")]
+    assert answers[1].endswith("✗ incorrect · truncated (left out of accuracy)") and "truncated" not in answers[0]
     # above the visible text of its CoT
     card = first.parentWidget()
     answer_text = next(w for w in card.findChildren(QLabel, "cotText"))

@@ -183,6 +183,8 @@ class CotCard(QFrame):
             if answer.correct_answer is None and scoring is not None and scoring.outcome == "unextractable":
                 # scored, no answer found: not the same as never scored (issue 17.5)
                 verdict = f"✗ not extractable ({scoring.reason})" if scoring.reason else "✗ not extractable"
+            if cot.finish_reason in TRUNCATED_FINISH_REASONS:  # evaluate counts it as truncated
+                verdict += " · truncated (left out of accuracy)"
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
             label = data_text(text, "cotAnswer", bold=True, title="Extracted answer")
             if answer.correct_answer is not None:

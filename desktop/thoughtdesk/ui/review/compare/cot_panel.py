@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from thoughtdesk.core.trace_marks import TRUNCATED_FINISH_REASONS
 from thoughtdesk.core.visible_text import STYLED_ESCAPES, elide, shown_runs
 from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
@@ -256,6 +257,8 @@ class CotPanel(QFrame):
             stats = "thinking: " + stats if cot.reasoning else "no thinking stored"
         if not cot.is_reference:  # a 1 MB extracted answer made this label cost 1.8 s a show
             stats += f" · answer: {elide(cot.answer, ANSWER_CHARS).strip() or '(none)'} · {verdict}"
+            if cot.finish_reason in TRUNCATED_FINISH_REASONS:  # evaluate counts it as truncated
+                stats += " · truncated"
         if cot.critiques:
             stats += f" · {cot.critiques}"
         self.thinking.set_trace(
