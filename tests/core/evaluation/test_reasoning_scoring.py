@@ -85,3 +85,22 @@ def test_answers_are_never_read_from_inline_thinking():
     assert extract_answer("number", extraction_output="", cot=unclosed, choices=[], gold=["7"]).outcome == (
         "unextractable"
     )
+
+
+def test_a_condition_whose_every_answer_was_cut_has_no_accuracy(tmp_path):
+    from thoughtdesk.core.evaluation.report import to_csv, to_markdown
+
+    path = write_samples(
+        tmp_path / "lib.thoughtdesk",
+        "c",
+        [[reasoning_cot(i, "length", True, reasoning="x", tokens=None)] for i in range(2)],
+    )
+    with Library.open(path) as lib:
+        result = evaluate(lib, "c", comparisons=False)
+    (row,) = result.rows
+    assert (row.scored, row.accuracy, row.wilson_low, row.wilson_high, row.truncated) == (0, 0.0, 0.0, 1.0, 2)
+    cells = [cell.strip() for cell in to_markdown(result).strip().splitlines()[-1].strip("|").split("|")]
+    assert cells[4:6] == ["2", ""] and "100.0%" in cells  # n 2, no accuracy shown; all truncated
+    header, line = to_csv(result).splitlines()
+    assert header.endswith("truncated,share_truncated,scored,share_reasoning,median_reasoning_tokens")
+    assert line.endswith("2,1.0,0,1.0,")
