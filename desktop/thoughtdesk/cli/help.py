@@ -41,7 +41,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "critique": (
         "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
         "thoughtdesk critique quiz --model llamacpp:ds-7b.gguf --preset ds --plan-only",
+        "thoughtdesk critique r1-runs --model openai:gpt-4o --judge thinking --limit 20",
     ),
+    "revise": (
+        "thoughtdesk revise quiz --model openai:gpt-4o-mini --critique-model gpt-4o --only incorrect",
+        "thoughtdesk revise quiz --model llamacpp:qwen.gguf --plan-only",
+    ),
+    "revisions": ("thoughtdesk revisions quiz", "thoughtdesk revisions quiz --json"),
     "fragments": ("thoughtdesk fragments", "thoughtdesk fragments --json"),
     "fragments import": (
         "thoughtdesk fragments import my_fragments.json",
@@ -62,6 +68,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "evaluate": (
         "thoughtdesk evaluate 'MedQA sample'",
         "thoughtdesk evaluate 'MedQA sample' --rescore --markdown > results.md",
+        "thoughtdesk evaluate r1-runs --json --truncated-as-wrong",
     ),
     "critiques": ("thoughtdesk critiques quiz", "thoughtdesk critiques quiz --csv > critiques.csv"),
     "report": (

@@ -50,7 +50,7 @@ def test_keyboard_step_labelling_with_undo(session, qtbot) -> None:
     session.key(Qt.Key.Key_Minus)
     assert ratings(stored(session, cot)) == [(0, 1), (1, 0), (2, -1)]
     session.key(Qt.Key.Key_Up, ALT)
-    session.key(Qt.Key.Key_Equal)  # = is + without Shift
+    session.key(Qt.Key.Key_Plus, SHIFT)  # + as most keyboards send it: Shift held
     assert ratings(stored(session, cot)) == [(0, 1), (1, 1), (2, -1)]
     # u flags step 2; o 2 sets the finish reason "solution"; x marks step 2 the first error.
     session.key(Qt.Key.Key_U)

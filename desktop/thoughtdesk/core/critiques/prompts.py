@@ -22,7 +22,7 @@ model card builds it (``<</SYS>`` with one ``>`` and no blank line before the us
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -129,10 +129,16 @@ def fill(text: str, values: CritiqueInput) -> str:
         "[[PREDICTEDANSWER]]": values.predicted_answer,
         "[[ANSWERKEY]]": values.answer_key,
     }
-    if "[[STEPS]]" in text:
+    if "[[STEPS]]" in text:  # split only when asked for: a long CoT costs a split
         replacements["[[STEPS]]"] = tagged_response(
             values.steps() if values.steps is not None else [values.explanation]
         )
+    return fill_placeholders(text, replacements)
+
+
+def fill_placeholders(text: str, replacements: Mapping[str, str]) -> str:
+    """``text`` with each ``[[NAME]]`` of ``replacements`` replaced in one pass (a value holding a
+    placeholder is not expanded again; unknown ``[[...]]`` stay as they are)."""
     out: list[str] = []
     position = 0
     while True:

@@ -2,7 +2,7 @@
 trace's, or the reference CoT's) in the "Steps" side tab, labelled by keyboard.
 
 Keys (routed by :class:`~thoughtdesk.ui.review.keys.ReviewKeys`; listed in Help ▸ Keyboard
-shortcuts): Alt+Down / Alt+Up move between steps, ``-`` ``0`` ``+`` (also ``=``) rate the
+shortcuts): Alt+Down / Alt+Up move between steps, ``-`` ``0`` ``+`` rate the
 current step -1/0/+1 (the same again clears it), ``x`` marks it the first wrong step (the steps
 before it +1 unless rated), Shift+X says no step is wrong, ``u`` flags it (unsure), ``w``
 writes a corrected step, ``o`` then 1-4 sets the finish reason (found_error, solution,
