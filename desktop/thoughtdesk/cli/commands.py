@@ -48,6 +48,9 @@ COMMANDS: dict[str, Command] = {
     "critique": Command(
         "generate", "critique the CoTs of a collection with one or more critique models (a judge panel)"
     ),
+    "revise": Command(
+        "generate", "revise critiqued CoTs from their critiques' feedback with one or more models (a run)"
+    ),
     "resume": Command("generate", "send the missing requests of a run (a batch run: poll, fetch, submit)"),
     "cots": Command(
         "cots", "work on stored CoTs: split-thinking splits <think> blocks off the visible text (docs/reasoning.md)"
@@ -55,11 +58,15 @@ COMMANDS: dict[str, Command] = {
     "fragments": Command("fragments", "list (the default) or import prompt fragments and critique templates"),
     "runs": Command("runs", "list generation and critique runs; rename or delete one"),
     "evaluate": Command("evaluate", "accuracy of a collection by dataset, split, model and prompt condition"),
+    "revisions": Command("evaluate", "accuracy before and after revision per condition, with McNemar's test"),
     "critiques": Command(
         "critiques", "analyse a collection's critiques: per critique model, per student condition, agreement"
     ),
     "annotations": Command("review", "export or import reviewers' annotations"),
     "agreement": Command("review", "agreement between reviewers per label"),
+    "autolabel": Command(
+        "steps", "label each step of a collection's CoTs by rollouts reaching the gold answer (Math-Shepherd)"
+    ),
     "logprobs": Command(
         "rationales",
         "print the token log-probs of a continuation after a prompt (exact; backends that cannot say so)",

@@ -1,5 +1,5 @@
-"""``thoughtdesk generate``, ``thoughtdesk critique`` and ``thoughtdesk resume``: CoT generation
-runs and critique runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
+"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk revise`` and ``thoughtdesk
+resume``: CoT generation, critique and revision runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
 (listing and changing runs: :mod:`thoughtdesk.cli.runs`; fragments: :mod:`thoughtdesk.cli.fragments`)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from thoughtdesk.cli.common import (
 )
 from thoughtdesk.cli.fragments import user_critique_templates, user_fragments
 from thoughtdesk.cli.models import add_model_options, generation_models, model_spec, sampling_options, temperature
-from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS
+from thoughtdesk.core.critiques.prompts import BUILTIN_KEY, DS_PRESET, PROCESSBENCH_PRESET, WRAPPERS
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
@@ -68,6 +68,7 @@ from thoughtdesk.core.generation.runs import (
     run_info,
     stopped_for_good,
 )
+from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES
 
 
 def user_prices() -> PriceTable:
@@ -357,6 +358,7 @@ def _guide(args: argparse.Namespace, options: dict[str, object], defaults: Model
         step_temperature=args.step_temperature,
         step_max_tokens=args.step_max_tokens,
         decay=0.9 if args.decay else None,
+        rater_style=args.rater_style,
     )
 
 
@@ -385,7 +387,7 @@ def _print_previews(previews: Iterable[PromptPreview]) -> None:
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
-    preset = DS_PRESET if args.preset == "ds" else {}
+    preset = DS_PRESET if args.preset == "ds" else PROCESSBENCH_PRESET if args.preset == "processbench" else {}
     options: dict[str, object] = {
         "temperature": args.temperature if args.temperature is not None else preset.get("temperature", 0.0),
         "max_tokens": args.max_tokens if args.max_tokens is not None else preset.get("max_tokens", 512),
@@ -407,10 +409,11 @@ def cmd_critique(args: argparse.Namespace) -> int:
             seed=args.seed,
         ),
         models=models,
-        template=args.template,
+        template=args.template or str(preset.get("template", BUILTIN_KEY)),
         wrappers=(wrapper,),  # type: ignore[arg-type]  # argparse checked it against WRAPPERS
         force=args.force,
         name=args.name or "",
+        judge=args.judge,
     )
     if not args.plan_only:
         check_models_ready(models)
@@ -426,6 +429,53 @@ def cmd_critique(args: argparse.Namespace) -> int:
         run_id = create_critique_run(lib, plan)
     print(f"run {run_id} created ({plan.total} critique requests)", file=sys.stderr)
     return _execute(args, run_id)
+
+
+def cmd_revise(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.generation.runs.revision import create_revision_run, plan_revision_run
+    from thoughtdesk.core.generation.runs.spec import RevisionSpec
+
+    options: dict[str, object] = {
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+        "seed": args.model_seed,
+        "n_ctx": args.n_ctx,
+    }
+    options.update(base_url_options(args.base_url))
+    defaults = model_defaults()
+    models = tuple(model_spec(text, options, defaults) for text in args.model)
+    spec = RevisionSpec(
+        cots=CotSelection(
+            args.collection,
+            datasets=tuple(args.dataset or ()),
+            splits=tuple(args.split or ()),
+            only=args.only,
+            limit=args.limit,
+            seed=args.seed,
+        ),
+        models=models,
+        critique_models=tuple(args.critique_model or ()),
+        force=args.force,
+        name=args.name or "",
+    )
+    if not args.plan_only:
+        check_models_ready(models)
+        _warn_offline_pools(models)
+        check_models_exist(models)
+    with open_library(args) as lib:
+        args.prices = user_prices()
+        plan = plan_revision_run(lib, spec, prices=args.prices)
+        print(plan.summary(), file=sys.stderr)
+        if args.plan_only:
+            _print_previews(plan.previews(args.preview))
+            return EXIT_OK
+        run_id = create_revision_run(lib, plan)
+    print(f"run {run_id} created ({plan.total} revision requests)", file=sys.stderr)
+    code = _execute(args, run_id)
+    if not args.json:
+        print(f"accuracy before and after revision: `thoughtdesk revisions {args.collection!r}`", file=sys.stderr)
+    return code
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -534,6 +584,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="implicit supervision: scores candidates (default: the rationale model)",
     )
     guide.add_argument("--rater-model", metavar="PROVIDER:MODEL", help="process: rates each candidate 0-3")
+    guide.add_argument(
+        "--rater-style",
+        choices=["rating", "processbench"],
+        default="rating",
+        help="process: rating (0-3, the default) or processbench (a step judge with ProcessBench's template "
+        "names the first wrong step of the steps so far plus each candidate; docs/steps.md)",
+    )
     guide.add_argument("--supervision", choices=list(SUPERVISIONS), default="implicit", help="default implicit")
     guide.add_argument(
         "--candidates", type=whole(1, 32), default=3, metavar="N", help="candidates per step (default 3)"
@@ -573,17 +630,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--template",
-        default="td-critique-v1",
+        default=None,
         metavar="KEY",
         help="critique template (default td-critique-v1, built in; others from `thoughtdesk fragments import`)",
     )
     p.add_argument(
         "--preset",
-        choices=["ds"],
-        help="ds: the Digital Socrates models' exact input wrapper, greedy decoding, 512 new tokens",
+        choices=["ds", "processbench"],
+        help="ds: the Digital Socrates models' exact input wrapper, greedy decoding, 512 new tokens; "
+        "processbench: ProcessBench's step-judge template (the earliest wrong paragraph in \\boxed{}, "
+        "stored as the judge's first error: docs/steps.md), greedy decoding, 4096 new tokens",
     )
     p.add_argument("--wrapper", choices=list(WRAPPERS), help="how the prompt reaches the model (default chat)")
     p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
+    p.add_argument(
+        "--judge",
+        choices=list(JUDGED_CHOICES),
+        default="explanation",
+        help="what the critique reads: the CoT's visible explanation (default, as Digital Socrates) or a "
+        "reasoning model's thinking (CoTs without thinking are left out)",
+    )
     p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
     p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")
@@ -607,6 +673,60 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     _execution_options(p)
     p.set_defaults(func=cmd_critique)
+
+    p = add_command(
+        sub,
+        "revise",
+        description="Give each critiqued CoT and its critique's feedback (main flaw, general and specific "
+        "feedback; never the answer key or the score) to a model that writes a revised CoT, stored as a "
+        "generated CoT linked to the CoT and critique it revises and scored like any other. A run like "
+        "`generate`: planned, resumable with `thoughtdesk resume N`. Results: `thoughtdesk revisions`.",
+    )
+    p.add_argument("collection", help="the collection's name")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="the revising model: openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable)",
+    )
+    p.add_argument(
+        "--critique-model",
+        action="append",
+        metavar="NAME",
+        help="use the critiques of this critique model (repeatable; default: each CoT's latest critique)",
+    )
+    p.add_argument(
+        "--base-url",
+        type=server_urls,
+        action="append",
+        metavar="URL",
+        help="OpenAI-compatible or Anthropic server address (repeat for a pool of servers)",
+    )
+    p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
+    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
+    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
+    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")
+    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the CoTs at random")
+    p.add_argument("--temperature", type=temperature, default=0.0, metavar="T", help="sampling temperature (default 0)")
+    p.add_argument(
+        "--max-tokens", type=whole(1, 1_000_000), default=512, metavar="M", help="tokens per revision (default 512)"
+    )
+    p.add_argument(
+        "--n-ctx",
+        type=whole(64, 1_000_000),
+        default=2048,
+        metavar="N",
+        help="llamacpp: context size in tokens (default 2048)",
+    )
+    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
+    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
+    p.add_argument("--name", metavar="NAME", help="a name for the run")
+    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+    p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
+    _execution_options(p)
+    p.set_defaults(func=cmd_revise)
 
     p = add_command(sub, "resume")
     p.add_argument("run", help="the run's id or name")

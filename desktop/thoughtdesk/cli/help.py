@@ -26,6 +26,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "collections": ("thoughtdesk collections", "thoughtdesk collections --json --library other.thoughtdesk"),
     "stats": ("thoughtdesk stats 'MedQA sample'", "thoughtdesk stats 'MedQA sample' --json"),
+    "autolabel": (
+        "thoughtdesk autolabel gsm8k --model openai:qwen --base-url http://127.0.0.1:8080/v1 --k 8",
+        "thoughtdesk agreement gsm8k --steps --models   # the rollout labels beside the reviewers'",
+    ),
     "generate": (
         "thoughtdesk generate 'MedQA sample' --model openai:gpt-4o-mini --limit 20 --plan-only",
         "thoughtdesk generate 'MedQA sample' --model llamacpp:~/models/gemma-3-270m.gguf --limit 5",
@@ -37,6 +41,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "critique": (
         "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
         "thoughtdesk critique quiz --model llamacpp:ds-7b.gguf --preset ds --plan-only",
+        "thoughtdesk critique r1-runs --model openai:gpt-4o --judge thinking --limit 20",
     ),
     "cots": ("thoughtdesk cots split-thinking 'R1 distill' --dry-run",),
     "cots split-thinking": (
@@ -44,6 +49,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk cots split-thinking imported --tags '<|begin_of_thought|>,<|end_of_thought|>' --json",
         "thoughtdesk cots split-thinking 'R1 distill' --undo",
     ),
+    "revise": (
+        "thoughtdesk revise quiz --model openai:gpt-4o-mini --critique-model gpt-4o --only incorrect",
+        "thoughtdesk revise quiz --model llamacpp:qwen.gguf --plan-only",
+    ),
+    "revisions": ("thoughtdesk revisions quiz", "thoughtdesk revisions quiz --json"),
     "fragments": ("thoughtdesk fragments", "thoughtdesk fragments --json"),
     "fragments import": (
         "thoughtdesk fragments import my_fragments.json",
@@ -64,6 +74,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "evaluate": (
         "thoughtdesk evaluate 'MedQA sample'",
         "thoughtdesk evaluate 'MedQA sample' --rescore --markdown > results.md",
+        "thoughtdesk evaluate r1-runs --json --truncated-as-wrong",
     ),
     "critiques": ("thoughtdesk critiques quiz", "thoughtdesk critiques quiz --csv > critiques.csv"),
     "report": (

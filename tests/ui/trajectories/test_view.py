@@ -11,6 +11,7 @@ import pytest
 from tests.core.generation.runs.test_guided import RatingServer, _chat
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.servers import FakeModelServer
+from tests.helpers.widgets import content
 from tests.helpers.window import close_window, open_window
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
@@ -101,7 +102,7 @@ def test_opened_from_the_samples_detail_and_the_review_menu(qtbot, guided_librar
         assert window.samples.open_sample(sample_pk)
         detail = window.samples.detail
         qtbot.waitUntil(lambda: detail.current is not None and detail.current.pk == sample_pk, timeout=5000)
-        buttons = [b for b in detail.widget().findChildren(QToolButton) if b.objectName() == "trajectoryButton"]
+        buttons = [b for b in content(detail).findChildren(QToolButton) if b.objectName() == "trajectoryButton"]
         assert len(buttons) == 1 and "process, 2 steps" in buttons[0].text()  # only the guided CoT has one
         buttons[0].click()
         dialogs = [w for w in QApplication.topLevelWidgets() if isinstance(w, TrajectoryDialog) and w.isVisible()]
@@ -175,12 +176,37 @@ def test_review_marks_the_guided_cot_and_blind_mode_hides_it(qtbot, guided_libra
         view = window.review.view
         view.show_sample(sample_pk)
         qtbot.waitUntil(lambda: guided in view.cot_pks and plain in view.cot_pks, timeout=5000)
+        assert view.stored is not None
         views, keys = view.cot_views(view.stored)
         by_key = dict(zip(keys, views, strict=True))
         assert by_key[guided].label().endswith(" · guided") and by_key[guided].guided
         assert "guided" not in by_key[plain].label()
         view.blind = True
+        assert view.stored is not None
         views, keys = view.cot_views(view.stored)
         assert not any(v.guided or "guided" in v.label() for v in views)
     finally:
         close_window(window)
+
+
+def test_step_labels_show_under_their_trajectory_steps(qtbot, guided_library):
+    from thoughtdesk.core.steps.split import cot_steps as split_cot
+    from thoughtdesk.core.steps.store import StepLabel, StepReview, StepTarget, put_review
+
+    path, guided, _plain = guided_library
+    with Library.open(path) as lib:
+        sample_pk, text = lib.conn.execute(
+            "SELECT sample_pk, cot FROM generated_cot WHERE id = ?", (guided,)
+        ).fetchone()
+        listed = split_cot(text)
+        assert [s.text for s in listed] == [MARKUP, "The answer is B."]
+        with lib.transaction() as conn:
+            target = StepTarget(sample_pk, guided)
+            put_review(conn, target, "ann", StepReview("ann", (StepLabel(0, listed[0].id, 1, True),)))
+            put_review(conn, target, "judge", StepReview("judge", first_error=1, kind="model"))
+        dialog = TrajectoryDialog(lib, guided)
+    qtbot.addWidget(dialog)
+    assert dialog.view.item_texts("labels") == [
+        "    Step labels: ann +1 (unsure)",
+        "    Step labels: judge: first error",
+    ]

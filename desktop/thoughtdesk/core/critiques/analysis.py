@@ -19,6 +19,7 @@ over its raters.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -30,6 +31,7 @@ from thoughtdesk.core.evaluation.evaluate import GUIDE_SQL, UNKNOWN_MODEL, condi
 from thoughtdesk.core.evaluation.metrics import mean_interval
 from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.steps.judge import ProcessScore, process_scores
 
 #: The name under which the human explanation scores are compared with each critique model.
 HUMAN = "human raters (mean)"
@@ -66,6 +68,8 @@ class CritiqueData:
     critique_ratings: list[tuple[int, str, int]] = field(default_factory=list)
     #: (CoT pk, author, score 0-5) of every human explanation rating with a score, in stored order.
     explanation_ratings: list[tuple[int, str, int]] = field(default_factory=list)
+    #: Step judges (ProcessBench preset) against the reference first errors, by judge model.
+    process: dict[str, ProcessScore] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,9 @@ class CritiqueModelRow:
     score_counts: tuple[int, ...]
     mean_critique_score: float | None
     n_critique_ratings: int
+    #: As a step judge (docs/steps.md): n, error_accuracy, correct_accuracy, f1, unparseable and
+    #: the confusion of true vs judged first error; None when it judged no step list with a reference.
+    process: ProcessScore | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +280,7 @@ def load_critique_data(lib: Library, collection: str) -> CritiqueData:
             (cid,),
         )
     ]
+    data.process = process_scores(lib, cid)
     return data
 
 
@@ -289,7 +297,8 @@ def _clipped(value: float | None) -> float | None:
     return None if value is None else min(max(value, float(SCORE_BINS[0])), float(SCORE_BINS[-1]))
 
 
-def _bin(score: float) -> int:
+def score_bin(score: float) -> int:
+    """A 0-5 score rounded to its whole bin (halves up), kept on the scale."""
     return min(max(int(math.floor(score + 0.5)), SCORE_BINS[0]), SCORE_BINS[-1])
 
 
@@ -298,7 +307,7 @@ def _dimension_names(critiques: Iterable[CritiqueFact]) -> tuple[str, ...]:
     return DIMENSIONS + tuple(others)
 
 
-def _last_per_author(ratings: Iterable[tuple[int, str, int]]) -> dict[int, dict[str, int]]:
+def last_per_author(ratings: Iterable[tuple[int, str, int]]) -> dict[int, dict[str, int]]:
     """Item -> author -> score, a later rating of the same author replacing an earlier one."""
     out: dict[int, dict[str, int]] = {}
     for item, author, score in ratings:
@@ -319,7 +328,7 @@ def _model_row(model: str, facts: list[CritiqueFact], names: tuple[str, ...], ra
     scores = [f.score for f in facts if f.score is not None]
     interval = mean_interval(scores)
     counts = Counter(f.dimension for f in facts)
-    bins = Counter(_bin(s) for s in scores)
+    bins = Counter(score_bin(s) for s in scores)
     human = [score for f in facts for score in ratings.get(f.critique_pk, ())]
     return CritiqueModelRow(
         model=model,
@@ -365,7 +374,13 @@ def _student_row(key: tuple[StudentKey, str], facts: list[CritiqueFact], names: 
     )
 
 
-def _per_cot(facts: Sequence[CritiqueFact]) -> tuple[dict[int, float], dict[int, str]]:
+def human_explanation_means(by_cot: dict[int, dict[str, int]]) -> dict[int, float]:
+    """The human explanation score of each CoT: the mean over its raters (each rater's last
+    rating, as :func:`last_per_author` gives them)."""
+    return {cot: math.fsum(s.values()) / len(s) for cot, s in by_cot.items() if s}
+
+
+def per_cot_scores(facts: Sequence[CritiqueFact]) -> tuple[dict[int, float], dict[int, str]]:
     """A critique model's mean score per CoT, and its first critique's dimension per CoT."""
     sums: dict[int, list[float]] = defaultdict(list)
     dimensions: dict[int, str] = {}
@@ -423,15 +438,18 @@ def analyse(data: CritiqueData) -> CritiqueAnalysis:
         by_model[fact.critique_model].append(fact)
         by_student[(fact.student, fact.critique_model)].append(fact)
         by_student_model[fact.student[2]][fact.dimension or ""] += 1
-    last_critique_ratings = _last_per_author(data.critique_ratings)
+    last_critique_ratings = last_per_author(data.critique_ratings)
     critique_ratings = {pk: list(by_author.values()) for pk, by_author in last_critique_ratings.items()}
     models = sorted(by_model)
-    model_rows = [_model_row(m, by_model[m], names, critique_ratings) for m in models]
+    model_rows = [
+        dataclasses.replace(_model_row(m, by_model[m], names, critique_ratings), process=data.process.get(m))
+        for m in models
+    ]
     students = [_student_row(key, by_student[key], names) for key in sorted(by_student)]
 
-    explanation = _last_per_author(data.explanation_ratings)
-    human_mean = {cot: math.fsum(s.values()) / len(s) for cot, s in explanation.items() if s}
-    per_cot = {m: _per_cot(by_model[m]) for m in models}
+    explanation = last_per_author(data.explanation_ratings)
+    human_mean = human_explanation_means(explanation)
+    per_cot = {m: per_cot_scores(by_model[m]) for m in models}
     agreement = []
     for i, first in enumerate(models):
         for second in models[i + 1 :]:

@@ -655,6 +655,46 @@ def m016_reasoning(conn: sqlite3.Connection) -> None:
 
 
 @migration
+def m017_steps(conn: sqlite3.Connection) -> None:
+    # Step labels (issue 25; docs/steps.md). One row per author and step list: a generated
+    # CoT's text (``trace`` 'cot') or reasoning trace ('reasoning'), keyed by ``cot_pk``, or a
+    # sample's reference CoT ('reference'), keyed by ``sample_pk`` (exactly one of the two is
+    # set). ``kind`` tells people ('human') from models ('model': a step judge, automatic
+    # Math-Shepherd labels). ``steps`` is a JSON array with one entry per step (null: not
+    # labelled): the step's stable id when labelled, its ``rating`` (PRM800K's -1/0/+1),
+    # ``flagged`` (unsure), ``corrected`` (the step as the author would write it) and ``extra``
+    # (what a source file says beyond these, such as PRM800K's alternative completions). The
+    # rest is about the whole list: the first wrong step (-1: none; NULL: not said), the finish
+    # reason (found_error, solution, bad_problem, give_up), the time spent in milliseconds,
+    # whether the model was hidden. One row, not one per step: PRM800K's ~1M step ratings
+    # are ~100k rows, which an import writes ten times faster (tests/benchmarks/bench_step_import.py).
+    run_script(
+        conn,
+        """
+        CREATE TABLE step_label (
+            id INTEGER PRIMARY KEY,
+            sample_pk INTEGER REFERENCES sample(id) ON DELETE CASCADE,
+            cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            trace TEXT NOT NULL CHECK (trace IN ('cot', 'reasoning', 'reference')),
+            author TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model')),
+            steps TEXT NOT NULL DEFAULT '[]',
+            first_error INTEGER CHECK (first_error >= -1),
+            finish_reason TEXT,
+            time_ms INTEGER CHECK (time_ms >= 0),
+            blind INTEGER,
+            extra TEXT,
+            date TEXT NOT NULL,
+            CHECK ((trace = 'reference') = (cot_pk IS NULL)),
+            CHECK ((sample_pk IS NULL) = (cot_pk IS NOT NULL))
+        );
+        CREATE UNIQUE INDEX step_label_cot ON step_label(cot_pk, trace, author) WHERE cot_pk IS NOT NULL;
+        CREATE UNIQUE INDEX step_label_reference ON step_label(sample_pk, author) WHERE sample_pk IS NOT NULL;
+        """,
+    )
+
+
+@migration
 def m019_preferences(conn: sqlite3.Connection) -> None:
     # Pairwise preferences of human reviewers (issue 26, point 3): two CoTs of one sample shown
     # side by side (``first`` on the left), the one preferred (NULL: a tie), by whom and when,
@@ -678,8 +718,14 @@ def m019_preferences(conn: sqlite3.Connection) -> None:
         );
         CREATE UNIQUE INDEX pairwise_preference_pair ON pairwise_preference(author, first_cot_pk, second_cot_pk);
         CREATE INDEX pairwise_preference_sample ON pairwise_preference(sample_pk);
+        CREATE INDEX pairwise_preference_first ON pairwise_preference(first_cot_pk);
         CREATE INDEX pairwise_preference_second ON pairwise_preference(second_cot_pk);
+        CREATE INDEX pairwise_preference_preferred ON pairwise_preference(preferred_cot_pk)
+            WHERE preferred_cot_pk IS NOT NULL;
         ALTER TABLE generated_cot ADD COLUMN revision_of INTEGER REFERENCES generated_cot(id) ON DELETE SET NULL;
         ALTER TABLE generated_cot ADD COLUMN revision_critique INTEGER REFERENCES critique(id) ON DELETE SET NULL;
+        CREATE INDEX generated_cot_revision_of ON generated_cot(revision_of) WHERE revision_of IS NOT NULL;
+        CREATE INDEX generated_cot_revision_critique ON generated_cot(revision_critique)
+            WHERE revision_critique IS NOT NULL;
         """,
     )

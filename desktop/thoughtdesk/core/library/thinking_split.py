@@ -5,7 +5,7 @@ thinking (``generated_cot.reasoning``) and the visible text (``cot``), as a run 
 Nothing is lost: the text as it was is kept in the CoT's ``extra`` under
 :data:`ORIGINAL_KEY` (with the tags and what was odd), and ``--undo`` puts it back. Only CoTs
 without a stored thinking are split; the full-text index of each changed sample is rebuilt from
-its CoTs' new texts. Answers are not touched: re-score them from the visible text with
+its CoTs' new texts (visible text and thinking, as everywhere). Answers are not touched: re-score them from the visible text with
 ``thoughtdesk evaluate COLLECTION --rescore``.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
-from thoughtdesk.core.library.writer import fts_prefix
+from thoughtdesk.core.library.writer import cot_search_text
 from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, estimate_reasoning_tokens, split_thinking
 
 #: The key of a split CoT's ``extra`` that keeps the text as it was (and how it was split).
@@ -150,15 +150,12 @@ def _extra(text: str | None) -> dict[str, Any]:
 
 def _refresh_fts(conn: sqlite3.Connection, samples: set[int]) -> None:
     """The search index's generated text of ``samples`` rebuilt from their CoTs (as the writer
-    builds it: each CoT's first characters, in order)."""
+    builds it: each CoT's visible text and thinking, in order; writer.cot_search_text)."""
     for sample_pk in sorted(samples):
-        texts = [
-            row[0]
-            for row in conn.execute(
-                "SELECT cot FROM generated_cot WHERE sample_pk = ? ORDER BY position, id", (sample_pk,)
-            )
-        ]
+        rows = conn.execute(
+            "SELECT cot, reasoning FROM generated_cot WHERE sample_pk = ? ORDER BY position, id", (sample_pk,)
+        ).fetchall()
+        texts = [cot_search_text(cot, reasoning) for cot, reasoning in rows]
         conn.execute(
-            "UPDATE sample_fts SET generated = ? WHERE rowid = ?",
-            ("\n".join(fts_prefix(t) for t in texts if t), sample_pk),
+            "UPDATE sample_fts SET generated = ? WHERE rowid = ?", ("\n".join(t for t in texts if t), sample_pk)
         )

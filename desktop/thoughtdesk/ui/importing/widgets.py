@@ -52,6 +52,8 @@ class ImportRequest:
     dscb: bool = False
     #: A reasoning-trace JSON Lines file (core/importing/traces.py).
     traces: bool = False
+    #: A ProcessBench or PRM800K file (docs/steps.md).
+    steps: bool = False
 
 
 def metadata_text(info: DatasetInfo) -> str:

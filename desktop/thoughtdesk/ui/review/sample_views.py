@@ -15,6 +15,7 @@ from thoughtdesk.core.critiques.quotes import QuoteSpan
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.review import CotReview, LabelSet, blind_labels, blind_order
+from thoughtdesk.core.review.preferences import PairPreference
 from thoughtdesk.core.visible_text import STYLED_ESCAPES, fitting_prefix, shorten
 from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, CotView, SpanMark, capped_steps
@@ -38,10 +39,13 @@ def cot_views(
     author: str,
     critiques: Mapping[int, Sequence[Critique]],
     guided: Collection[int] = (),
+    thinking: bool = False,
 ) -> tuple[list[CotView], list[int | None]]:
     """What the compare view shows of a sample, in display order, and the CoT keys (None for
     the reference). Blind: no model or prompt, the reviewer's own order and labels. ``guided``:
-    the keys of CoTs written by a guided run, marked so (not in blind mode: it names the method)."""
+    the keys of CoTs written by a guided run, marked so (not in blind mode: it names the method).
+    ``thinking``: each CoT's text is its thinking (cut as the visible text would be), so
+    similarity and the word diff compare the thinking ("" where a CoT has none)."""
     sample = stored.sample
     pairs = list(zip(stored.cot_pks, sample.generated_cot, strict=False))
     names: dict[int, str] = {}
@@ -67,7 +71,7 @@ def cot_views(
     for cot_pk, cot in pairs:
         answer = cot.answers[0] if cot.answers else None
         # Cut where the shown text passes REVIEW_CHARS: an escape counts its 8 characters.
-        text = cot.cot or ""
+        text = (cot.reasoning or "") if thinking else (cot.cot or "")
         shown = fitting_prefix(text, REVIEW_CHARS, STYLED_ESCAPES)
         views.append(
             CotView(
@@ -82,6 +86,10 @@ def cot_views(
                 title=names.get(cot_pk, ""),
                 critiques=critiques_text(critiques.get(cot_pk, [])),
                 guided=not blind and cot_pk in guided,
+                reasoning=cot.reasoning or "",
+                reasoning_tokens=cot.reasoning_tokens,
+                finish_reason=cot.finish_reason,
+                shows_thinking=thinking,
             )
         )
         cot_pks.append(cot_pk)
@@ -157,11 +165,32 @@ def critiques_text(critiques: Sequence[Critique]) -> str:
     return f"critiques {scores}" + (f" +{len(critiques) - 5}" if len(critiques) > 5 else "")
 
 
-def cot_note(review: CotReview, names: dict[str, str], mine: ExplanationRating | None) -> str:
-    """A CoT's one-line note: the review and this reviewer's rating ``mine`` (empty: hidden)."""
+def cot_note(review: CotReview, names: dict[str, str], mine: ExplanationRating | None, pairwise: str = "") -> str:
+    """A CoT's one-line note: the review, this reviewer's rating ``mine`` and ``pairwise``
+    verdicts (empty: hidden)."""
     parts = [review_summary(review, names)]
     if mine is not None:
         score = "—" if mine.score is None else f"{mine.score}/5"
         flaws = f" ({', '.join(mine.dimensions)})" if mine.dimensions else ""
         parts.append(f"my rating {score}{flaws}")
+    parts.append(pairwise)
     return " · ".join(p for p in parts if p)
+
+
+def pairwise_summary(cot_pk: int, preferences: Mapping[tuple[int, int], PairPreference]) -> str:
+    """This reviewer's pairwise verdicts involving ``cot_pk``: ``pairwise: preferred 2×, other
+    preferred 1×, tie 1×`` (empty without any)."""
+    won = lost = tied = 0
+    for pair, preference in preferences.items():
+        if cot_pk not in pair:
+            continue
+        if preference.preferred_cot_pk is None:
+            tied += 1
+        elif preference.preferred_cot_pk == cot_pk:
+            won += 1
+        else:
+            lost += 1
+    if not (won or lost or tied):
+        return ""
+    parts = [f"{what} {n}×" for what, n in (("preferred", won), ("other preferred", lost), ("tie", tied)) if n]
+    return "pairwise: " + ", ".join(parts)

@@ -31,6 +31,7 @@ from thoughtdesk.core.review import (
     review_from,
     set_position,
 )
+from thoughtdesk.core.review.preferences import PairPreference, sample_preferences
 from thoughtdesk.ui.critiques.rating import RatingPanel
 from thoughtdesk.ui.qt import (
     QEvent,
@@ -53,6 +54,7 @@ from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, S
 from thoughtdesk.ui.review.edits import OTHERS_CHARS, ReviewEdits, others_text, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
 from thoughtdesk.ui.review.later_writes import LaterWrites
+from thoughtdesk.ui.review.preferences import ReviewPreferences
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.review.sample_views import (
@@ -60,9 +62,11 @@ from thoughtdesk.ui.review.sample_views import (
     cot_note,
     cot_views,
     flaw_marks,
+    pairwise_summary,
     question_text,
     span_marks,
 )
+from thoughtdesk.ui.review.steps import ReviewSteps, StepsPanel
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
@@ -115,6 +119,9 @@ class ReviewView(QWidget):
         self.later = LaterWrites(self._written_later, self.show_message, self)
         self.edits = ReviewEdits(self, self.undo_stack, self)
         self.ratings = ReviewRatings(self, self.undo_stack)
+        self.preferences = ReviewPreferences(self, self.undo_stack)
+        #: This reviewer's pairwise verdicts on the shown sample's CoTs, by pair (stored order).
+        self.pair_preferences: dict[tuple[int, int], PairPreference] = {}
         self.prefetch = SimilarityPrefetch(self)
 
         self.status = ElidedLabel(name="reviewStatus")
@@ -129,6 +136,7 @@ class ReviewView(QWidget):
         self.question.setMaximumHeight(96)
         self.compare = CompareView()
         self.compare.currentChanged.connect(self._current_changed)
+        self.compare.thinkingToggled.connect(lambda _on: self.reload())
         self.panel = AnnotationPanel()
         self.panel.labelToggled.connect(lambda key: self.edits.toggle_label_key(key))
         self.panel.spanRemoveRequested.connect(self.edits.remove_span)
@@ -152,7 +160,10 @@ class ReviewView(QWidget):
         # The scroll areas would let the splitter squeeze it; no wider, so CoT columns get the room.
         self.side_tabs.setMinimumWidth(365)
         self.side_tabs.addTab(rating_scroll, "Critiques && rating")
-        self.side_tabs.currentChanged.connect(lambda _index: self._fill_rating_panel())
+        self.steps_panel = StepsPanel()
+        self.side_tabs.addTab(self.steps_panel, "Steps")
+        self.steps = ReviewSteps(self, self.undo_stack, self.steps_panel)
+        self.side_tabs.currentChanged.connect(lambda _index: self._side_tab_changed())
         #: The CoT the rating panel shows (-1: none yet); it is filled only while its tab is shown.
         self._rating_cot: int | None = -1
 
@@ -183,6 +194,17 @@ class ReviewView(QWidget):
                 Qt.Key.Key_C: self.edits.edit_comment,
                 Qt.Key.Key_S: self.edits.toggle_preferred,
                 Qt.Key.Key_F: lambda: self.move_critique(+1),
+                Qt.Key.Key_BracketLeft: lambda: self.preferences.prefer("left"),
+                Qt.Key.Key_BracketRight: lambda: self.preferences.prefer("right"),
+                Qt.Key.Key_Equal: lambda: self.preferences.prefer("tie"),
+                # Step labels (ui/review/steps.py); + is Shift+= on most keyboards (the chord below).
+                Qt.Key.Key_Minus: lambda: self.steps.rate(-1),
+                Qt.Key.Key_0: lambda: self.steps.rate(0),
+                Qt.Key.Key_Plus: lambda: self.steps.rate(1),
+                Qt.Key.Key_X: self.steps.first_error,
+                Qt.Key.Key_U: self.steps.flag,
+                Qt.Key.Key_W: self.steps.correct,
+                Qt.Key.Key_T: self.steps.toggle_trace,
             },
             on_digit=self.edits.toggle_label_digit,
             on_alt_digit=lambda d: self.edits.set_quality(d or None),
@@ -191,11 +213,16 @@ class ReviewView(QWidget):
                 "Ctrl+Shift+Z": self.undo_stack.redo,
                 "Ctrl+Y": self.undo_stack.redo,
                 "Shift+F": lambda: self.move_critique(-1),
+                "Alt+Down": lambda: self.steps.move(+1),
+                "Alt+Up": lambda: self.steps.move(-1),
+                "Shift+X": lambda: self.steps.first_error(none=True),
+                "Shift++": lambda: self.steps.rate(1),
             },
             prefixes={
                 Qt.Key.Key_E: self.ratings.set_score,
                 Qt.Key.Key_D: self.ratings.toggle_dimension_digit,
                 Qt.Key.Key_R: self.ratings.rate_critique,
+                Qt.Key.Key_O: self.steps.finish_digit,
             },
             on_pending=self._prefix_pending,
         )
@@ -290,6 +317,7 @@ class ReviewView(QWidget):
             return
         self.stored = stored
         self._read_critiques(stored)  # before the views: their statistics line lists the critiques
+        self._read_pair_preferences()
         views, self.cot_pks = self.cot_views(stored)
         # Other reviewers' notes are shown a short line each (others_text): read cut.
         self.notes = self.store.sample_annotations(sample_pk, others_chars=OTHERS_CHARS)
@@ -339,7 +367,14 @@ class ReviewView(QWidget):
         from thoughtdesk.core.generation.runs.trajectories import guided_cot_pks
 
         guided = () if self.blind or self.library is None else set(guided_cot_pks(self.library, stored.pk))
-        return cot_views(stored, blind=self.blind, author=self.author, critiques=self.critiques, guided=guided)
+        return cot_views(
+            stored,
+            blind=self.blind,
+            author=self.author,
+            critiques=self.critiques,
+            guided=guided,
+            thinking=self.compare.thinking_button.isChecked(),
+        )
 
     def reload(self) -> None:
         """Show the current sample again (after an import, a name change, blind mode...)."""
@@ -432,11 +467,15 @@ class ReviewView(QWidget):
         self._notify_timer.start()
 
     def ratings_written(self, cot_pk: int) -> None:
-        """A rating of ``cot_pk`` or of one of its critiques was written or undone: read that
-        CoT's ratings again (one query each) and show them."""
+        """A rating of ``cot_pk`` or of one of its critiques (or a pairwise preference) was written
+        or undone: read that CoT's ratings again (one query each) and show them."""
         self.prefetch.forget_critiques()
         if self.library is None or cot_pk not in self.cot_pks:
             return
+        before = dict(self.pair_preferences)
+        self._read_pair_preferences()
+        if before != self.pair_preferences:  # a preference names two CoTs: every note may change
+            self._refresh_all_cots()
         self.explanation_ratings[cot_pk] = explanation_ratings_for_cots(self.library, [cot_pk]).get(cot_pk, [])
         fresh = critiques_for_cots(self.library, [cot_pk], for_view=True).get(cot_pk, [])
         self.critiques[cot_pk] = fresh
@@ -506,6 +545,30 @@ class ReviewView(QWidget):
         if cot_pk != self._rating_cot:
             self._rating_cot = -1  # stale: filled now if its tab is shown, else when it is
             self._fill_rating_panel()
+        self.steps.show_current()
+
+    # ---- step labels (ui/review/steps.py) ----------------------------------------------------
+
+    def current_target(self) -> tuple[int | None, bool]:
+        """(the current panel's CoT key, None for the reference; whether any panel is current)."""
+        index = self.compare.current_index()
+        return self.current_cot_pk(), 0 <= index < len(self.cot_pks)
+
+    def _side_tab_changed(self) -> None:
+        self._fill_rating_panel()
+        if self.side_tabs.currentWidget() is self.steps_panel:
+            if self.steps.stale:
+                self.steps.show_current()
+        else:
+            self.steps.leave()  # time spent counts while the steps are shown
+
+    def show_steps_tab(self) -> None:
+        """Bring the Steps tab to the front (the step keys act on what it shows)."""
+        self.side_tabs.setCurrentWidget(self.steps_panel)
+
+    def steps_written(self) -> None:
+        """A step label was written or undone: tell the window soon."""
+        self._notify_timer.start()
 
     def _fill_rating_panel(self, force: bool = False) -> None:
         """Show the current CoT's critiques and rating in the rating panel, if its tab is shown
@@ -557,12 +620,40 @@ class ReviewView(QWidget):
         self.compare.set_marks(index, self._marks(review, cot_pk, names))
 
     def _marks(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> list[SpanMark]:
-        """A CoT's span-label marks, then the text its critiques' main flaws quote."""
+        """A CoT's span-label marks, then the text its critiques' main flaws quote (none while the
+        thinking is compared: marks are offsets into the visible text)."""
+        if self.compare.thinking_button.isChecked():
+            return []
         return span_marks(review, self.label_set, self.compare.theme(), names, self.flaw_marks.get(cot_pk, []))
 
     def _note(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> str:
-        """The CoT's one-line note: the review and this reviewer's rating (hidden when empty)."""
-        return cot_note(review, names, self.my_explanation_rating(cot_pk))
+        """The CoT's one-line note: the review, this reviewer's rating and pairwise verdicts
+        (hidden when empty)."""
+        return cot_note(
+            review, names, self.my_explanation_rating(cot_pk), pairwise_summary(cot_pk, self.pair_preferences)
+        )
+
+    def _read_pair_preferences(self) -> None:
+        """This reviewer's pairwise verdicts on the shown sample (one query)."""
+        self.pair_preferences = {}
+        if self.library is not None and self.stored is not None:
+            self.pair_preferences = {
+                p.pair: p for p in sample_preferences(self.library.conn, self.stored.pk) if p.author == self.author
+            }
+
+    def preference_pair(self) -> tuple[int, int, str, str] | None:
+        """The pair ``[`` / ``]`` / ``=`` judge: the current CoT and the next one shown to its right
+        (to its left when it is the last), as (left, right, left title, right title)."""
+        shown = [i for i in self.compare.visible_indices() if self.cot_pks[i] is not None]
+        current = self.compare.current_index()
+        if len(shown) < 2 or current not in shown:
+            return None
+        at = shown.index(current)
+        left, right = (shown[at], shown[at + 1]) if at + 1 < len(shown) else (shown[at - 1], shown[at])
+        panels = self.compare.panels
+        left_pk, right_pk = self.cot_pks[left], self.cot_pks[right]
+        assert left_pk is not None and right_pk is not None
+        return left_pk, right_pk, panels[left].title.text(), panels[right].title.text()
 
     # ---- samples and queues -----------------------------------------------------------------
 
@@ -619,7 +710,13 @@ class ReviewView(QWidget):
         if self._pending is not None:
             action, self._pending = self._pending, None
             action()
+        elif self.side_tabs.currentWidget() is self.steps_panel:
+            self.steps.show_current(keep_step=True)  # the time spent counts from here again
         self.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def hideEvent(self, event) -> None:  # Qt override
+        self.steps.leave()  # time spent counts while the tab is shown
+        super().hideEvent(event)
 
     def changeEvent(self, event) -> None:  # Qt override
         super().changeEvent(event)

@@ -51,7 +51,7 @@ def _chat(*texts: str) -> Reply:
     )
 
 
-def _spec(server: FakeModelServer, guide: GuideSpec, **changes: Any) -> RunSpec:
+def _spec(server: FakeModelServer, guide: GuideSpec | None, **changes: Any) -> RunSpec:
     options: dict[str, Any] = dict(
         samples=SampleSelection(DEMO, datasets=("med_qa",), limit=1),
         models=(ModelSpec("openai", "agent", base_url=server.base_url, timeout=5.0),),
@@ -144,7 +144,7 @@ def test_process_supervision_keeps_the_best_rated_candidate(library_path, fake_s
     assert [c.score for c in steps[1].candidates] == [2.0, 2.0, None]
     assert steps[1].chosen == 0  # a tie goes to the earlier candidate
     # unparseable replies are kept with their step and counted
-    assert steps[0].extra["unparsed_ratings"] == [{"candidate": 2, "reply": "10"}]
+    assert steps[0].extra is not None and steps[0].extra["unparsed_ratings"] == [{"candidate": 2, "reply": "10"}]
     assert steps[1].unparsed_rating(2) == "4/3" and steps[1].unparsed_ratings == 1
     from thoughtdesk.cli.trajectories import format_text
 
@@ -311,16 +311,18 @@ def test_implicit_supervision_keeps_the_candidate_the_scorer_finds_likeliest(lib
     assert first.rationale == "Multiply the muffins by their price."
     scores = [c.score for c in first.candidates]
     assert scores[1] == pytest.approx(-0.5)  # every word was in the rationale
+    assert scores[2] is not None
     assert scores[0] == pytest.approx(-3.0) and -3.0 < scores[2] < -0.5
     assert first.chosen == 1 and steps[1].final and cot == "Multiply the muffins by their price. The answer is B."
     assert len(scored) == 6 and all(body["echo"] is True and body["logprobs"] == 1 for body in scored)
     assert all("(Rationale: Multiply the muffins by their price.)" in body["prompt"] for body in scored[:3])
-    assert set(first.extra["usage"]) == {"rationale", "agent", "scorer"}
+    assert first.extra is not None and set(first.extra["usage"]) == {"rationale", "agent", "scorer"}
 
 
 def test_a_local_models_template_wraps_a_guided_prompt_once(tmp_path):
     """The backend applies a local model's completion template to every raw prompt; guided
     generation wrapped its prompts once more (the model read the turn markers twice)."""
+    from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend
     from thoughtdesk.core.generation.runs import build_backend
     from thoughtdesk.core.generation.runs.guided import GuidedWriter
 
@@ -328,6 +330,7 @@ def test_a_local_models_template_wraps_a_guided_prompt_once(tmp_path):
     gguf.write_bytes(b"GGUF" + b"\0" * 16)  # checked by its header; nothing is loaded
     model = ModelSpec("llamacpp", str(gguf), completion_template="<turn>{prompt}</turn>")
     backend = build_backend(model)
+    assert isinstance(backend, LlamaCppBackend)
     call = GuidedWriter._request(model, "Q: 2 + 3?", temperature=0.7, max_tokens=8)
     assert backend.prompt_text(call) == "<turn>Q: 2 + 3?</turn>"
 
@@ -477,3 +480,45 @@ def test_kill_mid_rationalyst_trajectory_then_resume_repeats_no_finished_step(li
         assert conn.execute("SELECT count(*) - count(DISTINCT cot_id) FROM generated_cot").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+class StepJudgeRater(FakeModelServer):
+    """A ProcessBench-style step judge on 127.0.0.1: it answers the first tagged paragraph that
+    holds "wrong" (-1 when none does), in \\boxed{}; "mumble" gets no box (unparseable)."""
+
+    def _normal(self, record, anthropic):
+        import re
+
+        prompt = record.json["messages"][-1]["content"]
+        paragraphs = re.findall(r"<paragraph_(\d+)>\n(.*?)\n</paragraph_\1>", prompt, re.DOTALL)
+        if any("mumble" in text for _, text in paragraphs):
+            return _chat("Hard to say.")
+        wrong = next((i for i, text in paragraphs if "wrong" in text), "-1")
+        return _chat(f"Reasoning... \\boxed{{{wrong}}}")
+
+
+def test_process_supervision_with_a_processbench_step_judge(library_path, fake_server):
+    with StepJudgeRater() as judge_server:
+        judge = ModelSpec("openai", "judge", base_url=judge_server.base_url, timeout=5.0)
+        fake_server.script(
+            _chat("A wrong start.", "A sound start.", "Mumble mumble."),
+            _chat("This step is wrong too.", "So the answer is A.", "Answer: C"),
+        )
+        guide = GuideSpec(method="process", rater_model=judge, candidates=3, max_steps=5, rater_style="processbench")
+        assert GuideSpec.from_json(guide.to_json()) == guide
+        _run(library_path, _spec(fake_server, guide))
+        prompts = [r.json["messages"][-1]["content"] for r in judge_server.requests]
+    with Library.open(library_path) as lib:
+        (cot_pk, cot) = lib.conn.execute("SELECT id, cot FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()
+        steps = cot_steps(lib, cot_pk)
+    # step 1: the first wrong paragraph is the candidate (0), none (1), no readable answer (None)
+    assert [c.score for c in steps[0].candidates] == [0.0, 1.0, None]
+    assert steps[0].chosen == 1 and steps[0].unparsed_rating(2) == "Hard to say." and steps[0].unparsed_ratings == 1
+    assert [c.score for c in steps[1].candidates] == [0.0, 1.0, 1.0]
+    assert cot == "A sound start. So the answer is A."
+    assert all(p.startswith("The following is a math problem and a solution") for p in prompts)
+    assert any(
+        "<paragraph_0>\nA sound start.\n</paragraph_0>\n\n<paragraph_1>\nSo the answer is A." in p for p in prompts
+    )
+    with pytest.raises(RunSpecError, match="--rater-style"):
+        GuideSpec(method="process", rater_model=judge, rater_style="nope")

@@ -42,6 +42,9 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
   :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
+* revision runs (requests with step ``revision``; docs/judges.md): :class:`RevisionSpec`;
+  :func:`plan_revision_run` ``(lib, spec, *, templates=None, prices=None) -> RevisionPlan``;
+  :func:`create_revision_run` ``(lib, plan, *, name=None) -> int``.
 * managing: :func:`check_models_ready` ``(models)`` (raises what would stop the run at its first
   request: offline mode, a missing model file; call it before ``create_run``),
   :func:`check_models_exist` ``(models)`` (asks each remote server whether it has the model:
@@ -113,6 +116,7 @@ if TYPE_CHECKING:
         run_requests,
         run_spec,
     )
+    from thoughtdesk.core.generation.runs.revision import RevisionPlan, create_revision_run, plan_revision_run
     from thoughtdesk.core.generation.runs.scorer_check import (
         ScorerReport,
         guide_scorer_report,
@@ -129,6 +133,7 @@ if TYPE_CHECKING:
         FewShotSpec,
         GuideSpec,
         ModelSpec,
+        RevisionSpec,
         RunLimits,
         RunSpec,
         RunSpecError,
@@ -166,6 +171,9 @@ _LAZY: dict[str, str] = {
     "find_template": "critique",
     "parse_summary": "critique",
     "plan_critique_run": "critique",
+    "RevisionPlan": "revision",
+    "create_revision_run": "revision",
+    "plan_revision_run": "revision",
     "RunControl": "execute",
     "execute_run": "execute",
     "execute_run_async": "execute",
@@ -204,6 +212,7 @@ _LAZY: dict[str, str] = {
     "AnySpec": "spec",
     "CotSelection": "spec",
     "CritiqueSpec": "spec",
+    "RevisionSpec": "spec",
     "FewShotSpec": "spec",
     "GuideSpec": "spec",
     "ModelSpec": "spec",
@@ -262,6 +271,10 @@ __all__ = [
     "CotSelection",
     "CritiquePlan",
     "CritiqueSpec",
+    "RevisionPlan",
+    "RevisionSpec",
+    "create_revision_run",
+    "plan_revision_run",
     "FewShotSpec",
     "ModelSpec",
     "PlannedCritique",

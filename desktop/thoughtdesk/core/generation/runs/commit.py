@@ -33,8 +33,11 @@ from thoughtdesk.core.library.prompt_refs import prompt_ref, stored_prompt_ref
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
-from thoughtdesk.core.library.writer import fts_prefix
+from thoughtdesk.core.library.writer import COT_SEARCH_SQL
 from thoughtdesk.core.settings.logs import redact, redact_secrets
+from thoughtdesk.core.steps.judge import PROCESSBENCH_KEY, judged_review, parse_first_error
+from thoughtdesk.core.steps.split import cot_steps
+from thoughtdesk.core.steps.store import StepTarget, put_review
 from thoughtdesk.core.thinking import estimate_reasoning_tokens, split_thinking
 
 #: A response text at least this long is not kept again inside the raw body (shorter ones cost
@@ -367,14 +370,18 @@ def store_cot(
     call: CallRecord,
     one_step: bool,
     guide: dict[str, Any] | None = None,
+    revision: dict[str, Any] | None = None,
     claim: Claim | None = None,
 ) -> tuple[int, int | None]:
     """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys.
     ``guide`` (a guided CoT: its guide's settings and label) is kept in the provenance, and the
-    trajectory's stored steps are linked to the CoT in the same transaction. ``claim``: what
-    the request must still be (else StaleClaim, nothing stored). A reasoning model's thinking
-    goes to ``reasoning`` and only the visible text to ``cot`` (see thought_of); the raw body
-    keeps the whole answer."""
+    trajectory's stored steps are linked to the CoT in the same transaction. ``revision`` (a
+    revised CoT: ``of`` the CoT and ``critique`` it revises, ``critique_model``, ``template``,
+    ``label``) is kept in the provenance and sets ``revision_of``/``revision_critique``; the
+    revision takes the revised CoT's instruction and trigger keys, so it is that prompt
+    condition's revision. ``claim``: what the request must still be (else StaleClaim, nothing
+    stored). A reasoning model's thinking goes to ``reasoning`` and only the visible text to
+    ``cot`` (see thought_of); the raw body keeps the whole answer."""
     thought = thought_of(call.response, model.think_tags)
     text = thought.visible
     more = {"generated_cot.reasoning": thought.reasoning} if thought.reasoning else None
@@ -385,6 +392,8 @@ def store_cot(
     finish_reason = call.response.finish_reasons[0] if call.response.finish_reasons else None
     if guide is not None:
         extra["thoughtdesk"]["guide"] = guide
+    if revision is not None:
+        extra["thoughtdesk"]["revision"] = revision
     ident = f"td-{run_id}-{request.id}"
     instruction, trigger = variant.get("instruction"), variant.get("cot_trigger")
     template = variant["cot_template"]
@@ -432,10 +441,9 @@ def store_cot(
         counters.add_cot(conn, sample.pk)
         if guide is not None:
             attach_steps(conn, request.id, cot_pk)
-        conn.execute(
-            "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
-            (fts_prefix(text), sample.pk),
-        )
+        if revision is not None:
+            _link_revision(conn, cot_pk, revision)
+        add_to_search(conn, cot_pk, sample.pk)
         answer_pk = None
         if one_step:
             scored = _score(sample, None, text)
@@ -452,6 +460,39 @@ def store_cot(
             )
         _finish_request(conn, request.id, call, cot_pk=cot_pk, answer_pk=answer_pk, raw=raw)
     return cot_pk, answer_pk
+
+
+def _link_revision(conn: sqlite3.Connection, cot_pk: int, revision: dict[str, Any]) -> None:
+    """Name what CoT ``cot_pk`` revises (a CoT or critique deleted meanwhile: NULL) and give it the
+    revised CoT's instruction and trigger keys."""
+    original = conn.execute(
+        "SELECT id, instruction, cot_trigger FROM generated_cot WHERE id = ?", (revision["of"],)
+    ).fetchone()
+    critique = conn.execute("SELECT id FROM critique WHERE id = ?", (revision.get("critique"),)).fetchone()
+    conn.execute(
+        "UPDATE generated_cot SET revision_of = ?, revision_critique = ?, instruction = ?, cot_trigger = ? WHERE id = ?",
+        (
+            original and original[0],
+            critique and critique[0],
+            original and original[1],
+            original and original[2],
+            cot_pk,
+        ),
+    )
+
+
+def revision_of_request(request: RequestRow, template_key: str) -> dict[str, Any]:
+    """The ``revision`` record of a ``revision`` request (see :func:`store_cot`): what it revises,
+    from which critique, and the label its prompt condition carries (``revised after MODEL``)."""
+    params = json.loads(request.params)
+    critique_model = str(params.get("critique_model") or "")
+    return {
+        "of": request.target_cot_pk,
+        "critique": params.get("critique_pk"),
+        "critique_model": critique_model,
+        "template": template_key,
+        "label": f"revised after {critique_model or 'a critique'}",
+    }
 
 
 def store_extraction(
@@ -533,6 +574,15 @@ def store_cached_answer(
         _finish_request(conn, request.id, None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source)
 
 
+def add_to_search(conn: sqlite3.Connection, cot_pk: int, sample_pk: int) -> None:
+    """Append the stored CoT ``cot_pk`` to its sample's full-text row: the visible text and the
+    thinking (``writer.cot_search_text``), read from the row as written, whatever wrote it."""
+    conn.execute(
+        f"UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ({COT_SEARCH_SQL}) WHERE rowid = ?",
+        (cot_pk, sample_pk),
+    )
+
+
 _COT_COPY = (
     "cot_id, fragments_version, instruction, cot_trigger, cot_trigger_template, prompt_text, "
     "cot, author, date, api_service, model, model_name, comment, extra, missing, "
@@ -553,12 +603,8 @@ def _copy_cot(
             (sample.pk, position, src_cot),
         )
     )
-    text = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
     counters.add_cot(conn, sample.pk)
-    conn.execute(
-        "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
-        (fts_prefix(text or ""), sample.pk),
-    )
+    add_to_search(conn, cot_pk, sample.pk)
     answer_pk = _copy_answer(conn, src_answer, cot_pk, sample) if src_answer is not None else None
     return cot_pk, answer_pk
 
@@ -614,6 +660,9 @@ def _critique_options(model: ModelSpec, request: RequestRow) -> dict[str, Any]:
         "wrapper": params.get("wrapper"),
         "endpoint": model.endpoint if model.provider == "openai" else None,
         "chat": model.chat,
+        # A critique of the thinking says so (issue 24, point 7); one of the explanation, the
+        # default, keeps the options it always had.
+        **({"judged": "thinking"} if params.get("judged") == "thinking" else {}),
     }
 
 
@@ -648,9 +697,27 @@ def store_critique(
     with lib.transaction() as conn:
         _check(conn, request.id, claim)
         critique_pk = add_critique(conn, _with_prompt_refs(conn, critique))
+        if template_key == PROCESSBENCH_KEY:
+            _store_judged_first_error(conn, critique.cot_pk, model.model_name, text, critique_pk)
         _finish_request(conn, request.id, call, raw=raw)
         conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
     return critique_pk
+
+
+def _store_judged_first_error(conn: sqlite3.Connection, cot_pk: int, model: str, text: str, critique_pk: int) -> None:
+    """A ProcessBench step judge's verdict as the judge's step labels of the CoT (its first
+    error, or why the answer could not be read: core/steps/judge.py), beside the critique."""
+    row = conn.execute("SELECT sample_pk, cot, extra FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()
+    if row is None:
+        return
+    sample_pk, cot_text, extra = row
+    try:
+        fields = json.loads(extra) if extra else None
+    except ValueError:
+        fields = None
+    steps = cot_steps(cot_text, fields if isinstance(fields, dict) else None)
+    verdict = parse_first_error(text, len(steps))
+    put_review(conn, StepTarget(sample_pk, cot_pk), model, judged_review(model, verdict, critique_pk))
 
 
 def _with_prompt_refs(conn: sqlite3.Connection, critique: Critique) -> Critique:
@@ -714,7 +781,8 @@ def store_result(
     claim: Claim | None = None,
 ) -> None:
     """Commit what ``request`` returned as its step asks: a critique (``template_key``), a CoT
-    (``one_step``: with its answer; ``guide``: a guided CoT) or an extracted answer for CoT
+    (``one_step``: with its answer; ``guide``: a guided CoT), a revised CoT (scored from its own
+    text; ``template_key`` is the revision template's) or an extracted answer for CoT
     ``cot_pk`` whose text is ``cot_text``; ``variants`` are the run's prompt variants as stored
     (a critique has none). The one dispatch by step for direct, batch and guided runs. The keys
     this process used are redacted from all the provider sent (:func:`redact_call`); ``claim``
@@ -723,6 +791,19 @@ def store_result(
     if request.step == "critique":
         store_critique(
             lib, run_id=run_id, request=request, model=model, call=call, template_key=template_key, claim=claim
+        )
+    elif request.step == "revision":
+        store_cot(
+            lib,
+            run_id=run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variant={"instruction": None, "cot_trigger": None, "cot_template": {"text": template_key}},
+            call=call,
+            one_step=True,
+            revision=revision_of_request(request, template_key),
+            claim=claim,
         )
     elif request.step in ("cot", "guided"):
         store_cot(

@@ -34,10 +34,12 @@ from thoughtdesk.core.critiques.prompts import (
 from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
-from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
+from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
+from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, Judged, ModelSpec, RunSpecError
 from thoughtdesk.core.library.prompt_refs import prompt_ref
-from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.steps.split import cot_steps
 
 _LETTER = re.compile(r"^\(?([A-Z])\)?(?:[).:\s]|$)")
 
@@ -53,6 +55,8 @@ class CotRef:
     student_model: str
     predicted_answer: str
     correct: bool | None
+    #: The CoT's ``extra`` as stored (its own step list, if any: core/steps/split.py).
+    extra: str | None = None
 
     @property
     def label(self) -> str:
@@ -141,7 +145,8 @@ class CritiquePlan:
         return (
             f"{self.total} critique request(s) for {self.n_cots} CoT(s) of {self.n_samples} sample(s) "
             f"({counts['correct']} correct, {counts['incorrect']} incorrect, {counts['unscored']} unscored) x "
-            f"{len(self.spec.models)} critique model(s); template {self.template.key}; about "
+            f"{len(self.spec.models)} critique model(s); template {self.template.key}"
+            f"{'; judging the thinking' if self.spec.judge == 'thinking' else ''}; about "
             f"{self.estimated_prompt_tokens} prompt + at most {self.estimated_completion_tokens} "
             f"completion tokens; cost {cost}"
         )
@@ -192,7 +197,19 @@ def critique_input(cot: CotRef) -> CritiqueInput:
     question = question_with_choices(cot.sample.question, [str(c) for c in cot.sample.choices])
     if cot.sample.context:
         question = f"{cot.sample.context}\n\n{question}"
-    return CritiqueInput(question, cot.text, cot.predicted_answer, answer_key(cot.sample))
+    return CritiqueInput(question, cot.text, cot.predicted_answer, answer_key(cot.sample), lambda: cot_step_texts(cot))
+
+
+def cot_step_texts(cot: CotRef) -> list[str]:
+    """The steps of ``cot`` (its own list, else its text split: core/steps/split.py)."""
+    try:
+        extra = json.loads(cot.extra) if cot.extra else None
+    except ValueError:
+        extra = None
+    steps = cot_steps(cot.text, extra if isinstance(extra, dict) else None)
+    if any(step.start is None for step in steps):  # its own list is not of this text (its thinking is judged)
+        steps = cot_steps(cot.text, None)
+    return [step.text for step in steps]
 
 
 def stored_prompt(rendered: RenderedCritiquePrompt) -> tuple[str, int]:
@@ -200,9 +217,15 @@ def stored_prompt(rendered: RenderedCritiquePrompt) -> tuple[str, int]:
     the one-string wrappers)."""
     if rendered.wrapper != "chat":
         return rendered.text, -1
-    if not rendered.system:
-        return rendered.user, 0
-    return f"{rendered.system}\n\n{rendered.user}", len(rendered.system)
+    return stored_prompt_text(rendered.system, rendered.user)
+
+
+def stored_prompt_text(system: str, user: str) -> tuple[str, int]:
+    """The stored text of a chat prompt (system text, a blank line, user text) and the length of
+    its system part (0: no system text); :func:`critique_request` rebuilds the two messages."""
+    if not system:
+        return user, 0
+    return f"{system}\n\n{user}", len(system)
 
 
 def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Request:
@@ -226,17 +249,19 @@ def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Reques
 # --- selecting CoTs -------------------------------------------------------------------------
 
 _COT_SQL = """
-SELECT c.id, c.sample_pk, c.position, coalesce(c.cot, ''), coalesce(c.model_name, c.model, ''),
-       a.td_value, a.answer, a.correct_answer
+SELECT c.id, c.sample_pk, c.position, coalesce({text}, ''), coalesce(c.model_name, c.model, ''),
+       a.td_value, a.answer, a.correct_answer, c.extra
 FROM generated_cot c JOIN sample s ON s.id = c.sample_pk
 LEFT JOIN answer a ON a.id = (SELECT id FROM answer WHERE cot_pk = c.id ORDER BY position LIMIT 1)
 """
+#: What a critique reads of a CoT, by what it judges; judging the thinking keeps CoTs that have one.
+_JUDGED_TEXT = {"explanation": ("c.cot", ""), "thinking": ("c.reasoning", " AND coalesce(c.reasoning, '') != ''")}
 
 
 def _rows_to_refs(lib: Library, rows: list[tuple[Any, ...]]) -> list[CotRef]:
     samples = {s.pk: s for s in sample_refs(lib, list(dict.fromkeys(r[1] for r in rows)))}
     out = []
-    for pk, sample_pk, position, text, student, value, raw, correct in rows:
+    for pk, sample_pk, position, text, student, value, raw, correct, extra in rows:
         sample = samples[sample_pk]
         out.append(
             CotRef(
@@ -247,6 +272,7 @@ def _rows_to_refs(lib: Library, rows: list[tuple[Any, ...]]) -> list[CotRef]:
                 student,
                 predicted_answer(value, raw, sample.choices),
                 None if correct is None else bool(correct),
+                extra,
             )
         )
     return out
@@ -260,21 +286,28 @@ def _keep(correct: int | None, only: str) -> bool:
     return True
 
 
-def select_cots(lib: Library, selection: CotSelection) -> list[CotRef]:
-    """The CoTs a selection names, in stored order (explicit keys: in the given order)."""
+def select_cots(lib: Library, selection: CotSelection, judge: Judged = "explanation") -> list[CotRef]:
+    """The CoTs a selection names, in stored order (explicit keys: in the given order), each with
+    the text a critique judges: its visible explanation, or (``judge="thinking"``) its thinking,
+    CoTs without thinking left out."""
     cid = lib.require_collection(selection.collection)
+    column, having = _JUDGED_TEXT[judge]
+    cot_sql = _COT_SQL.format(text=column)
+    without = " with thinking" if judge == "thinking" else ""
     if selection.cot_pks:
         given = list(dict.fromkeys(selection.cot_pks))
         found: dict[int, tuple[Any, ...]] = {}
         for start in range(0, len(given), 500):
             chunk = given[start : start + 500]
             for row in lib.conn.execute(
-                f"{_COT_SQL} WHERE s.collection_id = ? AND c.id IN ({','.join('?' * len(chunk))})", (cid, *chunk)
+                f"{cot_sql} WHERE s.collection_id = ? AND c.id IN ({','.join('?' * len(chunk))}){having}",
+                (cid, *chunk),
             ):
                 found[row[0]] = row
         missing = [pk for pk in given if pk not in found]
         if missing:
-            raise RunSpecError(f"CoT key(s) {missing[:5]} are not in collection {selection.collection!r}")
+            have = " or have no thinking" if judge == "thinking" else ""
+            raise RunSpecError(f"CoT key(s) {missing[:5]} are not in collection {selection.collection!r}{have}")
         kept = [found[pk] for pk in given if _keep(found[pk][7], selection.only)]
         if not kept:
             raise RunSpecError(f"none of the {len(given)} chosen CoT(s) is {selection.only}")
@@ -297,7 +330,8 @@ def select_cots(lib: Library, selection: CotSelection) -> list[CotRef]:
         rows = [
             row
             for row in lib.conn.execute(
-                f"{_COT_SQL} WHERE s.collection_id = ? AND s.dataset = ? AND s.split = ? ORDER BY s.position, c.position",
+                f"{cot_sql} WHERE s.collection_id = ? AND s.dataset = ? AND s.split = ?{having} "
+                "ORDER BY s.position, c.position",
                 (cid, dataset, split),
             )
             if _keep(row[7], selection.only)
@@ -311,7 +345,7 @@ def select_cots(lib: Library, selection: CotSelection) -> list[CotRef]:
         chosen.extend(rows)
     if not chosen:
         which = "" if selection.only == "all" else f" {selection.only}"
-        raise RunSpecError(f"no{which} CoTs of collection {selection.collection!r} match the selection")
+        raise RunSpecError(f"no{which} CoTs{without} of collection {selection.collection!r} match the selection")
     return _rows_to_refs(lib, chosen)
 
 
@@ -341,7 +375,7 @@ def plan_critique_run(
     """
     prices = prices or PriceTable()
     template = find_template(spec.template, templates)
-    cots = select_cots(lib, spec.cots)
+    cots = select_cots(lib, spec.cots, spec.judge)
     requests: list[PlannedCritique] = []
     tokens: Counter[tuple[int, str]] = Counter()
     for cot in cots:
@@ -366,18 +400,9 @@ def plan_critique_run(
             tokens[(model_index, "in")] += estimate
             tokens[(model_index, "out")] += model.max_tokens
     plan = CritiquePlan(spec=spec, template=template, cots=cots, requests=requests)
-    plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens.items() if kind == "in")
-    plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens.items() if kind == "out")
-    total: float | None = 0.0
-    for index, model in enumerate(spec.models):
-        cost = prices.cost(model.price_provider, model.model_name, tokens[(index, "in")], tokens[(index, "out")])
-        plan.cost_by_model[model.label] = cost
-        if cost is None:
-            plan.unpriced_models.append(model.label)
-            total = None
-        elif total is not None:
-            total += cost
-    plan.estimated_cost = total
+    cost = price_plan(spec.models, tokens, prices)
+    plan.estimated_prompt_tokens, plan.estimated_completion_tokens = cost.prompt_tokens, cost.completion_tokens
+    plan.cost_by_model, plan.unpriced_models, plan.estimated_cost = cost.by_model, cost.unpriced, cost.total
     return plan
 
 
@@ -410,14 +435,11 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
         },
     }
     with lib.transaction() as conn:
-        run_id = inserted_id(
-            conn.execute(
-                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
-                (name, created, created, spec.cots.collection, json.dumps(document, ensure_ascii=False)),
-            )
-        )
+        run_id = insert_run(conn, name=name, created=created, collection=spec.cots.collection, document=document)
         rows = []
-        texts = {cot.pk: cot.text for cot in plan.cots}
+        # A prompt quoting a CoT's visible text is stored with a reference to it; one quoting the
+        # thinking is stored as it is (the reference is rebuilt from generated_cot.cot).
+        texts = {cot.pk: cot.text for cot in plan.cots} if spec.judge == "explanation" else {}
         for r in plan.requests:
             model = spec.models[r.model_index]
             call = critique_request(model, r.prompt, r.system_chars)
@@ -428,6 +450,7 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
                 "wrapper": spec.wrappers[r.model_index],
                 "template": plan.template.key,
                 "system_chars": r.system_chars,
+                "judged": spec.judge,
             }
             rows.append(
                 (

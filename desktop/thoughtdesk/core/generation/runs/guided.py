@@ -35,6 +35,8 @@ from thoughtdesk.core.generation.backends import (
 from thoughtdesk.core.generation.guide_prompts import answer_stated, fill, first_step, join_steps, parse_rating
 from thoughtdesk.core.generation.runs.spec import GuideSpec, ModelSpec
 from thoughtdesk.core.generation.runs.trajectories import Candidate, TrajectoryStep
+from thoughtdesk.core.steps.judge import candidate_score, parse_first_error, processbench_prompt
+from thoughtdesk.core.trace_marks import THINK_CLOSE, THINK_OPEN, after_thinking
 
 #: Seeds of successive steps differ by this much, so a seeded run does not sample the same
 #: candidates at every step (candidate i of a step uses seed + i).
@@ -141,7 +143,7 @@ class GuidedWriter:
         )
         response = await helper.backend.complete(call)
         usage.add_response("rationale", helper.model, call, response)
-        text = response.texts[0] if response.texts else ""
+        text = after_thinking(response.texts[0]) if response.texts else ""  # a thinking model's reply
         return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
     async def candidates(self, context: str, seed: int | None, usage: _Usage) -> list[str]:
@@ -162,7 +164,17 @@ class GuidedWriter:
             raise BadResponse(
                 self.agent.backend.provider, "the model returned no candidate steps", raw_body=response.raw_body
             )
-        return [first_step(text) for text in response.texts]
+        steps = [first_step(text) for text in response.texts]
+        if not any(steps) and any(THINK_OPEN in text and THINK_CLOSE not in text for text in response.texts):
+            # A reasoning model that spent the step's tokens thinking wrote no step: say so rather
+            # than end the trajectory on an empty step.
+            raise BadResponse(
+                self.agent.backend.provider,
+                f"the model's reply was all thinking (<think> never closed within {self.guide.step_max_tokens} "
+                "tokens): raise the step's max tokens or turn the model's thinking off",
+                raw_body=response.raw_body,
+            )
+        return steps
 
     async def implicit_scores(
         self, trajectory: str, rationale: str, steps: Sequence[str], usage: _Usage
@@ -179,6 +191,35 @@ class GuidedWriter:
         usage.add("scorer", helper.model, evaluated, 0, time.monotonic() - started)
         decay = self.guide.decay
         return [s.decayed_mean(decay) if decay is not None else s.mean for s in scored]
+
+    async def judged(
+        self, prompt: str, chosen: Sequence[str], candidates: Sequence[str], usage: _Usage
+    ) -> tuple[list[float | None], list[dict[str, object]]]:
+        """``rater_style`` processbench: a step judge reads ProcessBench's prompt (the problem as
+        prompted, the steps so far and one candidate, tagged) and names the first wrong
+        paragraph; each candidate's score is :func:`candidate_score` of that verdict. Replies
+        without a readable index are kept and counted as with ratings."""
+        helper = self.helpers["rater"]
+        calls = [
+            self._request(
+                helper.model,
+                processbench_prompt(prompt, [*chosen, step]),
+                temperature=0.0,
+                max_tokens=helper.model.max_tokens,
+            )
+            for step in candidates
+        ]
+        responses = await asyncio.gather(*(helper.backend.complete(call) for call in calls))
+        out: list[float | None] = []
+        unparsed: list[dict[str, object]] = []
+        for index, (call, response) in enumerate(zip(calls, responses, strict=True)):
+            usage.add_response("rater", helper.model, call, response)
+            reply = response.texts[0] if response.texts else ""
+            score = candidate_score(parse_first_error(reply, len(chosen) + 1), len(chosen))
+            out.append(score)
+            if score is None:
+                unparsed.append({"candidate": index, "reply": reply[:UNPARSED_REPLY_CHARS]})
+        return out, unparsed
 
     async def ratings(
         self, trajectory: str, steps: Sequence[str], usage: _Usage
@@ -202,7 +243,7 @@ class GuidedWriter:
         for index, (call, response) in enumerate(zip(calls, responses, strict=True)):
             usage.add_response("rater", helper.model, call, response)
             reply = response.texts[0] if response.texts else ""
-            rating = parse_rating(reply)
+            rating = parse_rating(after_thinking(reply))  # a rating, not a number the rater thought about
             out.append(None if rating is None else float(rating))
             if rating is None:
                 unparsed.append({"candidate": index, "reply": reply[:UNPARSED_REPLY_CHARS]})
@@ -230,6 +271,10 @@ class GuidedWriter:
             scored = await self.implicit_scores(trajectory, rationale or "", texts, usage)
             # An empty candidate has no tokens to score: it is never preferred.
             scores = [s if text and not math.isnan(s) else -math.inf for s, text in zip(scored, texts, strict=True)]
+        elif guide.method == "process" and guide.rater_style == "processbench":
+            scores, unparsed = await self.judged(prompt, steps, texts, usage)
+            if unparsed:
+                extra["unparsed_ratings"] = unparsed
         elif guide.method == "process":
             scores, unparsed = await self.ratings(trajectory, texts, usage)
             if unparsed:

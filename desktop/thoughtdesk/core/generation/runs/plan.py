@@ -17,6 +17,7 @@ from thoughtdesk.core.generation.backends.batches import BATCH_WINDOW_HOURS
 from thoughtdesk.core.generation.backends.pricing import BATCH_DISCOUNT
 from thoughtdesk.core.generation.guide_prompts import GUIDE_KEYS, GUIDE_TEXTS, fill
 from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
+from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
 from thoughtdesk.core.generation.runs.read import RequestStep
 from thoughtdesk.core.generation.runs.spec import (
     FewShotSpec,
@@ -27,8 +28,9 @@ from thoughtdesk.core.generation.runs.spec import (
     SampleSelection,
 )
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
-from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.steps.judge import processbench_prompt
 
 log = logging.getLogger(__name__)
 
@@ -425,25 +427,9 @@ def plan_run(
     plan = RunPlan(
         spec=spec, variants=variants, samples=samples, requests=requests, exemplars=exemplars, guide_texts=guide_texts
     )
-    plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "in")
-    plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "out")
-    total_cost: float | None = 0.0
-    for index, model in enumerate(spec.all_models()):
-        cost = prices.cost(
-            model.price_provider, model.model_name, tokens_by_model[(index, "in")], tokens_by_model[(index, "out")]
-        )
-        plan.cost_by_model[model.label] = (
-            cost
-            if model.label not in plan.cost_by_model or cost is None
-            else (plan.cost_by_model[model.label] or 0) + cost
-        )
-        if cost is None:
-            if model.label not in plan.unpriced_models:
-                plan.unpriced_models.append(model.label)
-            total_cost = None
-        elif total_cost is not None:
-            total_cost += cost
-    plan.estimated_cost = total_cost
+    cost = price_plan(spec.all_models(), tokens_by_model, prices)
+    plan.estimated_prompt_tokens, plan.estimated_completion_tokens = cost.prompt_tokens, cost.completion_tokens
+    plan.cost_by_model, plan.unpriced_models, plan.estimated_cost = cost.by_model, cost.unpriced, cost.total
     return plan
 
 
@@ -471,12 +457,7 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
         },
     }
     with lib.transaction() as conn:
-        run_id = inserted_id(
-            conn.execute(
-                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
-                (name, created, created, spec.samples.collection, json.dumps(document, ensure_ascii=False)),
-            )
-        )
+        run_id = insert_run(conn, name=name, created=created, collection=spec.samples.collection, document=document)
         first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
         rows = []
         for r in plan.requests:
@@ -642,13 +623,10 @@ def guided_previews(plan: RunPlan, request: PlannedRequest, model: str) -> list[
             )
         )
     if guide.method == "process":
-        out.append(
-            PromptPreview(
-                request.sample_label,
-                model,
-                name,
-                "rater",
-                fill(texts["rater"], {"TRAJECTORY": prompt, "CANDIDATE": "<a candidate step>"}),
-            )
+        rater = (
+            processbench_prompt(prompt, ["<a candidate step>"])
+            if guide.rater_style == "processbench"
+            else fill(texts["rater"], {"TRAJECTORY": prompt, "CANDIDATE": "<a candidate step>"})
         )
+        out.append(PromptPreview(request.sample_label, model, name, "rater", rater))
     return out

@@ -250,6 +250,10 @@ def as_scorer(model: ModelSpec) -> ModelSpec:
     return model
 
 
+#: How a process guide's rater judges candidates (GuideSpec.rater_style).
+RATER_STYLES = ("rating", "processbench")
+
+
 @dataclass(frozen=True, slots=True)
 class GuideSpec:
     """How a guided run writes each CoT: one step (sentence) at a time (docs/rationales.md).
@@ -276,6 +280,11 @@ class GuideSpec:
     step_max_tokens: int = 64
     rationale_max_tokens: int = 64
     decay: float | None = None
+    #: ``process``: how the rater judges a candidate: ``rating`` (0-3, the rater prompt) or
+    #: ``processbench`` (a step judge with ProcessBench's template over the steps so far and the
+    #: candidate: 1 when it finds no wrong step, 0 when the candidate is the first wrong one,
+    #: 0.5 when an earlier step is; docs/steps.md).
+    rater_style: str = "rating"
 
     def __post_init__(self) -> None:
         if self.method not in GUIDE_METHODS:
@@ -286,6 +295,8 @@ class GuideSpec:
             raise RunSpecError("--guide rationalyst needs --rationale-model PROVIDER:MODEL")
         if self.method == "process" and self.rater_model is None:
             raise RunSpecError("--guide process needs --rater-model PROVIDER:MODEL")
+        if self.rater_style not in RATER_STYLES:
+            raise RunSpecError(f"--rater-style {self.rater_style!r}: use one of {', '.join(RATER_STYLES)}")
         if self.candidates < 1 or self.max_steps < 1:
             raise RunSpecError("--candidates and --max-steps must be at least 1")
         if self.decay is not None and not 0 < self.decay <= 1:
@@ -350,6 +361,8 @@ class GuideSpec:
                 "decay",
             )
         }
+        if self.rater_style != "rating":  # written only when used: older specs stay as they were
+            data["rater_style"] = self.rater_style
         for name in ("rationale_model", "scorer_model", "rater_model"):
             model = getattr(self, name)
             data[name] = None if model is None else model.to_json()
@@ -373,6 +386,7 @@ class GuideSpec:
             step_max_tokens=int(data.get("step_max_tokens", 64)),
             rationale_max_tokens=int(data.get("rationale_max_tokens", 64)),
             decay=None if decay is None else float(decay),
+            rater_style=str(data.get("rater_style", "rating")),
         )
 
 
@@ -522,6 +536,10 @@ class RunLimits:
 #: Which CoTs a critique run covers by the correctness of their (first) answer.
 Only = Literal["all", "correct", "incorrect"]
 ONLY_CHOICES: tuple[Only, ...] = ("all", "correct", "incorrect")
+#: What a critique judges of a CoT: its visible explanation (Digital Socrates) or a reasoning
+#: model's thinking (``generated_cot.reasoning``).
+Judged = Literal["explanation", "thinking"]
+JUDGED_CHOICES: tuple[Judged, ...] = ("explanation", "thinking")
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,7 +616,9 @@ class CritiqueSpec:
     user's); ``wrappers`` says per model how the filled template reaches it (``chat``, ``ds`` =
     the Digital Socrates models' input, ``llama2``); one wrapper for all models may be given as
     a single entry. Models are adjusted to their wrapper (:func:`critique_model`). ``force``
-    sends requests even when an identical one is stored.
+    sends requests even when an identical one is stored. ``judge``: the CoT's visible
+    explanation (the default, as Digital Socrates critiques it) or its thinking; judging the
+    thinking leaves out CoTs without one.
     """
 
     cots: CotSelection
@@ -607,12 +627,15 @@ class CritiqueSpec:
     wrappers: tuple[Wrapper, ...] = ("chat",)
     force: bool = False
     name: str = ""
+    judge: Judged = "explanation"
 
     kind: ClassVar[str] = "critique"
 
     def __post_init__(self) -> None:
         if not self.models:
             raise RunSpecError("a critique run needs at least one critique model")
+        if self.judge not in JUDGED_CHOICES:
+            raise RunSpecError(f"--judge {self.judge!r}: use one of {', '.join(JUDGED_CHOICES)}")
         wrappers = self.wrappers or ("chat",)
         if len(wrappers) == 1:
             wrappers = wrappers * len(self.models)
@@ -634,6 +657,7 @@ class CritiqueSpec:
             "wrappers": list(self.wrappers),
             "force": self.force,
             "name": self.name,
+            "judge": self.judge,
         }
 
     @classmethod
@@ -645,14 +669,65 @@ class CritiqueSpec:
             wrappers=tuple(data.get("wrappers") or ("chat",)),
             force=bool(data.get("force")),
             name=data.get("name", ""),
+            judge=data.get("judge", "explanation"),
         )
 
 
-AnySpec = RunSpec | CritiqueSpec
+@dataclass(frozen=True, slots=True)
+class RevisionSpec:
+    """A revision run (Digital Socrates' intended use): each selected CoT with a critique is
+    given, with that critique's feedback, to each revising model, which writes a revised CoT.
+
+    ``critique_models`` names the critique models whose critiques are used (each one's latest
+    critique of a CoT); empty: each CoT's latest critique, whoever wrote it. ``template`` is the
+    key of a revision template (the built-in ``td-revise-v1``). ``force`` sends requests even
+    when an identical one is stored.
+    """
+
+    cots: CotSelection
+    models: tuple[ModelSpec, ...]
+    critique_models: tuple[str, ...] = ()
+    template: str = "td-revise-v1"
+    force: bool = False
+    name: str = ""
+
+    kind: ClassVar[str] = "revision"
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise RunSpecError("a revision run needs at least one revising model")
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets)."""
+        return {
+            "kind": self.kind,
+            "cots": self.cots.to_json(),
+            "models": [m.to_json() for m in self.models],
+            "critique_models": list(self.critique_models),
+            "template": self.template,
+            "force": self.force,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RevisionSpec:
+        return cls(
+            cots=CotSelection.from_json(data["cots"]),
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            critique_models=tuple(data.get("critique_models") or ()),
+            template=data.get("template", "td-revise-v1"),
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
+        )
+
+
+AnySpec = RunSpec | CritiqueSpec | RevisionSpec
 
 
 def spec_from_document(document: dict[str, Any]) -> AnySpec:
-    """The spec of a stored run document: a generation run's or a critique run's."""
+    """The spec of a stored run document: a generation, critique or revision run's."""
     if document.get("kind") == "critique":
         return CritiqueSpec.from_json(document["spec"])
+    if document.get("kind") == "revision":
+        return RevisionSpec.from_json(document["spec"])
     return RunSpec.from_json(document["spec"])
