@@ -48,12 +48,19 @@ COMMANDS: dict[str, Command] = {
     "critique": Command(
         "generate", "critique the CoTs of a collection with one or more critique models (a judge panel)"
     ),
+    "judge": Command(
+        "generate", "compare the CoTs of each sample pairwise with judge models, both orders (docs/judges.md)"
+    ),
     "resume": Command("generate", "send the missing requests of a run (a batch run: poll, fetch, submit)"),
     "fragments": Command("fragments", "list (the default) or import prompt fragments and critique templates"),
     "runs": Command("runs", "list generation and critique runs; rename or delete one"),
     "evaluate": Command("evaluate", "accuracy of a collection by dataset, split, model and prompt condition"),
     "critiques": Command(
         "critiques", "analyse a collection's critiques: per critique model, per student condition, agreement"
+    ),
+    "judgements": Command(
+        "judges",
+        "pairwise judges' figures: position consistency, first-position rate, wins and Bradley-Terry strengths",
     ),
     "annotations": Command("review", "export or import reviewers' annotations"),
     "agreement": Command("review", "agreement between reviewers per label"),

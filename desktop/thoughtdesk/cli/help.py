@@ -38,6 +38,15 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
         "thoughtdesk critique quiz --model llamacpp:ds-7b.gguf --preset ds --plan-only",
     ),
+    "judge": (
+        "thoughtdesk judge 'MedQA sample' --pairwise --model openai:gpt-4o --plan-only",
+        "thoughtdesk judge quiz --pairwise --model openai:qwen --base-url http://127.0.0.1:8080/v1 "
+        "--conditions 'gpt-4o-mini,llama-3-8b' --concurrency 16",
+    ),
+    "judgements": (
+        "thoughtdesk judgements 'MedQA sample'",
+        "thoughtdesk judgements 'MedQA sample' --json --judge gpt-4o",
+    ),
     "fragments": ("thoughtdesk fragments", "thoughtdesk fragments --json"),
     "fragments import": (
         "thoughtdesk fragments import my_fragments.json",

@@ -125,7 +125,14 @@ def test_server_down_shows_a_message_naming_the_provider(window, generation, qtb
 
 def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
     titles = [a.text() for a in window.menu("&Generate").actions()]
-    assert titles == ["&Plan a run…", "&Critique…", "Mine &rationales…", "&Fragments…", "&Runs\tCtrl+4"]
+    assert titles == [
+        "&Plan a run…",
+        "&Critique…",
+        "&Judge pairs…",
+        "Mine &rationales…",
+        "&Fragments…",
+        "&Runs\tCtrl+4",
+    ]
     assert generation.action_plan.shortcut().toString() == "Ctrl+G"
     mining = generation.open_rationales_dialog()
     assert mining is not None and mining.isVisible() and mining.collection.count() >= 1

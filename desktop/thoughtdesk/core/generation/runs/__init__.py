@@ -42,6 +42,10 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
   :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
+* pairwise judge runs (requests with step ``judge``; docs/judges.md): :class:`JudgeSpec`;
+  :func:`plan_judge_run` ``(lib, spec, *, templates=None, prices=None) -> JudgePlan``;
+  :func:`create_judge_run` ``(lib, plan, *, name=None) -> int``; :func:`verdict_summary`.
+  Every kind of run is written by one function, ``plan.write_run`` (run row + request rows).
 * managing: :func:`check_models_ready` ``(models)`` (raises what would stop the run at its first
   request: offline mode, a missing model file; call it before ``create_run``),
   :func:`check_models_exist` ``(models)`` (asks each remote server whether it has the model:
@@ -90,6 +94,13 @@ if TYPE_CHECKING:
         plan_critique_run,
     )
     from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
+    from thoughtdesk.core.generation.runs.judge import (
+        JudgePlan,
+        create_judge_run,
+        find_judge_template,
+        plan_judge_run,
+        verdict_summary,
+    )
     from thoughtdesk.core.generation.runs.manage import (
         RunInUseError,
         check_models_exist,
@@ -127,6 +138,7 @@ if TYPE_CHECKING:
         CritiqueSpec,
         FewShotSpec,
         GuideSpec,
+        JudgeSpec,
         ModelSpec,
         RunLimits,
         RunSpec,
@@ -165,6 +177,12 @@ _LAZY: dict[str, str] = {
     "find_template": "critique",
     "parse_summary": "critique",
     "plan_critique_run": "critique",
+    "JudgePlan": "judge",
+    "create_judge_run": "judge",
+    "find_judge_template": "judge",
+    "plan_judge_run": "judge",
+    "verdict_summary": "judge",
+    "JudgeSpec": "spec",
     "RunControl": "execute",
     "execute_run": "execute",
     "execute_run_async": "execute",
@@ -255,6 +273,12 @@ __all__ = [
     "is_guided",
     "trajectory_context",
     "AnySpec",
+    "JudgePlan",
+    "JudgeSpec",
+    "create_judge_run",
+    "find_judge_template",
+    "plan_judge_run",
+    "verdict_summary",
     "CotRef",
     "CotSelection",
     "CritiquePlan",

@@ -33,10 +33,17 @@ from thoughtdesk.core.critiques.prompts import (
 )
 from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
-from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
+from thoughtdesk.core.generation.runs.plan import (
+    NewRequest,
+    PromptPreview,
+    SampleRef,
+    fingerprint,
+    sample_refs,
+    write_run,
+)
 from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
 from thoughtdesk.core.library.prompt_refs import prompt_ref
-from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 
 _LETTER = re.compile(r"^\(?([A-Z])\)?(?:[).:\s]|$)")
@@ -409,44 +416,34 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
             "unpriced_models": plan.unpriced_models,
         },
     }
-    with lib.transaction() as conn:
-        run_id = inserted_id(
-            conn.execute(
-                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
-                (name, created, created, spec.cots.collection, json.dumps(document, ensure_ascii=False)),
+    rows = []
+    texts = {cot.pk: cot.text for cot in plan.cots}
+    for r in plan.requests:
+        model = spec.models[r.model_index]
+        call = critique_request(model, r.prompt, r.system_chars)
+        params = {
+            **model.params(),
+            "replicate": 0,
+            "seed_used": model.seed,
+            "wrapper": spec.wrappers[r.model_index],
+            "template": plan.template.key,
+            "system_chars": r.system_chars,
+        }
+        rows.append(
+            NewRequest(
+                r.sample_pk,
+                r.model_index,
+                model.label,
+                "critique",
+                fingerprint(model, call, 0),
+                prompt_ref(r.prompt, texts.get(r.cot_pk), r.cot_pk),  # the CoT it quotes stored once
+                params,
+                target_cot_pk=r.cot_pk,
             )
         )
-        rows = []
-        texts = {cot.pk: cot.text for cot in plan.cots}
-        for r in plan.requests:
-            model = spec.models[r.model_index]
-            call = critique_request(model, r.prompt, r.system_chars)
-            params = {
-                **model.params(),
-                "replicate": 0,
-                "seed_used": model.seed,
-                "wrapper": spec.wrappers[r.model_index],
-                "template": plan.template.key,
-                "system_chars": r.system_chars,
-            }
-            rows.append(
-                (
-                    run_id,
-                    r.sample_pk,
-                    r.model_index,
-                    model.label,
-                    fingerprint(model, call, 0),
-                    prompt_ref(r.prompt, texts.get(r.cot_pk), r.cot_pk),  # the CoT it quotes stored once
-                    json.dumps(params),
-                    created,
-                    r.cot_pk,
-                )
-            )
-        conn.executemany(
-            "INSERT INTO request (run_id, sample_pk, model_index, model_label, variant_index, replicate, step, "
-            "fingerprint, prompt, params, created, target_cot_pk) VALUES (?, ?, ?, ?, 0, 0, 'critique', ?, ?, ?, ?, ?)",
-            rows,
-        )
+    run_id = write_run(
+        lib, name=name, created=created, collection=spec.cots.collection, document=document, requests=rows
+    )
     logging.getLogger(__name__).info(
         "critique run %d created in %s: %d request(s) for CoTs of %r, models %s",
         run_id,

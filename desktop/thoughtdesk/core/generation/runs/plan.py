@@ -445,6 +445,66 @@ def plan_run(
     return plan
 
 
+@dataclass(frozen=True, slots=True)
+class NewRequest:
+    """A request row to write with its run (:func:`write_run`). ``depends_on`` is the index, in
+    the same list, of the request it waits for; ``params`` the call's parameters (JSON-ready);
+    ``target_cot_pk`` the stored CoT a critique or judge request is about."""
+
+    sample_pk: int
+    model_index: int
+    model_label: str
+    step: str
+    fingerprint: str | None
+    prompt: str | None
+    params: dict[str, Any]
+    variant_index: int = 0
+    replicate: int = 0
+    depends_on: int | None = None
+    target_cot_pk: int | None = None
+
+
+def write_run(
+    lib: Library, *, name: str, created: str, collection: str, document: dict[str, Any], requests: list[NewRequest]
+) -> int:
+    """The one way a run is stored, whatever its kind (generation, critique, judge: the
+    document's ``kind``): the run row and one row per request in one transaction, before
+    anything is sent; return the run id."""
+    with lib.transaction() as conn:
+        run_id = inserted_id(
+            conn.execute(
+                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
+                (name, created, created, collection, json.dumps(document, ensure_ascii=False)),
+            )
+        )
+        first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
+        conn.executemany(
+            "INSERT INTO request (id, run_id, sample_pk, model_index, model_label, variant_index, "
+            "replicate, step, depends_on, fingerprint, prompt, params, created, target_cot_pk) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (
+                    first + index,
+                    run_id,
+                    r.sample_pk,
+                    r.model_index,
+                    r.model_label,
+                    r.variant_index,
+                    r.replicate,
+                    r.step,
+                    None if r.depends_on is None else first + r.depends_on,
+                    r.fingerprint,
+                    r.prompt,
+                    json.dumps(r.params),
+                    created,
+                    r.target_cot_pk,
+                )
+                for index, r in enumerate(requests)
+            ),
+        )
+    return run_id
+
+
 def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
     """Store the run and one row per planned request in one transaction; return the run id.
 
@@ -468,50 +528,36 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
             "unpriced_models": plan.unpriced_models,
         },
     }
-    with lib.transaction() as conn:
-        run_id = inserted_id(
-            conn.execute(
-                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
-                (name, created, created, spec.samples.collection, json.dumps(document, ensure_ascii=False)),
+    rows = []
+    for r in plan.requests:
+        model = spec.models[r.model_index]
+        fp = None
+        if r.step == "guided" and spec.guide is not None and r.prompt is not None:
+            fp = guided_fingerprint(model, spec.guide, plan.guide_texts, r.prompt, r.replicate)
+        elif r.prompt is not None:
+            fp = fingerprint(model, model_request(model, r.prompt, r.step, r.replicate), r.replicate)
+        params = {
+            **model.params(),
+            "replicate": r.replicate,
+            "seed_used": None if model.seed is None else model.seed + r.replicate,
+        }
+        rows.append(
+            NewRequest(
+                r.sample_pk,
+                r.model_index,
+                model.label,
+                r.step,
+                fp,
+                r.prompt,
+                params,
+                variant_index=r.variant_index,
+                replicate=r.replicate,
+                depends_on=r.depends_on,
             )
         )
-        first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
-        rows = []
-        for r in plan.requests:
-            model = spec.models[r.model_index]
-            fp = None
-            if r.step == "guided" and spec.guide is not None and r.prompt is not None:
-                fp = guided_fingerprint(model, spec.guide, plan.guide_texts, r.prompt, r.replicate)
-            elif r.prompt is not None:
-                fp = fingerprint(model, model_request(model, r.prompt, r.step, r.replicate), r.replicate)
-            params = {
-                **model.params(),
-                "replicate": r.replicate,
-                "seed_used": None if model.seed is None else model.seed + r.replicate,
-            }
-            rows.append(
-                (
-                    first + r.index,
-                    run_id,
-                    r.sample_pk,
-                    r.model_index,
-                    model.label,
-                    r.variant_index,
-                    r.replicate,
-                    r.step,
-                    None if r.depends_on is None else first + r.depends_on,
-                    fp,
-                    r.prompt,
-                    json.dumps(params),
-                    created,
-                )
-            )
-        conn.executemany(
-            "INSERT INTO request (id, run_id, sample_pk, model_index, model_label, variant_index, "
-            "replicate, step, depends_on, fingerprint, prompt, params, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+    run_id = write_run(
+        lib, name=name, created=created, collection=spec.samples.collection, document=document, requests=rows
+    )
     log.info(
         "run %d created in %s: %d request(s) for %d sample(s) of %r, models %s",
         run_id,

@@ -616,11 +616,80 @@ class CritiqueSpec:
         )
 
 
-AnySpec = RunSpec | CritiqueSpec
+# --- pairwise judge runs --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSpec:
+    """A pairwise judge run: the CoTs of each sample compared two at a time, every pair in both
+    orders, by every judge model (docs/judges.md).
+
+    ``cots`` selects the CoTs (its ``limit`` is not used: ``limit`` here keeps at most that many
+    pairs per dataset split, the first or, with ``seed``, a random draw). ``conditions`` (empty:
+    all pairs of a sample's CoTs) keeps pairs of CoTs of two different named conditions; a name
+    is a CoT's condition (``model | instruction / trigger / extraction``), its model or its
+    prompt condition. ``template`` is a pairwise template key. Judges get chat messages.
+    """
+
+    cots: CotSelection
+    models: tuple[ModelSpec, ...]
+    template: str = "td-pairwise-v1"
+    conditions: tuple[str, ...] = ()
+    limit: int | None = None
+    seed: int | None = None
+    force: bool = False
+    name: str = ""
+
+    kind: ClassVar[str] = "judge"
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise RunSpecError("a judge run needs at least one judge model")
+        if self.limit is not None and self.limit < 1:
+            raise RunSpecError(f"--limit {self.limit}: at least 1 pair per dataset split")
+        if len(self.conditions) == 1:
+            raise RunSpecError(
+                f"--conditions {self.conditions[0]!r}: name at least two conditions to compare (or none: all pairs)"
+            )
+        if len(set(self.conditions)) != len(self.conditions):
+            raise RunSpecError(f"--conditions {','.join(self.conditions)}: a condition is named twice")
+        object.__setattr__(self, "models", tuple(critique_model(m, "chat") for m in self.models))
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets)."""
+        return {
+            "kind": self.kind,
+            "cots": self.cots.to_json(),
+            "models": [m.to_json() for m in self.models],
+            "template": self.template,
+            "conditions": list(self.conditions),
+            "limit": self.limit,
+            "seed": self.seed,
+            "force": self.force,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JudgeSpec:
+        return cls(
+            cots=CotSelection.from_json(data["cots"]),
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            template=data.get("template", "td-pairwise-v1"),
+            conditions=tuple(data.get("conditions") or ()),
+            limit=data.get("limit"),
+            seed=data.get("seed"),
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
+        )
+
+
+AnySpec = RunSpec | CritiqueSpec | JudgeSpec
 
 
 def spec_from_document(document: dict[str, Any]) -> AnySpec:
-    """The spec of a stored run document: a generation run's or a critique run's."""
+    """The spec of a stored run document: a generation run's, a critique run's or a judge run's."""
     if document.get("kind") == "critique":
         return CritiqueSpec.from_json(document["spec"])
+    if document.get("kind") == "judge":
+        return JudgeSpec.from_json(document["spec"])
     return RunSpec.from_json(document["spec"])
