@@ -156,9 +156,10 @@ def _judge_figures(judge: JudgeKey, outcomes: list[PairOutcome], counts: Counter
 
 
 def bradley_terry(wins: Any, *, iterations: int = 1000, tolerance: float = 1e-8) -> Any:
-    """Bradley-Terry log-strengths (mean 0) from ``wins[i, j]``, the wins of i over j (a tie
-    counted half to each), by Hunter's MM algorithm. Every pair of items that met gets one
-    virtual tie (half a win each way) so an item that won or lost everything stays finite."""
+    """Bradley-Terry log-strengths from ``wins[i, j]``, the wins of i over j (a tie counted half
+    to each), by Hunter's MM algorithm; mean 0 over the items that played, NaN for an item
+    without games. Every pair of items that met gets one virtual tie (half a win each way) so
+    an item that won or lost everything stays finite."""
     import numpy as np
 
     wins = np.asarray(wins, dtype=float)
@@ -166,20 +167,22 @@ def bradley_terry(wins: Any, *, iterations: int = 1000, tolerance: float = 1e-8)
     wins = wins + 0.5 * met
     games = wins + wins.T
     total = wins.sum(axis=1)
+    played = games.sum(axis=1) > 0
     p = np.ones(len(wins))
     for _ in range(iterations):
         denominator = (games / (p[:, None] + p[None, :])).sum(axis=1)
-        new = np.where(denominator > 0, total / np.where(denominator > 0, denominator, 1.0), 1.0)
+        new = np.where(played, total / np.where(played, denominator, 1.0), 1.0)
         new = np.maximum(new, 1e-12)
-        new /= np.exp(np.mean(np.log(new)))
+        if played.any():
+            new /= np.exp(np.mean(np.log(new[played])))
         if np.max(np.abs(new - p)) < tolerance:
             p = new
             break
         p = new
-    return np.log(p)
+    return np.where(played, np.log(p), np.nan)
 
 
-def _condition_figures(
+def condition_figures(
     judge: JudgeKey, outcomes: list[PairOutcome], conditions: dict[int, str], *, n_resamples: int, seed: int
 ) -> list[ConditionFigures]:
     import numpy as np
@@ -223,9 +226,12 @@ def _condition_figures(
     draws = np.array([fit(rng.multinomial(total, counts / total)) for _ in range(n_resamples)]) if n_resamples else None
     out = []
     for name, i in index.items():
+        # A resample in which the condition played no pair says nothing of it (NaN, left out).
+        column = draws[:, i] if draws is not None else np.array([np.nan])
+        column = column[~np.isnan(column)]
         low, high = (
-            (float(np.percentile(draws[:, i], 2.5)), float(np.percentile(draws[:, i], 97.5)))
-            if draws is not None
+            (float(np.percentile(column, 2.5)), float(np.percentile(column, 97.5)))
+            if len(column)
             else (float(strength[i]), float(strength[i]))
         )
         out.append(
@@ -262,7 +268,7 @@ def analyse_judgements(
     for key in sorted(counts, key=lambda k: (k.model, k.template, k.template_version)):
         analysis.judges.append(_judge_figures(key, by_judge.get(key, []), counts[key]))
         analysis.conditions.extend(
-            _condition_figures(key, by_judge.get(key, []), conditions, n_resamples=n_resamples, seed=seed)
+            condition_figures(key, by_judge.get(key, []), conditions, n_resamples=n_resamples, seed=seed)
         )
     return analysis
 
