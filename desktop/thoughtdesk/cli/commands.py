@@ -36,7 +36,7 @@ COMMANDS: dict[str, Command] = {
     "export": Command(
         "library",
         "export a collection: ThoughtSource JSON, DS Critique Bank JSONL, samples or answers as JSONL/CSV, "
-        "chat JSONL for fine-tuning, Parquet",
+        "chat JSONL for fine-tuning, Parquet, preference pairs (DPO, reward models)",
     ),
     "collections": Command("library", "list the collections in the library"),
     "stats": Command(

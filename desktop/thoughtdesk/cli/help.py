@@ -23,6 +23,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk export 'MedQA sample' answers.csv --format answers-csv",
         "thoughtdesk export 'MedQA sample' train.jsonl --format chat-jsonl --correct-only --preferred-only",
         "thoughtdesk export 'MedQA sample' medqa.parquet --format parquet",
+        "thoughtdesk export 'MedQA sample' prefs.jsonl --format dpo --source judge --judge gpt-4o",
+        "thoughtdesk export 'MedQA sample' rm.jsonl --format reward --source human",
     ),
     "collections": ("thoughtdesk collections", "thoughtdesk collections --json --library other.thoughtdesk"),
     "stats": ("thoughtdesk stats 'MedQA sample'", "thoughtdesk stats 'MedQA sample' --json"),

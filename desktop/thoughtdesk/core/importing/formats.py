@@ -6,3 +6,7 @@ from __future__ import annotations
 
 #: The flat exports of :mod:`thoughtdesk.core.importing.flat_export`.
 FLAT_FORMATS = ("samples-jsonl", "samples-csv", "answers-csv", "chat-jsonl", "parquet")
+#: The preference-pair exports of :mod:`thoughtdesk.core.importing.preference_export` (TRL's formats).
+PREFERENCE_FORMATS = ("dpo", "reward")
+#: Where preference pairs come from.
+PREFERENCE_SOURCES = ("human", "judge", "both")
