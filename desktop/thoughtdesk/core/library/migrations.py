@@ -478,7 +478,10 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         try:
             fn(conn)
             conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, now_iso()))
-            conn.execute(f"PRAGMA user_version = {index}")
+            # The number of migrations the file now has, not this one's place: numbers are given
+            # out to branches ahead of time (m019 merged before m017 and m018), so a library can
+            # get an earlier migration after a later one, and must still read as complete.
+            conn.execute(f"PRAGMA user_version = {max(index, len(done) + len(applied) + 1)}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
