@@ -49,6 +49,11 @@ CRITIQUE_KINDS: tuple[FragmentKind, ...] = ("critique", "critique_system")
 RATIONALE_KINDS: tuple[FragmentKind, ...] = ("rationale_extraction",)
 #: The prompts of guided generation, one key per role (:mod:`thoughtdesk.core.generation.guide_prompts`).
 GUIDE_KINDS: tuple[FragmentKind, ...] = ("guide",)
+#: What the built-in pairwise judge template follows (its text is ThoughtDesk's own).
+JUDGE_CITATION = (
+    "After MT-bench's pairwise judge prompt (pair-v2): Zheng et al. 2023, Judging LLM-as-a-Judge with "
+    "MT-Bench and Chatbot Arena"
+)
 #: The kinds of a pairwise judge template (:mod:`thoughtdesk.core.judges.prompts`): main and system text.
 JUDGE_KINDS: tuple[FragmentKind, ...] = ("judge", "judge_system")
 ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS + RATIONALE_KINDS + GUIDE_KINDS + JUDGE_KINDS
@@ -135,7 +140,7 @@ class FragmentLibrary:
             texts: tuple[tuple[FragmentKind, str], ...] = (("judge", judge.main), ("judge_system", judge.system))
             for kind, text in texts:
                 if (kind, judge.key) not in library:
-                    library.add(Fragment(judge.key, kind, text, source="thoughtdesk"))
+                    library.add(Fragment(judge.key, kind, text, citation=JUDGE_CITATION, source="thoughtdesk"))
         return library
 
     @classmethod
