@@ -470,7 +470,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations the file lacks, each in its own transaction; return their names."""
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-    applied = []
+    applied: list[str] = []
     for index, (name, fn) in enumerate(MIGRATIONS, start=1):
         if name in done:
             continue
