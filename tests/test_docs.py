@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 
 from tests.helpers.paths import ROOT
 
@@ -39,3 +40,13 @@ def test_links_between_docs_resolve():
             if "://" in target:
                 continue
             assert (doc.parent / target).resolve().is_file(), f"{doc.name} links {target}, which does not exist"
+
+
+def test_mypy_checks_the_package_and_the_tests():
+    """Issue 28, point 16: tests/ was not type-checked. CI, pre-commit, the README and
+    CONTRIBUTING.md run plain ``python -m mypy``: what it checks is pyproject.toml's ``files``."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert sorted(config["files"]) == ["desktop/thoughtdesk", "tests"]
+    assert "step mypy .venv/bin/python -m mypy\n" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "`.venv/bin/python -m mypy`" in README
+    assert "\n.venv/bin/python -m mypy " in (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")

@@ -27,7 +27,7 @@ def _modules() -> dict[str, Path]:
 
 def _imports(path: Path) -> list[tuple[str, list[str]]]:
     """(module, names) of every ``import``/``from ... import`` in the file, wherever it stands."""
-    found = []
+    found: list[tuple[str, list[str]]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(alias.name, []) for alias in node.names]

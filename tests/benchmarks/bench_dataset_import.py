@@ -79,6 +79,7 @@ def measure_gui(folder: Path, data: Path, count: int) -> dict[str, float]:
 
     from thoughtdesk.ui.app.main_window import MainWindow
     from thoughtdesk.ui.app.startup import open_library_for_gui
+    from thoughtdesk.ui.importing.actions import ImportDone
     from thoughtdesk.ui.importing.widgets import ImportRequest
 
     app = QApplication.instance() or QApplication([])
@@ -105,12 +106,13 @@ def measure_gui(folder: Path, data: Path, count: int) -> dict[str, float]:
     reports: list = []
     importing.imported.connect(reports.append)
 
-    def noted_import_done(result) -> None:
+    def noted_import_done(result: ImportDone) -> None:
         during.extend(gaps)
         import_done(result)
 
-    importing._import_done = noted_import_done
+    importing._import_done = noted_import_done  # type: ignore[method-assign,assignment]  # noted, on this instance only
     task = importing.import_request(request)
+    assert task is not None, "the import did not start"
     while not task.done:
         app.processEvents()
         time.sleep(0.001)

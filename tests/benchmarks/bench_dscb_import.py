@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "desktop"))
@@ -61,7 +62,7 @@ def generate(path: Path, count: int, seed: int = 13) -> None:
                 dimension = "None" if answer == gold else rng.choice(DIMENSIONS[:4])
                 score = 5 if answer == gold else rng.randint(0, 3)
                 general, specific = sentence(rng, 10), sentence(rng, 12)
-                critique = {
+                critique: dict[str, Any] = {
                     "critique_model": CRITICS[c],
                     "critique_llm_options": {"max_tokens": 512, "temperature": 0},
                     "critique_text": (
@@ -83,7 +84,7 @@ def generate(path: Path, count: int, seed: int = 13) -> None:
                         {"critique_score": rng.randint(0, 3), "worker": f"W{rng.randint(1, 40)}"} for _ in range(2)
                     ]
                 critiques.append(critique)
-            record = {
+            record: dict[str, Any] = {
                 "id": f"Q{q}_{STUDENTS[student]}_QA_explanation1",
                 "qid": f"Q{q}",
                 "dataset": rng.choice(("ARC-Challenge", "ARC-Easy", "OBQA")) if student == 0 else None,

@@ -11,6 +11,7 @@ Prints wall and CPU seconds, samples per second and the CPU ratio to the baselin
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import tempfile
@@ -87,9 +88,7 @@ def main() -> None:
 
         for fmt in FLAT_FORMATS:
             if fmt == "parquet":
-                try:
-                    import pyarrow  # noqa: F401 - only whether it is there
-                except ImportError:
+                if importlib.util.find_spec("pyarrow") is None:  # only whether it is there
                     print("parquet: pyarrow is not installed, left out")
                     continue
             out = folder / f"out.{fmt}"

@@ -103,7 +103,9 @@ def _measure(app, workdir: Path, field: str, kind: str, chars: int, repeats: int
         window.samples.detail.clear()
         app.processEvents()
         start = time.perf_counter()
-        window.samples._show_detail(window.library, window.samples.read_sample(window.library, pk))
+        library = window.library
+        assert library is not None
+        window.samples._show_detail(library, window.samples.read_sample(library, pk))
         window.samples.detail.grab()
         return (time.perf_counter() - start) * 1000.0
 

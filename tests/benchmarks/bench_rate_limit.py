@@ -149,7 +149,7 @@ def _anyio_client() -> httpx.AsyncClient:
     default network backend (anyio) in the same pools of 8."""
     transport = ShardedTransport(100)
     for pool in transport._pools:
-        pool._pool._network_backend = httpcore.AnyIOBackend()  # type: ignore[attr-defined]  # the default, back
+        pool._pool._network_backend = httpcore.AnyIOBackend()  # the default, back
     return httpx.AsyncClient(transport=transport, trust_env=False)
 
 

@@ -18,6 +18,7 @@ import os
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -26,6 +27,11 @@ from bench_review import add_critiques, write_collection
 
 # PySide6 6.12 on CPython 3.11 drops a reference to None per void Qt call (see bench_review.py).
 _NONE_GUARD = [None] * 50_000_000
+
+
+def _neighbour(pks: list[int], pk: int | None, step: int) -> int | None:
+    """The sample ``step`` away from ``pk`` among ``pks``, round the end (the first when ``pk`` is not one)."""
+    return pks[(pks.index(pk) + step) % len(pks)] if pk in pks else pks[0]
 
 
 def main() -> None:
@@ -55,9 +61,7 @@ def main() -> None:
         view.set_library(library)
         view.resize(1600, 900)
         view.show()
-        view.sample_neighbour = lambda pk, step, pks=pks: (
-            pks[(pks.index(pk) + step) % len(pks)] if pk in pks else pks[0]
-        )
+        view.sample_neighbour = partial(_neighbour, pks)
         view.show_sample(pks[0])
         sides.append((library, view))
     app.processEvents()

@@ -136,6 +136,7 @@ def main() -> int:
     args = parser.parse_args()
 
     app = make_application()
+    from thoughtdesk.core.library.queries import Browse
     from thoughtdesk.ui.app.main_window import MainWindow
 
     window = MainWindow(open_library_for_gui(TMP / "bench.thoughtdesk"))
@@ -162,12 +163,12 @@ def main() -> int:
     swap_ms: list[float] = []
     swap = window.samples._swap_browse
 
-    def timed_swap(*args) -> None:
+    def timed_swap(result: Browse) -> None:
         started = time.perf_counter()
-        swap(*args)
+        swap(result)
         swap_ms.append((time.perf_counter() - started) * 1000)
 
-    window.samples._swap_browse = timed_swap
+    window.samples._swap_browse = timed_swap  # type: ignore[method-assign]  # timed, on this instance only
 
     probe.start()
     spin(3.0)

@@ -58,12 +58,12 @@ NUM_COTS = [
 
 def synthetic_answers(total: int, seed: int = 1) -> list[tuple[str, str, str, list[str], list[str]]]:
     rng = random.Random(seed)
-    answers = []
+    answers: list[tuple[str, str, str, list[str], list[str]]] = []
     while len(answers) < total:
         kind = rng.choices(["multiplechoice", "bool", "number", "text"], [5, 2, 2, 1])[0]
         if kind == "multiplechoice":
             choices = rng.sample(WORDS, 5)
-            gold = rng.randrange(5)
+            gold_index = rng.randrange(5)
             for _ in range(CONDITIONS):
                 pick, other = rng.randrange(5), rng.randrange(5)
                 fill = dict(L="ABCDE"[pick], M="ABCDE"[other], T=choices[pick], U=choices[other])
@@ -73,7 +73,7 @@ def synthetic_answers(total: int, seed: int = 1) -> list[tuple[str, str, str, li
                         rng.choice(MC_OUTPUTS).format(**fill),
                         rng.choice(MC_COTS).format(**fill),
                         choices,
-                        [choices[gold]],
+                        [choices[gold_index]],
                     )
                 )
         elif kind == "bool":
@@ -154,7 +154,7 @@ def bench_table(conditions: int = 200, questions: int = 500, repeats: int = 5) -
     ]
     start = time.perf_counter()
     for _ in range(repeats):
-        grouped = {}
+        grouped: dict[tuple[str, str, str, str], list[bool]] = {}
         for row in rows:  # baseline: grouping and counting alone, no statistics
             grouped.setdefault((row.dataset, row.split, row.model, row.condition), []).append(row.outcome == "correct")
     baseline = (time.perf_counter() - start) / repeats
@@ -235,14 +235,15 @@ def bench_plots(conditions: int = 200, questions: int = 100) -> float:
         for c in range(conditions)
         for q in range(questions)
     ]
-    widgets = [AccuracyPlot(), ParetoPlot(), CorrectnessMap()]
+    accuracy, pareto, correctness = AccuracyPlot(), ParetoPlot(), CorrectnessMap()
+    widgets = [accuracy, pareto, correctness]
     for widget in widgets:
         widget.resize(1200, 700)
     start = time.perf_counter()
     rows = accuracy_table(answers)
-    widgets[0].set_rows(rows)
-    widgets[1].set_rows(rows)
-    widgets[2].set_answers(answers)
+    accuracy.set_rows(rows)
+    pareto.set_rows(rows)
+    correctness.set_answers(answers)
     for widget in widgets:
         widget.layout_widget.grab()  # force a paint
     app.processEvents()

@@ -112,7 +112,7 @@ def main() -> None:
             db = sqlite_utils.Database(conn)
             db.execute(f"CREATE TABLE t (id INTEGER PRIMARY KEY, {schema})")
             with db.conn:
-                db["t"].insert_all(records, batch_size=2000)
+                db.table("t").insert_all(records, batch_size=2000)
             conn.close()
             return len(records)
 
@@ -139,8 +139,8 @@ def main() -> None:
             db = sqlite_utils.Database(Path(folder) / "raw.db")
             with open(data, "rb") as handle:
                 found, _format = rows_from_file(handle)
-                db["records"].insert_all(found, batch_size=2000)
-            return db["records"].count
+                db.table("records").insert_all(found, batch_size=2000)
+            return db.table("records").count
 
         ours, n1 = timed(import_ours)
         theirs, n2 = timed(import_theirs)

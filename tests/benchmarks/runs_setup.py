@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from thoughtdesk.core.generation.backends.http import new_client, post_json
 from thoughtdesk.core.generation.prompts import PromptMode
@@ -111,7 +112,7 @@ def sample_library(folder: Path, count: int, answer_type: str | None = None) -> 
     """A library of ``count`` samples ``q0``, ``q1``… (gold answer 42) in collection ``bench``,
     checkpointed so that copies of it start alike."""
     path = folder / "bench.thoughtdesk"
-    extra = {} if answer_type is None else {"type": answer_type}
+    extra: dict[str, Any] = {} if answer_type is None else {"type": answer_type}
     with Library.open(path) as lib:
         with lib.transaction():
             cid = lib.create_collection("bench")

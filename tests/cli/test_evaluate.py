@@ -156,7 +156,9 @@ def test_majority_vote_and_tokens(capsys, tmp_path):
     assert sc["majority_accuracy"] == pytest.approx(majority / len(votes))
     assert sc["n"] == 18 and sc["questions"] == 6
     assert rows["- / zhou-01 / kojima-A-C"]["majority_accuracy"] is None
-    tokens = [a.tokens for a in answers if a.condition.startswith("- / kojima-01")]
+    kojima = [a for a in answers if a.condition.startswith("- / kojima-01")]
+    tokens = [a.tokens for a in kojima if a.tokens is not None]
+    assert len(tokens) == len(kojima)  # every answer has its token count
     assert sc["mean_tokens"] == pytest.approx(sum(tokens) / len(tokens))
     assert sc["mean_cost"] == pytest.approx(0.002)
 

@@ -64,9 +64,13 @@ def test_add_list_show_remove_the_test_model(gguf_model: Path, capsys):
     assert out.startswith("gemma\tgemma3\tQ4_K_M\t268M\tctx 32768\t0.25 GB\t")
     assert "needs 0.29 GB (weights 0.25 GB + KV cache 0.04 GB at 2,048 tokens)" in out
     code, out, _ = run(capsys, "models", "show", "gemma", "--json", "--n-ctx", "4096")
-    assert json.loads(out)["fit"]["kv_cache_bytes"] == 18 * 512 * 2 * 4096
+    shown = json.loads(out)
+    assert shown["fit"]["kv_cache_bytes"] == 18 * 512 * 2 * 4096
+    assert shown["gpu"]["n_gpu_layers"] in (-1, 0) or shown["gpu"]["n_gpu_layers"] > 0
     code, out, _ = run(capsys, "models", "show", "gemma")
     assert "quantization:   Q4_K_M" in out and "use it as:      --model llamacpp:gemma" in out
+    gpu_line = next(line for line in out.splitlines() if line.startswith("GPU:"))
+    assert gpu_line.endswith(f"(n_gpu_layers {shown['gpu']['n_gpu_layers']})")
     code, out, _ = run(capsys, "models", "remove", "gemma", "--json")
     assert json.loads(out) == {"removed": "gemma", "path": str(gguf_model.resolve())}
     assert gguf_model.exists()
@@ -155,3 +159,21 @@ def test_download_resumes_and_registers(tmp_path: Path, capsys, models_dir: Path
     assert [e.name for e in ModelRegistry().entries()] == ["tiny"]
     code, _, err = run(capsys, "--offline", "models", "download", "https://example.org/m.gguf")
     assert code == 1 and err.count("\n") == 1 and "offline mode is on" in err
+
+
+def test_the_curated_list_and_names(capsys):
+    from thoughtdesk.core.models.catalog import CATALOG
+
+    code, out, err = run(capsys, "models", "download", "--list")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line.split("\t")[0] for line in lines[:-1]] == [model.name for model in CATALOG]
+    assert "nothing is downloaded until you ask" in lines[-1]
+    code, out, _ = run(capsys, "models", "download", "--list", "--json")
+    listed = json.loads(out)["models"]
+    assert listed[0]["name"] == "digital-socrates-7b" and {"url", "size", "licence", "good_for"} <= set(listed[0])
+    code, out, err = run(capsys, "models", "download", "nosuch")
+    assert code == 1 and err.count("\n") == 1 and "neither a URL nor a curated model" in err
+    code, _, err = run(capsys, "--offline", "models", "download", "qwen3-1.7b")
+    assert code == 1 and err.count("\n") == 1 and "the download of model qwen3-1.7b needs the network" in err
+    assert ModelRegistry().entries() == []

@@ -118,7 +118,7 @@ def test_spans_are_trimmed_ordered_and_faithful(text: str, lowercase_starts: boo
         assert span.text and span.text == span.text.strip()
         position = span.end
     # Nothing but whitespace is left out, and no sentence crosses a line break.
-    covered = set()
+    covered: set[int] = set()
     for span in spans:
         covered.update(range(span.start, span.end))
         assert len(span.text.splitlines()) == 1

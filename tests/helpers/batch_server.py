@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -91,7 +91,7 @@ class BatchServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def __enter__(self) -> BatchServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

@@ -21,6 +21,8 @@ TS67 = "thoughtsource_67_openai_chat_gpt-3.5-turbo_None_None-kojima-01-zhou-01.j
 
 
 def model_of(text: str | None) -> str:
+    if text is None:
+        return "(unknown model)"
     try:
         return ast.literal_eval(text)["name"]
     except (ValueError, SyntaxError, KeyError, TypeError):
@@ -62,6 +64,7 @@ def file_answers(path: Path, *, rescored: bool) -> list[FileAnswer]:
                         parts = (cot.get("instruction"), cot.get("cot_trigger"), answer.get("answer_extraction"))
                         condition = " / ".join(p if p else "-" for p in parts)
                         letter = None
+                        outcome: str | None
                         if rescored:
                             e = extract_answer(
                                 sample.get("type", ""),

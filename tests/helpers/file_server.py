@@ -1,5 +1,5 @@
 """A file server on 127.0.0.1 with HTTP Range support and faults: a first transfer cut half-way,
-a web page instead of a file. Serves files from disk in chunks (a 250 MB model is not read into
+a web page instead of a file, a transfer held after some bytes until the test lets it go on. Serves files from disk in chunks (a 250 MB model is not read into
 memory)."""
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ class Served:
     body: bytes = b""
     content_type: str = "application/octet-stream"
     cut_after: int | None = None  # the next full (non-Range) transfer stops after this many bytes
+    cut_every: int | None = None  # every transfer (Range or not) stops after this many bytes
+    hold_after: int | None = None  # the next transfer waits after this many bytes until ``release`` is set
+    release: threading.Event = field(default_factory=threading.Event)
 
     def size(self) -> int:
         return self.path.stat().st_size if self.path else len(self.body)
@@ -75,11 +78,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         limit = size
         if served.cut_after is not None and not range_header:
             limit, served.cut_after = served.cut_after, None
+        if served.cut_every is not None:
+            limit = min(size, start + served.cut_every)
         position = start
+        hold, served.hold_after = served.hold_after, None
         while position < limit:
-            block = served.read(position, min(1 << 20, limit - position))
+            step = min(1 << 20, limit - position)
+            if hold is not None and position < hold:
+                step = min(step, hold - position)
+            block = served.read(position, step)
             self.wfile.write(block)
             position += len(block)
+            if hold is not None and position == hold:
+                self.wfile.flush()
+                served.release.wait(60)  # the test checks what arrived, then lets the rest go
         if limit < size:
             self.wfile.flush()
             self.connection.shutdown(2)  # the connection cut half-way

@@ -23,6 +23,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Self
 
 ANSWER = {
     "id": "rl",
@@ -203,7 +204,7 @@ class RateLimitServer:
             except asyncio.CancelledError:
                 pass
 
-    def __enter__(self) -> RateLimitServer:
+    def __enter__(self) -> Self:
         self._thread = threading.Thread(target=lambda: asyncio.run(self.serve()), daemon=True)
         self._thread.start()
         self._ready.wait(10)

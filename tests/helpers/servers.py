@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -188,7 +188,7 @@ class FakeModelServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> FakeModelServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

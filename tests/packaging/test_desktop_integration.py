@@ -16,11 +16,18 @@ from tests.helpers.paths import ROOT
 from thoughtdesk.core.paths import resource_path
 
 
+class DesktopEntryParser(configparser.ConfigParser):
+    """Keys are case-sensitive in desktop entries (ConfigParser lower-cases them)."""
+
+    def __init__(self) -> None:
+        super().__init__(interpolation=None, strict=True)
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
+
 def test_desktop_entry_is_complete_and_points_at_the_installed_command() -> None:
-    parser = configparser.ConfigParser(interpolation=None, strict=True)
-    parser.optionxform = str  # keys are case-sensitive in desktop entries
-    parser.read_string(resource_path("thoughtdesk.desktop").read_text(encoding="utf-8"))
-    entry = parser["Desktop Entry"]
+    entry = desktop_entry()
     assert entry["Type"] == "Application" and entry["Name"] == "ThoughtDesk"
     assert entry["Terminal"] == "false" and entry["Categories"].endswith(";")
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
@@ -48,8 +55,7 @@ MIME = "{http://www.freedesktop.org/standards/shared-mime-info}"
 
 
 def desktop_entry() -> configparser.SectionProxy:
-    parser = configparser.ConfigParser(interpolation=None, strict=True)
-    parser.optionxform = str
+    parser = DesktopEntryParser()
     parser.read_string(resource_path("thoughtdesk.desktop").read_text(encoding="utf-8"))
     return parser["Desktop Entry"]
 
@@ -57,9 +63,10 @@ def desktop_entry() -> configparser.SectionProxy:
 def test_the_library_file_has_a_mime_type_the_entry_opens() -> None:
     root = ET.parse(resource_path("thoughtdesk-mime.xml")).getroot()
     (mime,) = root.findall(f"{MIME}mime-type")
-    assert mime.get("type") + ";" == desktop_entry()["MimeType"]
+    assert f"{mime.get('type')};" == desktop_entry()["MimeType"]
     assert [g.get("pattern") for g in mime.findall(f"{MIME}glob")] == ["*.thoughtdesk"]
-    assert mime.find(f"{MIME}sub-class-of").get("type") == "application/vnd.sqlite3"
+    parent = mime.find(f"{MIME}sub-class-of")
+    assert parent is not None and parent.get("type") == "application/vnd.sqlite3"
 
 
 def test_the_mime_type_installs_into_a_mime_database(tmp_path) -> None:

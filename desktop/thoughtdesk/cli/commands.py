@@ -48,6 +48,9 @@ COMMANDS: dict[str, Command] = {
     "critique": Command(
         "generate", "critique the CoTs of a collection with one or more critique models (a judge panel)"
     ),
+    "revise": Command(
+        "generate", "revise critiqued CoTs from their critiques' feedback with one or more models (a run)"
+    ),
     "judge": Command(
         "generate", "compare the CoTs of each sample pairwise with judge models, both orders (docs/judges.md)"
     ),
@@ -55,6 +58,7 @@ COMMANDS: dict[str, Command] = {
     "fragments": Command("fragments", "list (the default) or import prompt fragments and critique templates"),
     "runs": Command("runs", "list generation and critique runs; rename or delete one"),
     "evaluate": Command("evaluate", "accuracy of a collection by dataset, split, model and prompt condition"),
+    "revisions": Command("evaluate", "accuracy before and after revision per condition, with McNemar's test"),
     "critiques": Command(
         "critiques", "analyse a collection's critiques: per critique model, per student condition, agreement"
     ),

@@ -1,4 +1,5 @@
-"""``thoughtdesk evaluate COLLECTION [--rescore] [--json|--csv|--markdown]``.
+"""``thoughtdesk evaluate COLLECTION [--rescore] [--json|--csv|--markdown]`` and ``thoughtdesk
+revisions COLLECTION [--json]`` (accuracy before and after revision).
 
 Prints the accuracy table (dataset x split x model x prompt condition) and the pairwise
 comparisons of conditions. With ``--rescore`` every answer is first re-scored by ThoughtDesk and
@@ -50,6 +51,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-comparisons", action="store_true", help="skip the pairwise comparisons")
     p.set_defaults(func=cmd_evaluate)
+
+    p = add_command(
+        sub,
+        "revisions",
+        description="Accuracy before and after revision (`thoughtdesk revise`) per condition: the revised CoTs' "
+        "model and prompt condition, the critique model and the revising model; Wilson 95 % intervals and "
+        "McNemar's test (exact binomial below 25 discordant pairs, else chi-square with continuity correction).",
+    )
+    p.add_argument("collection", help="the collection's name")
+    p.add_argument("--json", action="store_true", help="print JSON (proportions 0..1)")
+    p.set_defaults(func=cmd_revisions)
+
+
+def cmd_revisions(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.evaluation.revisions import revision_outcomes, revisions_table
+
+    with open_library(args, create=False) as lib:
+        groups = revision_outcomes(lib, args.collection)
+    if args.json:
+        sys.stdout.write(json.dumps({"revisions": [g.to_json() for g in groups]}, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(revisions_table(groups) + "\n")
+    return EXIT_OK
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk judge`` and ``thoughtdesk resume``:
-CoT generation runs, critique runs and pairwise judge runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
+"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk revise``, ``thoughtdesk judge`` and
+``thoughtdesk resume``: CoT generation, critique, revision and pairwise judge runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
 (listing and changing runs: :mod:`thoughtdesk.cli.runs`; fragments: :mod:`thoughtdesk.cli.fragments`)."""
 
 from __future__ import annotations
@@ -429,6 +429,53 @@ def cmd_critique(args: argparse.Namespace) -> int:
     return _execute(args, run_id)
 
 
+def cmd_revise(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.generation.runs.revision import create_revision_run, plan_revision_run
+    from thoughtdesk.core.generation.runs.spec import RevisionSpec
+
+    options: dict[str, object] = {
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+        "seed": args.model_seed,
+        "n_ctx": args.n_ctx,
+    }
+    options.update(base_url_options(args.base_url))
+    defaults = model_defaults()
+    models = tuple(model_spec(text, options, defaults) for text in args.model)
+    spec = RevisionSpec(
+        cots=CotSelection(
+            args.collection,
+            datasets=tuple(args.dataset or ()),
+            splits=tuple(args.split or ()),
+            only=args.only,
+            limit=args.limit,
+            seed=args.seed,
+        ),
+        models=models,
+        critique_models=tuple(args.critique_model or ()),
+        force=args.force,
+        name=args.name or "",
+    )
+    if not args.plan_only:
+        check_models_ready(models)
+        _warn_offline_pools(models)
+        check_models_exist(models)
+    with open_library(args) as lib:
+        args.prices = user_prices()
+        plan = plan_revision_run(lib, spec, prices=args.prices)
+        print(plan.summary(), file=sys.stderr)
+        if args.plan_only:
+            _print_previews(plan.previews(args.preview))
+            return EXIT_OK
+        run_id = create_revision_run(lib, plan)
+    print(f"run {run_id} created ({plan.total} revision requests)", file=sys.stderr)
+    code = _execute(args, run_id)
+    if not args.json:
+        print(f"accuracy before and after revision: `thoughtdesk revisions {args.collection!r}`", file=sys.stderr)
+    return code
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
     if not args.pairwise:
         raise ThoughtDeskError("thoughtdesk judge compares CoTs two at a time: add --pairwise (the only mode so far)")
@@ -652,6 +699,60 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     _execution_options(p)
     p.set_defaults(func=cmd_critique)
+
+    p = add_command(
+        sub,
+        "revise",
+        description="Give each critiqued CoT and its critique's feedback (main flaw, general and specific "
+        "feedback; never the answer key or the score) to a model that writes a revised CoT, stored as a "
+        "generated CoT linked to the CoT and critique it revises and scored like any other. A run like "
+        "`generate`: planned, resumable with `thoughtdesk resume N`. Results: `thoughtdesk revisions`.",
+    )
+    p.add_argument("collection", help="the collection's name")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="the revising model: openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable)",
+    )
+    p.add_argument(
+        "--critique-model",
+        action="append",
+        metavar="NAME",
+        help="use the critiques of this critique model (repeatable; default: each CoT's latest critique)",
+    )
+    p.add_argument(
+        "--base-url",
+        type=server_urls,
+        action="append",
+        metavar="URL",
+        help="OpenAI-compatible or Anthropic server address (repeat for a pool of servers)",
+    )
+    p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
+    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
+    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
+    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")
+    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the CoTs at random")
+    p.add_argument("--temperature", type=temperature, default=0.0, metavar="T", help="sampling temperature (default 0)")
+    p.add_argument(
+        "--max-tokens", type=whole(1, 1_000_000), default=512, metavar="M", help="tokens per revision (default 512)"
+    )
+    p.add_argument(
+        "--n-ctx",
+        type=whole(64, 1_000_000),
+        default=2048,
+        metavar="N",
+        help="llamacpp: context size in tokens (default 2048)",
+    )
+    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
+    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
+    p.add_argument("--name", metavar="NAME", help="a name for the run")
+    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+    p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
+    _execution_options(p)
+    p.set_defaults(func=cmd_revise)
 
     p = add_command(
         sub,

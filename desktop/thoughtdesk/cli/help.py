@@ -49,6 +49,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk judgements 'MedQA sample'",
         "thoughtdesk judgements 'MedQA sample' --json --judge gpt-4o",
     ),
+    "revise": (
+        "thoughtdesk revise quiz --model openai:gpt-4o-mini --critique-model gpt-4o --only incorrect",
+        "thoughtdesk revise quiz --model llamacpp:qwen.gguf --plan-only",
+    ),
+    "revisions": ("thoughtdesk revisions quiz", "thoughtdesk revisions quiz --json"),
     "fragments": ("thoughtdesk fragments", "thoughtdesk fragments --json"),
     "fragments import": (
         "thoughtdesk fragments import my_fragments.json",

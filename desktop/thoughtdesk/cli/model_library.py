@@ -10,6 +10,7 @@ from typing import Any
 
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, whole
+from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.models.fit import available_memory, memory_fit
 from thoughtdesk.core.models.registry import ModelEntry, ModelRegistry
 
@@ -30,6 +31,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "models show": ("thoughtdesk models show qwen3", "thoughtdesk models show qwen3 --json"),
     "models remove": ("thoughtdesk models remove qwen3",),
     "models download": (
+        "thoughtdesk models download --list",
+        "thoughtdesk models download qwen3-1.7b",
         "thoughtdesk models download https://huggingface.co/unsloth/Qwen3-1.7B-GGUF/resolve/main/"
         "Qwen3-1.7B-Q4_K_M.gguf --name qwen3 --sha256 HEX",
     ),
@@ -89,12 +92,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.models.gpu import detect_gpu, offload_plan  # loads llama.cpp's library: show only
+
     entry = ModelRegistry().get(args.name)
     record = _entry_json(entry, args.n_ctx, available_memory())
+    fit = memory_fit(entry, args.n_ctx, available_memory())
+    plan = offload_plan(detect_gpu(), fit.needed, entry.size, entry.block_count)
+    record["gpu"] = {"n_gpu_layers": plan.n_gpu_layers, "reason": plan.reason}
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return EXIT_OK
-    fit = memory_fit(entry, args.n_ctx, available_memory())
     rows = [
         ("name", entry.name),
         ("status", record["status"]),
@@ -110,6 +117,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("thinks", "yes (think tags in the template)" if entry.thinks else "no"),
         ("license", entry.license or "-"),
         ("memory", fit.describe()),
+        ("GPU", f"{plan.describe()} (n_gpu_layers {plan.n_gpu_layers})"),
         ("use it as", f"--model llamacpp:{entry.name}"),
     ]
     for label, value in rows:
@@ -127,12 +135,34 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_download(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.models.catalog import CATALOG, catalog_model
     from thoughtdesk.core.models.download import download_model
 
-    line = ProgressLine(f"downloading {args.name or args.url.rsplit('/', 1)[-1]}", unit="bytes")
+    if args.list:
+        if args.json:
+            print(json.dumps({"models": [model.to_json() for model in CATALOG]}, indent=2, ensure_ascii=False))
+            return EXIT_OK
+        for model in CATALOG:
+            print(f"{model.name}\t{model.size / 1e9:.2f} GB\t{model.licence}\t{model.good_for}")
+        print("download one with `thoughtdesk models download NAME` (nothing is downloaded until you ask)")
+        return EXIT_OK
+    if not args.url:
+        raise ThoughtDeskError("models download: give a URL or a name from `thoughtdesk models download --list`")
+    url, name = args.url, args.name
+    curated = catalog_model(args.url) if "://" not in args.url else None
+    if curated is not None:
+        url, name = curated.url, name or curated.name
+    elif "://" not in url:
+        names = ", ".join(model.name for model in CATALOG)
+        raise ThoughtDeskError(f"models download: {url!r} is neither a URL nor a curated model ({names})")
+    line = ProgressLine(f"downloading {name or url.rsplit('/', 1)[-1]}", unit="bytes")
     try:
         entry = download_model(
-            args.url, name=args.name, sha256=args.sha256, progress=lambda done, total: line(done, total or 0)
+            url,
+            name=name,
+            sha256=args.sha256,
+            progress=lambda done, total: line(done, total or 0),
+            keep_partial=not args.remove_partial,
         )
     finally:
         line.finish()
@@ -200,9 +230,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = actions.add_parser(
         "download", help="download a GGUF model (resumable; checked before it is registered), only when asked"
     )
-    p.add_argument("url", metavar="URL", help="a plain URL or a Hugging Face /resolve/ URL of a .gguf file")
+    p.add_argument(
+        "url",
+        metavar="URL_OR_NAME",
+        nargs="?",
+        help="a plain URL or a Hugging Face /resolve/ URL of a .gguf file, or a curated model's name (--list)",
+    )
+    p.add_argument("--list", action="store_true", help="the curated models: sizes, licences, what each is for")
     p.add_argument("--name", help="the model's name (default: the file's name without .gguf)")
     p.add_argument("--sha256", metavar="HEX", help="the file's SHA-256: a file that differs is removed, not registered")
+    p.add_argument(
+        "--remove-partial",
+        action="store_true",
+        help="on a failure or Ctrl+C, delete the bytes downloaded so far (default: keep them to resume)",
+    )
     p.add_argument("--json", action="store_true", help="print the registered model as JSON")
     p.set_defaults(func=cmd_download)
 

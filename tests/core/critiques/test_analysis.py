@@ -4,6 +4,7 @@ library (conditions and correctness as the evaluation defines them, ratings, oth
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import krippendorff
 import numpy as np
@@ -134,7 +135,11 @@ def test_human_alpha_against_the_krippendorff_package():
     # CoTs rated by both a and b: 1 (a 1, b 2) and 2 (a's last 3, b 4)
     matrix = np.array([[1, 3, 5, np.nan], [2, 4, np.nan, 5]], dtype=float)
     assert (human.explanation_raters, human.explanation_items) == (2, 2)
-    for level, ours in (("interval", human.explanation_alpha_interval), ("ordinal", human.explanation_alpha_ordinal)):
+    levels: list[tuple[Literal["interval", "ordinal"], float | None]] = [
+        ("interval", human.explanation_alpha_interval),
+        ("ordinal", human.explanation_alpha_ordinal),
+    ]
+    for level, ours in levels:
         assert ours == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
     # critique ratings: only critique 1 has two raters (3 and 1)
     critique = np.array([[3, 2], [1, np.nan]], dtype=float)

@@ -314,7 +314,7 @@ def test_a_thoughtdesk_cot_exports_in_the_same_shape():
 
 # Generated records ------------------------------------------------------------------------------
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
 _json_scalar = st.none() | st.booleans() | st.integers(-1000, 1000) | _text
 _json = st.recursive(
     _json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3), max_leaves=6

@@ -22,6 +22,7 @@ def test_the_model_card_layout():
     p = parse_critique(DS_CARD)
     assert p.main_flaw == "The rising of hot air is caused by the expansion of air molecules."
     assert p.dimension == "incorrect_information"
+    assert p.general_feedback is not None
     assert p.general_feedback.startswith("It's important") and p.general_feedback.endswith("density.")
     assert p.specific_feedback == "In the case of the hot air balloon, the air inside is heated."
     assert p.explanation_score == 2.0
@@ -91,7 +92,7 @@ def test_scores_as_models_write_them(raw, score):
 def test_bad_scores_are_unparseable_with_the_raw_value_never_coerced(raw, why):
     value, outcome = parse_score(raw)
     assert value is None
-    assert outcome.status == "unparseable" and outcome.raw == raw and why in outcome.why
+    assert outcome.status == "unparseable" and outcome.raw == raw and why in (outcome.why or "")
 
 
 @pytest.mark.parametrize(
@@ -130,7 +131,7 @@ def test_every_dimension_by_its_exact_name(name):
 )
 def test_unknown_dimensions_are_unparseable(raw, why):
     value, outcome = parse_dimension(raw)
-    assert value is None and outcome.status == "unparseable" and outcome.raw == raw and why in outcome.why
+    assert value is None and outcome.status == "unparseable" and outcome.raw == raw and why in (outcome.why or "")
 
 
 def test_none_for_no_flaw_is_parsed_not_missing():

@@ -168,7 +168,7 @@ def test_imported_elements_equal_to_the_parsed_columns_are_not_stored_twice(lib,
 
     column, back = _imported(lib, elements)
     assert column == ELEMENTS_FROM_COLUMNS
-    assert back == elements and list(back) == list(elements)
+    assert back is not None and back == elements and list(back) == list(elements)
     assert type(back["explanation_score"]) is type(elements["explanation_score"])
 
 

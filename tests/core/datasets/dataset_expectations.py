@@ -24,11 +24,24 @@ def _json_first(path: Path):
     return data[0]
 
 
-def _csv_first(path: Path, header: bool = True) -> list[str] | dict:
+def _csv_first(path: Path) -> dict[str, str]:
+    """The first row under the header, by column name."""
     with open(path, encoding="utf-8", newline="") as handle:
         rows = csv.reader(handle)
         first = next(rows)
-        return dict(zip(first, next(rows), strict=False)) if header else first
+        return dict(zip(first, next(rows), strict=False))
+
+
+def _csv_first_row(path: Path) -> list[str]:
+    """The first row of a file without a header."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return next(csv.reader(handle))
+
+
+def _text(element: ElementTree.Element, path: str) -> str:
+    found = element.find(path)
+    assert found is not None and found.text is not None, f"no {path} text"
+    return found.text
 
 
 def _num(value) -> str:
@@ -64,12 +77,13 @@ def svamp(folder: Path):
 
 def asdiv(folder: Path):
     problem = ElementTree.parse(folder / "ASDiv.xml").getroot().find("ProblemSet/Problem")
-    answer = problem.find("Answer").text.split(" (")[0]
+    assert problem is not None
+    answer = _text(problem, "Answer").split(" (")[0]
     return "train", dict(
         id=problem.get("ID"),
         type="number",
         answer=[answer],
-        question=f"{problem.find('Body').text} {problem.find('Question').text}",
+        question=f"{_text(problem, 'Body')} {_text(problem, 'Question')}",
         cot_min=1,
     )
 
@@ -194,7 +208,7 @@ def medmc_qa(folder: Path):
 
 def _mmlu(subject: str):
     def expect(folder: Path):
-        row = _csv_first(folder / f"{subject}_test.csv", header=False)
+        row = _csv_first_row(folder / f"{subject}_test.csv")
         return "test", dict(
             id=f"mmlu_{subject}_test_0",
             type="multiplechoice",

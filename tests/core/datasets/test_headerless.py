@@ -41,6 +41,7 @@ def test_columns_by_position_keep_the_first_row(exam):
     assert len(samples) == rows
     first = samples[0][1]
     assert first.question.startswith("A lesion causing compression of the facial nerve")
+    assert first.choices is not None
     assert first.choices[0] == "paralysis of the facial muscles." and first.answer == [first.choices[0]]
     assert samples[1][1].question == 'A "dished face" profile is often associated with'
 

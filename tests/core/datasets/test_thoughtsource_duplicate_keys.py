@@ -4,6 +4,7 @@ smaller failures: the streaming reader kept the last value and dropped the first
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 
-COT = {
+COT: dict[str, Any] = {
     "id": "c1",
     "fragments_version": "0.01",
     "instruction": None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ EDGE = FIXTURES / "thoughtsource" / "edge_cases.json"
 
 
 def test_split_takes_unknown_keys_and_non_text_values_out():
-    sample = {
+    sample: dict[str, Any] = {
         "id": "q1",
         "question": "Q",
         "choices": ["a", 2],
@@ -117,3 +118,16 @@ def test_cli_names_the_side_file_and_standard_output_keeps_the_keys_inline(tmp_p
     done = subprocess.run([*thoughtdesk, "export", "edge", "-"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == json.loads(EDGE.read_text("utf-8"))  # one stream: inline
+
+
+def test_a_side_file_name_that_cannot_be_written_stops_the_export_before_anything_is_written(tmp_path):
+    # The side file is checked like the export's own name: a folder (or the library) under
+    # OUT.thoughtdesk-extras.jsonl is one line naming it, and OUT.json is not written.
+    out = tmp_path / "out.json"
+    side_path(out).mkdir()
+    with Library.open(tmp_path / "lib.thoughtdesk") as lib:
+        import_thoughtsource(lib, EDGE, collection="edge")
+        with pytest.raises(Exception) as raised:
+            export_thoughtsource(lib, "edge", out)
+    assert str(raised.value).startswith(f"{side_path(out)} is a folder")
+    assert not out.exists()

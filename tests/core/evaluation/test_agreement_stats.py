@@ -15,13 +15,13 @@ from thoughtdesk.core.evaluation.agreement_stats import auroc, kendall, krippend
 from thoughtdesk.core.evaluation.metrics import MeanInterval, mean_interval
 from thoughtdesk.core.review.agreement import krippendorff_alpha_nominal
 
-_ = None
+N = None  # no rating
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 observers, 12 units.
-WORKED = [
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, _, _, _],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, _, 3],
-    [_, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, _],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, _],
+WORKED: list[list[int | None]] = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, N, N, N],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, N, 3],
+    [N, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, N],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, N],
 ]
 
 
@@ -52,7 +52,7 @@ def test_alpha_matches_the_krippendorff_package_with_missing_ratings(level, seed
 
 
 def test_review_alpha_is_the_shared_nominal_alpha():
-    labels = [[True, False, True, None], [True, True, True, False], [None, False, True, False]]
+    labels: list[list[bool | None]] = [[True, False, True, None], [True, True, True, False], [None, False, True, False]]
     assert krippendorff_alpha_nominal(labels) == krippendorff_alpha(labels, "nominal")
     assert krippendorff_alpha_nominal(labels) == pytest.approx(
         krippendorff.alpha(
@@ -86,9 +86,10 @@ def test_spearman_and_kendall_match_scipy_with_fisher_intervals():
     assert rho.n == tau.n == 10
     assert rho.value == pytest.approx(stats.spearmanr(x, y).statistic)
     assert tau.value == pytest.approx(stats.kendalltau(x, y).statistic)
+    assert rho.value is not None and tau.value is not None
     assert (rho.low, rho.high) == pytest.approx(_fisher(rho.value, 10, 1.06, 3))
     assert (tau.low, tau.high) == pytest.approx(_fisher(tau.value, 10, 0.437, 4))
-    assert rho.low < rho.value < rho.high
+    assert rho.low is not None and rho.high is not None and rho.low < rho.value < rho.high
 
 
 def test_correlations_small_constant_and_perfect():
@@ -105,6 +106,7 @@ def test_auroc_counts_ties_as_half():
     # positives 3, 2; negatives 2, 1: pairs (3,2)=1 (3,1)=1 (2,2)=1/2 (2,1)=1 -> 3.5 / 4
     result = auroc([3, 2, 2, 1], [True, True, False, False])
     assert (result.positives, result.negatives, result.value) == (2, 2, 0.875)
+    assert result.low is not None and result.high is not None
     assert 0.0 <= result.low <= 0.875 <= result.high <= 1.0
     u = stats.mannwhitneyu([5, 4, 4, 3, 1], [4, 2, 2, 0]).statistic
     assert auroc([5, 4, 4, 3, 1, 4, 2, 2, 0], [True] * 5 + [False] * 4).value == pytest.approx(u / 20)
@@ -138,6 +140,6 @@ def test_mean_interval_is_students_t():
 
 
 def test_alpha_takes_numpy_numbers():
-    ratings = [[np.int64(1), np.int64(2), None], [np.int64(1), np.int64(3), np.int64(2)]]
-    plain = [[1, 2, None], [1, 3, 2]]
+    ratings: list[list[np.int64 | None]] = [[np.int64(1), np.int64(2), None], [np.int64(1), np.int64(3), np.int64(2)]]
+    plain: list[list[int | None]] = [[1, 2, None], [1, 3, 2]]
     assert krippendorff_alpha(ratings, "ordinal") == krippendorff_alpha(plain, "ordinal")

@@ -14,6 +14,7 @@ import random
 import numpy as np
 import pytest
 
+from thoughtdesk.core.evaluation.answers.result import Outcome
 from thoughtdesk.core.evaluation.evaluate import PairedOutcomes
 from thoughtdesk.core.evaluation.metrics import (
     ScoredAnswer,
@@ -98,10 +99,10 @@ def _answers():
     rows = []
     # condition "zs": 10 questions, 6 correct, 1 unextractable
     for i in range(10):
-        outcome = "correct" if i < 6 else ("unextractable" if i == 6 else "incorrect")
+        outcome: Outcome = "correct" if i < 6 else ("unextractable" if i == 6 else "incorrect")
         rows.append(ScoredAnswer("medqa", "test", "gpt", "zs", f"q{i}", outcome, tokens=100 + i, cost=0.01))
     # condition "sc": 3 samples per question for 4 questions, values vote
-    votes = {
+    votes: dict[str, list[tuple[str | None, Outcome]]] = {
         "q0": [("A", "correct"), ("A", "correct"), ("B", "incorrect")],
         "q1": [("B", "incorrect"), ("A", "correct"), ("C", "incorrect")],  # tie -> first (B)
         "q2": [("C", "incorrect"), ("B", "correct"), ("B", "correct")],

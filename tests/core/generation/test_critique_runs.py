@@ -206,6 +206,7 @@ def test_ds_wrapper_sends_the_cards_exact_string_to_the_completions_endpoint(lib
         (row,) = run_requests(lib, run_id)
         cot = lib.conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (row.target_cot_pk,)).fetchone()[0]
     template = BUILTIN_TEMPLATES["td-critique-v1"]
+    assert row.prompt is not None
     assert sent.json["prompt"] == row.prompt and row.prompt.startswith("[INST] <<SYS>>\n" + template.system)
     assert row.prompt.endswith(" [/INST]\n\n") and cot in row.prompt
     assert row.prompt == ds_wrap(template.system, row.prompt.split("<</SYS>", 1)[1][: -len(" [/INST]\n\n")])

@@ -124,7 +124,7 @@ def test_a_judge_preferring_the_right_answer_is_consistent_and_ranks_conditions(
         figures = analyse_judgements(lib, DEMO, n_resamples=50)
     (judge,) = figures.judges
     assert judge.position_consistency == 1.0 and judge.inconsistent == 0 and judge.unparseable == 0
-    assert 0.0 < judge.first_position_rate < 1.0
+    assert judge.first_position_rate is not None and 0.0 < judge.first_position_rate < 1.0
     decided = [c for c in figures.conditions if c.wins or c.losses]
     assert decided and all(c.low <= c.strength <= c.high for c in figures.conditions)
     assert sum(c.wins for c in figures.conditions) == sum(c.losses for c in figures.conditions)

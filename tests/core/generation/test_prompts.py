@@ -169,7 +169,8 @@ def test_variant_modes_and_provenance() -> None:
     assert cot_prompt == render_cot_prompt(
         question="Question", instruction=INSTRUCTION, answer_choices=CHOICES, cot_trigger=TRIGGER
     )
-    assert two_step.extraction_prompt("Question", MOCK_COT, CHOICES).endswith(
+    extraction = two_step.extraction_prompt("Question", MOCK_COT, CHOICES)
+    assert extraction is not None and extraction.endswith(
         "Test mock chain of thought.\nTherefore, among A through D, the answer is"
     )
     one_step = PromptVariant.from_keys(

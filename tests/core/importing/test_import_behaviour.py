@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def _ids(library: Library, collection: str) -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize("source", ["dataset", "mapping"])
 def test_reimport_into_the_same_collection_never_duplicates(tmp_path, source):
     # The mapping has no id column: ids are derived, and must be the same the second time.
-    options = dict(dataset="gsm8k") if source == "dataset" else dict(mapping=QUIZ_MAP, on_error="skip")
+    options: dict[str, Any] = dict(dataset="gsm8k") if source == "dataset" else dict(mapping=QUIZ_MAP, on_error="skip")
     path = GSM8K if source == "dataset" else QUIZ
     library_path = tmp_path / "lib.thoughtdesk"
     with Library.open(library_path) as lib:
@@ -180,6 +181,7 @@ def test_equation_steps_work_out_the_answer(shared, name, folder):
     records whose equation and answer disagree in the original file)."""
     numeric = worked = reached = 0
     for _, sample in load_dataset(name, shared(folder)):
+        assert sample.answer and sample.cot is not None
         try:
             answer = float(sample.answer[0])
         except ValueError:
@@ -202,12 +204,12 @@ def test_equation_steps_work_out_the_answer(shared, name, folder):
 def test_asdiv_division_with_remainder_reads_as_such(shared):
     samples = {s.id: s for _, s in load_dataset("asdiv", shared("asdiv"))}
     assert samples["nluds-0491"].cot == ["We divide 47 by 6 and get 7 with remainder 5."]
-    with_remainder = [s for s in samples.values() if any("remainder" in step for step in s.cot)]
+    with_remainder = [s for s in samples.values() if any("remainder" in step for step in s.cot or [])]
     assert len(with_remainder) >= 150
     assert not any(
         re.search(r"divide \d+ by \d+ and get \d+\.\d+\.$", step)
         for s in with_remainder
-        for step in s.cot
+        for step in s.cot or []
         if "remainder" in step
     )
 
@@ -226,7 +228,7 @@ def test_qed_cot_is_the_sentence_plus_one_sentence_per_equality(shared):
         annotation = record["annotation"]
         selected = (annotation.get("selected_sentence") or {}).get("string", "").strip()
         equalities = [e for e in annotation.get("referential_equalities") or [] if e["sentence_reference"]["string"]]
-        assert len(sample.cot) == bool(selected) + len(equalities), sample.id
+        assert sample.cot is not None and len(sample.cot) == bool(selected) + len(equalities), sample.id
         if selected:
             assert norm(selected) in norm(sample.cot[0])
         for step, equality in zip(sample.cot[bool(selected) :], equalities, strict=False):

@@ -37,13 +37,13 @@ def test_a_condition_absent_from_a_resample_does_not_drag_its_interval_to_zero()
 
 def test_a_pair_judged_again_counts_its_newest_verdicts_once():
     from thoughtdesk.core.judges.analysis import pair_outcomes
+    from thoughtdesk.core.judges.store import VerdictRow
 
-    row = (1, 7, 10, 20, "j", "t", "v", "A", "2026-11-28T10:00:00Z")
     rows = [
-        row,
-        (2, 7, 20, 10, "j", "t", "v", "A", "2026-11-28T10:00:01Z"),  # a flip: inconsistent
-        (3, 7, 20, 10, "j", "t", "v", "B", "2026-11-28T11:00:00Z"),  # judged again (--force): now consistent
-        (4, 7, 30, 40, "j", "t", "v", "tie", "2026-11-28T11:00:00Z"),  # one order only
+        VerdictRow(1, 7, 10, 20, "j", "t", "v", "A", "2026-11-28T10:00:00Z"),
+        VerdictRow(2, 7, 20, 10, "j", "t", "v", "A", "2026-11-28T10:00:01Z"),  # a flip: inconsistent
+        VerdictRow(3, 7, 20, 10, "j", "t", "v", "B", "2026-11-28T11:00:00Z"),  # judged again (--force): consistent
+        VerdictRow(4, 7, 30, 40, "j", "t", "v", "tie", "2026-11-28T11:00:00Z"),  # one order only
     ]
     (outcome,), counts = pair_outcomes(rows)
     assert outcome.consistent and outcome.winner == 10 and outcome.created == "2026-11-28T11:00:00Z"

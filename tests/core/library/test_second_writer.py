@@ -16,6 +16,7 @@ from tests.helpers.paths import FIXTURES
 from tests.helpers.servers import FakeModelServer
 from thoughtdesk.core.generation.runs import (
     ModelSpec,
+    RunProgress,
     RunSpec,
     SampleSelection,
     create_run,
@@ -65,7 +66,7 @@ def test_a_run_waits_for_another_writer_and_finishes(library_path):
         with Library.open(library_path) as lib:
             run_id = create_run(lib, plan_run(lib, spec))
         holder = _hold_the_library(library_path)
-        reports = []
+        reports: list[RunProgress] = []
         started = time.monotonic()
         final = execute_run(library_path, run_id, progress=reports.append)
         holder.wait(timeout=60)

@@ -81,8 +81,8 @@ def test_moved_file_is_missing_then_found_again(registry: ModelRegistry, tmp_pat
 
 
 def test_copy_into_the_models_folder(registry: ModelRegistry, tmp_path: Path):
-    source = write_tiny_gguf(tmp_path / "usb" / "m.gguf") if (tmp_path / "usb").mkdir() is None else None
-    assert source is not None
+    (tmp_path / "usb").mkdir()
+    source = write_tiny_gguf(tmp_path / "usb" / "m.gguf")
     [result] = registry.add(source, copy=True)
     copy = registry.models_dir / "m.gguf"
     assert result.entry.path == str(copy) and result.entry.copied
@@ -208,7 +208,7 @@ def test_changes_made_by_another_process_while_hashing_are_kept(registry: ModelR
     other_process = ModelRegistry(registry.file, registry.models_dir)
     (tmp_path / "b").mkdir()
     elsewhere = write_tiny_gguf(tmp_path / "b" / "new.gguf", template="meanwhile")
-    changed = []
+    changed: list[bool] = []
 
     def meanwhile(_done: int, _total: int, _path: Path) -> None:
         if not changed:

@@ -256,4 +256,6 @@ def test_a_score_stored_again_is_updated_in_place(tmp_path):
         add_score(lib, rid, scorer="s", decay=1.0, result=LossReduction(2.0, 1.9, 10, 10))
         rows = lib.conn.execute("SELECT id, decay, reduction FROM rationale_score ORDER BY decay").fetchall()
         assert rows[0] == (first, 0.9, pytest.approx(1.0)) and len(rows) == 2
-        assert [r.score.reduction for r in rationales(lib, DEMO, scorer="s", decay=0.9)] == [pytest.approx(1.0)]
+        assert [r.score and r.score.reduction for r in rationales(lib, DEMO, scorer="s", decay=0.9)] == [
+            pytest.approx(1.0)
+        ]

@@ -55,7 +55,7 @@ def test_alpha_two_raters_by_hand() -> None:
 #   A:     T     T     F     -     T
 #   B:     T     F     F     T     T
 #   C:     T     -     F     -     F
-THREE = [
+THREE: list[list[bool | None]] = [
     [T, T, F, None, T],
     [T, F, F, T, T],
     [T, None, F, None, F],

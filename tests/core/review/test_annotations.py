@@ -14,6 +14,7 @@ from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
     CLINICAL_SET,
     DEFAULT_SET,
+    AnnotationOp,
     AnnotationStore,
     Label,
     LabelSet,
@@ -28,7 +29,9 @@ class UndoStack:
     """What the Review tab's QUndoStack does with ops, without Qt: push applies, undo reverts."""
 
     def __init__(self, store: AnnotationStore) -> None:
-        self.store, self.done, self.undone = store, [], []
+        self.store = store
+        self.done: list[AnnotationOp] = []
+        self.undone: list[AnnotationOp] = []
 
     def do(self, op):
         self.store.apply(op)
@@ -200,7 +203,8 @@ def test_label_sets_seeded_and_user_sets(lib):
         "Incorrect reading comprehension",
         "Too verbose",
     ]
-    assert default.by_shortcut(4).key == "Too verbose" and default.by_shortcut(9) is None
+    fourth = default.by_shortcut(4)
+    assert fourth is not None and fourth.key == "Too verbose" and default.by_shortcut(9) is None
     clinical = [lb.key for lb in label_set(lib, CLINICAL_SET).labels]
     assert {
         "Unsafe recommendation",

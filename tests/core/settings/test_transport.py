@@ -198,7 +198,7 @@ def test_https_through_a_connect_proxy_trusts_ssl_cert_file(proxy_env, tmp_path)
         timeout=60,
     )
     tls = TlsServer(cert, key)
-    proxy = Proxy(upstream=tls.server_address)
+    proxy = Proxy(upstream=("127.0.0.1", tls.server_address[1]))
     for _ in serve(tls):
         for _ in serve(proxy):
             proxy_env.setenv("HTTPS_PROXY", proxy.url)

@@ -231,7 +231,7 @@ def test_a_split_written_by_another_connection_meanwhile_is_added_not_a_crash(sm
     from thoughtdesk.core.stats import collect
 
     monkeypatch.setattr(collect, "CHUNK", 2)
-    written = []
+    written: list[int] = []
 
     def progress(done: int, total: int) -> None:
         if not written:  # after the first chunk, another process stores a new split

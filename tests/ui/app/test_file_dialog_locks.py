@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog as QtFileDialog
 from PySide6.QtWidgets import QFileSystemModel
 
+from tests.helpers.widgets import child
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.qt import QFileDialog
 
@@ -37,7 +38,7 @@ def list_folder(qtbot, dialog: QtFileDialog, folder: Path) -> None:
     """Show ``dialog`` (Qt's widget dialog) on ``folder`` until its model has listed the files."""
     dialog.setOption(QtFileDialog.Option.DontUseNativeDialog, True)
     dialog.setDirectory(str(folder))
-    model = dialog.findChild(QFileSystemModel)
+    model = child(dialog, QFileSystemModel)
     with qtbot.waitSignal(model.directoryLoaded, timeout=10000):
         dialog.show()
     names = {"library.thoughtdesk", "library.thoughtdesk-wal", "library.thoughtdesk-shm"}

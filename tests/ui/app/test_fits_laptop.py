@@ -266,6 +266,12 @@ def test_the_other_dialogs_fit(window, qtbot, tmp_path):
     at_laptop_size(qtbot, rationales, tmp_path, "rationales-dialog")
     rationales.reject()
 
+    revise = window.generation.open_revise_dialog()
+    assert revise is not None
+    assert_fits(revise, "Generate > Revise from critiques…")
+    at_laptop_size(qtbot, revise, tmp_path, "revise-dialog")
+    revise.reject()
+
     report = window.reports.open_dialog()
     assert report is not None
     assert_fits(report, "File > Export report…")

@@ -52,10 +52,10 @@ def test_a_full_disk_during_an_import_is_a_dialog_and_nothing_half_written(make_
     does), set on every connection the import opens."""
     library = demo_library(tmp_path / "ward.thoughtdesk")
     window = make_window(library)
-    real_open = Library.open.__func__
+    real_open = Library.open  # bound to Library, before the patch
 
     def nearly_full(cls, path, **options):
-        opened = real_open(cls, path, **options)
+        opened = real_open(path, **options)
         pages = opened.conn.execute("PRAGMA page_count").fetchone()[0]
         opened.conn.execute(f"PRAGMA max_page_count = {pages + 1}")
         return opened

@@ -7,7 +7,7 @@ import sys
 
 from thoughtdesk.core.settings import logs, secrets
 from thoughtdesk.ui.app import crash
-from thoughtdesk.ui.qt import QApplication
+from thoughtdesk.ui.qt import QApplication, QMessageBox
 
 
 def _log_text(tmp_path) -> str:
@@ -69,6 +69,7 @@ def test_crash_dialog_names_the_log_file(qtbot, tmp_path):
     shown = [w for w in QApplication.topLevelWidgets() if w.objectName() == "crashDialog" and w.isVisible()]
     assert len(shown) == 1
     box = shown[0]
+    assert isinstance(box, QMessageBox)
     text = box.text()
     assert str(tmp_path / "logs" / "thoughtdesk.log") in text
     assert "ValueError: the answer table broke near sk-[redacted]" in text

@@ -60,8 +60,10 @@ def test_search_narrows_the_table(window, qtbot):
     from thoughtdesk.core.library.reader import load_sample
 
     def words(pk):
-        sample = load_sample(window.library, pk).sample
-        reference = " ".join(step for step in sample.cot if isinstance(step, str))
+        stored = load_sample(window.library, pk)
+        assert stored is not None
+        sample = stored.sample
+        reference = " ".join(step for step in sample.cot or [] if isinstance(step, str))
         generated = " ".join(cot.cot or "" for cot in sample.generated_cot)
         return [w.lower() for w in re.findall(r"\w+", f"{sample.question} {reference} {generated}")]
 

@@ -50,6 +50,7 @@ def test_the_question_names_the_file_and_the_folders_it_would_make(qtbot, tmp_pa
 def test_the_real_dialog_answers_what_was_clicked(qtbot, tmp_path, button, choice):
     def click() -> None:
         box = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "missingLibrary")
+        assert isinstance(box, QMessageBox)
         next(b for b in box.buttons() if b.objectName() == button).click()
 
     QTimer.singleShot(100, click)

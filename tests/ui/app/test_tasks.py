@@ -20,7 +20,7 @@ def test_a_task_whose_owner_was_closed_drops_its_result_quietly(qtbot):
     owner = QWidget()
     release = threading.Event()
     results: list[object] = []
-    running: set[Task[int]] = set()
+    running: set[Task[object]] = set()
     before = running_tasks()
     task = Task(lambda _ctx: release.wait(10) and 42).on_success(results.append).owned_by(owner, running).start()
     assert task in running
@@ -40,7 +40,7 @@ def close_owner_while_the_worker_emits(qtbot, steps: int) -> None:
     results: list[object] = []
     failures: list[BaseException] = []
     progress_after_close: list[int] = []
-    running: set[Task[int]] = set()
+    running: set[Task[object]] = set()
     before = running_tasks()
 
     def work(ctx) -> int:

@@ -14,7 +14,7 @@ HOSTILE = '<b>bold</b> <img src=x> <a href="file:///etc/passwd">link</a> &amp;'
 
 
 def critique(
-    flaw: str = "The CoT says 'x'",
+    flaw: str | None = "The CoT says 'x'",
     *,
     model: str = "DS-13B",
     score: float | None = 2.0,
@@ -109,16 +109,22 @@ def test_long_fields_are_capped_with_show_all_and_unbroken_text_wraps(qtbot):
     assert long_flaw in card.body.toPlainText() and card.show_all.isHidden()
 
 
+def _focused_pk(listing: CritiqueList) -> int | None:
+    focused = listing.focused()
+    assert focused is not None, "no critique has the focus"
+    return focused.pk
+
+
 def test_focus_moves_between_critiques_and_wraps(qtbot):
     listing = CritiqueList(focusable=True)
     qtbot.addWidget(listing)
     listing.show_critiques([critique(pk=1), critique(pk=2), critique(pk=3)])
-    assert listing.focused().pk == 1 and listing.cards[0].property("focused")
+    assert _focused_pk(listing) == 1 and listing.cards[0].property("focused")
     listing.move_focus(+1)
-    assert listing.focused().pk == 2 and not listing.cards[0].property("focused")
+    assert _focused_pk(listing) == 2 and not listing.cards[0].property("focused")
     listing.move_focus(-1)
     listing.move_focus(-1)
-    assert listing.focused().pk == 3
+    assert _focused_pk(listing) == 3
 
 
 def test_without_a_reviewer_every_rating_is_listed(qtbot):

@@ -53,7 +53,7 @@ def critiques(window, qtbot) -> ResultsView:
 
 def test_empty_collection_says_how_to_get_critiques(window, qtbot):
     view = critiques(window, qtbot)
-    assert view.critiques.analysis.n_critiques == 0
+    assert view.critiques.analysis is not None and view.critiques.analysis.n_critiques == 0
     assert view.critiques.pages.currentWidget() is view.critiques.empty
     assert "Generate > Critique" in view.critiques.empty.text() and "DS Critique Bank" in view.critiques.empty.text()
     assert not any(b.isEnabled() for b in view.export_buttons)  # nothing to export
@@ -79,7 +79,10 @@ def test_tables_and_plots_show_the_analysis_and_export(window, qtbot, tmp_path):
     n = seed(window.library.path)
     window.notify_data_changed(DataChanges(annotations=True))
     view = critiques(window, qtbot)
-    qtbot.waitUntil(lambda: view.critiques.analysis.n_critiques == n and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.critiques.analysis is not None and view.critiques.analysis.n_critiques == n and view.is_idle(),
+        timeout=30000,
+    )
     expected = analyse_collection(window.library, window.evaluation.collection_combo.currentText())
     panel = view.critiques
     assert panel.pages.currentIndex() == 0
@@ -111,9 +114,12 @@ def test_tables_and_plots_show_the_analysis_and_export(window, qtbot, tmp_path):
 
 def test_live_update_when_another_connection_writes_critiques(window, qtbot):
     view = critiques(window, qtbot)
-    assert view.critiques.analysis.n_critiques == 0
+    assert view.critiques.analysis is not None and view.critiques.analysis.n_critiques == 0
     n = seed(window.library.path, models=("gpt-4o",))  # another connection: only the poll notices
-    qtbot.waitUntil(lambda: view.critiques.analysis.n_critiques == n and view.is_idle(), timeout=15000)
+    qtbot.waitUntil(
+        lambda: view.critiques.analysis is not None and view.critiques.analysis.n_critiques == n and view.is_idle(),
+        timeout=15000,
+    )
     assert view.critiques.models_model.cells[0][0] == "gpt-4o"
     assert view.critiques.pages.currentIndex() == 0
 
@@ -125,11 +131,22 @@ def test_follows_the_chosen_collection(window, qtbot):
     window.notify_data_changed(DataChanges(collections=True))
     view = critiques(window, qtbot)
     demo = view.collection_combo.currentText()
-    qtbot.waitUntil(lambda: view.critiques.analysis.n_critiques > 0 and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.critiques.analysis is not None and view.critiques.analysis.n_critiques > 0 and view.is_idle(),
+        timeout=30000,
+    )
     view.collection_combo.setCurrentIndex(view.collection_combo.findText("empty one"))
-    qtbot.waitUntil(lambda: view.critiques.analysis.collection == "empty one" and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: (
+            view.critiques.analysis is not None and view.critiques.analysis.collection == "empty one" and view.is_idle()
+        ),
+        timeout=30000,
+    )
     assert view.critiques.pages.currentWidget() is view.critiques.empty
     assert "empty one" in view.critiques.empty.text()
     view.collection_combo.setCurrentIndex(view.collection_combo.findText(demo))
-    qtbot.waitUntil(lambda: view.critiques.analysis.collection == demo and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.critiques.analysis is not None and view.critiques.analysis.collection == demo and view.is_idle(),
+        timeout=30000,
+    )
     assert view.critiques.models_model.rowCount() == 2

@@ -213,6 +213,7 @@ def test_accuracy_vs_tokens_has_a_panel_per_dataset_a_model_legend_and_plain_axe
         points = [item for item in plot.items if isinstance(item, pg.ScatterPlotItem)]
         assert sum(len(item.data) for item in points) == sum(1 for r in rows if r.dataset == dataset)
     legend = widget.legend
+    assert legend is not None
     assert {label.text for _sample, label in legend.items} == {"gpt-4", "llama", "Pareto front"}
     _check_exports(widget, tmp_path, width=900)
 
@@ -277,6 +278,7 @@ def test_long_condition_labels_wrap_under_their_bars_and_the_legend_is_outside_t
             widest = max(metrics.horizontalAdvance(line) for line in label.split("\n"))
             assert widest <= slot, f"{label!r} is {widest} px under a {slot:.0f} px bar slot"
     # The legend sits above the panels, not inside one.
+    assert widget._legend is not None
     legend = widget._legend.sceneBoundingRect()
     for plot in widget._panels.values():
         assert not legend.intersects(plot.getViewBox().sceneBoundingRect())

@@ -69,6 +69,7 @@ def test_compute_fills_table_and_plots_and_exports(window, qtbot, tmp_path):
 def test_cancel_keeps_the_view_usable(window, qtbot):
     view = statistics(window, qtbot)
     task = view.statistics.compute()
+    assert task is not None
     task.cancel()
     qtbot.waitUntil(lambda: view.statistics.is_idle(), timeout=30000)
     assert view.statistics.compute_button.isEnabled()
@@ -89,7 +90,8 @@ def test_hostile_dataset_names_are_plain_text(window, qtbot, tmp_path):
     compute(view, qtbot)
     assert view.statistics.model.cells[0][0] == hostile
     # Axis ticks are drawn by QPainter.drawText (never rich text): the names go there unchanged.
-    assert view.statistics.question_overlap.matrix.units == [hostile]
+    matrix = view.statistics.question_overlap.matrix
+    assert matrix is not None and matrix.units == [hostile]
     assert [r[0] for r in view.statistics.length_plot.rows()] == [hostile]
 
 

@@ -89,6 +89,7 @@ def test_correctness_map_click_opens_the_sample(window, qtbot):
     view.plots.setCurrentIndex(2)
     qtbot.wait(50)
     label = view.correctness_map.sample_ids[1]
+    assert view.snapshot is not None
     pk = view.snapshot.result.sample_pks[label]
     with qtbot.waitSignal(window.sample_selected, timeout=5000, check_params_cb=lambda key: key == pk):
         _click_cell(qtbot, view, 0, 1)
@@ -101,14 +102,20 @@ def test_correctness_map_click_opens_the_sample(window, qtbot):
 def test_rescore_button_runs_in_background_and_redraws(window, qtbot):
     view = results(window, qtbot)
     assert view.rescore_current() is not None  # a small collection may finish before we could wait
-    qtbot.waitUntil(lambda: view.snapshot.result.source == "thoughtdesk" and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.snapshot is not None and view.snapshot.result.source == "thoughtdesk" and view.is_idle(),
+        timeout=30000,
+    )
     scored = window.library.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0]
-    assert scored == view.snapshot.result.scored_by_thoughtdesk == 33
+    assert view.snapshot is not None and scored == view.snapshot.result.scored_by_thoughtdesk == 33
     # Restore imported: ThoughtDesk's verdicts are cleared and the file's correctness is back.
     view.restore_button.click()
-    qtbot.waitUntil(lambda: view.snapshot.result.source != "thoughtdesk" and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.snapshot is not None and view.snapshot.result.source != "thoughtdesk" and view.is_idle(),
+        timeout=30000,
+    )
     left = window.library.conn.execute("SELECT count(*) FROM answer WHERE td_outcome IS NOT NULL").fetchone()[0]
-    assert left == 0 and view.snapshot.result.scored_by_thoughtdesk == 0
+    assert left == 0 and view.snapshot is not None and view.snapshot.result.scored_by_thoughtdesk == 0
     assert "restored to the imported correctness" in window.statusBar().currentMessage()
 
 
@@ -120,7 +127,10 @@ def test_pairwise_comparison_of_two_chosen_conditions(window, qtbot, shared):
         window.notify_data_changed(DataChanges.imported())
     window.samples.tree.select_collection("ts")
     view = results(window, qtbot)
-    qtbot.waitUntil(lambda: view.snapshot.collection == "ts" and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.snapshot is not None and view.snapshot.collection == "ts" and view.is_idle(), timeout=30000
+    )
+    assert view.snapshot is not None
     keys = [r.key for r in view.snapshot.result.rows if r.dataset == "med_qa"]
     view.plots.setCurrentIndex(3)
     with qtbot.waitSignal(
@@ -177,7 +187,10 @@ def test_names_from_data_stay_plain_text(window, qtbot, tmp_path):
         window.notify_data_changed(DataChanges.imported())
     window.samples.tree.select_collection("<i>markup</i>")
     view = results(window, qtbot)
-    qtbot.waitUntil(lambda: view.snapshot.collection == "<i>markup</i>" and view.is_idle(), timeout=30000)
+    qtbot.waitUntil(
+        lambda: view.snapshot is not None and view.snapshot.collection == "<i>markup</i>" and view.is_idle(),
+        timeout=30000,
+    )
     assert view.table.model().index(0, 0).data() == "<b>bold</b>"
     assert view.status.textFormat() == Qt.TextFormat.PlainText
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.generation.fragment_store import FragmentStore, default_user_fragments_path
-from thoughtdesk.core.generation.fragments import FragmentLibrary
+from thoughtdesk.core.generation.fragments import ALL_KINDS, FragmentLibrary
 from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
 from thoughtdesk.ui.qt import Qt
 
@@ -24,6 +24,12 @@ def open_editor(qtbot, path: Path) -> FragmentEditor:
     editor.resize(1000, 600)
     editor.show()
     return editor
+
+
+def current_key(editor: FragmentEditor) -> str:
+    fragment = editor.current_fragment()
+    assert fragment is not None, "no fragment is selected"
+    return fragment.key
 
 
 @pytest.fixture
@@ -50,8 +56,9 @@ def test_lists_builtin_fragments_by_kind(qtbot, user_file):
         "Pairwise judge prompts",
         "Pairwise judge system texts",
     ]
-    for kind, model in editor.models.items():
-        assert model.rowCount() == len(builtin.of_kind(kind)) > 0
+    assert set(editor.models) == set(ALL_KINDS)
+    for kind in ALL_KINDS:
+        assert editor.models[kind].rowCount() == len(builtin.of_kind(kind)) > 0
     assert editor.select("cot_trigger", "kojima-01")
     assert editor.text_edit.toPlainText() == "Answer: Let's think step by step."
     assert "Kojima" in editor.citation_edit.text()
@@ -67,7 +74,7 @@ def test_add_edit_duplicate_delete_undo_and_restart(qtbot, user_file):
     added = editor.add_new()
     assert added is not None and added.kind == "cot_trigger"
     assert editor.models["cot_trigger"].rowCount() == before + 1
-    assert editor.current_fragment().key == added.key
+    assert current_key(editor) == added.key
 
     editor.key_edit.setText("my-trigger")
     editor.text_edit.setPlainText("Answer: Let's check {each} <b>option</b>.")
@@ -79,7 +86,7 @@ def test_add_edit_duplicate_delete_undo_and_restart(qtbot, user_file):
     assert ("cot_trigger", added.key) not in editor.library
 
     copy = editor.duplicate_current()
-    assert copy.key == "my-trigger-copy" and copy.text == edited.text
+    assert copy is not None and copy.key == "my-trigger-copy" and copy.text == edited.text
     assert editor.models["cot_trigger"].rowCount() == before + 2
 
     editor.select("cot_trigger", "kojima-01")
@@ -93,7 +100,7 @@ def test_add_edit_duplicate_delete_undo_and_restart(qtbot, user_file):
 
     editor.undo_stack.undo()  # the delete
     assert ("cot_trigger", "kojima-01") in editor.library
-    assert editor.current_fragment().key == "kojima-01"
+    assert current_key(editor) == "kojima-01"
     editor.undo_stack.undo()  # the duplicate
     assert ("cot_trigger", "my-trigger-copy") not in editor.library
     editor.undo_stack.redo()
@@ -145,6 +152,7 @@ def test_invalid_edits_show_an_error_and_change_nothing(qtbot, user_file):
 def test_import_thoughtsource_fragments_file(qtbot, user_file):
     editor = open_editor(qtbot, user_file)
     report = editor.import_file(GEN_UI / "thoughtsource_fragments.json")
+    assert report is not None
     assert {f.key for f in report.added} == {"lab-01", "lab-trigger-01"}
     assert report.unchanged == 3  # qa-01, kojima-01, kojima-A-D match the built-in texts
     assert [f.key for f in report.conflicts] == ["td-letter"]
@@ -154,9 +162,11 @@ def test_import_thoughtsource_fragments_file(qtbot, user_file):
     # Shown literally in the table (an item view draws plain text).
     model = editor.models["instruction"]
     row = model.row_of("lab-01")
+    assert row is not None
     assert "<b>step-by-step</b>" in model.data(model.index(row, 1))
 
     replaced = editor.import_file(GEN_UI / "thoughtsource_fragments.json", replace_conflicts=True)
+    assert replaced is not None
     assert [f.key for f in replaced.replaced] == ["td-letter"]
     editor.undo_stack.undo()
     editor.undo_stack.undo()

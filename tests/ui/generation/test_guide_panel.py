@@ -3,7 +3,9 @@ helper models it needs asked for in words, the scoring note, and the dialog stil
 
 from __future__ import annotations
 
+from tests.helpers.widgets import child
 from tests.ui.generation.test_planner import add_model, open_planner, wait_plan
+from thoughtdesk.ui.qt import QLabel, QScrollArea
 
 
 def test_guide_tab_plans_guided_cots_and_names_what_is_missing(generation, qtbot, tmp_path):
@@ -11,7 +13,7 @@ def test_guide_tab_plans_guided_cots_and_names_what_is_missing(generation, qtbot
     add_model(planner)
     wait_plan(qtbot, planner)
     guide = planner.guide
-    assert "log-probs of given text" in guide.findChild(type(planner.summary), "guideScoringNote").text()
+    assert "log-probs of given text" in child(guide, QLabel, "guideScoringNote").text()
     guide.method.setCurrentIndex(guide.method.findData("rationalyst"))
     form = guide.rationale_form
     form.provider.setCurrentIndex(form.provider.findData("openai"))
@@ -35,12 +37,20 @@ def test_guide_tab_plans_guided_cots_and_names_what_is_missing(generation, qtbot
     assert "<BOT>" in planner.preview.toPlainText()
     guide.method.setCurrentIndex(guide.method.findData("process"))
     qtbot.waitUntil(
-        lambda: "a model name" in planner.summary.text() or planner.plan.spec.guide.method == "process", timeout=5000
+        lambda: (
+            "a model name" in planner.summary.text()
+            or (
+                planner.plan is not None
+                and planner.plan.spec.guide is not None
+                and planner.plan.spec.guide.method == "process"
+            )
+        ),
+        timeout=5000,
     )
     guide.method.setCurrentIndex(guide.method.findData("stepwise"))
     plan = wait_plan(qtbot, planner, 3)
     assert plan.spec.guide.label == "stepwise" and not guide.candidates.isEnabled()
-    scroll = planner.findChild(type(guide.helpers.widget(0)), "guideScroll")
+    scroll = child(planner, QScrollArea, "guideScroll")
     planner.tabs.setCurrentIndex(planner.tabs.indexOf(scroll))
     # The Guide tab scrolls: it never makes the dialog larger than the other tabs do (the
     # "Samples and prompts" tab alone asks for ~1060 px of the planner's width).
@@ -79,7 +89,7 @@ def test_guide_tab_shows_a_local_scorers_memory_and_flags_one_that_cannot_score(
     add_model(planner)
     guide = planner.guide
     _rationalyst(planner, "llamacpp", gguf_path=str(gguf_model), n_ctx=512)
-    status = guide.findChild(type(planner.summary), "guideScorerStatus")
+    status = child(guide, QLabel, "guideScorerStatus")
     qtbot.waitUntil(lambda: "GB more memory" in status.text(), timeout=30000)
     assert status.text().startswith("Scorer: llamacpp:") and "logits of 512 positions x 262,144" in status.text()
     assert status.styleSheet() == ""
@@ -89,7 +99,7 @@ def test_guide_tab_shows_a_local_scorers_memory_and_flags_one_that_cannot_score(
     assert planner.start_button.isEnabled()
     guide.rationale_form.n_ctx.setValue(1024)  # the memory follows the context size
     qtbot.waitUntil(lambda: "1,024 positions" in status.text(), timeout=30000)
-    scroll = planner.findChild(type(guide.helpers.widget(0)), "guideScroll")
+    scroll = child(planner, QScrollArea, "guideScroll")
     planner.tabs.setCurrentIndex(planner.tabs.indexOf(scroll))
     planner.show()
     planner.resize(1366, 740)  # a 1366 x 768 screen less the title bar

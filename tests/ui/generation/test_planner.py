@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.widgets import cell
 from tests.ui.generation.conftest import COLLECTION
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
 from thoughtdesk.ui.generation.planner import KEY_ROLE, RunPlannerDialog
@@ -81,8 +82,8 @@ def test_cost_uses_the_editable_price_table(generation, qtbot):
     editor = planner.price_editor
     editor.add_row()
     row = editor.grid.rowCount() - 1
-    editor.grid.item(row, 1).setText("my-hosted-model")
-    editor.grid.item(row, 2).setText("1000000")  # $1 per prompt token: easy to check
+    cell(editor.grid, row, 1).setText("my-hosted-model")
+    cell(editor.grid, row, 2).setText("1000000")  # $1 per prompt token: easy to check
     plan = wait_plan(qtbot, planner)
     assert plan.estimated_cost is not None and plan.estimated_cost >= plan.estimated_prompt_tokens
     assert generation.price_path.exists()  # the edit was saved for the next planner
@@ -291,7 +292,7 @@ def test_one_temperature_range_for_the_planner_and_the_cli(generation, qtbot):
     for command in sub_commands(build_parser()):
         for action in command._actions:
             if action.dest in ("temperature", "step_temperature"):
-                assert action.type("2") == 2.0, command.prog
+                assert callable(action.type) and action.type("2") == 2.0, command.prog
                 with pytest.raises(Exception, match="out of range"):
                     action.type("2.5")
 

@@ -4,6 +4,7 @@ cell laid out a megabyte on the GUI thread)."""
 
 from __future__ import annotations
 
+from tests.helpers.widgets import cell
 from thoughtdesk.core.generation.runs import RequestRow
 from thoughtdesk.ui.generation.run_output import CELL_CHARS, FailedRequests
 from thoughtdesk.ui.widgets.labels import plain_label
@@ -23,8 +24,8 @@ def test_failed_request_cells_reveal_invisible_characters_and_cut_long_bodies(qt
     table = FailedRequests()
     qtbot.addWidget(table)
     table.show_rows([failed("HTTP 500: " + "<html>" + "x" * 1_000_000)])
-    assert table.item(0, 2).text() == "m<U+202E>odel"
-    error = table.item(0, table.columnCount() - 1).text()
+    assert cell(table, 0, 2).text() == "m<U+202E>odel"
+    error = cell(table, 0, table.columnCount() - 1).text()
     assert error.startswith("HTTP 500: <html>xxx") and len(error) < CELL_CHARS + 50
     assert error.endswith(f"({1_000_016 - CELL_CHARS:,} more characters)")
 

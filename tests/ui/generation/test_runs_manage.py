@@ -78,7 +78,7 @@ def test_the_planner_refuses_a_model_its_server_does_not_have(window, generation
 
 def test_a_run_whose_model_is_not_found_offers_to_delete_it(window, generation, qtbot, tmp_path):
     from tests.helpers.servers import FakeModelServer
-    from thoughtdesk.ui.qt import QApplication
+    from thoughtdesk.ui.qt import QApplication, QMessageBox
 
     with FakeModelServer(models=("served",), list_models=False) as server:
         typo = ModelSpec("openai", "typo", base_url=server.base_url)
@@ -92,6 +92,7 @@ def test_a_run_whose_model_is_not_found_offers_to_delete_it(window, generation, 
     assert "model 'typo' was not found" in text and "cannot be resumed with another model" in text
     assert "Start / Resume sends" not in text  # resuming cannot fix it
     offer = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "emptyRunOffer" and w.isVisible())
+    assert isinstance(offer, QMessageBox)
     assert "cannot be resumed" in offer.text() and "start a new run with the right model name" in offer.text()
     window.show_tab(panel)
     save_screenshot(offer, tmp_path, "empty-run-offer")

@@ -38,6 +38,13 @@ def cell(panel, run_id: int, column: str) -> str | None:
     return panel.model.data(panel.model.index(row, RUN_COLUMNS.index(column)))
 
 
+def shown_cell(panel, run_id: int, column: str) -> str:
+    """The text of a run's cell, which the run list shows by now."""
+    text = cell(panel, run_id, column)
+    assert text is not None, f"run {run_id} is not listed"
+    return text
+
+
 def test_run_from_planner_completes_and_shows_in_runs_panel(window, generation, qtbot, llama_server):
     store_api_key("openai", SERVER_KEY, llama_server.base_url)
     panel = generation.runs_panel
@@ -50,7 +57,7 @@ def test_run_from_planner_completes_and_shows_in_runs_panel(window, generation, 
     qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "done", timeout=10000)
     assert cell(panel, run_id, "Progress") == "6 / 6"  # 3 samples x (CoT + extraction)
     assert cell(panel, run_id, "Done") == "6" and cell(panel, run_id, "Failed") == "0"
-    assert int(cell(panel, run_id, "Tokens").replace(",", "")) > 0
+    assert int(shown_cell(panel, run_id, "Tokens").replace(",", "")) > 0
     assert changes, "other views were told that CoTs arrived"
     with Library.open(window.library.path) as lib:
         assert run_info(lib, run_id).done == 6
@@ -74,7 +81,7 @@ def test_pause_resume_cancel_and_resume_to_the_end(window, generation, qtbot, ll
     paused_done = live().done
     qtbot.wait(1500)
     assert live().done == paused_done, "nothing is sent while paused"
-    assert "paused" in cell(panel, run_id, "Status")
+    assert "paused" in shown_cell(panel, run_id, "Status")
     assert panel.start_button.isEnabled() and not panel.pause_button.isEnabled()
 
     panel.start_button.click()  # resume the paused worker
@@ -91,7 +98,7 @@ def test_pause_resume_cancel_and_resume_to_the_end(window, generation, qtbot, ll
         panel.cancel_button.click()
     assert not worker.isRunning()
     qtbot.waitUntil(lambda: cell(panel, run_id, "Status") == "cancelled", timeout=10000)
-    remaining = int(cell(panel, run_id, "Remaining"))
+    remaining = int(shown_cell(panel, run_id, "Remaining"))
     assert remaining > 0
 
     panel.select_run(run_id)
@@ -128,6 +135,7 @@ def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
     assert titles == [
         "&Plan a run…",
         "&Critique…",
+        "Re&vise from critiques…",
         "&Judge pairs…",
         "Mine &rationales…",
         "&Fragments…",

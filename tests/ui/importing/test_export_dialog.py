@@ -18,7 +18,7 @@ from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.importing.export_dialog import EXPORT_FORMATS, ExportDialog, ExportRequest, parse_labels
 from thoughtdesk.ui.importing.mapping_dialog import MappingDialog
-from thoughtdesk.ui.qt import QDialog, QFileDialog, QMessageBox, QRunnable, QThreadPool
+from thoughtdesk.ui.qt import QDialog, QFileDialog, QMessageBox, QRunnable, QStandardItemModel, QThreadPool
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_each_format_writes_what_the_cli_writes(window, qtbot, monkeypatch, tmp_
     count = export_flat(window.library, "edge", expected, fmt)
     assert message.startswith(f"{count} ") and f"of 'edge' written to {out}" in message
     if fmt == "parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped,unused-ignore]  # optional, and untyped when installed
 
         assert pq.read_table(out).equals(pq.read_table(expected))
     else:
@@ -252,9 +252,11 @@ def test_without_pyarrow_parquet_is_offered_disabled_with_what_to_install(qtbot,
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
     dialog = ExportDialog("edge")
     qtbot.addWidget(dialog)
-    item = dialog.format_combo.model().item(dialog.format_combo.findData("parquet"))
+    formats = dialog.format_combo.model()
+    assert isinstance(formats, QStandardItemModel)
+    item = formats.item(dialog.format_combo.findData("parquet"))
     assert not item.isEnabled() and "pip install 'thoughtdesk[parquet]'" in item.toolTip()
-    assert dialog.format_combo.model().item(dialog.format_combo.findData("samples-csv")).isEnabled()
+    assert formats.item(dialog.format_combo.findData("samples-csv")).isEnabled()
 
 
 @pytest.mark.parametrize("fmt", ["samples-csv", "parquet"])
@@ -270,3 +272,12 @@ def test_a_folder_that_is_gone_is_a_one_line_message(window, qtbot, monkeypatch,
     assert text.startswith(f"the folder {target.parent} does not exist") and "create the folder first" in text
     assert "space" not in text and "Traceback" not in text and "\n" not in text
     assert not target.parent.exists()
+
+
+def test_a_thoughtsource_export_names_its_side_file(window, qtbot, monkeypatch, tmp_path):
+    # The edge collection has keys outside ThoughtSource's schema: they go to a side file the
+    # user must keep beside the export, so the message names it, as the command line does.
+    out = tmp_path / "edge.json"
+    message = export_through_the_dialog(window, qtbot, monkeypatch, "thoughtsource", out)
+    assert (tmp_path / "edge.thoughtdesk-extras.jsonl").is_file()
+    assert "in edge.thoughtdesk-extras.jsonl beside it" in message and f"written to {out}" in message

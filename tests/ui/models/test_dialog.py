@@ -34,6 +34,8 @@ def test_add_a_folder_select_and_remove(qtbot, tmp_path: Path):
     assert cells[:6] == ["beta", "ok", "llama", "Q4_K_M", "0M", "4,096"]
     assert cells[7] in {"fits", "tight", "does not fit"}
     assert "thinks" in dialog.details.text() and "--model llamacpp:beta" in dialog.details.text()
+    qtbot.waitUntil(lambda: dialog.gpu is not None, timeout=30000)  # checked in the background
+    assert "\nGPU: " in dialog.details.text() and "GPU: checking…" not in dialog.details.text()
     before = dialog.details.text()
     dialog.n_ctx.setValue(8192)
     assert "8,192 tokens" in dialog.details.text() and dialog.details.text() != before

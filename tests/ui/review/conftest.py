@@ -15,6 +15,7 @@ from tests.helpers.window import close_window, open_window
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationStore, CotReview
+from thoughtdesk.ui.review.view import ReviewView
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 
 COLLECTION_FILE = FIXTURES / "review_ui" / "review_collection.json"
@@ -27,6 +28,12 @@ def make_library(path: Path) -> Path:
     with Library.open(path) as library:
         import_thoughtsource(library, COLLECTION_FILE, collection=COLLECTION)
     return path
+
+
+def shown_pk(view: ReviewView) -> int:
+    """The primary key of the sample the review view shows."""
+    assert view.stored is not None, "the review view shows no sample"
+    return view.stored.pk
 
 
 class Session:

@@ -102,6 +102,7 @@ def main() -> int:
     key(Qt.Key.Key_3, Qt.KeyboardModifier.AltModifier)
     panel = view.compare.panels[generated[0]]
     text = panel.cot.text
+    assert isinstance(text, str)
     sentence_end = text.find(".", 40)
     if sentence_end > 0:
         panel.select_range(max(0, text.rfind(".", 0, sentence_end) + 1), sentence_end + 1)

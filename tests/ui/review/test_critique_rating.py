@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
+from tests.helpers.widgets import content
 from tests.ui.review.conftest import REVIEWER, Session
 from thoughtdesk.core.critiques import (
     DIMENSIONS,
@@ -219,7 +220,7 @@ def test_screenshots_at_1366x768_fit(qtbot, library_path, tmp_path) -> None:
         window.tabs.setCurrentWidget(window.samples)
         qtbot.wait(50)
         detail = window.samples.detail
-        assert detail.widget().minimumSizeHint().width() <= detail.viewport().width()
+        assert content(detail).minimumSizeHint().width() <= detail.viewport().width()
         save_screenshot(window, tmp_path, "samples-critiques")
     finally:
         session.close()

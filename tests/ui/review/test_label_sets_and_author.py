@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from tests.helpers.widgets import cell
 from tests.ui.review.conftest import REVIEWER, Session
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import label_set, label_sets
@@ -16,7 +17,7 @@ def _menu_action(session, text: str):
 
 
 def _set_cell(dialog: LabelSetEditor, row: int, column: int, text: str) -> None:
-    dialog.table.item(row, column).setText(text)
+    cell(dialog.table, row, column).setText(text)
 
 
 def test_a_copy_of_the_default_set_with_a_new_label_is_used_by_the_keys(session, qtbot) -> None:
@@ -121,6 +122,7 @@ def test_label_sets_survive_a_restart(qtbot, library_path) -> None:
     first.close()
     second = Session(qtbot, library_path)
     try:
+        assert second.view.label_set is not None
         assert second.view.label_set.name == "Clinical (my copy)"  # remembered in the settings
         names = [lb.name for lb in second.view.label_set.labels]
         assert names == [

@@ -5,6 +5,7 @@ diff folded away until asked for. Screenshot: ``review-laptop.png`` in the test'
 from __future__ import annotations
 
 from tests.helpers.screenshots import save_screenshot
+from tests.helpers.widgets import child
 from tests.helpers.window import close_window, open_window
 from tests.ui.review.conftest import make_library
 from thoughtdesk.core.library.store import Library
@@ -50,7 +51,7 @@ def test_question_gold_three_cots_and_the_panel_fit_without_scrolling(qtbot, tmp
         assert not compare.word_diff_shown()
 
         # The annotation panel needs no scrolling.
-        scroll = window.findChild(QScrollArea, "annotationScroll")
+        scroll = child(window, QScrollArea, "annotationScroll")
         assert scroll.verticalScrollBar().maximum() == 0, "the annotation panel needs scrolling"
         assert isinstance(scroll.widget(), QWidget)
     finally:

@@ -18,7 +18,7 @@ from tests.helpers.libraries import (
     long_text_library,
 )
 from tests.helpers.shown_text import shown_chars, shown_texts
-from tests.ui.review.conftest import Session
+from tests.ui.review.conftest import Session, shown_pk
 from thoughtdesk.core.critiques.store import VIEW_RAW_CHARS
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, capped_steps
 from thoughtdesk.ui.review.compare.diff_pane import DIFF_CHARS
@@ -38,7 +38,7 @@ def test_a_10mb_question_and_a_1mb_unbroken_cot_open_in_review(qtbot, tmp_path) 
         view.grab()
         assert time.perf_counter() - started < 10.0  # the tab stayed frozen past 280 s before
         started = time.perf_counter()
-        view.show_sample(view.stored.pk)
+        view.show_sample(shown_pk(view))
         view.compare.paint_all()
         view.grab()
         assert time.perf_counter() - started < 2.0  # the benchmark holds the 200 ms target
@@ -108,7 +108,7 @@ def test_beyond_the_limit_there_is_no_highlighting_and_the_view_says_so(qtbot) -
     view.set_cots([CotView(id=str(i), text=prose(per_cot, i)) for i in range(16)])
     assert view.highlight_note.startswith("no highlighting:")
     assert view.groups_label.text() == view.highlight_note
-    assert not view.alignment.groups
+    assert view.alignment is not None and not view.alignment.groups
 
 
 def test_long_word_diffs_run_in_a_worker_and_too_long_ones_not_at_all(qtbot) -> None:
@@ -192,6 +192,7 @@ def test_a_show_reads_annotations_once_others_comments_and_critique_texts_bounde
     try:
         view = session.view
         statements: list[str] = []
+        assert view.library is not None
         view.library.conn.set_trace_callback(statements.append)
         for field, kind, chars in cases:
             statements.clear()
@@ -211,5 +212,6 @@ def test_a_show_reads_annotations_once_others_comments_and_critique_texts_bounde
         whole = [replace(note, value=field_text("plain", 200_000)) for note in theirs]
         assert others_text(theirs, REVIEWER) == others_text(whole, REVIEWER)
     finally:
-        view.library.conn.set_trace_callback(None)
+        if view.library is not None:
+            view.library.conn.set_trace_callback(None)
         session.close()

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit
 
 from tests.helpers.window import last_message
-from tests.ui.review.conftest import COLLECTION, REVIEWER, Session
+from tests.ui.review.conftest import COLLECTION, REVIEWER, Session, shown_pk
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import QueueFilter, blind_order
 
@@ -31,7 +31,7 @@ def mark_backgrounds(text_view) -> dict[str, str]:
 def test_span_labels_survive_a_restart(qtbot, library_path) -> None:
     first = Session(qtbot, library_path)
     view = first.view
-    sample_pk = view.stored.pk
+    sample_pk = shown_pk(view)
     panel = view.compare.panels[view.compare.current_index()]
     start = panel.cot.text.index("consolidation")
     panel.select_range(start, start + len("consolidation"))
@@ -42,7 +42,7 @@ def test_span_labels_survive_a_restart(qtbot, library_path) -> None:
 
     second = Session(qtbot, library_path)
     view = second.view
-    if view.stored.pk != sample_pk:
+    if shown_pk(view) != sample_pk:
         view.show_sample(sample_pk)
     index = view.cot_pks.index(cot_pk)
     view.compare.set_current(index)
@@ -76,7 +76,7 @@ def test_blind_mode_hides_models_and_uses_the_reviewers_order(session) -> None:
     assert not any("kojima" in text or "zhou" in text for text in texts)  # prompt identity hidden too
     assert not view.compare.model_filter.isVisibleTo(view)
     generated = [pk for pk in view.cot_pks if pk is not None]
-    assert generated == blind_order(generated, REVIEWER, view.stored.pk)
+    assert generated == blind_order(generated, REVIEWER, shown_pk(view))
     titles = [p.title.text() for p in view.compare.panels[1:]]
     assert titles == ["CoT 1", "CoT 2", "CoT 3"]
     # Annotating in blind mode writes to the right CoT (the current one stays current on switching).
@@ -95,32 +95,33 @@ def test_queue_progress_and_resume_after_restart(qtbot, library_path) -> None:
     queue = first.controller.create_queue(
         "MedQA errors", COLLECTION, QueueFilter(dataset="med_qa", has_incorrect=True), size=3, seed=11
     )
+    assert queue is not None
     view = first.view
     with Library.open(library_path) as library:
         rows = dict(library.conn.execute("SELECT id, dataset FROM sample").fetchall())
         incorrect = {r[0] for r in library.conn.execute("SELECT id FROM sample WHERE n_incorrect > 0")}
     assert len(queue.sample_pks) == 3 and all(rows[pk] == "med_qa" and pk in incorrect for pk in queue.sample_pks)
-    assert view.stored.pk == queue.sample_pks[0]
+    assert shown_pk(view) == queue.sample_pks[0]
     assert view.progress.text() == "Queue “MedQA errors”: sample 1 of 3 · 0 / 3 done"
     first.key(Qt.Key.Key_1)
     first.key(Qt.Key.Key_N)
-    assert view.stored.pk == queue.sample_pks[1]
+    assert shown_pk(view) == queue.sample_pks[1]
     assert view.progress.text() == "Queue “MedQA errors”: sample 2 of 3 · 1 / 3 done"
     # Choosing a sample outside the queue in the Samples tab does not leave the queue.
     outside = next(pk for pk in rows if pk not in queue.sample_pks)
     first.window.sample_selected.emit(outside)
-    assert view.stored.pk == queue.sample_pks[1]
+    assert shown_pk(view) == queue.sample_pks[1]
     first.close()
 
     second = Session(qtbot, library_path)  # a restart: the queue resumes where it was left
     view = second.view
-    qtbot.waitUntil(lambda: view.queue is not None and view.stored.pk == queue.sample_pks[1], timeout=5000)
+    qtbot.waitUntil(lambda: view.queue is not None and shown_pk(view) == queue.sample_pks[1], timeout=5000)
     assert view.progress.text() == "Queue “MedQA errors”: sample 2 of 3 · 1 / 3 done"
     second.key(Qt.Key.Key_N)
     second.key(Qt.Key.Key_N)
     assert view.progress.text() == "Queue “MedQA errors”: sample 3 of 3 · 3 / 3 done"
     second.key(Qt.Key.Key_P)
-    assert view.stored.pk == queue.sample_pks[1]
+    assert shown_pk(view) == queue.sample_pks[1]
     second.controller.leave_queue()
     assert not view.progress.isVisible() and view.queue is None
     second.close()

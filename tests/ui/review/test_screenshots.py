@@ -72,6 +72,7 @@ def span_fragments(text_view) -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_review_tab_screenshot(qtbot, library_path, tmp_path, theme) -> None:
     app = QApplication.instance()
+    assert isinstance(app, QApplication)
     light = QPalette(app.palette())
     if theme == "dark":
         # A dark desktop theme is in place before the window opens (the main window's style

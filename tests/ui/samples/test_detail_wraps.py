@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from tests.helpers.widgets import child, content
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.library.store import Library
@@ -51,7 +52,7 @@ def test_the_detail_pane_wraps_no_break_spaces_and_long_tokens(qtbot, tmp_path):
         import_thoughtsource(lib, source, collection="MedMCQA")
         pk = lib.conn.execute("SELECT id FROM sample").fetchone()[0]
         stored = load_sample(lib, pk)
-    assert stored.sample.question == QUESTION  # the library keeps the no-break spaces
+    assert stored is not None and stored.sample.question == QUESTION  # the library keeps the no-break spaces
 
     detail = SampleDetail()
     qtbot.addWidget(detail)
@@ -61,8 +62,8 @@ def test_the_detail_pane_wraps_no_break_spaces_and_long_tokens(qtbot, tmp_path):
     qtbot.wait(50)
     assert detail.horizontalScrollBar().maximum() == 0
     viewport = detail.viewport().width()
-    for label in detail.widget().findChildren(QLabel):
+    for label in content(detail).findChildren(QLabel):
         assert label.width() <= viewport, f"{label.objectName()} is {label.width()} px in a {viewport} px pane"
-    question = detail.widget().findChild(QLabel, "question")
+    question = child(content(detail), QLabel, "question")
     assert question.text() == QUESTION.replace(NBSP, " ")
     assert question.height() > 2 * question.fontMetrics().lineSpacing()  # wrapped over lines

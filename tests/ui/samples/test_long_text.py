@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from tests.helpers.libraries import FIELDS, field_library, field_sample_id, long_text_library
 from tests.helpers.shown_text import shown_texts
+from tests.helpers.widgets import child, content
 from tests.helpers.window import close_window, open_window
 from thoughtdesk.core.critiques.store import critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.library.queries import CELL_CHARS, SampleFilter, sample_keys, sample_rows
@@ -52,11 +53,11 @@ def test_a_huge_sample_opens_capped_with_show_all_and_the_window_keeps_its_size(
         detail.grab()
         assert time.perf_counter() - started < 2.0
 
-        question = detail.widget().findChild(LongText, "question")
+        question = child(content(detail), LongText, "question")
         assert question is not None
         assert question.shown_text() == "Q" * DISPLAY_CHARS
         assert question.more.text() == more_text(QUESTION - DISPLAY_CHARS)
-        cot = detail.widget().findChild(LongText, "cotText")
+        cot = child(content(detail), LongText, "cotText")
         assert cot is not None and cot.hidden_chars == COT - DISPLAY_CHARS
         # Wrapped anywhere: nothing widens the pane or the window.
         assert detail.horizontalScrollBar().maximum() == 0
@@ -103,7 +104,7 @@ def test_a_huge_field_lays_out_a_bounded_text_with_its_bidi_controls_shown(qtbot
         critiques = critiques_for_cots(library, stored.cot_pks)
         ratings = explanation_ratings_for_cots(library, stored.cot_pks)
     detail.show_sample(stored, critiques, ratings)
-    body = detail.widget()
+    body = content(detail)
     texts = shown_texts(body)
     assert sum(map(len, texts)) <= DETAIL_CHARS  # 2 MB of it before (6.7 MB shown)
     assert len(body.findChildren(QWidget)) <= DETAIL_WIDGETS
@@ -119,12 +120,12 @@ def test_many_reference_steps_are_one_capped_text_and_show_all_brings_them_all(q
     detail.show()
     with Library.open(path) as library:
         stored = load_sample(library, pks[field_sample_id("steps", "invisible", FIELD_CHARS)])
-    assert stored is not None and len(stored.sample.cot) == FIELD_CHARS // 100
+    assert stored is not None and stored.sample.cot is not None and len(stored.sample.cot) == FIELD_CHARS // 100
     detail.show_sample(stored)
-    body = detail.widget()
+    body = content(detail)
     assert body.findChildren(QLabel, "referenceStep") == []
-    steps = body.findChild(LongText, "referenceSteps")
-    assert steps is not None and steps.shown_text().startswith("1. <U+202E>ab")
+    steps = child(body, LongText, "referenceSteps")
+    assert steps.shown_text().startswith("1. <U+202E>ab")
     assert steps.hidden_chars == len(numbered_steps(stored.sample.cot)) - steps._shown
     qtbot.mouseClick(steps.more, Qt.MouseButton.LeftButton)
     dialog = steps.dialog
@@ -143,7 +144,7 @@ def test_a_huge_context_is_capped_and_show_all_brings_it_whole(qtbot, every_fiel
         stored = load_sample(library, pks[field_sample_id("context", "invisible", FIELD_CHARS)])
     assert stored is not None
     detail.show_sample(stored)
-    box = detail.widget().findChild(PlainTextBox)
+    box = child(content(detail), PlainTextBox)
     assert box is not None and box.view.objectName() == "context"
     assert box.view.document().characterCount() <= DISPLAY_CHARS + 1
     qtbot.mouseClick(box.more, Qt.MouseButton.LeftButton)
@@ -166,13 +167,14 @@ def test_huge_comments_are_read_cut_and_show_all_reads_them_whole(qtbot, tmp_pat
     try:
         tab: SamplesTab = window.samples
         library = window.library
+        assert library is not None
         stored = tab.read_sample(library, pks[field_sample_id("comment", "invisible", 300_000)])
         assert stored is not None
         (cot_pk,) = [pk for pk, cot in zip(stored.cot_pks, stored.sample.generated_cot, strict=True) if cot.annotations]
         whole = annotations_text(cot_annotations(library, cot_pk))
         assert stored.annotations_cut == {cot_pk: 2 * (300_000 - ANNOTATION_CHARS)}  # two comments
         tab._show_detail(library, stored)
-        notes = tab.detail.widget().findChild(LongText, "cotAnnotations")
+        notes = child(content(tab.detail), LongText, "cotAnnotations")
         assert notes is not None and notes.shown_text().startswith("Annotations: comment: <U+202E>ab")
         assert notes.hidden_chars == len(whole) - notes._shown  # counted as if read whole
         qtbot.mouseClick(notes.more, Qt.MouseButton.LeftButton)

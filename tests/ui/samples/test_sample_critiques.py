@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.helpers.widgets import content
 from tests.helpers.window import close_window, open_window
 from tests.ui.review.conftest import make_library
 from tests.ui.review.test_critique_rating import MODELS, seed_critiques
@@ -23,7 +24,8 @@ def test_the_samples_detail_shows_critique_cards_and_marks_the_quote(qtbot, tmp_
         detail = window.samples.detail
         qtbot.waitUntil(lambda: detail.current is not None, timeout=5000)
         stored = detail.current
-        lists = detail.widget().findChildren(CritiqueList)
+        assert stored is not None
+        lists = content(detail).findChildren(CritiqueList)
         assert len(lists) == len(stored.sample.generated_cot)  # every CoT has its three critiques
         assert [c.critique_model for c in lists[0].critiques] == list(MODELS)
         texts = "\n".join(detail.texts())
@@ -32,7 +34,7 @@ def test_the_samples_detail_shows_critique_cards_and_marks_the_quote(qtbot, tmp_
         if cot_pk in stored.cot_pks:
             assert "Ratings: bob 2/5 (irrelevant)" in texts
         # The CoT text is shown in full, with the quoted words in the flaw format.
-        marked = [v for v in detail.widget().findChildren(FittedText) if v.objectName() == "cotText"]
+        marked = [v for v in content(detail).findChildren(FittedText) if v.objectName() == "cotText"]
         assert marked and marked[0].toPlainText() == stored.sample.generated_cot[0].cot
         block = marked[0].document().begin()
         fragment = block.begin().fragment()
@@ -48,10 +50,10 @@ def test_a_rating_added_elsewhere_shows_after_a_refresh(qtbot, tmp_path) -> None
     try:
         detail = window.samples.detail
         qtbot.waitUntil(lambda: detail.current is not None, timeout=5000)
-        assert not detail.widget().findChildren(CritiqueList)
+        assert not content(detail).findChildren(CritiqueList)
         seed_critiques(path)
         window.samples.refresh()
-        qtbot.waitUntil(lambda: bool(detail.widget().findChildren(CritiqueList)), timeout=5000)
+        qtbot.waitUntil(lambda: bool(content(detail).findChildren(CritiqueList)), timeout=5000)
     finally:
         close_window(window)
 
@@ -72,6 +74,7 @@ def test_many_critiques_wait_behind_a_button_per_cot(qtbot, tmp_path) -> None:
     path = make_library(tmp_path / "lib.thoughtdesk")
     with Library.open(path) as library:
         stored = load_sample(library, library.conn.execute("SELECT min(id) FROM sample").fetchone()[0])
+        assert stored is not None
         parsed = ParsedCritique(
             "None", "irrelevant", "g & <b>", "s", 4.0, {e: ElementOutcome("parsed") for e in ELEMENTS}
         )
@@ -84,11 +87,11 @@ def test_many_critiques_wait_behind_a_button_per_cot(qtbot, tmp_path) -> None:
     detail = SampleDetail()
     qtbot.addWidget(detail)
     detail.show_sample(stored, critiques, {})
-    assert not detail.widget().findChildren(CritiqueList)
-    toggles = detail.widget().findChildren(QToolButton, "critiquesToggle")
+    assert not content(detail).findChildren(CritiqueList)
+    toggles = content(detail).findChildren(QToolButton, "critiquesToggle")
     assert len(toggles) == len(stored.cot_pks)
     assert toggles[0].text() == "Show 5 critique(s): 4/5 4/5 4/5 4/5 4/5"
     toggles[0].click()
-    (shown,) = detail.widget().findChildren(CritiqueList)
+    (shown,) = content(detail).findChildren(CritiqueList)
     assert len(shown.cards) == 5 and toggles[0].isHidden()
     assert "g & <b>" in "\n".join(shown.texts())

@@ -61,11 +61,11 @@ def model(qapp, library):
     library.conn.set_trace_callback(None)
 
 
-def ids(model: SampleTableModel, rows) -> list[str]:
+def ids(model: SampleTableModel, rows) -> list[object]:
     return [model.data(model.index(row, 0)) for row in rows]
 
 
-def read_page(model: SampleTableModel, page: int) -> list[str]:
+def read_page(model: SampleTableModel, page: int) -> list[object]:
     """Every cell of one page, as a view painting it asks for them."""
     rows = range(page * PAGE, min((page + 1) * PAGE, model.rowCount()))
     for row in rows:
@@ -130,7 +130,12 @@ def first_keys(monkeypatch) -> int:
 
 
 def all_ids(model: SampleTableModel) -> list[str]:
-    return [model.sample_row(row).sample_id for row in range(model.rowCount())]
+    out = []
+    for row in range(model.rowCount()):
+        sample_row = model.sample_row(row)
+        assert sample_row is not None, row
+        out.append(sample_row.sample_id)
+    return out
 
 
 def test_the_first_rows_are_there_before_the_other_keys(qapp, qtbot, library, first_keys):

@@ -8,7 +8,7 @@ from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import last_message
 from thoughtdesk.core.settings import network, secrets
 from thoughtdesk.ui.app.about import AboutDialog
-from thoughtdesk.ui.qt import QDesktopServices, QKeySequence, QMenu, QObject, Slot
+from thoughtdesk.ui.qt import QDesktopServices, QKeySequence, QMenu, QObject, QUrl, Slot
 from thoughtdesk.ui.settings.dialog import SettingsDialog
 from thoughtdesk.ui.settings.options import AppSettings, load_settings, save_settings
 
@@ -75,16 +75,17 @@ def test_menu_items_icon_and_offline_indicator(qtbot, window):
 class _UrlCatcher(QObject):
     def __init__(self) -> None:
         super().__init__()
-        self.urls = []
+        self.urls: list[QUrl] = []
 
     @Slot("QUrl")
-    def open(self, url) -> None:
+    def open(self, url: QUrl) -> None:
         self.urls.append(url)
 
 
 def test_open_log_folder_opens_the_log_dir(window, tmp_path):
     catcher = _UrlCatcher()
-    QDesktopServices.setUrlHandler("file", catcher, "open")
+    # PySide6 6.x takes the slot's name as a str; its stubs say bytes, which it refuses at run time.
+    QDesktopServices.setUrlHandler("file", catcher, "open")  # type: ignore[arg-type]
     try:
         window.settings.action_logs.trigger()
     finally:

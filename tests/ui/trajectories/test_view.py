@@ -11,6 +11,7 @@ import pytest
 from tests.core.generation.runs.test_guided import RatingServer, _chat
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.servers import FakeModelServer
+from tests.helpers.widgets import content
 from tests.helpers.window import close_window, open_window
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
@@ -101,7 +102,7 @@ def test_opened_from_the_samples_detail_and_the_review_menu(qtbot, guided_librar
         assert window.samples.open_sample(sample_pk)
         detail = window.samples.detail
         qtbot.waitUntil(lambda: detail.current is not None and detail.current.pk == sample_pk, timeout=5000)
-        buttons = [b for b in detail.widget().findChildren(QToolButton) if b.objectName() == "trajectoryButton"]
+        buttons = [b for b in content(detail).findChildren(QToolButton) if b.objectName() == "trajectoryButton"]
         assert len(buttons) == 1 and "process, 2 steps" in buttons[0].text()  # only the guided CoT has one
         buttons[0].click()
         dialogs = [w for w in QApplication.topLevelWidgets() if isinstance(w, TrajectoryDialog) and w.isVisible()]
@@ -175,11 +176,13 @@ def test_review_marks_the_guided_cot_and_blind_mode_hides_it(qtbot, guided_libra
         view = window.review.view
         view.show_sample(sample_pk)
         qtbot.waitUntil(lambda: guided in view.cot_pks and plain in view.cot_pks, timeout=5000)
+        assert view.stored is not None
         views, keys = view.cot_views(view.stored)
         by_key = dict(zip(keys, views, strict=True))
         assert by_key[guided].label().endswith(" · guided") and by_key[guided].guided
         assert "guided" not in by_key[plain].label()
         view.blind = True
+        assert view.stored is not None
         views, keys = view.cot_views(view.stored)
         assert not any(v.guided or "guided" in v.label() for v in views)
     finally:

@@ -289,7 +289,8 @@ def _clipped(value: float | None) -> float | None:
     return None if value is None else min(max(value, float(SCORE_BINS[0])), float(SCORE_BINS[-1]))
 
 
-def _bin(score: float) -> int:
+def score_bin(score: float) -> int:
+    """A 0-5 score rounded to its whole bin (halves up), kept on the scale."""
     return min(max(int(math.floor(score + 0.5)), SCORE_BINS[0]), SCORE_BINS[-1])
 
 
@@ -298,7 +299,7 @@ def _dimension_names(critiques: Iterable[CritiqueFact]) -> tuple[str, ...]:
     return DIMENSIONS + tuple(others)
 
 
-def _last_per_author(ratings: Iterable[tuple[int, str, int]]) -> dict[int, dict[str, int]]:
+def last_per_author(ratings: Iterable[tuple[int, str, int]]) -> dict[int, dict[str, int]]:
     """Item -> author -> score, a later rating of the same author replacing an earlier one."""
     out: dict[int, dict[str, int]] = {}
     for item, author, score in ratings:
@@ -319,7 +320,7 @@ def _model_row(model: str, facts: list[CritiqueFact], names: tuple[str, ...], ra
     scores = [f.score for f in facts if f.score is not None]
     interval = mean_interval(scores)
     counts = Counter(f.dimension for f in facts)
-    bins = Counter(_bin(s) for s in scores)
+    bins = Counter(score_bin(s) for s in scores)
     human = [score for f in facts for score in ratings.get(f.critique_pk, ())]
     return CritiqueModelRow(
         model=model,
@@ -365,7 +366,13 @@ def _student_row(key: tuple[StudentKey, str], facts: list[CritiqueFact], names: 
     )
 
 
-def _per_cot(facts: Sequence[CritiqueFact]) -> tuple[dict[int, float], dict[int, str]]:
+def human_explanation_means(by_cot: dict[int, dict[str, int]]) -> dict[int, float]:
+    """The human explanation score of each CoT: the mean over its raters (each rater's last
+    rating, as :func:`last_per_author` gives them)."""
+    return {cot: math.fsum(s.values()) / len(s) for cot, s in by_cot.items() if s}
+
+
+def per_cot_scores(facts: Sequence[CritiqueFact]) -> tuple[dict[int, float], dict[int, str]]:
     """A critique model's mean score per CoT, and its first critique's dimension per CoT."""
     sums: dict[int, list[float]] = defaultdict(list)
     dimensions: dict[int, str] = {}
@@ -423,15 +430,15 @@ def analyse(data: CritiqueData) -> CritiqueAnalysis:
         by_model[fact.critique_model].append(fact)
         by_student[(fact.student, fact.critique_model)].append(fact)
         by_student_model[fact.student[2]][fact.dimension or ""] += 1
-    last_critique_ratings = _last_per_author(data.critique_ratings)
+    last_critique_ratings = last_per_author(data.critique_ratings)
     critique_ratings = {pk: list(by_author.values()) for pk, by_author in last_critique_ratings.items()}
     models = sorted(by_model)
     model_rows = [_model_row(m, by_model[m], names, critique_ratings) for m in models]
     students = [_student_row(key, by_student[key], names) for key in sorted(by_student)]
 
-    explanation = _last_per_author(data.explanation_ratings)
-    human_mean = {cot: math.fsum(s.values()) / len(s) for cot, s in explanation.items() if s}
-    per_cot = {m: _per_cot(by_model[m]) for m in models}
+    explanation = last_per_author(data.explanation_ratings)
+    human_mean = human_explanation_means(explanation)
+    per_cot = {m: per_cot_scores(by_model[m]) for m in models}
     agreement = []
     for i, first in enumerate(models):
         for second in models[i + 1 :]:

@@ -20,7 +20,7 @@ model card builds it (``<</SYS>`` with one ``>`` and no blank line before the us
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -114,12 +114,20 @@ def question_with_choices(question: str, choices: Sequence[str] | None) -> str:
 def fill(text: str, values: CritiqueInput) -> str:
     """``text`` with the four placeholders replaced in one pass (a value that itself contains a
     placeholder, e.g. an explanation quoting ``[[ANSWERKEY]]``, is not expanded again)."""
-    replacements = {
-        "[[QUESTION]]": values.question,
-        "[[EXPLANATION]]": values.explanation,
-        "[[PREDICTEDANSWER]]": values.predicted_answer,
-        "[[ANSWERKEY]]": values.answer_key,
-    }
+    return fill_placeholders(
+        text,
+        {
+            "[[QUESTION]]": values.question,
+            "[[EXPLANATION]]": values.explanation,
+            "[[PREDICTEDANSWER]]": values.predicted_answer,
+            "[[ANSWERKEY]]": values.answer_key,
+        },
+    )
+
+
+def fill_placeholders(text: str, replacements: Mapping[str, str]) -> str:
+    """``text`` with each ``[[NAME]]`` of ``replacements`` replaced in one pass (a value holding a
+    placeholder is not expanded again; unknown ``[[...]]`` stay as they are)."""
     out: list[str] = []
     position = 0
     while True:

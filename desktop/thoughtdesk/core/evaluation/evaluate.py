@@ -53,7 +53,8 @@ MAX_COMPARED_CONDITIONS = 12
 
 #: SQL for a generated CoT ``g``'s guide label (NULL for an ordinary, one-shot CoT).
 GUIDE_SQL = (
-    "CASE WHEN g.extra IS NOT NULL AND json_valid(g.extra) THEN json_extract(g.extra, '$.thoughtdesk.guide.label') END"
+    "CASE WHEN g.extra IS NOT NULL AND json_valid(g.extra) THEN coalesce(json_extract(g.extra, "
+    "'$.thoughtdesk.guide.label'), json_extract(g.extra, '$.thoughtdesk.revision.label')) END"
 )
 
 
@@ -64,7 +65,9 @@ def condition_label(
 
     A guided CoT (written one step at a time) names its guide first, ``rationalyst-implicit: ...``
     or ``stepwise: ...`` (the plain step-by-step baseline), so guided, step-by-step and one-shot
-    CoTs of the same prompt are separate conditions that compare directly.
+    CoTs of the same prompt are separate conditions that compare directly. A revised CoT
+    (``thoughtdesk revise``) names its revision the same way, ``revised after MODEL: ...``, with
+    the revised CoT's keys.
     """
     keys = " / ".join(part.strip() if part and part.strip() else "-" for part in (instruction, cot_trigger, extraction))
     return f"{guide}: {keys}" if guide else keys

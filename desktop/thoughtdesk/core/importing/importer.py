@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from thoughtdesk.core.datasets.thoughtsource import ThoughtSourceFile, write_collection
+from thoughtdesk.core.datasets.ts_extras import side_path
 from thoughtdesk.core.errors import Cancelled, DataFileError, LibraryError
+from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.importing.ts_critiques import CritiqueRestore, collection_with_critiques, has_critiques
 from thoughtdesk.core.library import bulk_fts, sort_indexes
 from thoughtdesk.core.library.reader import iter_collection
@@ -428,6 +430,8 @@ def export_thoughtsource(
     """
     started = time.monotonic()
     cid = library.require_collection(collection)
+    if side_file:  # the side file beside the export is written too: the same checks for its name
+        check_export_target(side_path(os.fspath(path)), libraries=[library.path], force=True)
     splits = collection_with_critiques(library, cid) if has_critiques(library, cid) else iter_collection(library, cid)
     count = write_collection(path, splits, progress=progress, side_file=side_file)
     log.info(

@@ -5,16 +5,19 @@ an HTTP Range request (a few times within one call, and by running the same down
 later: the ``.part`` file is kept). A web page instead of a model (``text/html``, or a body
 that does not start with ``GGUF``) is refused at once. When the last byte is in, the SHA-256 is
 checked (when given) and the header read; only then is the file renamed into place and
-registered, so a wrong checksum or a bad file registers nothing. Offline mode refuses the
+registered, so a wrong checksum or a bad file registers nothing. A failed or cancelled download
+keeps its ``.part`` file for a resume, or removes it (``keep_partial=False``) as the user
+chooses; either way nothing is registered. Offline mode refuses the
 download before any connection (:func:`~thoughtdesk.core.settings.network.require_network`);
 proxies and certificates are the environment's (:mod:`~thoughtdesk.core.settings.transport`).
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
+import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -22,6 +25,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
+from thoughtdesk.core.files import is_full_disk_error
 from thoughtdesk.core.models.gguf import MAGIC, GgufError, read_model_facts
 from thoughtdesk.core.models.registry import ModelEntry, ModelRegistry, check_name, sha256_of
 from thoughtdesk.core.settings.network import require_network
@@ -47,6 +51,67 @@ def file_name_for(url: str, name: str | None = None) -> str:
     return f"{name or segment or 'model'}.gguf"
 
 
+def partial_path(url: str, name: str | None = None, registry: ModelRegistry | None = None) -> Path:
+    """Where a download of ``url`` keeps its bytes until it is complete (``<file>.part``)."""
+    folder = (registry or ModelRegistry()).models_dir
+    return folder / (file_name_for(url, name) + ".part")
+
+
+class TransferRate:
+    """Speed and time left of a transfer from its progress reports: the bytes of the last
+    ``window`` seconds (a resumed download's first report, the bytes already there, counts as
+    the start, not as speed)."""
+
+    def __init__(self, window: float = 5.0) -> None:
+        self.window = window
+        self.samples: deque[tuple[float, int]] = deque()
+        self.first: tuple[float, int] | None = None
+        self.last: tuple[float, int] | None = None
+
+    def update(self, done: int, total: int | None, now: float | None = None) -> tuple[float | None, float | None]:
+        """(bytes a second, seconds left), each None while not known."""
+        now = time.monotonic() if now is None else now
+        self.first = self.first or (now, done)
+        self.last = (now, done)
+        self.samples.append((now, done))
+        while len(self.samples) > 2 and now - self.samples[1][0] >= self.window:
+            self.samples.popleft()
+        first_time, first_done = self.samples[0]
+        elapsed = now - first_time
+        if elapsed <= 0 or done <= first_done:
+            return None, None
+        speed = (done - first_done) / elapsed
+        left = (total - done) / speed if total is not None and total >= done else None
+        return speed, left
+
+    def summary(self) -> str:
+        """E.g. ``253.1 MB in 4 s (63.3 MB/s on average)``: the bytes this transfer moved; "" before any."""
+        if self.first is None or self.last is None or self.last[1] <= self.first[1]:
+            return ""
+        moved, seconds = self.last[1] - self.first[1], self.last[0] - self.first[0]
+        average = f" ({moved / seconds / 1e6:.1f} MB/s on average)" if seconds > 0 else ""
+        return f"{moved / 1e6:.1f} MB in {_duration(seconds)}{average}"
+
+
+def describe_progress(done: int, total: int | None, speed: float | None, left: float | None) -> str:
+    """E.g. ``120.4 MB of 253.1 MB · 31.2 MB/s · 5 s left``."""
+    parts = [f"{done / 1e6:.1f} MB" + (f" of {total / 1e6:.1f} MB" if total else "")]
+    if speed is not None:
+        parts.append(f"{speed / 1e6:.1f} MB/s")
+    if left is not None:
+        parts.append(_duration(left) + " left" if left >= 0.5 else "finishing")
+    return " · ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
 def download_model(
     url: str,
     *,
@@ -56,11 +121,15 @@ def download_model(
     progress: Callable[[int, int | None], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     client: httpx.Client | None = None,
+    keep_partial: bool = True,
+    checking: Callable[[], None] | None = None,
 ) -> ModelEntry:
     """Download ``url`` into the models folder, check it, register it; return its entry.
 
     ``progress(done_bytes, total_bytes or None)`` as bytes arrive; ``cancel()`` returning True
-    stops with :class:`Cancelled`, keeping the ``.part`` file for a later resume."""
+    stops with :class:`Cancelled` (also while the checksum is computed). A failure or a cancel
+    keeps the ``.part`` file for a later resume, or removes it when ``keep_partial`` is False.
+    ``checking()`` is called when the body is complete and its checksum is being computed."""
     registry = registry or ModelRegistry()
     expected = sha256.strip().lower() if sha256 else None
     if expected is not None and not re.fullmatch(r"[0-9a-f]{64}", expected):
@@ -81,11 +150,22 @@ def download_model(
     own_client = client is None
     http = client or sync_client(timeout=_TIMEOUT, follow_redirects=True)
     try:
-        _fetch(http, url, part, progress, cancel)
+        _fetch(http, url, part, progress, cancel, keep_partial)
+    except BaseException:
+        if not keep_partial:
+            part.unlink(missing_ok=True)
+        raise
     finally:
         if own_client:
             http.close()
-    digest = sha256_of(part)
+    if checking:
+        checking()
+
+    def hashed(_done: int) -> None:
+        if cancel is not None and cancel():
+            raise Cancelled(f"download of {url} (complete in {part}; download again to check and register it)")
+
+    digest = sha256_of(part, hashed)
     if expected is not None and digest != expected:
         part.unlink()
         raise ModelDownloadError(
@@ -118,6 +198,7 @@ def _fetch(
     part: Path,
     progress: Callable[[int, int | None], None] | None,
     cancel: Callable[[], bool] | None,
+    keep_partial: bool = True,
 ) -> None:
     """Stream ``url`` into ``part``, resuming from its bytes; return when the body is complete."""
     for attempt in range(ATTEMPTS):
@@ -142,7 +223,7 @@ def _fetch(
                 resumed = bool(offset) and response.status_code == 206
                 length = response.headers.get("content-length")
                 total = (offset if resumed else 0) + int(length) if length and length.isdigit() else None
-                _write(response, part, offset if resumed else 0, total, url, progress, cancel)
+                _write(response, part, offset if resumed else 0, total, url, progress, cancel, keep_partial)
                 if total is not None and part.stat().st_size < total:
                     raise httpx.ReadError("the body ended early")  # resumed below
                 return
@@ -155,9 +236,20 @@ def _fetch(
                 if isinstance(error, httpx.ConnectError)
                 else f"the connection broke ({type(error).__name__}: {error})"
             )
-            keep = f"; {kept:,} bytes are kept in {part}: run the same command again to resume" if kept else ""
-            raise ModelDownloadError(f"download of {url} failed: {reason}{keep}") from None
-    raise ModelDownloadError(f"download of {url} failed: the connection broke {ATTEMPTS} times; run it again to resume")
+            raise ModelDownloadError(f"download of {url} failed: {reason}{_kept(part, kept, keep_partial)}") from None
+    kept = part.stat().st_size if part.exists() else 0
+    raise ModelDownloadError(
+        f"download of {url} failed: the connection broke {ATTEMPTS} times{_kept(part, kept, keep_partial)}"
+    )
+
+
+def _kept(part: Path, count: int, keep: bool) -> str:
+    """What became of the bytes so far, for the end of a failure's line."""
+    if not count:
+        return ""
+    if not keep:
+        return f"; the {count:,} bytes downloaded were removed"
+    return f"; the {count:,} bytes so far are kept in {part}: download it again to resume, or delete that file"
 
 
 def _complete(response: httpx.Response, offset: int) -> bool:
@@ -174,6 +266,7 @@ def _write(
     url: str,
     progress: Callable[[int, int | None], None] | None,
     cancel: Callable[[], bool] | None,
+    keep_partial: bool = True,
 ) -> None:
     written = offset
     first = offset == 0
@@ -184,7 +277,10 @@ def _write(
                 progress(written, total)
             for chunk in response.iter_bytes():  # as they arrive: a cut keeps every byte received
                 if cancel is not None and cancel():
-                    raise Cancelled(f"download of {url} (the {written:,} bytes so far are kept in {part} for a resume)")
+                    what = (
+                        f"the {written:,} bytes so far are kept in {part} for a resume" if keep_partial else "removed"
+                    )
+                    raise Cancelled(f"download of {url} ({what})")
                 if first and len(head) < len(MAGIC):
                     head = (head + chunk)[:16]
                     if len(head) >= len(MAGIC) and not head.startswith(MAGIC):
@@ -199,9 +295,11 @@ def _write(
                 if progress:
                     progress(written, total)
     except OSError as error:
-        if error.errno == errno.ENOSPC:
-            raise ModelDownloadError(
-                f"download of {url}: the disk is full ({part.parent}); the {written:,} bytes so far are kept in "
-                f"{part}: free some space and run the same command again to resume, or delete that file"
-            ) from None
-        raise
+        if is_full_disk_error(error, part.parent):
+            what = f"the disk is full ({part.parent}): free some space"
+        else:
+            what = f"cannot write {part} ({error.strerror or error})"
+        kept = part.stat().st_size if part.exists() else 0
+        raise ModelDownloadError(
+            f"download of {url}: {what}; nothing was registered{_kept(part, kept, keep_partial)}"
+        ) from None

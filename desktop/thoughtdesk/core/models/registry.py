@@ -8,7 +8,8 @@ unchanged (``changed`` when its size or time differ).
 
 Adding is all or nothing: every file's header is read first, so one bad file stops the whole
 ``add`` with one line naming it and nothing is registered; the registry is written once, at the
-end, atomically. The same file added twice (by path, or the same bytes by SHA-256) is one entry;
+end, atomically, under a lock file beside it (``models.json.lock``), so two processes (the app
+and the command line) changing the library at once lose nothing. The same file added twice (by path, or the same bytes by SHA-256) is one entry;
 a registered file that went missing and is added again from its new place keeps its entry.
 """
 
@@ -20,7 +21,8 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +37,8 @@ Progress = Callable[[int, int, Path], None]
 Status = Literal["ok", "missing", "changed"]
 _CHUNK = 1 << 20
 _FORMAT = 1
+#: How long a change waits for another process's change to the registry (which takes milliseconds).
+LOCK_TIMEOUT = 30.0
 #: A name may not look like a path or a provider prefix (``llamacpp:NAME`` resolves it).
 _BAD_NAME = re.compile(r"[/\\:]|^\s|\s$|^\.")
 
@@ -254,6 +258,10 @@ class ModelRegistry:
         changed it while files were hashed): an entry that existed before is replaced by name; a
         new one is appended, renamed when another process took its name meanwhile (or dropped
         when that process registered the same bytes)."""
+        with self.locked():
+            return self._merge_locked(results, original)
+
+    def _merge_locked(self, results: list[AddResult], original: set[str]) -> list[AddResult]:
         fresh = self.entries()
         merged: list[AddResult] = []
         for result in results:
@@ -347,38 +355,59 @@ class ModelRegistry:
 
     def remove(self, name: str) -> ModelEntry:
         """Unregister ``name`` (the file stays where it is); return the entry removed."""
-        entries = self.entries()
-        entry = self.get(name)
-        self._save([other for other in entries if other.name != name])
+        with self.locked():
+            entries = self.entries()
+            entry = self.get(name)
+            self._save([other for other in entries if other.name != name])
         return entry
 
     def rename(self, name: str, new_name: str) -> ModelEntry:
         check_name(new_name)
-        entries = self.entries()
-        self.get(name)
-        if any(entry.name == new_name for entry in entries):
-            raise ModelRegistryError(f"the name {new_name!r} is taken")
-        renamed = [replace(entry, name=new_name) if entry.name == name else entry for entry in entries]
-        self._save(renamed)
+        with self.locked():
+            entries = self.entries()
+            self.get(name)
+            if any(entry.name == new_name for entry in entries):
+                raise ModelRegistryError(f"the name {new_name!r} is taken")
+            renamed = [replace(entry, name=new_name) if entry.name == name else entry for entry in entries]
+            self._save(renamed)
         return next(entry for entry in renamed if entry.name == new_name)
 
     def register_verified(self, path: Path, sha256: str, *, name: str | None = None, copied: bool = True) -> ModelEntry:
         """Register a file whose SHA-256 is already known (a finished download): its header is
         read, nothing is hashed again. A file already registered (by checksum) keeps its entry."""
         facts = read_model_facts(path)
-        entries = self.entries()
-        for entry in entries:
-            if entry.sha256 == sha256 and entry.status() == "ok":
-                return entry
-        if name is not None:
-            check_name(name)
-            if any(entry.name == name for entry in entries):
-                raise ModelRegistryError(f"the name {name!r} is taken; choose another with --name")
-        chosen = name or _unique_name(_default_name(path), {entry.name for entry in entries})
-        entry = _entry(chosen, path.resolve(), path.stat(), sha256, facts, copied=copied)
-        entries.append(entry)
-        self._save(entries)
+        with self.locked():
+            entries = self.entries()
+            for entry in entries:
+                if entry.sha256 == sha256 and entry.status() == "ok":
+                    return entry
+            if name is not None:
+                check_name(name)
+                if any(entry.name == name for entry in entries):
+                    raise ModelRegistryError(f"the name {name!r} is taken; choose another with --name")
+            chosen = name or _unique_name(_default_name(path), {entry.name for entry in entries})
+            entry = _entry(chosen, path.resolve(), path.stat(), sha256, facts, copied=copied)
+            entries.append(entry)
+            self._save(entries)
         return entry
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold ``models.json.lock`` (an OS file lock: released when the process ends, even
+        killed) around a read-modify-write of the registry. Reading alone needs no lock: the file
+        is replaced atomically."""
+        import filelock  # here: listing (the command line's `models list`) needs no lock, and it costs ~30 ms
+
+        lock_file = self.file.with_name(self.file.name + ".lock")
+        try:
+            lock_file.parent.mkdir(parents=True, exist_ok=True)
+            with filelock.FileLock(lock_file, timeout=LOCK_TIMEOUT):
+                yield
+        except filelock.Timeout:
+            raise ModelRegistryError(
+                f"{lock_file}: another ThoughtDesk process has been changing the model library for over "
+                f"{LOCK_TIMEOUT:.0f} s; try again when it is done"
+            ) from None
 
     def _save(self, entries: Iterable[ModelEntry]) -> None:
         write_json_atomically(self.file, {"format": _FORMAT, "models": [entry.to_json() for entry in entries]})

@@ -37,6 +37,7 @@ BUNDLED_LIBRARIES: tuple[tuple[str, str, str], ...] = (
     ("RapidFuzz", "string similarity", "MIT"),
     ("tenacity", "retries", "Apache-2.0"),
     ("aiolimiter", "rate limits", "MIT"),
+    ("filelock", "the model library's lock file", "Unlicense"),
 )
 
 

@@ -34,6 +34,10 @@ SHORTCUTS: list[tuple[str, str]] = [
     ("Review: n / p", "next / previous sample"),
     ("Review: c", "comment on the CoT"),
     ("Review: s", "mark the CoT preferred"),
+    (
+        "Review: [ / ] / =",
+        "pairwise: prefer the left / right CoT of the pair (the current CoT and the next), = a tie; again takes it back",
+    ),
     ("Review: Alt+1…5 / Alt+0", "quality score / clear it"),
     ("Review: e then 0…5 / e Delete", "explanation score of the CoT / clear it"),
     ("Review: d then 1…8 / d 0", "toggle a flaw dimension / clear them"),

@@ -32,8 +32,10 @@ from thoughtdesk.ui.app.throttle import Throttle
 from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.critiques_view import CritiquesView
+from thoughtdesk.ui.evaluation.human_agreement_view import HumanAgreementView
 from thoughtdesk.ui.evaluation.judges_view import JudgesView
 from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
+from thoughtdesk.ui.evaluation.revisions_view import RevisionsView
 from thoughtdesk.ui.evaluation.stats_view import StatsView
 from thoughtdesk.ui.evaluation.table import COLUMNS, AccuracyTableModel
 from thoughtdesk.ui.qt import (
@@ -182,6 +184,10 @@ class ResultsView(QWidget):
         self.views = QTabWidget(objectName="resultsViews")
         self.views.addTab(splitter, "Accuracy")
         self.views.addTab(self.critiques, "Critiques")
+        self.revisions = RevisionsView(self.window_, self.collection_combo.currentText)
+        self.views.addTab(self.revisions, "Revisions")
+        self.human_agreement = HumanAgreementView(self.window_, self.collection_combo.currentText)
+        self.views.addTab(self.human_agreement, "Judges vs humans")
         self.statistics = StatsView(self.window_, self.collection_combo.currentText)
         self.views.addTab(self.statistics, "Statistics")
         self.judges = JudgesView(self.window_, self.collection_combo.currentText)
@@ -265,6 +271,8 @@ class ResultsView(QWidget):
         else:
             # Critiques and their ratings have no flag of their own: any write may touch them.
             self.critiques.schedule_refresh()
+            self.revisions.schedule_refresh()
+            self.human_agreement.schedule_refresh()
         if changes.runs and self.views.currentWidget() is self.judges:  # a judge run stored verdicts
             self.judges.refresh()
 
@@ -277,6 +285,8 @@ class ResultsView(QWidget):
         """Recompute soon (debounced); while the tab is hidden, only remember that it is stale."""
         self._refresh.request()
         self.critiques.schedule_refresh()
+        self.revisions.schedule_refresh()
+        self.human_agreement.schedule_refresh()
 
     def poll_data_version(self) -> bool:
         """Schedule a refresh if another connection committed to the library since the last look."""
@@ -326,7 +336,13 @@ class ResultsView(QWidget):
 
     def is_idle(self) -> bool:
         """No evaluation running or waiting (for tests and the benchmark)."""
-        return not self._refresh.busy() and not self._tasks and self.critiques.is_idle() and self.statistics.is_idle()
+        return (
+            not self._refresh.busy()
+            and not self._tasks
+            and self.critiques.is_idle()
+            and self.revisions.is_idle()
+            and self.statistics.is_idle()
+        )
 
     # Drawing ----------------------------------------------------------------------------
 

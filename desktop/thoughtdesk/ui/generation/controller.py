@@ -29,9 +29,9 @@ if TYPE_CHECKING:  # the dialogs are imported when first opened: they reach the 
     from thoughtdesk.ui.generation.runs_panel import RunsPanel
 
 
-def critique_model_list() -> ModelList:
-    """The planner's model list set up for critique models: 512 tokens per critique by default,
-    no extraction setting (a critique is one call; the wrapper decides the prompt format)."""
+def critique_model_list(call: str = "critique") -> ModelList:
+    """The planner's model list set up for critique models (or revising models, ``call`` =
+    ``revision``): 512 tokens per call by default, no extraction setting (one call each)."""
     from thoughtdesk.ui.generation.model_form import ModelList
 
     models = ModelList()
@@ -47,7 +47,7 @@ def critique_model_list() -> ModelList:
                 field.hide()
                 label.hide()
             elif isinstance(label, QLabel):
-                label.setText("Max tokens (critique)")
+                label.setText(f"Max tokens ({call})")
     return models
 
 
@@ -77,13 +77,16 @@ class GenerationUI(QObject):
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
+        self.action_revise = window.add_action(menu, "Re&vise from critiques…", None, self.open_revise_dialog)
         self.action_judge = window.add_action(menu, "&Judge pairs…", None, self.open_judge_dialog)
         self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         # The tab's Ctrl+4 is a window shortcut; the menu names it after a tab (shown right-aligned
         # like a shortcut) without binding it twice, which Qt would call ambiguous and ignore.
         self.action_runs = window.add_action(menu, "&Runs\tCtrl+4", None, lambda: window.show_tab(self.runs_panel))
-        window.writing(self.action_plan, self.action_critique, self.action_judge, self.action_rationales)
+        window.writing(
+            self.action_plan, self.action_critique, self.action_revise, self.action_judge, self.action_rationales
+        )
         window.library_changed.connect(self._library_changed)
         # Stop sending at close; requests in flight are stored or sent again by a later resume.
         window.closing.connect(self._closing)
@@ -204,6 +207,32 @@ class GenerationUI(QObject):
         if self.judge_dialog is not None:
             self.judge_dialog.deleteLater()
         self.judge_dialog = None
+
+    def open_revise_dialog(self) -> QDialog | None:
+        """Open Generate > Revise from critiques… on the current library and the collection shown."""
+        window = self.window
+        if window.library is None:
+            return None
+        prices, _problem = load_price_table(self.price_path)
+        shown = window.samples.current_filter()
+        collection = (
+            collection_name(window.library, shown.collection_id)
+            if shown is not None and shown.collection_id is not None
+            else None
+        )
+        from thoughtdesk.ui.generation.revise_dialog import RevisionRunDialog
+
+        dialog = RevisionRunDialog(
+            window.library.path,
+            prices,
+            critique_model_list("revision"),
+            collection=collection,
+            parent=window.dialog_parent,
+        )
+        dialog.run_created.connect(self._run_created)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        return dialog
 
     def open_rationales_dialog(self) -> QDialog | None:
         """Open Generate > Mine rationales… on the current library (pyqtgraph is imported then,

@@ -164,7 +164,7 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         self.seed = QSpinBox(objectName="critiqueSeed", minimum=-1, maximum=2_147_483_647, value=-1)
         self.seed.setSpecialValueText("first ones")
         self.seed.setToolTip("With a seed the limited CoTs are drawn at random")
-        cots = QGroupBox("CoTs to critique (bare answers included)")
+        cots = self.cots_group = QGroupBox("CoTs to critique (bare answers included)")
         form = QFormLayout(cots)
         form.addRow("&Collection", self.collection)
         form.addRow("&Dataset", self.dataset)
@@ -178,8 +178,8 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         self.wrapper = QComboBox(objectName="critiqueWrapper")
         for wrapper, label in WRAPPER_CHOICES:
             self.wrapper.addItem(label, wrapper)
-        prompt = QGroupBox("Critique prompt")
-        prompt_form = QFormLayout(prompt)
+        prompt = self.prompt_group = QGroupBox("Critique prompt")
+        prompt_form = self.prompt_form = QFormLayout(prompt)
         prompt_form.addRow("&Template", self.template)
         prompt_form.addRow("&Wrapper", self.wrapper)
         prompt_form.addRow(

@@ -1,8 +1,9 @@
 """The models part of the run planner: a form for one model and the list of models of the run.
 
 Providers: an OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama, LM Studio... with
-its base URL), Anthropic, and a local GGUF model run in-process by llama.cpp (file chooser,
-context size, threads, GPU layers, the GGUF's chat template or a raw completion prompt).
+its base URL), Anthropic, and a local GGUF model run in-process by llama.cpp (a model from the
+library, Edit ▸ Models…, or a file; context size, threads, GPU layers, the GGUF's chat template
+or a raw completion prompt).
 API keys are not asked here: they live in the keyring and are read when the run starts.
 """
 
@@ -16,6 +17,10 @@ from thoughtdesk.core.generation.backends.base import BackendError
 from thoughtdesk.core.generation.defaults import DEFAULT_MODELS, TEMPERATURE_RANGE, ModelDefaults, default_chat
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
 from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
+from thoughtdesk.core.models.fit import memory_fit
+from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
+from thoughtdesk.core.models.registry import ModelEntry, ModelRegistryError, resolve_local_model
+from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDoubleSpinBox,
@@ -35,6 +40,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
     Signal,
 )
+from thoughtdesk.ui.settings.model_choice import RegisteredModelChoice
 from thoughtdesk.ui.widgets.labels import plain_label
 
 PROVIDER_CHOICES = (
@@ -84,8 +90,15 @@ class ModelForm(QWidget):
         self.endpoint.addItem("Chat Completions", "chat")
         self.endpoint.addItem("Completions (raw prompt)", "completions")
 
+        #: The model library's models (Edit ▸ Models…): choosing one fills the path below.
+        self.registered = RegisteredModelChoice()
+        self.registered.currentIndexChanged.connect(self._registered_chosen)
+        self.local_note = plain_label(name="localModelNote")
+        self.local_note.setStyleSheet("color: #b3261e;")
+        self.local_note.hide()
         self.gguf_path = QLineEdit(objectName="ggufPath")
-        self.gguf_path.setPlaceholderText("/path/to/model.gguf")
+        self.gguf_path.setPlaceholderText("/path/to/model.gguf, or a registered model's name")
+        self.gguf_path.textChanged.connect(self._path_changed)
         browse = QPushButton("Choose…", objectName="chooseGguf")
         browse.clicked.connect(self.choose_gguf)
         gguf_row = QWidget()  # a widget, not a layout: a form row's label needs a buddy for its "&"
@@ -98,6 +111,10 @@ class ModelForm(QWidget):
         self.n_threads.setSpecialValueText("automatic")
         self.n_gpu_layers = QSpinBox(objectName="nGpuLayers", minimum=-1, maximum=1000, value=0)
         self.n_gpu_layers.setSpecialValueText("all")
+        #: Whether the chosen library model fits the GPU (detection runs once, in the background).
+        self.gpu_note = plain_label(name="gpuNote")
+        self.gpu_note.hide()
+        self._gpu_task: Task[GpuInfo] | None = None
         self.template = QComboBox(objectName="localTemplate")
         self.template.addItem("The GGUF's chat template", True)
         self.template.addItem("Raw completion (prompt as it is, or wrapped below)", False)
@@ -135,6 +152,8 @@ class ModelForm(QWidget):
         local = QWidget()
         local_form = QFormLayout(local)
         local_form.setContentsMargins(0, 0, 0, 0)
+        local_form.addRow("Library mo&del", self.registered)
+        local_form.addRow(self.local_note)
         local_form.addRow("GGUF &file", gguf_row)
         gguf_label = local_form.labelForField(gguf_row)
         if isinstance(gguf_label, QLabel):
@@ -142,6 +161,7 @@ class ModelForm(QWidget):
         local_form.addRow("&Context size (tokens)", self.n_ctx)
         local_form.addRow("&Threads", self.n_threads)
         local_form.addRow("&GPU layers", self.n_gpu_layers)
+        local_form.addRow(self.gpu_note)
         local_form.addRow("&Prompt format", self.template)
         local_form.addRow("Completion te&mplate", self.completion_template)
         self.pages = QStackedWidget()
@@ -174,6 +194,44 @@ class ModelForm(QWidget):
             self.base_url.setText(self.base_urls["openai"])
         if provider in DEFAULT_MODELS and self.model_name.text() in DEFAULT_MODELS.values():
             self.model_name.setText(DEFAULT_MODELS[provider])
+
+    def _registered_chosen(self) -> None:
+        entry = self.registered.entry()
+        if entry is not None:
+            self.gguf_path.setText(entry.path)  # its own signal then shows a missing file's reason
+            if self.registered.status() == "missing":
+                self.gpu_note.hide()
+            else:
+                self.plan_gpu(entry)
+        self._show_note()
+
+    def plan_gpu(self, entry: ModelEntry) -> Task[GpuInfo]:
+        """Offer GPU layers for ``entry``: all when it fits the GPU, some or none when not, with
+        the reason under the field. Detection (llama_cpp's library, nvidia-smi) runs in a worker."""
+        self.gpu_note.setText("Checking for a GPU…")
+        self.gpu_note.show()
+        n_ctx = self.n_ctx.value()
+
+        def apply(gpu: GpuInfo) -> None:
+            if self.registered.entry() != entry:
+                return  # another model was chosen meanwhile
+            plan = offload_plan(gpu, memory_fit(entry, n_ctx, None).needed, entry.size, entry.block_count)
+            self.n_gpu_layers.setValue(plan.n_gpu_layers)
+            self.gpu_note.setText(f"GPU: {plan.describe()}")
+
+        self._gpu_task = Task(lambda _context: detect_gpu()).on_success(apply).owned_by(self).start()
+        return self._gpu_task
+
+    def _path_changed(self, text: str) -> None:
+        self.registered.select_path(text)
+        if self.registered.entry() is None:
+            self.gpu_note.hide()  # said of a library model: not of this file
+        self._show_note()
+
+    def _show_note(self) -> None:
+        reason = self.registered.current_reason()
+        self.local_note.setText(reason)
+        self.local_note.setVisible(bool(reason))
 
     def start_from(self, defaults: ModelDefaults) -> None:
         """Start from what the user chose in the first-run wizard and Settings: the local model
@@ -236,9 +294,15 @@ class ModelForm(QWidget):
             timeout=self.timeout.value(),
         )
         if provider == "llamacpp":
-            path = self.gguf_path.text().strip()
-            if not path:
-                raise RunSpecError("llamacpp: choose a .gguf model file")
+            text = self.gguf_path.text().strip()
+            if not text:
+                raise RunSpecError("llamacpp: choose a model from the library or a .gguf model file")
+            if self.registered.status() == "missing":  # a changed file may still load: only said
+                raise RunSpecError(self.registered.current_reason())
+            try:  # a file, or a registered model's name typed in the path field
+                path = resolve_local_model(text)
+            except ModelRegistryError as error:
+                raise RunSpecError(str(error)) from None
             check_gguf_file(path)  # a missing or non-GGUF file is named now, not mid-run
             return ModelSpec(
                 provider="llamacpp",

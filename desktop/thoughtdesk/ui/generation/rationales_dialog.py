@@ -53,6 +53,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.settings.model_choice import RegisteredNamesCompleter
 from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
 from thoughtdesk.ui.widgets.signals import blocked
 
@@ -103,12 +104,18 @@ class RationalesDialog(QDialog):
         source_row = QHBoxLayout()
         source_row.addWidget(self.source, 1)
         source_row.addWidget(browse)
-        self.model = QLineEdit(objectName="rationaleModel", placeholderText="openai:NAME or llamacpp:/path/model.gguf")
+        self.model = QLineEdit(
+            objectName="rationaleModel",
+            placeholderText="openai:NAME, llamacpp:NAME (a registered model) or a .gguf path",
+        )
         self.model_url = QLineEdit(
             objectName="rationaleModelUrl",
             placeholderText="server address (optional; several: a pool, comma-separated)",
         )
         self.scorer = QLineEdit(objectName="rationaleScorer", placeholderText="a model that can score text")
+        # The model library's names (Edit ▸ Models…) offered as llamacpp:NAME in both lines.
+        self.model_names = RegisteredNamesCompleter(self.model)
+        self.scorer_names = RegisteredNamesCompleter(self.scorer)
         self.scorer_url = QLineEdit(
             objectName="rationaleScorerUrl",
             placeholderText="server address (optional; several: a pool, comma-separated)",

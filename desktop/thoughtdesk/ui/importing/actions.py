@@ -352,8 +352,14 @@ class ImportingController(QObject):
                 raise Cancelled("export")
             with Library.open(library_path, create=False) as lib:
                 if fmt == "thoughtsource":
+                    from thoughtdesk.core.datasets.ts_extras import side_path
+
                     total = next((c.samples for c in lib.collections() if c.name == collection), 0)
-                    return f"{export_thoughtsource(lib, collection, path, progress=counted(total))} {what}"
+                    written = f"{export_thoughtsource(lib, collection, path, progress=counted(total))} {what}"
+                    side = side_path(path)
+                    if side.is_file():  # as the command line says it: the user must keep both files
+                        return f"{written} (ThoughtDesk's extras, which ThoughtSource's loader refuses, in {side.name} beside it)"
+                    return written
                 if fmt == "dscb":
                     return f"{export_dscb(lib, collection, path, progress=counted(0))} {what}"
                 count = export_flat(

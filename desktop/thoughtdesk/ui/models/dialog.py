@@ -1,13 +1,15 @@
 """Edit ▸ Models…: the model library (docs/models.md) as a table, with add (a file or a folder,
-in place or copied, hashed in the background), remove and whether each model fits this machine."""
+in place or copied, hashed in the background), download (ui/models/download_dialog.py), remove
+and whether each model fits this machine."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.models.fit import MemoryFit, available_memory, memory_fit
+from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
 from thoughtdesk.core.models.registry import AddResult, ModelEntry, ModelRegistry
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
@@ -31,6 +33,9 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.sizing import fit_to_screen
+
+if TYPE_CHECKING:  # imported when opened: it brings httpx, which the window's start does without
+    from thoughtdesk.ui.models.download_dialog import DownloadDialog
 
 COLUMNS = ("Name", "Status", "Architecture", "Quantization", "Parameters", "Context", "Size", "Memory")
 _Index = QModelIndex | QPersistentModelIndex
@@ -111,6 +116,9 @@ class ModelsDialog(QDialog):
         self.copy.setToolTip(f"Copies go to {self.registry.models_dir}; otherwise files are used where they are")
         self.add_file_button = QPushButton("Add file…")
         self.add_folder_button = QPushButton("Add folder…")
+        self.download_button = QPushButton("Download…")
+        self.download_button.setToolTip("Download a curated model or a .gguf file's address (only when you ask)")
+        self.download_dialog: DownloadDialog | None = None
         self.remove_button = QPushButton("Remove")
         self.remove_button.setToolTip("Unregister the model; its file is not deleted")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -119,6 +127,7 @@ class ModelsDialog(QDialog):
         top = QHBoxLayout()
         top.addWidget(self.add_file_button)
         top.addWidget(self.add_folder_button)
+        top.addWidget(self.download_button)
         top.addWidget(self.copy)
         top.addStretch(1)
         top.addWidget(QLabel("Memory at context"))
@@ -134,10 +143,18 @@ class ModelsDialog(QDialog):
         self.add_file_button.clicked.connect(self._choose_file)
         self.add_folder_button.clicked.connect(self._choose_folder)
         self.remove_button.clicked.connect(self.remove_selected)
+        self.download_button.clicked.connect(self.open_download)
         self.n_ctx.valueChanged.connect(lambda _value: self.refresh())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected())
         fit_to_screen(self, 980, 560)
+        #: This machine's GPU (None until the background check answers: it loads llama.cpp).
+        self.gpu: GpuInfo | None = None
         self.refresh()
+        self.gpu_task = Task(lambda _context: detect_gpu()).on_success(self._gpu_known).owned_by(self).start()
+
+    def _gpu_known(self, gpu: GpuInfo) -> None:
+        self.gpu = gpu
+        self._show_selected()
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -178,12 +195,35 @@ class ModelsDialog(QDialog):
             f"{entry.context_length or '?'}, chat template {'yes' if entry.chat_template else 'no'}"
             f"{', thinks' if entry.thinks else ''}, licence {entry.license or '-'}",
             f"Memory: {fit.describe()}",
+            "GPU: "
+            + (
+                offload_plan(self.gpu, fit.needed, entry.size, entry.block_count).describe()
+                if self.gpu is not None
+                else "checking…"
+            ),
             f"SHA-256: {entry.sha256}",
             f"Use it as: --model llamacpp:{entry.name}",
         ]
         self.details.setText("\n".join(lines))
 
     # --- changing --------------------------------------------------------------------------
+
+    def open_download(self) -> DownloadDialog:
+        """The download dialog (one, kept): a model it registers is selected here."""
+        if self.download_dialog is None:
+            from thoughtdesk.ui.models.download_dialog import DownloadDialog
+
+            self.download_dialog = DownloadDialog(self, self.registry)
+            self.download_dialog.registered.connect(self._downloaded)
+        self.download_dialog.open()
+        return self.download_dialog
+
+    def _downloaded(self, name: str) -> None:
+        self.message.setText(f"{name}: downloaded and registered")
+        self.refresh()
+        names = [entry.name for entry, _, _ in self.model.rows]
+        if name in names:
+            self.table.selectRow(names.index(name))
 
     def _choose_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Add a GGUF model", "", "GGUF models (*.gguf);;All files (*)")

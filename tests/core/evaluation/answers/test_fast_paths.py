@@ -37,8 +37,8 @@ from thoughtdesk.core.evaluation.answers.choice import (
     whole_letter,
 )
 from thoughtdesk.core.evaluation.answers.extract import _extract, _in_segments
-from thoughtdesk.core.evaluation.answers.number import DEFAULT_REL_TOL, find_number
-from thoughtdesk.core.evaluation.answers.result import Extraction, Found
+from thoughtdesk.core.evaluation.answers.number import DEFAULT_REL_TOL, ParsedNumber, find_number
+from thoughtdesk.core.evaluation.answers.result import Extraction, Found, NotFound
 from thoughtdesk.core.evaluation.answers.segments import (
     _PROMPT_ECHO,
     _STRONG_CUE,
@@ -74,7 +74,12 @@ def fast(answer_type: str, output: str, choices: list[str], gold: list[str]) -> 
 # -- multiple choice: whole_letter ----------------------------------------------------------
 
 
-def careful_choice(text: str) -> Found | None:
+def _slice(span: tuple[int, int] | None) -> slice:
+    assert span is not None, "no span"
+    return slice(*span)
+
+
+def careful_choice(text: str) -> Found | NotFound | None:
     m = matcher(tuple(CHOICES))
     masks = prompt_echo_spans(text)
     return _in_segments(text, "extraction", lambda t, s, e: find_choice(t, s, e, m, masks))
@@ -115,7 +120,7 @@ def test_whole_letter_scores_what_it_is_for_and_agrees_with_careful_path(case):
     text, index = case
     scored = fast("multiplechoice", text, CHOICES, [CHOICES[index]])
     assert (scored.outcome, scored.letter, scored.method) == ("correct", "ABCDE"[index], "extraction_output:letter")
-    assert text[slice(*scored.span)] == "ABCDE"[index]
+    assert text[_slice(scored.span)] == "ABCDE"[index]
     careful = careful_choice(text)
     assert isinstance(careful, Found) and careful.value == index, (text, careful)
 
@@ -128,7 +133,9 @@ def test_whole_letter_when_it_fires_agrees_with_careful_path(text):
     # It may decline (the careful path decides); whenever it answers, the answer is the same
     # option, and its span is the letter ("C inspiration": letter here, option text there).
     assert found is None or (isinstance(careful, Found) and careful.value == found.value), (text, careful)
-    assert found is None or text[found.start : found.end].upper() == "ABCDE"[found.value]
+    assert found is None or (
+        isinstance(found.value, int) and text[found.start : found.end].upper() == "ABCDE"[found.value]
+    )
 
 
 @pytest.mark.parametrize("text", ["c", "(b)", "F", "C) anxiety", "C anxiety and more", "The answer is C"])
@@ -177,7 +184,7 @@ LABEL_OUTPUTS = st.builds(
 )
 
 
-def careful_label(text: str) -> Found | None:
+def careful_label(text: str) -> Found | NotFound | None:
     return _in_segments(text, "extraction", lambda t, s, e: find_label(t, s, e, prompt_echo_spans(t)))
 
 
@@ -188,7 +195,7 @@ def test_whole_label_scores_what_it_is_for_and_agrees_with_careful_path(case):
     label = LABELS[word.lower()]
     scored = fast("bool", text, options, [label])
     assert (scored.outcome, scored.value, scored.method) == ("correct", label, "extraction_output:label"), text
-    assert text[slice(*scored.span)] == word
+    assert text[_slice(scored.span)] == word
     careful = careful_label(text)
     assert isinstance(careful, Found) and careful.value == label, (text, careful)
 
@@ -245,9 +252,10 @@ def test_number_fast_path_scores_what_it_is_for_and_agrees_with_careful_path(cas
     text, magnitude = case
     scored = fast("number", text, [], ["0"])
     assert scored.method == "extraction_output:number" and scored.source == "extraction", (text, scored)
-    assert abs(scored.value) == pytest.approx(magnitude)
+    assert isinstance(scored.value, float) and abs(scored.value) == pytest.approx(magnitude)
     careful = _in_segments(text, "extraction", find_number)
-    assert isinstance(careful, Found), (text, careful)
+    assert isinstance(careful, Found) and isinstance(careful.value, ParsedNumber), (text, careful)
+    assert scored.span is not None
     assert (careful.value.value, careful.start, careful.end) == (scored.value, *scored.span), text
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -82,7 +84,7 @@ def test_non_string_input_is_read_as_its_text(weird):
 
 
 def test_a_list_as_gold_is_a_list_of_gold_answers():
-    weird = ["list"]
+    weird: Any = ["list"]  # not a str, on purpose: what a JSON file can hold
     result = extract_answer("multiplechoice", extraction_output=weird, cot=weird, choices=[weird, "x"], gold=weird)
     assert result.method != "error", result
     assert (result.outcome, result.reason) == ("unextractable", "gold answer 'list' is not among the choices")

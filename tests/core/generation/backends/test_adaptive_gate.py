@@ -8,6 +8,7 @@ import asyncio
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import httpx
 import pytest
@@ -206,6 +207,7 @@ def test_pacer_cuts_once_per_round_and_grows_only_while_it_holds_requests_back()
     for t in (9.1, 9.3, 9.5, 9.7, 9.9):  # 5 requests sent in the last second
         pacer.take(t)
     pacer.rejected(sent_at=9.9, now=10.1)
+    assert pacer.rate is not None
     assert pacer.rate == pytest.approx(5 * PACE_CUT) and pacer.cuts == 1
     # the next request waits one interval of the new pace
     assert pacer.wait_for(10.1) == pytest.approx(1 / pacer.rate)
@@ -217,6 +219,7 @@ def test_pacer_cuts_once_per_round_and_grows_only_while_it_holds_requests_back()
     assert pacer.cuts == 2 and pacer.rate == pytest.approx(4.0 * PACE_CUT**3) and pacer.ceiling == 4.0
     # successes raise the rate only while the pace delayed a request in the last second
     rate = pacer.rate
+    assert rate is not None
     pacer.accepted(20.0)
     assert pacer.rate == rate
     assert pacer.wait_for(pacer.next_start - 0.01) > 0  # holds one back now
@@ -247,7 +250,7 @@ def test_queued_requests_start_in_arrival_order_and_a_cancelled_one_does_not_blo
             await release.wait()
             return i
 
-        tasks = [asyncio.create_task(gate.run(lambda i=i: call(i), 1)) for i in range(8)]
+        tasks = [asyncio.create_task(gate.run(partial(call, i), 1)) for i in range(8)]
         await asyncio.sleep(0.05)
         assert started == [0, 1] and gate.in_flight == 2
         tasks[3].cancel()  # cancelled while queued: leaves the queue

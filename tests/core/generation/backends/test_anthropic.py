@@ -109,4 +109,4 @@ def test_answer_without_text_is_bad_response(fake_server: FakeModelServer) -> No
     fake_server.script(Reply(body={"type": "message", "content": []}))
     with pytest.raises(BadResponse, match="no text content") as error:
         run(AnthropicBackend("k", base_url=fake_server.root_url), Request(model="m", prompt="Q"))
-    assert json.loads(error.value.raw_body)["content"] == []
+    assert error.value.raw_body is not None and json.loads(error.value.raw_body)["content"] == []

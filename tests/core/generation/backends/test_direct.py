@@ -343,8 +343,8 @@ def test_https_on_a_direct_connection_verifies_the_certificate(tmp_path: Path, m
             tls = context.wrap_socket(conn, server_side=True)
         except (ssl.SSLError, OSError):
             return  # the client refused the certificate
-        while read_request(tls):  # type: ignore[arg-type]
-            reply(tls)  # type: ignore[arg-type]
+        while read_request(tls):
+            reply(tls)
 
     for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
         monkeypatch.delenv(name, raising=False)

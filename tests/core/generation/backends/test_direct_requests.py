@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.helpers.raw_http import raw_server, read_request
-from thoughtdesk.core.generation.backends import AnthropicBackend, OpenAICompatBackend, Request
+from thoughtdesk.core.generation.backends import AnthropicBackend, Backend, OpenAICompatBackend, Request
 from thoughtdesk.core.generation.backends.base import BadRequest
 from thoughtdesk.core.generation.backends.direct import CredentialsInAddress, parse_origin
 from thoughtdesk.core.generation.backends.http import new_client, post_json
@@ -80,6 +80,7 @@ def test_the_backends_calls_carry_one_content_type(provider: str) -> None:
     with raw_server(_capturing(heads, CHAT if provider == "openai" else MESSAGE)) as (url, _):
 
         async def go() -> str:
+            backend: Backend
             if provider == "openai":
                 backend = OpenAICompatBackend(url + "/v1", api_key="sk-test-header")
             else:
@@ -220,7 +221,12 @@ def test_bytes_a_server_sends_on_an_idle_connection_close_it() -> None:
         while read_request(conn):
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(CHAT) + CHAT)
             if number == 1:
-                threading.Timer(0.05, lambda: (conn.sendall(b"x" * 100_000), sent_junk.set())).start()
+
+                def junk() -> None:
+                    conn.sendall(b"x" * 100_000)
+                    sent_junk.set()
+
+                threading.Timer(0.05, junk).start()
 
     with raw_server(handle) as (url, accepted):
 

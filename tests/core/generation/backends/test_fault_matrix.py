@@ -18,6 +18,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import pytest
 
@@ -39,13 +40,14 @@ from thoughtdesk.core.generation.backends import (
     Timeout,
 )
 
-BACKENDS = ["chat", "completions", "anthropic"]
+Kind = Literal["chat", "completions", "anthropic"]
+BACKENDS: list[Kind] = ["chat", "completions", "anthropic"]
 #: The key every backend sends: shaped like nothing the redaction patterns know, so only the
 #: backend's own registration of its key can keep it out of the texts.
 KEY = "lab7Q2w9E4r1T6y3U8i5"
 
 
-def make(server: FakeModelServer, kind: str, *, root: str | None = None) -> Backend:
+def make(server: FakeModelServer, kind: Kind, *, root: str | None = None) -> Backend:
     if kind == "anthropic":
         return AnthropicBackend(KEY, base_url=root or server.root_url)
     return OpenAICompatBackend((root + "/v1") if root else server.base_url, api_key=KEY, endpoint=kind)
@@ -89,7 +91,8 @@ class Fault:
 
     replies: Callable[[str], list[Reply]]
     error: type[BackendError] | None
-    check: Callable[[object], bool] = lambda _outcome: True
+    #: Takes the error raised (of type ``error``) or, when ``error`` is None, the answer.
+    check: Callable[[Any], bool] = lambda _outcome: True
     timeout: float = 5.0
     #: Answers every request (instead of ``replies``): a reply made from what was sent.
     responder: Callable[[Recorded], Reply] | None = None
@@ -206,7 +209,7 @@ FAULTS: dict[str, Fault] = {
 
 @pytest.mark.parametrize("kind", BACKENDS)
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_every_failure_class_on_every_backend(fake_server: FakeModelServer, fault: str, kind: str) -> None:
+def test_every_failure_class_on_every_backend(fake_server: FakeModelServer, fault: str, kind: Kind) -> None:
     spec = FAULTS[fault]
     fake_server.script(*spec.replies(kind))
     fake_server.responder = spec.responder
@@ -257,7 +260,7 @@ def demo_copy(tmp_path_factory: pytest.TempPathFactory):
     [(name, BACKENDS[i % len(BACKENDS)]) for i, name in enumerate(n for n, f in FAULTS.items() if f.audit)],
 )
 def test_every_new_fault_in_a_run(
-    fake_server: FakeModelServer, fault: str, kind: str, tmp_path, monkeypatch, demo_copy
+    fake_server: FakeModelServer, fault: str, kind: Kind, tmp_path, monkeypatch, demo_copy
 ) -> None:
     """The audit's rows through a whole run: a failed request with a clear, key-free error
     (retried first where that is right), the run stopped or finished, never crashed."""

@@ -255,12 +255,14 @@ def test_inprocess_timeout_stops_generation(local_settings: LlamaCppSettings) ->
 
 def test_completion_template_reaches_the_model_and_the_provenance(gguf_model: Path) -> None:
     from thoughtdesk.core.generation.backends import Request
+    from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend
     from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
     from thoughtdesk.core.generation.runs.providers import build_backend
 
     template = "<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n"
     spec = ModelSpec("llamacpp", str(gguf_model), completion_template=template)
     backend = build_backend(spec)
+    assert isinstance(backend, LlamaCppBackend)
     assert (
         backend.prompt_text(Request(model="m", prompt="What is 2+2?"))
         == "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n"
@@ -270,7 +272,9 @@ def test_completion_template_reaches_the_model_and_the_provenance(gguf_model: Pa
     plain = ModelSpec("llamacpp", str(gguf_model))
     assert "completion_template" not in plain.params()
     assert plain.backend_id() == f"llamacpp@{gguf_model}#ctx=2048#chat=False"  # old fingerprints kept
-    assert build_backend(plain).prompt_text(Request(model="m", prompt="as it is")) == "as it is"
+    plain_backend = build_backend(plain)
+    assert isinstance(plain_backend, LlamaCppBackend)
+    assert plain_backend.prompt_text(Request(model="m", prompt="as it is")) == "as it is"
     old_json = {k: v for k, v in plain.to_json().items() if k != "completion_template"}
     assert ModelSpec.from_json(old_json) == plain  # runs stored before the field existed
     with pytest.raises(RunSpecError, match="must contain {prompt}"):

@@ -176,7 +176,7 @@ def test_empty_choices_is_a_bad_response(fake_server: FakeModelServer) -> None:
     fake_server.script(Reply(body=body))
     with pytest.raises(BadResponse, match="no choices") as error:
         run(call(OpenAICompatBackend(fake_server.base_url), Request(model="m", prompt="P")))
-    assert json.loads(error.value.raw_body) == body
+    assert error.value.raw_body is not None and json.loads(error.value.raw_body) == body
 
 
 def test_wrong_key_is_an_auth_error_without_the_key(keyed_server: FakeModelServer) -> None:

@@ -93,7 +93,8 @@ def test_key_from_keyring_reaches_server_but_no_log_or_error(
 
 def test_price_lookup_exact_beats_pattern_and_cost() -> None:
     table = PriceTable()
-    assert table.price_for("openai", "gpt-4o-mini-2024-07-18").input_per_million == 0.15
+    price = table.price_for("openai", "gpt-4o-mini-2024-07-18")
+    assert price is not None and price.input_per_million == 0.15
     table.set(ModelPrice("openai", "gpt-4o-mini-2024-07-18", 1.0, 2.0))
     assert table.cost("openai", "gpt-4o-mini-2024-07-18", 1_000_000, 500_000) == pytest.approx(2.0)
     assert table.cost("llamacpp", "gemma.gguf", 10**6, 10**6) == 0.0

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import thoughtdesk
 from tests.core.generation.runs.conftest import DEMO
@@ -36,7 +37,7 @@ def batch_spec(server: BatchServer, provider: str = "openai", **changes) -> RunS
         if provider == "openai"
         else ModelSpec("anthropic", "claude-x", base_url=server.base_url)
     )
-    options = dict(
+    options: dict[str, Any] = dict(
         samples=SampleSelection(DEMO, datasets=("med_qa",)),
         models=(model,),
         instructions=("qa-01",),

@@ -246,7 +246,7 @@ def test_plan_shows_the_batch_price_and_the_deadline(library_path):
     with BatchServer() as server, Library.open(library_path) as lib:
         plain = plan_run(lib, _openai_spec(server, batch=False), prices=PRICES)
         batched = plan_run(lib, _openai_spec(server), prices=PRICES)
-    assert batched.estimated_cost == plain.estimated_cost
+    assert plain.estimated_cost is not None and batched.estimated_cost == plain.estimated_cost
     summary = batched.summary()
     assert f"at most ${plain.estimated_cost * 0.5:.4f} at the batch price" in summary
     assert "within 24 h, by 20" in summary

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def test_writes_of_one_turn_share_a_transaction_and_each_gets_its_result(tmp_pat
         group = CommitGroup(lib)
 
         async def main() -> list[str]:
-            return list(await asyncio.gather(*(group.write(lambda i=i: insert(lib, f"c{i}")) for i in range(10))))
+            return list(await asyncio.gather(*(group.write(partial(insert, lib, f"c{i}")) for i in range(10))))
 
         assert asyncio.run(main()) == [f"c{i}" for i in range(10)]
         assert (group.groups, group.writes) == (1, 10)
@@ -69,7 +70,7 @@ def test_a_later_turn_is_a_new_group(tmp_path: Path) -> None:
 
         async def main() -> None:
             for i in range(3):
-                await group.write(lambda i=i: insert(lib, f"c{i}"))
+                await group.write(partial(insert, lib, f"c{i}"))
 
         asyncio.run(main())
         assert (group.groups, group.writes) == (3, 3)

@@ -6,6 +6,7 @@ import json
 import re
 import threading
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from thoughtdesk.core.generation.runs import (
     ModelSpec,
     RunControl,
     RunLimits,
+    RunProgress,
     RunSpec,
     SampleSelection,
     create_run,
@@ -37,7 +39,7 @@ def _run(path, spec):
 
 
 def _spec(server: FakeModelServer, **changes) -> RunSpec:
-    options = dict(
+    options: dict[str, Any] = dict(
         samples=SampleSelection(DEMO, datasets=("med_qa",)),
         models=(ModelSpec("openai", "m", base_url=server.base_url, timeout=2.0),),
         instructions=("qa-01",),
@@ -57,7 +59,7 @@ def _cot_rows(path):
 
 def test_two_step_run_stores_cots_answers_and_provenance(library_path, fake_server):
     run_id = _run(library_path, _spec(fake_server, n=2))
-    seen = []
+    seen: list[RunProgress] = []
     prices = PriceTable([ModelPrice("local", "m", 1000.0, 2000.0)])  # USD per million tokens
     final = execute_run(library_path, run_id, limits=FAST, progress=seen.append, prices=prices)
     assert final.status == "done" and final.done == final.total == 20 and final.failed == 0
@@ -166,7 +168,7 @@ def test_faults_are_retried_and_garbage_is_a_failed_request(library_path, fake_s
         failed = run_requests(lib, run_id, status="failed")
         done = run_requests(lib, run_id, status="done")
     assert {f.raw_response for f in failed} == {"this is not json {", '{"id": "x", "choices": []}'}
-    assert all(f.result_cot_pk is None and "openai" in f.error for f in failed)
+    assert all(f.result_cot_pk is None and "openai" in (f.error or "") for f in failed)
     assert max(d.attempts for d in done) == 5  # 429, 500, timeout, dropped, then success
     assert fake_server.requests[5].time - fake_server.requests[4].time >= 4.0  # the client's timeout, not a hang-up
     assert len(_cot_rows(library_path)) == 3  # never a CoT from garbage
@@ -196,7 +198,7 @@ def test_wrong_key_and_unknown_model_stop_the_run_resumably(library_path):
             execute_run(library_path, run_id, limits=FAST)
         with Library.open(library_path) as lib:
             info = run_info(lib, run_id)
-        assert info.status == "failed" and "API key" in info.last_error and info.done == 0
+        assert info.status == "failed" and "API key" in (info.last_error or "") and info.done == 0
         from thoughtdesk.core.settings.config import store_api_key
 
         store_api_key("openai", "sk-right", server.base_url)

@@ -51,7 +51,7 @@ def _chat(*texts: str) -> Reply:
     )
 
 
-def _spec(server: FakeModelServer, guide: GuideSpec, **changes: Any) -> RunSpec:
+def _spec(server: FakeModelServer, guide: GuideSpec | None, **changes: Any) -> RunSpec:
     options: dict[str, Any] = dict(
         samples=SampleSelection(DEMO, datasets=("med_qa",), limit=1),
         models=(ModelSpec("openai", "agent", base_url=server.base_url, timeout=5.0),),
@@ -144,7 +144,7 @@ def test_process_supervision_keeps_the_best_rated_candidate(library_path, fake_s
     assert [c.score for c in steps[1].candidates] == [2.0, 2.0, None]
     assert steps[1].chosen == 0  # a tie goes to the earlier candidate
     # unparseable replies are kept with their step and counted
-    assert steps[0].extra["unparsed_ratings"] == [{"candidate": 2, "reply": "10"}]
+    assert steps[0].extra is not None and steps[0].extra["unparsed_ratings"] == [{"candidate": 2, "reply": "10"}]
     assert steps[1].unparsed_rating(2) == "4/3" and steps[1].unparsed_ratings == 1
     from thoughtdesk.cli.trajectories import format_text
 
@@ -311,16 +311,18 @@ def test_implicit_supervision_keeps_the_candidate_the_scorer_finds_likeliest(lib
     assert first.rationale == "Multiply the muffins by their price."
     scores = [c.score for c in first.candidates]
     assert scores[1] == pytest.approx(-0.5)  # every word was in the rationale
+    assert scores[2] is not None
     assert scores[0] == pytest.approx(-3.0) and -3.0 < scores[2] < -0.5
     assert first.chosen == 1 and steps[1].final and cot == "Multiply the muffins by their price. The answer is B."
     assert len(scored) == 6 and all(body["echo"] is True and body["logprobs"] == 1 for body in scored)
     assert all("(Rationale: Multiply the muffins by their price.)" in body["prompt"] for body in scored[:3])
-    assert set(first.extra["usage"]) == {"rationale", "agent", "scorer"}
+    assert first.extra is not None and set(first.extra["usage"]) == {"rationale", "agent", "scorer"}
 
 
 def test_a_local_models_template_wraps_a_guided_prompt_once(tmp_path):
     """The backend applies a local model's completion template to every raw prompt; guided
     generation wrapped its prompts once more (the model read the turn markers twice)."""
+    from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend
     from thoughtdesk.core.generation.runs import build_backend
     from thoughtdesk.core.generation.runs.guided import GuidedWriter
 
@@ -328,6 +330,7 @@ def test_a_local_models_template_wraps_a_guided_prompt_once(tmp_path):
     gguf.write_bytes(b"GGUF" + b"\0" * 16)  # checked by its header; nothing is loaded
     model = ModelSpec("llamacpp", str(gguf), completion_template="<turn>{prompt}</turn>")
     backend = build_backend(model)
+    assert isinstance(backend, LlamaCppBackend)
     call = GuidedWriter._request(model, "Q: 2 + 3?", temperature=0.7, max_tokens=8)
     assert backend.prompt_text(call) == "<turn>Q: 2 + 3?</turn>"
 

@@ -79,7 +79,7 @@ def test_chosen_step_is_the_argmax_of_real_scorer_log_probs(library_path, gguf_m
         best = max(range(3), key=lambda i: (stored[i] if stored[i] is not None else -math.inf, -i))
         assert step.chosen == best  # the argmax at every step
         assert step.prompt_tokens > 0 and step.completion_tokens > 0
-        assert set(step.extra["usage"]) == {"rationale", "agent", "scorer"}
+        assert step.extra is not None and set(step.extra["usage"]) == {"rationale", "agent", "scorer"}
 
 
 @pytest.mark.slow

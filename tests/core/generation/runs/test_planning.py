@@ -85,11 +85,15 @@ def test_preview_is_the_exact_prompt_and_estimates_add_up(library_path):
     assert [p.step for p in previews] == ["cot", "extraction"]
     assert previews[0].prompt == expected
     assert previews[1].prompt.startswith(expected)
-    assert previews[1].prompt.endswith(fragments.text("answer_extraction", "kojima-A-D"))
-    cot_tokens = sum(estimate_tokens(r.prompt) for r in plan.requests if r.step == "cot")
+    extraction = fragments.text("answer_extraction", "kojima-A-D")
+    assert extraction and previews[1].prompt.endswith(extraction)
+    cot_prompts = [r.prompt for r in plan.requests if r.step == "cot"]
+    assert cot_prompts and None not in cot_prompts
+    cot_tokens = sum(estimate_tokens(prompt or "") for prompt in cot_prompts)
     assert plan.estimated_prompt_tokens > cot_tokens
     assert plan.estimated_completion_tokens == 2 * 100 + 2 * 10
     price = PriceTable().price_for("openai", "gpt-4o-mini")
+    assert price is not None
     expected_cost = (
         plan.estimated_prompt_tokens * price.input_per_million
         + plan.estimated_completion_tokens * price.output_per_million
@@ -128,7 +132,7 @@ def test_few_shot_exemplars_come_before_the_question(library_path):
         plan = plan_run(lib, spec)
     exemplars = plan.exemplars["med_qa"]
     prompt = plan.requests[0].prompt
-    assert len(exemplars) == 2
+    assert prompt is not None and len(exemplars) == 2
     assert prompt.index(exemplars[0].cot[:40]) < prompt.rindex(plan.samples[0].question[:40])
 
 

@@ -128,7 +128,8 @@ def test_two_step_mode_stores_the_cot_once(library_path, fake_server: FakeModelS
         assert len(stored) < 10_000  # a reference, not the CoT again
         assert get_request(lib, request_id).prompt == sent  # read back whole
         stored_sample = load_sample(lib, sample_pk)
-        (cot,) = [c for c in stored_sample.sample.generated_cot if c.id.startswith("td-")]
+        assert stored_sample is not None
+        (cot,) = [c for c in stored_sample.sample.generated_cot if (c.id or "").startswith("td-")]
         assert cot.cot == text and cot.answers[0].extra["thoughtdesk"]["prompt"] == sent
         export_thoughtsource(lib, DEMO, tmp_path / "out.json")
     assert grown < 1.2 * len(text), f"the library grew by {grown / MB:.1f} MB for a 3 MB CoT"

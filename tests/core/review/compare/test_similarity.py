@@ -147,7 +147,7 @@ def test_threshold_out_of_range_is_refused(threshold: float) -> None:
 
 def test_a_single_string_is_not_a_list_of_cots() -> None:
     with pytest.raises(TypeError, match="list of CoTs"):
-        SimilarityMatrix.compute("just one text")  # type: ignore[arg-type]  # a str, not a list, on purpose
+        SimilarityMatrix.compute("just one text")  # a str (a sequence of str to the type checker), on purpose
 
 
 def test_default_threshold_is_a_percentage() -> None:

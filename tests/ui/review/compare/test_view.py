@@ -116,7 +116,7 @@ def test_layout_toggle_keeps_panels_and_screenshot(view, qtbot, tmp_path) -> Non
     qtbot.wait(50)
     save_screenshot(view, tmp_path, "compare_view")
     with pytest.raises(ValueError):
-        view.set_layout_mode("grid")  # type: ignore[arg-type]  # a wrong mode on purpose
+        view.set_layout_mode("grid")  # a wrong mode on purpose
 
 
 def test_dark_palette_uses_dark_highlights(qtbot, sample_cots) -> None:

@@ -45,7 +45,10 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
 * pairwise judge runs (requests with step ``judge``; docs/judges.md): :class:`JudgeSpec`;
   :func:`plan_judge_run` ``(lib, spec, *, templates=None, prices=None) -> JudgePlan``;
   :func:`create_judge_run` ``(lib, plan, *, name=None) -> int``; :func:`verdict_summary`.
-  Every kind of run is written by one function, ``plan.write_run`` (run row + request rows).
+  Written on the planning path every kind of run shares (``planning.insert_run``, ``price_plan``).
+* revision runs (requests with step ``revision``; docs/judges.md): :class:`RevisionSpec`;
+  :func:`plan_revision_run` ``(lib, spec, *, templates=None, prices=None) -> RevisionPlan``;
+  :func:`create_revision_run` ``(lib, plan, *, name=None) -> int``.
 * managing: :func:`check_models_ready` ``(models)`` (raises what would stop the run at its first
   request: offline mode, a missing model file; call it before ``create_run``),
   :func:`check_models_exist` ``(models)`` (asks each remote server whether it has the model:
@@ -123,6 +126,7 @@ if TYPE_CHECKING:
         run_requests,
         run_spec,
     )
+    from thoughtdesk.core.generation.runs.revision import RevisionPlan, create_revision_run, plan_revision_run
     from thoughtdesk.core.generation.runs.scorer_check import (
         ScorerReport,
         guide_scorer_report,
@@ -140,6 +144,7 @@ if TYPE_CHECKING:
         GuideSpec,
         JudgeSpec,
         ModelSpec,
+        RevisionSpec,
         RunLimits,
         RunSpec,
         RunSpecError,
@@ -183,6 +188,9 @@ _LAZY: dict[str, str] = {
     "plan_judge_run": "judge",
     "verdict_summary": "judge",
     "JudgeSpec": "spec",
+    "RevisionPlan": "revision",
+    "create_revision_run": "revision",
+    "plan_revision_run": "revision",
     "RunControl": "execute",
     "execute_run": "execute",
     "execute_run_async": "execute",
@@ -220,6 +228,7 @@ _LAZY: dict[str, str] = {
     "AnySpec": "spec",
     "CotSelection": "spec",
     "CritiqueSpec": "spec",
+    "RevisionSpec": "spec",
     "FewShotSpec": "spec",
     "GuideSpec": "spec",
     "ModelSpec": "spec",
@@ -283,6 +292,10 @@ __all__ = [
     "CotSelection",
     "CritiquePlan",
     "CritiqueSpec",
+    "RevisionPlan",
+    "RevisionSpec",
+    "create_revision_run",
+    "plan_revision_run",
     "FewShotSpec",
     "ModelSpec",
     "PlannedCritique",

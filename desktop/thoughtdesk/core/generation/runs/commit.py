@@ -306,17 +306,24 @@ def store_cot(
     call: CallRecord,
     one_step: bool,
     guide: dict[str, Any] | None = None,
+    revision: dict[str, Any] | None = None,
     claim: Claim | None = None,
 ) -> tuple[int, int | None]:
     """Commit a CoT (and, in one-step mode, its answer parsed from the CoT); return their keys.
     ``guide`` (a guided CoT: its guide's settings and label) is kept in the provenance, and the
-    trajectory's stored steps are linked to the CoT in the same transaction. ``claim``: what
-    the request must still be (else StaleClaim, nothing stored)."""
+    trajectory's stored steps are linked to the CoT in the same transaction. ``revision`` (a
+    revised CoT: ``of`` the CoT and ``critique`` it revises, ``critique_model``, ``template``,
+    ``label``) is kept in the provenance and sets ``revision_of``/``revision_critique``; the
+    revision takes the revised CoT's instruction and trigger keys, so it is that prompt
+    condition's revision. ``claim``: what the request must still be (else StaleClaim, nothing
+    stored)."""
     text = call.response.texts[0]
     raw = _stored_raw(call, text, "generated_cot.cot")
     extra = {"thoughtdesk": _provenance(model, variant, request, call, run_id, raw)}
     if guide is not None:
         extra["thoughtdesk"]["guide"] = guide
+    if revision is not None:
+        extra["thoughtdesk"]["revision"] = revision
     ident = f"td-{run_id}-{request.id}"
     instruction, trigger = variant.get("instruction"), variant.get("cot_trigger")
     template = variant["cot_template"]
@@ -360,6 +367,8 @@ def store_cot(
         counters.add_cot(conn, sample.pk)
         if guide is not None:
             attach_steps(conn, request.id, cot_pk)
+        if revision is not None:
+            _link_revision(conn, cot_pk, revision)
         conn.execute(
             "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
             (fts_prefix(text), sample.pk),
@@ -380,6 +389,39 @@ def store_cot(
             )
         _finish_request(conn, request.id, call, cot_pk=cot_pk, answer_pk=answer_pk, raw=raw)
     return cot_pk, answer_pk
+
+
+def _link_revision(conn: sqlite3.Connection, cot_pk: int, revision: dict[str, Any]) -> None:
+    """Name what CoT ``cot_pk`` revises (a CoT or critique deleted meanwhile: NULL) and give it the
+    revised CoT's instruction and trigger keys."""
+    original = conn.execute(
+        "SELECT id, instruction, cot_trigger FROM generated_cot WHERE id = ?", (revision["of"],)
+    ).fetchone()
+    critique = conn.execute("SELECT id FROM critique WHERE id = ?", (revision.get("critique"),)).fetchone()
+    conn.execute(
+        "UPDATE generated_cot SET revision_of = ?, revision_critique = ?, instruction = ?, cot_trigger = ? WHERE id = ?",
+        (
+            original and original[0],
+            critique and critique[0],
+            original and original[1],
+            original and original[2],
+            cot_pk,
+        ),
+    )
+
+
+def revision_of_request(request: RequestRow, template_key: str) -> dict[str, Any]:
+    """The ``revision`` record of a ``revision`` request (see :func:`store_cot`): what it revises,
+    from which critique, and the label its prompt condition carries (``revised after MODEL``)."""
+    params = json.loads(request.params)
+    critique_model = str(params.get("critique_model") or "")
+    return {
+        "of": request.target_cot_pk,
+        "critique": params.get("critique_pk"),
+        "critique_model": critique_model,
+        "template": template_key,
+        "label": f"revised after {critique_model or 'a critique'}",
+    }
 
 
 def store_extraction(
@@ -712,7 +754,8 @@ def store_result(
     claim: Claim | None = None,
 ) -> None:
     """Commit what ``request`` returned as its step asks: a critique (``template_key``), a CoT
-    (``one_step``: with its answer; ``guide``: a guided CoT) or an extracted answer for CoT
+    (``one_step``: with its answer; ``guide``: a guided CoT), a revised CoT (scored from its own
+    text; ``template_key`` is the revision template's) or an extracted answer for CoT
     ``cot_pk`` whose text is ``cot_text``; ``variants`` are the run's prompt variants as stored
     (a critique has none). The one dispatch by step for direct, batch and guided runs. The keys
     this process used are redacted from all the provider sent (:func:`redact_call`); ``claim``
@@ -723,6 +766,19 @@ def store_result(
     elif request.step == "critique":
         store_critique(
             lib, run_id=run_id, request=request, model=model, call=call, template_key=template_key, claim=claim
+        )
+    elif request.step == "revision":
+        store_cot(
+            lib,
+            run_id=run_id,
+            request=request,
+            sample=sample,
+            model=model,
+            variant={"instruction": None, "cot_trigger": None, "cot_template": {"text": template_key}},
+            call=call,
+            one_step=True,
+            revision=revision_of_request(request, template_key),
+            claim=claim,
         )
     elif request.step in ("cot", "guided"):
         store_cot(

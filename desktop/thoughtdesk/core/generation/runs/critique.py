@@ -33,14 +33,8 @@ from thoughtdesk.core.critiques.prompts import (
 )
 from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
-from thoughtdesk.core.generation.runs.plan import (
-    NewRequest,
-    PromptPreview,
-    SampleRef,
-    fingerprint,
-    sample_refs,
-    write_run,
-)
+from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
+from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
 from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
 from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library
@@ -207,9 +201,15 @@ def stored_prompt(rendered: RenderedCritiquePrompt) -> tuple[str, int]:
     the one-string wrappers)."""
     if rendered.wrapper != "chat":
         return rendered.text, -1
-    if not rendered.system:
-        return rendered.user, 0
-    return f"{rendered.system}\n\n{rendered.user}", len(rendered.system)
+    return stored_prompt_text(rendered.system, rendered.user)
+
+
+def stored_prompt_text(system: str, user: str) -> tuple[str, int]:
+    """The stored text of a chat prompt (system text, a blank line, user text) and the length of
+    its system part (0: no system text); :func:`critique_request` rebuilds the two messages."""
+    if not system:
+        return user, 0
+    return f"{system}\n\n{user}", len(system)
 
 
 def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Request:
@@ -373,18 +373,9 @@ def plan_critique_run(
             tokens[(model_index, "in")] += estimate
             tokens[(model_index, "out")] += model.max_tokens
     plan = CritiquePlan(spec=spec, template=template, cots=cots, requests=requests)
-    plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens.items() if kind == "in")
-    plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens.items() if kind == "out")
-    total: float | None = 0.0
-    for index, model in enumerate(spec.models):
-        cost = prices.cost(model.price_provider, model.model_name, tokens[(index, "in")], tokens[(index, "out")])
-        plan.cost_by_model[model.label] = cost
-        if cost is None:
-            plan.unpriced_models.append(model.label)
-            total = None
-        elif total is not None:
-            total += cost
-    plan.estimated_cost = total
+    cost = price_plan(spec.models, tokens, prices)
+    plan.estimated_prompt_tokens, plan.estimated_completion_tokens = cost.prompt_tokens, cost.completion_tokens
+    plan.cost_by_model, plan.unpriced_models, plan.estimated_cost = cost.by_model, cost.unpriced, cost.total
     return plan
 
 
@@ -416,34 +407,39 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
             "unpriced_models": plan.unpriced_models,
         },
     }
-    rows = []
-    texts = {cot.pk: cot.text for cot in plan.cots}
-    for r in plan.requests:
-        model = spec.models[r.model_index]
-        call = critique_request(model, r.prompt, r.system_chars)
-        params = {
-            **model.params(),
-            "replicate": 0,
-            "seed_used": model.seed,
-            "wrapper": spec.wrappers[r.model_index],
-            "template": plan.template.key,
-            "system_chars": r.system_chars,
-        }
-        rows.append(
-            NewRequest(
-                r.sample_pk,
-                r.model_index,
-                model.label,
-                "critique",
-                fingerprint(model, call, 0),
-                prompt_ref(r.prompt, texts.get(r.cot_pk), r.cot_pk),  # the CoT it quotes stored once
-                params,
-                target_cot_pk=r.cot_pk,
+    with lib.transaction() as conn:
+        run_id = insert_run(conn, name=name, created=created, collection=spec.cots.collection, document=document)
+        rows = []
+        texts = {cot.pk: cot.text for cot in plan.cots}
+        for r in plan.requests:
+            model = spec.models[r.model_index]
+            call = critique_request(model, r.prompt, r.system_chars)
+            params = {
+                **model.params(),
+                "replicate": 0,
+                "seed_used": model.seed,
+                "wrapper": spec.wrappers[r.model_index],
+                "template": plan.template.key,
+                "system_chars": r.system_chars,
+            }
+            rows.append(
+                (
+                    run_id,
+                    r.sample_pk,
+                    r.model_index,
+                    model.label,
+                    fingerprint(model, call, 0),
+                    prompt_ref(r.prompt, texts.get(r.cot_pk), r.cot_pk),  # the CoT it quotes stored once
+                    json.dumps(params),
+                    created,
+                    r.cot_pk,
+                )
             )
+        conn.executemany(
+            "INSERT INTO request (run_id, sample_pk, model_index, model_label, variant_index, replicate, step, "
+            "fingerprint, prompt, params, created, target_cot_pk) VALUES (?, ?, ?, ?, 0, 0, 'critique', ?, ?, ?, ?, ?)",
+            rows,
         )
-    run_id = write_run(
-        lib, name=name, created=created, collection=spec.cots.collection, document=document, requests=rows
-    )
     logging.getLogger(__name__).info(
         "critique run %d created in %s: %d request(s) for CoTs of %r, models %s",
         run_id,

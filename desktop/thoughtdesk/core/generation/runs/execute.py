@@ -344,6 +344,9 @@ class _Execution:
         if request.step == "judge":
             await self._process_judge(request, sample, model)
             return
+        if request.step == "revision":
+            await self._process_revision(request, sample, model)
+            return
         if request.step == "guided":
             await self._process_guided(request, sample, model)
             return
@@ -493,6 +496,19 @@ class _Execution:
         call = critique_request(model, request.prompt or "", int(params.get("system_chars", -1)))
         await self._send_once(request, sample, model, call, None, None)
 
+    async def _process_revision(self, request: RequestRow, sample: SampleRef, model: ModelSpec) -> None:
+        exists = self.lib.conn.execute("SELECT 1 FROM generated_cot WHERE id = ?", (request.target_cot_pk,)).fetchone()
+        if exists is None:  # the CoT was deleted (its request rows cascade; a race with a delete)
+            store_failure(self.lib, request.id, "the CoT it revises was deleted", sent_at=now_iso(), attempts=0)
+            self.tally.failed += 1
+            self._after_failed(request)
+            return
+        if not self.force and await self._answer_from_store(request, sample, None):
+            return
+        params = json.loads(request.params)
+        call = critique_request(model, request.prompt or "", int(params.get("system_chars", 0)))
+        await self._send_once(request, sample, model, call, None, None)
+
     async def _process_judge(self, request: RequestRow, sample: SampleRef, model: ModelSpec) -> None:
         params = json.loads(request.params)
         pair = (request.target_cot_pk, int(params["second_cot_pk"]))
@@ -576,7 +592,7 @@ class _Execution:
                 is None
             ):
                 return False
-        elif request.step == "cot":
+        elif request.step in ("cot", "revision"):  # a revision's fingerprint names the CoT and critique it revises
             if source.result_cot_pk is None:
                 return False
             store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)

@@ -12,6 +12,7 @@ critiques.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import random
 from collections import Counter, defaultdict
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field, replace
 from thoughtdesk.core.critiques.prompts import question_with_choices
 from thoughtdesk.core.generation.backends import PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.critique import CotRef, answer_key, critique_request, select_cots
-from thoughtdesk.core.generation.runs.plan import NewRequest, PromptPreview, fingerprint, write_run
+from thoughtdesk.core.generation.runs.plan import PromptPreview, fingerprint
+from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
 from thoughtdesk.core.generation.runs.spec import JudgeSpec, ModelSpec, RunSpecError
 from thoughtdesk.core.judges.conditions import condition_name, cot_conditions, matches
 from thoughtdesk.core.judges.prompts import (
@@ -250,24 +252,15 @@ def plan_judge_run(
         conditions={pk: condition_name(*p) for pk, p in parts.items()},
         single_cot_samples=alone,
     )
-    plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens.items() if kind == "in")
-    plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens.items() if kind == "out")
-    total: float | None = 0.0
-    for index, model in enumerate(spec.models):
-        cost = prices.cost(model.price_provider, model.model_name, tokens[(index, "in")], tokens[(index, "out")])
-        plan.cost_by_model[model.label] = cost
-        if cost is None:
-            plan.unpriced_models.append(model.label)
-            total = None
-        elif total is not None:
-            total += cost
-    plan.estimated_cost = total
+    cost = price_plan(spec.models, tokens, prices)  # the planning path every kind of run shares
+    plan.estimated_prompt_tokens, plan.estimated_completion_tokens = cost.prompt_tokens, cost.completion_tokens
+    plan.estimated_cost, plan.cost_by_model, plan.unpriced_models = cost.total, cost.by_model, cost.unpriced
     return plan
 
 
 def create_judge_run(lib: Library, plan: JudgePlan, *, name: str | None = None) -> int:
-    """Store the judge run and its ``judge`` request rows (one transaction, :func:`write_run`);
-    return the run id. The run's document holds the spec and the template's texts, so a resume
+    """Store the judge run (:func:`~.planning.insert_run`, the shared planning path) and its
+    ``judge`` request rows in one transaction; return the run id. The run's document holds the spec and the template's texts, so a resume
     sends what was planned even after the template is edited."""
     spec = plan.spec
     created = now_iso()
@@ -294,34 +287,39 @@ def create_judge_run(lib: Library, plan: JudgePlan, *, name: str | None = None) 
         },
     }
     texts = {cot.pk: cot.text for cot in plan.cots}
-    rows = []
-    for r in plan.requests:
-        model = spec.models[r.model_index]
-        call = judge_request(model, r.prompt, r.system_chars)
-        params = {
-            **model.params(),
-            "replicate": 0,
-            "seed_used": model.seed,
-            "template": plan.template.key,
-            "template_version": plan.template.version,
-            "system_chars": r.system_chars,
-            "second_cot_pk": r.second_pk,
-        }
-        rows.append(
-            NewRequest(
-                r.sample_pk,
-                r.model_index,
-                model.label,
-                "judge",
-                fingerprint(model, call, 0),
-                prompt_ref(r.prompt, texts.get(r.first_pk), r.first_pk),  # the first CoT it quotes stored once
-                params,
-                target_cot_pk=r.first_pk,
+    with lib.transaction() as conn:
+        run_id = insert_run(conn, name=name, created=created, collection=spec.cots.collection, document=document)
+        rows = []
+        for r in plan.requests:
+            model = spec.models[r.model_index]
+            call = judge_request(model, r.prompt, r.system_chars)
+            params = {
+                **model.params(),
+                "replicate": 0,
+                "seed_used": model.seed,
+                "template": plan.template.key,
+                "template_version": plan.template.version,
+                "system_chars": r.system_chars,
+                "second_cot_pk": r.second_pk,
+            }
+            rows.append(
+                (
+                    run_id,
+                    r.sample_pk,
+                    r.model_index,
+                    model.label,
+                    fingerprint(model, call, 0),
+                    prompt_ref(r.prompt, texts.get(r.first_pk), r.first_pk),  # the first CoT it quotes stored once
+                    json.dumps(params),
+                    created,
+                    r.first_pk,
+                )
             )
+        conn.executemany(
+            "INSERT INTO request (run_id, sample_pk, model_index, model_label, variant_index, replicate, step, "
+            "fingerprint, prompt, params, created, target_cot_pk) VALUES (?, ?, ?, ?, 0, 0, 'judge', ?, ?, ?, ?, ?)",
+            rows,
         )
-    run_id = write_run(
-        lib, name=name, created=created, collection=spec.cots.collection, document=document, requests=rows
-    )
     log.info(
         "judge run %d created in %s: %d request(s) for %d pair(s) of %r, judges %s",
         run_id,

@@ -17,6 +17,7 @@ from thoughtdesk.core.generation.backends.batches import BATCH_WINDOW_HOURS
 from thoughtdesk.core.generation.backends.pricing import BATCH_DISCOUNT
 from thoughtdesk.core.generation.guide_prompts import GUIDE_KEYS, GUIDE_TEXTS, fill
 from thoughtdesk.core.generation.prompts import Exemplar, FragmentLibrary, PromptMode, PromptVariant
+from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
 from thoughtdesk.core.generation.runs.read import RequestStep
 from thoughtdesk.core.generation.runs.spec import (
     FewShotSpec,
@@ -27,7 +28,7 @@ from thoughtdesk.core.generation.runs.spec import (
     SampleSelection,
 )
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
-from thoughtdesk.core.library.store import Library, inserted_id
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 
 log = logging.getLogger(__name__)
@@ -423,86 +424,10 @@ def plan_run(
     plan = RunPlan(
         spec=spec, variants=variants, samples=samples, requests=requests, exemplars=exemplars, guide_texts=guide_texts
     )
-    plan.estimated_prompt_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "in")
-    plan.estimated_completion_tokens = sum(v for (_, kind), v in tokens_by_model.items() if kind == "out")
-    total_cost: float | None = 0.0
-    for index, model in enumerate(spec.all_models()):
-        cost = prices.cost(
-            model.price_provider, model.model_name, tokens_by_model[(index, "in")], tokens_by_model[(index, "out")]
-        )
-        plan.cost_by_model[model.label] = (
-            cost
-            if model.label not in plan.cost_by_model or cost is None
-            else (plan.cost_by_model[model.label] or 0) + cost
-        )
-        if cost is None:
-            if model.label not in plan.unpriced_models:
-                plan.unpriced_models.append(model.label)
-            total_cost = None
-        elif total_cost is not None:
-            total_cost += cost
-    plan.estimated_cost = total_cost
+    cost = price_plan(spec.all_models(), tokens_by_model, prices)
+    plan.estimated_prompt_tokens, plan.estimated_completion_tokens = cost.prompt_tokens, cost.completion_tokens
+    plan.cost_by_model, plan.unpriced_models, plan.estimated_cost = cost.by_model, cost.unpriced, cost.total
     return plan
-
-
-@dataclass(frozen=True, slots=True)
-class NewRequest:
-    """A request row to write with its run (:func:`write_run`). ``depends_on`` is the index, in
-    the same list, of the request it waits for; ``params`` the call's parameters (JSON-ready);
-    ``target_cot_pk`` the stored CoT a critique or judge request is about."""
-
-    sample_pk: int
-    model_index: int
-    model_label: str
-    step: str
-    fingerprint: str | None
-    prompt: str | None
-    params: dict[str, Any]
-    variant_index: int = 0
-    replicate: int = 0
-    depends_on: int | None = None
-    target_cot_pk: int | None = None
-
-
-def write_run(
-    lib: Library, *, name: str, created: str, collection: str, document: dict[str, Any], requests: list[NewRequest]
-) -> int:
-    """The one way a run is stored, whatever its kind (generation, critique, judge: the
-    document's ``kind``): the run row and one row per request in one transaction, before
-    anything is sent; return the run id."""
-    with lib.transaction() as conn:
-        run_id = inserted_id(
-            conn.execute(
-                "INSERT INTO run (name, created, updated, status, collection, spec) VALUES (?, ?, ?, 'planned', ?, ?)",
-                (name, created, created, collection, json.dumps(document, ensure_ascii=False)),
-            )
-        )
-        first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
-        conn.executemany(
-            "INSERT INTO request (id, run_id, sample_pk, model_index, model_label, variant_index, "
-            "replicate, step, depends_on, fingerprint, prompt, params, created, target_cot_pk) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                (
-                    first + index,
-                    run_id,
-                    r.sample_pk,
-                    r.model_index,
-                    r.model_label,
-                    r.variant_index,
-                    r.replicate,
-                    r.step,
-                    None if r.depends_on is None else first + r.depends_on,
-                    r.fingerprint,
-                    r.prompt,
-                    json.dumps(r.params),
-                    created,
-                    r.target_cot_pk,
-                )
-                for index, r in enumerate(requests)
-            ),
-        )
-    return run_id
 
 
 def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
@@ -528,36 +453,45 @@ def create_run(lib: Library, plan: RunPlan, *, name: str | None = None) -> int:
             "unpriced_models": plan.unpriced_models,
         },
     }
-    rows = []
-    for r in plan.requests:
-        model = spec.models[r.model_index]
-        fp = None
-        if r.step == "guided" and spec.guide is not None and r.prompt is not None:
-            fp = guided_fingerprint(model, spec.guide, plan.guide_texts, r.prompt, r.replicate)
-        elif r.prompt is not None:
-            fp = fingerprint(model, model_request(model, r.prompt, r.step, r.replicate), r.replicate)
-        params = {
-            **model.params(),
-            "replicate": r.replicate,
-            "seed_used": None if model.seed is None else model.seed + r.replicate,
-        }
-        rows.append(
-            NewRequest(
-                r.sample_pk,
-                r.model_index,
-                model.label,
-                r.step,
-                fp,
-                r.prompt,
-                params,
-                variant_index=r.variant_index,
-                replicate=r.replicate,
-                depends_on=r.depends_on,
+    with lib.transaction() as conn:
+        run_id = insert_run(conn, name=name, created=created, collection=spec.samples.collection, document=document)
+        first = (conn.execute("SELECT max(id) FROM request").fetchone()[0] or 0) + 1
+        rows = []
+        for r in plan.requests:
+            model = spec.models[r.model_index]
+            fp = None
+            if r.step == "guided" and spec.guide is not None and r.prompt is not None:
+                fp = guided_fingerprint(model, spec.guide, plan.guide_texts, r.prompt, r.replicate)
+            elif r.prompt is not None:
+                fp = fingerprint(model, model_request(model, r.prompt, r.step, r.replicate), r.replicate)
+            params = {
+                **model.params(),
+                "replicate": r.replicate,
+                "seed_used": None if model.seed is None else model.seed + r.replicate,
+            }
+            rows.append(
+                (
+                    first + r.index,
+                    run_id,
+                    r.sample_pk,
+                    r.model_index,
+                    model.label,
+                    r.variant_index,
+                    r.replicate,
+                    r.step,
+                    None if r.depends_on is None else first + r.depends_on,
+                    fp,
+                    r.prompt,
+                    json.dumps(params),
+                    created,
+                )
             )
+        conn.executemany(
+            "INSERT INTO request (id, run_id, sample_pk, model_index, model_label, variant_index, "
+            "replicate, step, depends_on, fingerprint, prompt, params, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
         )
-    run_id = write_run(
-        lib, name=name, created=created, collection=spec.samples.collection, document=document, requests=rows
-    )
     log.info(
         "run %d created in %s: %d request(s) for %d sample(s) of %r, models %s",
         run_id,

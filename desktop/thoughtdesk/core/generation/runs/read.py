@@ -31,7 +31,7 @@ from thoughtdesk.core.settings.logs import redact
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed", "batched"]
 #: ``batched``: in a provider batch that is not fetched yet (runs/batch.py).
 RequestStatus = Literal["pending", "sent", "done", "failed", "batched"]
-RequestStep = Literal["cot", "extraction", "critique", "guided", "judge"]
+RequestStep = Literal["cot", "extraction", "critique", "guided", "revision", "judge"]
 
 
 class RunNotFound(ThoughtDeskError):
@@ -92,8 +92,8 @@ class RunInfo:
     last_error: str | None
     #: The models as specified (for pricing: a local OpenAI-compatible server is free).
     model_specs: tuple[ModelSpec, ...] = ()
-    #: ``generation`` (CoTs and answers), ``critique`` (critiques of stored CoTs) or ``judge``
-    #: (pairwise verdicts on stored CoTs).
+    #: ``generation`` (CoTs and answers), ``critique`` (critiques of stored CoTs), ``revision``
+    #: (CoTs revised from a critique's feedback) or ``judge`` (pairwise verdicts on stored CoTs).
     kind: str = "generation"
     #: Stored as running or paused, but the process executing it is gone (killed, crashed):
     #: nothing is happening until it is resumed (see :mod:`...runs.lease`).

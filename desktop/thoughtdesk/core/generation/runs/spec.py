@@ -616,6 +616,54 @@ class CritiqueSpec:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class RevisionSpec:
+    """A revision run (Digital Socrates' intended use): each selected CoT with a critique is
+    given, with that critique's feedback, to each revising model, which writes a revised CoT.
+
+    ``critique_models`` names the critique models whose critiques are used (each one's latest
+    critique of a CoT); empty: each CoT's latest critique, whoever wrote it. ``template`` is the
+    key of a revision template (the built-in ``td-revise-v1``). ``force`` sends requests even
+    when an identical one is stored.
+    """
+
+    cots: CotSelection
+    models: tuple[ModelSpec, ...]
+    critique_models: tuple[str, ...] = ()
+    template: str = "td-revise-v1"
+    force: bool = False
+    name: str = ""
+
+    kind: ClassVar[str] = "revision"
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise RunSpecError("a revision run needs at least one revising model")
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets)."""
+        return {
+            "kind": self.kind,
+            "cots": self.cots.to_json(),
+            "models": [m.to_json() for m in self.models],
+            "critique_models": list(self.critique_models),
+            "template": self.template,
+            "force": self.force,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RevisionSpec:
+        return cls(
+            cots=CotSelection.from_json(data["cots"]),
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            critique_models=tuple(data.get("critique_models") or ()),
+            template=data.get("template", "td-revise-v1"),
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
+        )
+
+
 # --- pairwise judge runs --------------------------------------------------------------------
 
 
@@ -683,13 +731,15 @@ class JudgeSpec:
         )
 
 
-AnySpec = RunSpec | CritiqueSpec | JudgeSpec
+AnySpec = RunSpec | CritiqueSpec | RevisionSpec | JudgeSpec
 
 
 def spec_from_document(document: dict[str, Any]) -> AnySpec:
-    """The spec of a stored run document: a generation run's, a critique run's or a judge run's."""
+    """The spec of a stored run document: a generation, critique, revision or judge run's."""
     if document.get("kind") == "critique":
         return CritiqueSpec.from_json(document["spec"])
+    if document.get("kind") == "revision":
+        return RevisionSpec.from_json(document["spec"])
     if document.get("kind") == "judge":
         return JudgeSpec.from_json(document["spec"])
     return RunSpec.from_json(document["spec"])
