@@ -50,6 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="bootstrap resamples for the difference intervals (default: 9999)",
     )
     p.add_argument("--no-comparisons", action="store_true", help="skip the pairwise comparisons")
+    p.add_argument(
+        "--truncated-as-wrong",
+        action="store_true",
+        help="count answers cut by the token limit (outcome truncated) as not correct; by default they "
+        "are left out of the accuracy's denominator and the comparisons",
+    )
     p.set_defaults(func=cmd_evaluate)
 
     p = add_command(
@@ -97,6 +103,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 comparisons=not (args.no_comparisons or args.csv),
                 n_resamples=max(1, args.resamples),
                 comparison_progress=comparing,
+                truncated_as_wrong=args.truncated_as_wrong,
             )
         finally:
             if bar is not None:

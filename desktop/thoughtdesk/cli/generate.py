@@ -71,6 +71,7 @@ from thoughtdesk.core.generation.runs import (
     stopped_for_good,
     verdict_summary,
 )
+from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES
 
 
 def user_prices() -> PriceTable:
@@ -412,6 +413,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
         wrappers=(wrapper,),  # type: ignore[arg-type]  # argparse checked it against WRAPPERS
         force=args.force,
         name=args.name or "",
+        judge=args.judge,
     )
     if not args.plan_only:
         check_models_ready(models)
@@ -676,6 +678,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--wrapper", choices=list(WRAPPERS), help="how the prompt reaches the model (default chat)")
     p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
+    p.add_argument(
+        "--judge",
+        choices=list(JUDGED_CHOICES),
+        default="explanation",
+        help="what the critique reads: the CoT's visible explanation (default, as Digital Socrates) or a "
+        "reasoning model's thinking (CoTs without thinking are left out)",
+    )
     p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
     p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
     p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")

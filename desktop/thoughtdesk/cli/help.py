@@ -39,6 +39,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "critique": (
         "thoughtdesk critique 'MedQA sample' --model openai:gpt-4o --only incorrect --limit 20",
         "thoughtdesk critique quiz --model llamacpp:ds-7b.gguf --preset ds --plan-only",
+        "thoughtdesk critique r1-runs --model openai:gpt-4o --judge thinking --limit 20",
     ),
     "judge": (
         "thoughtdesk judge 'MedQA sample' --pairwise --model openai:gpt-4o --plan-only",
@@ -74,6 +75,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "evaluate": (
         "thoughtdesk evaluate 'MedQA sample'",
         "thoughtdesk evaluate 'MedQA sample' --rescore --markdown > results.md",
+        "thoughtdesk evaluate r1-runs --json --truncated-as-wrong",
     ),
     "critiques": ("thoughtdesk critiques quiz", "thoughtdesk critiques quiz --csv > critiques.csv"),
     "report": (

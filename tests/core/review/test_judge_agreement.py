@@ -6,6 +6,7 @@ and versions of one judge (a changed template) compared on the same human labels
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,15 @@ def test_preferences_are_one_per_reviewer_and_pair_in_stored_order_and_restore_f
         assert stored is not None and stored.pair == (a, b) and stored.label == "second" and stored.blind
         before = set_preference(conn, "ann", a, b, None, blind=False)  # a tie replaces it
         assert before == stored
-        assert preference_of(conn, "ann", b, a).label == "tie"
+        tie = preference_of(conn, "ann", b, a)
+        assert tie is not None and tie.label == "tie"
         assert set_preference(conn, "bob", a, b, a) is None  # another reviewer: another row
         restore_preference(conn, "ann", a, b, before)  # undo of the tie
         assert preference_of(conn, "ann", a, b) == stored
         restore_preference(conn, "ann", a, c, None)  # undo of a first verdict: nothing left
         assert preference_of(conn, "ann", a, c) is None
-        assert clear_preference(conn, "bob", a, b).preferred_cot_pk == a
+        cleared = clear_preference(conn, "bob", a, b)
+        assert cleared is not None and cleared.preferred_cot_pk == a
         with pytest.raises(ValueError, match="twice"):
             set_preference(conn, "ann", a, a, a)
         with pytest.raises(ValueError, match="not one of the pair"):
@@ -76,7 +79,9 @@ def test_preferences_are_one_per_reviewer_and_pair_in_stored_order_and_restore_f
 
 
 def test_comparison_on_hand_made_verdicts_gives_kappa_accuracy_intervals_confusion_and_disagreements():
-    human = {(i, i + 100): ItemVerdict((i, i + 100), i, "first" if i < 5 else "second") for i in range(10)}
+    human: dict[Hashable, ItemVerdict] = {
+        (i, i + 100): ItemVerdict((i, i + 100), i, "first" if i < 5 else "second") for i in range(10)
+    }
     judged = [ItemVerdict((i, i + 100), i, "first" if i < 4 or i == 9 else "second") for i in range(10)]
     judged.append(ItemVerdict((50, 150), 50, "tie"))  # a pair no human labelled: not counted
     result = compare_with_humans(JudgeVersion("judge-a", "v1"), PAIRWISE, judged[:-2] + judged[-1:], human, PAIR_LABELS)
@@ -164,15 +169,16 @@ def test_critique_models_and_a_pairwise_judge_against_humans_with_template_versi
     assert by[("judge", good, EXPLANATION_SCORE)].kappa == pytest.approx(1.0)
     assert by[("judge", good, PAIRWISE)].accuracy == 1.0 and by[("judge", good, PAIRWISE)].disagreements == []
     worse = by[("judge", bad, PAIRWISE)]
-    assert worse.accuracy < 1.0 and worse.n_disagreements == len(worse.disagreements) > 0
-    assert all(d.sample_pk and len(d.item) == 2 for d in worse.disagreements)
+    assert worse.accuracy is not None and worse.accuracy < 1.0 and worse.n_disagreements == len(worse.disagreements) > 0
+    assert all(d.sample_pk and isinstance(d.item, tuple) and len(d.item) == 2 for d in worse.disagreements)
     pair_judge = by[("pair-judge", "pair-v1", PAIRWISE)]
     assert pair_judge.judge.kind == "pairwise" and pair_judge.n == len(groups)
     assert sum(map(sum, pair_judge.confusion)) == len(groups)
     compared = {(c.judge, c.measure): c for c in report.versions}
     assert compared[("judge", PAIRWISE)].n == len(groups)
     rows = {v: (acc, kappa) for v, acc, kappa in compared[("judge", EXPLANATION_SCORE)].versions}
-    assert rows[good][0] == 1.0 and rows[bad][0] < 1.0
+    bad_accuracy = rows[bad][0]
+    assert rows[good][0] == 1.0 and bad_accuracy is not None and bad_accuracy < 1.0
     data = human_agreement_json(lib, DEMO)
     json.dumps(data)  # JSON-ready
     assert data["human_pairs"] == len(groups) and {j["measure"] for j in data["judges"]} == {

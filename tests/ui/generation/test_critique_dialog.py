@@ -183,3 +183,21 @@ def test_critique_run_pauses_resumes_cancels_and_resumes_to_the_end_in_the_runs_
         qtbot.waitUntil(lambda: panel.model.status(run_id) == "done", timeout=10000)
     with Library.open(window.library.path) as lib:
         assert lib.conn.execute("SELECT count(*) FROM critique").fetchone()[0] == N_COTS
+
+
+def test_the_dialog_judges_the_thinking_when_asked(window, qtbot):
+    # Issue 24, point 7: "Judge" chooses the visible explanation (default) or the thinking.
+    with Library.open(window.library.path) as lib, lib.transaction() as conn:
+        (pk,) = conn.execute("SELECT min(id) FROM generated_cot").fetchone()
+        conn.execute("UPDATE generated_cot SET reasoning = 'Wait, I should check the dose first.' WHERE id = ?", (pk,))
+    with CritiqueServer() as server:
+        dialog = window.generation.open_critique_dialog()
+        assert dialog is not None and dialog.judge.currentData() == "explanation"
+        add_judge(dialog, server.base_url)
+        wait_plan(qtbot, dialog, N_COTS)
+        dialog.judge.setCurrentIndex(dialog.judge.findData("thinking"))
+        plan = wait_plan(qtbot, dialog, 1)
+        assert plan.spec.judge == "thinking" and plan.cots[0].pk == pk
+        assert "Wait, I should check the dose first." in dialog.preview.toPlainText()
+        assert server.requests == []
+        dialog.reject()

@@ -77,7 +77,9 @@ def test_with_pairwise_blind_off_the_models_stay_shown_and_the_verdict_says_so(q
     session = Session(qtbot, library_path)
     try:
         view = session.view
-        left, right, _l, _r = view.preference_pair()
+        pair = view.preference_pair()
+        assert pair is not None
+        left, right, _l, _r = pair
         session.key(Qt.Key.Key_BracketRight)
         assert not view.blind
         verdict = stored(session, left, right)

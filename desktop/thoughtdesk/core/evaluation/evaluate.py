@@ -20,6 +20,13 @@ and costs are optional: read from columns of ``generated_cot`` when a later sche
 generation run writes (``thoughtdesk.completion_tokens``, ``thoughtdesk.cost`` of the CoT plus
 that of the answer-extraction call) or other tools do (``usage.completion_tokens``,
 ``completion_tokens``, ``tokens``; ``cost_usd``, ``cost``).
+
+Reasoning traces (issue 24): an answer whose CoT stopped at the token limit
+(``generated_cot.finish_reason`` "length", or Anthropic's "max_tokens") has the outcome
+``truncated`` whatever was extracted from it (its thinking or its answer was cut). Truncated
+answers are counted apart and left out of the accuracy's denominator and of the paired
+comparisons unless ``truncated_as_wrong``. Each row also says which share of its CoTs carry a
+reasoning model's thinking and the median of their reasoning tokens.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from thoughtdesk.core.evaluation.rescoring import RescoreReport
 from thoughtdesk.core.evaluation.rescoring import rescore as rescore_collection
 from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.trace_marks import TRUNCATED_FINISH_REASONS
 
 Key = tuple[str, str, str, str]  # dataset, split, model, condition (AccuracyRow.key)
 UNKNOWN_MODEL = "(unknown model)"
@@ -50,6 +58,8 @@ UNKNOWN_MODEL = "(unknown model)"
 #: bootstrap); above this only chosen pairs are compared (:func:`compare_conditions`).
 MAX_COMPARED_CONDITIONS = 12
 
+
+_TRUNCATED_SQL = "g.finish_reason IN ({})".format(", ".join(f"'{r}'" for r in TRUNCATED_FINISH_REASONS))
 
 #: SQL for a generated CoT ``g``'s guide label (NULL for an ordinary, one-shot CoT).
 GUIDE_SQL = (
@@ -116,6 +126,8 @@ class EvaluationResult:
     and scored by this evaluation (not written), none at all (no gold answer: left out). ``mean_cot_chars`` is the mean CoT length in characters per row key
     (to estimate tokens when none are stored). ``comparisons_skipped`` names dataset splits with
     more than ``MAX_COMPARED_CONDITIONS`` conditions, whose pairs were not all compared.
+    ``truncated_as_wrong``: truncated answers were counted as not correct (else left out of the
+    accuracies' denominators and the comparisons).
     """
 
     collection: str
@@ -130,6 +142,12 @@ class EvaluationResult:
     unscored: int = 0
     comparisons_skipped: list[tuple[str, str]] = field(default_factory=list)
     rescore_report: RescoreReport | None = None
+    truncated_as_wrong: bool = False
+
+    @property
+    def truncated(self) -> int:
+        """Answers whose CoT was cut by the token limit (outcome ``truncated``)."""
+        return sum(row.truncated for row in self.rows)
 
     @property
     def source(self) -> str:
@@ -212,7 +230,8 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
                    -- what scoring an answer needs, read only for answers never scored
                    CASE WHEN {_NEVER_SCORED} THEN s.type END, CASE WHEN {_NEVER_SCORED} THEN s.choices END,
                    CASE WHEN {_NEVER_SCORED} THEN s.answer END, CASE WHEN {_NEVER_SCORED} THEN a.answer END,
-                   CASE WHEN {_NEVER_SCORED} THEN g.cot END
+                   CASE WHEN {_NEVER_SCORED} THEN g.cot END,
+                   {_TRUNCATED_SQL}, coalesce(length(g.reasoning), 0) > 0, g.reasoning_tokens
             FROM sample s JOIN generated_cot g ON g.sample_pk = s.id JOIN answer a ON a.cot_pk = g.id
             WHERE s.collection_id = ? ORDER BY s.id, g.position, a.position""",
         (collection_id,),
@@ -246,6 +265,9 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
         gold_json,
         output,
         cot,
+        truncated,
+        has_reasoning,
+        reasoning_tokens,
     ) in cursor:
         if td_outcome is not None:
             outcome, value = td_outcome, td_value
@@ -268,6 +290,8 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
             outcome = scored.outcome
             value = None if scored.value is None else str(scored.value)
             result.scored_now += 1
+        if truncated:
+            outcome = "truncated"
         label = labels.get(pk)
         if label is None:
             label = labels[pk] = sample_label(dataset, split, sid)
@@ -293,6 +317,8 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
                 cost=_number(cost),
                 sample_index=repeat,
                 value=value,
+                reasoning=bool(has_reasoning),
+                reasoning_tokens=reasoning_tokens if isinstance(reasoning_tokens, int) else None,
             )
         )
         key = (dataset, split, model, condition)
@@ -305,16 +331,21 @@ def load_scored_answers(lib: Library, collection_id: int, result: EvaluationResu
 
 
 class PairedOutcomes:
-    """Per row key, whether the first sample of each question was correct (unextractable: not)."""
+    """Per row key, whether the first sample of each question was correct (unextractable: not).
 
-    def __init__(self, answers: Iterable[ScoredAnswer]) -> None:
-        first: dict[Key, dict[str, tuple[int, bool]]] = {}
+    A question whose first sample was truncated is left out of that key's questions, so it is
+    not paired, unless ``truncated_as_wrong`` (then it counts as not correct).
+    """
+
+    def __init__(self, answers: Iterable[ScoredAnswer], *, truncated_as_wrong: bool = False) -> None:
+        first: dict[Key, dict[str, tuple[int, bool | None]]] = {}
         for a in answers:
             per_key = first.setdefault((a.dataset, a.split, a.model, a.condition), {})
             seen = per_key.get(a.sample_id)
             if seen is None or a.sample_index < seen[0]:
-                per_key[a.sample_id] = (a.sample_index, a.outcome == "correct")
-        self.by_key = {key: {sid: ok for sid, (_, ok) in per.items()} for key, per in first.items()}
+                ok = None if a.outcome == "truncated" and not truncated_as_wrong else a.outcome == "correct"
+                per_key[a.sample_id] = (a.sample_index, ok)
+        self.by_key = {key: {sid: ok for sid, (_, ok) in per.items() if ok is not None} for key, per in first.items()}
 
     def paired(self, a: Key, b: Key) -> tuple[list[str], list[bool], list[bool]]:
         """(question ids both answered, A correct, B correct), ids sorted."""
@@ -363,6 +394,7 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     comparison_progress: Callable[[int, int], None] | None = None,
+    truncated_as_wrong: bool = False,
 ) -> EvaluationResult:
     """Evaluate ``collection``; with ``rescore`` first re-score every answer (writes the library).
 
@@ -370,14 +402,18 @@ def evaluate(
     ``max_compared_conditions`` conditions per split), with ``n_resamples`` bootstrap resamples.
     ``progress``/``cancel`` are passed to the re-score; ``comparison_progress(done, total)`` is
     told after each compared pair (the bootstrap takes seconds on large collections).
+    ``truncated_as_wrong`` counts truncated answers as not correct (in the denominator) instead of
+    leaving them out.
     """
     cid = lib.require_collection(collection)
     report = rescore_collection(lib, collection, progress=progress, cancel=cancel) if rescore else None
-    result = EvaluationResult(collection, [], [], [], {}, {}, rescore_report=report)
+    result = EvaluationResult(
+        collection, [], [], [], {}, {}, rescore_report=report, truncated_as_wrong=truncated_as_wrong
+    )
     load_scored_answers(lib, cid, result)
-    result.rows = accuracy_table(result.answers)
+    result.rows = accuracy_table(result.answers, truncated_as_wrong=truncated_as_wrong)
     if comparisons:
-        paired = PairedOutcomes(result.answers)
+        paired = PairedOutcomes(result.answers, truncated_as_wrong=truncated_as_wrong)
         pairs: list[tuple[Any, Any]] = []
         for (dataset, split), group in itertools.groupby(result.rows, key=lambda r: (r.dataset, r.split)):
             keys = [r.key for r in group]

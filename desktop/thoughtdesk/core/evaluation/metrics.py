@@ -4,6 +4,10 @@ Statistics come from scipy (``binomtest``, ``bootstrap``); this module only grou
 states which denominator each number uses. Unextractable answers are counted on their own and
 never silently folded into "incorrect": they are part of ``n`` (an answer the model gave that
 could not be read is not a correct answer) and ``share_unextractable`` says how many there were.
+Truncated answers (the CoT was cut by the token limit) are counted on their own too and, by
+default, kept out of the accuracy's denominator: a cut response says nothing about the model's
+answer, so truncation never silently lowers accuracy (``truncated_as_wrong`` counts them as not
+correct instead).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ class ScoredAnswer:
     ``sample_index`` numbers repeated samples of the same question under the same condition
     (self-consistency); ``value`` is the extracted answer (``Extraction.value``) used for the
     majority vote; ``tokens`` is the completion length in tokens, ``cost`` in US dollars.
+    ``reasoning`` says the CoT has a reasoning model's thinking stored apart from its visible text,
+    ``reasoning_tokens`` how many tokens that thinking took (None: not known).
     """
 
     dataset: str
@@ -45,15 +51,21 @@ class ScoredAnswer:
     cost: float | None = None
     sample_index: int = 0
     value: object = None
+    reasoning: bool = False
+    reasoning_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class AccuracyRow:
     """Accuracy of one dataset x split x model x condition.
 
-    ``n`` counts answers (all samples of all questions); ``accuracy`` = ``correct / n`` with
-    unextractable answers in the denominator; ``wilson_low``/``wilson_high`` bound it (95 %
-    Wilson score interval unless asked otherwise); ``share_unextractable`` = unextractable / n.
+    ``n`` counts answers (all samples of all questions); ``accuracy`` = ``correct / scored`` with
+    unextractable answers in the denominator (``scored`` = ``n - truncated``, or ``n`` when
+    truncated answers are counted as wrong: ``truncated_as_wrong``; accuracy 0.0 when nothing is
+    scored); ``wilson_low``/``wilson_high`` bound it (95 % Wilson score interval unless asked
+    otherwise); ``share_unextractable`` = unextractable / n, ``share_truncated`` = truncated / n.
+    ``share_reasoning`` is the share of answers whose CoT has stored thinking and
+    ``median_reasoning_tokens`` the median of the reasoning tokens where known (None: none known).
     ``questions`` counts distinct sample ids. ``majority_accuracy`` (share of questions whose
     majority-vote answer is correct, unextractable samples not voting) is set only when the
     condition has several samples for at least one question. ``mean_tokens`` and ``mean_cost``
@@ -76,6 +88,16 @@ class AccuracyRow:
     majority_accuracy: float | None
     mean_tokens: float | None
     mean_cost: float | None
+    truncated: int = 0
+    share_truncated: float = 0.0
+    scored: int = -1
+    truncated_as_wrong: bool = False
+    share_reasoning: float = 0.0
+    median_reasoning_tokens: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.scored < 0:  # built without a denominator of its own: every answer is scored
+            object.__setattr__(self, "scored", self.n)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -124,8 +146,13 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return (low, high)
 
 
-def accuracy_table(rows: Iterable[ScoredAnswer], confidence: float = 0.95) -> list[AccuracyRow]:
-    """One :class:`AccuracyRow` per dataset x split x model x condition, sorted by that key."""
+def accuracy_table(
+    rows: Iterable[ScoredAnswer], confidence: float = 0.95, *, truncated_as_wrong: bool = False
+) -> list[AccuracyRow]:
+    """One :class:`AccuracyRow` per dataset x split x model x condition, sorted by that key.
+
+    Truncated answers are left out of each accuracy's denominator unless ``truncated_as_wrong``.
+    """
     groups: dict[tuple[str, str, str, str], list[ScoredAnswer]] = {}
     for row in rows:
         key = (row.dataset, row.split, row.model, row.condition)
@@ -134,14 +161,24 @@ def accuracy_table(rows: Iterable[ScoredAnswer], confidence: float = 0.95) -> li
             groups[key] = [row]
         else:
             group.append(row)
-    return [_row(key, answers, confidence) for key, answers in sorted(groups.items())]
+    return [_row(key, answers, confidence, truncated_as_wrong) for key, answers in sorted(groups.items())]
 
 
 def _mean(values: list[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
-def _row(key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence: float) -> AccuracyRow:
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    values.sort()
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def _row(
+    key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence: float, truncated_as_wrong: bool = False
+) -> AccuracyRow:
     # A live Results tab recomputes this for every condition on each redraw: counted with
     # list.count and a set of sample ids, the per-question grouping only when a question has
     # several samples (self-consistency).
@@ -149,7 +186,9 @@ def _row(key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence
     n = len(answers)
     correct = outcomes.count("correct")
     unextractable = outcomes.count("unextractable")
-    low, high = wilson_interval(correct, n, confidence)
+    truncated = outcomes.count("truncated")
+    scored = n if truncated_as_wrong else n - truncated
+    low, high = wilson_interval(correct, scored, confidence)
     questions = len({a.sample_id for a in answers})
     majority = None
     if questions < n:  # some question has several samples
@@ -163,7 +202,7 @@ def _row(key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence
         correct=correct,
         incorrect=outcomes.count("incorrect"),
         unextractable=unextractable,
-        accuracy=correct / n,
+        accuracy=correct / scored if scored else 0.0,
         wilson_low=low,
         wilson_high=high,
         share_unextractable=unextractable / n,
@@ -171,13 +210,19 @@ def _row(key: tuple[str, str, str, str], answers: list[ScoredAnswer], confidence
         majority_accuracy=majority,
         mean_tokens=_mean([float(a.tokens) for a in answers if a.tokens is not None]),
         mean_cost=_mean([float(a.cost) for a in answers if a.cost is not None]),
+        truncated=truncated,
+        share_truncated=truncated / n,
+        scored=scored,
+        truncated_as_wrong=truncated_as_wrong,
+        share_reasoning=sum(1 for a in answers if a.reasoning) / n,
+        median_reasoning_tokens=_median([float(a.reasoning_tokens) for a in answers if a.reasoning_tokens is not None]),
     )
 
 
 def majority_vote_correct(samples: Sequence[ScoredAnswer]) -> bool:
     """Whether the majority-vote answer of one question's samples is correct.
 
-    Votes are extracted values (``value``); unextractable samples do not vote. A tie goes to
+    Votes are extracted values (``value``); unextractable and truncated samples do not vote. A tie goes to
     the value whose first vote came earliest (lowest ``sample_index``), so the result does not
     depend on input order. Samples without a value vote with their outcome instead, which merges
     different wrong answers into one vote: pass values for true self-consistency.
@@ -186,7 +231,7 @@ def majority_vote_correct(samples: Sequence[ScoredAnswer]) -> bool:
     first: dict[object, int] = {}
     correct_values: set[object] = set()
     for sample in sorted(samples, key=lambda s: s.sample_index):
-        if sample.outcome == "unextractable":
+        if sample.outcome == "unextractable" or sample.outcome == "truncated":
             continue
         vote = sample.value if sample.value is not None else ("outcome", sample.outcome)
         try:

@@ -32,6 +32,11 @@ ROW_FIELDS = (
     "majority_accuracy",
     "mean_tokens",
     "mean_cost",
+    "truncated",
+    "share_truncated",
+    "scored",
+    "share_reasoning",
+    "median_reasoning_tokens",
 )
 _SOURCE_TEXT = {
     "thoughtdesk": "ThoughtDesk's scoring",
@@ -47,11 +52,13 @@ def to_json_dict(result: EvaluationResult) -> dict[str, Any]:
     return {
         "collection": result.collection,
         "correctness_source": result.source,
+        "truncated_as_wrong": result.truncated_as_wrong,
         "answers": {
             "scored_by_thoughtdesk": result.scored_by_thoughtdesk,
             "scored_from_file": result.scored_from_file,
             "scored_now": result.scored_now,
             "unscored": result.unscored,
+            "truncated": result.truncated,
         },
         "rescore": None
         if report is None
@@ -94,12 +101,15 @@ def _row_cells(row: AccuracyRow) -> list[str]:
         row.model,
         row.condition,
         str(row.n),
-        _pct(row.accuracy),
+        _pct(row.accuracy) if row.scored else "",
         f"{100 * row.wilson_low:.1f}-{100 * row.wilson_high:.1f}",
         _pct(row.share_unextractable),
         _pct(row.majority_accuracy),
         _num(row.mean_tokens),
         _num(row.mean_cost, 4),
+        _pct(row.share_truncated),
+        _pct(row.share_reasoning),
+        _num(row.median_reasoning_tokens, 0),
     ]
 
 
@@ -115,6 +125,9 @@ ROW_HEADERS = [
     "majority vote",
     "mean tokens",
     "mean cost $",
+    "truncated",
+    "with reasoning",
+    "median reasoning tokens",
 ]
 COMPARISON_HEADERS = [
     "dataset",
@@ -175,7 +188,23 @@ def _header_lines(result: EvaluationResult) -> list[str]:
         lines.append(note + ".")
     if result.rescore_report is not None:
         lines.append(result.rescore_report.summary + ".")
+    truncated = truncated_text(result)
+    if truncated:
+        lines.append(truncated + ".")
     return lines
+
+
+def truncated_text(result: EvaluationResult, switch: str = "--truncated-as-wrong") -> str:
+    """The note on truncated answers (empty when there were none): how accuracy counted them,
+    naming the ``switch`` that changes it."""
+    if not result.truncated:
+        return ""
+    how = (
+        "counted as not correct"
+        if result.truncated_as_wrong
+        else f"left out of the accuracy's denominator ({switch} counts them as not correct)"
+    )
+    return f"{result.truncated:,} answer(s) were cut by the token limit (truncated) and are {how}"
 
 
 def _aligned(headers: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
@@ -192,7 +221,7 @@ def _aligned(headers: list[str], rows: list[list[str]], right: set[int]) -> list
 def to_text(result: EvaluationResult) -> str:
     """Aligned plain-text tables for a terminal."""
     lines = _header_lines(result) + [""]
-    lines += _aligned(ROW_HEADERS, [_row_cells(r) for r in result.rows], right=set(range(4, 11)))
+    lines += _aligned(ROW_HEADERS, [_row_cells(r) for r in result.rows], right=set(range(4, 14)))
     if result.comparisons:
         lines += ["", "Pairwise comparisons on the same questions (first sample; not extractable counts as wrong):"]
         lines += _aligned(COMPARISON_HEADERS, _comparison_cells(result), right=set(range(4, 11)))

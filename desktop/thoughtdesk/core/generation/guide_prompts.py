@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 
 from thoughtdesk.core.sentences import split_sentences
+from thoughtdesk.core.trace_marks import after_thinking
 
 #: The ``guide`` fragments by key, with their built-in texts.
 GUIDE_TEXTS: dict[str, str] = {
@@ -73,8 +74,9 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 
 def first_step(text: str) -> str:
-    """The first sentence of a sampled continuation, on its first non-empty line."""
-    for line in text.splitlines():
+    """The first sentence of a sampled continuation, on its first non-empty line; a reasoning
+    model's inline thinking (``<think>...</think>``) is not the step (``trace_marks.after_thinking``)."""
+    for line in after_thinking(text).splitlines():
         if line.strip():
             spans = split_sentences(line)
             return spans[0].text if spans else line.strip()

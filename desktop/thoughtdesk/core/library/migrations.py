@@ -726,8 +726,14 @@ def m019_preferences(conn: sqlite3.Connection) -> None:
         );
         CREATE UNIQUE INDEX pairwise_preference_pair ON pairwise_preference(author, first_cot_pk, second_cot_pk);
         CREATE INDEX pairwise_preference_sample ON pairwise_preference(sample_pk);
+        CREATE INDEX pairwise_preference_first ON pairwise_preference(first_cot_pk);
         CREATE INDEX pairwise_preference_second ON pairwise_preference(second_cot_pk);
+        CREATE INDEX pairwise_preference_preferred ON pairwise_preference(preferred_cot_pk)
+            WHERE preferred_cot_pk IS NOT NULL;
         ALTER TABLE generated_cot ADD COLUMN revision_of INTEGER REFERENCES generated_cot(id) ON DELETE SET NULL;
         ALTER TABLE generated_cot ADD COLUMN revision_critique INTEGER REFERENCES critique(id) ON DELETE SET NULL;
+        CREATE INDEX generated_cot_revision_of ON generated_cot(revision_of) WHERE revision_of IS NOT NULL;
+        CREATE INDEX generated_cot_revision_critique ON generated_cot(revision_critique)
+            WHERE revision_critique IS NOT NULL;
         """,
     )

@@ -114,8 +114,26 @@ def fts_prefix(text: str) -> str:
     return text if len(text) <= FTS_CHARS else text[:FTS_CHARS]
 
 
+def cot_search_text(cot: str | None, reasoning: str | None) -> str:
+    """What the full-text index holds of one generated CoT: its visible text and, after it, a
+    reasoning model's thinking (each its first :data:`FTS_CHARS` characters), so a search finds
+    words the model only thought (issue 24, point 6)."""
+    visible = fts_prefix(cot) if cot else ""
+    if not reasoning:
+        return visible
+    return f"{visible}\n{fts_prefix(reasoning)}" if visible else fts_prefix(reasoning)
+
+
+#: SQL: :func:`cot_search_text` of the generated CoT whose id is the one parameter.
+COT_SEARCH_SQL = (
+    f"SELECT CASE WHEN coalesce(reasoning, '') = '' THEN substr(coalesce(cot, ''), 1, {FTS_CHARS}) "
+    f"WHEN coalesce(cot, '') = '' THEN substr(reasoning, 1, {FTS_CHARS}) "
+    f"ELSE substr(cot, 1, {FTS_CHARS}) || char(10) || substr(reasoning, 1, {FTS_CHARS}) END FROM generated_cot WHERE id = ?"
+)
+
+
 def cot_fts_text(cots: list[GeneratedCot]) -> str:
-    return "\n".join(fts_prefix(c.cot) for c in cots if c.cot)
+    return "\n".join(text for text in (cot_search_text(c.cot, c.reasoning) for c in cots) if text)
 
 
 def reference_fts_text(steps: list[Any]) -> str:

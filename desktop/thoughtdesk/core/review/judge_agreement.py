@@ -202,7 +202,7 @@ def compare_with_humans(
     judge: JudgeVersion,
     measure: str,
     verdicts: Iterable[ItemVerdict],
-    human: Mapping[Hashable, ItemVerdict],
+    human: Mapping[Any, ItemVerdict],
     categories: Sequence[str],
 ) -> JudgeAgreement:
     """``judge``'s verdicts against the human labels ``human`` (by item) on the items both
@@ -236,7 +236,7 @@ def compare_with_humans(
 
 
 def compare_versions(
-    name: str, measure: str, by_version: Mapping[str, Sequence[ItemVerdict]], human: Mapping[Hashable, ItemVerdict]
+    name: str, measure: str, by_version: Mapping[str, Sequence[ItemVerdict]], human: Mapping[Any, ItemVerdict]
 ) -> VersionComparison:
     """A judge's versions on the human-labelled items that every version judged."""
     items = set(human)

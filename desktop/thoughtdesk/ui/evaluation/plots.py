@@ -437,21 +437,21 @@ class ParetoPlot(ExportablePlot):
 
 class CorrectnessMap(ExportablePlot):
     """Samples (rows) x conditions (columns): green correct, red incorrect, grey unextractable,
-    white where the condition has no answer for the sample (not the same as unextractable).
+    amber truncated (cut by the token limit), white where the condition has no answer for the sample (not the same as unextractable).
 
     Clicking a cell emits ``sample_clicked`` with the sample id.
     """
 
     sample_clicked = Signal(str)
-    _CODES = {"correct": 2.0, "incorrect": 0.0, "unextractable": 1.0}
-    MISSING = 3.0  # image value of a cell without an answer
+    _CODES = {"correct": 2.0, "incorrect": 0.0, "unextractable": 1.0, "truncated": 3.0}
+    MISSING = 4.0  # image value of a cell without an answer
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = self.add_plot()
         self.image = pg.ImageItem()
         self.image.setLookupTable(
-            np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104], [255, 255, 255]], dtype=np.ubyte)
+            np.array([[196, 78, 82], [170, 170, 170], [85, 168, 104], [222, 160, 40], [255, 255, 255]], dtype=np.ubyte)
         )
         self.plot.addItem(self.image)
         self.plot.invertY(True)
@@ -497,7 +497,7 @@ class CorrectnessMap(ExportablePlot):
 
     def export_csv(self, path: str | Path) -> Path:
         """The map as CSV: one row per sample, one column per condition, outcome names."""
-        names = {2.0: "correct", 0.0: "incorrect", 1.0: "unextractable"}
+        names = {code: name for name, code in self._CODES.items()}
         with export_file(Path(path)) as handle:
             writer = csv.writer(handle)
             writer.writerow(["sample_id", *self.conditions])

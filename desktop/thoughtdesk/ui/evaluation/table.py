@@ -39,10 +39,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("n", lambda r: f"{r.n:,}", lambda r: r.n, True, "answers (all samples of all questions)"),
     Column(
         "Accuracy",
-        lambda r: _pct(r.accuracy),
-        lambda r: r.accuracy,
+        lambda r: _pct(r.accuracy) if r.scored else "",
+        lambda r: r.accuracy if r.scored else -1.0,
         True,
-        "correct / n; not extractable answers count in n",
+        "correct / n; not extractable answers count in n, truncated ones only when counted as wrong",
     ),
     Column(
         "95% CI",
@@ -57,6 +57,28 @@ COLUMNS: tuple[Column, ...] = (
         lambda r: r.share_unextractable,
         True,
         "answers that could not be read or were ambiguous (e.g. 'A or C')",
+    ),
+    Column(
+        "Truncated",
+        lambda r: _pct(r.share_truncated),
+        lambda r: r.share_truncated,
+        True,
+        "answers whose CoT was cut by the token limit (thinking or answer); left out of the accuracy "
+        "unless counted as wrong",
+    ),
+    Column(
+        "With reasoning",
+        lambda r: _pct(r.share_reasoning),
+        lambda r: r.share_reasoning,
+        True,
+        "answers whose CoT has a reasoning model's thinking stored apart from the visible text",
+    ),
+    Column(
+        "Reasoning tokens",
+        lambda r: "" if r.median_reasoning_tokens is None else f"{r.median_reasoning_tokens:,.0f}",
+        lambda r: -1.0 if r.median_reasoning_tokens is None else r.median_reasoning_tokens,
+        True,
+        "median reasoning tokens per answer, where the provider or the model counted them",
     ),
     Column(
         "Majority vote",
@@ -179,7 +201,8 @@ class AccuracyTableModel(QAbstractTableModel):
             return _RIGHT
         if role == Qt.ItemDataRole.ToolTipRole:
             return (
-                f"{row.correct} correct, {row.incorrect} incorrect, {row.unextractable} not extractable; "
+                f"{row.correct} correct, {row.incorrect} incorrect, {row.unextractable} not extractable, "
+                f"{row.truncated} truncated; "
                 f"{row.questions} question(s)"
             )
         return None

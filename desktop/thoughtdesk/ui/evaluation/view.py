@@ -21,7 +21,7 @@ from typing import TypeVar
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
-from thoughtdesk.core.evaluation.report import scored_now_text
+from thoughtdesk.core.evaluation.report import scored_now_text, truncated_text
 from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
 from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import data_version
@@ -40,6 +40,7 @@ from thoughtdesk.ui.evaluation.stats_view import StatsView
 from thoughtdesk.ui.evaluation.table import COLUMNS, AccuracyTableModel
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -75,15 +76,15 @@ class Snapshot:
     by_split: dict[tuple[str, str], list[ScoredAnswer]]
 
 
-def _evaluate_in_background(path: Path, collection: str) -> Snapshot | None:
+def _evaluate_in_background(path: Path, collection: str, truncated_as_wrong: bool = False) -> Snapshot | None:
     with Library.open(path, create=False) as lib:
         if lib.collection_id(collection) is None:
             return None
-        result = evaluate(lib, collection, comparisons=False)
+        result = evaluate(lib, collection, comparisons=False, truncated_as_wrong=truncated_as_wrong)
     by_split: dict[tuple[str, str], list[ScoredAnswer]] = {}
     for answer in result.answers:
         by_split.setdefault((answer.dataset, answer.split), []).append(answer)
-    return Snapshot(collection, result, PairedOutcomes(result.answers), by_split)
+    return Snapshot(collection, result, PairedOutcomes(result.answers, truncated_as_wrong=truncated_as_wrong), by_split)
 
 
 class ResultsView(QWidget):
@@ -118,6 +119,12 @@ class ResultsView(QWidget):
         self.restore_button = QPushButton("Restore imported", objectName="restoreButton")
         self.restore_button.setToolTip("Undo re-scoring: put back the correctness the imported file came with")
         self.restore_button.clicked.connect(self.restore_current)
+        self.truncated_box = QCheckBox("Truncated as wrong", objectName="truncatedAsWrong")
+        self.truncated_box.setToolTip(
+            "Count answers cut by the token limit as not correct. Off: they are left out of the "
+            "accuracy's denominator and the comparisons (their share is the Truncated column)"
+        )
+        self.truncated_box.toggled.connect(lambda _: self.schedule_refresh())
         self.status = plain_label(name="resultsStatus", wrap=True)
         # A long status wraps instead of widening the window past a 1366-pixel laptop screen.
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -126,6 +133,7 @@ class ResultsView(QWidget):
         top.addWidget(self.collection_combo)
         top.addWidget(self.rescore_button)
         top.addWidget(self.restore_button)
+        top.addWidget(self.truncated_box)
         top.addWidget(self.status, 1)
 
         self.table_model = AccuracyTableModel(self)  # sorts itself: no proxy model in between
@@ -308,10 +316,11 @@ class ResultsView(QWidget):
             return None
         self.status.setText("Computing…")
         path = library.path
+        as_wrong = self.truncated_box.isChecked()
         # What this refresh will see: writes notified before it need no second refresh by the poll.
         self._seen_version = data_version(library)
         return (
-            Task(lambda _ctx: _evaluate_in_background(path, collection))
+            Task(lambda _ctx: _evaluate_in_background(path, collection, as_wrong))
             .on_success(self._refresh_done)
             .on_failure(self._refresh_failed)
             .owned_by(self, self._tasks)
@@ -369,9 +378,9 @@ class ResultsView(QWidget):
                 "none": "none scored",
             }[result.source]
         )
-        note = scored_now_text(result)
-        if note:
-            text += "; " + note
+        for note in (scored_now_text(result), truncated_text(result, "'Truncated as wrong'")):
+            if note:
+                text += "; " + note
         self.status.setText(text)
 
     def _fit_name_columns(self, rows) -> None:

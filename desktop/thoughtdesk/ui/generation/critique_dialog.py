@@ -158,6 +158,10 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         self.only = QComboBox(objectName="critiqueOnly")
         for value in ONLY_CHOICES:
             self.only.addItem(ONLY_LABELS[value], value)
+        self.judge = QComboBox(objectName="critiqueJudge")
+        self.judge.addItem("Visible explanation (Digital Socrates)", "explanation")
+        self.judge.addItem("Thinking (reasoning models; CoTs without it left out)", "thinking")
+        self.judge.setToolTip("What the critique model reads of each CoT as its explanation")
         self.limit = QSpinBox(objectName="critiqueLimit", minimum=0, maximum=10_000_000)
         self.limit.setSpecialValueText("all")
         self.limit.setToolTip("Most CoTs per dataset split")
@@ -170,6 +174,7 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         form.addRow("&Dataset", self.dataset)
         form.addRow("S&plit", self.split)
         form.addRow("&Which", self.only)
+        form.addRow("&Judge", self.judge)
         form.addRow("&Limit", self.limit)
         form.addRow("Random draw see&d", self.seed)
 
@@ -251,7 +256,7 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
     def _connect_changes(self) -> None:
         for spin in (self.limit, self.seed):
             spin.valueChanged.connect(lambda _: self.schedule_replan())
-        for combo in (self.split, self.only, self.template, self.wrapper):
+        for combo in (self.split, self.only, self.judge, self.template, self.wrapper):
             combo.currentIndexChanged.connect(lambda _: self.schedule_replan())
         self.chooser.changed.connect(self.schedule_replan)
 
@@ -277,6 +282,7 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
             template=self.template.currentData() or BUILTIN_KEY,
             wrappers=(wrapper,),
             name=self.run_name.text().strip(),
+            judge=self.judge.currentData() or "explanation",
         )
 
     def schedule_replan(self) -> None:

@@ -181,6 +181,9 @@ class ReviewEdits:
         if writable is None or panel is None:
             return
         cot_pk, store = writable
+        if use_selection and panel.cot.shows_thinking and panel.text_view.textCursor().hasSelection():
+            self.host.show_message("Span labels mark the visible text: switch off Thinking to label this span")
+            return
         selected = panel.selected_range() if use_selection else None
         try:
             span = store.span(cot_pk, *selected) if selected else None

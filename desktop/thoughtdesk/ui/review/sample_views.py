@@ -39,10 +39,13 @@ def cot_views(
     author: str,
     critiques: Mapping[int, Sequence[Critique]],
     guided: Collection[int] = (),
+    thinking: bool = False,
 ) -> tuple[list[CotView], list[int | None]]:
     """What the compare view shows of a sample, in display order, and the CoT keys (None for
     the reference). Blind: no model or prompt, the reviewer's own order and labels. ``guided``:
-    the keys of CoTs written by a guided run, marked so (not in blind mode: it names the method)."""
+    the keys of CoTs written by a guided run, marked so (not in blind mode: it names the method).
+    ``thinking``: each CoT's text is its thinking (cut as the visible text would be), so
+    similarity and the word diff compare the thinking ("" where a CoT has none)."""
     sample = stored.sample
     pairs = list(zip(stored.cot_pks, sample.generated_cot, strict=False))
     names: dict[int, str] = {}
@@ -68,7 +71,7 @@ def cot_views(
     for cot_pk, cot in pairs:
         answer = cot.answers[0] if cot.answers else None
         # Cut where the shown text passes REVIEW_CHARS: an escape counts its 8 characters.
-        text = cot.cot or ""
+        text = (cot.reasoning or "") if thinking else (cot.cot or "")
         shown = fitting_prefix(text, REVIEW_CHARS, STYLED_ESCAPES)
         views.append(
             CotView(
@@ -83,6 +86,10 @@ def cot_views(
                 title=names.get(cot_pk, ""),
                 critiques=critiques_text(critiques.get(cot_pk, [])),
                 guided=not blind and cot_pk in guided,
+                reasoning=cot.reasoning or "",
+                reasoning_tokens=cot.reasoning_tokens,
+                finish_reason=cot.finish_reason,
+                shows_thinking=thinking,
             )
         )
         cot_pks.append(cot_pk)

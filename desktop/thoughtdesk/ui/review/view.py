@@ -135,6 +135,7 @@ class ReviewView(QWidget):
         self.question.setMaximumHeight(96)
         self.compare = CompareView()
         self.compare.currentChanged.connect(self._current_changed)
+        self.compare.thinkingToggled.connect(lambda _on: self.reload())
         self.panel = AnnotationPanel()
         self.panel.labelToggled.connect(lambda key: self.edits.toggle_label_key(key))
         self.panel.spanRemoveRequested.connect(self.edits.remove_span)
@@ -349,7 +350,14 @@ class ReviewView(QWidget):
         from thoughtdesk.core.generation.runs.trajectories import guided_cot_pks
 
         guided = () if self.blind or self.library is None else set(guided_cot_pks(self.library, stored.pk))
-        return cot_views(stored, blind=self.blind, author=self.author, critiques=self.critiques, guided=guided)
+        return cot_views(
+            stored,
+            blind=self.blind,
+            author=self.author,
+            critiques=self.critiques,
+            guided=guided,
+            thinking=self.compare.thinking_button.isChecked(),
+        )
 
     def reload(self) -> None:
         """Show the current sample again (after an import, a name change, blind mode...)."""
@@ -571,7 +579,10 @@ class ReviewView(QWidget):
         self.compare.set_marks(index, self._marks(review, cot_pk, names))
 
     def _marks(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> list[SpanMark]:
-        """A CoT's span-label marks, then the text its critiques' main flaws quote."""
+        """A CoT's span-label marks, then the text its critiques' main flaws quote (none while the
+        thinking is compared: marks are offsets into the visible text)."""
+        if self.compare.thinking_button.isChecked():
+            return []
         return span_marks(review, self.label_set, self.compare.theme(), names, self.flaw_marks.get(cot_pk, []))
 
     def _note(self, review: CotReview, cot_pk: int, names: dict[str, str]) -> str:

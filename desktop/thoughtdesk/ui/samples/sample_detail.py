@@ -8,7 +8,8 @@ capped, wrapped anywhere, with "Show all" (a 10 MB one-word question opens like 
 the context is a capped :class:`~thoughtdesk.ui.widgets.long_text.PlainTextBox`. What is laid
 out is bounded whatever the sample holds: a few short reference steps are a label each, more
 (2,000 steps took 1.1 s as labels) or longer ones are one capped text, numbered.
-Each generated CoT shows its critiques (:mod:`thoughtdesk.ui.critiques.cards`) and the human
+A reasoning model's thinking is a collapsed :class:`~thoughtdesk.ui.widgets.thinking.ThinkingSection`
+above the CoT's visible text (built when opened). Each generated CoT shows its critiques (:mod:`thoughtdesk.ui.critiques.cards`) and the human
 ratings of it; CoT text a critique's main flaw quotes is marked (plain text with a format).
 """
 
@@ -22,6 +23,7 @@ from thoughtdesk.core.critiques import Critique, ExplanationRating
 from thoughtdesk.core.critiques.quotes import find_quote_spans
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import Annotation, GeneratedCot, model_name
+from thoughtdesk.core.trace_marks import TRUNCATED_FINISH_REASONS
 from thoughtdesk.ui.critiques.cards import CritiqueList, one_line, score_text
 from thoughtdesk.ui.critiques.text import FittedText, Part
 from thoughtdesk.ui.qt import (
@@ -36,6 +38,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import DISPLAY_CHARS, LongText, PlainTextBox, fits_label
+from thoughtdesk.ui.widgets.thinking import ThinkingSection, finish_note
 
 #: Characters of a CoT shown with its flaw quotes marked (a label shows a CoT without quotes whole).
 MARKED_COT_CHARS = 20_000
@@ -151,6 +154,19 @@ class CotCard(QFrame):
             button.setText(f"Trajectory… ({guide.get('label', 'guided')}, {steps} steps)")
             button.clicked.connect(on_trajectory)
             layout.addWidget(button)
+        if cot.reasoning:
+            # A reasoning model's thinking: collapsed above the answer, built when opened.
+            self.thinking: ThinkingSection | None = ThinkingSection(self)
+            self.thinking.set_trace(cot.reasoning, cot.reasoning_tokens, note=finish_note(cot.finish_reason))
+            layout.addWidget(self.thinking)
+        else:
+            self.thinking = None
+            if cot.finish_reason in TRUNCATED_FINISH_REASONS:
+                layout.addWidget(
+                    plain_label(
+                        "Truncated: generation stopped at the token limit", name="cotTruncated", keep_height=True
+                    )
+                )
         text = cot.cot or ""
         quotes = sorted(
             {(q.start, q.end) for critique in critiques for q in find_quote_spans(critique.parsed.main_flaw, text)}
@@ -167,6 +183,8 @@ class CotCard(QFrame):
             if answer.correct_answer is None and scoring is not None and scoring.outcome == "unextractable":
                 # scored, no answer found: not the same as never scored (issue 17.5)
                 verdict = f"✗ not extractable ({scoring.reason})" if scoring.reason else "✗ not extractable"
+            if cot.finish_reason in TRUNCATED_FINISH_REASONS:  # evaluate counts it as truncated
+                verdict += " · truncated (left out of accuracy)"
             text = f"Answer: {(answer.answer or '').strip() or '(none)'}    {verdict}"
             label = data_text(text, "cotAnswer", bold=True, title="Extracted answer")
             if answer.correct_answer is not None:

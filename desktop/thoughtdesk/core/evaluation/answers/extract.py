@@ -139,6 +139,29 @@ def _output_key(
     return (answer_type, extraction_output, options, golds, rel_tol)
 
 
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+def visible_answer_text(cot: str) -> str:
+    """``cot`` with an inline ``<think>...</think>`` block blanked out (spaces: offsets stay those
+    of the stored text), so an answer is never read from a reasoning model's thinking.
+
+    The thinking of a model served raw ends at the last ``</think>`` (the opening tag may be in
+    the prompt template and not in the text, as Qwen3's and R1's templates do); a text that opens
+    ``<think>`` and never closes it is all thinking (cut or unfinished): nothing is visible. A CoT
+    stored apart from its reasoning (``generated_cot.reasoning``) has no tags and is unchanged.
+    """
+    end = cot.rfind(THINK_CLOSE)
+    if end >= 0:
+        end += len(THINK_CLOSE)
+        return " " * end + cot[end:]
+    start = cot.find(THINK_OPEN)
+    if start >= 0 and not cot[:start].strip():
+        return " " * len(cot)
+    return cot
+
+
 def _as_text(value: object) -> str:
     if value is None:
         return ""
@@ -163,7 +186,7 @@ def _extract(
     gold_list = [t for t in (g if g.__class__ is str else _as_text(g) for g in gold) if t.strip()]
     texts: list[tuple[TextSource, str]] = [
         ("extraction", extraction_output if extraction_output.__class__ is str else _as_text(extraction_output)),
-        ("cot", cot if cot.__class__ is str else _as_text(cot)),
+        ("cot", visible_answer_text(cot if cot.__class__ is str else _as_text(cot))),
     ]
 
     if kind in ("multiplechoice", "bool") and (kind == "bool" or _is_label_list(tuple(option_list))):

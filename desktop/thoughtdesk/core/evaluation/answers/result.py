@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Outcome = Literal["correct", "incorrect", "unextractable"]
+#: ``"truncated"`` is never returned by extraction: the evaluation gives it to an answer whose CoT
+#: was cut by the token limit (``generated_cot.finish_reason``), whatever was extracted.
+Outcome = Literal["correct", "incorrect", "unextractable", "truncated"]
 TextSource = Literal["extraction", "cot"]
 
 CORRECT: Outcome = "correct"
 INCORRECT: Outcome = "incorrect"
 UNEXTRACTABLE: Outcome = "unextractable"
+TRUNCATED: Outcome = "truncated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +47,7 @@ class Extraction:
     @property
     def correct(self) -> bool | None:
         """True/False for a decided answer, None when not extractable (never folded into False)."""
-        if self.outcome == UNEXTRACTABLE:
+        if self.outcome in (UNEXTRACTABLE, TRUNCATED):
             return None
         return self.outcome == CORRECT
 

@@ -35,7 +35,7 @@ from thoughtdesk.core.library.prompt_refs import prompt_ref, stored_prompt_ref
 from thoughtdesk.core.library.records import model_repr
 from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
-from thoughtdesk.core.library.writer import fts_prefix
+from thoughtdesk.core.library.writer import COT_SEARCH_SQL
 from thoughtdesk.core.settings.logs import redact, redact_secrets
 
 #: A response text at least this long is not kept again inside the raw body (shorter ones cost
@@ -369,10 +369,7 @@ def store_cot(
             attach_steps(conn, request.id, cot_pk)
         if revision is not None:
             _link_revision(conn, cot_pk, revision)
-        conn.execute(
-            "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
-            (fts_prefix(text), sample.pk),
-        )
+        add_to_search(conn, cot_pk, sample.pk)
         answer_pk = None
         if one_step:
             scored = _score(sample, None, text)
@@ -498,6 +495,15 @@ def store_cached_answer(
         _finish_request(conn, request.id, None, cot_pk=cot_pk, answer_pk=answer_pk, cached_from=source)
 
 
+def add_to_search(conn: sqlite3.Connection, cot_pk: int, sample_pk: int) -> None:
+    """Append the stored CoT ``cot_pk`` to its sample's full-text row: the visible text and the
+    thinking (``writer.cot_search_text``), read from the row as written, whatever wrote it."""
+    conn.execute(
+        f"UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ({COT_SEARCH_SQL}) WHERE rowid = ?",
+        (cot_pk, sample_pk),
+    )
+
+
 _COT_COPY = (
     "cot_id, fragments_version, instruction, cot_trigger, cot_trigger_template, prompt_text, "
     "cot, author, date, api_service, model, model_name, comment, extra, missing, "
@@ -518,12 +524,8 @@ def _copy_cot(
             (sample.pk, position, src_cot),
         )
     )
-    text = conn.execute("SELECT cot FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()[0]
     counters.add_cot(conn, sample.pk)
-    conn.execute(
-        "UPDATE sample_fts SET generated = coalesce(generated, '') || char(10) || ? WHERE rowid = ?",
-        (fts_prefix(text or ""), sample.pk),
-    )
+    add_to_search(conn, cot_pk, sample.pk)
     answer_pk = _copy_answer(conn, src_answer, cot_pk, sample) if src_answer is not None else None
     return cot_pk, answer_pk
 
@@ -579,6 +581,9 @@ def _critique_options(model: ModelSpec, request: RequestRow) -> dict[str, Any]:
         "wrapper": params.get("wrapper"),
         "endpoint": model.endpoint if model.provider == "openai" else None,
         "chat": model.chat,
+        # A critique of the thinking says so (issue 24, point 7); one of the explanation, the
+        # default, keeps the options it always had.
+        **({"judged": "thinking"} if params.get("judged") == "thinking" else {}),
     }
 
 

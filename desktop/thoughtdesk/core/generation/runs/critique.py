@@ -35,7 +35,7 @@ from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
 from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
-from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, ModelSpec, RunSpecError
+from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, Judged, ModelSpec, RunSpecError
 from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
@@ -142,7 +142,8 @@ class CritiquePlan:
         return (
             f"{self.total} critique request(s) for {self.n_cots} CoT(s) of {self.n_samples} sample(s) "
             f"({counts['correct']} correct, {counts['incorrect']} incorrect, {counts['unscored']} unscored) x "
-            f"{len(self.spec.models)} critique model(s); template {self.template.key}; about "
+            f"{len(self.spec.models)} critique model(s); template {self.template.key}"
+            f"{'; judging the thinking' if self.spec.judge == 'thinking' else ''}; about "
             f"{self.estimated_prompt_tokens} prompt + at most {self.estimated_completion_tokens} "
             f"completion tokens; cost {cost}"
         )
@@ -233,11 +234,13 @@ def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Reques
 # --- selecting CoTs -------------------------------------------------------------------------
 
 _COT_SQL = """
-SELECT c.id, c.sample_pk, c.position, coalesce(c.cot, ''), coalesce(c.model_name, c.model, ''),
+SELECT c.id, c.sample_pk, c.position, coalesce({text}, ''), coalesce(c.model_name, c.model, ''),
        a.td_value, a.answer, a.correct_answer
 FROM generated_cot c JOIN sample s ON s.id = c.sample_pk
 LEFT JOIN answer a ON a.id = (SELECT id FROM answer WHERE cot_pk = c.id ORDER BY position LIMIT 1)
 """
+#: What a critique reads of a CoT, by what it judges; judging the thinking keeps CoTs that have one.
+_JUDGED_TEXT = {"explanation": ("c.cot", ""), "thinking": ("c.reasoning", " AND coalesce(c.reasoning, '') != ''")}
 
 
 def _rows_to_refs(lib: Library, rows: list[tuple[Any, ...]]) -> list[CotRef]:
@@ -267,21 +270,28 @@ def _keep(correct: int | None, only: str) -> bool:
     return True
 
 
-def select_cots(lib: Library, selection: CotSelection) -> list[CotRef]:
-    """The CoTs a selection names, in stored order (explicit keys: in the given order)."""
+def select_cots(lib: Library, selection: CotSelection, judge: Judged = "explanation") -> list[CotRef]:
+    """The CoTs a selection names, in stored order (explicit keys: in the given order), each with
+    the text a critique judges: its visible explanation, or (``judge="thinking"``) its thinking,
+    CoTs without thinking left out."""
     cid = lib.require_collection(selection.collection)
+    column, having = _JUDGED_TEXT[judge]
+    cot_sql = _COT_SQL.format(text=column)
+    without = " with thinking" if judge == "thinking" else ""
     if selection.cot_pks:
         given = list(dict.fromkeys(selection.cot_pks))
         found: dict[int, tuple[Any, ...]] = {}
         for start in range(0, len(given), 500):
             chunk = given[start : start + 500]
             for row in lib.conn.execute(
-                f"{_COT_SQL} WHERE s.collection_id = ? AND c.id IN ({','.join('?' * len(chunk))})", (cid, *chunk)
+                f"{cot_sql} WHERE s.collection_id = ? AND c.id IN ({','.join('?' * len(chunk))}){having}",
+                (cid, *chunk),
             ):
                 found[row[0]] = row
         missing = [pk for pk in given if pk not in found]
         if missing:
-            raise RunSpecError(f"CoT key(s) {missing[:5]} are not in collection {selection.collection!r}")
+            have = " or have no thinking" if judge == "thinking" else ""
+            raise RunSpecError(f"CoT key(s) {missing[:5]} are not in collection {selection.collection!r}{have}")
         kept = [found[pk] for pk in given if _keep(found[pk][7], selection.only)]
         if not kept:
             raise RunSpecError(f"none of the {len(given)} chosen CoT(s) is {selection.only}")
@@ -304,7 +314,8 @@ def select_cots(lib: Library, selection: CotSelection) -> list[CotRef]:
         rows = [
             row
             for row in lib.conn.execute(
-                f"{_COT_SQL} WHERE s.collection_id = ? AND s.dataset = ? AND s.split = ? ORDER BY s.position, c.position",
+                f"{cot_sql} WHERE s.collection_id = ? AND s.dataset = ? AND s.split = ?{having} "
+                "ORDER BY s.position, c.position",
                 (cid, dataset, split),
             )
             if _keep(row[7], selection.only)
@@ -318,7 +329,7 @@ def select_cots(lib: Library, selection: CotSelection) -> list[CotRef]:
         chosen.extend(rows)
     if not chosen:
         which = "" if selection.only == "all" else f" {selection.only}"
-        raise RunSpecError(f"no{which} CoTs of collection {selection.collection!r} match the selection")
+        raise RunSpecError(f"no{which} CoTs{without} of collection {selection.collection!r} match the selection")
     return _rows_to_refs(lib, chosen)
 
 
@@ -348,7 +359,7 @@ def plan_critique_run(
     """
     prices = prices or PriceTable()
     template = find_template(spec.template, templates)
-    cots = select_cots(lib, spec.cots)
+    cots = select_cots(lib, spec.cots, spec.judge)
     requests: list[PlannedCritique] = []
     tokens: Counter[tuple[int, str]] = Counter()
     for cot in cots:
@@ -410,7 +421,9 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
     with lib.transaction() as conn:
         run_id = insert_run(conn, name=name, created=created, collection=spec.cots.collection, document=document)
         rows = []
-        texts = {cot.pk: cot.text for cot in plan.cots}
+        # A prompt quoting a CoT's visible text is stored with a reference to it; one quoting the
+        # thinking is stored as it is (the reference is rebuilt from generated_cot.cot).
+        texts = {cot.pk: cot.text for cot in plan.cots} if spec.judge == "explanation" else {}
         for r in plan.requests:
             model = spec.models[r.model_index]
             call = critique_request(model, r.prompt, r.system_chars)
@@ -421,6 +434,7 @@ def create_critique_run(lib: Library, plan: CritiquePlan, *, name: str | None = 
                 "wrapper": spec.wrappers[r.model_index],
                 "template": plan.template.key,
                 "system_chars": r.system_chars,
+                "judged": spec.judge,
             }
             rows.append(
                 (

@@ -35,6 +35,7 @@ from thoughtdesk.core.generation.backends import (
 from thoughtdesk.core.generation.guide_prompts import answer_stated, fill, first_step, join_steps, parse_rating
 from thoughtdesk.core.generation.runs.spec import GuideSpec, ModelSpec
 from thoughtdesk.core.generation.runs.trajectories import Candidate, TrajectoryStep
+from thoughtdesk.core.trace_marks import THINK_CLOSE, THINK_OPEN, after_thinking
 
 #: Seeds of successive steps differ by this much, so a seeded run does not sample the same
 #: candidates at every step (candidate i of a step uses seed + i).
@@ -141,7 +142,7 @@ class GuidedWriter:
         )
         response = await helper.backend.complete(call)
         usage.add_response("rationale", helper.model, call, response)
-        text = response.texts[0] if response.texts else ""
+        text = after_thinking(response.texts[0]) if response.texts else ""  # a thinking model's reply
         return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
     async def candidates(self, context: str, seed: int | None, usage: _Usage) -> list[str]:
@@ -162,7 +163,17 @@ class GuidedWriter:
             raise BadResponse(
                 self.agent.backend.provider, "the model returned no candidate steps", raw_body=response.raw_body
             )
-        return [first_step(text) for text in response.texts]
+        steps = [first_step(text) for text in response.texts]
+        if not any(steps) and any(THINK_OPEN in text and THINK_CLOSE not in text for text in response.texts):
+            # A reasoning model that spent the step's tokens thinking wrote no step: say so rather
+            # than end the trajectory on an empty step.
+            raise BadResponse(
+                self.agent.backend.provider,
+                f"the model's reply was all thinking (<think> never closed within {self.guide.step_max_tokens} "
+                "tokens): raise the step's max tokens or turn the model's thinking off",
+                raw_body=response.raw_body,
+            )
+        return steps
 
     async def implicit_scores(
         self, trajectory: str, rationale: str, steps: Sequence[str], usage: _Usage
@@ -202,7 +213,7 @@ class GuidedWriter:
         for index, (call, response) in enumerate(zip(calls, responses, strict=True)):
             usage.add_response("rater", helper.model, call, response)
             reply = response.texts[0] if response.texts else ""
-            rating = parse_rating(reply)
+            rating = parse_rating(after_thinking(reply))  # a rating, not a number the rater thought about
             out.append(None if rating is None else float(rating))
             if rating is None:
                 unparsed.append({"candidate": index, "reply": reply[:UNPARSED_REPLY_CHARS]})

@@ -490,6 +490,10 @@ class RunLimits:
 #: Which CoTs a critique run covers by the correctness of their (first) answer.
 Only = Literal["all", "correct", "incorrect"]
 ONLY_CHOICES: tuple[Only, ...] = ("all", "correct", "incorrect")
+#: What a critique judges of a CoT: its visible explanation (Digital Socrates) or a reasoning
+#: model's thinking (``generated_cot.reasoning``).
+Judged = Literal["explanation", "thinking"]
+JUDGED_CHOICES: tuple[Judged, ...] = ("explanation", "thinking")
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,7 +570,9 @@ class CritiqueSpec:
     user's); ``wrappers`` says per model how the filled template reaches it (``chat``, ``ds`` =
     the Digital Socrates models' input, ``llama2``); one wrapper for all models may be given as
     a single entry. Models are adjusted to their wrapper (:func:`critique_model`). ``force``
-    sends requests even when an identical one is stored.
+    sends requests even when an identical one is stored. ``judge``: the CoT's visible
+    explanation (the default, as Digital Socrates critiques it) or its thinking; judging the
+    thinking leaves out CoTs without one.
     """
 
     cots: CotSelection
@@ -575,12 +581,15 @@ class CritiqueSpec:
     wrappers: tuple[Wrapper, ...] = ("chat",)
     force: bool = False
     name: str = ""
+    judge: Judged = "explanation"
 
     kind: ClassVar[str] = "critique"
 
     def __post_init__(self) -> None:
         if not self.models:
             raise RunSpecError("a critique run needs at least one critique model")
+        if self.judge not in JUDGED_CHOICES:
+            raise RunSpecError(f"--judge {self.judge!r}: use one of {', '.join(JUDGED_CHOICES)}")
         wrappers = self.wrappers or ("chat",)
         if len(wrappers) == 1:
             wrappers = wrappers * len(self.models)
@@ -602,6 +611,7 @@ class CritiqueSpec:
             "wrappers": list(self.wrappers),
             "force": self.force,
             "name": self.name,
+            "judge": self.judge,
         }
 
     @classmethod
@@ -613,6 +623,7 @@ class CritiqueSpec:
             wrappers=tuple(data.get("wrappers") or ("chat",)),
             force=bool(data.get("force")),
             name=data.get("name", ""),
+            judge=data.get("judge", "explanation"),
         )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from thoughtdesk.core.trace_marks import TRUNCATED_FINISH_REASONS
 from thoughtdesk.core.visible_text import STYLED_ESCAPES, elide, shown_runs
 from thoughtdesk.ui.critiques.text import flaw_format, theme_of
 from thoughtdesk.ui.qt import (
@@ -39,6 +40,7 @@ from thoughtdesk.ui.qt import (
 from thoughtdesk.ui.widgets.labels import plain_label, set_plain_text
 from thoughtdesk.ui.widgets.long_text import FullTextDialog, more_text, open_full_text, wrap_mode_for
 from thoughtdesk.ui.widgets.text_positions import PositionMap
+from thoughtdesk.ui.widgets.thinking import ThinkingSection, finish_note
 
 #: Characters of a CoT the compare view shows (and highlights); the rest is behind "Show all".
 REVIEW_CHARS = 20_000
@@ -87,6 +89,14 @@ class CotView:
     full_text: str = ""
     #: Written by a rationale-guided run (it has a trajectory: Ctrl+Shift+T).
     guided: bool = False
+    #: A reasoning model's thinking ("" for none), its tokens (None: not counted) and why
+    #: generation stopped; shown as a collapsed section above the text.
+    reasoning: str = ""
+    reasoning_tokens: int | None = None
+    finish_reason: str | None = None
+    #: ``text`` is the thinking, not the visible text ("Compare thinking"): similarity and word
+    #: diff are computed on it, and span marks (offsets into the visible text) are not drawn.
+    shows_thinking: bool = False
 
     def label(self) -> str:
         """A short plain-text name: the title, else the model and prompt keys (and "guided")."""
@@ -216,7 +226,9 @@ class CotPanel(QFrame):
         self.show_all.clicked.connect(self.open_full_text)
         self.show_all.setVisible(False)
         self.full_text_dialog: FullTextDialog | None = None
-        for widget in (self.title, self.stats, self.note, self.text_view):
+        # A reasoning model's thinking, collapsed above the answer (hidden without one).
+        self.thinking = ThinkingSection(self)
+        for widget in (self.title, self.stats, self.note, self.thinking, self.text_view):
             layout.addWidget(widget)
         layout.addWidget(self.show_all, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addStretch(1)
@@ -241,10 +253,17 @@ class CotPanel(QFrame):
         )
         if hidden:
             stats += f" (showing the first {len(text):,} characters)"
+        if cot.shows_thinking:
+            stats = "thinking: " + stats if cot.reasoning else "no thinking stored"
         if not cot.is_reference:  # a 1 MB extracted answer made this label cost 1.8 s a show
             stats += f" · answer: {elide(cot.answer, ANSWER_CHARS).strip() or '(none)'} · {verdict}"
+            if cot.finish_reason in TRUNCATED_FINISH_REASONS:  # evaluate counts it as truncated
+                stats += " · truncated"
         if cot.critiques:
             stats += f" · {cot.critiques}"
+        self.thinking.set_trace(
+            None if cot.shows_thinking else cot.reasoning, cot.reasoning_tokens, note=finish_note(cot.finish_reason)
+        )
         set_plain_text(self.title, numbered_label(index, cot))
         set_plain_text(self.stats, stats)
         self.show_all.setText(more_text(hidden))
@@ -320,7 +339,7 @@ class CotPanel(QFrame):
     def selected_range(self) -> tuple[int, int] | None:
         """The selected text as Python offsets ``(start, end)`` into the CoT text, or ``None``."""
         cursor = self.text_view.textCursor()
-        if not cursor.hasSelection():
+        if not cursor.hasSelection() or self.cot.shows_thinking:  # spans are offsets into the visible text
             return None
         start, end = self.positions.to_range(cursor.selectionStart(), cursor.selectionEnd())
         return (start, end) if end > start else None

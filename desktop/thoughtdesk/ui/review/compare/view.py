@@ -87,6 +87,8 @@ class CompareView(QWidget):
     thresholdChanged = Signal(float)
     #: The user clicked into (or focused) the panel with this index.
     currentChanged = Signal(int)
+    #: "Thinking" was switched: compare the thinking (True) or the visible texts.
+    thinkingToggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None, threshold: float = DEFAULT_THRESHOLD) -> None:
         super().__init__(parent)
@@ -157,6 +159,16 @@ class CompareView(QWidget):
         self.diff_button.setToolTip("Show the word diff of two CoTs below them")
         self.diff_button.toggled.connect(self.show_word_diff)
         bar.addWidget(self.diff_button)
+        # Similarity and the word diff compare the visible texts; this compares the thinking.
+        self.thinking_button = QToolButton(objectName="compareThinkingButton")
+        self.thinking_button.setText("Thinking")
+        self.thinking_button.setCheckable(True)
+        self.thinking_button.setToolTip(
+            "Compare the models' thinking instead of their visible answers (similarity and word diff); "
+            "span labels stay on the visible text"
+        )
+        self.thinking_button.toggled.connect(self.thinkingToggled)
+        bar.addWidget(self.thinking_button)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.scroll_area)
