@@ -81,3 +81,37 @@ def test_without_pairwise_or_verdicts_one_clear_line(library_path, capsys):
     assert _run(library_path, "judgements", DEMO, "--json") == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["judges"] == [] and "has no pairwise verdicts" in captured.err
+
+
+def test_judgements_json_compares_stored_pairwise_judges_with_human_preferences(library_path, capsys):
+    # Humans prefer the right answer on every pair the right-answer judge decides: it agrees with
+    # them throughout; the first-shown judge's every verdict flipped, so it says "tie" to them all.
+    with first_judge() as a, right_answer_judge(correct_texts(library_path)) as b:
+        for server, name in ((a, "first"), (b, "right")):
+            assert (
+                _run(
+                    library_path,
+                    "judge",
+                    DEMO,
+                    "--pairwise",
+                    "--model",
+                    f"openai:{name}",
+                    "--base-url",
+                    server.base_url,
+                )
+                == 0
+            )
+    capsys.readouterr()
+    with Library.open(library_path) as lib, lib.transaction() as conn:
+        conn.execute(
+            "INSERT INTO pairwise_preference (sample_pk, first_cot_pk, second_cot_pk, preferred_cot_pk, author, date, "
+            "blind) SELECT sample_pk, min(first_cot_pk, second_cot_pk), max(first_cot_pk, second_cot_pk), "
+            "preferred_cot_pk, 'ana', '2026-11-28T10:00:00Z', 1 FROM judge_verdict "
+            "WHERE judge_model = 'right' AND verdict != 'tie' AND first_cot_pk < second_cot_pk"
+        )
+    assert _run(library_path, "judgements", DEMO, "--json", "--resamples", "0") == 0
+    humans = json.loads(capsys.readouterr().out)["human_agreement"]
+    assert humans["human_pairs"] > 0 and humans["reviewers"] == ["ana"]
+    pairwise = {j["judge"]: j for j in humans["judges"] if j["kind"] == "pairwise"}
+    assert pairwise["right"]["accuracy"] == 1.0 and pairwise["right"]["version"].startswith("td-pairwise-v1@")
+    assert pairwise["first"]["accuracy"] == 0.0 and pairwise["first"]["n_disagreements"] == humans["human_pairs"]

@@ -25,7 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "bootstrap interval. Verdicts that flip with the order count as ties.",
     )
     p.add_argument("collection", help="the collection's name")
-    p.add_argument("--json", action="store_true", help="print JSON (keys judges and conditions)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (keys judges, conditions and human_agreement: every judge against human reviewers)",
+    )
     p.add_argument("--judge", metavar="MODEL", help="only this judge model")
     p.add_argument(
         "--resamples", type=whole(0, 100_000), default=200, metavar="B", help="bootstrap resamples (default 200)"
@@ -39,9 +43,11 @@ def _rate(value: float | None) -> str:
 
 def cmd_judgements(args: argparse.Namespace) -> int:
     from thoughtdesk.core.judges.analysis import analyse_judgements
+    from thoughtdesk.core.review.judge_agreement import human_agreement_json
 
     with open_library(args, create=False) as lib:
         analysis = analyse_judgements(lib, args.collection, judge=args.judge, n_resamples=args.resamples)
+        humans = human_agreement_json(lib, args.collection) if args.json else None
     if not analysis.judges:
         which = f" by judge {args.judge!r}" if args.judge else ""
         print(
@@ -50,7 +56,8 @@ def cmd_judgements(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.json:
-        sys.stdout.write(json.dumps(analysis.to_json(), indent=2, ensure_ascii=False) + "\n")
+        document = {**analysis.to_json(), "human_agreement": humans}
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
     lines = ["judge\ttemplate\tpairs\tposition_consistency\tfirst_position_rate\tties\tinconsistent\tunparseable"]
     for j in analysis.judges:

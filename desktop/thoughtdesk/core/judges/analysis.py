@@ -312,3 +312,17 @@ def consistent_pairs(lib: Library, collection_id: int, *, judge: str | None = No
     for outcome in outcomes:
         if outcome.consistent and outcome.winner not in (None, TIE):
             yield outcome
+
+
+def pairwise_judge_pairs(lib: Library, collection: str) -> dict[JudgeKey, list[tuple[int, int, int, int | None]]]:
+    """Each pairwise judge's decided pairs of ``collection`` for comparing with human reviewers:
+    ``(sample, smaller CoT key, larger, preferred CoT or None for a tie)``. A pair judged the
+    same way in both orders gives that verdict; one that flipped is a tie; a pair with an
+    unparseable verdict or judged in one order only gives none."""
+    cid = lib.require_collection(collection)
+    outcomes, _ = pair_outcomes(collection_verdicts(lib.conn, cid, latest_only=False))
+    out: dict[JudgeKey, list[tuple[int, int, int, int | None]]] = defaultdict(list)
+    for o in outcomes:
+        if o.winner is not None:
+            out[o.judge].append((o.sample_pk, o.low_cot_pk, o.high_cot_pk, None if o.winner == TIE else o.winner))
+    return dict(out)
