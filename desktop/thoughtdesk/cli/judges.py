@@ -43,11 +43,15 @@ def _rate(value: float | None) -> str:
 
 def cmd_judgements(args: argparse.Namespace) -> int:
     from thoughtdesk.core.judges.analysis import analyse_judgements
-    from thoughtdesk.core.review.judge_agreement import human_agreement_json
+    from thoughtdesk.core.review.judge_agreement import human_agreement_json, pairwise_judges_of
 
     with open_library(args, create=False) as lib:
         analysis = analyse_judgements(lib, args.collection, judge=args.judge, n_resamples=args.resamples)
-        humans = human_agreement_json(lib, args.collection) if args.json else None
+        humans = (
+            human_agreement_json(lib, args.collection, pairwise_judges=pairwise_judges_of(analysis.pairs))
+            if args.json
+            else None
+        )
     if not analysis.judges:
         which = f" by judge {args.judge!r}" if args.judge else ""
         print(

@@ -89,6 +89,8 @@ class JudgementAnalysis:
     collection: str
     judges: list[JudgeFigures] = field(default_factory=list)
     conditions: list[ConditionFigures] = field(default_factory=list)
+    #: Per judge its decided pairs (:func:`decided_pairs`), for the comparison with humans; not in the JSON.
+    pairs: dict[JudgeKey, list[tuple[int, int, int, int | None]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -277,11 +279,12 @@ def analyse_judgements(
     if judge is not None:
         rows = [r for r in rows if r[4] == judge]
     outcomes, counts = pair_outcomes(rows)
+    pairs = decided_pairs(outcomes)
     by_judge: dict[JudgeKey, list[PairOutcome]] = defaultdict(list)
     for outcome in outcomes:
         by_judge[outcome.judge].append(outcome)
     conditions = collection_cot_conditions(lib, cid) if outcomes else {}
-    analysis = JudgementAnalysis(collection)
+    analysis = JudgementAnalysis(collection, pairs=pairs)
     for key in sorted(counts, key=lambda k: (k.model, k.template, k.template_version)):
         analysis.judges.append(_judge_figures(key, by_judge.get(key, []), counts[key]))
         analysis.conditions.extend(
@@ -314,15 +317,19 @@ def consistent_pairs(lib: Library, collection_id: int, *, judge: str | None = No
             yield outcome
 
 
-def pairwise_judge_pairs(lib: Library, collection: str) -> dict[JudgeKey, list[tuple[int, int, int, int | None]]]:
-    """Each pairwise judge's decided pairs of ``collection`` for comparing with human reviewers:
-    ``(sample, smaller CoT key, larger, preferred CoT or None for a tie)``. A pair judged the
-    same way in both orders gives that verdict; one that flipped is a tie; a pair with an
-    unparseable verdict or judged in one order only gives none."""
-    cid = lib.require_collection(collection)
-    outcomes, _ = pair_outcomes(collection_verdicts(lib.conn, cid, latest_only=False))
+def decided_pairs(outcomes: list[PairOutcome]) -> dict[JudgeKey, list[tuple[int, int, int, int | None]]]:
+    """Per judge, its decided pairs: ``(sample, smaller CoT key, larger, preferred CoT or None
+    for a tie)``; a flip is a tie, an unparseable verdict gives no pair."""
     out: dict[JudgeKey, list[tuple[int, int, int, int | None]]] = defaultdict(list)
     for o in outcomes:
         if o.winner is not None:
             out[o.judge].append((o.sample_pk, o.low_cot_pk, o.high_cot_pk, None if o.winner == TIE else o.winner))
     return dict(out)
+
+
+def pairwise_judge_pairs(lib: Library, collection: str) -> dict[JudgeKey, list[tuple[int, int, int, int | None]]]:
+    """Each pairwise judge's decided pairs of ``collection`` (see :func:`decided_pairs`), for
+    comparing with human reviewers."""
+    cid = lib.require_collection(collection)
+    outcomes, _ = pair_outcomes(collection_verdicts(lib.conn, cid, latest_only=False))
+    return decided_pairs(outcomes)

@@ -46,7 +46,7 @@ from thoughtdesk.core.critiques.analysis import (
 )
 from thoughtdesk.core.evaluation.agreement_stats import normal_quantile
 from thoughtdesk.core.evaluation.metrics import wilson_interval
-from thoughtdesk.core.judges.analysis import pairwise_judge_pairs
+from thoughtdesk.core.judges.analysis import JudgeKey, pairwise_judge_pairs
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.agreement import cohen_kappa
 from thoughtdesk.core.review.preferences import PAIR_LABELS, TIE, PairPreference, collection_preferences, pair_key
@@ -376,11 +376,19 @@ def stored_pairwise_judges(lib: Library, collection: str) -> dict[JudgeVersion, 
     """The pairwise judges whose verdicts ``collection`` holds (issue 26, point 1), as
     :func:`human_agreement` takes them: per judge model and template version, its decided pairs
     (a verdict that flipped with the order is a tie; an unparseable one gives no verdict)."""
+    return pairwise_judges_of(pairwise_judge_pairs(lib, collection))
+
+
+def pairwise_judges_of(
+    pairs: Mapping[JudgeKey, Sequence[tuple[int, int, int, int | None]]],
+) -> dict[JudgeVersion, list[PairPreference]]:
+    """Judge analysis' decided pairs (``JudgementAnalysis.pairs``) as :func:`human_agreement`'s
+    ``pairwise_judges``: one judge version per model and template version."""
     return {
         JudgeVersion(judge.model, f"{judge.template}@{judge.template_version}", "pairwise"): [
-            PairPreference(sample, low, high, preferred) for sample, low, high, preferred in pairs
+            PairPreference(sample, low, high, preferred) for sample, low, high, preferred in decided
         ]
-        for judge, pairs in pairwise_judge_pairs(lib, collection).items()
+        for judge, decided in pairs.items()
     }
 
 
@@ -443,5 +451,6 @@ __all__ = [
     "kappa_interval",
     "pair_items",
     "pair_key",
+    "pairwise_judges_of",
     "stored_pairwise_judges",
 ]
