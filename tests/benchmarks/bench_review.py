@@ -7,7 +7,8 @@ drawn) and times the human-rating keys too (issue 13: explanation score and crit
 written and repainted < 16 ms; the next sample still < 100 ms with the critiques read).
 
 Targets: highlight computation p50 < 50 ms; the compare view repainted < 100 ms after moving to
-the next sample; toggling a label repaints < 16 ms. Everything runs on a real library file
+the next sample; toggling a label repaints < 16 ms; rating a step in the Steps tab (issue 25) repaints
+< 16 ms. Everything runs on a real library file
 (SQLite, WAL) and the real ``ReviewView`` offscreen; each step is timed up to and including a
 synchronous ``repaint()`` of the view, i.e. until the user sees the result. Ratios are against
 the highlight computation measured in the same run; the "rebuild" baseline is the first compare
@@ -268,6 +269,31 @@ def main() -> None:
         )
     )
 
+    # Step labels (issue 25): the Steps tab shown, a step rated by key (write + the row's repaint),
+    # alternately +1 and 0 so every press changes the label; then "first error here", which also
+    # rates the steps before it.
+    view.show_steps_tab()
+    app.processEvents()
+    steps = view.steps.steps
+    view.steps.index = len(steps) // 2
+
+    def rate_step() -> None:
+        view.steps.rate(1 if next(turn) % 2 else 0)
+        app.processEvents()
+
+    def first_error_step() -> None:
+        view.steps.first_error()  # pressed again it takes the mark off: both are timed
+        app.processEvents()
+
+    rows.append(
+        (
+            f"step rated (of {len(steps)}): write + Qt's repaint",
+            *p50_p95(timings(rate_step, args.repeats)),
+            "target < 16 ms",
+        )
+    )
+    rows.append(("first error here: write + Qt's repaint", *p50_p95(timings(first_error_step, args.repeats)), ""))
+
     view.prefetch.wait()
     view.undo_stack.clear()
     view.close()
@@ -294,6 +320,7 @@ def main() -> None:
     ]
     if args.critiques:
         verdicts.append(("critique rating (r) p50", rows[9][1], 16.0))
+    verdicts.append(("step rated p50", next(r[1] for r in rows if r[0].startswith("step rated")), 16.0))
     print()
     for name, value, target in verdicts:
         print(f"{name} {value:.1f} ms vs target {target:.0f} ms: {'PASS' if value < target else 'FAIL'}")

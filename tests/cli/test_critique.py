@@ -96,7 +96,7 @@ def test_critique_runs_stores_critiques_and_lists_as_a_critique_run(library_path
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--template", "nope"], "no critique template 'nope' (known: td-critique-v1)"),
+        (["--template", "nope"], "no critique template 'nope' (known: processbench-critique, td-critique-v1)"),
         (["--dataset", "nope"], "has no dataset 'nope'"),
         (["--model", "anthropic:claude", "--preset", "ds"], "Anthropic's API takes chat messages only"),
         (["--model", "gpt"], "write PROVIDER:MODEL"),
@@ -148,7 +148,11 @@ def test_dscb_prompts_import_adds_a_critique_template_usable_by_critique(library
     assert "0 added, 0 replaced, 8 already present" in capsys.readouterr().err
     assert _run(library_path, "fragments", "list", "--kind", "critique") == 0
     listed = capsys.readouterr().out.splitlines()
-    assert [line.split("\t")[1] for line in listed] == ["td-critique-v1", "digital_socrates_v1"]
+    assert [line.split("\t")[1] for line in listed] == [
+        "td-critique-v1",
+        "processbench-critique",
+        "digital_socrates_v1",
+    ]
 
 
 def test_a_bad_dscb_file_is_named_with_its_line_and_changes_nothing(tmp_path, capsys, library_path):

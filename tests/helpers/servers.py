@@ -448,3 +448,43 @@ class LlamaServer:
             self.process.kill()
             self.process.wait()
         self._log.close()
+
+
+class StepJudgeServer(FakeModelServer):
+    """An OpenAI-compatible step judge with deterministic answers (ProcessBench's layout): it
+    reads the tagged paragraphs of the prompt and answers, in ``\\boxed{}``, the first
+    paragraph whose arithmetic ``a op b = c`` is false (-1 when none is); a paragraph holding
+    "undecidable" gets an answer without a box (unparseable). The reasoning before the box
+    holds an earlier ``\\boxed{}`` on purpose: the parser must take the last one."""
+
+    _PARAGRAPH = re.compile(r"<paragraph_(\d+)>\n(.*?)\n</paragraph_\1>", re.DOTALL)
+    _SUM = re.compile(r"(\d+(?:\.\d+)?)\s*([-+*/])\s*(\d+(?:\.\d+)?)\s*=\s*(\d+(?:\.\d+)?)")
+
+    def verdict(self, prompt: str) -> str:
+        paragraphs = self._PARAGRAPH.findall(prompt)
+        if any("undecidable" in text for _, text in paragraphs):
+            return "I cannot tell which paragraph is wrong."
+        for index, text in paragraphs:
+            for a, op, b, c in self._SUM.findall(text):
+                x, y = float(a), float(b)
+                value = {"+": x + y, "-": x - y, "*": x * y, "/": x / y if y else float("nan")}[op]
+                if abs(value - float(c)) > 1e-9:
+                    return f"Draft: \\boxed{{-1}}. Checking again, paragraph {index} is wrong. \\boxed{{{index}}}"
+        return "Every paragraph holds. \\boxed{-1}"
+
+    def _normal(self, record: Recorded, anthropic: bool) -> Reply:
+        payload = record.json if isinstance(record.json, dict) else {}
+        if payload.get("model") != "step-judge" or not record.path.endswith("/chat/completions"):
+            return super()._normal(record, anthropic)
+        prompt = "\n".join(str(m.get("content", "")) for m in payload.get("messages", []))
+        message = {"role": "assistant", "content": self.verdict(prompt)}
+        return Reply(
+            200,
+            {
+                "id": "judge",
+                "object": "chat.completion",
+                "model": "step-judge",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": {"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320},
+            },
+        )

@@ -68,6 +68,9 @@ COMMANDS: dict[str, Command] = {
     ),
     "annotations": Command("review", "export or import reviewers' annotations"),
     "agreement": Command("review", "agreement between reviewers per label"),
+    "autolabel": Command(
+        "steps", "label each step of a collection's CoTs by rollouts reaching the gold answer (Math-Shepherd)"
+    ),
     "logprobs": Command(
         "rationales",
         "print the token log-probs of a continuation after a prompt (exact; backends that cannot say so)",

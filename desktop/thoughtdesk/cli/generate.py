@@ -26,7 +26,7 @@ from thoughtdesk.cli.common import (
 )
 from thoughtdesk.cli.fragments import user_critique_templates, user_fragments, user_judge_templates
 from thoughtdesk.cli.models import add_model_options, generation_models, model_spec, sampling_options, temperature
-from thoughtdesk.core.critiques.prompts import DS_PRESET, WRAPPERS
+from thoughtdesk.core.critiques.prompts import BUILTIN_KEY, DS_PRESET, PROCESSBENCH_PRESET, WRAPPERS
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.pricing import load_price_table
@@ -359,6 +359,7 @@ def _guide(args: argparse.Namespace, options: dict[str, object], defaults: Model
         step_temperature=args.step_temperature,
         step_max_tokens=args.step_max_tokens,
         decay=0.9 if args.decay else None,
+        rater_style=args.rater_style,
     )
 
 
@@ -387,7 +388,7 @@ def _print_previews(previews: Iterable[PromptPreview]) -> None:
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
-    preset = DS_PRESET if args.preset == "ds" else {}
+    preset = DS_PRESET if args.preset == "ds" else PROCESSBENCH_PRESET if args.preset == "processbench" else {}
     options: dict[str, object] = {
         "temperature": args.temperature if args.temperature is not None else preset.get("temperature", 0.0),
         "max_tokens": args.max_tokens if args.max_tokens is not None else preset.get("max_tokens", 512),
@@ -409,7 +410,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
             seed=args.seed,
         ),
         models=models,
-        template=args.template,
+        template=args.template or str(preset.get("template", BUILTIN_KEY)),
         wrappers=(wrapper,),  # type: ignore[arg-type]  # argparse checked it against WRAPPERS
         force=args.force,
         name=args.name or "",
@@ -628,6 +629,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="implicit supervision: scores candidates (default: the rationale model)",
     )
     guide.add_argument("--rater-model", metavar="PROVIDER:MODEL", help="process: rates each candidate 0-3")
+    guide.add_argument(
+        "--rater-style",
+        choices=["rating", "processbench"],
+        default="rating",
+        help="process: rating (0-3, the default) or processbench (a step judge with ProcessBench's template "
+        "names the first wrong step of the steps so far plus each candidate; docs/steps.md)",
+    )
     guide.add_argument("--supervision", choices=list(SUPERVISIONS), default="implicit", help="default implicit")
     guide.add_argument(
         "--candidates", type=whole(1, 32), default=3, metavar="N", help="candidates per step (default 3)"
@@ -667,14 +675,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--template",
-        default="td-critique-v1",
+        default=None,
         metavar="KEY",
         help="critique template (default td-critique-v1, built in; others from `thoughtdesk fragments import`)",
     )
     p.add_argument(
         "--preset",
-        choices=["ds"],
-        help="ds: the Digital Socrates models' exact input wrapper, greedy decoding, 512 new tokens",
+        choices=["ds", "processbench"],
+        help="ds: the Digital Socrates models' exact input wrapper, greedy decoding, 512 new tokens; "
+        "processbench: ProcessBench's step-judge template (the earliest wrong paragraph in \\boxed{}, "
+        "stored as the judge's first error: docs/steps.md), greedy decoding, 4096 new tokens",
     )
     p.add_argument("--wrapper", choices=list(WRAPPERS), help="how the prompt reaches the model (default chat)")
     p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")

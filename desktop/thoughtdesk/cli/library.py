@@ -10,7 +10,7 @@ from pathlib import Path
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.importing.formats import FLAT_FORMATS, PREFERENCE_FORMATS, PREFERENCE_SOURCES
+from thoughtdesk.core.importing.formats import FLAT_FORMATS, PREFERENCE_FORMATS, PREFERENCE_SOURCES, STEP_FORMATS
 from thoughtdesk.core.paths import resolve_library_path
 
 
@@ -58,6 +58,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
         if looks_like_dscb(args.path):
             return _import_dscb(args)
+        from thoughtdesk.core.importing.step_files import step_file_format
+
+        if step_file_format(args.path) is not None:
+            return _import_steps(args)
         guidance = options_needed(args.path)  # a dataset's files or a table: which option imports it
         if guidance is not None:
             raise ThoughtDeskError(guidance)
@@ -119,6 +123,39 @@ def _import_dscb(args: argparse.Namespace) -> int:
             split=args.split[0] if args.split else None,
             on_duplicate=args.on_duplicate,
             on_error=args.on_error,
+            progress=bar,
+        )
+        bar.finish()
+        saved = save_import_report(lib.path, report, args.path)
+    _print_import(args, lib.path, report, saved)
+    return EXIT_OK
+
+
+def _import_steps(args: argparse.Namespace) -> int:
+    """A ProcessBench or PRM800K file, recognised by its first record's fields."""
+    from thoughtdesk.core.importing.report import save_import_report
+    from thoughtdesk.core.importing.step_files import import_step_file, read_step_file
+
+    chosen = [f"--{name}" for name in ("limit", "seed", "save_mapping") if getattr(args, name) is not None]
+    if chosen:
+        raise ThoughtDeskError(
+            f"{', '.join(chosen)} cannot be used with a ProcessBench or PRM800K file; it is imported whole"
+        )
+    if args.on_error != "abort":
+        raise ThoughtDeskError(
+            "--on-error skip cannot be used with a ProcessBench or PRM800K file; it is imported whole"
+        )
+    if args.split is not None and len(args.split) != 1:
+        raise ThoughtDeskError("a ProcessBench or PRM800K file goes into one split: give --split once")
+    read = read_step_file(args.path)  # checked before any library is opened or created
+    with library_for_import(args) as lib:
+        bar = ProgressLine("importing", unit="samples")
+        report = import_step_file(
+            lib,
+            read,
+            collection=args.collection,
+            split=args.split[0] if args.split else None,
+            on_duplicate=args.on_duplicate,
             progress=bar,
         )
         bar.finish()
@@ -269,6 +306,15 @@ def cmd_export(args: argparse.Namespace) -> int:
             count = export_dscb(lib, args.collection, target, progress=lambda done: bar(done, 0))
             bar.finish()
             written = f"{count} DS Critique Bank record(s)"
+        elif args.format in STEP_FORMATS:
+            from thoughtdesk.core.importing.step_files import export_steps
+
+            bar = ProgressLine("exporting", unit="records")
+            result = export_steps(lib, args.collection, target, args.format, progress=lambda done: bar(done, 0))
+            bar.finish()
+            count = result.records
+            left = f" ({result.left_out} CoT(s) without {args.format} labels left out)" if result.left_out else ""
+            written = f"{count} {args.format} record(s){left}"
         else:
             samples = next((c.samples for c in lib.collections() if c.name == args.collection), 0)
             bar = ProgressLine("exporting", unit="samples")
@@ -304,6 +350,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 #: What each export format counts, for the message after it.
 _SUFFIXES = {
     "dscb": ".jsonl",
+    "processbench": ".jsonl",
+    "prm800k": ".jsonl",
+    "prm-jsonl": ".jsonl",
     "dpo": ".jsonl",
     "reward": ".jsonl",
     "samples-jsonl": ".jsonl",
@@ -411,10 +460,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["thoughtsource", "dscb", *FLAT_FORMATS, *PREFERENCE_FORMATS],
+        choices=["thoughtsource", "dscb", *STEP_FORMATS, *FLAT_FORMATS, *PREFERENCE_FORMATS],
         default="thoughtsource",
         help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT); "
-        "dscb (one DS Critique Bank record per generated CoT, JSON Lines); samples-jsonl (one object per sample "
+        "dscb (one DS Critique Bank record per generated CoT, JSON Lines); processbench, prm800k (step-labelled "
+        "records, imported ones equal to the file's; docs/steps.md); prm-jsonl (prompt, completions and per-step "
+        "labels for process reward model training); samples-jsonl (one object per sample "
         "with its CoTs, answers and verdicts); samples-csv (one row per generated CoT); answers-csv (one row per "
         "answer); chat-jsonl (messages for fine-tuning); parquet (the samples-csv rows; needs pyarrow); dpo (TRL "
         "prompt/chosen/rejected preference pairs); reward (TRL chosen/rejected conversations for reward models)",

@@ -13,6 +13,7 @@ import sys
 
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_FAIL, EXIT_OK, ProgressLine, open_library, whole
+from thoughtdesk.core.errors import ThoughtDeskError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,6 +54,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="a reviewer (repeatable; default: everyone who annotated)",
     )
+    agr.add_argument(
+        "--steps",
+        action="store_true",
+        help="agreement on step labels instead: Krippendorff's alpha on step ratings, agreement on the "
+        "first-error index (docs/steps.md)",
+    )
+    agr.add_argument(
+        "--models",
+        action="store_true",
+        help="with --steps: model labels (step judges, rollout labels) count as raters beside the reviewers",
+    )
     agr.add_argument("--json", action="store_true", help="print JSON")
     agr.set_defaults(func=cmd_agreement)
 
@@ -90,8 +102,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             lib, args.path, collection=args.collection, strict=args.strict, dry_run=args.dry_run, progress=bar
         )
         bar.finish()
-    merged = report.merged + report.ratings.merged
-    records = report.records + report.ratings.records
+    merged = report.merged + report.ratings.merged + report.steps.merged
+    records = report.records + report.ratings.records + report.steps.records
     status = EXIT_OK if report.ok and (merged or not records) else EXIT_FAIL
     if args.json:
         print(
@@ -120,6 +132,8 @@ def _fmt(value: float | None) -> str:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
+    if args.steps:
+        return _step_agreement(args)
     from thoughtdesk.core.review import agreement_table
 
     with open_library(args, create=False) as lib:
@@ -148,4 +162,27 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             f"{r.label:<{width}}  {r.n_items:>5}  {len(r.raters):>6}  {_fmt(r.cohen):<6}  "
             f"{_fmt(r.fleiss):<6}  {_fmt(r.alpha):<6}  {agree}"
         )
+    return EXIT_OK
+
+
+def _step_agreement(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.review.step_agreement import step_agreement
+
+    if args.labels:
+        raise ThoughtDeskError("--label does not apply to --steps (step labels are ratings, not label keys)")
+    with open_library(args, create=False) as lib:
+        result = step_agreement(lib, args.collection, args.authors, models=args.models)
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    agree = "n/a" if result.step_agreement is None else f"{result.step_agreement:.1f}%"
+    first = "n/a" if result.first_error_agreement is None else f"{result.first_error_agreement:.1f}%"
+    print(f"reviewers: {', '.join(result.raters) or '(none)'}")
+    print(
+        f"step ratings: {result.steps} step(s) rated by 2+, alpha ordinal {_fmt(result.alpha_ordinal)}, "
+        f"nominal {_fmt(result.alpha_nominal)}, agreement {agree}"
+    )
+    print(
+        f"first error: {result.lists} list(s) marked by 2+, agreement {first}, alpha {_fmt(result.first_error_alpha)}"
+    )
     return EXIT_OK

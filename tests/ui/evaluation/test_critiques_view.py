@@ -150,3 +150,25 @@ def test_follows_the_chosen_collection(window, qtbot):
         timeout=30000,
     )
     assert view.critiques.models_model.rowCount() == 2
+
+
+def test_step_judges_tab_shows_processbench_scores_and_the_confusion(window, qtbot):
+    from thoughtdesk.core.steps.store import StepReview, StepTarget, put_review
+
+    seed(window.library.path, models=("judge",))
+    with Library.open(window.library.path) as lib, lib.transaction() as conn:
+        cots = conn.execute("SELECT id, sample_pk FROM generated_cot ORDER BY id LIMIT 3").fetchall()
+        truths, judged = [-1, 0, 2], [-1, 1, None]
+        for (cot, sample), truth, verdict in zip(cots, truths, judged, strict=True):
+            target = StepTarget(sample, cot)
+            put_review(conn, target, "ann", StepReview("ann", first_error=truth))
+            extra = {"unparseable": "no \\boxed{} answer"} if verdict is None else None
+            put_review(conn, target, "judge", StepReview("judge", first_error=verdict, kind="model", extra=extra))
+    window.notify_data_changed(DataChanges(annotations=True))
+    view = critiques(window, qtbot)
+    panel = view.critiques
+    qtbot.waitUntil(lambda: panel.process_model.rowCount() == 1 and view.is_idle(), timeout=30000)
+    assert panel.process_model.cells[0] == ["judge", "3", "2", "1", "0.0 %", "100.0 %", "0.0 %", "1"]
+    assert panel.confusion_label.text() == (
+        "judge, true -> judged first error: -1 -> -1 x1, 0 -> 1 x1, 2 -> unparseable x1"
+    )

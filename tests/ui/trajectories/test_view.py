@@ -187,3 +187,26 @@ def test_review_marks_the_guided_cot_and_blind_mode_hides_it(qtbot, guided_libra
         assert not any(v.guided or "guided" in v.label() for v in views)
     finally:
         close_window(window)
+
+
+def test_step_labels_show_under_their_trajectory_steps(qtbot, guided_library):
+    from thoughtdesk.core.steps.split import cot_steps as split_cot
+    from thoughtdesk.core.steps.store import StepLabel, StepReview, StepTarget, put_review
+
+    path, guided, _plain = guided_library
+    with Library.open(path) as lib:
+        sample_pk, text = lib.conn.execute(
+            "SELECT sample_pk, cot FROM generated_cot WHERE id = ?", (guided,)
+        ).fetchone()
+        listed = split_cot(text)
+        assert [s.text for s in listed] == [MARKUP, "The answer is B."]
+        with lib.transaction() as conn:
+            target = StepTarget(sample_pk, guided)
+            put_review(conn, target, "ann", StepReview("ann", (StepLabel(0, listed[0].id, 1, True),)))
+            put_review(conn, target, "judge", StepReview("judge", first_error=1, kind="model"))
+        dialog = TrajectoryDialog(lib, guided)
+    qtbot.addWidget(dialog)
+    assert dialog.view.item_texts("labels") == [
+        "    Step labels: ann +1 (unsure)",
+        "    Step labels: judge: first error",
+    ]

@@ -19,6 +19,7 @@ over its raters.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -30,6 +31,7 @@ from thoughtdesk.core.evaluation.evaluate import GUIDE_SQL, UNKNOWN_MODEL, condi
 from thoughtdesk.core.evaluation.metrics import mean_interval
 from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.steps.judge import ProcessScore, process_scores
 
 #: The name under which the human explanation scores are compared with each critique model.
 HUMAN = "human raters (mean)"
@@ -66,6 +68,8 @@ class CritiqueData:
     critique_ratings: list[tuple[int, str, int]] = field(default_factory=list)
     #: (CoT pk, author, score 0-5) of every human explanation rating with a score, in stored order.
     explanation_ratings: list[tuple[int, str, int]] = field(default_factory=list)
+    #: Step judges (ProcessBench preset) against the reference first errors, by judge model.
+    process: dict[str, ProcessScore] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,9 @@ class CritiqueModelRow:
     score_counts: tuple[int, ...]
     mean_critique_score: float | None
     n_critique_ratings: int
+    #: As a step judge (docs/steps.md): n, error_accuracy, correct_accuracy, f1, unparseable and
+    #: the confusion of true vs judged first error; None when it judged no step list with a reference.
+    process: ProcessScore | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +280,7 @@ def load_critique_data(lib: Library, collection: str) -> CritiqueData:
             (cid,),
         )
     ]
+    data.process = process_scores(lib, cid)
     return data
 
 
@@ -433,7 +441,10 @@ def analyse(data: CritiqueData) -> CritiqueAnalysis:
     last_critique_ratings = last_per_author(data.critique_ratings)
     critique_ratings = {pk: list(by_author.values()) for pk, by_author in last_critique_ratings.items()}
     models = sorted(by_model)
-    model_rows = [_model_row(m, by_model[m], names, critique_ratings) for m in models]
+    model_rows = [
+        dataclasses.replace(_model_row(m, by_model[m], names, critique_ratings), process=data.process.get(m))
+        for m in models
+    ]
     students = [_student_row(key, by_student[key], names) for key in sorted(by_student)]
 
     explanation = last_per_author(data.explanation_ratings)

@@ -8,7 +8,9 @@ DS Critique Bank's prompts file (DSCB-prompts.json, key ``digital_socrates_v1``)
 - ``[[EXPLANATION]]``: the explanation judged (a generated CoT's text; may be empty: a bare
   answer is what ``lack_justification`` is for);
 - ``[[PREDICTEDANSWER]]``: the answer the explanation reached (a bare letter for choices);
-- ``[[ANSWERKEY]]``: the correct answer.
+- ``[[ANSWERKEY]]``: the correct answer;
+- ``[[STEPS]]``: the explanation's steps tagged and indexed from 0, as ProcessBench writes them
+  (``<paragraph_0>\n...\n</paragraph_0>``; core/steps/judge.py).
 
 The built-in template (:data:`BUILTIN_TEMPLATES`) is ThoughtDesk's own text, asking for the DS
 layout and the eight dimensions. A chat model receives system and main as two messages. The
@@ -20,13 +22,14 @@ model card builds it (``<</SYS>`` with one ``>`` and no blank line before the us
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from thoughtdesk.core.critiques.records import DIMENSION_HELP, DIMENSIONS
+from thoughtdesk.core.steps.judge import PROCESSBENCH_KEY, PROCESSBENCH_MAIN, tagged_response
 
-PLACEHOLDERS = ("[[QUESTION]]", "[[EXPLANATION]]", "[[PREDICTEDANSWER]]", "[[ANSWERKEY]]")
+PLACEHOLDERS = ("[[QUESTION]]", "[[EXPLANATION]]", "[[PREDICTEDANSWER]]", "[[ANSWERKEY]]", "[[STEPS]]")
 
 Wrapper = Literal["chat", "ds", "llama2"]
 WRAPPERS: tuple[Wrapper, ...] = ("chat", "ds", "llama2")
@@ -50,6 +53,8 @@ class CritiqueInput:
     explanation: str
     predicted_answer: str
     answer_key: str
+    #: The explanation's steps, split only when a template asks for ``[[STEPS]]``.
+    steps: Callable[[], Sequence[str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +104,11 @@ _MAIN = (
     "Explanation score: <a whole number from 0 (very wrong) to 5 (completely correct)>"
 )
 
-BUILTIN_TEMPLATES: dict[str, CritiqueTemplate] = {BUILTIN_KEY: CritiqueTemplate(BUILTIN_KEY, _SYSTEM, _MAIN)}
+BUILTIN_TEMPLATES: dict[str, CritiqueTemplate] = {
+    BUILTIN_KEY: CritiqueTemplate(BUILTIN_KEY, _SYSTEM, _MAIN),
+    # ProcessBench's step judge (docs/steps.md): one user message, no system text.
+    PROCESSBENCH_KEY: CritiqueTemplate(PROCESSBENCH_KEY, "", PROCESSBENCH_MAIN, source="processbench"),
+}
 
 
 def question_with_choices(question: str, choices: Sequence[str] | None) -> str:
@@ -114,15 +123,17 @@ def question_with_choices(question: str, choices: Sequence[str] | None) -> str:
 def fill(text: str, values: CritiqueInput) -> str:
     """``text`` with the four placeholders replaced in one pass (a value that itself contains a
     placeholder, e.g. an explanation quoting ``[[ANSWERKEY]]``, is not expanded again)."""
-    return fill_placeholders(
-        text,
-        {
-            "[[QUESTION]]": values.question,
-            "[[EXPLANATION]]": values.explanation,
-            "[[PREDICTEDANSWER]]": values.predicted_answer,
-            "[[ANSWERKEY]]": values.answer_key,
-        },
-    )
+    replacements = {
+        "[[QUESTION]]": values.question,
+        "[[EXPLANATION]]": values.explanation,
+        "[[PREDICTEDANSWER]]": values.predicted_answer,
+        "[[ANSWERKEY]]": values.answer_key,
+    }
+    if "[[STEPS]]" in text:  # split only when asked for: a long CoT costs a split
+        replacements["[[STEPS]]"] = tagged_response(
+            values.steps() if values.steps is not None else [values.explanation]
+        )
+    return fill_placeholders(text, replacements)
 
 
 def fill_placeholders(text: str, replacements: Mapping[str, str]) -> str:
@@ -163,3 +174,5 @@ def llama2_wrap(system: str, user: str) -> str:
 
 #: The "Digital Socrates" model preset: the card's wrapper, greedy decoding, 512 new tokens.
 DS_PRESET = {"wrapper": "ds", "temperature": 0.0, "max_tokens": 512}
+#: ProcessBench's step judge: its template as one chat message, greedy decoding, room to reason.
+PROCESSBENCH_PRESET = {"wrapper": "chat", "temperature": 0.0, "max_tokens": 4096, "template": PROCESSBENCH_KEY}

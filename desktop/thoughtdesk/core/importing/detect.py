@@ -17,7 +17,7 @@ from thoughtdesk.core.datasets.generic import first_row_is_data, head_records, p
 from thoughtdesk.core.datasets.readers import first_json_item
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 
-ImportKind = Literal["thoughtsource", "dscb", "dataset", "table", "unknown"]
+ImportKind = Literal["thoughtsource", "dscb", "steps", "dataset", "table", "unknown"]
 
 #: Suffixes of the tables the generic import reads through a column mapping.
 TABLE_SUFFIXES = (".json", ".jsonl", ".jsonlines", ".ndjson", ".csv", ".tsv", ".parquet")
@@ -75,7 +75,8 @@ def looks_like_thoughtsource(path: Path) -> bool:
 
 
 def classify_import_file(path: str | Path) -> ImportKind:
-    """``"thoughtsource"``, ``"dscb"`` (a DS Critique Bank file), ``"dataset"`` (a known
+    """``"thoughtsource"``, ``"dscb"`` (a DS Critique Bank file), ``"steps"`` (ProcessBench or
+    PRM800K), ``"dataset"`` (a known
     dataset's original files, or a folder), ``"table"`` (JSON/JSONL/CSV/TSV for a column
     mapping) or ``"unknown"`` (a binary file, or a suffix no import reads)."""
     path = Path(path)
@@ -87,6 +88,10 @@ def classify_import_file(path: str | Path) -> ImportKind:
         return "thoughtsource"
     if looks_like_dscb(path):
         return "dscb"
+    from thoughtdesk.core.importing.step_files import step_file_format  # imported when needed: it imports the importer
+
+    if step_file_format(path) is not None:
+        return "steps"
     if detect_dataset(path) is not None:
         return "dataset"
     suffix = path.suffix.lower()
@@ -128,7 +133,7 @@ def options_needed(path: str | Path) -> str | None:
     if not path.exists():
         return None
     kind = classify_import_file(path)
-    if kind in ("thoughtsource", "dscb"):
+    if kind in ("thoughtsource", "dscb", "steps"):
         return None
     if kind == "table" and path.suffix.lower() == ".json" and not _is_json_array(path):
         return None

@@ -658,6 +658,46 @@ def m016_reasoning(conn: sqlite3.Connection) -> None:
 
 
 @migration
+def m017_steps(conn: sqlite3.Connection) -> None:
+    # Step labels (issue 25; docs/steps.md). One row per author and step list: a generated
+    # CoT's text (``trace`` 'cot') or reasoning trace ('reasoning'), keyed by ``cot_pk``, or a
+    # sample's reference CoT ('reference'), keyed by ``sample_pk`` (exactly one of the two is
+    # set). ``kind`` tells people ('human') from models ('model': a step judge, automatic
+    # Math-Shepherd labels). ``steps`` is a JSON array with one entry per step (null: not
+    # labelled): the step's stable id when labelled, its ``rating`` (PRM800K's -1/0/+1),
+    # ``flagged`` (unsure), ``corrected`` (the step as the author would write it) and ``extra``
+    # (what a source file says beyond these, such as PRM800K's alternative completions). The
+    # rest is about the whole list: the first wrong step (-1: none; NULL: not said), the finish
+    # reason (found_error, solution, bad_problem, give_up), the time spent in milliseconds,
+    # whether the model was hidden. One row, not one per step: PRM800K's ~1M step ratings
+    # are ~100k rows, which an import writes ten times faster (tests/benchmarks/bench_step_import.py).
+    run_script(
+        conn,
+        """
+        CREATE TABLE step_label (
+            id INTEGER PRIMARY KEY,
+            sample_pk INTEGER REFERENCES sample(id) ON DELETE CASCADE,
+            cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            trace TEXT NOT NULL CHECK (trace IN ('cot', 'reasoning', 'reference')),
+            author TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'human' CHECK (kind IN ('human', 'model')),
+            steps TEXT NOT NULL DEFAULT '[]',
+            first_error INTEGER CHECK (first_error >= -1),
+            finish_reason TEXT,
+            time_ms INTEGER CHECK (time_ms >= 0),
+            blind INTEGER,
+            extra TEXT,
+            date TEXT NOT NULL,
+            CHECK ((trace = 'reference') = (cot_pk IS NULL)),
+            CHECK ((sample_pk IS NULL) = (cot_pk IS NOT NULL))
+        );
+        CREATE UNIQUE INDEX step_label_cot ON step_label(cot_pk, trace, author) WHERE cot_pk IS NOT NULL;
+        CREATE UNIQUE INDEX step_label_reference ON step_label(sample_pk, author) WHERE sample_pk IS NOT NULL;
+        """,
+    )
+
+
+@migration
 def m018_judge_verdicts(conn: sqlite3.Connection) -> None:
     # Pairwise judge verdicts (issue 26, points 1 and 2): a judge model shown two CoTs of one
     # sample (``first_cot_pk`` as "A", ``second_cot_pk`` as "B"; every pair is judged in both

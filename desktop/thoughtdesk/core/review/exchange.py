@@ -42,6 +42,13 @@ from thoughtdesk.core.review.rating_exchange import (
     read_ratings,
 )
 from thoughtdesk.core.review.report import MergeReport, Unmatched
+from thoughtdesk.core.review.step_exchange import (
+    STEPS_KEY,
+    IncomingStepLabels,
+    export_step_labels,
+    merge_step_labels,
+    read_step_labels,
+)
 from thoughtdesk.core.review.types import Span
 
 FORMAT_NAME = "thoughtdesk-annotations"
@@ -60,6 +67,7 @@ class ExportCounts:
     annotations: int
     explanation_ratings: int = 0
     critique_ratings: int = 0
+    step_labels: int = 0
 
     @property
     def summary(self) -> str:
@@ -67,6 +75,7 @@ class ExportCounts:
         return (
             f"{self.annotations} annotation(s), {self.explanation_ratings} explanation rating(s), "
             f"{self.critique_ratings} critique rating(s)"
+            + (f", {self.step_labels} step-labelled CoT(s)" if self.step_labels else "")
         )
 
 
@@ -142,6 +151,7 @@ def export_review(
             }
         )
     explanation, critique = export_ratings(library, author, collection_id, cot_content_hash)
+    steps = export_step_labels(library, author, collection_id, cot_content_hash)
     document = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -150,10 +160,11 @@ def export_review(
         "annotations": records,
         EXPLANATION_KEY: explanation,
         CRITIQUE_KEY: critique,
+        STEPS_KEY: steps,
     }
     with export_file(target) as out:
         out.write(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
-    return ExportCounts(len(records), len(explanation), len(critique))
+    return ExportCounts(len(records), len(explanation), len(critique), len(steps))
 
 
 @dataclass
@@ -296,7 +307,7 @@ def _sample_annotations(dataset: str, split: str, sample: Sample) -> Iterator[_I
             )
 
 
-def _read(path: Path) -> tuple[str, list[_Incoming], list[IncomingRating]]:
+def _read(path: Path) -> tuple[str, list[_Incoming], list[IncomingRating], list[IncomingStepLabels]]:
     document = _read_json(path)
     if isinstance(document, dict) and "format" in document:
         if document.get("format") != FORMAT_NAME:
@@ -305,7 +316,12 @@ def _read(path: Path) -> tuple[str, list[_Incoming], list[IncomingRating]]:
                 f"unknown annotation format {document.get('format')!r}; "
                 f"expected {FORMAT_NAME!r} or a ThoughtSource collection",
             )
-        return "thoughtdesk", _exchange_records(path, document), read_ratings(path, document)
+        return (
+            "thoughtdesk",
+            _exchange_records(path, document),
+            read_ratings(path, document),
+            read_step_labels(path, document),
+        )
     looks_like_ts = (
         isinstance(document, dict)
         and document
@@ -326,7 +342,7 @@ def _read(path: Path) -> tuple[str, list[_Incoming], list[IncomingRating]]:
             f"{FORMAT_NAME} file or a ThoughtSource collection "
             "{dataset: {split: [sample]}}",
         )
-    return "thoughtsource", _thoughtsource_records(path, document), []
+    return "thoughtsource", _thoughtsource_records(path, document), [], []
 
 
 class _Matcher:
@@ -339,7 +355,7 @@ class _Matcher:
         self.samples: dict[tuple, list[int]] = {}
         self.cots: dict[int, list[tuple[int, str, int, str]]] = {}
 
-    def _sample_pks(self, rec: _Incoming | IncomingRating) -> list[int]:
+    def _sample_pks(self, rec: _Incoming | IncomingRating | IncomingStepLabels) -> list[int]:
         if self.collection_id is not None:
             scope = [self.collection_id]
         elif rec.collection and rec.collection in self.collections:
@@ -359,7 +375,7 @@ class _Matcher:
             ]
         return self.samples[key]
 
-    def match(self, rec: _Incoming | IncomingRating) -> tuple[int, int] | str:
+    def match(self, rec: _Incoming | IncomingRating | IncomingStepLabels) -> tuple[int, int] | str:
         """(sample_pk, cot_pk), or the reason there is none."""
         if rec.problem:
             return rec.problem
@@ -423,7 +439,7 @@ def import_annotations(
     report = MergeReport(path, dry_run=dry_run)
     try:
         collection_id = library.require_collection(collection) if collection is not None else None
-        report.format, incoming, ratings = _read(path)
+        report.format, incoming, ratings, step_items = _read(path)
     except ThoughtDeskError as error:  # a bad file, or LibraryError for an unknown collection
         report.error = str(error)
         return report
@@ -455,6 +471,14 @@ def import_annotations(
                 continue
             result = target
         report.unmatched.append(Unmatched(rating.where, result))
+    report.steps.records = len(step_items)
+    labelled: list[tuple[IncomingStepLabels, int, int]] = []
+    for item in step_items:
+        found = item.problem if item.problem is not None else matcher.match(item)
+        if isinstance(found, str):
+            report.unmatched.append(Unmatched(item.where, found))
+        else:
+            labelled.append((item, *found))
     if strict and report.unmatched:
         report.error = (
             f"{len(report.unmatched)} of {report.records + report.ratings.records} record(s) match nothing "
@@ -472,6 +496,8 @@ def import_annotations(
                 _merge_one(conn, report, rec, cot_pk)
             for rating, _, _, target in rated:
                 merge_rating(conn, report.ratings, rating, target, _newer)
+            for item, sample_pk, cot_pk in labelled:
+                merge_step_labels(conn, report.steps, item, sample_pk, cot_pk, _newer)
             # One recount per sample (the counter sums all its CoTs), through any of its CoTs.
             for cot_pk in {sample_pk: cot_pk for _, sample_pk, cot_pk in matched}.values():
                 counters.recount_annotations(conn, cot_pk)
@@ -485,6 +511,7 @@ def import_annotations(
         report.error = f"{path}: the merge failed and was rolled back: {error}"
         report.added = report.updated = report.unchanged = report.kept = 0
         report.ratings.added = report.ratings.updated = report.ratings.unchanged = report.ratings.kept = 0
+        report.steps.added = report.steps.updated = report.steps.unchanged = report.steps.kept = 0
     return report
 
 

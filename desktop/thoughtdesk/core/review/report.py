@@ -63,6 +63,8 @@ class MergeReport:
     #: The file's explanation and critique ratings (docs/critiques-review.md); their unmatched
     #: records are in ``unmatched`` too.
     ratings: RatingCounts = field(default_factory=RatingCounts)
+    #: The file's step labels (docs/steps.md): one record per author and CoT trace.
+    steps: RatingCounts = field(default_factory=RatingCounts)
 
     @property
     def ok(self) -> bool:
@@ -98,6 +100,12 @@ class MergeReport:
             text += (
                 f"; {verb} {r.merged} of {r.records} rating(s): {r.added} added, {r.updated} updated, "
                 f"{r.unchanged} already present, {r.kept} kept"
+            )
+        t = self.steps
+        if t.records:
+            text += (
+                f"; {verb} {t.merged} of {t.records} step-labelled CoT(s): {t.added} added, {t.updated} updated, "
+                f"{t.unchanged} already present, {t.kept} kept"
             )
         if self.unmatched:
             why = "; ".join(f"{n} {reason}" for reason, n in self.reasons().items())

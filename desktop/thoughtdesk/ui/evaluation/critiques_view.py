@@ -27,6 +27,7 @@ from thoughtdesk.core.critiques.analysis_report import (
     student_cells,
 )
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.steps.judge import ProcessScore
 from thoughtdesk.ui.app.tasks import Task
 from thoughtdesk.ui.app.throttle import Throttle
 from thoughtdesk.ui.app.window_api import WindowApi
@@ -90,6 +91,37 @@ class RowsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return self.headers[section]
         return None
+
+
+#: The step-judge table's columns (ProcessBench's metric; core/steps/judge.py).
+PROCESS_HEADERS = ("Step judge", "n", "with error", "without", "error acc.", "correct acc.", "F1", "unparseable")
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f} %"
+
+
+def process_cells(model: str, process: ProcessScore) -> list[str]:
+    """A step judge's row: counts, the two accuracies and F1 in percent, unparseable answers."""
+    return [
+        model,
+        str(process.n),
+        str(process.n_error),
+        str(process.n_correct),
+        _share(process.error_accuracy),
+        _share(process.correct_accuracy),
+        _share(process.f1),
+        str(process.unparseable),
+    ]
+
+
+def confusion_text(model: str, process: ProcessScore) -> str:
+    """The confusion of true vs judged first error, one line: ``true -> judged xN`` (-1: none
+    wrong; "unparseable" for answers without a readable index)."""
+    cells = [
+        f"{true} -> {'unparseable' if judged is None else judged} x{count}" for true, judged, count in process.confusion
+    ]
+    return f"{model}, true -> judged first error: " + ", ".join(cells)
 
 
 def _key(value: float | int | None) -> float:
@@ -173,6 +205,16 @@ class CritiquesView(QWidget):
         self.tables.addTab(self.models_table, "Critique models")
         self.tables.addTab(self.students_table, "Student conditions")
         self.tables.addTab(agreement_page, "Agreement")
+        # Step judges (docs/steps.md): ProcessBench's scores and the confusion of first errors.
+        self.process_model = RowsModel(PROCESS_HEADERS, self)
+        self.process_table = _table("critiqueProcessTable", self.process_model, 0)
+        self.confusion_label = plain_label(name="critiquesConfusion", wrap=True, selectable=True)
+        process_page = QWidget()
+        process_box = QVBoxLayout(process_page)
+        process_box.setContentsMargins(0, 0, 0, 0)
+        process_box.addWidget(self.process_table, 1)
+        process_box.addWidget(self.confusion_label)
+        self.tables.addTab(process_page, "Step judges")
 
         # The plots are made when first drawn: three pyqtgraph widgets cost ~0.16 s of start-up,
         # and most sessions never open this view.
@@ -293,10 +335,33 @@ class CritiquesView(QWidget):
             ],
         )
         self.human_label.setText(" ".join(human_lines(analysis)) if analysis else "")
+        judges = [(r.model, r.process) for r in models if r.process is not None]
+        self.process_model.set_rows(
+            [process_cells(model, process) for model, process in judges],
+            [
+                [
+                    model,
+                    p.n,
+                    p.n_error,
+                    p.n_correct,
+                    _key(p.error_accuracy),
+                    _key(p.correct_accuracy),
+                    _key(p.f1),
+                    p.unparseable,
+                ]
+                for model, p in judges
+            ],
+        )
+        self.confusion_label.setText(
+            "\n".join(confusion_text(model, process) for model, process in judges)
+            if judges
+            else "No step judge: run one with Generate ▸ Critique… or `thoughtdesk critique --preset processbench`."
+        )
         for table, model in (
             (self.models_table, self.models_model),
             (self.students_table, self.students_model),
             (self.agreement_table, self.agreement_model),
+            (self.process_table, self.process_model),
         ):
             _fit_columns(table, model)
         # Only the visible plot is drawn now; the others when their tab is shown (a redraw of all

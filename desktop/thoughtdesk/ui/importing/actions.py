@@ -119,6 +119,9 @@ class ImportingController(QObject):
         if kind == "dscb":
             self.dscb_import_dialog(path)
             return
+        if kind == "steps":
+            self.steps_import_dialog(path)
+            return
         dialog = ImportDialog(
             path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
         )
@@ -179,6 +182,21 @@ class ImportingController(QObject):
         request = ImportRequest(path, dialog.collection_name or path.stem, on_duplicate=dialog.on_duplicate, dscb=True)
         return self.import_request(request)
 
+    def steps_import_dialog(self, path: Path) -> Task[ImportDone] | None:
+        """A ProcessBench or PRM800K file (docs/steps.md): which collection, what to do with
+        problems already there."""
+        from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
+        from thoughtdesk.ui.importing.widgets import ImportRequest
+
+        dialog = ImportDialog(
+            path, self._collection_names(), self._window.dialog_parent, default=self._selected_collection()
+        )
+        dialog.setWindowTitle("Import a ProcessBench or PRM800K file")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        request = ImportRequest(path, dialog.collection_name or path.stem, on_duplicate=dialog.on_duplicate, steps=True)
+        return self.import_request(request)
+
     # Importing --------------------------------------------------------------------------------
 
     def import_request(self, request: ImportRequest) -> Task[ImportDone] | None:
@@ -214,9 +232,21 @@ class ImportingController(QObject):
             from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
             from thoughtdesk.core.importing.report import save_import_report
 
+            report: ImportReport
             with Library.open(library_path) as lib:
-                if request is not None and request.dscb:
-                    report: ImportReport = import_dscb(
+                if request is not None and request.steps:
+                    from thoughtdesk.core.importing.step_files import import_step_file
+
+                    report = import_step_file(
+                        lib,
+                        path,
+                        collection=name,
+                        on_duplicate=on_duplicate,
+                        progress=ctx.progress,
+                        cancel=ctx.cancelled,
+                    )
+                elif request is not None and request.dscb:
+                    report = import_dscb(
                         lib,
                         path,
                         collection=name,
@@ -362,6 +392,10 @@ class ImportingController(QObject):
                     return written
                 if fmt == "dscb":
                     return f"{export_dscb(lib, collection, path, progress=counted(0))} {what}"
+                if fmt in ("processbench", "prm800k", "prm-jsonl"):
+                    from thoughtdesk.core.importing.step_files import export_steps
+
+                    return f"{export_steps(lib, collection, path, fmt, progress=counted(0)).records} {what}"
                 count = export_flat(
                     lib,
                     collection,

@@ -48,6 +48,11 @@ class ExportFormat:
 EXPORT_FORMATS = (
     ExportFormat("thoughtsource", "ThoughtSource collection (JSON)", ".json", "sample(s)"),
     ExportFormat("dscb", "DS Critique Bank records (JSON Lines)", ".jsonl", "DS Critique Bank record(s)"),
+    ExportFormat("processbench", "ProcessBench records (JSON Lines)", ".jsonl", "ProcessBench record(s)"),
+    ExportFormat("prm800k", "PRM800K labelled solutions (JSON Lines)", ".jsonl", "PRM800K record(s)"),
+    ExportFormat(
+        "prm-jsonl", "Step-labelled training records for process reward models (JSON Lines)", ".jsonl", "record(s)"
+    ),
     ExportFormat("samples-jsonl", "Samples with their CoTs, answers and verdicts (JSON Lines)", ".jsonl", "sample(s)"),
     ExportFormat("samples-csv", "Samples, one row per generated CoT (CSV)", ".csv", "row(s)"),
     ExportFormat("answers-csv", "Answers, one row per answer (CSV)", ".csv", "answer row(s)"),
@@ -162,6 +167,9 @@ class ExportDialog(QDialog):
         notes = {
             "thoughtsource": "Everything: samples, CoTs, answers, annotations, critiques. Imports back losslessly.",
             "dscb": "One record per generated CoT with its critiques and ratings.",
+            "processbench": "One record per CoT with a first error; imported ones equal to the file's.",
+            "prm800k": "One line per CoT imported from PRM800K, with the labeler's current step labels.",
+            "prm-jsonl": '{"prompt", "completions", "labels"} per CoT and reviewer (TRL\'s stepwise format).',
             "samples-jsonl": "One object per sample with its CoTs, answers, both verdicts and annotations.",
             "samples-csv": "For spreadsheets: a sample without a CoT gets one row with the CoT columns empty.",
             "answers-csv": "Per-answer results with ThoughtDesk's verdicts, for R or pandas.",

@@ -50,6 +50,8 @@ class ImportRequest:
     on_duplicate: str = "skip"
     on_error: str = "abort"
     dscb: bool = False
+    #: A ProcessBench or PRM800K file (docs/steps.md).
+    steps: bool = False
 
 
 def metadata_text(info: DatasetInfo) -> str:

@@ -66,6 +66,7 @@ from thoughtdesk.ui.review.sample_views import (
     question_text,
     span_marks,
 )
+from thoughtdesk.ui.review.steps import ReviewSteps, StepsPanel
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
@@ -159,7 +160,10 @@ class ReviewView(QWidget):
         # The scroll areas would let the splitter squeeze it; no wider, so CoT columns get the room.
         self.side_tabs.setMinimumWidth(365)
         self.side_tabs.addTab(rating_scroll, "Critiques && rating")
-        self.side_tabs.currentChanged.connect(lambda _index: self._fill_rating_panel())
+        self.steps_panel = StepsPanel()
+        self.side_tabs.addTab(self.steps_panel, "Steps")
+        self.steps = ReviewSteps(self, self.undo_stack, self.steps_panel)
+        self.side_tabs.currentChanged.connect(lambda _index: self._side_tab_changed())
         #: The CoT the rating panel shows (-1: none yet); it is filled only while its tab is shown.
         self._rating_cot: int | None = -1
 
@@ -193,6 +197,14 @@ class ReviewView(QWidget):
                 Qt.Key.Key_BracketLeft: lambda: self.preferences.prefer("left"),
                 Qt.Key.Key_BracketRight: lambda: self.preferences.prefer("right"),
                 Qt.Key.Key_Equal: lambda: self.preferences.prefer("tie"),
+                # Step labels (ui/review/steps.py); + is Shift+= on most keyboards (the chord below).
+                Qt.Key.Key_Minus: lambda: self.steps.rate(-1),
+                Qt.Key.Key_0: lambda: self.steps.rate(0),
+                Qt.Key.Key_Plus: lambda: self.steps.rate(1),
+                Qt.Key.Key_X: self.steps.first_error,
+                Qt.Key.Key_U: self.steps.flag,
+                Qt.Key.Key_W: self.steps.correct,
+                Qt.Key.Key_T: self.steps.toggle_trace,
             },
             on_digit=self.edits.toggle_label_digit,
             on_alt_digit=lambda d: self.edits.set_quality(d or None),
@@ -201,11 +213,16 @@ class ReviewView(QWidget):
                 "Ctrl+Shift+Z": self.undo_stack.redo,
                 "Ctrl+Y": self.undo_stack.redo,
                 "Shift+F": lambda: self.move_critique(-1),
+                "Alt+Down": lambda: self.steps.move(+1),
+                "Alt+Up": lambda: self.steps.move(-1),
+                "Shift+X": lambda: self.steps.first_error(none=True),
+                "Shift++": lambda: self.steps.rate(1),
             },
             prefixes={
                 Qt.Key.Key_E: self.ratings.set_score,
                 Qt.Key.Key_D: self.ratings.toggle_dimension_digit,
                 Qt.Key.Key_R: self.ratings.rate_critique,
+                Qt.Key.Key_O: self.steps.finish_digit,
             },
             on_pending=self._prefix_pending,
         )
@@ -528,6 +545,30 @@ class ReviewView(QWidget):
         if cot_pk != self._rating_cot:
             self._rating_cot = -1  # stale: filled now if its tab is shown, else when it is
             self._fill_rating_panel()
+        self.steps.show_current()
+
+    # ---- step labels (ui/review/steps.py) ----------------------------------------------------
+
+    def current_target(self) -> tuple[int | None, bool]:
+        """(the current panel's CoT key, None for the reference; whether any panel is current)."""
+        index = self.compare.current_index()
+        return self.current_cot_pk(), 0 <= index < len(self.cot_pks)
+
+    def _side_tab_changed(self) -> None:
+        self._fill_rating_panel()
+        if self.side_tabs.currentWidget() is self.steps_panel:
+            if self.steps.stale:
+                self.steps.show_current()
+        else:
+            self.steps.leave()  # time spent counts while the steps are shown
+
+    def show_steps_tab(self) -> None:
+        """Bring the Steps tab to the front (the step keys act on what it shows)."""
+        self.side_tabs.setCurrentWidget(self.steps_panel)
+
+    def steps_written(self) -> None:
+        """A step label was written or undone: tell the window soon."""
+        self._notify_timer.start()
 
     def _fill_rating_panel(self, force: bool = False) -> None:
         """Show the current CoT's critiques and rating in the rating panel, if its tab is shown
@@ -669,7 +710,13 @@ class ReviewView(QWidget):
         if self._pending is not None:
             action, self._pending = self._pending, None
             action()
+        elif self.side_tabs.currentWidget() is self.steps_panel:
+            self.steps.show_current(keep_step=True)  # the time spent counts from here again
         self.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def hideEvent(self, event) -> None:  # Qt override
+        self.steps.leave()  # time spent counts while the tab is shown
+        super().hideEvent(event)
 
     def changeEvent(self, event) -> None:  # Qt override
         super().changeEvent(event)

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from thoughtdesk.core.generation.runs import TrajectoryContext, TrajectoryStep, cot_steps, trajectory_context
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.steps.split import cot_steps as split_cot
+from thoughtdesk.core.steps.store import StepReview, reviews_for_cots
 from thoughtdesk.core.visible_text import elide
 from thoughtdesk.ui.qt import (
     QDialog,
@@ -43,8 +45,37 @@ def score_text(score: float | None) -> str:
     return "no score" if score is None else f"{score:.3f}"
 
 
-def step_lines(step: TrajectoryStep) -> list[tuple[str, str]]:
-    """The rows of one step as (kind, text): ``step``, ``rationale``, ``chosen``, ``other``."""
+def step_label_texts(steps: Sequence[TrajectoryStep], cot_text: str, reviews: Sequence[StepReview]) -> dict[int, str]:
+    """Trajectory step index -> its step labels as one line (``alice +1, judge: first error``;
+    docs/steps.md). A trajectory step is matched to the CoT's step list by text (the chosen
+    candidate's text equal to a step of the list, in order); a step that matches none shows
+    no labels rather than another step's."""
+    listed = [step.text.strip() for step in split_cot(cot_text)]
+    out: dict[int, str] = {}
+    cursor = 0
+    for step in steps:
+        if not step.candidates or not 0 <= step.chosen < len(step.candidates):
+            continue
+        chosen = step.candidates[step.chosen].text.strip()
+        if chosen not in listed[cursor:]:
+            continue
+        index = listed.index(chosen, cursor)
+        cursor = index + 1
+        parts = []
+        for review in reviews:
+            label = review.label(index)
+            if label is not None and label.rating is not None:
+                parts.append(f"{review.author} {label.rating:+d}{' (unsure)' if label.flagged else ''}")
+            if review.first_error == index:
+                parts.append(f"{review.author}: first error")
+        if parts:
+            out[step.index] = ", ".join(parts)
+    return out
+
+
+def step_lines(step: TrajectoryStep, labels: str | None = None) -> list[tuple[str, str]]:
+    """The rows of one step as (kind, text): ``step``, ``rationale``, ``chosen``, ``other``,
+    ``labels`` (the step labels people and judges gave it, when any)."""
     tokens = step.prompt_tokens + step.completion_tokens
     cost = "" if step.cost is None else f", ${step.cost:.4f}"
     end = " (last step)" if step.final else ""
@@ -57,6 +88,8 @@ def step_lines(step: TrajectoryStep) -> list[tuple[str, str]]:
         score = score_text(candidate.score) if step.unparsed_rating(index) is None else "no 0-3 rating in the reply"
         text = elide(candidate.text, ROW_CHARS) if candidate.text.strip() else "(empty: the model wrote nothing)"
         rows.append(("chosen" if chosen else "other", f"    {mark} [{score}] {text}"))
+    if labels:
+        rows.append(("labels", f"    Step labels: {elide(labels, ROW_CHARS)}"))
     return rows
 
 
@@ -99,8 +132,14 @@ class TrajectoryView(QWidget):
         splitter.setStretchFactor(1, 2)
         layout.addWidget(splitter, 1)
 
-    def show_trajectory(self, context: TrajectoryContext | None, steps: Sequence[TrajectoryStep]) -> None:
-        """Show a guided CoT's steps and its plain counterpart (None: say the CoT is gone)."""
+    def show_trajectory(
+        self,
+        context: TrajectoryContext | None,
+        steps: Sequence[TrajectoryStep],
+        reviews: Sequence[StepReview] = (),
+    ) -> None:
+        """Show a guided CoT's steps (with their step labels: ``reviews``) and its plain
+        counterpart (None: say the CoT is gone)."""
         self.steps.clear()
         if context is None:
             self.header.setText("This CoT is no longer in the library.")
@@ -114,8 +153,9 @@ class TrajectoryView(QWidget):
         grey = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
         bold = QFont(self.steps.font())
         bold.setBold(True)
+        labels = step_label_texts(steps, context.cot, reviews) if reviews else {}
         for step in steps:
-            for kind, text in step_lines(step):
+            for kind, text in step_lines(step, labels.get(step.index)):
                 # Plain text (a list item never renders markup) with break points in long words.
                 item = QListWidgetItem(breakable_text(text))
                 item.setData(Qt.ItemDataRole.UserRole, kind)
@@ -154,7 +194,8 @@ class TrajectoryDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.resize(1100, 640)  # fits a 1366x768 screen with the task bar
-        self.view.show_trajectory(trajectory_context(library, cot_pk), cot_steps(library, cot_pk))
+        reviews = reviews_for_cots(library.conn, [cot_pk]).get(cot_pk, [])
+        self.view.show_trajectory(trajectory_context(library, cot_pk), cot_steps(library, cot_pk), reviews)
 
 
 def open_trajectory(parent: QWidget, library: Library | None, cot_pk: int | None) -> TrajectoryDialog | None:

@@ -480,3 +480,45 @@ def test_kill_mid_rationalyst_trajectory_then_resume_repeats_no_finished_step(li
         assert conn.execute("SELECT count(*) - count(DISTINCT cot_id) FROM generated_cot").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+class StepJudgeRater(FakeModelServer):
+    """A ProcessBench-style step judge on 127.0.0.1: it answers the first tagged paragraph that
+    holds "wrong" (-1 when none does), in \\boxed{}; "mumble" gets no box (unparseable)."""
+
+    def _normal(self, record, anthropic):
+        import re
+
+        prompt = record.json["messages"][-1]["content"]
+        paragraphs = re.findall(r"<paragraph_(\d+)>\n(.*?)\n</paragraph_\1>", prompt, re.DOTALL)
+        if any("mumble" in text for _, text in paragraphs):
+            return _chat("Hard to say.")
+        wrong = next((i for i, text in paragraphs if "wrong" in text), "-1")
+        return _chat(f"Reasoning... \\boxed{{{wrong}}}")
+
+
+def test_process_supervision_with_a_processbench_step_judge(library_path, fake_server):
+    with StepJudgeRater() as judge_server:
+        judge = ModelSpec("openai", "judge", base_url=judge_server.base_url, timeout=5.0)
+        fake_server.script(
+            _chat("A wrong start.", "A sound start.", "Mumble mumble."),
+            _chat("This step is wrong too.", "So the answer is A.", "Answer: C"),
+        )
+        guide = GuideSpec(method="process", rater_model=judge, candidates=3, max_steps=5, rater_style="processbench")
+        assert GuideSpec.from_json(guide.to_json()) == guide
+        _run(library_path, _spec(fake_server, guide))
+        prompts = [r.json["messages"][-1]["content"] for r in judge_server.requests]
+    with Library.open(library_path) as lib:
+        (cot_pk, cot) = lib.conn.execute("SELECT id, cot FROM generated_cot WHERE cot_id LIKE 'td-%'").fetchone()
+        steps = cot_steps(lib, cot_pk)
+    # step 1: the first wrong paragraph is the candidate (0), none (1), no readable answer (None)
+    assert [c.score for c in steps[0].candidates] == [0.0, 1.0, None]
+    assert steps[0].chosen == 1 and steps[0].unparsed_rating(2) == "Hard to say." and steps[0].unparsed_ratings == 1
+    assert [c.score for c in steps[1].candidates] == [0.0, 1.0, 1.0]
+    assert cot == "A sound start. So the answer is A."
+    assert all(p.startswith("The following is a math problem and a solution") for p in prompts)
+    assert any(
+        "<paragraph_0>\nA sound start.\n</paragraph_0>\n\n<paragraph_1>\nSo the answer is A." in p for p in prompts
+    )
+    with pytest.raises(RunSpecError, match="--rater-style"):
+        GuideSpec(method="process", rater_model=judge, rater_style="nope")

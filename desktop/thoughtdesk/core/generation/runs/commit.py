@@ -37,6 +37,9 @@ from thoughtdesk.core.library.store import Library, inserted_id
 from thoughtdesk.core.library.timestamps import now_iso, thoughtsource_date
 from thoughtdesk.core.library.writer import COT_SEARCH_SQL
 from thoughtdesk.core.settings.logs import redact, redact_secrets
+from thoughtdesk.core.steps.judge import PROCESSBENCH_KEY, judged_review, parse_first_error
+from thoughtdesk.core.steps.split import cot_steps
+from thoughtdesk.core.steps.store import StepTarget, put_review
 
 #: A response text at least this long is not kept again inside the raw body (shorter ones cost
 #: less than the reference and the re-serialised body would).
@@ -618,9 +621,27 @@ def store_critique(
     with lib.transaction() as conn:
         _check(conn, request.id, claim)
         critique_pk = add_critique(conn, _with_prompt_refs(conn, critique))
+        if template_key == PROCESSBENCH_KEY:
+            _store_judged_first_error(conn, critique.cot_pk, model.model_name, text, critique_pk)
         _finish_request(conn, request.id, call, raw=raw)
         conn.execute("UPDATE request SET result_critique_pk = ? WHERE id = ?", (critique_pk, request.id))
     return critique_pk
+
+
+def _store_judged_first_error(conn: sqlite3.Connection, cot_pk: int, model: str, text: str, critique_pk: int) -> None:
+    """A ProcessBench step judge's verdict as the judge's step labels of the CoT (its first
+    error, or why the answer could not be read: core/steps/judge.py), beside the critique."""
+    row = conn.execute("SELECT sample_pk, cot, extra FROM generated_cot WHERE id = ?", (cot_pk,)).fetchone()
+    if row is None:
+        return
+    sample_pk, cot_text, extra = row
+    try:
+        fields = json.loads(extra) if extra else None
+    except ValueError:
+        fields = None
+    steps = cot_steps(cot_text, fields if isinstance(fields, dict) else None)
+    verdict = parse_first_error(text, len(steps))
+    put_review(conn, StepTarget(sample_pk, cot_pk), model, judged_review(model, verdict, critique_pk))
 
 
 def _with_prompt_refs(conn: sqlite3.Connection, critique: Critique) -> Critique:

@@ -39,6 +39,7 @@ from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, Ju
 from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.steps.split import cot_steps
 
 _LETTER = re.compile(r"^\(?([A-Z])\)?(?:[).:\s]|$)")
 
@@ -54,6 +55,8 @@ class CotRef:
     student_model: str
     predicted_answer: str
     correct: bool | None
+    #: The CoT's ``extra`` as stored (its own step list, if any: core/steps/split.py).
+    extra: str | None = None
 
     @property
     def label(self) -> str:
@@ -194,7 +197,19 @@ def critique_input(cot: CotRef) -> CritiqueInput:
     question = question_with_choices(cot.sample.question, [str(c) for c in cot.sample.choices])
     if cot.sample.context:
         question = f"{cot.sample.context}\n\n{question}"
-    return CritiqueInput(question, cot.text, cot.predicted_answer, answer_key(cot.sample))
+    return CritiqueInput(question, cot.text, cot.predicted_answer, answer_key(cot.sample), lambda: cot_step_texts(cot))
+
+
+def cot_step_texts(cot: CotRef) -> list[str]:
+    """The steps of ``cot`` (its own list, else its text split: core/steps/split.py)."""
+    try:
+        extra = json.loads(cot.extra) if cot.extra else None
+    except ValueError:
+        extra = None
+    steps = cot_steps(cot.text, extra if isinstance(extra, dict) else None)
+    if any(step.start is None for step in steps):  # its own list is not of this text (its thinking is judged)
+        steps = cot_steps(cot.text, None)
+    return [step.text for step in steps]
 
 
 def stored_prompt(rendered: RenderedCritiquePrompt) -> tuple[str, int]:
@@ -235,7 +250,7 @@ def critique_request(model: ModelSpec, prompt: str, system_chars: int) -> Reques
 
 _COT_SQL = """
 SELECT c.id, c.sample_pk, c.position, coalesce({text}, ''), coalesce(c.model_name, c.model, ''),
-       a.td_value, a.answer, a.correct_answer
+       a.td_value, a.answer, a.correct_answer, c.extra
 FROM generated_cot c JOIN sample s ON s.id = c.sample_pk
 LEFT JOIN answer a ON a.id = (SELECT id FROM answer WHERE cot_pk = c.id ORDER BY position LIMIT 1)
 """
@@ -246,7 +261,7 @@ _JUDGED_TEXT = {"explanation": ("c.cot", ""), "thinking": ("c.reasoning", " AND 
 def _rows_to_refs(lib: Library, rows: list[tuple[Any, ...]]) -> list[CotRef]:
     samples = {s.pk: s for s in sample_refs(lib, list(dict.fromkeys(r[1] for r in rows)))}
     out = []
-    for pk, sample_pk, position, text, student, value, raw, correct in rows:
+    for pk, sample_pk, position, text, student, value, raw, correct, extra in rows:
         sample = samples[sample_pk]
         out.append(
             CotRef(
@@ -257,6 +272,7 @@ def _rows_to_refs(lib: Library, rows: list[tuple[Any, ...]]) -> list[CotRef]:
                 student,
                 predicted_answer(value, raw, sample.choices),
                 None if correct is None else bool(correct),
+                extra,
             )
         )
     return out

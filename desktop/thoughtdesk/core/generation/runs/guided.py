@@ -35,6 +35,7 @@ from thoughtdesk.core.generation.backends import (
 from thoughtdesk.core.generation.guide_prompts import answer_stated, fill, first_step, join_steps, parse_rating
 from thoughtdesk.core.generation.runs.spec import GuideSpec, ModelSpec
 from thoughtdesk.core.generation.runs.trajectories import Candidate, TrajectoryStep
+from thoughtdesk.core.steps.judge import candidate_score, parse_first_error, processbench_prompt
 from thoughtdesk.core.trace_marks import THINK_CLOSE, THINK_OPEN, after_thinking
 
 #: Seeds of successive steps differ by this much, so a seeded run does not sample the same
@@ -191,6 +192,35 @@ class GuidedWriter:
         decay = self.guide.decay
         return [s.decayed_mean(decay) if decay is not None else s.mean for s in scored]
 
+    async def judged(
+        self, prompt: str, chosen: Sequence[str], candidates: Sequence[str], usage: _Usage
+    ) -> tuple[list[float | None], list[dict[str, object]]]:
+        """``rater_style`` processbench: a step judge reads ProcessBench's prompt (the problem as
+        prompted, the steps so far and one candidate, tagged) and names the first wrong
+        paragraph; each candidate's score is :func:`candidate_score` of that verdict. Replies
+        without a readable index are kept and counted as with ratings."""
+        helper = self.helpers["rater"]
+        calls = [
+            self._request(
+                helper.model,
+                processbench_prompt(prompt, [*chosen, step]),
+                temperature=0.0,
+                max_tokens=helper.model.max_tokens,
+            )
+            for step in candidates
+        ]
+        responses = await asyncio.gather(*(helper.backend.complete(call) for call in calls))
+        out: list[float | None] = []
+        unparsed: list[dict[str, object]] = []
+        for index, (call, response) in enumerate(zip(calls, responses, strict=True)):
+            usage.add_response("rater", helper.model, call, response)
+            reply = response.texts[0] if response.texts else ""
+            score = candidate_score(parse_first_error(reply, len(chosen) + 1), len(chosen))
+            out.append(score)
+            if score is None:
+                unparsed.append({"candidate": index, "reply": reply[:UNPARSED_REPLY_CHARS]})
+        return out, unparsed
+
     async def ratings(
         self, trajectory: str, steps: Sequence[str], usage: _Usage
     ) -> tuple[list[float | None], list[dict[str, object]]]:
@@ -241,6 +271,10 @@ class GuidedWriter:
             scored = await self.implicit_scores(trajectory, rationale or "", texts, usage)
             # An empty candidate has no tokens to score: it is never preferred.
             scores = [s if text and not math.isnan(s) else -math.inf for s, text in zip(scored, texts, strict=True)]
+        elif guide.method == "process" and guide.rater_style == "processbench":
+            scores, unparsed = await self.judged(prompt, steps, texts, usage)
+            if unparsed:
+                extra["unparsed_ratings"] = unparsed
         elif guide.method == "process":
             scores, unparsed = await self.ratings(trajectory, texts, usage)
             if unparsed:

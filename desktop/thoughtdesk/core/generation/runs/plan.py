@@ -30,6 +30,7 @@ from thoughtdesk.core.generation.runs.spec import (
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
+from thoughtdesk.core.steps.judge import processbench_prompt
 
 log = logging.getLogger(__name__)
 
@@ -620,13 +621,10 @@ def guided_previews(plan: RunPlan, request: PlannedRequest, model: str) -> list[
             )
         )
     if guide.method == "process":
-        out.append(
-            PromptPreview(
-                request.sample_label,
-                model,
-                name,
-                "rater",
-                fill(texts["rater"], {"TRAJECTORY": prompt, "CANDIDATE": "<a candidate step>"}),
-            )
+        rater = (
+            processbench_prompt(prompt, ["<a candidate step>"])
+            if guide.rater_style == "processbench"
+            else fill(texts["rater"], {"TRAJECTORY": prompt, "CANDIDATE": "<a candidate step>"})
         )
+        out.append(PromptPreview(request.sample_label, model, name, "rater", rater))
     return out

@@ -218,6 +218,10 @@ def as_scorer(model: ModelSpec) -> ModelSpec:
     return model
 
 
+#: How a process guide's rater judges candidates (GuideSpec.rater_style).
+RATER_STYLES = ("rating", "processbench")
+
+
 @dataclass(frozen=True, slots=True)
 class GuideSpec:
     """How a guided run writes each CoT: one step (sentence) at a time (docs/rationales.md).
@@ -244,6 +248,11 @@ class GuideSpec:
     step_max_tokens: int = 64
     rationale_max_tokens: int = 64
     decay: float | None = None
+    #: ``process``: how the rater judges a candidate: ``rating`` (0-3, the rater prompt) or
+    #: ``processbench`` (a step judge with ProcessBench's template over the steps so far and the
+    #: candidate: 1 when it finds no wrong step, 0 when the candidate is the first wrong one,
+    #: 0.5 when an earlier step is; docs/steps.md).
+    rater_style: str = "rating"
 
     def __post_init__(self) -> None:
         if self.method not in GUIDE_METHODS:
@@ -254,6 +263,8 @@ class GuideSpec:
             raise RunSpecError("--guide rationalyst needs --rationale-model PROVIDER:MODEL")
         if self.method == "process" and self.rater_model is None:
             raise RunSpecError("--guide process needs --rater-model PROVIDER:MODEL")
+        if self.rater_style not in RATER_STYLES:
+            raise RunSpecError(f"--rater-style {self.rater_style!r}: use one of {', '.join(RATER_STYLES)}")
         if self.candidates < 1 or self.max_steps < 1:
             raise RunSpecError("--candidates and --max-steps must be at least 1")
         if self.decay is not None and not 0 < self.decay <= 1:
@@ -318,6 +329,8 @@ class GuideSpec:
                 "decay",
             )
         }
+        if self.rater_style != "rating":  # written only when used: older specs stay as they were
+            data["rater_style"] = self.rater_style
         for name in ("rationale_model", "scorer_model", "rater_model"):
             model = getattr(self, name)
             data[name] = None if model is None else model.to_json()
@@ -341,6 +354,7 @@ class GuideSpec:
             step_max_tokens=int(data.get("step_max_tokens", 64)),
             rationale_max_tokens=int(data.get("rationale_max_tokens", 64)),
             decay=None if decay is None else float(decay),
+            rater_style=str(data.get("rater_style", "rating")),
         )
 
 
