@@ -52,6 +52,12 @@ NOT_BEFORE_FIRST_PAINT = (
     "thoughtdesk.ui.evaluation.view",
     "thoughtdesk.ui.review.view",
     "thoughtdesk.core.review.compare.similarity",
+    # The settings, the Generate menu, Edit > Models and the Samples tab used to import these.
+    "thoughtdesk.core.generation.runs.spec",
+    "thoughtdesk.core.generation.fragment_store",
+    "thoughtdesk.ui.models.dialog",
+    "thoughtdesk.core.models.fit",
+    "thoughtdesk.ui.trajectories.view",
     "thoughtdesk.ui.generation.runs_panel",
     "thoughtdesk.core.generation.runs.execute",
     "thoughtdesk.core.generation.backends.openai_compat",

@@ -13,9 +13,15 @@ from typing import TypedDict
 
 from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import BackendError
-from thoughtdesk.core.generation.defaults import DEFAULT_MODELS, TEMPERATURE_RANGE, ModelDefaults, default_chat
+from thoughtdesk.core.generation.defaults import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_MODELS,
+    TEMPERATURE_RANGE,
+    ModelDefaults,
+    default_chat,
+)
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
-from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
+from thoughtdesk.core.generation.runs.spec import DEFAULT_COMPLETION_TEMPLATE
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDoubleSpinBox,
