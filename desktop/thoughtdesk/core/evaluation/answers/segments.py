@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Parts of prompts and extraction triggers that name letters or labels without choosing one:
 #: "among A through E", "(Yes or No)", "(A-E)", "(arabic numerals)". Mentions inside are ignored.
@@ -52,9 +52,9 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _HASHES = re.compile(r"####[ \t]*")
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """A stretch ``text[start:end]`` that should hold the answer, and the rule that chose it."""
+class Segment(NamedTuple):
+    """A stretch ``text[start:end]`` that should hold the answer, and the rule that chose it (a
+    named tuple: immutable, made quickly for every answer)."""
 
     start: int
     end: int
