@@ -362,3 +362,48 @@ def test_cot_segments_precheck_skips_only_texts_without_a_marker(text):
 def test_cot_markers_are_found(text, locator, answer):
     first = next(cot_segments(text))
     assert (first.locator, text[first.start : first.end]) == (locator, answer)
+
+
+# -- the bare-letter pattern, letter first ---------------------------------------------------
+
+#: The bare-letter pattern as first written, its look-behind first (tried at every position).
+_BARE_LOOKBEHIND_FIRST = r"(?<![\w'’\-./$])({both})(?![\w'’\-/]|\.\w)"
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.sampled_from(list("ABCDEFabcdef xyz.,'’-/$()[]*\n_1é") + ["İ", "ſ"]), max_size=14).map("".join),
+    st.integers(0, 14),
+    st.integers(0, 14),
+    st.sampled_from([2, 3, 5, 26]),
+)
+def test_the_bare_letter_pattern_finds_what_its_look_behind_first_form_finds(text, start, length, count):
+    """``choice._letter_patterns`` puts the letter before the look-behind (a pattern that starts
+    with its character class is scanned quickly, issue 27 point 6): the same matches and letter
+    spans, from any start offset (the look-behind sees the characters before it)."""
+    import re
+    import string
+
+    from thoughtdesk.core.evaluation.answers.choice import _letter_patterns
+
+    letters = string.ascii_uppercase[:count]
+    first_form = re.compile(_BARE_LOOKBEHIND_FIRST.format(both=f"[{letters}{letters.lower()}]"))
+    _letters, _strong, bare = _letter_patterns(count)
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    expected = [(m.span(), m.group(1)) for m in first_form.finditer(text, start, end)]
+    assert [(m.span(), m.group(1)) for m in bare.finditer(text, start, end)] == expected
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["(", ")", "yes", " or ", "no", "A", "-", "E", " to ", "among", "BETWEEN", " and ", "x", " "])
+        | st.sampled_from(["true or false", "arabic numerals", "yes/no/maybe", "Yes or No or Maybe", "\n", "İ"]),
+        max_size=10,
+    ).map("".join)
+)
+def test_prompt_echoes_found_at_brackets_are_all_the_echoes(text):
+    """``prompt_echo_spans`` tries the echo pattern only where a "(" is when the text has no
+    "among" or "between" (issue 27, point 6): the spans a search of every position finds."""
+    assert prompt_echo_spans(text) == [m.span() for m in _PROMPT_ECHO.finditer(text)]

@@ -132,7 +132,10 @@ def _letter_patterns(count: int) -> tuple[str, re.Pattern[str], re.Pattern[str]]
         rf"|^\s*({upper})[.:](?=\s+\S)",
         re.MULTILINE,
     )
-    bare = re.compile(rf"(?<![\w'’\-./$])({both})(?![\w'’\-/]|\.\w)")
+    # The letter first, then what may not stand before it (a two-character look-behind): a
+    # pattern that starts with its character class is scanned for that class, a third faster on
+    # a CoT than trying the look-behind at every position. Same matches (test_fast_paths.py).
+    bare = re.compile(rf"({both})(?<![\w'’\-./$].)(?![\w'’\-/]|\.\w)")
     return letters, strong, bare
 
 
@@ -322,6 +325,9 @@ def text_mentions(text: str, start: int, end: int, m: ChoiceMatcher) -> list[tup
                 pos = lower.find(form, pos + 1, end)
     if not candidates:
         return []
+    if len(candidates) == 1:  # the common case: nothing overlaps
+        index, s, e = candidates[0]
+        return [] if negated(text, s, e, start) else candidates
     candidates.sort(key=lambda c: (c[1] - c[2], c[1]))  # longest first
     taken: list[tuple[int, int, int]] = []
     for index, s, e in candidates:

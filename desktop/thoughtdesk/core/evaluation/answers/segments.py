@@ -63,9 +63,20 @@ class Segment(NamedTuple):
 
 def prompt_echo_spans(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that repeat the prompt's list of options ("among A through E")."""
-    if "(" not in text and _ECHO_WORD.search(text) is None:
-        return []  # the common case, without running the whole echo regex over the CoT
-    return [m.span() for m in _PROMPT_ECHO.finditer(text)]
+    if _ECHO_WORD.search(text) is not None:
+        return [m.span() for m in _PROMPT_ECHO.finditer(text)]
+    # Without "among" and "between" only the bracketed forms can match, and they start with
+    # "(": tried there alone, not at every position of the CoT (the same spans).
+    spans = []
+    pos = text.find("(")
+    while pos >= 0:
+        match = _PROMPT_ECHO.match(text, pos)
+        if match is not None:
+            spans.append(match.span())
+            pos = text.find("(", match.end())
+        else:
+            pos = text.find("(", pos + 1)
+    return spans
 
 
 def sentence_end(text: str, start: int) -> int:
