@@ -407,3 +407,20 @@ def test_prompt_echoes_found_at_brackets_are_all_the_echoes(text):
     """``prompt_echo_spans`` tries the echo pattern only where a "(" is when the text has no
     "among" or "between" (issue 27, point 6): the spans a search of every position finds."""
     assert prompt_echo_spans(text) == [m.span() for m in _PROMPT_ECHO.finditer(text)]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["option", "OPTION", "Choice", "resp", "onse", "among", "BeTwEeN", "x", " ", "ı", "ſ", "İ"])
+        | st.sampled_from(["optıon", "reſponse", "choİce", "cho", "ice", "amo", "ng"]),
+        max_size=8,
+    ).map("".join)
+)
+def test_the_word_pre_checks_find_what_their_patterns_find(text):
+    """``segments._has_word``: ASCII text searched with ``in`` after lower-casing (issue 27,
+    point 6), other text with the case-insensitive pattern: the same answer as the pattern."""
+    from thoughtdesk.core.evaluation.answers.segments import _ANY_STRONG_WORD, _ECHO_WORD, _STRONG_WORDS, _has_word
+
+    assert _has_word(text, _ANY_STRONG_WORD, _STRONG_WORDS) == (_ANY_STRONG_WORD.search(text) is not None)
+    assert _has_word(text, _ECHO_WORD, ("among", "between")) == (_ECHO_WORD.search(text) is not None)
