@@ -59,3 +59,26 @@ def test_the_quicker_check_answers_as_pysides_own_on_every_loaded_module():
     differ = [module.__name__ for module in modules if check(module) != own(module)]
     assert not differ
     assert any(check(module) for module in modules) and not all(check(module) for module in modules)
+
+
+def test_in_the_frozen_app_a_modules_source_comes_from_its_loader(monkeypatch):
+    """In the frozen app a module's ``__file__`` is a ``.pyc`` without its ``.py``: the quicker
+    check asks the loader for the source, as ``inspect`` does in the end; the same answers."""
+    import types
+
+    import thoughtdesk.ui.qt  # noqa: F401 - installs the quicker check
+
+    class Loader:
+        def __init__(self, source):
+            self.source = source
+
+        def get_source(self, name):
+            return self.source
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    check = sys.modules["shibokensupport.feature"]._mod_uses_pyside
+    for index, source in enumerate([None, "import PySide6.QtCore\n", "VALUE = 1\n"]):
+        module = types.ModuleType(f"td_frozen_{index}")
+        module.__file__ = f"/nonexistent/_internal/td_frozen_{index}.pyc"
+        module.__loader__ = Loader(source)
+        assert check(module) == check.pyside_check(module) == (source is not None and "PySide6" in source)

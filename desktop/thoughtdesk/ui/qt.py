@@ -15,9 +15,10 @@ def _read_sources_once() -> None:
     (``shibokensupport.feature._mod_uses_pyside``, for its ``__feature__`` switches, which
     ThoughtDesk does not use) with ``inspect.getsource``, whose ``inspect.getmodule`` walks all
     of ``sys.modules`` on each call: 35-110 ms of the window's start for ~200 modules (issue 27,
-    point 2). The same question is answered here by reading the ``.py`` file once; anything else
-    (extension and frozen modules, unreadable files) still goes to PySide6's own check.
-    tests/ui/test_qt_binding.py compares the two answers on every loaded module."""
+    point 2). The same question is answered here by reading the ``.py`` file once, or in the
+    frozen app by asking the module's loader for its source (what ``inspect`` ends up doing,
+    after two walks of ``sys.modules``); anything else (extension modules, unreadable files)
+    still goes to PySide6's own check. tests/ui/test_qt_binding.py compares the answers."""
     feature = sys.modules.get("shibokensupport.feature")
     pyside_check = getattr(feature, "_mod_uses_pyside", None)
     if feature is None or pyside_check is None or getattr(pyside_check, "read_once", False):
@@ -31,6 +32,14 @@ def _read_sources_once() -> None:
                     return b"PySide6" in stream.read()
             except OSError:
                 pass
+        elif isinstance(path, str) and path.endswith(".pyc") and getattr(sys, "frozen", False):
+            get_source = getattr(getattr(module, "__loader__", None), "get_source", None)
+            if get_source is not None:
+                try:
+                    source = get_source(module.__name__)
+                except (ImportError, OSError):
+                    return bool(pyside_check(module))
+                return source is not None and "PySide6" in source
         return bool(pyside_check(module))
 
     uses_pyside.read_once = True  # type: ignore[attr-defined]
