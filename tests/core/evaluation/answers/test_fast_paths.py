@@ -424,3 +424,25 @@ def test_the_word_pre_checks_find_what_their_patterns_find(text):
 
     assert _has_word(text, _ANY_STRONG_WORD, _STRONG_WORDS) == (_ANY_STRONG_WORD.search(text) is not None)
     assert _has_word(text, _ECHO_WORD, ("among", "between")) == (_ECHO_WORD.search(text) is not None)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(list("ABCDEabcde xyz.:,()[]{}*#\n\t") + ["option", "Choices", "LETTER", "optİon", "ı", "**"]),
+        max_size=14,
+    ).map("".join),
+    st.integers(0, 14),
+    st.integers(0, 14),
+    st.sampled_from([2, 3, 5, 26]),
+)
+def test_the_strong_letter_pre_check_skips_only_texts_the_pattern_finds_nothing_in(text, start, length, count):
+    """``choice.may_name_a_letter`` (issue 27, point 6): where it says no, the strong letter
+    pattern finds nothing in that stretch."""
+    from thoughtdesk.core.evaluation.answers.choice import _letter_patterns, may_name_a_letter
+
+    letters, strong, _bare = _letter_patterns(count)
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    if not may_name_a_letter(text, start, end, letters):
+        assert list(strong.finditer(text, start, end)) == [], (text, start, end)

@@ -308,3 +308,26 @@ def test_the_shared_datasets_answers_score_as_the_careful_path_scores_them():
     for (t, o, c, ch, g), result in zip(stream, scored, strict=True):
         extract._choice_output_findings.clear()
         assert result == _extract(t, o, c, ch, g, DEFAULT_REL_TOL), (o, ch, g)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(["the", "river", "bank", "Bank", "a", "x", "river,", "", " "]), max_size=5).map(" ".join),
+    st.lists(st.sampled_from(["the", "river", "bank", "Bank", "a", "x", "river,", "", " "]), max_size=5).map(" ".join),
+)
+def test_token_f1_is_squads_counted_f1(prediction, gold):
+    """``text.token_f1`` answers equal and unrelated token lists without counting (issue 27,
+    point 6): the same figure as SQuAD's counted F1."""
+    from collections import Counter
+
+    from thoughtdesk.core.evaluation.answers.text import token_f1
+
+    predicted, expected = normalize_text(prediction).split(), normalize_text(gold).split()
+    if not predicted or not expected:
+        counted = float(predicted == expected)
+    else:
+        overlap = sum((Counter(predicted) & Counter(expected)).values())
+        counted = 0.0 if overlap == 0 else 2 * (overlap / len(predicted)) * (overlap / len(expected))
+        if overlap:
+            counted /= overlap / len(predicted) + overlap / len(expected)
+    assert token_f1(prediction, gold) == counted

@@ -94,6 +94,7 @@ def extract_answer(
                 [] if options is None else list(options),
                 [g for g in golds if g.strip()],
                 rel_tol,
+                () if options is None else options,
             )
         else:
             result = _extract(answer_type, extraction_output, cot, choices, gold, rel_tol)
@@ -191,7 +192,7 @@ def _extract(
         ("extraction", extraction_output if extraction_output.__class__ is str else _as_text(extraction_output)),
         ("cot", cot if cot.__class__ is str else _as_text(cot)),
     ]
-    return _score(kind, answer_type, texts, option_list, gold_list, rel_tol)
+    return _score(kind, answer_type, texts, option_list, gold_list, rel_tol, tuple(option_list))
 
 
 def _score(
@@ -201,15 +202,16 @@ def _score(
     option_list: list[str],
     gold_list: list[str],
     rel_tol: float,
+    option_tuple: tuple[str, ...],
 ) -> Extraction:
     """Score an answer whose inputs are plain strings: its (normalised) kind, the extraction
-    output and the CoT, the options, the non-blank gold answers."""
-    if kind in ("multiplechoice", "bool") and (kind == "bool" or _is_label_list(tuple(option_list))):
-        return _score_label(texts, option_list, gold_list)
+    output and the CoT, the options (also as a tuple), the non-blank gold answers."""
+    if kind in ("multiplechoice", "bool") and (kind == "bool" or _is_label_list(option_tuple)):
+        return _score_label(texts, option_list, gold_list, option_tuple)
     if kind == "multiplechoice":
         if not option_list:
             return Extraction(UNEXTRACTABLE, reason="multiple-choice sample has no choices")
-        return _score_choice(texts, option_list, gold_list)
+        return _score_choice(texts, option_list, gold_list, option_tuple)
     if kind == "number":
         return _score_number(texts, gold_list, rel_tol)
     if kind in ("text", "collection"):
@@ -220,6 +222,10 @@ def _score(
 @lru_cache(maxsize=64)
 def _kind(answer_type: str) -> str:
     return answer_type.strip().lower().replace("_", "").replace(" ", "")
+
+
+#: ``label_of`` of an option or gold text (plain strings here), once per question.
+_text_label: Callable[[str], str | None] = lru_cache(maxsize=4096)(label_of)
 
 
 @lru_cache(maxsize=8192)
@@ -282,8 +288,10 @@ def _unextractable(result: NotFound, source: TextSource | None) -> Extraction:
 # -- multiple choice ------------------------------------------------------------------------
 
 
-def _score_choice(texts: list[tuple[TextSource, str]], options: list[str], gold: list[str]) -> Extraction:
-    m = matcher(tuple(options))
+def _score_choice(
+    texts: list[tuple[TextSource, str]], options: list[str], gold: list[str], option_tuple: tuple[str, ...]
+) -> Extraction:
+    m = matcher(option_tuple)
 
     def finder(text: str, source: TextSource) -> Found | NotFound | None:
         if source == "extraction":
@@ -321,7 +329,10 @@ def _score_choice(texts: list[tuple[TextSource, str]], options: list[str], gold:
     letter = letter_of(index)
     value = f"{letter}) {options[index]}"
     span = (result.start, result.end)
-    gold_indices = {i for g in gold for i in m.index_of_text.get(_gold_key(g), ())}
+    if len(gold) == 1:  # the usual one gold answer: its options' indices as they are
+        gold_indices: tuple[int, ...] | set[int] = m.index_of_text.get(_gold_key(gold[0]), ())
+    else:
+        gold_indices = {i for g in gold for i in m.index_of_text.get(_gold_key(g), ())}
     if not gold_indices and len(gold) == 1 and len(gold[0].strip()) == 1 and gold[0].strip().upper() in m.letters:
         gold_indices = {m.letters.index(gold[0].strip().upper())}
     if not gold:
@@ -342,14 +353,16 @@ def _gold_key(gold: str) -> str:
 # -- bool and yes/no/maybe ------------------------------------------------------------------
 
 
-def _score_label(texts: list[tuple[TextSource, str]], options: list[str], gold: list[str]) -> Extraction:
-    m = matcher(tuple(options)) if options else None
+def _score_label(
+    texts: list[tuple[TextSource, str]], options: list[str], gold: list[str], option_tuple: tuple[str, ...]
+) -> Extraction:
+    m = matcher(option_tuple) if options else None
 
     def find(text: str, start: int, end: int, masks: list[tuple[int, int]]) -> Found | NotFound | None:
         if m is not None:
             # Letters first ("B) False"); the option texts are the labels themselves.
             letters = letter_mentions(text, start, end, m, masks, bare=True)
-            labels = sorted({label_of(options[i]) or "" for i, _, _ in letters})
+            labels = sorted({_text_label(options[i]) or "" for i, _, _ in letters})
             if len(labels) == 1 and labels[0]:
                 return Found(labels[0], "letter", letters[-1][1], letters[-1][2])
             if len(labels) > 1:
@@ -381,7 +394,7 @@ def _score_label(texts: list[tuple[TextSource, str]], options: list[str], gold: 
     if isinstance(result, NotFound):
         return _unextractable(result, source)
     label = str(result.value)
-    letter = next((letter_of(i) for i, option in enumerate(options) if label_of(option) == label), None)
+    letter = next((letter_of(i) for i, option in enumerate(options) if _text_label(option) == label), None)
     common: _Located = {
         "value": label,
         "method": result.method,
@@ -389,7 +402,7 @@ def _score_label(texts: list[tuple[TextSource, str]], options: list[str], gold: 
         "span": (result.start, result.end),
         "letter": letter,
     }
-    gold_labels = {label_of(g) for g in gold} - {None}
+    gold_labels = {_text_label(g) for g in gold} - {None}
     if not gold:
         return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)
     if not gold_labels:

@@ -56,7 +56,10 @@ def _has_word(text: str, pattern: re.Pattern[str], words: tuple[str, ...]) -> bo
     "ı", "ſ" and the Kelvin sign to "i", "s" and "k"."""
     if text.isascii():
         lower = text.lower()
-        return any(word in lower for word in words)
+        for word in words:
+            if word in lower:
+                return True
+        return False
     return pattern.search(text) is not None
 
 
