@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 
 from thoughtdesk.core.critiques.prompts import WRAPPERS, Wrapper
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.models.registry import ModelRegistryError, resolve_local_model
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
@@ -22,8 +23,6 @@ from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
 Endpoint = Literal["chat", "completions"]
 #: Providers a :class:`ModelSpec` may name (``llamacpp`` = in-process GGUF model).
 PROVIDERS = ("openai", "anthropic", "llamacpp")
-#: Where each remote provider's requests go when a model names no base URL.
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 #: A raw completion prompt sent as it is.
 DEFAULT_COMPLETION_TEMPLATE = "{prompt}"
 
