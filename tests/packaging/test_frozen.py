@@ -66,3 +66,14 @@ def test_frozen_bundle_has_qt_plugins_and_llama_libraries(frozen):
     assert (plugins / "libqoffscreen.so").exists() and (plugins / "libqxcb.so").exists()
     assert list((internal / "llama_cpp" / "lib").glob("libllama.so*"))
     assert (internal / "thoughtdesk" / "resources" / "thoughtdesk.svg").exists()
+
+
+def test_frozen_bundle_leaves_out_the_build_tools(frozen):
+    """setuptools is a build tool: collected, PyInstaller adds a runtime hook that imports it at
+    every start (~100 ms of the first paint, issue 27 point 2). Nothing imports it at run time."""
+    readers = pytest.importorskip("PyInstaller.archive.readers", reason="PyInstaller reads the bundle's archive")
+    archive = readers.CArchiveReader(str(frozen))
+    assert "pyi_rth_setuptools" not in archive.toc
+    modules = archive.open_embedded_archive("PYZ.pyz").toc
+    assert len(modules) > 1000  # the application's modules are there
+    assert not [name for name in modules if name.split(".")[0] in {"setuptools", "pkg_resources", "_distutils_hack"}]

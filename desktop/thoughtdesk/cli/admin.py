@@ -99,7 +99,7 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_set(args: argparse.Namespace) -> int:
-    from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
+    from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
     from thoughtdesk.core.settings import config
 
     where = _key_store(args)  # before the key is asked for: a key nothing can keep is never typed

@@ -36,7 +36,7 @@ COMMANDS: dict[str, Command] = {
     "export": Command(
         "library",
         "export a collection: ThoughtSource JSON, DS Critique Bank JSONL, samples or answers as JSONL/CSV, "
-        "chat JSONL for fine-tuning, Parquet",
+        "chat JSONL for fine-tuning, Parquet, preference pairs (DPO, reward models)",
     ),
     "collections": Command("library", "list the collections in the library"),
     "stats": Command(
@@ -51,6 +51,9 @@ COMMANDS: dict[str, Command] = {
     "revise": Command(
         "generate", "revise critiqued CoTs from their critiques' feedback with one or more models (a run)"
     ),
+    "judge": Command(
+        "generate", "compare the CoTs of each sample pairwise with judge models, both orders (docs/judges.md)"
+    ),
     "resume": Command("generate", "send the missing requests of a run (a batch run: poll, fetch, submit)"),
     "cots": Command(
         "cots", "work on stored CoTs: split-thinking splits <think> blocks off the visible text (docs/reasoning.md)"
@@ -61,6 +64,10 @@ COMMANDS: dict[str, Command] = {
     "revisions": Command("evaluate", "accuracy before and after revision per condition, with McNemar's test"),
     "critiques": Command(
         "critiques", "analyse a collection's critiques: per critique model, per student condition, agreement"
+    ),
+    "judgements": Command(
+        "judges",
+        "pairwise judges' figures: position consistency, first-position rate, wins and Bradley-Terry strengths",
     ),
     "annotations": Command("review", "export or import reviewers' annotations"),
     "agreement": Command("review", "agreement between reviewers per label"),

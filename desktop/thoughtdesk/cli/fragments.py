@@ -13,8 +13,9 @@ from thoughtdesk.cli.common import EXIT_OK
 from thoughtdesk.core.critiques.prompts import CritiqueTemplate
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.fragment_store import FragmentStore
-from thoughtdesk.core.generation.fragments import ALL_KINDS, critique_templates, import_fragments
+from thoughtdesk.core.generation.fragments import ALL_KINDS, critique_templates, import_fragments, judge_templates
 from thoughtdesk.core.generation.prompts import FragmentLibrary
+from thoughtdesk.core.judges.prompts import JudgeTemplate
 
 
 def user_fragments() -> FragmentLibrary:
@@ -32,6 +33,11 @@ def user_fragments() -> FragmentLibrary:
 def user_critique_templates() -> dict[str, CritiqueTemplate]:
     """The critique templates the user sees in the app (the built-in ones are always added)."""
     return critique_templates(user_fragments())
+
+
+def user_judge_templates() -> dict[str, JudgeTemplate]:
+    """The pairwise judge templates the user sees in the app (the built-in one always added)."""
+    return judge_templates(user_fragments())
 
 
 def cmd_fragments_import(args: argparse.Namespace) -> int:

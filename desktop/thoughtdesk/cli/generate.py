@@ -1,5 +1,5 @@
-"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk revise`` and ``thoughtdesk
-resume``: CoT generation, critique and revision runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
+"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk revise``, ``thoughtdesk judge`` and
+``thoughtdesk resume``: CoT generation, critique, revision and pairwise judge runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
 (listing and changing runs: :mod:`thoughtdesk.cli.runs`; fragments: :mod:`thoughtdesk.cli.fragments`)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from thoughtdesk.cli.common import (
     server_urls,
     whole,
 )
-from thoughtdesk.cli.fragments import user_critique_templates, user_fragments
+from thoughtdesk.cli.fragments import user_critique_templates, user_fragments, user_judge_templates
 from thoughtdesk.cli.models import add_model_options, generation_models, model_spec, sampling_options, temperature
 from thoughtdesk.core.critiques.prompts import BUILTIN_KEY, DS_PRESET, PROCESSBENCH_PRESET, WRAPPERS
 from thoughtdesk.core.errors import ThoughtDeskError
@@ -41,6 +41,7 @@ from thoughtdesk.core.generation.runs import (
     CritiqueSpec,
     FewShotSpec,
     GuideSpec,
+    JudgeSpec,
     ModelSpec,
     PromptPreview,
     RunLimits,
@@ -53,6 +54,7 @@ from thoughtdesk.core.generation.runs import (
     check_models_exist,
     check_models_ready,
     create_critique_run,
+    create_judge_run,
     create_run,
     guide_scorer_report,
     is_batch_run,
@@ -60,6 +62,7 @@ from thoughtdesk.core.generation.runs import (
     offline_pool_warnings,
     parse_summary,
     plan_critique_run,
+    plan_judge_run,
     plan_run,
     probe_scorer,
     reasoning_budget_warnings,
@@ -67,6 +70,7 @@ from thoughtdesk.core.generation.runs import (
     resume_run,
     run_info,
     stopped_for_good,
+    verdict_summary,
 )
 from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES
 
@@ -144,7 +148,7 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         return EXIT_INTERRUPTED
     bar.finish()
     with open_library(args, create=False) as lib:
-        parsed = parse_summary(lib, run_id)
+        parsed = parse_summary(lib, run_id) or verdict_summary(lib, run_id)
     cost = _cost_text(args, run_id, final.cost, prices)
     if args.json:
         print(
@@ -278,7 +282,7 @@ def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
         return EXIT_INTERRUPTED
     with open_library(args, create=False) as lib:
         batches = [b.describe() for b in list_batches(lib, run_id)]
-        parsed = parse_summary(lib, run_id) if progress.status == "done" else None
+        parsed = (parse_summary(lib, run_id) or verdict_summary(lib, run_id)) if progress.status == "done" else None
     if args.json:
         print(json.dumps({"run": run_id, **dataclasses.asdict(progress), "batches": batches}, ensure_ascii=False))
     else:
@@ -476,6 +480,50 @@ def cmd_revise(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"accuracy before and after revision: `thoughtdesk revisions {args.collection!r}`", file=sys.stderr)
     return code
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    if not args.pairwise:
+        raise ThoughtDeskError("thoughtdesk judge compares CoTs two at a time: add --pairwise (the only mode so far)")
+    options: dict[str, object] = {
+        "temperature": args.temperature if args.temperature is not None else 0.0,
+        "max_tokens": args.max_tokens if args.max_tokens is not None else 512,
+        "timeout": args.timeout,
+        "seed": args.model_seed,
+        "n_ctx": args.n_ctx,
+    }
+    options.update(base_url_options(args.base_url))
+    defaults = model_defaults()
+    models = tuple(model_spec(text, options, defaults) for text in args.model)
+    conditions = tuple(c.strip() for c in ",".join(args.conditions or ()).split(",") if c.strip())
+    spec = JudgeSpec(
+        cots=CotSelection(
+            args.collection, datasets=tuple(args.dataset or ()), splits=tuple(args.split or ()), only=args.only
+        ),
+        models=models,
+        template=args.template,
+        conditions=conditions,
+        limit=args.limit,
+        seed=args.seed,
+        force=args.force,
+        name=args.name or "",
+    )
+    if not args.plan_only:
+        check_models_ready(spec.models)
+        _warn_offline_pools(spec.models)
+        check_models_exist(spec.models)
+    with open_library(args) as lib:
+        args.prices = user_prices()
+        plan = plan_judge_run(lib, spec, templates=user_judge_templates(), prices=args.prices)
+        print(plan.summary(), file=sys.stderr)
+        if args.plan_only:
+            _print_previews(plan.previews(args.preview))
+            return EXIT_OK
+        run_id = create_judge_run(lib, plan)
+    print(
+        f"run {run_id} created ({plan.total} judge requests, {len(plan.pairs)} pairs in both orders)", file=sys.stderr
+    )
+    return _execute(args, run_id)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -727,6 +775,63 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
     _execution_options(p)
     p.set_defaults(func=cmd_revise)
+
+    p = add_command(
+        sub,
+        "judge",
+        description="Compare the CoTs of each sample two at a time with judge models (MT-bench's pairwise "
+        "judge: [[A]], [[B]] or [[C]] for a tie), every pair in both orders. A run like `generate`: planned, "
+        "resumable with `thoughtdesk resume N`; figures with `thoughtdesk judgements` (docs/judges.md).",
+    )
+    p.add_argument("collection", help="the collection's name")
+    p.add_argument("--pairwise", action="store_true", help="compare CoTs two at a time (required: the only mode)")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="PROVIDER:MODEL",
+        help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable: several judges)",
+    )
+    p.add_argument(
+        "--base-url",
+        type=server_urls,
+        action="append",
+        metavar="URL",
+        help="OpenAI-compatible or Anthropic server address (repeat or separate with commas for a pool)",
+    )
+    p.add_argument(
+        "--template",
+        default="td-pairwise-v1",
+        metavar="KEY",
+        help="pairwise judge template (default td-pairwise-v1, built in; edit it as a fragment in the app)",
+    )
+    p.add_argument(
+        "--conditions",
+        action="append",
+        metavar="A,B",
+        help="only pairs between CoTs of these conditions (a condition 'model | prompt', a model or a prompt "
+        "condition; `thoughtdesk evaluate` lists them); default: every pair of a sample's CoTs",
+    )
+    p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
+    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
+    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
+    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N pairs per dataset split")
+    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the pairs at random")
+    p.add_argument("--temperature", type=temperature, metavar="T", help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=whole(1, 1_000_000), metavar="M", help="tokens per verdict (default 512)")
+    p.add_argument(
+        "--n-ctx", type=whole(64, 1_000_000), default=2048, metavar="N", help="llamacpp: context size in tokens"
+    )
+    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
+    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
+    p.add_argument("--name", metavar="NAME", help="a name for the run")
+    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+    p.add_argument(
+        "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: pairs whose prompts are shown"
+    )
+    _execution_options(p)
+    p.set_defaults(func=cmd_judge)
 
     p = add_command(sub, "resume")
     p.add_argument("run", help="the run's id or name")

@@ -23,6 +23,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk export 'MedQA sample' answers.csv --format answers-csv",
         "thoughtdesk export 'MedQA sample' train.jsonl --format chat-jsonl --correct-only --preferred-only",
         "thoughtdesk export 'MedQA sample' medqa.parquet --format parquet",
+        "thoughtdesk export 'MedQA sample' prefs.jsonl --format dpo --source judge --judge gpt-4o",
+        "thoughtdesk export 'MedQA sample' rm.jsonl --format reward --source human",
     ),
     "collections": ("thoughtdesk collections", "thoughtdesk collections --json --library other.thoughtdesk"),
     "stats": ("thoughtdesk stats 'MedQA sample'", "thoughtdesk stats 'MedQA sample' --json"),
@@ -48,6 +50,15 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "thoughtdesk cots split-thinking 'R1 distill'",
         "thoughtdesk cots split-thinking imported --tags '<|begin_of_thought|>,<|end_of_thought|>' --json",
         "thoughtdesk cots split-thinking 'R1 distill' --undo",
+    ),
+    "judge": (
+        "thoughtdesk judge 'MedQA sample' --pairwise --model openai:gpt-4o --plan-only",
+        "thoughtdesk judge quiz --pairwise --model openai:qwen --base-url http://127.0.0.1:8080/v1 "
+        "--conditions 'gpt-4o-mini,llama-3-8b' --concurrency 16",
+    ),
+    "judgements": (
+        "thoughtdesk judgements 'MedQA sample'",
+        "thoughtdesk judgements 'MedQA sample' --json --judge gpt-4o",
     ),
     "revise": (
         "thoughtdesk revise quiz --model openai:gpt-4o-mini --critique-model gpt-4o --only incorrect",

@@ -10,7 +10,7 @@ from pathlib import Path
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.importing.formats import FLAT_FORMATS, STEP_FORMATS
+from thoughtdesk.core.importing.formats import FLAT_FORMATS, PREFERENCE_FORMATS, PREFERENCE_SOURCES, STEP_FORMATS
 from thoughtdesk.core.paths import resolve_library_path
 
 
@@ -297,6 +297,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     ]
     if chat_options and args.format != "chat-jsonl":
         raise ThoughtDeskError(f"{', '.join(chat_options)} only apply to --format chat-jsonl")
+    preference_options = [f"--{n}" for n in ("source", "judge") if getattr(args, n)]
+    if preference_options and args.format not in PREFERENCE_FORMATS:
+        raise ThoughtDeskError(f"{', '.join(preference_options)} only apply to --format dpo or reward")
     if args.format == "parquet":
         from thoughtdesk.core.importing.flat_export import require_pyarrow
 
@@ -320,6 +323,18 @@ def cmd_export(args: argparse.Namespace) -> int:
             )
             bar.finish()
             written = describe_written(lib, args.collection, args.format, count)  # what the rows are
+        elif args.format in PREFERENCE_FORMATS:
+            from thoughtdesk.core.importing.preference_export import export_preferences
+
+            done = export_preferences(
+                lib, args.collection, target, args.format, source=args.source or "both", judge=args.judge
+            )
+            count = done.records
+            left = f"; {done.conflicts} pair(s) its sources disagree on left out" if done.conflicts else ""
+            written = (
+                f"{count} preference pair(s) ({args.format}; from {done.human} human preference(s) and "
+                f"{done.judge} consistent judge verdict pair(s){left})"
+            )
         elif args.format == "dscb":
             from thoughtdesk.core.importing.dscb import export_dscb
 
@@ -374,6 +389,8 @@ _SUFFIXES = {
     "processbench": ".jsonl",
     "prm800k": ".jsonl",
     "prm-jsonl": ".jsonl",
+    "dpo": ".jsonl",
+    "reward": ".jsonl",
     "samples-jsonl": ".jsonl",
     "chat-jsonl": ".jsonl",
     "samples-csv": ".csv",
@@ -486,15 +503,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["thoughtsource", "dscb", *STEP_FORMATS, *FLAT_FORMATS],
+        choices=["thoughtsource", "dscb", *STEP_FORMATS, *FLAT_FORMATS, *PREFERENCE_FORMATS],
         default="thoughtsource",
         help="thoughtsource (the default; critiques and ratings in the thoughtdesk_critiques field of each CoT); "
         "dscb (one DS Critique Bank record per generated CoT, JSON Lines); processbench, prm800k (step-labelled "
         "records, imported ones equal to the file's; docs/steps.md); prm-jsonl (prompt, completions and per-step "
         "labels for process reward model training); samples-jsonl (one object per sample "
         "with its CoTs, answers and verdicts); samples-csv (one row per generated CoT); answers-csv (one row per "
-        "answer); chat-jsonl (messages for fine-tuning); parquet (the samples-csv rows; needs pyarrow)",
+        "answer); chat-jsonl (messages for fine-tuning); parquet (the samples-csv rows; needs pyarrow); dpo (TRL "
+        "prompt/chosen/rejected preference pairs); reward (TRL chosen/rejected conversations for reward models)",
     )
+    p.add_argument(
+        "--source",
+        choices=list(PREFERENCE_SOURCES),
+        help="dpo/reward: pairs from human pairwise preferences, consistent judge verdicts, or both (default both)",
+    )
+    p.add_argument("--judge", metavar="MODEL", help="dpo/reward: only this judge model's verdicts")
     p.add_argument("--correct-only", action="store_true", help="chat-jsonl: only CoTs with an answer judged correct")
     p.add_argument("--preferred-only", action="store_true", help="chat-jsonl: only CoTs a reviewer marked preferred")
     p.add_argument(

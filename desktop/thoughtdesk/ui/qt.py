@@ -3,9 +3,53 @@
 Add names here as you need them (one import line per Qt module).
 """
 
+import sys
+from types import ModuleType
 from typing import Any
 
-from PySide6.QtCore import (  # noqa: F401 - the facade: every name is for other modules
+import PySide6  # noqa: F401 - installs the import hook changed below
+
+
+def _read_sources_once() -> None:
+    """PySide6 asks of every module imported after it whether its source mentions "PySide6"
+    (``shibokensupport.feature._mod_uses_pyside``, for its ``__feature__`` switches, which
+    ThoughtDesk does not use) with ``inspect.getsource``, whose ``inspect.getmodule`` walks all
+    of ``sys.modules`` on each call: 35-110 ms of the window's start for ~200 modules (issue 27,
+    point 2). The same question is answered here by reading the ``.py`` file once, or in the
+    frozen app by asking the module's loader for its source (what ``inspect`` ends up doing,
+    after two walks of ``sys.modules``); anything else (extension modules, unreadable files)
+    still goes to PySide6's own check. tests/ui/test_qt_binding.py compares the answers."""
+    feature = sys.modules.get("shibokensupport.feature")
+    pyside_check = getattr(feature, "_mod_uses_pyside", None)
+    if feature is None or pyside_check is None or getattr(pyside_check, "read_once", False):
+        return
+
+    def uses_pyside(module: ModuleType) -> bool:
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path.endswith(".py"):
+            try:
+                with open(path, "rb") as stream:
+                    return b"PySide6" in stream.read()
+            except OSError:
+                pass
+        elif isinstance(path, str) and path.endswith(".pyc") and getattr(sys, "frozen", False):
+            get_source = getattr(getattr(module, "__loader__", None), "get_source", None)
+            if get_source is not None:
+                try:
+                    source = get_source(module.__name__)
+                except (ImportError, OSError):
+                    return bool(pyside_check(module))
+                return source is not None and "PySide6" in source
+        return bool(pyside_check(module))
+
+    uses_pyside.read_once = True  # type: ignore[attr-defined]
+    uses_pyside.pyside_check = pyside_check  # type: ignore[attr-defined]
+    feature._mod_uses_pyside = uses_pyside  # type: ignore[attr-defined]
+
+
+_read_sources_once()  # before the Qt modules below and everything imported after them
+
+from PySide6.QtCore import (  # noqa: E402, F401 - the facade: every name is for other modules
     QAbstractListModel,
     QAbstractTableModel,
     QByteArray,
@@ -42,7 +86,7 @@ from PySide6.QtCore import (  # noqa: F401 - the facade: every name is for other
     qInstallMessageHandler,
     qVersion,
 )
-from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other modules
+from PySide6.QtGui import (  # noqa: E402, F401 - the facade: every name is for other modules
     QAbstractFileIconProvider,
     QAction,
     QActionGroup,
@@ -74,8 +118,8 @@ from PySide6.QtGui import (  # noqa: F401 - the facade: every name is for other 
     QUndoCommand,
     QUndoStack,
 )
-from PySide6.QtNetwork import QLocalServer, QLocalSocket  # noqa: F401 - the facade: for other modules
-from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for other modules
+from PySide6.QtNetwork import QLocalServer, QLocalSocket  # noqa: E402, F401 - the facade: for other modules
+from PySide6.QtWidgets import (  # noqa: E402, F401 - the facade: every name is for other modules
     QAbstractItemView,
     QAbstractSpinBox,
     QApplication,
@@ -132,7 +176,7 @@ from PySide6.QtWidgets import (  # noqa: F401 - the facade: every name is for ot
     QWizard,
     QWizardPage,
 )
-from PySide6.QtWidgets import (
+from PySide6.QtWidgets import (  # noqa: E402
     QFileDialog as _QtFileDialog,
 )
 

@@ -50,7 +50,10 @@ def test_published_triggers_carry_citations() -> None:
         "critique_system",
         "rationale_extraction",
         "guide",
+        "judge",
+        "judge_system",
     }
+    assert "MT-Bench" in (library.get("judge", "td-pairwise-v1").citation or "")
 
 
 def test_defaults_agree_with_thoughtsource_file(frag_dir: Path) -> None:

@@ -27,3 +27,21 @@ def test_fresh_library_is_seeded_with_the_label_sets_m004_shipped(tmp_path):
     with Library.open(tmp_path / "lib.thoughtdesk") as lib:
         seeded = label_sets(lib)
     assert [(s.name, s.labels, s.builtin) for s in seeded] == [(s.name, s.labels, s.builtin) for s in BUILTIN_SETS]
+
+
+def test_a_migration_applied_after_a_later_one_leaves_the_version_complete(tmp_path):
+    # m018 (judge verdicts) merged after m019 (preferences): a library made between the two
+    # merges gets m018 last, and must then read as having every migration (issue 26).
+    from thoughtdesk.core.library import migrations
+    from thoughtdesk.core.library.store import Library
+
+    path = tmp_path / "l.thoughtdesk"
+    with Library.open(path) as lib:
+        lib.conn.executescript(
+            "DROP INDEX request_result_verdict; ALTER TABLE request DROP COLUMN result_verdict_pk; "
+            "DROP TABLE judge_verdict; DELETE FROM _migrations WHERE name = 'm018_judge_verdicts';"
+        )
+        lib.conn.execute(f"PRAGMA user_version = {migrations.current_version() - 1}")
+    with Library.open(path) as lib:
+        assert lib.conn.execute("PRAGMA user_version").fetchone()[0] == migrations.current_version()
+        assert lib.conn.execute("SELECT count(*) FROM judge_verdict").fetchone()[0] == 0

@@ -143,6 +143,14 @@ def test_the_run_planner_and_critique_dialog_fit(window, qtbot, tmp_path):
     assert_fits(critique, "Generate > Critique…")
     at_laptop_size(qtbot, critique, tmp_path, "critique-dialog")
     critique.reject()
+    judge = window.generation.open_judge_dialog()
+    assert judge is not None
+    for index in range(judge.tabs.count()):
+        judge.tabs.setCurrentIndex(index)
+        assert_fits(judge, f"Generate > Judge pairs…'s {judge.tabs.tabText(index)!r} tab")
+    judge.tabs.setCurrentIndex(0)
+    at_laptop_size(qtbot, judge, tmp_path, "judge-dialog")
+    judge.reject()
     editor = window.generation.open_fragment_editor()
     assert_fits(editor, "the fragment editor")
 

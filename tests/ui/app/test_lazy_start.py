@@ -1,6 +1,6 @@
-"""Issue 27, point 2: the window's first paint shows the Samples tab with data, and the Results
-and Runs tabs (pyqtgraph, scipy, the run engine, the backends) are built after it or when first
-needed. The real start-up runs in a child process (``thoughtdesk`` with the cold-start probe),
+"""Issue 27, point 2: the window's first paint shows the Samples tab with data, and the Review,
+Results and Runs tabs (the review core, pyqtgraph, scipy, the run engine, the backends) are built
+after it or when first needed. The real start-up runs in a child process (``thoughtdesk`` with the cold-start probe),
 which reports at its first paint what was imported and what the window shows.
 Timing and GUI-thread stalls: tests/benchmarks/bench_cold_start.py --stalls."""
 
@@ -50,6 +50,14 @@ NOT_BEFORE_FIRST_PAINT = (
     "llama_cpp",
     "httpx",
     "thoughtdesk.ui.evaluation.view",
+    "thoughtdesk.ui.review.view",
+    "thoughtdesk.core.review.compare.similarity",
+    # The settings, the Generate menu, Edit > Models and the Samples tab used to import these.
+    "thoughtdesk.core.generation.runs.spec",
+    "thoughtdesk.core.generation.fragment_store",
+    "thoughtdesk.ui.models.dialog",
+    "thoughtdesk.core.models.fit",
+    "thoughtdesk.ui.trajectories.view",
     "thoughtdesk.ui.generation.runs_panel",
     "thoughtdesk.core.generation.runs.execute",
     "thoughtdesk.core.generation.backends.openai_compat",
@@ -80,4 +88,4 @@ def test_first_paint_shows_samples_with_data_and_defers_the_heavy_tabs(tmp_path:
     modules = set(report["modules"])
     early = [name for name in NOT_BEFORE_FIRST_PAINT if name in modules]
     assert not early, f"imported before the first paint: {early}"
-    assert report["pages"][2:] == ["QWidget", "QWidget"]  # Results and Runs: stand-ins until built
+    assert report["pages"][1:4] == ["QWidget", "QWidget", "QWidget"]  # Review, Results, Runs: stand-ins until built

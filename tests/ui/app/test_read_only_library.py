@@ -54,6 +54,7 @@ def test_writing_actions_are_disabled_with_the_reason(make_window, qtbot, tmp_pa
             generation.action_plan,
             generation.action_critique,
             generation.action_revise,
+            generation.action_judge,
             generation.action_rationales,
             review.action_new_queue,
             review.action_label_sets,

@@ -46,13 +46,16 @@ def test_lists_builtin_fragments_by_kind(qtbot, user_file):
     editor = open_editor(qtbot, user_file)
     builtin = FragmentLibrary.defaults()
     # + the built-in critique template's main and system texts, + ProcessBench's step-judge template
-    # (a main text, no system text), + the rationale extraction prompt, + the 5 guided-generation prompts
-    assert len(builtin) == 63 + 2 + 1 + 1 + 5
+    # (a main text, no system text), + the rationale extraction prompt, + the 5 guided-generation prompts,
+    # + the pairwise judge template's main and system texts
+    assert len(builtin) == 63 + 2 + 1 + 1 + 5 + 2
     assert [editor.tabs.tabText(i) for i in range(editor.tabs.count())][3:] == [
         "Critique prompts",
         "Critique system texts",
         "Rationale extraction",
         "Guided generation",
+        "Pairwise judge prompts",
+        "Pairwise judge system texts",
     ]
     assert set(editor.models) == set(ALL_KINDS)
     for kind in ALL_KINDS:
@@ -185,8 +188,8 @@ def test_unreadable_user_file_is_kept_aside_not_overwritten(qtbot, user_file):
     user_file.write_text('{"fragments": [ {"key": "x"', encoding="utf-8")
     editor = open_editor(qtbot, user_file)
     assert "could not be read" in shown_error(editor)
-    # 63 + critique template (main, system) + ProcessBench's template + rationale extraction + 5 guide prompts
-    assert len(editor.library) == 72
+    # 63 + critique template (2) + ProcessBench's template + rationale extraction + 5 guide prompts + judge template (2)
+    assert len(editor.library) == 74
     editor.select("instruction", "qa-01")
     editor.duplicate_current()
     aside = list(user_file.parent.glob("fragments.json.unreadable-*"))

@@ -136,6 +136,7 @@ def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
         "&Plan a run…",
         "&Critique…",
         "Re&vise from critiques…",
+        "&Judge pairs…",
         "Mine &rationales…",
         "&Fragments…",
         "&Runs\tCtrl+4",

@@ -34,6 +34,9 @@ DEFAULT_MODELS: dict[str, str] = {"openai": "gpt-4o-mini", "anthropic": "claude-
 TEMPERATURE_RANGE: tuple[float, float] = (0.0, 2.0)
 #: Remote providers the settings file may name, in order of preference.
 REMOTE_PROVIDERS = ("openai", "anthropic")
+#: Where each remote provider's requests go when a model names no base URL (here, not in
+#: runs/spec.py: the settings read them before the window's first paint, without the run engine).
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 #: The settings file's keys for the model choices (declared here; ui/settings/options.py uses them).
 LOCAL_MODEL_KEY = "local/model_path"

@@ -27,10 +27,19 @@ from thoughtdesk.core.critiques.prompts import BUILTIN_TEMPLATES, CritiqueTempla
 from thoughtdesk.core.errors import DataFileError, ThoughtDeskError
 from thoughtdesk.core.files import write_json_atomically
 from thoughtdesk.core.generation.guide_prompts import GUIDE_TEXTS
+from thoughtdesk.core.judges.prompts import BUILTIN_JUDGE_TEMPLATES, JudgeTemplate
 from thoughtdesk.core.paths import resource_path
 
 FragmentKind = Literal[
-    "instruction", "cot_trigger", "answer_extraction", "critique", "critique_system", "rationale_extraction", "guide"
+    "instruction",
+    "cot_trigger",
+    "answer_extraction",
+    "critique",
+    "critique_system",
+    "rationale_extraction",
+    "guide",
+    "judge",
+    "judge_system",
 ]
 #: The kinds a generation prompt is built from (the run planner's columns).
 FRAGMENT_KINDS: tuple[FragmentKind, ...] = ("instruction", "cot_trigger", "answer_extraction")
@@ -40,7 +49,14 @@ CRITIQUE_KINDS: tuple[FragmentKind, ...] = ("critique", "critique_system")
 RATIONALE_KINDS: tuple[FragmentKind, ...] = ("rationale_extraction",)
 #: The prompts of guided generation, one key per role (:mod:`thoughtdesk.core.generation.guide_prompts`).
 GUIDE_KINDS: tuple[FragmentKind, ...] = ("guide",)
-ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS + RATIONALE_KINDS + GUIDE_KINDS
+#: What the built-in pairwise judge template follows (its text is ThoughtDesk's own).
+JUDGE_CITATION = (
+    "After MT-bench's pairwise judge prompt (pair-v2): Zheng et al. 2023, Judging LLM-as-a-Judge with "
+    "MT-Bench and Chatbot Arena"
+)
+#: The kinds of a pairwise judge template (:mod:`thoughtdesk.core.judges.prompts`): main and system text.
+JUDGE_KINDS: tuple[FragmentKind, ...] = ("judge", "judge_system")
+ALL_KINDS: tuple[FragmentKind, ...] = FRAGMENT_KINDS + CRITIQUE_KINDS + RATIONALE_KINDS + GUIDE_KINDS + JUDGE_KINDS
 
 #: ThoughtSource's section names (fragments.json, then templates.json spelling) per kind.
 _THOUGHTSOURCE_SECTIONS: dict[FragmentKind, tuple[str, ...]] = {
@@ -120,6 +136,11 @@ class FragmentLibrary:
         for key, text in GUIDE_TEXTS.items():
             if ("guide", key) not in library:
                 library.add(Fragment(key, "guide", text, source="thoughtdesk"))
+        for judge in BUILTIN_JUDGE_TEMPLATES.values():
+            texts: tuple[tuple[FragmentKind, str], ...] = (("judge", judge.main), ("judge_system", judge.system))
+            for kind, text in texts:
+                if (kind, judge.key) not in library:
+                    library.add(Fragment(judge.key, kind, text, citation=JUDGE_CITATION, source="thoughtdesk"))
         return library
 
     @classmethod
@@ -388,6 +409,16 @@ def critique_templates(library: FragmentLibrary) -> dict[str, CritiqueTemplate]:
     for fragment in library.of_kind("critique"):
         system = library.text("critique_system", fragment.key) if ("critique_system", fragment.key) in library else ""
         out[fragment.key] = CritiqueTemplate(fragment.key, system or "", fragment.text, fragment.source)
+    return out
+
+
+def judge_templates(library: FragmentLibrary) -> dict[str, JudgeTemplate]:
+    """The pairwise judge templates of ``library`` by key, after the built-in one (a user's
+    deletion does not remove it; an edit is used as edited, and is a new template version)."""
+    out = dict(BUILTIN_JUDGE_TEMPLATES)
+    for fragment in library.of_kind("judge"):
+        system = library.text("judge_system", fragment.key) if ("judge_system", fragment.key) in library else ""
+        out[fragment.key] = JudgeTemplate(fragment.key, system or "", fragment.text, fragment.source)
     return out
 
 

@@ -9,3 +9,7 @@ FLAT_FORMATS = ("samples-jsonl", "samples-csv", "answers-csv", "chat-jsonl", "pa
 
 #: The step-labelled exports of :mod:`thoughtdesk.core.importing.step_files` (docs/steps.md).
 STEP_FORMATS = ("processbench", "prm800k", "prm-jsonl")
+#: The preference-pair exports of :mod:`thoughtdesk.core.importing.preference_export` (TRL's formats).
+PREFERENCE_FORMATS = ("dpo", "reward")
+#: Where preference pairs come from.
+PREFERENCE_SOURCES = ("human", "judge", "both")

@@ -470,7 +470,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
     """Apply the migrations the file lacks, each in its own transaction; return their names."""
     conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-    applied = []
+    applied: list[str] = []
     for index, (name, fn) in enumerate(MIGRATIONS, start=1):
         if name in done:
             continue
@@ -478,7 +478,10 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         try:
             fn(conn)
             conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (name, now_iso()))
-            conn.execute(f"PRAGMA user_version = {index}")
+            # The number of migrations the file now has, not this one's place: numbers are given
+            # out to branches ahead of time (m019 merged before m017 and m018), so a library can
+            # get an earlier migration after a later one, and must still read as complete.
+            conn.execute(f"PRAGMA user_version = {max(index, len(done) + len(applied) + 1)}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -690,6 +693,51 @@ def m017_steps(conn: sqlite3.Connection) -> None:
         );
         CREATE UNIQUE INDEX step_label_cot ON step_label(cot_pk, trace, author) WHERE cot_pk IS NOT NULL;
         CREATE UNIQUE INDEX step_label_reference ON step_label(sample_pk, author) WHERE sample_pk IS NOT NULL;
+        """,
+    )
+
+
+@migration
+def m018_judge_verdicts(conn: sqlite3.Connection) -> None:
+    # Pairwise judge verdicts (issue 26, points 1 and 2): a judge model shown two CoTs of one
+    # sample (``first_cot_pk`` as "A", ``second_cot_pk`` as "B"; every pair is judged in both
+    # orders, so both orders are rows) answers A, B, tie or something unparseable (``reason``
+    # says why; the raw text is always kept). A judge is its model plus its template (key and
+    # ``template_version``, a hash of the template's texts: an edited template is a new judge).
+    # ``preferred_cot_pk`` is the CoT the verdict chose (NULL for a tie or unparseable), so a
+    # verdict compares with a human pairwise_preference (m019) by CoT keys. A pairwise request
+    # names the CoT shown first in ``target_cot_pk``, the second in its params, and its verdict
+    # in ``result_verdict_pk``.
+    run_script(
+        conn,
+        """
+        CREATE TABLE judge_verdict (
+            id INTEGER PRIMARY KEY,
+            sample_pk INTEGER NOT NULL REFERENCES sample(id) ON DELETE CASCADE,
+            first_cot_pk INTEGER NOT NULL REFERENCES generated_cot(id) ON DELETE CASCADE,
+            second_cot_pk INTEGER NOT NULL REFERENCES generated_cot(id) ON DELETE CASCADE,
+            judge_model TEXT NOT NULL,
+            template TEXT NOT NULL,
+            template_version TEXT NOT NULL,
+            verdict TEXT NOT NULL CHECK (verdict IN ('A', 'B', 'tie', 'unparseable')),
+            preferred_cot_pk INTEGER REFERENCES generated_cot(id) ON DELETE CASCADE,
+            reason TEXT,
+            raw_text TEXT NOT NULL,
+            run_id INTEGER REFERENCES run(id) ON DELETE SET NULL,
+            request_id INTEGER REFERENCES request(id) ON DELETE SET NULL,
+            created TEXT NOT NULL,
+            extra TEXT,
+            CHECK (first_cot_pk != second_cot_pk)
+        );
+        CREATE INDEX judge_verdict_judge ON judge_verdict(judge_model, template_version);
+        CREATE INDEX judge_verdict_sample ON judge_verdict(sample_pk);
+        CREATE INDEX judge_verdict_first ON judge_verdict(first_cot_pk);
+        CREATE INDEX judge_verdict_second ON judge_verdict(second_cot_pk);
+        CREATE INDEX judge_verdict_preferred ON judge_verdict(preferred_cot_pk);
+        CREATE INDEX judge_verdict_run ON judge_verdict(run_id);
+        CREATE INDEX judge_verdict_request ON judge_verdict(request_id);
+        ALTER TABLE request ADD COLUMN result_verdict_pk INTEGER REFERENCES judge_verdict(id) ON DELETE SET NULL;
+        CREATE INDEX request_result_verdict ON request(result_verdict_pk);
         """,
     )
 

@@ -46,6 +46,7 @@ from thoughtdesk.core.critiques.analysis import (
 )
 from thoughtdesk.core.evaluation.agreement_stats import normal_quantile
 from thoughtdesk.core.evaluation.metrics import wilson_interval
+from thoughtdesk.core.judges.analysis import JudgeKey, pairwise_judge_pairs
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.agreement import cohen_kappa
 from thoughtdesk.core.review.preferences import PAIR_LABELS, TIE, PairPreference, collection_preferences, pair_key
@@ -316,9 +317,12 @@ def human_agreement(
     """Every judge version of ``collection`` against its human reviewers (see the module doc):
     its critique models (explanation scores, and the pairs they rank), and the pairwise judges
     given in ``pairwise_judges`` (per judge version, its verdicts on pairs; a judge that saw each
-    pair in both orders gives its consistent verdict, an inconsistent one as a tie). ``authors``
+    pair in both orders gives its consistent verdict, an inconsistent one as a tie; None: the
+    library's own, :func:`stored_pairwise_judges`). ``authors``
     keeps only those reviewers' pairwise verdicts."""
     report = HumanAgreementReport(collection)
+    if pairwise_judges is None:  # the library's pairwise judges (judge runs' verdicts, both orders)
+        pairwise_judges = stored_pairwise_judges(lib, collection)
     preferences = collection_preferences(lib, collection, authors)
     report.reviewers = sorted({p.author for p in preferences})
     human_pairs, report.split_pairs = human_pair_labels(preferences)
@@ -366,6 +370,26 @@ def human_agreement(
             if len(by_version) > 1 and human:
                 report.versions.append(compare_versions(name, measure, by_version, human))
     return report
+
+
+def stored_pairwise_judges(lib: Library, collection: str) -> dict[JudgeVersion, list[PairPreference]]:
+    """The pairwise judges whose verdicts ``collection`` holds (issue 26, point 1), as
+    :func:`human_agreement` takes them: per judge model and template version, its decided pairs
+    (a verdict that flipped with the order is a tie; an unparseable one gives no verdict)."""
+    return pairwise_judges_of(pairwise_judge_pairs(lib, collection))
+
+
+def pairwise_judges_of(
+    pairs: Mapping[JudgeKey, Sequence[tuple[int, int, int, int | None]]],
+) -> dict[JudgeVersion, list[PairPreference]]:
+    """Judge analysis' decided pairs (``JudgementAnalysis.pairs``) as :func:`human_agreement`'s
+    ``pairwise_judges``: one judge version per model and template version."""
+    return {
+        JudgeVersion(judge.model, f"{judge.template}@{judge.template_version}", "pairwise"): [
+            PairPreference(sample, low, high, preferred) for sample, low, high, preferred in decided
+        ]
+        for judge, decided in pairs.items()
+    }
 
 
 def critique_pair_verdicts(scores: Mapping[int, float], pairs: Iterable[ItemVerdict]) -> list[PairPreference]:
@@ -427,4 +451,6 @@ __all__ = [
     "kappa_interval",
     "pair_items",
     "pair_key",
+    "pairwise_judges_of",
+    "stored_pairwise_judges",
 ]

@@ -33,6 +33,7 @@ from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.critiques_view import CritiquesView
 from thoughtdesk.ui.evaluation.human_agreement_view import HumanAgreementView
+from thoughtdesk.ui.evaluation.judges_view import JudgesView
 from thoughtdesk.ui.evaluation.plots import AccuracyPlot, CorrectnessMap, ParetoPlot
 from thoughtdesk.ui.evaluation.revisions_view import RevisionsView
 from thoughtdesk.ui.evaluation.stats_view import StatsView
@@ -197,6 +198,11 @@ class ResultsView(QWidget):
         self.views.addTab(self.human_agreement, "Judges vs humans")
         self.statistics = StatsView(self.window_, self.collection_combo.currentText)
         self.views.addTab(self.statistics, "Statistics")
+        self.judges = JudgesView(self.window_, self.collection_combo.currentText)
+        self.views.addTab(self.judges, "Judges")
+        self.judges.computed.connect(self.update_export_buttons)
+        self.collection_combo.currentIndexChanged.connect(lambda _: self.judges.refresh())
+        self.views.currentChanged.connect(lambda _: self._judges_shown())
         self.statistics.plots.currentChanged.connect(lambda _: self.update_export_buttons())
         self.statistics.field_combo.currentIndexChanged.connect(lambda _: self.update_export_buttons())
         self.statistics.computed.connect(self.update_export_buttons)
@@ -275,6 +281,13 @@ class ResultsView(QWidget):
             self.critiques.schedule_refresh()
             self.revisions.schedule_refresh()
             self.human_agreement.schedule_refresh()
+        if changes.runs and self.views.currentWidget() is self.judges:  # a judge run stored verdicts
+            self.judges.refresh()
+
+    def _judges_shown(self) -> None:
+        """The Judges view shown: its figures read now (they are not kept up to date hidden)."""
+        if self.views.currentWidget() is self.judges:
+            self.judges.refresh()
 
     def schedule_refresh(self) -> None:
         """Recompute soon (debounced); while the tab is hidden, only remember that it is stale."""
@@ -474,6 +487,8 @@ class ResultsView(QWidget):
             return self.critiques.current_plot()
         if self.views.currentWidget() is self.statistics:
             return self.statistics.current_plot()
+        if self.views.currentWidget() is self.judges:
+            return self.judges.current_plot()
         return (self.accuracy_plot, self.pareto_plot, self.correctness_map, None)[self.plots.currentIndex()]
 
     def update_export_buttons(self) -> None:
@@ -501,6 +516,8 @@ class ResultsView(QWidget):
             tab = "critiques_" + self.critiques.current_plot_name()
         elif self.views.currentWidget() is self.statistics:
             tab = "statistics_" + self.statistics.current_plot_name()
+        elif self.views.currentWidget() is self.judges:
+            tab = "judges_strengths"
         else:
             tab = self.plots.tabText(self.plots.currentIndex())
         name = tab.lower().replace(" ", "_")

@@ -4,14 +4,10 @@ and the Runs tab (Ctrl+4). Installed by :func:`thoughtdesk.ui.generation.install
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from thoughtdesk.core.generation.backends import PriceTable
-from thoughtdesk.core.generation.backends.pricing import default_price_path, load_price_table
 from thoughtdesk.core.generation.defaults import model_defaults
-from thoughtdesk.core.generation.fragment_store import FragmentStore
-from thoughtdesk.core.generation.fragments import critique_templates
-from thoughtdesk.core.generation.runs import RunLimits
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.changes import DataChanges
@@ -21,8 +17,13 @@ from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
 from thoughtdesk.ui.settings.options import load_settings, settings_values
 
 if TYPE_CHECKING:  # the dialogs are imported when first opened: they reach the planner and the backends
+    from thoughtdesk.core.generation.backends import PriceTable
+    from thoughtdesk.core.generation.fragment_store import FragmentStore
+    from thoughtdesk.core.generation.fragments import FragmentLibrary
+    from thoughtdesk.core.generation.runs import RunLimits
     from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
     from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
+    from thoughtdesk.ui.generation.judge_dialog import JudgeRunDialog
     from thoughtdesk.ui.generation.model_form import ModelList
     from thoughtdesk.ui.generation.planner import RunPlannerDialog
     from thoughtdesk.ui.generation.runs_panel import RunsPanel
@@ -64,27 +65,59 @@ class GenerationUI(QObject):
     def __init__(self, window: WindowApi) -> None:
         super().__init__(window.dialog_parent)
         self.window = window
-        self.store = FragmentStore()
-        self.fragments = self.store.load()
-        self.price_path = default_price_path()
+        # The fragments (the critique prompts behind them) and the price table's module are
+        # read when first needed, not before the window's first paint (issue 27, point 2).
+        self._store: FragmentStore | None = None
+        self._fragments: FragmentLibrary | None = None
+        self._price_path: Path | None = None
         self.editor: FragmentEditor | None = None
         self.planner: RunPlannerDialog | None = None
         self.critique_dialog: CritiqueRunDialog | None = None
+        self.judge_dialog: JudgeRunDialog | None = None
         # The Runs tab (the run engine, the backends, keyring): built when first needed.
         self._runs = DeferredTab(window, "Runs", "Ctrl+4", self._build_runs_panel)
         menu = window.menu("&Generate")
         self.action_plan = window.add_action(menu, "&Plan a run…", "Ctrl+G", self.open_planner)
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
         self.action_revise = window.add_action(menu, "Re&vise from critiques…", None, self.open_revise_dialog)
+        self.action_judge = window.add_action(menu, "&Judge pairs…", None, self.open_judge_dialog)
         self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         # The tab's Ctrl+4 is a window shortcut; the menu names it after a tab (shown right-aligned
         # like a shortcut) without binding it twice, which Qt would call ambiguous and ignore.
         self.action_runs = window.add_action(menu, "&Runs\tCtrl+4", None, lambda: window.show_tab(self.runs_panel))
-        window.writing(self.action_plan, self.action_critique, self.action_revise, self.action_rationales)
+        window.writing(
+            self.action_plan, self.action_critique, self.action_revise, self.action_judge, self.action_rationales
+        )
         window.library_changed.connect(self._library_changed)
         # Stop sending at close; requests in flight are stored or sent again by a later resume.
         window.closing.connect(self._closing)
+
+    @property
+    def store(self) -> FragmentStore:
+        """Where the user's fragments are saved (the built-in ones with the user's overlay)."""
+        if self._store is None:
+            from thoughtdesk.core.generation.fragment_store import FragmentStore
+
+            self._store = FragmentStore()
+        return self._store
+
+    @property
+    def fragments(self) -> FragmentLibrary:
+        """The fragment library the editor, the planner and the critique dialog share (loaded
+        when first asked for)."""
+        if self._fragments is None:
+            self._fragments = self.store.load()
+        return self._fragments
+
+    @property
+    def price_path(self) -> Path:
+        """The user's price table file."""
+        if self._price_path is None:
+            from thoughtdesk.core.generation.backends.pricing import default_price_path
+
+            self._price_path = default_price_path()
+        return self._price_path
 
     @property
     def runs_panel(self) -> RunsPanel:
@@ -114,6 +147,8 @@ class GenerationUI(QObject):
 
     def current_prices(self) -> PriceTable:
         """The user's price table as saved (USD per million tokens)."""
+        from thoughtdesk.core.generation.backends.pricing import load_price_table
+
         return load_price_table(self.price_path)[0]
 
     def open_fragment_editor(self) -> FragmentEditor:
@@ -130,16 +165,23 @@ class GenerationUI(QObject):
         return self.editor
 
     def _fragments_changed(self) -> None:
+        from thoughtdesk.core.generation.fragments import critique_templates, judge_templates
+
         if self.planner is not None:
             self.planner.refresh_fragments()
         if self.critique_dialog is not None:
             self.critique_dialog.refresh_templates(critique_templates(self.fragments))
+        if self.judge_dialog is not None:
+            self.judge_dialog.refresh_templates(judge_templates(self.fragments))
 
     def open_critique_dialog(self) -> CritiqueRunDialog | None:
         """Open Generate > Critique… on the current library and the collection shown in the tree."""
         window = self.window
         if window.library is None:
             return None
+        from thoughtdesk.core.generation.backends.pricing import load_price_table
+        from thoughtdesk.core.generation.fragments import critique_templates
+
         prices, _problem = load_price_table(self.price_path)  # a bad file is reported by the planner
         shown = window.samples.current_filter()
         collection = (
@@ -163,11 +205,54 @@ class GenerationUI(QObject):
         dialog.open()
         return dialog
 
+    def open_judge_dialog(self) -> JudgeRunDialog | None:
+        """Open Generate > Judge pairs… on the current library and the collection shown in the tree."""
+        window = self.window
+        if window.library is None:
+            return None
+        from thoughtdesk.core.generation.backends.pricing import load_price_table
+        from thoughtdesk.core.generation.fragments import judge_templates
+
+        prices, _problem = load_price_table(self.price_path)
+        shown = window.samples.current_filter()
+        collection = (
+            collection_name(window.library, shown.collection_id)
+            if shown is not None and shown.collection_id is not None
+            else None
+        )
+        from thoughtdesk.ui.generation.judge_dialog import JudgeRunDialog
+
+        models = critique_model_list()
+        for layout in models.form.findChildren(QFormLayout):
+            label = layout.labelForField(models.form.max_tokens)
+            if isinstance(label, QLabel):
+                label.setText("Max tokens (verdict)")
+        dialog = JudgeRunDialog(
+            window.library.path,
+            judge_templates(self.fragments),
+            prices,
+            models,
+            collection=collection,
+            parent=window.dialog_parent,
+        )
+        self.judge_dialog = dialog
+        dialog.run_created.connect(self._run_created)
+        dialog.finished.connect(self._judge_dialog_closed)
+        dialog.open()
+        return dialog
+
+    def _judge_dialog_closed(self) -> None:
+        if self.judge_dialog is not None:
+            self.judge_dialog.deleteLater()
+        self.judge_dialog = None
+
     def open_revise_dialog(self) -> QDialog | None:
         """Open Generate > Revise from critiques… on the current library and the collection shown."""
         window = self.window
         if window.library is None:
             return None
+        from thoughtdesk.core.generation.backends.pricing import load_price_table
+
         prices, _problem = load_price_table(self.price_path)
         shown = window.samples.current_filter()
         collection = (
@@ -213,6 +298,8 @@ class GenerationUI(QObject):
         window = self.window
         if window.library is None:
             return None
+        from thoughtdesk.core.generation.backends.pricing import load_price_table
+
         prices, problem = load_price_table(self.price_path)
         selected = window.samples.current_sample_key()
         from thoughtdesk.ui.generation.model_form import ModelList

@@ -59,6 +59,8 @@ KIND_TITLES: dict[str, str] = {
     "critique_system": "Critique system texts",
     "rationale_extraction": "Rationale extraction",
     "guide": "Guided generation",
+    "judge": "Pairwise judge prompts",
+    "judge_system": "Pairwise judge system texts",
 }
 COLUMNS = ("Key", "Text", "Citation", "Source")
 

@@ -14,9 +14,15 @@ from typing import TypedDict
 
 from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import BackendError
-from thoughtdesk.core.generation.defaults import DEFAULT_MODELS, TEMPERATURE_RANGE, ModelDefaults, default_chat
+from thoughtdesk.core.generation.defaults import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_MODELS,
+    TEMPERATURE_RANGE,
+    ModelDefaults,
+    default_chat,
+)
 from thoughtdesk.core.generation.runs import ModelSpec, RunSpecError
-from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, DEFAULT_COMPLETION_TEMPLATE
+from thoughtdesk.core.generation.runs.spec import DEFAULT_COMPLETION_TEMPLATE
 from thoughtdesk.core.models.fit import memory_fit
 from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
 from thoughtdesk.core.models.registry import ModelEntry, ModelRegistryError, resolve_local_model

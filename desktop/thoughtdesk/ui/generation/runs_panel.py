@@ -460,7 +460,8 @@ class RunsPanel(QWidget):
             return None
         row = self.model.row_of(run_id)
         # What a run produced, which deleting it keeps: a critique run made critiques, not CoTs.
-        made = "critiques" if row is not None and self.model.runs[row].kind == "critique" else "CoTs and answers"
+        kind = self.model.runs[row].kind if row is not None else "generation"
+        made = {"critique": "critiques", "judge": "verdicts"}.get(kind, "CoTs and answers")
         if confirm:
             answer = QMessageBox.question(
                 self,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from thoughtdesk.ui.app.window_api import WindowApi
-from thoughtdesk.ui.models.dialog import ModelsDialog
 from thoughtdesk.ui.qt import QObject
+
+if TYPE_CHECKING:  # imported when the dialog is first opened, not before the window's first paint
+    from thoughtdesk.ui.models.dialog import ModelsDialog
 
 __all__ = ["ModelsDialog", "ModelsMenu", "install"]
 
@@ -20,6 +24,8 @@ class ModelsMenu(QObject):
 
     def open_models(self) -> ModelsDialog:
         if self.dialog is None:
+            from thoughtdesk.ui.models.dialog import ModelsDialog
+
             self.dialog = ModelsDialog(self.window.dialog_parent)
         self.dialog.refresh()
         self.dialog.open()
@@ -29,3 +35,11 @@ class ModelsMenu(QObject):
 def install(window: WindowApi) -> ModelsMenu:
     """Add Edit ▸ Models…."""
     return ModelsMenu(window)
+
+
+def __getattr__(name: str) -> object:
+    if name == "ModelsDialog":  # the package's name for it, imported when asked for
+        from thoughtdesk.ui.models.dialog import ModelsDialog
+
+        return ModelsDialog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,56 +5,52 @@ the window: it follows ``sample_selected``, ``library_changed``, ``data_changed`
 ``settings_changed``, tells the window about edits (debounced ``notify_data_changed``), and runs
 queues, import, export and agreement (file work in the background through ``window.run_task``,
 each with its own ``Library``).
+
+The view, and the modules behind it (the review core, rapidfuzz, numpy), are built when first
+needed (a :class:`~thoughtdesk.ui.app.deferred.DeferredTab`: :attr:`ReviewController.view`, a
+click on the tab, Ctrl+2, a menu entry that needs it), not before the window's first paint
+(issue 27, point 2). The menu exists from the start: blind mode is kept in the settings until
+the view exists, and Undo and Redo stay disabled until the view's undo stack is attached.
 """
 
 from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.files import check_export_target
-from thoughtdesk.core.generation.runs import is_guided as guided_cot
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.review import (
-    MergeReport,
-    QueueFilter,
-    ReviewQueue,
-    agreement_table,
-    create_queue,
-    import_annotations,
-    list_queues,
-    load_queue,
-)
-from thoughtdesk.core.review.agreement import AgreementRow
-from thoughtdesk.core.review.exchange import ExportCounts, export_review
 from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.app.deferred import DeferredTab
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.app.throttle import Throttle
 from thoughtdesk.ui.app.window_api import WindowApi
 from thoughtdesk.ui.qt import (
+    QAction,
     QFileDialog,
     QInputDialog,
     QKeySequence,
     QLineEdit,
+    QMenu,
     QObject,
     QSettings,
     Qt,
+    QUndoStack,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.dialogs import (
-    AgreementDialog,
-    QueueDialog,
-    TextReportDialog,
-    merge_report_text,
-)
-from thoughtdesk.ui.review.label_set_editor import LabelSetEditor
-from thoughtdesk.ui.review.view import ReviewView
-from thoughtdesk.ui.trajectories.view import open_trajectory
+from thoughtdesk.ui.review.settings_keys import ACTIVE_QUEUE_SETTING, BLIND_SETTING
 
-ACTIVE_QUEUE_SETTING = "review/activeQueue/"
+if TYPE_CHECKING:
+    from thoughtdesk.core.review import MergeReport, QueueFilter, ReviewQueue
+    from thoughtdesk.core.review.agreement import AgreementRow
+    from thoughtdesk.core.review.exchange import ExportCounts
+    from thoughtdesk.ui.review.dialogs import QueueDialog
+    from thoughtdesk.ui.review.label_set_editor import LabelSetEditor
+    from thoughtdesk.ui.review.view import ReviewView
 
 
 class ReviewController(QObject):
@@ -63,18 +59,16 @@ class ReviewController(QObject):
     #: ``(MergeReport)``: a colleague's annotations were merged (or refused) and the report shown.
     annotations_imported = Signal(object)
 
-    def __init__(self, window: WindowApi, view: ReviewView) -> None:
-        super().__init__(view)
+    def __init__(self, window: WindowApi) -> None:
+        super().__init__(window.dialog_parent)
         self.window = window
-        self.view = view
+        self._view: ReviewView | None = None
         #: A blind queue turned blind mode on; leaving it gives back ``_blind_before_queue``.
         self._blind_queue_active = False
         self._blind_before_queue = False
         # Changes made elsewhere reload the tab, at once when shown, else when it is next shown.
-        self._reload = Throttle(view, self._reload_view, delay_ms=None, visible_only=True)
-        view.sample_neighbour = window.samples.neighbour
-        view.message.connect(lambda text: window.show_status(text, 8000))
-        view.annotationsChanged.connect(self._notify)
+        self._reload: Throttle | None = None  # made with the view
+        self._tab = DeferredTab(window, "Review", "Ctrl+2", self._build_view)
         window.library_changed.connect(self._library_changed)
         window.sample_selected.connect(self._sample_selected)
         window.data_changed.connect(self._data_changed)
@@ -82,10 +76,42 @@ class ReviewController(QObject):
         window.tab_changed.connect(self._tab_changed)
         self._build_menu()
 
+    # ---- the view, built on first use --------------------------------------------------------
+
+    @property
+    def view_built(self) -> bool:
+        """Whether the Review tab's view exists yet (asking for :attr:`view` builds it)."""
+        return self._view is not None
+
+    @property
+    def view(self) -> ReviewView:
+        """The Review tab's view, built now if it was not yet."""
+        return self._view if self._view is not None else self._tab.view()
+
+    def _build_view(self) -> ReviewView:
+        """The view, joined to the window and given what it missed: the open library, the
+        active queue (resumed as at start-up), the sample selected in the Samples tab."""
+        from thoughtdesk.ui.review.view import ReviewView
+
+        window = self.window
+        view = ReviewView()
+        self._view = view  # before the rest: resuming a blind queue turns blind mode on through the menu
+        self._reload = Throttle(view, self._reload_view, delay_ms=None, visible_only=True)
+        view.sample_neighbour = window.samples.neighbour
+        view.message.connect(lambda text: window.show_status(text, 8000))
+        view.annotationsChanged.connect(self._notify)
+        self._attach_undo_stack(view, view.undo_stack)
+        if view.blind != self.blind_action.isChecked():  # the same setting: kept in step anyway
+            self.blind_action.setChecked(view.blind)
+        if window.library is not None:
+            self._library_changed(window.library)
+            self._sample_selected(window.samples.current_sample_key())
+        return view
+
     # ---- menu ---------------------------------------------------------------------------------
 
     def _build_menu(self) -> None:
-        w, view = self.window, self.view
+        w = self.window
         menu = w.menu("&Review")
         self.menu = menu
         self.action_new_queue = w.add_action(menu, "&New review queue…", None, self.new_queue_dialog)
@@ -94,26 +120,72 @@ class ReviewController(QObject):
         menu.addSeparator()
         self.blind_action = w.add_action(menu, "&Blind mode (hide model and prompt)", "Ctrl+Shift+B")
         self.blind_action.setCheckable(True)
-        self.blind_action.setChecked(view.blind)
-        self.blind_action.toggled.connect(view.set_blind)
+        self.blind_action.setChecked(bool(QSettings().value(BLIND_SETTING, False, type=bool)))
+        self.blind_action.toggled.connect(self._blind_toggled)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
         self.action_label_sets = w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
         w.add_action(menu, "&Trajectory of the current CoT…", "Ctrl+Shift+T", self.show_trajectory)
         menu.addSeparator()
-        # Undo/redo keys are handled by the view's key filter (so a text editor keeps its own
-        # Ctrl+Z); these menu entries show them and work by mouse.
-        self.undo_action = view.undo_stack.createUndoAction(view, "&Undo")
-        self.redo_action = view.undo_stack.createRedoAction(view, "&Redo")
-        for action, keys in ((self.undo_action, "Ctrl+Z"), (self.redo_action, "Ctrl+Shift+Z")):
-            action.setShortcut(QKeySequence(keys))
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            view.addAction(action)
-            menu.addAction(action)
+        self.undo_action, self.redo_action = self._undo_actions(menu)
         menu.addSeparator()
         w.add_action(menu, "&Export my annotations…", None, self.export_dialog)
         self.action_import = w.add_action(menu, "&Import a colleague's annotations…", None, self.import_dialog)
         w.add_action(menu, "&Agreement between reviewers…", None, self.show_agreement)
         w.writing(self.action_new_queue, self.action_label_sets, self.action_import, self.undo_action, self.redo_action)
+
+    def _undo_actions(self, menu: QMenu) -> tuple[QAction, QAction]:
+        """Undo and Redo in the menu, disabled until the view's stack is attached (nothing can be
+        undone before the tab exists). Their keys are handled by the view's key filter (so a
+        text editor keeps its own Ctrl+Z); the entries show them and work by mouse."""
+        actions = []
+        for text, keys in (("&Undo", "Ctrl+Z"), ("&Redo", "Ctrl+Shift+Z")):
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(keys))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.setEnabled(False)
+            menu.addAction(action)
+            actions.append(action)
+        return actions[0], actions[1]
+
+    def _attach_undo_stack(self, view: QWidget, stack: QUndoStack) -> None:
+        """Wire Undo and Redo to ``stack`` as ``QUndoStack.createUndoAction(view, "&Undo")``
+        would have: enabled when it can, "&Undo <what>" as its text, triggered = undo."""
+        for action, prefix, can, can_changed, text, text_changed, act in (
+            (
+                self.undo_action,
+                "&Undo",
+                stack.canUndo,
+                stack.canUndoChanged,
+                stack.undoText,
+                stack.undoTextChanged,
+                stack.undo,
+            ),
+            (
+                self.redo_action,
+                "&Redo",
+                stack.canRedo,
+                stack.canRedoChanged,
+                stack.redoText,
+                stack.redoTextChanged,
+                stack.redo,
+            ),
+        ):
+
+            def set_text(what: str, action: QAction = action, prefix: str = prefix) -> None:
+                action.setText(f"{prefix} {what}" if what else prefix)
+
+            action.setEnabled(can())
+            set_text(text())
+            can_changed.connect(action.setEnabled)
+            text_changed.connect(set_text)
+            action.triggered.connect(act)
+            view.addAction(action)
+
+    def _blind_toggled(self, blind: bool) -> None:
+        if self._view is not None:
+            self._view.set_blind(blind)
+        else:  # what the view reads when it is built
+            QSettings().setValue(BLIND_SETTING, blind)
 
     def show_trajectory(self) -> None:
         """Open the current CoT's trajectory (a guided CoT's steps, rationales and candidates)."""
@@ -122,6 +194,9 @@ class ReviewController(QObject):
         if pk is None or view.library is None:
             view.show_message("Select a generated CoT first (the reference has no trajectory).")
             return
+        from thoughtdesk.core.generation.runs import is_guided as guided_cot
+        from thoughtdesk.ui.trajectories.view import open_trajectory
+
         if not guided_cot(view.library, pk):
             view.show_message("This CoT was not written by a guided run: it has no trajectory.")
             return
@@ -130,7 +205,11 @@ class ReviewController(QObject):
     # ---- following the window -----------------------------------------------------------------
 
     def _library_changed(self, library: Library) -> None:
-        self.view.set_library(library)
+        if self._view is None:
+            return  # the view is given the library when it is built
+        from thoughtdesk.core.review import load_queue
+
+        self._view.set_library(library)
         queue_id = QSettings().value(ACTIVE_QUEUE_SETTING + str(library.path), None)
         if queue_id is not None:
             try:
@@ -139,18 +218,21 @@ class ReviewController(QObject):
                 QSettings().remove(ACTIVE_QUEUE_SETTING + str(library.path))
 
     def _sample_selected(self, pk: int | None) -> None:
-        if pk is None:
-            return
-        queue = self.view.queue
+        view = self._view
+        if pk is None or view is None:
+            return  # a view built later asks the Samples tab for its sample
+        queue = view.queue
         if queue is not None:
             if pk in queue.sample_pks:  # jump inside the queue; other samples leave it alone
-                self.view.when_shown(lambda: self.view.go_to_queue_index(queue.sample_pks.index(pk)))
+                view.when_shown(lambda: view.go_to_queue_index(queue.sample_pks.index(pk)))
             return
-        if self.view.stored is None or self.view.stored.pk != pk:
-            self.view.when_shown(lambda: self.view.show_sample(pk))
+        if view.stored is None or view.stored.pk != pk:
+            view.when_shown(lambda: view.show_sample(pk))
 
     def _tab_changed(self, shown: QWidget) -> None:
-        view = self.view
+        view = self._view
+        if view is None or shown is self._tab.page:
+            return  # nothing shown yet to leave; the stand-in is replaced by the view at once
         if shown is view:
             view.setFocus(Qt.FocusReason.OtherFocusReason)
             return
@@ -168,7 +250,7 @@ class ReviewController(QObject):
     def _data_changed(self, changes: DataChanges) -> None:
         if changes.initiator is self:
             return  # the tab made the change and shows it
-        if changes.collections or changes.sample_contents:
+        if self._reload is not None and (changes.collections or changes.sample_contents):
             self._reload.request()
 
     def _reload_view(self) -> None:
@@ -190,6 +272,8 @@ class ReviewController(QObject):
 
     def new_queue_dialog(self) -> QueueDialog:
         """Review ▸ New review queue…: draw a queue from a collection."""
+        from thoughtdesk.ui.review.dialogs import QueueDialog
+
         dialog = QueueDialog(
             self._collections(),
             self.window.samples.current_collection(),
@@ -201,6 +285,8 @@ class ReviewController(QObject):
         return dialog
 
     def create_queue_from(self, dialog: QueueDialog) -> None:
+        from thoughtdesk.core.review import QueueFilter
+
         request = dialog.request()
         self.create_queue(
             request.name,
@@ -215,6 +301,8 @@ class ReviewController(QObject):
         self, name: str, collection: str, spec: QueueFilter, size: int, seed: int, blind: bool = False
     ) -> ReviewQueue | None:
         """Draw, store and start a queue (shown on the Review tab); errors go to a message box."""
+        from thoughtdesk.core.review import create_queue
+
         library = self._library()
         try:
             queue = create_queue(
@@ -228,6 +316,8 @@ class ReviewController(QObject):
 
     def start_queue(self, queue_id: int) -> None:
         """Work through a stored queue from where it was left; remembered across restarts."""
+        from thoughtdesk.core.review import load_queue
+
         library = self._library()
         queue = load_queue(library, queue_id)
         QSettings().setValue(ACTIVE_QUEUE_SETTING + str(library.path), queue.id)
@@ -252,6 +342,8 @@ class ReviewController(QObject):
 
     def open_queue_dialog(self) -> QInputDialog | None:
         """Review ▸ Open review queue…: pick a stored queue to resume."""
+        from thoughtdesk.core.review import list_queues
+
         queues = list_queues(self._library())
         if not queues:
             self.window.show_error("Open review queue", "There is no review queue yet: use Review ▸ New review queue.")
@@ -269,7 +361,8 @@ class ReviewController(QObject):
     def leave_queue(self) -> None:
         """Review ▸ Leave the queue: back to the Samples tab's samples."""
         QSettings().remove(ACTIVE_QUEUE_SETTING + str(self._library().path))
-        self.view.leave_queue()
+        if self._view is not None:  # a view built later finds no queue to resume
+            self._view.leave_queue()
         self._end_blind_queue()
 
     # ---- reviewer name ------------------------------------------------------------------------
@@ -290,12 +383,15 @@ class ReviewController(QObject):
     def settings_changed(self) -> None:
         """After Edit ▸ Settings saved (``window.settings_changed``): annotate under the
         (possibly new) user name."""
-        self.view.sync_author()
+        if self._view is not None:  # a view built later reads the name then
+            self._view.sync_author()
 
     # ---- label sets ---------------------------------------------------------------------------
 
     def label_set_dialog(self) -> LabelSetEditor:
         """Open the label-set editor on the set in use; the Review tab follows what it saves."""
+        from thoughtdesk.ui.review.label_set_editor import LabelSetEditor
+
         current = self.view.label_set.name if self.view.label_set is not None else None
         dialog = LabelSetEditor(self._library(), current, self.window.dialog_parent)
         dialog.saved.connect(self.view.reload_label_sets)
@@ -319,6 +415,8 @@ class ReviewController(QObject):
 
         Never onto the open library or its -wal/-shm files (refused with a dialog); the save
         dialog has asked before replacing an existing file."""
+        from thoughtdesk.core.review.exchange import export_review
+
         library_path, author = self._library().path, self.view.author
         try:
             check_export_target(path, libraries=[library_path], force=True)
@@ -349,6 +447,8 @@ class ReviewController(QObject):
 
     def import_file(self, path: Path) -> Task[MergeReport]:
         """Merge a colleague's file (or a ThoughtSource annotator export) and show the report."""
+        from thoughtdesk.core.review import import_annotations
+
         library_path = self._library().path
 
         def work(_ctx: TaskContext) -> MergeReport:
@@ -358,10 +458,13 @@ class ReviewController(QObject):
         return self.window.run_task(f"Importing annotations from {path.name}…", work, self._imported)
 
     def _imported(self, report: MergeReport) -> None:
+        from thoughtdesk.ui.review.dialogs import TextReportDialog, merge_report_text
+
         dialog = TextReportDialog("Annotation import", merge_report_text(report), self.window.dialog_parent)
         dialog.open()
         if report.ok and not report.dry_run:
-            self.view.reload()
+            if self._view is not None:  # a view built later reads them
+                self._view.reload()
             self._notify()
         self.annotations_imported.emit(report)
 
@@ -376,6 +479,9 @@ class ReviewController(QObject):
         if collection is None:
             self.window.show_error("Agreement", "Select a collection first.")
             return None
+        from thoughtdesk.core.review import agreement_table
+        from thoughtdesk.ui.review.dialogs import AgreementDialog
+
         library_path = self._library().path
 
         def work(_ctx: TaskContext) -> list[AgreementRow]:

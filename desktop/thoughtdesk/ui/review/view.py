@@ -66,13 +66,12 @@ from thoughtdesk.ui.review.sample_views import (
     question_text,
     span_marks,
 )
+from thoughtdesk.ui.review.settings_keys import BLIND_SETTING, LABEL_SET_SETTING
 from thoughtdesk.ui.review.steps import ReviewSteps, StepsPanel
 from thoughtdesk.ui.settings.options import USER_NAME, open_settings
 from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
-LABEL_SET_SETTING = "review/labelSet"
-BLIND_SETTING = "review/blind"
 #: Milliseconds between the last edit and telling the rest of the window (counts, tree).
 NOTIFY_DELAY_MS = 800
 

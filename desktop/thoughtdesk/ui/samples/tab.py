@@ -56,7 +56,6 @@ from thoughtdesk.ui.samples.collection_tree import CollectionTree, TreeNode
 from thoughtdesk.ui.samples.sample_detail import ANNOTATION_CHARS, SampleDetail
 from thoughtdesk.ui.samples.sample_model import COLUMNS, SampleTableModel
 from thoughtdesk.ui.settings.options import column_widths, save_column_widths
-from thoughtdesk.ui.trajectories.view import open_trajectory
 from thoughtdesk.ui.widgets.signals import blocked
 
 #: Milliseconds between the last key typed in the search box and the query.
@@ -167,12 +166,18 @@ class SamplesTab(QSplitter):
 
         self.detail = SampleDetail()
         self.detail.setObjectName("sampleDetailPane")
-        self.detail.trajectory_requested.connect(lambda pk: open_trajectory(self, self._window.library, pk))
+        self.detail.trajectory_requested.connect(self._open_trajectory)
         self.addWidget(self.tree)
         self.addWidget(centre)
         self.addWidget(self.detail)
         # The table gets the most: the question is what people read in it.
         self.setSizes([185, 815, 350])
+
+    def _open_trajectory(self, cot_pk: int) -> None:
+        """A guided CoT's trajectory (its module, and the run engine's, imported when first opened)."""
+        from thoughtdesk.ui.trajectories.view import open_trajectory
+
+        open_trajectory(self, self._window.library, cot_pk)
 
     # Columns ----------------------------------------------------------------------------------
 

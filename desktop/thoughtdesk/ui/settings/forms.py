@@ -353,7 +353,7 @@ def save_api_key(parent: QWidget | None, provider: str, key: str, base_url: str 
     to ``base_url``'s server (default: the provider's official address): runs and connection
     tests send it there only.
     """
-    from thoughtdesk.core.generation.runs.providers import DEFAULT_BASE_URLS
+    from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
 
     base_url = base_url or DEFAULT_BASE_URLS.get(provider, "")
     register_secret(key)

@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.generation.backends import response_cap
-from thoughtdesk.core.generation.defaults import LOCAL_EFFORT_KEY, LOCAL_MODEL_KEY, provider_key
-from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS
+from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS, LOCAL_EFFORT_KEY, LOCAL_MODEL_KEY, provider_key
 from thoughtdesk.core.paths import settings_file
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import network

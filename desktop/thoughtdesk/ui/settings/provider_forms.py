@@ -15,7 +15,7 @@ from thoughtdesk.core.generation.backends.connection_check import (
     check_openai_compatible,
 )
 from thoughtdesk.core.generation.backends.http import credentials_in
-from thoughtdesk.core.generation.runs.providers import DEFAULT_BASE_URLS
+from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
 from thoughtdesk.core.settings.logs import register_secret

@@ -370,3 +370,87 @@ def test_cot_segments_precheck_skips_only_texts_without_a_marker(text):
 def test_cot_markers_are_found(text, locator, answer):
     first = next(cot_segments(text))
     assert (first.locator, text[first.start : first.end]) == (locator, answer)
+
+
+# -- the bare-letter pattern, letter first ---------------------------------------------------
+
+#: The bare-letter pattern as first written, its look-behind first (tried at every position).
+_BARE_LOOKBEHIND_FIRST = r"(?<![\w'’\-./$])({both})(?![\w'’\-/]|\.\w)"
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.sampled_from(list("ABCDEFabcdef xyz.,'’-/$()[]*\n_1é") + ["İ", "ſ"]), max_size=14).map("".join),
+    st.integers(0, 14),
+    st.integers(0, 14),
+    st.sampled_from([2, 3, 5, 26]),
+)
+def test_the_bare_letter_pattern_finds_what_its_look_behind_first_form_finds(text, start, length, count):
+    """``choice._letter_patterns`` puts the letter before the look-behind (a pattern that starts
+    with its character class is scanned quickly, issue 27 point 6): the same matches and letter
+    spans, from any start offset (the look-behind sees the characters before it)."""
+    import re
+    import string
+
+    from thoughtdesk.core.evaluation.answers.choice import _letter_patterns
+
+    letters = string.ascii_uppercase[:count]
+    first_form = re.compile(_BARE_LOOKBEHIND_FIRST.format(both=f"[{letters}{letters.lower()}]"))
+    _letters, _strong, bare = _letter_patterns(count)
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    expected = [(m.span(), m.group(1)) for m in first_form.finditer(text, start, end)]
+    assert [(m.span(), m.group(1)) for m in bare.finditer(text, start, end)] == expected
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["(", ")", "yes", " or ", "no", "A", "-", "E", " to ", "among", "BETWEEN", " and ", "x", " "])
+        | st.sampled_from(["true or false", "arabic numerals", "yes/no/maybe", "Yes or No or Maybe", "\n", "İ"]),
+        max_size=10,
+    ).map("".join)
+)
+def test_prompt_echoes_found_at_brackets_are_all_the_echoes(text):
+    """``prompt_echo_spans`` tries the echo pattern only where a "(" is when the text has no
+    "among" or "between" (issue 27, point 6): the spans a search of every position finds."""
+    assert prompt_echo_spans(text) == [m.span() for m in _PROMPT_ECHO.finditer(text)]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["option", "OPTION", "Choice", "resp", "onse", "among", "BeTwEeN", "x", " ", "ı", "ſ", "İ"])
+        | st.sampled_from(["optıon", "reſponse", "choİce", "cho", "ice", "amo", "ng"]),
+        max_size=8,
+    ).map("".join)
+)
+def test_the_word_pre_checks_find_what_their_patterns_find(text):
+    """``segments._has_word``: ASCII text searched with ``in`` after lower-casing (issue 27,
+    point 6), other text with the case-insensitive pattern: the same answer as the pattern."""
+    from thoughtdesk.core.evaluation.answers.segments import _ANY_STRONG_WORD, _ECHO_WORD, _STRONG_WORDS, _has_word
+
+    assert _has_word(text, _ANY_STRONG_WORD, _STRONG_WORDS) == (_ANY_STRONG_WORD.search(text) is not None)
+    assert _has_word(text, _ECHO_WORD, ("among", "between")) == (_ECHO_WORD.search(text) is not None)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(list("ABCDEabcde xyz.:,()[]{}*#\n\t") + ["option", "Choices", "LETTER", "optİon", "ı", "**"]),
+        max_size=14,
+    ).map("".join),
+    st.integers(0, 14),
+    st.integers(0, 14),
+    st.sampled_from([2, 3, 5, 26]),
+)
+def test_the_strong_letter_pre_check_skips_only_texts_the_pattern_finds_nothing_in(text, start, length, count):
+    """``choice.may_name_a_letter`` (issue 27, point 6): where it says no, the strong letter
+    pattern finds nothing in that stretch."""
+    from thoughtdesk.core.evaluation.answers.choice import _letter_patterns, may_name_a_letter
+
+    letters, strong, _bare = _letter_patterns(count)
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    if not may_name_a_letter(text, start, end, letters):
+        assert list(strong.finditer(text, start, end)) == [], (text, start, end)

@@ -32,6 +32,18 @@ _NEGATED_BEFORE = re.compile(
     r"\s+(?:(?:the|a|an|option|choice|answer|be|is|it|just|only|necessarily|simply)\s+){0,3}[(\[{*\"'“]*$",
     re.IGNORECASE,
 )
+#: ``_NEGATED_BEFORE`` read backwards, matched at the start of the reversed text: the same
+#: texts, found without trying the pattern at every position of the 48 characters before a
+#: mention (``_NEGATED_BEFORE.search`` took 5-9 us, this a tenth). Its ``$`` (the end, or before
+#: a final newline) is the leading ``\n?``. test_remembered.py compares the two on texts made of
+#: the patterns' words, spaces, quotes and case-folding characters; change both together.
+_NEGATED_BEFORE_REVERSED = re.compile(
+    r"\n?[(\[{*\"'“]*"
+    r"(?:\s+(?:eht|a|na|noitpo|eciohc|rewsna|eb|si|ti|tsuj|ylno|ylirassecen|ylpmis)){0,3}\s+"
+    r"(?:ton\b|t['’]n|reven\b|naht\s+rehtar\b|fo\s+daetsni\b|(?:rof\s+)?tpecxe\b|ron\b|regnol\s+on\b"
+    r"|edulcxe\b|etanimile\b|tuo\s+elur\b|naht\s+rehto\b)",
+    re.IGNORECASE,
+)
 #: A cheap pre-check for ``_NEGATED_BEFORE`` (9 us on 48 characters; most mentions have no
 #: negation before them): any negation the pattern matches holds one of these words, so a text
 #: without them is not searched. Exact for ASCII text, lower-cased (non-ASCII text, where case
@@ -120,7 +132,10 @@ def _letter_patterns(count: int) -> tuple[str, re.Pattern[str], re.Pattern[str]]
         rf"|^\s*({upper})[.:](?=\s+\S)",
         re.MULTILINE,
     )
-    bare = re.compile(rf"(?<![\w'’\-./$])({both})(?![\w'’\-/]|\.\w)")
+    # The letter first, then what may not stand before it (a two-character look-behind): a
+    # pattern that starts with its character class is scanned for that class, a third faster on
+    # a CoT than trying the look-behind at every position. Same matches (test_fast_paths.py).
+    bare = re.compile(rf"({both})(?<![\w'’\-./$].)(?![\w'’\-/]|\.\w)")
     return letters, strong, bare
 
 
@@ -148,13 +163,14 @@ _WHOLE_LETTER = re.compile(r"\s*(?:\*\*)?[(\[{]?([A-Z])(?:[)\]}]|\.(?=\s|$)|:)?(
 def whole_letter(text: str, m: ChoiceMatcher) -> Found | None:
     """Fast path for an output that is just a letter, or a letter with its own option text."""
     match = _WHOLE_LETTER.fullmatch(text)
-    if match is None or match.group(1) not in m.letters:
+    if match is None:
         return None
-    index = m.letters.index(match.group(1))
-    rest = match.group(2)
-    if rest and option_key(rest) != option_key(m.choices[index]):
+    letter, rest = match.groups()
+    index = m.letters.find(letter)  # one capital letter: found at most once
+    if index < 0 or (rest and option_key(rest) != option_key(m.choices[index])):
         return None
-    return Found(index, "letter", *match.span(1))
+    start = match.start(1)
+    return Found(index, "letter", start, start + 1)
 
 
 @lru_cache(maxsize=8192)
@@ -183,7 +199,7 @@ def _masked(pos: int, masks: list[tuple[int, int]]) -> bool:
 def negated(text: str, start: int, end: int, floor: int) -> bool:
     """Whether the mention ``text[start:end]`` is denied ("not anxiety", "A is incorrect")."""
     before = text[max(floor, start - 48) : start]
-    if (not before.isascii() or _NEGATION_HINT.search(before.lower())) and _NEGATED_BEFORE.search(before):
+    if (not before.isascii() or _NEGATION_HINT.search(before.lower())) and _NEGATED_BEFORE_REVERSED.match(before[::-1]):
         return True
     return _NEGATED_AFTER.match(text, end, min(len(text), end + 48)) is not None
 
@@ -220,7 +236,8 @@ def letter_mentions(
     """
     found: list[tuple[int, int, int]] = []
     taken: list[tuple[int, int]] = []
-    for match in m.strong_letter.finditer(text, start, end):
+    strong = m.strong_letter.finditer(text, start, end) if may_name_a_letter(text, start, end, m.letters) else ()
+    for match in strong:
         group = next(i for i, g in enumerate(match.groups(), 1) if g is not None)
         s, e = match.span(group)
         if _masked(s, masks) or any(ts <= s < te for ts, te in taken):
@@ -253,6 +270,34 @@ def letter_mentions(
                 found.append((m.letters.index(match.group(1).upper()), s, e))
     found.sort(key=lambda item: item[1])
     return found
+
+
+_STRONG_WORDS = ("option", "choice", "letter")
+
+
+def may_name_a_letter(text: str, start: int, end: int, letters: str) -> bool:
+    """False when ``text[start:end]`` cannot hold a letter in an option form (the strong letter
+    pattern): each of its forms holds a bracket, "*" or ")", the word option, choice or letter,
+    or a capital option letter right before "." or ":". Cheaper than the pattern, which tries
+    its seven forms at every position (issue 27, point 6); non-ASCII text (whose case folding
+    matches more to those words) is always searched."""
+    part = text[start:end]
+    for char in "([{*)":
+        if char in part:
+            return True
+    if not part.isascii():
+        return True
+    lower = part.lower()
+    for word in _STRONG_WORDS:
+        if word in lower:
+            return True
+    for mark in ".:":
+        pos = part.find(mark, 1)
+        while pos > 0:
+            if part[pos - 1] in letters:
+                return True
+            pos = part.find(mark, pos + 1)
+    return False
 
 
 def _letter_list_at(text: str, s: int, e: int, start: int, end: int, m: ChoiceMatcher) -> tuple[int, int] | None:
@@ -292,35 +337,76 @@ def text_mentions(text: str, start: int, end: int, m: ChoiceMatcher) -> list[tup
     """
     if not m.spellings:
         return []
-    lower = text.lower()
-    if len(lower) != len(text):
-        lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    if "\n" in lower or "\t" in lower:
-        lower = _single_spaced(lower)
+    lower = _as_matched(text)
+    size = len(lower)
     candidates: list[tuple[int, int, int]] = []
     for index, forms in m.spellings:
         for form in forms:
             pos = lower.find(form, start, end)
+            if pos < 0:
+                continue
+            first_is_word, last_is_word = _is_word(form[0]), _is_word(form[-1])
             while pos >= 0:
                 stop = pos + len(form)
                 if lower.startswith("es", stop) and not _is_word(lower[stop + 2 : stop + 3]):
                     stop += 2
                 elif lower.startswith("s", stop) and not _is_word(lower[stop + 1 : stop + 2]):
                     stop += 1
-                before_ok = pos == 0 or not (_is_word(form[0]) and _is_word(lower[pos - 1]))
-                after_ok = stop >= len(lower) or not (_is_word(form[-1]) and _is_word(lower[stop]))
+                before_ok = pos == 0 or not (first_is_word and _is_word(lower[pos - 1]))
+                after_ok = stop >= size or not (last_is_word and _is_word(lower[stop]))
                 if before_ok and after_ok and stop <= end:
                     candidates.append((index, pos, stop))
                 pos = lower.find(form, pos + 1, end)
+    if len(candidates) > 1:
+        candidates = list(dict.fromkeys(candidates))  # "sadness" and its form "sadnes" + "s"
     if not candidates:
         return []
-    candidates.sort(key=lambda c: (c[1] - c[2], c[1]))  # longest first
+    if len(candidates) == 1:  # the common case: nothing overlaps
+        index, s, e = candidates[0]
+        return [] if negated(text, s, e, start) else candidates
+    candidates.sort(key=_longest_first)
     taken: list[tuple[int, int, int]] = []
     for index, s, e in candidates:
-        if all(e <= ts or s >= te for _, ts, te in taken):
+        for _taken_index, ts, te in taken:
+            if e > ts and s < te:  # overlaps a longer mention
+                break
+        else:
             taken.append((index, s, e))
-    taken.sort(key=lambda c: c[1])
+    taken.sort(key=_start_of)
     return [(i, s, e) for i, s, e in taken if not negated(text, s, e, start)]
+
+
+def _longest_first(mention: tuple[int, int, int]) -> tuple[int, int]:
+    return (mention[1] - mention[2], mention[1])
+
+
+def _start_of(mention: tuple[int, int, int]) -> int:
+    return mention[1]
+
+
+def _as_matched(text: str) -> str:
+    """``text`` as option texts are looked for in it: lower case, each character one (a
+    character whose lower case is longer is kept), tabs and line breaks as spaces."""
+    lower = text.lower()
+    if len(lower) != len(text):
+        lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    if "\n" in lower or "\t" in lower:
+        lower = _single_spaced(lower)
+    return lower
+
+
+def spells_an_option(text: str, m: ChoiceMatcher) -> bool:
+    """Whether any spelling of an option occurs anywhere in ``text`` (whole word or not). When
+    none does, :func:`text_mentions` finds nothing in any stretch of it, and what
+    :func:`find_choice` finds there depends on the option letters alone."""
+    if not m.spellings:
+        return False
+    lower = _as_matched(text)
+    for _index, forms in m.spellings:
+        for form in forms:
+            if form in lower:
+                return True
+    return False
 
 
 def _single_spaced(lower: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 from thoughtdesk.core.evaluation.answers.choice import (
     find_choice,
@@ -16,6 +16,7 @@ from thoughtdesk.core.evaluation.answers.choice import (
     letter_of,
     matcher,
     option_key,
+    spells_an_option,
     whole_label,
     whole_letter,
 )
@@ -79,12 +80,24 @@ def extract_answer(
     """
     # A CoT that is not text is read with str(), which could fail: such answers take the full path.
     key = _output_key(answer_type, extraction_output, choices, gold, rel_tol) if cot.__class__ in _TEXTS else None
-    if key is not None:
-        known = _decided_by_output.get(key)
-        if known is not None:
-            return known
     try:
-        result = _extract(answer_type, extraction_output, cot, choices, gold, rel_tol)
+        if key is not None:
+            known = _decided_by_output.get(key)
+            if known is not None:
+                return known
+            # Plain strings throughout (the key checked them): nothing to convert.
+            _type, output, options, golds, _tol = key
+            result = _score(
+                _kind(answer_type),
+                answer_type,
+                [("extraction", output), ("cot", "" if cot is None else cot)],
+                [] if options is None else list(options),
+                [g for g in golds if g.strip()],
+                rel_tol,
+                () if options is None else options,
+            )
+        else:
+            result = _extract(answer_type, extraction_output, cot, choices, gold, rel_tol)
     except Exception as error:  # one odd answer must not stop an evaluation
         return Extraction(
             UNEXTRACTABLE, method="error", reason=f"extractor error: {type(error).__name__}: {error}"[:300]
@@ -96,16 +109,30 @@ def extract_answer(
     return result
 
 
+#: An answer of plain strings: (answer type, extraction output, options or None, gold answers,
+#: relative tolerance).
+_Key = tuple[str, str, tuple[str, ...] | None, tuple[str, ...], float]
+
+
 #: Results decided by the answer-extraction output alone, by (answer type, output, choices, gold,
 #: tolerance). An evaluation walks a collection question by question, and a question's many
 #: conditions and samples often answer in the same words ("B", "(B)", "Yes.", "18"); the CoT is
 #: never read for such a result (``source == "extraction"``: ``_search`` stopped at the output),
 #: so it can be reused for any CoT. Extraction is immutable. Bounded: emptied when full.
-_decided_by_output: dict[tuple[object, ...], Extraction] = {}
+_decided_by_output: dict[_Key, Extraction] = {}
 OUTPUT_MEMO_SIZE = 4096
 _TEXTS = (str, type(None))
 #: Longer outputs are sentences that seldom repeat: not remembered.
 _MEMO_MAX_CHARS = 200
+
+#: What the answer-extraction output's segments say (a Found option index, a NotFound, or None)
+#: by (output, option letters), for multiple-choice outputs that spell none of their question's
+#: option texts (``choice.spells_an_option``, checked for every question): "The answer is B.",
+#: "Option B", "B or C", "none of the above." are then read alike for every question with as
+#: many options, which ``_decided_by_output`` (a question's choices and gold answers in its
+#: key) cannot share. Found and NotFound are immutable. Bounded: emptied when full.
+_choice_output_findings: dict[tuple[str, str], Found | NotFound | None] = {}
+_UNKNOWN = object()
 
 
 def _output_key(
@@ -114,7 +141,7 @@ def _output_key(
     choices: Sequence[object] | None,
     gold: Sequence[object] | None,
     rel_tol: float,
-) -> tuple[object, ...] | None:
+) -> _Key | None:
     """The memo key of an answer, or None when it is not remembered (inputs that are not plain
     strings: 1, 1.0 and True are equal keys but different texts)."""
     if extraction_output.__class__ is not str or answer_type.__class__ is not str or rel_tol.__class__ is not float:
@@ -136,7 +163,7 @@ def _output_key(
     for item in golds:
         if item.__class__ is not str:
             return None
-    return (answer_type, extraction_output, options, golds, rel_tol)
+    return cast(_Key, (answer_type, extraction_output, options, golds, rel_tol))
 
 
 THINK_OPEN = "<think>"
@@ -188,13 +215,26 @@ def _extract(
         ("extraction", extraction_output if extraction_output.__class__ is str else _as_text(extraction_output)),
         ("cot", visible_answer_text(cot if cot.__class__ is str else _as_text(cot))),
     ]
+    return _score(kind, answer_type, texts, option_list, gold_list, rel_tol, tuple(option_list))
 
-    if kind in ("multiplechoice", "bool") and (kind == "bool" or _is_label_list(tuple(option_list))):
-        return _score_label(texts, option_list, gold_list)
+
+def _score(
+    kind: str,
+    answer_type: object,
+    texts: list[tuple[TextSource, str]],
+    option_list: list[str],
+    gold_list: list[str],
+    rel_tol: float,
+    option_tuple: tuple[str, ...],
+) -> Extraction:
+    """Score an answer whose inputs are plain strings: its (normalised) kind, the extraction
+    output and the CoT, the options (also as a tuple), the non-blank gold answers."""
+    if kind in ("multiplechoice", "bool") and (kind == "bool" or _is_label_list(option_tuple)):
+        return _score_label(texts, option_list, gold_list, option_tuple)
     if kind == "multiplechoice":
         if not option_list:
             return Extraction(UNEXTRACTABLE, reason="multiple-choice sample has no choices")
-        return _score_choice(texts, option_list, gold_list)
+        return _score_choice(texts, option_list, gold_list, option_tuple)
     if kind == "number":
         return _score_number(texts, gold_list, rel_tol)
     if kind in ("text", "collection"):
@@ -205,6 +245,10 @@ def _extract(
 @lru_cache(maxsize=64)
 def _kind(answer_type: str) -> str:
     return answer_type.strip().lower().replace("_", "").replace(" ", "")
+
+
+#: ``label_of`` of an option or gold text (plain strings here), once per question.
+_text_label: Callable[[str], str | None] = lru_cache(maxsize=4096)(label_of)
 
 
 @lru_cache(maxsize=8192)
@@ -267,14 +311,30 @@ def _unextractable(result: NotFound, source: TextSource | None) -> Extraction:
 # -- multiple choice ------------------------------------------------------------------------
 
 
-def _score_choice(texts: list[tuple[TextSource, str]], options: list[str], gold: list[str]) -> Extraction:
-    m = matcher(tuple(options))
+def _score_choice(
+    texts: list[tuple[TextSource, str]], options: list[str], gold: list[str], option_tuple: tuple[str, ...]
+) -> Extraction:
+    m = matcher(option_tuple)
 
     def finder(text: str, source: TextSource) -> Found | NotFound | None:
-        if source == "extraction" and len(text) < 160:
-            fast = whole_letter(text, m)
-            if fast is not None:
-                return Found(fast.value, "extraction_output:letter", fast.start, fast.end)
+        if source == "extraction":
+            if len(text) < 160:
+                fast = whole_letter(text, m)
+                if fast is not None:
+                    return Found(fast.value, "extraction_output:letter", fast.start, fast.end)
+            if len(text) <= _MEMO_MAX_CHARS and not spells_an_option(text, m):
+                # What the segments say depends on the option letters alone: shared.
+                key = (text, m.letters)
+                known = _choice_output_findings.get(key, _UNKNOWN)
+                if known is _UNKNOWN:
+                    known = in_segments(text, source)
+                    if len(_choice_output_findings) >= OUTPUT_MEMO_SIZE:
+                        _choice_output_findings.clear()
+                    _choice_output_findings[key] = known
+                return known  # type: ignore[return-value]
+        return in_segments(text, source)
+
+    def in_segments(text: str, source: TextSource) -> Found | NotFound | None:
         masks = prompt_echo_spans(text)
         result = _in_segments(text, source, lambda t, s, e: find_choice(t, s, e, m, masks))
         if result is None and source == "cot":
@@ -292,28 +352,40 @@ def _score_choice(texts: list[tuple[TextSource, str]], options: list[str], gold:
     letter = letter_of(index)
     value = f"{letter}) {options[index]}"
     span = (result.start, result.end)
-    gold_indices = {i for g in gold for i in m.index_of_text.get(option_key(g), ())}
+    if len(gold) == 1:  # the usual one gold answer: its options' indices as they are
+        gold_indices: tuple[int, ...] | set[int] = m.index_of_text.get(_gold_key(gold[0]), ())
+    else:
+        gold_indices = {i for g in gold for i in m.index_of_text.get(_gold_key(g), ())}
     if not gold_indices and len(gold) == 1 and len(gold[0].strip()) == 1 and gold[0].strip().upper() in m.letters:
         gold_indices = {m.letters.index(gold[0].strip().upper())}
-    common: _Located = {"value": value, "method": result.method, "source": source, "span": span, "letter": letter}
     if not gold:
-        return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)
-    if not gold_indices:
-        return Extraction(UNEXTRACTABLE, reason=f"gold answer {gold[0][:60]!r} is not among the choices", **common)
-    return Extraction(CORRECT if index in gold_indices else INCORRECT, **common)
+        outcome, reason = UNEXTRACTABLE, "no gold answer"
+    elif not gold_indices:
+        outcome, reason = UNEXTRACTABLE, f"gold answer {gold[0][:60]!r} is not among the choices"
+    else:
+        outcome, reason = (CORRECT if index in gold_indices else INCORRECT), ""
+    return Extraction(outcome, value, result.method, source, span, reason, None, letter)
+
+
+@lru_cache(maxsize=4096)
+def _gold_key(gold: str) -> str:
+    """``option_key`` of a gold answer, computed once for all the answers to its question."""
+    return option_key(gold)
 
 
 # -- bool and yes/no/maybe ------------------------------------------------------------------
 
 
-def _score_label(texts: list[tuple[TextSource, str]], options: list[str], gold: list[str]) -> Extraction:
-    m = matcher(tuple(options)) if options else None
+def _score_label(
+    texts: list[tuple[TextSource, str]], options: list[str], gold: list[str], option_tuple: tuple[str, ...]
+) -> Extraction:
+    m = matcher(option_tuple) if options else None
 
     def find(text: str, start: int, end: int, masks: list[tuple[int, int]]) -> Found | NotFound | None:
         if m is not None:
             # Letters first ("B) False"); the option texts are the labels themselves.
             letters = letter_mentions(text, start, end, m, masks, bare=True)
-            labels = sorted({label_of(options[i]) or "" for i, _, _ in letters})
+            labels = sorted({_text_label(options[i]) or "" for i, _, _ in letters})
             if len(labels) == 1 and labels[0]:
                 return Found(labels[0], "letter", letters[-1][1], letters[-1][2])
             if len(labels) > 1:
@@ -345,7 +417,7 @@ def _score_label(texts: list[tuple[TextSource, str]], options: list[str], gold: 
     if isinstance(result, NotFound):
         return _unextractable(result, source)
     label = str(result.value)
-    letter = next((letter_of(i) for i, option in enumerate(options) if label_of(option) == label), None)
+    letter = next((letter_of(i) for i, option in enumerate(options) if _text_label(option) == label), None)
     common: _Located = {
         "value": label,
         "method": result.method,
@@ -353,7 +425,7 @@ def _score_label(texts: list[tuple[TextSource, str]], options: list[str], gold: 
         "span": (result.start, result.end),
         "letter": letter,
     }
-    gold_labels = {label_of(g) for g in gold} - {None}
+    gold_labels = {_text_label(g) for g in gold} - {None}
     if not gold:
         return Extraction(UNEXTRACTABLE, reason="no gold answer", **common)
     if not gold_labels:

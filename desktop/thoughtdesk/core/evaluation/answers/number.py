@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from thoughtdesk.core.evaluation.answers.result import Found, NotFound
 
@@ -64,9 +64,9 @@ _NUMBER_WORD = re.compile(r"(?<![\w-])(" + "|".join(_WORDS) + r")(?![\w-])", re.
 DEFAULT_REL_TOL = 1e-4
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedNumber:
-    """A number found in text: its value, whether it was a percentage, its span."""
+class ParsedNumber(NamedTuple):
+    """A number found in text: its value, whether it was a percentage, its span (a named tuple:
+    immutable, made quickly for every number in a CoT)."""
 
     value: float
     percent: bool
@@ -86,22 +86,24 @@ def _to_float(text: str) -> float:
 
 
 def _value(match: re.Match[str]) -> float:
-    if match.group("frac_w") is not None:
-        den = _to_float(match.group("frac_d"))
-        if den == 0:
+    # The groups in one call (a number is read for every number in a CoT).
+    frac_w, tex_n, num, den, exp, power, neg = match.group("frac_w", "tex_n", "num", "den", "exp", "pow", "neg")
+    if frac_w is not None:
+        denominator = _to_float(match.group("frac_d"))
+        if denominator == 0:
             raise ZeroDivisionError
-        value = _to_float(match.group("frac_w")) + _to_float(match.group("frac_n")) / den
-    elif match.group("tex_n") is not None:
-        value = _to_float(match.group("tex_n")) / _to_float(match.group("tex_d"))
+        value = _to_float(frac_w) + _to_float(match.group("frac_n")) / denominator
+    elif tex_n is not None:
+        value = _to_float(tex_n) / _to_float(match.group("tex_d"))
     else:
-        value = _to_float(match.group("num").replace(",", ""))
-        if match.group("den") is not None:
-            value = value / _to_float(match.group("den"))
-        if match.group("exp") is not None:
-            value = _to_float(match.group("num").replace(",", "") + match.group("exp"))
-        if match.group("pow") is not None:
-            value = value * 10.0 ** int(match.group("pow")[:6])
-    if match.group("neg"):
+        value = _to_float(num.replace(",", ""))
+        if den is not None:
+            value = value / _to_float(den)
+        if exp is not None:
+            value = _to_float(num.replace(",", "") + exp)
+        if power is not None:
+            value = value * 10.0 ** int(power[:6])
+    if neg:
         value = -value
     if not math.isfinite(value):
         raise NumberOverflow(match.group(0))
@@ -117,8 +119,9 @@ def numbers_in(text: str, start: int = 0, end: int | None = None) -> list[Parsed
     found: list[ParsedNumber] = []
     for match in _NUMBER.finditer(text, start, end):
         s = match.start()
-        if match.group("neg") and _SUBTRACTION.search(text, max(0, s - 2), s):
-            s = match.start() + len(match.group("neg"))
+        neg = match.group("neg")
+        if neg and _SUBTRACTION.search(text, max(0, s - 2), s):
+            s = match.start() + len(neg)
             try:
                 value = abs(_value(match))
             except (ZeroDivisionError, OverflowError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Parts of prompts and extraction triggers that name letters or labels without choosing one:
 #: "among A through E", "(Yes or No)", "(A-E)", "(arabic numerals)". Mentions inside are ignored.
@@ -46,15 +46,32 @@ _CLOSING = re.compile(
 _ECHO_WORD = re.compile(r"among|between", re.IGNORECASE)
 # Cheap pre-check before the cue regex: the words a strong cue without "answer" needs.
 _ANY_STRONG_WORD = re.compile(r"(?:option|choice|response)", re.IGNORECASE)
+_STRONG_WORDS = ("option", "choice", "response")
+
+
+def _has_word(text: str, pattern: re.Pattern[str], words: tuple[str, ...]) -> bool:
+    """Whether ``pattern`` (``words`` in any case) occurs in ``text``. ASCII text is lower-cased
+    and searched with ``in`` (a case-insensitive regex tries every position; ASCII letters fold
+    only to each other); other text goes to the pattern, whose case folding also matches
+    "ı", "ſ" and the Kelvin sign to "i", "s" and "k"."""
+    if text.isascii():
+        lower = text.lower()
+        for word in words:
+            if word in lower:
+                return True
+        return False
+    return pattern.search(text) is not None
+
+
 _SENTENCE_END = re.compile(r"\n|[.!?](?=\s|$)")
 _LONE_LETTER = re.compile(r"\s*[(\[{*]*[A-Za-z][)\]}*]*\.")
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _HASHES = re.compile(r"####[ \t]*")
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """A stretch ``text[start:end]`` that should hold the answer, and the rule that chose it."""
+class Segment(NamedTuple):
+    """A stretch ``text[start:end]`` that should hold the answer, and the rule that chose it (a
+    named tuple: immutable, made quickly for every answer)."""
 
     start: int
     end: int
@@ -63,9 +80,20 @@ class Segment:
 
 def prompt_echo_spans(text: str) -> list[tuple[int, int]]:
     """Spans of ``text`` that repeat the prompt's list of options ("among A through E")."""
-    if "(" not in text and _ECHO_WORD.search(text) is None:
-        return []  # the common case, without running the whole echo regex over the CoT
-    return [m.span() for m in _PROMPT_ECHO.finditer(text)]
+    if _has_word(text, _ECHO_WORD, ("among", "between")):
+        return [m.span() for m in _PROMPT_ECHO.finditer(text)]
+    # Without "among" and "between" only the bracketed forms can match, and they start with
+    # "(": tried there alone, not at every position of the CoT (the same spans).
+    spans = []
+    pos = text.find("(")
+    while pos >= 0:
+        match = _PROMPT_ECHO.match(text, pos)
+        if match is not None:
+            spans.append(match.span())
+            pos = text.find("(", match.end())
+        else:
+            pos = text.find("(", pos + 1)
+    return spans
 
 
 def sentence_end(text: str, start: int) -> int:
@@ -91,7 +119,7 @@ def cue_segments(text: str) -> Iterator[Segment]:
     Strong cues ("the answer is", "Answer:") come before weak ones ("Answer B"). Lazy: most
     answers are settled by the first segment.
     """
-    if "nswer" not in text and "NSWER" not in text and not _ANY_STRONG_WORD.search(text):
+    if "nswer" not in text and "NSWER" not in text and not _has_word(text, _ANY_STRONG_WORD, _STRONG_WORDS):
         return
     for match in reversed(list(_STRONG_CUE.finditer(text))):
         yield Segment(match.end(), _cue_end(text, match.end()), "the_answer_is")

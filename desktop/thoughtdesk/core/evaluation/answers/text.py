@@ -30,6 +30,11 @@ def token_f1(prediction: str, gold: str) -> float:
     expected = normalized(gold).split()
     if not predicted or not expected:
         return float(predicted == expected)
+    # The common exact and unrelated answers without counting (the same figures: 1.0 and 0.0).
+    if predicted == expected:
+        return 1.0
+    if set(predicted).isdisjoint(expected):
+        return 0.0
     common = Counter(predicted) & Counter(expected)
     overlap = sum(common.values())
     if overlap == 0:

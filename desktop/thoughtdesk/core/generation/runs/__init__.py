@@ -42,6 +42,10 @@ Public API (signatures are stable; the GUI's runs panel is built on them):
   ``summary()``); :func:`create_critique_run` ``(lib, plan, *, name=None) -> int``;
   :func:`parse_summary` ``(lib, run_id) -> str`` (how its critiques parsed); executed and
   resumed by :func:`execute_run` / :func:`resume_run` like any run.
+* pairwise judge runs (requests with step ``judge``; docs/judges.md): :class:`JudgeSpec`;
+  :func:`plan_judge_run` ``(lib, spec, *, templates=None, prices=None) -> JudgePlan``;
+  :func:`create_judge_run` ``(lib, plan, *, name=None) -> int``; :func:`verdict_summary`.
+  Written on the planning path every kind of run shares (``planning.insert_run``, ``price_plan``).
 * revision runs (requests with step ``revision``; docs/judges.md): :class:`RevisionSpec`;
   :func:`plan_revision_run` ``(lib, spec, *, templates=None, prices=None) -> RevisionPlan``;
   :func:`create_revision_run` ``(lib, plan, *, name=None) -> int``.
@@ -93,6 +97,13 @@ if TYPE_CHECKING:
         plan_critique_run,
     )
     from thoughtdesk.core.generation.runs.execute import RunControl, execute_run, execute_run_async, resume_run
+    from thoughtdesk.core.generation.runs.judge import (
+        JudgePlan,
+        create_judge_run,
+        find_judge_template,
+        plan_judge_run,
+        verdict_summary,
+    )
     from thoughtdesk.core.generation.runs.manage import (
         RunInUseError,
         check_models_exist,
@@ -132,6 +143,7 @@ if TYPE_CHECKING:
         CritiqueSpec,
         FewShotSpec,
         GuideSpec,
+        JudgeSpec,
         ModelSpec,
         RevisionSpec,
         RunLimits,
@@ -171,6 +183,12 @@ _LAZY: dict[str, str] = {
     "find_template": "critique",
     "parse_summary": "critique",
     "plan_critique_run": "critique",
+    "JudgePlan": "judge",
+    "create_judge_run": "judge",
+    "find_judge_template": "judge",
+    "plan_judge_run": "judge",
+    "verdict_summary": "judge",
+    "JudgeSpec": "spec",
     "RevisionPlan": "revision",
     "create_revision_run": "revision",
     "plan_revision_run": "revision",
@@ -267,6 +285,12 @@ __all__ = [
     "is_guided",
     "trajectory_context",
     "AnySpec",
+    "JudgePlan",
+    "JudgeSpec",
+    "create_judge_run",
+    "find_judge_template",
+    "plan_judge_run",
+    "verdict_summary",
     "CotRef",
     "CotSelection",
     "CritiquePlan",

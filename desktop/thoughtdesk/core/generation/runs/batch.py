@@ -36,6 +36,7 @@ from typing import Any
 
 from thoughtdesk.core.generation.backends import BackendError, PriceTable
 from thoughtdesk.core.generation.backends.batches import AnthropicBatches, OpenAIBatches
+from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
 from thoughtdesk.core.generation.runs.batch_common import (
     BATCH_PROVIDERS,
     BatchApi,
@@ -52,7 +53,7 @@ from thoughtdesk.core.generation.runs.read import (  # reads: kept light for the
     is_batch_run,
     list_batches,
 )
-from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec, spec_from_document
+from thoughtdesk.core.generation.runs.spec import ModelSpec, spec_from_document
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.library.store import Library
 

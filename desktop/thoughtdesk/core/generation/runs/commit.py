@@ -28,6 +28,8 @@ from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.read import RequestRow
 from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.generation.runs.trajectories import attach_steps
+from thoughtdesk.core.judges.parse import parse_verdict
+from thoughtdesk.core.judges.store import JudgeVerdict, add_verdict, verdict_by_pk
 from thoughtdesk.core.library import counters
 from thoughtdesk.core.library.prompt_refs import prompt_ref, stored_prompt_ref
 from thoughtdesk.core.library.records import model_repr
@@ -764,6 +766,81 @@ def store_cached_critique(
     return critique_pk
 
 
+def store_verdict(
+    lib: Library,
+    *,
+    run_id: int,
+    request: RequestRow,
+    model: ModelSpec,
+    call: CallRecord,
+    claim: Claim | None = None,
+) -> int:
+    """Commit the verdict a ``judge`` request returned (parsed tolerantly, the raw text always
+    kept; an empty answer is an unparseable verdict, not a failure) with the request row done,
+    in one transaction; return its key (``claim``: see store_cot)."""
+    text = call.response.texts[0] if call.response.texts else ""
+    raw = _stored_raw(call, text, "judge_verdict.raw_text")
+    params = json.loads(request.params)
+    parsed = parse_verdict(text)
+    with lib.transaction() as conn:
+        _check(conn, request.id, claim)
+        verdict = JudgeVerdict(
+            sample_pk=request.sample_pk,
+            first_cot_pk=request.target_cot_pk or 0,
+            second_cot_pk=int(params["second_cot_pk"]),
+            judge_model=model.model_name,
+            template=str(params.get("template", "")),
+            template_version=str(params.get("template_version", "")),
+            verdict=parsed.verdict,
+            reason=parsed.reason,
+            raw_text=text,
+            run_id=run_id,
+            request_id=request.id,
+            extra={
+                "thoughtdesk": {
+                    **_provenance(model, {"judge_template": params.get("template")}, request, call, run_id, raw),
+                    "prompt": None,  # the request row keeps it (it quotes both CoTs)
+                }
+            },
+        )
+        verdict_pk = add_verdict(conn, verdict)
+        _finish_request(conn, request.id, call, raw=raw)
+        conn.execute("UPDATE request SET result_verdict_pk = ? WHERE id = ?", (verdict_pk, request.id))
+    return verdict_pk
+
+
+def store_cached_verdict(
+    lib: Library, request: RequestRow, source: int, src_verdict: int, *, run_id: int
+) -> int | None:
+    """Answer ``request`` from request ``source``, an identical one already done, which stored
+    verdict ``src_verdict``: reused for the same ordered pair, else copied onto this pair (an
+    identical prompt shows the same texts). None (nothing written) when that verdict is gone."""
+    params = json.loads(request.params)
+    with lib.transaction() as conn:
+        PENDING.check(conn, request.id)
+        found = verdict_by_pk(conn, src_verdict)
+        if found is None:
+            return None
+        verdict_pk = src_verdict
+        first, second = request.target_cot_pk or 0, int(params["second_cot_pk"])
+        if (found.first_cot_pk, found.second_cot_pk) != (first, second):
+            copy = dataclasses.replace(
+                found,
+                sample_pk=request.sample_pk,
+                first_cot_pk=first,
+                second_cot_pk=second,
+                run_id=run_id,
+                request_id=request.id,
+                created="",
+                extra={**found.extra, "copied_from_verdict": src_verdict},
+                pk=None,
+            )
+            verdict_pk = add_verdict(conn, copy)
+        _finish_request(conn, request.id, None, cached_from=source)
+        conn.execute("UPDATE request SET result_verdict_pk = ? WHERE id = ?", (verdict_pk, request.id))
+    return verdict_pk
+
+
 def store_result(
     lib: Library,
     *,
@@ -788,7 +865,9 @@ def store_result(
     this process used are redacted from all the provider sent (:func:`redact_call`); ``claim``
     is what the request must still be (else :class:`StaleClaim` and nothing is stored)."""
     call = redact_call(call)
-    if request.step == "critique":
+    if request.step == "judge":
+        store_verdict(lib, run_id=run_id, request=request, model=model, call=call, claim=claim)
+    elif request.step == "critique":
         store_critique(
             lib, run_id=run_id, request=request, model=model, call=call, template_key=template_key, claim=claim
         )

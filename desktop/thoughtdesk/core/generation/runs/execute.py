@@ -50,6 +50,7 @@ from thoughtdesk.core.generation.runs.commit import (
     store_cached_answer,
     store_cached_cot,
     store_cached_critique,
+    store_cached_verdict,
     store_failure,
     store_result,
 )
@@ -57,6 +58,7 @@ from thoughtdesk.core.generation.runs.commit_group import CommitGroup
 from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.critique import critique_request
 from thoughtdesk.core.generation.runs.guided import GuidedWriter, Helper
+from thoughtdesk.core.generation.runs.judge import judge_request
 from thoughtdesk.core.generation.runs.lease import Claim, Lease, StaleClaim, claim_run, describe_holder
 from thoughtdesk.core.generation.runs.plan import (
     SampleRef,
@@ -340,11 +342,14 @@ class _Execution:
         if request.step == "critique":
             await self._process_critique(request, sample, model)
             return
-        if request.step == "guided":
-            await self._process_guided(request, sample, model)
+        if request.step == "judge":
+            await self._process_judge(request, sample, model)
             return
         if request.step == "revision":
             await self._process_revision(request, sample, model)
+            return
+        if request.step == "guided":
+            await self._process_guided(request, sample, model)
             return
         variant = self.variants[request.variant_index]
         cot_pk, cot_text = None, None
@@ -505,6 +510,22 @@ class _Execution:
         call = critique_request(model, request.prompt or "", int(params.get("system_chars", 0)))
         await self._send_once(request, sample, model, call, None, None)
 
+    async def _process_judge(self, request: RequestRow, sample: SampleRef, model: ModelSpec) -> None:
+        params = json.loads(request.params)
+        pair = (request.target_cot_pk, int(params["second_cot_pk"]))
+        found = self.lib.conn.execute("SELECT count(*) FROM generated_cot WHERE id IN (?, ?)", pair).fetchone()[0]
+        if found != 2:  # a CoT of the pair was deleted (a race with a delete: rows cascade)
+            store_failure(
+                self.lib, request.id, "a CoT of the pair it judges was deleted", sent_at=now_iso(), attempts=0
+            )
+            self.tally.failed += 1
+            self._after_failed(request)
+            return
+        if not self.force and await self._answer_from_store(request, sample, None):
+            return
+        call = judge_request(model, request.prompt or "", int(params.get("system_chars", 0)))
+        await self._send_once(request, sample, model, call, None, None)
+
     async def _send_once(
         self,
         request: RequestRow,
@@ -538,7 +559,8 @@ class _Execution:
             await other  # an identical call is under way: wait for it, then reuse its result
         row = self.lib.conn.execute(
             REQUEST_SELECT + " WHERE fingerprint = ? AND status = 'done' AND id != ? AND "
-            "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL OR result_critique_pk IS NOT NULL) "
+            "(result_cot_pk IS NOT NULL OR result_answer_pk IS NOT NULL OR result_critique_pk IS NOT NULL "
+            "OR result_verdict_pk IS NOT NULL) "
             "ORDER BY id LIMIT 1",
             (request.fingerprint, request.id),
         ).fetchone()
@@ -558,6 +580,11 @@ class _Execution:
 
     def _store_from(self, request: RequestRow, source: RequestRow, sample: SampleRef, cot_pk: int | None) -> bool:
         """Answer ``request`` from ``source``, an identical request done; False when it cannot be."""
+        if request.step == "judge":
+            return source.result_verdict_pk is not None and (
+                store_cached_verdict(self.lib, request, source.id, source.result_verdict_pk, run_id=self.run_id)
+                is not None
+            )
         if request.step == "critique":
             if source.result_critique_pk is None:
                 return False
@@ -611,7 +638,8 @@ class _Execution:
                 self.tally.in_flight -= 1
                 self.queue.put_nowait(request.id)
                 return None
-            if not has_output(response):
+            if request.step != "judge" and not has_output(response):
+                # (a judge answering nothing is stored as an unparseable verdict: counted, not retried)
                 raise BadResponse(
                     backend.provider,
                     "the model returned an empty text",

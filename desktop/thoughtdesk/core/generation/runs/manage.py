@@ -18,10 +18,11 @@ from thoughtdesk.core.generation.backends import check_gguf_file
 from thoughtdesk.core.generation.backends.base import ModelFileError, ModelNotFound
 from thoughtdesk.core.generation.backends.connection_check import look_up_model
 from thoughtdesk.core.generation.backends.http import credentials_in, credentials_refused
+from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
 from thoughtdesk.core.generation.runs.lease import describe_holder, holder_alive
 from thoughtdesk.core.generation.runs.providers import api_key_for
 from thoughtdesk.core.generation.runs.read import resolve_run_id
-from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
+from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host, is_offline, require_network

@@ -21,7 +21,8 @@ from thoughtdesk.core.generation.backends import (
     PooledBackend,
     ProviderLimits,
 )
-from thoughtdesk.core.generation.runs.spec import DEFAULT_BASE_URLS, ModelSpec
+from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
+from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.settings.config import key_origin, stored_key_for
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host, is_offline
 from thoughtdesk.core.settings.secrets import checked_key, get_api_key

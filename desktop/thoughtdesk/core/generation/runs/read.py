@@ -31,7 +31,7 @@ from thoughtdesk.core.settings.logs import redact
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed", "batched"]
 #: ``batched``: in a provider batch that is not fetched yet (runs/batch.py).
 RequestStatus = Literal["pending", "sent", "done", "failed", "batched"]
-RequestStep = Literal["cot", "extraction", "critique", "guided", "revision"]
+RequestStep = Literal["cot", "extraction", "critique", "guided", "revision", "judge"]
 
 
 class RunNotFound(ThoughtDeskError):
@@ -92,8 +92,8 @@ class RunInfo:
     last_error: str | None
     #: The models as specified (for pricing: a local OpenAI-compatible server is free).
     model_specs: tuple[ModelSpec, ...] = ()
-    #: ``generation`` (CoTs and answers), ``critique`` (critiques of stored CoTs) or ``revision``
-    #: (CoTs revised from a critique's feedback).
+    #: ``generation`` (CoTs and answers), ``critique`` (critiques of stored CoTs), ``revision``
+    #: (CoTs revised from a critique's feedback) or ``judge`` (pairwise verdicts on stored CoTs).
     kind: str = "generation"
     #: Stored as running or paused, but the process executing it is gone (killed, crashed):
     #: nothing is happening until it is resumed (see :mod:`...runs.lease`).
@@ -166,6 +166,7 @@ class RequestRow:
     cached_from: int | None
     target_cot_pk: int | None = None  # a critique request: the CoT it judges
     result_critique_pk: int | None = None  # a critique request: the critique it stored
+    result_verdict_pk: int | None = None  # a pairwise judge request: the verdict it stored
 
 
 #: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with :func:`request_row`.

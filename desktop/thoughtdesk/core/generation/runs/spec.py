@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 
 from thoughtdesk.core.critiques.prompts import WRAPPERS, Wrapper
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.models.registry import ModelRegistryError, resolve_local_model
 from thoughtdesk.core.settings.network import host_of_url, is_loopback_host
@@ -23,8 +24,6 @@ from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, check_effort
 Endpoint = Literal["chat", "completions"]
 #: Providers a :class:`ModelSpec` may name (``llamacpp`` = in-process GGUF model).
 PROVIDERS = ("openai", "anthropic", "llamacpp")
-#: Where each remote provider's requests go when a model names no base URL.
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 #: A raw completion prompt sent as it is.
 DEFAULT_COMPLETION_TEMPLATE = "{prompt}"
 
@@ -721,13 +720,82 @@ class RevisionSpec:
         )
 
 
-AnySpec = RunSpec | CritiqueSpec | RevisionSpec
+# --- pairwise judge runs --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSpec:
+    """A pairwise judge run: the CoTs of each sample compared two at a time, every pair in both
+    orders, by every judge model (docs/judges.md).
+
+    ``cots`` selects the CoTs (its ``limit`` is not used: ``limit`` here keeps at most that many
+    pairs per dataset split, the first or, with ``seed``, a random draw). ``conditions`` (empty:
+    all pairs of a sample's CoTs) keeps pairs of CoTs of two different named conditions; a name
+    is a CoT's condition (``model | instruction / trigger / extraction``), its model or its
+    prompt condition. ``template`` is a pairwise template key. Judges get chat messages.
+    """
+
+    cots: CotSelection
+    models: tuple[ModelSpec, ...]
+    template: str = "td-pairwise-v1"
+    conditions: tuple[str, ...] = ()
+    limit: int | None = None
+    seed: int | None = None
+    force: bool = False
+    name: str = ""
+
+    kind: ClassVar[str] = "judge"
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise RunSpecError("a judge run needs at least one judge model")
+        if self.limit is not None and self.limit < 1:
+            raise RunSpecError(f"--limit {self.limit}: at least 1 pair per dataset split")
+        if len(self.conditions) == 1:
+            raise RunSpecError(
+                f"--conditions {self.conditions[0]!r}: name at least two conditions to compare (or none: all pairs)"
+            )
+        if len(set(self.conditions)) != len(self.conditions):
+            raise RunSpecError(f"--conditions {','.join(self.conditions)}: a condition is named twice")
+        object.__setattr__(self, "models", tuple(critique_model(m, "chat") for m in self.models))
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets)."""
+        return {
+            "kind": self.kind,
+            "cots": self.cots.to_json(),
+            "models": [m.to_json() for m in self.models],
+            "template": self.template,
+            "conditions": list(self.conditions),
+            "limit": self.limit,
+            "seed": self.seed,
+            "force": self.force,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JudgeSpec:
+        return cls(
+            cots=CotSelection.from_json(data["cots"]),
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            template=data.get("template", "td-pairwise-v1"),
+            conditions=tuple(data.get("conditions") or ()),
+            limit=data.get("limit"),
+            seed=data.get("seed"),
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
+        )
+
+
+AnySpec = RunSpec | CritiqueSpec | RevisionSpec | JudgeSpec
 
 
 def spec_from_document(document: dict[str, Any]) -> AnySpec:
-    """The spec of a stored run document: a generation, critique or revision run's."""
+    """The spec of a stored run document: a generation, critique, revision or judge run's."""
     if document.get("kind") == "critique":
         return CritiqueSpec.from_json(document["spec"])
     if document.get("kind") == "revision":
         return RevisionSpec.from_json(document["spec"])
+    if document.get("kind") == "judge":
+        return JudgeSpec.from_json(document["spec"])
     return RunSpec.from_json(document["spec"])
