@@ -199,3 +199,51 @@ def test_filter_in_the_papers_layout(qtbot, dialog, fake_server: FakeModelServer
     target = tmp_path / "kept.jsonl"
     dialog.export_to(target)
     assert len(target.read_text(encoding="utf-8").splitlines()) == 16
+
+
+def test_one_keep_rule_for_the_summary_the_dialog_and_the_export(
+    qtbot, dialog: RationalesDialog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28, point 11: ``filtering.keeps`` is the only keep rule. Three rationales scored
+    with reductions 1.0, 1.25 (exactly tau) and 2.0: the filter summary (``filter_table``, what
+    ``rationales filter`` prints), the dialog's counts and the export keep the same two, and a
+    changed rule (``>`` for ``>=``) changes all three together (before, each coded its own)."""
+    from thoughtdesk.core.rationales import filtering
+    from thoughtdesk.core.rationales.filtering import LossReduction
+    from thoughtdesk.core.rationales.mining import filter_table
+    from thoughtdesk.core.rationales.store import add_score
+
+    tau = 1.25
+    with Library.open(dialog.library_path) as lib:
+        cid = lib.require_collection(DEMO)
+        with lib.transaction() as conn:
+            conn.execute(
+                "INSERT INTO rationale_doc (collection_id, doc_key, source, model, markers, prompt_text, original, "
+                "output, similarity, valid, created) VALUES (?, 'd', 'file', 'm', '[]', '', '', '', 1, 1, 'now')",
+                (cid,),
+            )
+            for position in range(3):
+                conn.execute(
+                    "INSERT INTO rationale (doc_id, position, preceding, rationale, following) "
+                    "VALUES ((SELECT max(id) FROM rationale_doc), ?, 'a', ?, 'c')",
+                    (position, f"r{position}"),
+                )
+        ids = [row[0] for row in lib.conn.execute("SELECT id FROM rationale ORDER BY position")]
+        for rid, with_loss in zip(ids, (2.0, 1.75, 1.0), strict=True):  # reductions 1.0, 1.25, 2.0: exact
+            add_score(lib, rid, scorer="s", decay=0.9, result=LossReduction(3.0, with_loss, 4, 4))
+
+    def counts() -> tuple[int, int, int]:
+        with Library.open(dialog.library_path) as lib:
+            table = filter_table(lib, DEMO, "s", tau=tau, decay=0.9)
+        dialog.table, dialog.scored_by = table, "s"
+        dialog.tau.setValue(0.0)
+        dialog.tau.setValue(tau)
+        shown = int(dialog.counts.text().split(f"At tau {tau:g}: ")[1].split(" kept")[0])
+        out = tmp_path / "kept.jsonl"
+        dialog.export_to(out)
+        exported = len(out.read_text(encoding="utf-8").splitlines())
+        return table.kept, shown, exported
+
+    assert counts() == (2, 2, 2)
+    monkeypatch.setattr(filtering, "keeps", lambda reduction, tau: reduction > tau)
+    assert counts() == (1, 1, 1)

@@ -414,7 +414,7 @@ class RationalesDialog(QDialog):
         if table is None or not table.scored:
             return
         tau = self.tau.value()
-        kept = sum(1 for value in table.reductions if value >= tau)
+        kept = table.kept_at(tau)
         share = 100 * kept / table.scored
         self.counts.setText(
             f"{table.documents} documents rewritten, {table.valid_documents} valid; {table.rationales} rationales, "
