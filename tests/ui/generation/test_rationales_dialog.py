@@ -155,7 +155,7 @@ def test_the_rewriting_model_gets_prompts_as_generate_sends_them(qtbot, dialog, 
     `rationales extract` (a GGUF's chat template): it now takes the same default."""
     from thoughtdesk.core.errors import ThoughtDeskError
     from thoughtdesk.core.generation.defaults import default_chat
-    from thoughtdesk.ui.generation import rationales_dialog
+    from thoughtdesk.core.rationales import setup as mining_setup
 
     built = []
 
@@ -163,7 +163,7 @@ def test_the_rewriting_model_gets_prompts_as_generate_sends_them(qtbot, dialog, 
         built.append(spec)
         raise ThoughtDeskError("stopped by the test")
 
-    monkeypatch.setattr(rationales_dialog, "build_backend", recorded)
+    monkeypatch.setattr(mining_setup, "build_backend", recorded)  # the one setup builds the backend
     for model, url in (("llamacpp:/m/a.gguf", ""), ("openai:m", "http://127.0.0.1:9/v1"), ("anthropic:c", "")):
         dialog.model.setText(model)
         dialog.model_url.setText(url)
@@ -247,3 +247,54 @@ def test_one_keep_rule_for_the_summary_the_dialog_and_the_export(
     assert counts() == (2, 2, 2)
     monkeypatch.setattr(filtering, "keeps", lambda reduction, tau: reduction > tau)
     assert counts() == (1, 1, 1)
+
+
+@pytest.mark.parametrize(("model", "url"), [("openai:m", "http://127.0.0.1:9/v1"), ("llamacpp:/m/a.gguf", "")])
+def test_the_dialog_and_the_cli_build_the_same_setup(
+    qtbot, dialog: RationalesDialog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, url: str
+) -> None:
+    """Issue 28, point 11: one setup (core/rationales/setup.py). From the same choices the
+    dialog and `rationales extract|filter` build equal setups: the same model, prompt, markers,
+    concurrency (defaults 8 and 32; the dialog hard-coded them), retry policy and scorer label;
+    and a changed concurrency reaches both."""
+    from thoughtdesk.cli import rationales
+    from thoughtdesk.cli.main import build_parser
+    from thoughtdesk.core.paths import CONFIG_DIR_ENV
+    from thoughtdesk.core.rationales.setup import (
+        DEFAULT_EXTRACT_CONCURRENCY,
+        DEFAULT_FILTER_CONCURRENCY,
+        MINING_RETRY,
+    )
+
+    monkeypatch.setenv(CONFIG_DIR_ENV, str(tmp_path / "config"))
+    parser = build_parser()
+    base = ["--base-url", url] if url else []
+    dialog.model.setText(model)
+    dialog.model_url.setText(url)
+    dialog.scorer.setText(model)
+    dialog.scorer_url.setText(url)
+    dialog.markers.setText("[[R]]...[[/R]]")
+    dialog.scoring_layout.setCurrentIndex(dialog.scoring_layout.findData("paper"))
+
+    def cli(*args: str):
+        return parser.parse_args(["rationales", *args, *base, "--markers", "[[R]]...[[/R]]"])
+
+    extract = rationales.extraction_setup_of(cli("extract", DEMO, "--model", model))
+    assert dialog.extraction_setup() == extract
+    assert (extract.concurrency, extract.retry) == (DEFAULT_EXTRACT_CONCURRENCY, MINING_RETRY)
+    scored = rationales.filter_setup_of(cli("filter", DEMO, "--scorer", model, "--layout", "paper"))
+    assert dialog.filter_setup() == scored
+    assert (scored.concurrency, scored.retry, scored.label) == (
+        DEFAULT_FILTER_CONCURRENCY,
+        MINING_RETRY,
+        f"{scored.scorer.label} [paper layout]",
+    )
+
+    dialog.extract_concurrency.setValue(3)
+    dialog.filter_concurrency.setValue(5)
+    assert dialog.extraction_setup() == rationales.extraction_setup_of(
+        cli("extract", DEMO, "--model", model, "--concurrency", "3")
+    )
+    assert dialog.filter_setup() == rationales.filter_setup_of(
+        cli("filter", DEMO, "--scorer", model, "--layout", "paper", "--concurrency", "5")
+    )
