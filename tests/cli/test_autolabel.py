@@ -125,6 +125,7 @@ def test_autolabel_is_a_run_planned_listed_and_resumed_exactly_once(tmp_path) ->
         assert resumed.returncode == 0, resumed.stderr
         outcome = json.loads(resumed.stdout)
         assert outcome["status"] == "done" and outcome["done"] == 3 and outcome["failed"] == 0
+        assert outcome["parsed"] == "3 step(s) of 1 CoT(s) labelled: 1 +1, 2 -1"
         prompts = [r.json["messages"][-1]["content"] for r in server.requests if "/chat/completions" in r.path]
         first = [p for p in prompts if "wrong" not in p]
         assert len(first) == 1 and len(prompts) == 5  # step 1 once; steps 2 and 3 failed once, then sent again

@@ -71,6 +71,7 @@ from thoughtdesk.core.generation.runs import (
     stopped_for_good,
     verdict_summary,
 )
+from thoughtdesk.core.generation.runs.rollouts import rollout_summary
 from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES
 
 
@@ -152,7 +153,7 @@ def execute_and_report(
         return EXIT_INTERRUPTED
     bar.finish()
     with open_library(args, create=False) as lib:
-        parsed = parse_summary(lib, run_id) or verdict_summary(lib, run_id)
+        parsed = parse_summary(lib, run_id) or verdict_summary(lib, run_id) or rollout_summary(lib, run_id)
     own = dict(outcome(run_id)) if outcome is not None else {}
     own_text = str(own.pop("text", "") or "")
     cost = _cost_text(args, run_id, final.cost, prices)

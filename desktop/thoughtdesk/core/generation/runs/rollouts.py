@@ -222,3 +222,24 @@ def labelled_by_run(lib: Library, run_id: int) -> tuple[int, int]:
         (run_id,),
     ).fetchall()
     return sum(1 for _, total, done in rows if total == done), sum(done for _, _, done in rows)
+
+
+def rollout_summary(lib: Library, run_id: int) -> str:
+    """How an autolabel run's labels read, in one line: ``3 step(s) of 1 CoT(s) labelled: 1 +1,
+    2 -1``. Empty when the run is not one, or has labelled nothing."""
+    rows = lib.conn.execute(
+        "SELECT DISTINCT q.sample_pk, q.target_cot_pk, q.model_label FROM request q "
+        "WHERE q.run_id = ? AND q.step = 'rollout' AND q.status = 'done'",
+        (run_id,),
+    ).fetchall()
+    if not rows:
+        return ""
+    spec = json.loads(lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()[0])["spec"]
+    author = author_for(AutolabelSpec.from_json(spec).model)
+    ratings: Counter[int | None] = Counter()
+    for sample_pk, cot_pk, _ in rows:
+        review = review_of(lib.conn, StepTarget(sample_pk, cot_pk), author)
+        if review is not None and (review.extra or {}).get("run_id") == run_id:
+            ratings.update(x.rating for x in review.labels)
+    steps = sum(ratings.values())
+    return f"{steps} step(s) of {len(rows)} CoT(s) labelled: {ratings[1]} +1, {ratings[-1]} -1"
