@@ -199,11 +199,11 @@ def test_rationales_extract_sends_prompts_as_generate_does(
     """`rationales extract` sent a local model raw completions unless --chat was given, while
     `generate` uses the GGUF's chat template (core/generation/defaults.py): both now take the
     same defaults, the local model set in Settings included; a scorer stays a raw completion."""
-    from thoughtdesk.cli import rationales
     from thoughtdesk.cli.main import build_parser
     from thoughtdesk.cli.models import generation_models
     from thoughtdesk.core.errors import ThoughtDeskError
     from thoughtdesk.core.paths import settings_file
+    from thoughtdesk.core.rationales import setup as mining_setup
 
     built = []
 
@@ -211,7 +211,7 @@ def test_rationales_extract_sends_prompts_as_generate_does(
         built.append(spec)
         raise ThoughtDeskError("stopped by the test")
 
-    monkeypatch.setattr(rationales, "build_backend", recorded)
+    monkeypatch.setattr(mining_setup, "build_backend", recorded)  # the one setup builds the backend
     gguf = tmp_path / "local.gguf"
     settings_file().parent.mkdir(parents=True, exist_ok=True)
     settings_file().write_text(f"[local]\nmodel_path={gguf}\n", encoding="utf-8")
@@ -251,7 +251,8 @@ def test_rationales_filter_in_the_papers_layout(library_path, fake_server: FakeM
         16,
         16,
     )
-    prompts = [str(r.json["prompt"]) for r in fake_server.requests[sent:]]
+    probe, *prompts = [str(r.json["prompt"]) for r in fake_server.requests[sent:]]
+    assert probe.startswith("Scoring check")  # the scorer is probed once first, as in the dialog
     assert len(prompts) == 32 and all(p.startswith("<|begin_of_text|><|start_header_id|>system") for p in prompts)
     assert not any("<BOT>" in p for p in prompts)
     # the default layout is a scorer of its own: everything is scored again
@@ -263,3 +264,24 @@ def test_rationales_filter_in_the_papers_layout(library_path, fake_server: FakeM
     assert "kept at tau -100 by openai:m [paper layout]" in capsys.readouterr().out
     assert _run(library_path, *export) == 0
     assert "kept at tau -100 by openai:m)" in capsys.readouterr().out
+
+
+def test_rationales_filter_probes_a_server_once_and_stops_if_it_ignores_echo(
+    library_path: Path, fake_server: FakeModelServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 28, point 11: only the dialog probed the scorer; `rationales filter` sent every
+    rationale to a server that ignores echo and failed each. Now the one setup probes for both:
+    one request, one line, nothing scored."""
+    from tests.ui.generation.test_guide_panel import _no_echo
+
+    fake_server.responder = rewriting
+    base = ("--base-url", fake_server.base_url)
+    assert _run(library_path, "rationales", "extract", DEMO, "--model", "openai:m", *base) == 0
+    capsys.readouterr()
+    before = len(fake_server.requests)
+    fake_server.responder = _no_echo
+    assert _run(library_path, "rationales", "filter", DEMO, "--scorer", "openai:m", *base) != 0
+    err = capsys.readouterr().err.strip()
+    assert "cannot score text: the server answered without the prompt's log-probs (echo ignored)" in err
+    assert err.count("\n") == 0
+    assert len(fake_server.requests) == before + 1  # one probe, not a failed call per rationale

@@ -10,7 +10,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import (
@@ -72,6 +72,7 @@ from thoughtdesk.core.generation.runs import (
     stopped_for_good,
     verdict_summary,
 )
+from thoughtdesk.core.generation.runs.rollouts import rollout_summary
 from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES
 
 
@@ -117,7 +118,12 @@ def _cost_text(args: argparse.Namespace, run_id: int, cost: float, prices) -> st
     return f"${cost:.4f}" + (f" + unknown for {', '.join(unpriced)}" if unpriced else "")
 
 
-def _execute(args: argparse.Namespace, run_id: int) -> int:
+def execute_and_report(
+    args: argparse.Namespace, run_id: int, outcome: Callable[[int], dict[str, object]] | None = None
+) -> int:
+    """Execute (resume) run ``run_id`` to its end and print its outcome; ``outcome`` adds a
+    kind's own figures (given the run id, read once it has ended) to the JSON, its ``text`` to
+    the printed outcome."""
     bar, report = _progress(run_id)
     prices = getattr(args, "prices", None) or user_prices()
     try:
@@ -148,7 +154,9 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         return EXIT_INTERRUPTED
     bar.finish()
     with open_library(args, create=False) as lib:
-        parsed = parse_summary(lib, run_id) or verdict_summary(lib, run_id)
+        parsed = parse_summary(lib, run_id) or verdict_summary(lib, run_id) or rollout_summary(lib, run_id)
+    own = dict(outcome(run_id)) if outcome is not None else {}
+    own_text = str(own.pop("text", "") or "")
     cost = _cost_text(args, run_id, final.cost, prices)
     if args.json:
         print(
@@ -166,6 +174,7 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
                     "seconds": round(final.elapsed, 3),
                     "parsed": parsed or None,
                     "last_error": final.last_error,
+                    **own,
                 },
                 ensure_ascii=False,
             )
@@ -178,6 +187,8 @@ def _execute(args: argparse.Namespace, run_id: int) -> int:
         )
         if parsed:
             print(parsed)
+        if own_text:
+            print(own_text)
     if final.taken_over:  # stopped (Ctrl+Z) while another process resumed the run: its answers discarded
         print(f"thoughtdesk: {final.last_error}", file=sys.stderr)
         return EXIT_OK if final.status == "done" else EXIT_FAIL
@@ -199,7 +210,7 @@ def open_library_path(args: argparse.Namespace):
         return lib.path
 
 
-def _warn_offline_pools(models: Iterable[ModelSpec]) -> None:
+def warn_offline_pools(models: Iterable[ModelSpec]) -> None:
     """Say on stderr which pools offline mode cuts down to their servers on this machine."""
     for warning in offline_pool_warnings(models):
         print(f"thoughtdesk: warning: {warning}", file=sys.stderr)
@@ -234,7 +245,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         check_batch_spec(spec)  # a local model or a guided run: said now, nothing written
     if not args.plan_only:
         check_models_ready(spec.all_models())  # refused before a run is written, not left behind as "failed"
-        _warn_offline_pools(spec.all_models())
+        warn_offline_pools(spec.all_models())
         check_models_exist(spec.all_models())  # a misspelled model too, where its server can tell
     _check_scorer(guide, probe=not args.plan_only)
     with open_library(args) as lib:
@@ -246,13 +257,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
         for warning in reasoning_budget_warnings(models):
             print(f"thoughtdesk: warning: {warning}", file=sys.stderr)
         if args.plan_only:
-            _print_previews(plan.previews(args.preview))
+            print_previews(plan.previews(args.preview))
             return EXIT_OK
         run_id = create_run(lib, plan)
     print(f"run {run_id} created ({plan.total} requests)", file=sys.stderr)
     if args.batch:
         return _advance_batches(args, run_id)
-    return _execute(args, run_id)
+    return execute_and_report(args, run_id)
 
 
 def _advance_batches(args: argparse.Namespace, run_id: int) -> int:
@@ -383,7 +394,7 @@ def _check_scorer(guide: GuideSpec | None, *, probe: bool) -> None:
         asyncio.run(probe_scorer(guide.scorer))
 
 
-def _print_previews(previews: Iterable[PromptPreview]) -> None:
+def print_previews(previews: Iterable[PromptPreview]) -> None:
     """The exact prompts of ``--plan-only``, each under a line naming its step, sample, model and variant."""
     for preview in previews:
         print(f"--- {preview.step} | {preview.sample_label} | {preview.model} | {preview.variant}")
@@ -421,18 +432,18 @@ def cmd_critique(args: argparse.Namespace) -> int:
     )
     if not args.plan_only:
         check_models_ready(models)
-        _warn_offline_pools(models)
+        warn_offline_pools(models)
         check_models_exist(models)
     with open_library(args) as lib:
         args.prices = user_prices()
         plan = plan_critique_run(lib, spec, templates=user_critique_templates(), prices=args.prices)
         print(plan.summary(), file=sys.stderr)
         if args.plan_only:
-            _print_previews(plan.previews(args.preview))
+            print_previews(plan.previews(args.preview))
             return EXIT_OK
         run_id = create_critique_run(lib, plan)
     print(f"run {run_id} created ({plan.total} critique requests)", file=sys.stderr)
-    return _execute(args, run_id)
+    return execute_and_report(args, run_id)
 
 
 def cmd_revise(args: argparse.Namespace) -> int:
@@ -465,18 +476,18 @@ def cmd_revise(args: argparse.Namespace) -> int:
     )
     if not args.plan_only:
         check_models_ready(models)
-        _warn_offline_pools(models)
+        warn_offline_pools(models)
         check_models_exist(models)
     with open_library(args) as lib:
         args.prices = user_prices()
         plan = plan_revision_run(lib, spec, prices=args.prices)
         print(plan.summary(), file=sys.stderr)
         if args.plan_only:
-            _print_previews(plan.previews(args.preview))
+            print_previews(plan.previews(args.preview))
             return EXIT_OK
         run_id = create_revision_run(lib, plan)
     print(f"run {run_id} created ({plan.total} revision requests)", file=sys.stderr)
-    code = _execute(args, run_id)
+    code = execute_and_report(args, run_id)
     if not args.json:
         print(f"accuracy before and after revision: `thoughtdesk revisions {args.collection!r}`", file=sys.stderr)
     return code
@@ -510,20 +521,20 @@ def cmd_judge(args: argparse.Namespace) -> int:
     )
     if not args.plan_only:
         check_models_ready(spec.models)
-        _warn_offline_pools(spec.models)
+        warn_offline_pools(spec.models)
         check_models_exist(spec.models)
     with open_library(args) as lib:
         args.prices = user_prices()
         plan = plan_judge_run(lib, spec, templates=user_judge_templates(), prices=args.prices)
         print(plan.summary(), file=sys.stderr)
         if args.plan_only:
-            _print_previews(plan.previews(args.preview))
+            print_previews(plan.previews(args.preview))
             return EXIT_OK
         run_id = create_judge_run(lib, plan)
     print(
         f"run {run_id} created ({plan.total} judge requests, {len(plan.pairs)} pairs in both orders)", file=sys.stderr
     )
-    return _execute(args, run_id)
+    return execute_and_report(args, run_id)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -531,7 +542,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         run_id = resolve_run_id(lib, args.run)
         models = run_info(lib, run_id).model_specs
     check_models_ready(models)  # offline, a moved model file: said now, the run left as it was
-    _warn_offline_pools(models)
+    warn_offline_pools(models)
     with open_library(args, create=False) as lib:
         batched = is_batch_run(lib, run_id)
     if batched and not args.direct:
@@ -540,10 +551,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
         _collect_before_direct(args, run_id)
     elif args.resubmit:
         raise ThoughtDeskError(f"--resubmit is for batch runs; run {run_id} sends its requests directly")
-    return _execute(args, run_id)
+    return execute_and_report(args, run_id)
 
 
-def _execution_options(p: argparse.ArgumentParser) -> None:
+def execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the run's outcome as one JSON object (progress stays on stderr)"
     )
@@ -651,7 +662,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--step-max-tokens", type=whole(1, 4096), default=64, metavar="M", help="tokens per candidate step (default 64)"
     )
     guide.add_argument("--decay", action="store_true", help="implicit: weight token i by 0.9**i in the mean")
-    _execution_options(p)
+    execution_options(p)
     p.set_defaults(func=cmd_generate)
 
     p = add_command(
@@ -719,7 +730,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: CoTs whose prompts are shown"
     )
-    _execution_options(p)
+    execution_options(p)
     p.set_defaults(func=cmd_critique)
 
     p = add_command(
@@ -773,7 +784,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", metavar="NAME", help="a name for the run")
     p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
     p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
-    _execution_options(p)
+    execution_options(p)
     p.set_defaults(func=cmd_revise)
 
     p = add_command(
@@ -830,12 +841,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: pairs whose prompts are shown"
     )
-    _execution_options(p)
+    execution_options(p)
     p.set_defaults(func=cmd_judge)
 
     p = add_command(sub, "resume")
     p.add_argument("run", help="the run's id or name")
-    _execution_options(p)
+    execution_options(p)
     p.add_argument("--wait", type=number(1, 3600), metavar="S", help="a batch run: poll every S seconds until done")
     p.add_argument(
         "--direct",

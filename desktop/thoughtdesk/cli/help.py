@@ -29,8 +29,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "collections": ("thoughtdesk collections", "thoughtdesk collections --json --library other.thoughtdesk"),
     "stats": ("thoughtdesk stats 'MedQA sample'", "thoughtdesk stats 'MedQA sample' --json"),
     "autolabel": (
+        "thoughtdesk autolabel gsm8k --model openai:qwen --base-url http://127.0.0.1:8080/v1 --k 8 --plan-only",
         "thoughtdesk autolabel gsm8k --model openai:qwen --base-url http://127.0.0.1:8080/v1 --k 8",
-        "thoughtdesk agreement gsm8k --steps --models   # the rollout labels beside the reviewers'",
+        "thoughtdesk resume RUN   # a stopped labelling: the steps not yet labelled",
+        "thoughtdesk agreement gsm8k --steps --models   # the rollout labels beside those of the reviewers",
     ),
     "generate": (
         "thoughtdesk generate 'MedQA sample' --model openai:gpt-4o-mini --limit 20 --plan-only",

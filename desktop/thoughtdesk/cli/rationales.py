@@ -20,20 +20,13 @@ from thoughtdesk.cli.common import (
     whole,
 )
 from thoughtdesk.cli.models import add_chat_options, model_spec, temperature
-from thoughtdesk.core.generation.backends import (
-    Backend,
-    LlamaCppBackend,
-    ProviderGate,
-    ProviderLimits,
-    ResilientBackend,
-    RetryPolicy,
-)
+from thoughtdesk.core.generation.backends import Backend, LlamaCppBackend
 from thoughtdesk.core.generation.defaults import model_defaults
-from thoughtdesk.core.generation.runs import ModelSpec, scorer_report
+from thoughtdesk.core.generation.runs import ModelSpec
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.rationales.export import export_rationales, pick_scorer
-from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, Markers, RationaleError
+from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, Markers
 from thoughtdesk.core.rationales.filtering import (
     DEFAULT_HORIZON,
     DEFAULT_LAYOUT,
@@ -42,13 +35,19 @@ from thoughtdesk.core.rationales.filtering import (
     TAU_PRESETS,
     scorer_key,
 )
-from thoughtdesk.core.rationales.mining import (
-    ExtractionSettings,
-    PassSummary,
-    extract_rationales,
-    filter_rationales,
-    filter_table,
-    histogram,
+from thoughtdesk.core.rationales.mining import PassSummary, filter_table, histogram
+from thoughtdesk.core.rationales.setup import (
+    DEFAULT_EXTRACT_CONCURRENCY,
+    DEFAULT_FILTER_CONCURRENCY,
+    MAX_CONCURRENCY,
+    ExtractionSetup,
+    FilterSetup,
+    extraction_setup,
+    filter_setup,
+    require_scorer,
+    resilient,
+    run_extraction,
+    run_filter,
 )
 
 
@@ -64,10 +63,6 @@ def _spec(args: argparse.Namespace, text: str, *, endpoint: str, chat: bool | No
     if getattr(args, "completion_template", None):
         options["completion_template"] = args.completion_template.replace("\\n", "\n")
     return model_spec(text, options, model_defaults(), chat=chat)
-
-
-def _resilient(backend: Backend, concurrency: int) -> ResilientBackend:
-    return ResilientBackend(backend, retry=RetryPolicy(), gate=ProviderGate(ProviderLimits(concurrency=concurrency)))
 
 
 async def _memory_note(backend: Backend) -> None:
@@ -87,7 +82,7 @@ def cmd_logprobs(args: argparse.Namespace) -> int:
         backend = build_backend(spec)
         try:
             await _memory_note(backend)
-            [scores] = await _resilient(backend, 1).score(args.prompt, [args.continuation])
+            [scores] = await resilient(backend, 1).score(args.prompt, [args.continuation])
             return scores
         finally:
             await backend.aclose()
@@ -135,41 +130,26 @@ def _report_failures(summary: PassSummary, again: str) -> int:
     return EXIT_OK
 
 
-def cmd_extract(args: argparse.Namespace) -> int:
+def extraction_setup_of(args: argparse.Namespace) -> ExtractionSetup:
+    """The extraction pass the command line asks for (core/rationales/setup.py, as the dialog)."""
     from thoughtdesk.cli.fragments import user_fragments
 
-    markers = _markers(args)
-    fragments = user_fragments()
-    template = fragments.text("rationale_extraction", args.prompt)
-    if template is None:
-        raise RationaleError(
-            f"no rationale_extraction fragment {args.prompt!r}; see `thoughtdesk fragments list --kind "
-            "rationale_extraction`"
-        )
-    spec = _spec(args, args.model, endpoint="chat", chat=args.chat)
-    settings = ExtractionSettings(
-        template=template,
-        model_name=spec.model_name,
-        model_label=spec.label,
-        fragment_key=args.prompt,
-        markers=markers,
-        chat=spec.chat,
+    return extraction_setup(
+        _spec(args, args.model, endpoint="chat", chat=args.chat),
+        user_fragments(),
+        source=args.source,
+        prompt_key=args.prompt,
+        markers=_markers(args),
         temperature=args.temperature,
-        timeout=args.timeout,
+        concurrency=args.concurrency,
     )
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    setup = extraction_setup_of(args)
     bar = ProgressLine("rewriting")
     with open_library(args) as lib:
-
-        async def main() -> PassSummary:
-            backend = build_backend(spec)
-            try:
-                return await extract_rationales(
-                    lib, args.collection, args.source, _resilient(backend, args.concurrency), settings, progress=bar
-                )
-            finally:
-                await backend.aclose()
-
-        summary = asyncio.run(main())
+        summary = asyncio.run(run_extraction(lib, args.collection, setup, progress=bar))
     bar.finish()
     if args.json:
         print(
@@ -196,37 +176,32 @@ def _tau(args: argparse.Namespace) -> float:
     return TAU_PRESETS[args.preset] if args.preset else DEFAULT_TAU
 
 
+def filter_setup_of(args: argparse.Namespace) -> FilterSetup:
+    """The filter pass the command line asks for (core/rationales/setup.py, as the dialog)."""
+    return filter_setup(
+        _spec(args, args.scorer, endpoint="completions"),
+        layout=args.layout,
+        markers=_markers(args),
+        decay=args.decay,
+        horizon=args.horizon,
+        limit=args.limit,
+        concurrency=args.concurrency,
+    )
+
+
+def _note(text: str) -> None:
+    print(f"thoughtdesk: {text}", file=sys.stderr)
+
+
 def cmd_filter(args: argparse.Namespace) -> int:
-    spec = _spec(args, args.scorer, endpoint="completions")
-    report = scorer_report(spec)
-    if not report.can_score:  # every rationale would fail the same way
-        raise RationaleError(f"{report.detail}; choose a --scorer that can score (docs/rationales.md)")
+    setup = filter_setup_of(args)
+    require_scorer(setup.scorer)  # before the library is opened: every rationale would fail
     tau = _tau(args)
     # Scores of the two layouts differ in kind: each is stored under its own name.
-    label = scorer_key(spec.label, args.layout)
+    label = setup.label
     bar = ProgressLine("scoring")
     with open_library(args) as lib:
-
-        async def main() -> PassSummary:
-            backend = build_backend(spec)
-            try:
-                await _memory_note(backend)
-                return await filter_rationales(
-                    lib,
-                    args.collection,
-                    _resilient(backend, args.concurrency),
-                    label,
-                    decay=args.decay,
-                    horizon=args.horizon,
-                    markers=_markers(args),
-                    limit=args.limit,
-                    progress=bar,
-                    layout=args.layout,
-                )
-            finally:
-                await backend.aclose()
-
-        summary = asyncio.run(main())
+        summary = asyncio.run(run_filter(lib, args.collection, setup, progress=bar, note=_note))
         bar.finish()
         table = filter_table(lib, args.collection, label, tau=tau, decay=args.decay)
     if args.json:
@@ -387,10 +362,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument(
         "--concurrency",
-        type=whole(1, 1024),
-        default=8,
+        type=whole(1, MAX_CONCURRENCY),
+        default=DEFAULT_EXTRACT_CONCURRENCY,
         metavar="C",
-        help="requests in flight in all (default 8; a pool of servers shares them)",
+        help=f"requests in flight in all (default {DEFAULT_EXTRACT_CONCURRENCY}; a pool of servers shares them)",
     )
     q.add_argument("--json", action="store_true", help="print what was done as one JSON object")
     _model_options(q, chat=True)
@@ -421,10 +396,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--limit", type=whole(1), metavar="N", help="score at most N rationales now")
     q.add_argument(
         "--concurrency",
-        type=whole(1, 1024),
-        default=32,
+        type=whole(1, MAX_CONCURRENCY),
+        default=DEFAULT_FILTER_CONCURRENCY,
         metavar="C",
-        help="requests in flight in all (default 32; a pool of servers shares them)",
+        help=f"requests in flight in all (default {DEFAULT_FILTER_CONCURRENCY}; a pool of servers shares them)",
     )
     q.add_argument("--json", action="store_true", help="print what was done and the kept share as one JSON object")
     _model_options(q, chat=False)

@@ -110,3 +110,17 @@ def test_step_ids_survive_a_thoughtsource_export_and_re_import(tmp_path):
         again = ids(lib, "two")
     assert first == again
     assert first[0] == [step_id(0, own[0]), step_id(1, own[1])]
+
+
+def test_the_step_counts_equal_the_step_lists() -> None:
+    """The Review tab's "N steps" (cot_step_count, reasoning_step_count) counts what cot_steps and
+    reasoning_steps give, without building the steps."""
+    from thoughtdesk.core.steps.split import cot_step_count, cot_steps, reasoning_step_count, reasoning_steps
+
+    texts = ["", "One. Two. Three.", "One. Two.\n\nThree. Four. Five.", "  \n\n  ", "a\n\n\n\nb\n \nc"]
+    for text in texts:
+        assert cot_step_count(text) == len(cot_steps(text))
+        assert reasoning_step_count(text) == len(reasoning_steps(text))
+    own = {"steps": ["One. Two.", "Three."]}
+    assert cot_step_count("One. Two. Three.", own) == len(cot_steps("One. Two. Three.", own)) == 2
+    assert cot_step_count(None) == reasoning_step_count(None) == 0

@@ -173,3 +173,55 @@ def test_start_probes_a_server_scorer_once_and_refuses_one_that_ignores_echo(gen
     with Library.open(planner.library_path) as lib:
         (run,) = list_runs(lib)
         assert run.status == "done"
+
+
+def test_guide_tab_offers_the_step_judge_rater_style(generation, qtbot, tmp_path) -> None:
+    """Issue 25: ``--rater-style processbench`` was on the command line only. The Guide tab's
+    "Rater style" (process supervision only) goes into the planned run's spec, its stored JSON
+    and the rater's prompt in the preview."""
+    from tests.helpers.screenshots import save_screenshot
+    from thoughtdesk.core.generation.runs import RunSpec
+
+    planner = open_planner(generation, qtbot)
+    add_model(planner)
+    guide = planner.guide
+    style = guide.rater_style
+    assert not style.isEnabled() and style.currentData() == "rating"
+    guide.method.setCurrentIndex(guide.method.findData("process"))
+    assert style.isEnabled()
+    rater = guide.rater_form
+    rater.provider.setCurrentIndex(rater.provider.findData("openai"))
+    rater.model_name.setText("judge-model")
+    rater.base_url.setText("http://127.0.0.1:9/v1")
+    guide.max_steps.setValue(3)
+    plan = wait_plan(qtbot, planner, 3)
+    assert plan.spec.guide is not None and plan.spec.guide.rater_style == "rating"
+    assert "<paragraph_0>" not in planner.preview.toPlainText()
+    style.setCurrentIndex(style.findData("processbench"))
+    qtbot.waitUntil(
+        lambda: (
+            not planner._timer.isActive()
+            and not planner._tasks
+            and planner.plan is not None
+            and planner.plan.spec.guide is not None
+            and planner.plan.spec.guide.rater_style == "processbench"
+        ),
+        timeout=10000,
+    )
+    plan = planner.plan
+    assert plan is not None and plan.spec.guide is not None
+    assert plan.spec.guide.rater_model is not None and plan.spec.guide.rater_model.model == "judge-model"
+    stored = RunSpec.from_json(plan.spec.to_json())  # what the run row keeps
+    assert stored.guide is not None and stored.guide.rater_style == "processbench"
+    preview = planner.preview.toPlainText()
+    assert "<paragraph_0>" in preview and "<a candidate step>" in preview
+    scroll = child(planner, QScrollArea, "guideScroll")
+    planner.tabs.setCurrentIndex(planner.tabs.indexOf(scroll))
+    planner.show()
+    planner.resize(1366, 740)  # a 1366 x 768 screen less the title bar
+    wait_plan(qtbot, planner, 3)
+    save_screenshot(planner, tmp_path, "guide-rater-style")
+    # another guide: the style is not used, and the spec keeps the default
+    guide.method.setCurrentIndex(guide.method.findData("stepwise"))
+    plan = wait_plan(qtbot, planner, 3)
+    assert not style.isEnabled() and plan.spec.guide is not None and plan.spec.guide.rater_style == "rating"

@@ -155,7 +155,7 @@ def test_the_rewriting_model_gets_prompts_as_generate_sends_them(qtbot, dialog, 
     `rationales extract` (a GGUF's chat template): it now takes the same default."""
     from thoughtdesk.core.errors import ThoughtDeskError
     from thoughtdesk.core.generation.defaults import default_chat
-    from thoughtdesk.ui.generation import rationales_dialog
+    from thoughtdesk.core.rationales import setup as mining_setup
 
     built = []
 
@@ -163,7 +163,7 @@ def test_the_rewriting_model_gets_prompts_as_generate_sends_them(qtbot, dialog, 
         built.append(spec)
         raise ThoughtDeskError("stopped by the test")
 
-    monkeypatch.setattr(rationales_dialog, "build_backend", recorded)
+    monkeypatch.setattr(mining_setup, "build_backend", recorded)  # the one setup builds the backend
     for model, url in (("llamacpp:/m/a.gguf", ""), ("openai:m", "http://127.0.0.1:9/v1"), ("anthropic:c", "")):
         dialog.model.setText(model)
         dialog.model_url.setText(url)
@@ -199,3 +199,102 @@ def test_filter_in_the_papers_layout(qtbot, dialog, fake_server: FakeModelServer
     target = tmp_path / "kept.jsonl"
     dialog.export_to(target)
     assert len(target.read_text(encoding="utf-8").splitlines()) == 16
+
+
+def test_one_keep_rule_for_the_summary_the_dialog_and_the_export(
+    qtbot, dialog: RationalesDialog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28, point 11: ``filtering.keeps`` is the only keep rule. Three rationales scored
+    with reductions 1.0, 1.25 (exactly tau) and 2.0: the filter summary (``filter_table``, what
+    ``rationales filter`` prints), the dialog's counts and the export keep the same two, and a
+    changed rule (``>`` for ``>=``) changes all three together (before, each coded its own)."""
+    from thoughtdesk.core.rationales import filtering
+    from thoughtdesk.core.rationales.filtering import LossReduction
+    from thoughtdesk.core.rationales.mining import filter_table
+    from thoughtdesk.core.rationales.store import add_score
+
+    tau = 1.25
+    with Library.open(dialog.library_path) as lib:
+        cid = lib.require_collection(DEMO)
+        with lib.transaction() as conn:
+            conn.execute(
+                "INSERT INTO rationale_doc (collection_id, doc_key, source, model, markers, prompt_text, original, "
+                "output, similarity, valid, created) VALUES (?, 'd', 'file', 'm', '[]', '', '', '', 1, 1, 'now')",
+                (cid,),
+            )
+            for position in range(3):
+                conn.execute(
+                    "INSERT INTO rationale (doc_id, position, preceding, rationale, following) "
+                    "VALUES ((SELECT max(id) FROM rationale_doc), ?, 'a', ?, 'c')",
+                    (position, f"r{position}"),
+                )
+        ids = [row[0] for row in lib.conn.execute("SELECT id FROM rationale ORDER BY position")]
+        for rid, with_loss in zip(ids, (2.0, 1.75, 1.0), strict=True):  # reductions 1.0, 1.25, 2.0: exact
+            add_score(lib, rid, scorer="s", decay=0.9, result=LossReduction(3.0, with_loss, 4, 4))
+
+    def counts() -> tuple[int, int, int]:
+        with Library.open(dialog.library_path) as lib:
+            table = filter_table(lib, DEMO, "s", tau=tau, decay=0.9)
+        dialog.table, dialog.scored_by = table, "s"
+        dialog.tau.setValue(0.0)
+        dialog.tau.setValue(tau)
+        shown = int(dialog.counts.text().split(f"At tau {tau:g}: ")[1].split(" kept")[0])
+        out = tmp_path / "kept.jsonl"
+        dialog.export_to(out)
+        exported = len(out.read_text(encoding="utf-8").splitlines())
+        return table.kept, shown, exported
+
+    assert counts() == (2, 2, 2)
+    monkeypatch.setattr(filtering, "keeps", lambda reduction, tau: reduction > tau)
+    assert counts() == (1, 1, 1)
+
+
+@pytest.mark.parametrize(("model", "url"), [("openai:m", "http://127.0.0.1:9/v1"), ("llamacpp:/m/a.gguf", "")])
+def test_the_dialog_and_the_cli_build_the_same_setup(
+    qtbot, dialog: RationalesDialog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, url: str
+) -> None:
+    """Issue 28, point 11: one setup (core/rationales/setup.py). From the same choices the
+    dialog and `rationales extract|filter` build equal setups: the same model, prompt, markers,
+    concurrency (defaults 8 and 32; the dialog hard-coded them), retry policy and scorer label;
+    and a changed concurrency reaches both."""
+    from thoughtdesk.cli import rationales
+    from thoughtdesk.cli.main import build_parser
+    from thoughtdesk.core.paths import CONFIG_DIR_ENV
+    from thoughtdesk.core.rationales.setup import (
+        DEFAULT_EXTRACT_CONCURRENCY,
+        DEFAULT_FILTER_CONCURRENCY,
+        MINING_RETRY,
+    )
+
+    monkeypatch.setenv(CONFIG_DIR_ENV, str(tmp_path / "config"))
+    parser = build_parser()
+    base = ["--base-url", url] if url else []
+    dialog.model.setText(model)
+    dialog.model_url.setText(url)
+    dialog.scorer.setText(model)
+    dialog.scorer_url.setText(url)
+    dialog.markers.setText("[[R]]...[[/R]]")
+    dialog.scoring_layout.setCurrentIndex(dialog.scoring_layout.findData("paper"))
+
+    def cli(*args: str):
+        return parser.parse_args(["rationales", *args, *base, "--markers", "[[R]]...[[/R]]"])
+
+    extract = rationales.extraction_setup_of(cli("extract", DEMO, "--model", model))
+    assert dialog.extraction_setup() == extract
+    assert (extract.concurrency, extract.retry) == (DEFAULT_EXTRACT_CONCURRENCY, MINING_RETRY)
+    scored = rationales.filter_setup_of(cli("filter", DEMO, "--scorer", model, "--layout", "paper"))
+    assert dialog.filter_setup() == scored
+    assert (scored.concurrency, scored.retry, scored.label) == (
+        DEFAULT_FILTER_CONCURRENCY,
+        MINING_RETRY,
+        f"{scored.scorer.label} [paper layout]",
+    )
+
+    dialog.extract_concurrency.setValue(3)
+    dialog.filter_concurrency.setValue(5)
+    assert dialog.extraction_setup() == rationales.extraction_setup_of(
+        cli("extract", DEMO, "--model", model, "--concurrency", "3")
+    )
+    assert dialog.filter_setup() == rationales.filter_setup_of(
+        cli("filter", DEMO, "--scorer", model, "--layout", "paper", "--concurrency", "5")
+    )

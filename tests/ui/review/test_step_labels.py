@@ -96,3 +96,33 @@ def test_the_keys_are_in_the_shortcuts_list() -> None:
     keys = [k for k, _ in SHORTCUTS]
     for wanted in ("Review: Alt+Down / Alt+Up", "Review: - / 0 / +", "Review: x / Shift+X", "Review: u / w"):
         assert wanted in keys
+
+
+def test_the_step_count_is_the_step_list_the_labels_use(qtbot, library_path) -> None:
+    """Issue 25: a CoT's "N steps" counted its sentences, while its step labels go by its step
+    list (core/steps/split.py): its own list (a ProcessBench import), else its paragraphs when it
+    has several. Both differ from the sentence count here."""
+    import json
+
+    from tests.ui.review.conftest import Session
+
+    own = ["The patient has fever and cough. Fever and cough with a consolidation point to pneumonia.", "So B."]
+    with Library.open(library_path) as library:
+        library.conn.execute("UPDATE generated_cot SET extra = ? WHERE id = 1", (json.dumps({"steps": own}),))
+        library.conn.execute(
+            "UPDATE generated_cot SET cot = ? WHERE id = 2",
+            ("Fever and cough are present. A consolidation suggests pneumonia.\n\nThe answer is B.",),
+        )
+        library.conn.commit()
+    session = Session(qtbot, library_path)
+    try:
+        view = session.view
+        panels = {panel.cot.key: panel for panel in view.compare.panels}
+        assert " · 2 steps" in panels[1].stats.text()  # its own list (3 sentences)
+        assert " · 2 steps" in panels[2].stats.text()  # its paragraphs (3 sentences)
+        assert " · 4 steps" in panels[3].stats.text()  # one paragraph: its sentences, as before
+        # the Steps tab lists as many
+        session.key(Qt.Key.Key_Plus)
+        assert len(view.steps.steps) == 2
+    finally:
+        session.close()

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 
 from thoughtdesk.core.generation.backends import Backend, BackendError, BadRequest, BadResponse
@@ -77,6 +77,18 @@ def scoring_texts(
     return head, f"{_EOT}{_START}assistant{_END}\n\n{following.strip()}{_EOT}"
 
 
+def keeps(reduction: float, tau: float) -> bool:
+    """The keep rule, coded here only: a rationale is kept when its loss reduction is at least
+    ``tau`` (the paper's). The filter summary (:func:`kept_count`, ``rationales filter`` and the
+    dialog's counts), the stored scores (:meth:`LossReduction.kept`) and the export all ask it."""
+    return reduction >= tau
+
+
+def kept_count(reductions: Iterable[float], tau: float) -> int:
+    """How many of ``reductions`` the keep rule keeps at ``tau``."""
+    return sum(1 for value in reductions if keeps(value, tau))
+
+
 def scorer_key(label: str, layout: str) -> str:
     """The name a scorer's results are stored under: scores of the two layouts are not comparable."""
     return label if layout == DEFAULT_LAYOUT else f"{label} [{layout} layout]"
@@ -97,7 +109,7 @@ class LossReduction:
         return self.loss_without - self.loss_with
 
     def kept(self, tau: float) -> bool:
-        return self.reduction >= tau
+        return keeps(self.reduction, tau)
 
 
 def loss_reduction(without: TokenScores, with_rationale: TokenScores, decay: float = DEFAULT_DECAY) -> LossReduction:

@@ -19,7 +19,7 @@ from thoughtdesk.core.generation.backends.pricing import estimate_tokens
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.extraction import DEFAULT, Markers, RationaleRecord, read_rewrite, render_prompt
-from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, DEFAULT_LAYOUT, score_document
+from thoughtdesk.core.rationales.filtering import DEFAULT_HORIZON, DEFAULT_LAYOUT, kept_count, score_document
 from thoughtdesk.core.rationales.store import (
     Document,
     StoredRationale,
@@ -230,6 +230,10 @@ class FilterTable:
     tau: float
     reductions: tuple[float, ...]
 
+    def kept_at(self, tau: float) -> int:
+        """How many of the scored rationales are kept at another ``tau`` (no model is called)."""
+        return kept_count(self.reductions, tau)
+
     @property
     def dropped(self) -> int:
         return self.scored - self.kept
@@ -252,7 +256,7 @@ def filter_table(lib: Library, collection: str, scorer_label: str, *, tau: float
         valid_documents=counts.valid,
         rationales=counts.rationales,
         scored=len(reductions),
-        kept=sum(1 for value in reductions if value >= tau),
+        kept=kept_count(reductions, tau),
         tau=tau,
         reductions=reductions,
     )

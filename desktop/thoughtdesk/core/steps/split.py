@@ -121,6 +121,23 @@ def cot_steps(text: str | None, extra: dict[str, Any] | None = None) -> list[Ste
     return text_steps(text)
 
 
+def cot_step_count(text: str | None, extra: dict[str, Any] | None = None) -> int:
+    """How many steps :func:`cot_steps` gives, without their ids and offsets (the Review tab's
+    "N steps" of every CoT shown)."""
+    own = own_steps(extra)
+    if own is not None:
+        return len(own)
+    if not text:
+        return 0
+    count = len(paragraphs(text))
+    return count if count > 1 else len(split_sentences(text))
+
+
+def reasoning_step_count(reasoning: str | None) -> int:
+    """How many steps :func:`reasoning_steps` gives."""
+    return len(paragraphs(reasoning)) if reasoning else 0
+
+
 def reasoning_steps(reasoning: str | None) -> list[Step]:
     """The steps of a reasoning trace: its paragraphs."""
     return text_steps(reasoning, by_paragraph=True)

@@ -36,7 +36,12 @@ METHODS: tuple[tuple[str, str | None], ...] = (
     ("Off (one request per CoT)", None),
     ("RATIONALYST (rationales)", "rationalyst"),
     ("Step-by-step (baseline)", "stepwise"),
-    ("Process supervision (rater 0-3)", "process"),
+    ("Process supervision (rater)", "process"),
+)
+#: (label, GuideSpec.rater_style): how a process guide's rater judges candidates (docs/steps.md).
+RATER_STYLES: tuple[tuple[str, str], ...] = (
+    ("Rating 0-3 (rater prompt)", "rating"),
+    ("Step judge (ProcessBench's template)", "processbench"),
 )
 SCORING_NOTE = (
     "Implicit supervision needs a scorer that gives the log-probs of given text: llama.cpp in-process "
@@ -64,6 +69,14 @@ class GuidePanel(QWidget):
         self.supervision.setToolTip(
             "Implicit: the scorer keeps the candidate the rationale makes likeliest. "
             "Explicit: the rationale goes into the agent's context."
+        )
+        self.rater_style = QComboBox(objectName="guideRaterStyle")
+        for label, value in RATER_STYLES:
+            self.rater_style.addItem(label, value)
+        self.rater_style.setToolTip(
+            "Process supervision: the rater rates each candidate 0-3, or a step judge reads ProcessBench's "
+            "prompt over the steps so far and the candidate (1: no wrong step, 0: the candidate is the first "
+            "wrong one, 0.5: an earlier step is)."
         )
         self.decay = QCheckBox("Weights 0.9^i in the mean log-prob", objectName="guideDecay")
         self.candidates = QSpinBox(objectName="guideCandidates", minimum=1, maximum=32, value=3)
@@ -96,6 +109,7 @@ class GuidePanel(QWidget):
         options.addRow("&Guide", self.method)
         options.addRow("Super&vision", self.supervision)
         options.addRow("", self.decay)
+        options.addRow("&Rater style", self.rater_style)
         options.addRow("&Candidates per step", self.candidates)
         options.addRow("Ma&x steps", self.max_steps)
         options.addRow("Step &temperature", self.step_temperature)
@@ -118,6 +132,7 @@ class GuidePanel(QWidget):
 
         self.method.currentIndexChanged.connect(lambda _: self._update())
         self.supervision.currentIndexChanged.connect(lambda _: self._update())
+        self.rater_style.currentIndexChanged.connect(lambda _: self.changed.emit())
         self.scorer_same.toggled.connect(lambda _: self._update())
         for box in (self.candidates, self.max_steps, self.step_max_tokens):
             box.valueChanged.connect(lambda _: self.changed.emit())
@@ -172,6 +187,7 @@ class GuidePanel(QWidget):
         for box in (self.max_steps, self.step_temperature, self.step_max_tokens):
             box.setEnabled(method is not None)
         self.candidates.setEnabled(implicit or method == "process")
+        self.rater_style.setEnabled(method == "process")
         self.helpers.setTabEnabled(0, rationalyst)
         self.helpers.setTabEnabled(1, implicit and not self.scorer_same.isChecked())
         self.helpers.setTabEnabled(2, method == "process")
@@ -202,6 +218,7 @@ class GuidePanel(QWidget):
             step_temperature=self.step_temperature.value(),
             step_max_tokens=self.step_max_tokens.value(),
             decay=0.9 if self.decay.isChecked() and self.decay.isEnabled() else None,
+            rater_style=self.rater_style.currentData() if method == "process" else "rating",
         )
 
     # --- the scorer -----------------------------------------------------------------------

@@ -18,24 +18,25 @@ import numpy as np
 import pyqtgraph as pg
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.generation.backends import ProviderGate, ProviderLimits, ResilientBackend
 from thoughtdesk.core.generation.defaults import default_chat
 from thoughtdesk.core.generation.fragments import FragmentLibrary
-from thoughtdesk.core.generation.runs import ModelSpec, ScorerReport, probe_scorer, scorer_report
-from thoughtdesk.core.generation.runs.providers import build_backend
+from thoughtdesk.core.generation.runs import ModelSpec, ScorerReport, scorer_report
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.export import export_rationales
-from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, Markers, RationaleError
-from thoughtdesk.core.rationales.filtering import DEFAULT_TAU, TAU_PRESETS, scorer_key
-from thoughtdesk.core.rationales.mining import (
-    ExtractionSettings,
-    FilterTable,
-    PassSummary,
-    extract_rationales,
-    filter_rationales,
-    filter_table,
-    histogram,
+from thoughtdesk.core.rationales.extraction import Markers
+from thoughtdesk.core.rationales.filtering import DEFAULT_TAU, TAU_PRESETS
+from thoughtdesk.core.rationales.mining import FilterTable, PassSummary, filter_table, histogram
+from thoughtdesk.core.rationales.setup import (
+    DEFAULT_EXTRACT_CONCURRENCY,
+    DEFAULT_FILTER_CONCURRENCY,
+    MAX_CONCURRENCY,
+    ExtractionSetup,
+    FilterSetup,
+    extraction_setup,
+    filter_setup,
+    run_extraction,
+    run_filter,
 )
 from thoughtdesk.ui.app.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
@@ -45,6 +46,7 @@ from thoughtdesk.ui.qt import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -152,6 +154,28 @@ class RationalesDialog(QDialog):
         tau_row.addWidget(self.preset)
         tau_row.addWidget(self.tau)
 
+        # The passes' concurrency, as `rationales extract|filter --concurrency` (core/rationales/setup.py).
+        self.extract_concurrency = QSpinBox(
+            objectName="rationaleExtractConcurrency",
+            minimum=1,
+            maximum=MAX_CONCURRENCY,
+            value=DEFAULT_EXTRACT_CONCURRENCY,
+        )
+        self.filter_concurrency = QSpinBox(
+            objectName="rationaleFilterConcurrency",
+            minimum=1,
+            maximum=MAX_CONCURRENCY,
+            value=DEFAULT_FILTER_CONCURRENCY,
+        )
+        for box in (self.extract_concurrency, self.filter_concurrency):
+            box.setToolTip("Requests in flight in all (a pool of servers shares them)")
+        concurrency_row = QHBoxLayout()
+        concurrency_row.addWidget(QLabel("extraction"))
+        concurrency_row.addWidget(self.extract_concurrency)
+        concurrency_row.addWidget(QLabel("filtering"))
+        concurrency_row.addWidget(self.filter_concurrency)
+        concurrency_row.addStretch(1)
+
         form = QFormLayout()
         form.addRow("Collection", self.collection)
         form.addRow("Source", source_row)
@@ -170,6 +194,7 @@ class RationalesDialog(QDialog):
         form.addRow("Markers", self.markers)
         form.addRow("Scoring layout", self.scoring_layout)
         form.addRow("Keep if loss reduction ≥", tau_row)
+        form.addRow("Requests in flight", concurrency_row)
 
         self.extract_button = QPushButton("&Extract", objectName="rationaleExtract")
         self.filter_button = QPushButton("&Filter", objectName="rationaleFilter")
@@ -270,42 +295,37 @@ class RationalesDialog(QDialog):
 
     # --- work -----------------------------------------------------------------------------
 
+    def extraction_setup(self) -> ExtractionSetup:
+        """The extraction pass the dialog's choices ask for (core/rationales/setup.py, as the CLI)."""
+        return extraction_setup(
+            self._spec(self.model.text(), self.model_url.text(), "chat", chat=True),
+            self.fragments,
+            source=self.source.currentText().strip(),
+            markers=Markers.parse(self.markers.text()),
+            concurrency=self.extract_concurrency.value(),
+        )
+
+    def filter_setup(self) -> FilterSetup:
+        """The filter pass the dialog's choices ask for (core/rationales/setup.py, as the CLI)."""
+        return filter_setup(
+            self._spec(self.scorer.text(), self.scorer_url.text(), "completions"),
+            layout=str(self.scoring_layout.currentData()),
+            markers=Markers.parse(self.markers.text()),
+            concurrency=self.filter_concurrency.value(),
+        )
+
     def start_extract(self) -> None:
         try:
-            spec = self._spec(self.model.text(), self.model_url.text(), "chat", chat=True)
-            markers = Markers.parse(self.markers.text())
-            template = self.fragments.text("rationale_extraction", DEFAULT_PROMPT_KEY)
-            if template is None:
-                raise RationaleError(f"the rationale_extraction fragment {DEFAULT_PROMPT_KEY} is missing")
+            setup = self.extraction_setup()
         except ThoughtDeskError as error:
             self._report(str(error))
             return
-        settings = ExtractionSettings(
-            template=template,
-            model_name=spec.model_name,
-            model_label=spec.label,
-            fragment_key=DEFAULT_PROMPT_KEY,
-            markers=markers,
-            chat=spec.chat,
-        )
-        collection, source, path = self.collection.currentText(), self.source.currentText().strip(), self.library_path
+        collection, path = self.collection.currentText(), self.library_path
 
         def work(context: TaskContext) -> PassSummary:
             async def make() -> PassSummary:
-                backend = build_backend(spec)
-                gate = ProviderGate(ProviderLimits(concurrency=8))
-                try:
-                    with Library.open(path, create=False) as lib:
-                        return await extract_rationales(
-                            lib,
-                            collection,
-                            source,
-                            ResilientBackend(backend, gate=gate),
-                            settings,
-                            progress=context.progress,
-                        )
-                finally:
-                    await backend.aclose()
+                with Library.open(path, create=False) as lib:
+                    return await run_extraction(lib, collection, setup, progress=context.progress)
 
             return run_cancellable(make, context)
 
@@ -313,45 +333,20 @@ class RationalesDialog(QDialog):
 
     def start_filter(self) -> None:
         try:
-            spec = self._spec(self.scorer.text(), self.scorer_url.text(), "completions")
-            markers = Markers.parse(self.markers.text())
+            setup = self.filter_setup()
         except ThoughtDeskError as error:
             self._report(str(error))
             return
-        collection, path = self.collection.currentText(), self.library_path
-        layout = str(self.scoring_layout.currentData())
-        label = scorer_key(spec.label, layout)
+        collection, path, label = self.collection.currentText(), self.library_path, setup.label
 
         def work(context: TaskContext) -> tuple[PassSummary, FilterTable]:
-            report = scorer_report(spec)
-            if not report.can_score:
-                raise ThoughtDeskError(
-                    f"{report.detail}. Filtering cannot start with this scorer: choose a local .gguf model "
-                    "(llamacpp:PATH) or an OpenAI-compatible server whose /v1/completions echoes log-probs"
-                )
-            # A server that ignores echo would fail every rationale: one tiny request says so first.
-            asyncio.run(probe_scorer(spec))
-
             async def make() -> PassSummary:
-                backend = build_backend(spec)
-                gate = ProviderGate(ProviderLimits(concurrency=32))
-                try:
-                    with Library.open(path, create=False) as lib:
-                        return await filter_rationales(
-                            lib,
-                            collection,
-                            ResilientBackend(backend, gate=gate),
-                            label,
-                            markers=markers,
-                            progress=context.progress,
-                            layout=layout,
-                        )
-                finally:
-                    await backend.aclose()
+                with Library.open(path, create=False) as lib:
+                    return await run_filter(lib, collection, setup, progress=context.progress)
 
             summary = run_cancellable(make, context)
             with Library.open(path, create=False) as lib:
-                table = filter_table(lib, collection, label, tau=DEFAULT_TAU, decay=DEFAULT_DECAY)
+                table = filter_table(lib, collection, label, tau=DEFAULT_TAU, decay=setup.decay)
             return summary, table
 
         def shown(result: tuple[PassSummary, FilterTable]) -> None:
@@ -414,7 +409,7 @@ class RationalesDialog(QDialog):
         if table is None or not table.scored:
             return
         tau = self.tau.value()
-        kept = sum(1 for value in table.reductions if value >= tau)
+        kept = table.kept_at(tau)
         share = 100 * kept / table.scored
         self.counts.setText(
             f"{table.documents} documents rewritten, {table.valid_documents} valid; {table.rationales} rationales, "

@@ -149,7 +149,7 @@ class RunTableModel(QAbstractTableModel):
             return None
         name = RUN_COLUMNS[column]
         if name == "Run":
-            kind = f"  [{run.kind}]" if run.kind in ("critique", "revision", "judge") else ""
+            kind = f"  [{run.kind}]" if run.kind in ("critique", "revision", "judge", "autolabel") else ""
             return f"#{run.id}  {run.name}{kind}"
         if name == "Status":
             in_flight = values.in_flight

@@ -461,7 +461,7 @@ class RunsPanel(QWidget):
         row = self.model.row_of(run_id)
         # What a run produced, which deleting it keeps: a critique run made critiques, not CoTs.
         kind = self.model.runs[row].kind if row is not None else "generation"
-        made = {"critique": "critiques", "judge": "verdicts"}.get(kind, "CoTs and answers")
+        made = {"critique": "critiques", "judge": "verdicts", "autolabel": "step labels"}.get(kind, "CoTs and answers")
         if confirm:
             answer = QMessageBox.question(
                 self,

@@ -16,6 +16,7 @@ from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.records import model_name
 from thoughtdesk.core.review import CotReview, LabelSet, blind_labels, blind_order
 from thoughtdesk.core.review.preferences import PairPreference
+from thoughtdesk.core.steps.split import cot_step_count, reasoning_step_count
 from thoughtdesk.core.visible_text import STYLED_ESCAPES, fitting_prefix, shorten
 from thoughtdesk.ui.critiques.text import FLAW_COLOURS
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, CotView, SpanMark, capped_steps
@@ -65,6 +66,7 @@ def cot_views(
                 text=shown_steps,
                 is_reference=True,
                 full_text="\n".join(steps) if shown_steps is not steps else "",
+                steps=len(steps),
             )
         )
         cot_pks.append(None)
@@ -90,6 +92,8 @@ def cot_views(
                 reasoning_tokens=cot.reasoning_tokens,
                 finish_reason=cot.finish_reason,
                 shows_thinking=thinking,
+                # the step list the Steps tab labels (the whole text's, not the shown cut's)
+                steps=reasoning_step_count(cot.reasoning) if thinking else cot_step_count(cot.cot, cot.extra),
             )
         )
         cot_pks.append(cot_pk)

@@ -90,7 +90,7 @@ def extract_answer(
             result = _score(
                 _kind(answer_type),
                 answer_type,
-                [("extraction", output), ("cot", "" if cot is None else cot)],
+                [("extraction", output), ("cot", "" if cot is None else visible_answer_text(cot))],
                 [] if options is None else list(options),
                 [g for g in golds if g.strip()],
                 rel_tol,

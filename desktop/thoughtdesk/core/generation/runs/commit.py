@@ -20,9 +20,10 @@ from typing import Any
 
 from thoughtdesk.core.critiques import Critique, add_critique, critique_by_pk
 from thoughtdesk.core.critiques.parse import parse_critique
-from thoughtdesk.core.evaluation.answers import UNEXTRACTABLE, Extraction, extract_answer
+from thoughtdesk.core.evaluation.answers import CORRECT, UNEXTRACTABLE, Extraction, extract_answer
 from thoughtdesk.core.evaluation.answers.number import format_number
 from thoughtdesk.core.generation.backends import BackendError, Request, Response, estimate_request_tokens
+from thoughtdesk.core.generation.rollout_labels import METHOD, author_for, rollout_label
 from thoughtdesk.core.generation.runs.lease import PENDING, Claim
 from thoughtdesk.core.generation.runs.plan import SampleRef
 from thoughtdesk.core.generation.runs.read import RequestRow
@@ -39,7 +40,7 @@ from thoughtdesk.core.library.writer import COT_SEARCH_SQL
 from thoughtdesk.core.settings.logs import redact, redact_secrets
 from thoughtdesk.core.steps.judge import PROCESSBENCH_KEY, judged_review, parse_first_error
 from thoughtdesk.core.steps.split import cot_steps
-from thoughtdesk.core.steps.store import StepTarget, put_review
+from thoughtdesk.core.steps.store import StepReview, StepTarget, put_review, review_of
 from thoughtdesk.core.thinking import estimate_reasoning_tokens, split_thinking
 
 #: A response text at least this long is not kept again inside the raw body (shorter ones cost
@@ -841,6 +842,44 @@ def store_cached_verdict(
     return verdict_pk
 
 
+def store_rollout(
+    lib: Library,
+    *,
+    run_id: int,
+    request: RequestRow,
+    sample: SampleRef,
+    model: ModelSpec,
+    call: CallRecord,
+    claim: Claim | None = None,
+) -> None:
+    """Commit what a ``rollout`` request returned (core/generation/runs/rollouts.py): its step's
+    label (+1 when any of the K continuations reaches the gold answer, else -1; the share in
+    ``extra``) set in the completer's step labels of the CoT, with the request row done, in one
+    transaction. Labels of another run (an earlier one, when this one is forced) are replaced,
+    not merged."""
+    params = json.loads(request.params)
+    k = int(params.get("k", 1))
+    outcomes = [_score(sample, None, text).outcome == CORRECT for text in list(call.response.texts)[:k]]
+    label = rollout_label(int(params["step"]), str(params["step_id"]), outcomes)
+    author = author_for(model)
+    target = StepTarget(request.sample_pk, request.target_cot_pk)
+    with lib.transaction() as conn:
+        _check(conn, request.id, claim)
+        before = review_of(conn, target, author)
+        ours = before is not None and (before.extra or {}).get("run_id") == run_id
+        labels = {x.step: x for x in before.labels} if ours and before is not None else {}
+        labels[label.step] = label
+        review = StepReview(
+            author,
+            tuple(labels[step] for step in sorted(labels)),
+            kind="model",
+            extra={"method": METHOD, "k": k, "run_id": run_id},
+            date=now_iso(),
+        )
+        put_review(conn, target, author, review)
+        _finish_request(conn, request.id, call, raw=redact(call.response.raw_body))
+
+
 def store_result(
     lib: Library,
     *,
@@ -865,7 +904,9 @@ def store_result(
     this process used are redacted from all the provider sent (:func:`redact_call`); ``claim``
     is what the request must still be (else :class:`StaleClaim` and nothing is stored)."""
     call = redact_call(call)
-    if request.step == "judge":
+    if request.step == "rollout":
+        store_rollout(lib, run_id=run_id, request=request, sample=sample, model=model, call=call, claim=claim)
+    elif request.step == "judge":
         store_verdict(lib, run_id=run_id, request=request, model=model, call=call, claim=claim)
     elif request.step == "critique":
         store_critique(

@@ -43,6 +43,7 @@ from thoughtdesk.core.generation.backends import (
 from thoughtdesk.core.generation.backends.base import ScoringUnsupported
 from thoughtdesk.core.generation.guide_prompts import answer_stated
 from thoughtdesk.core.generation.prompts import Exemplar, PromptMode
+from thoughtdesk.core.generation.rollout_labels import rollout_request
 from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
     call_record,
@@ -351,6 +352,9 @@ class _Execution:
         if request.step == "guided":
             await self._process_guided(request, sample, model)
             return
+        if request.step == "rollout":
+            await self._process_rollout(request, sample, model)
+            return
         variant = self.variants[request.variant_index]
         cot_pk, cot_text = None, None
         if request.step == "extraction":
@@ -526,6 +530,19 @@ class _Execution:
         call = judge_request(model, request.prompt or "", int(params.get("system_chars", 0)))
         await self._send_once(request, sample, model, call, None, None)
 
+    async def _process_rollout(self, request: RequestRow, sample: SampleRef, model: ModelSpec) -> None:
+        """K continuations of a step prefix (an autolabel run; core/generation/runs/rollouts.py):
+        sent, never answered from the store (rollouts are samples, each run draws its own)."""
+        exists = self.lib.conn.execute("SELECT 1 FROM generated_cot WHERE id = ?", (request.target_cot_pk,)).fetchone()
+        if exists is None:  # the CoT was deleted (its request rows cascade; a race with a delete)
+            store_failure(self.lib, request.id, "the CoT it labels was deleted", sent_at=now_iso(), attempts=0)
+            self.tally.failed += 1
+            self._after_failed(request)
+            return
+        params = json.loads(request.params)
+        call = rollout_request(model, request.prompt or "", int(params.get("k", 1)), params.get("seed_used"))
+        await self._send_once(request, sample, model, call, None, None)
+
     async def _send_once(
         self,
         request: RequestRow,
@@ -638,8 +655,9 @@ class _Execution:
                 self.tally.in_flight -= 1
                 self.queue.put_nowait(request.id)
                 return None
-            if request.step != "judge" and not has_output(response):
-                # (a judge answering nothing is stored as an unparseable verdict: counted, not retried)
+            if request.step not in ("judge", "rollout") and not has_output(response):
+                # (a judge answering nothing is stored as an unparseable verdict: counted, not retried;
+                # an empty rollout is one that does not reach the gold answer)
                 raise BadResponse(
                     backend.provider,
                     "the model returned an empty text",

@@ -787,15 +787,77 @@ class JudgeSpec:
         )
 
 
-AnySpec = RunSpec | CritiqueSpec | RevisionSpec | JudgeSpec
+# --- automatic step label runs (Math-Shepherd rollouts) -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AutolabelSpec:
+    """An automatic step label run (docs/steps.md): for every step of every generated CoT of
+    ``collection`` (the first ``limit``), the one model in ``models`` (the completer) samples
+    ``k`` continuations of the question and the solution up to and including that step (one
+    request with ``n`` = k, ``seed`` where the backend takes one); the step is labelled by
+    whether any reaches the gold answer. CoTs the completer labelled before are left out unless
+    ``force``."""
+
+    collection: str
+    models: tuple[ModelSpec, ...]
+    k: int = 4
+    limit: int | None = None
+    seed: int | None = None
+    force: bool = False
+    name: str = ""
+
+    kind: ClassVar[str] = "autolabel"
+
+    def __post_init__(self) -> None:
+        if len(self.models) != 1:
+            raise RunSpecError("an automatic step label run has one completer model")
+        if not 1 <= self.k <= 64:
+            raise RunSpecError(f"--k {self.k}: use 1 to 64 rollouts per step")
+        if self.limit is not None and self.limit < 1:
+            raise RunSpecError(f"--limit {self.limit}: at least 1 CoT")
+
+    @property
+    def model(self) -> ModelSpec:
+        return self.models[0]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets)."""
+        return {
+            "kind": self.kind,
+            "collection": self.collection,
+            "models": [m.to_json() for m in self.models],
+            "k": self.k,
+            "limit": self.limit,
+            "seed": self.seed,
+            "force": self.force,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AutolabelSpec:
+        return cls(
+            collection=data["collection"],
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            k=int(data.get("k", 4)),
+            limit=data.get("limit"),
+            seed=data.get("seed"),
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
+        )
+
+
+AnySpec = RunSpec | CritiqueSpec | RevisionSpec | JudgeSpec | AutolabelSpec
 
 
 def spec_from_document(document: dict[str, Any]) -> AnySpec:
-    """The spec of a stored run document: a generation, critique, revision or judge run's."""
+    """The spec of a stored run document: a generation, critique, revision, judge or autolabel run's."""
     if document.get("kind") == "critique":
         return CritiqueSpec.from_json(document["spec"])
     if document.get("kind") == "revision":
         return RevisionSpec.from_json(document["spec"])
     if document.get("kind") == "judge":
         return JudgeSpec.from_json(document["spec"])
+    if document.get("kind") == "autolabel":
+        return AutolabelSpec.from_json(document["spec"])
     return RunSpec.from_json(document["spec"])

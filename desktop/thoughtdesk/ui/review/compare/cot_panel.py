@@ -97,6 +97,9 @@ class CotView:
     #: ``text`` is the thinking, not the visible text ("Compare thinking"): similarity and word
     #: diff are computed on it, and span marks (offsets into the visible text) are not drawn.
     shows_thinking: bool = False
+    #: How many steps the trace shown has in the step list the step labels use
+    #: (core/steps/split.py); None: the view counts the sentences of ``text``.
+    steps: int | None = None
 
     def label(self) -> str:
         """A short plain-text name: the title, else the model and prompt keys (and "guided")."""

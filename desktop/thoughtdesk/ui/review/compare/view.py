@@ -243,7 +243,8 @@ class CompareView(QWidget):
         for index, cot in enumerate(self._cots):
             panel = self._pool[index]
             note = notes[index] if notes is not None and index < len(notes) else ""
-            panel.show_cot(index, cot, len(self._matrix.sentences[index]), note)
+            steps = cot.steps if cot.steps is not None else len(self._matrix.sentences[index])
+            panel.show_cot(index, cot, steps, note)
             if marks is not None and index < len(marks):
                 panel.marks = tuple(marks[index])
             panel.set_current(False)
