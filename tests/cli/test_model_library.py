@@ -30,6 +30,8 @@ KEYS = {
     "license",
     "status",
     "fit",
+    "fit_with_scoring",
+    "vocab_size",
 }
 
 
@@ -66,9 +68,16 @@ def test_add_list_show_remove_the_test_model(gguf_model: Path, capsys):
     code, out, _ = run(capsys, "models", "show", "gemma", "--json", "--n-ctx", "4096")
     shown = json.loads(out)
     assert shown["fit"]["kv_cache_bytes"] == 18 * 512 * 2 * 4096
+    # With scoring: the scorer's instance on top (4,096 + 512 positions' logits, a second KV cache).
+    assert shown["vocab_size"] == 262_144 and shown["fit"]["scoring_bytes"] is None
+    scoring = (4096 + 512) * 262_144 * 4 + 18 * 512 * 2 * 4096
+    assert shown["fit_with_scoring"]["scoring_bytes"] == scoring
+    assert shown["fit_with_scoring"]["needed_bytes"] == shown["fit"]["needed_bytes"] + scoring
     assert shown["gpu"]["n_gpu_layers"] in (-1, 0) or shown["gpu"]["n_gpu_layers"] > 0
     code, out, _ = run(capsys, "models", "show", "gemma")
     assert "quantization:   Q4_K_M" in out and "use it as:      --model llamacpp:gemma" in out
+    scoring_line = next(line for line in out.splitlines() if line.startswith("with scoring:"))
+    assert "needs 3.01 GB (weights 0.25 GB + KV cache 0.04 GB at 2,048 tokens + scoring 2.72 GB)" in scoring_line
     gpu_line = next(line for line in out.splitlines() if line.startswith("GPU:"))
     assert gpu_line.endswith(f"(n_gpu_layers {shown['gpu']['n_gpu_layers']})")
     code, out, _ = run(capsys, "models", "remove", "gemma", "--json")

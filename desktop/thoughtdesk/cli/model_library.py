@@ -95,8 +95,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     from thoughtdesk.core.models.gpu import detect_gpu, offload_plan  # loads llama.cpp's library: show only
 
     entry = ModelRegistry().get(args.name)
-    record = _entry_json(entry, args.n_ctx, available_memory())
-    fit = memory_fit(entry, args.n_ctx, available_memory())
+    free = available_memory()
+    record = _entry_json(entry, args.n_ctx, free)
+    fit = memory_fit(entry, args.n_ctx, free)
     plan = offload_plan(detect_gpu(), fit.needed, entry.size, entry.block_count)
     record["gpu"] = {"n_gpu_layers": plan.n_gpu_layers, "reason": plan.reason}
     if args.json:
@@ -117,6 +118,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("thinks", "yes (think tags in the template)" if entry.thinks else "no"),
         ("license", entry.license or "-"),
         ("memory", fit.describe()),
+        ("with scoring", memory_fit(entry, args.n_ctx, fit.available, scoring=True).describe()),
         ("GPU", f"{plan.describe()} (n_gpu_layers {plan.n_gpu_layers})"),
         ("use it as", f"--model llamacpp:{entry.name}"),
     ]
@@ -184,6 +186,7 @@ def _entry_json(entry: ModelEntry, n_ctx: int = DEFAULT_N_CTX, free: int | None 
     record = entry.to_json()
     record["status"] = entry.status()
     record["fit"] = memory_fit(entry, n_ctx, free).to_json()
+    record["fit_with_scoring"] = memory_fit(entry, n_ctx, free, scoring=True).to_json()
     return record
 
 

@@ -138,3 +138,16 @@ def test_an_array_where_a_number_belongs(tmp_path: Path):
     path = tmp_path / "odd.gguf"
     path.write_bytes(gguf_bytes(metadata))
     assert "'llama.context_length' is an array, expected an integer" in _error(path)
+
+
+def test_vocabulary_size_is_the_token_lists_length(gguf_model: Path, tmp_path: Path):
+    # The test model's tokenizer.ggml.tokens: 262,144 strings, counted without reading them.
+    assert read_model_facts(gguf_model).vocab_size == 262_144
+    assert read_model_facts(write_tiny_gguf(tmp_path / "tiny.gguf")).vocab_size == 2000
+    # Without a token list: the architecture's vocab_size key, else unknown.
+    no_tokens = [item for item in tiny_metadata() if item[0] != "tokenizer.ggml.tokens"]
+    path = tmp_path / "m.gguf"
+    path.write_bytes(gguf_bytes(no_tokens, TINY_TENSORS))
+    assert read_model_facts(path).vocab_size is None
+    path.write_bytes(gguf_bytes([*no_tokens, ("llama.vocab_size", UINT32, 32000)], TINY_TENSORS))
+    assert read_model_facts(path).vocab_size == 32000

@@ -14,7 +14,7 @@ from tests.helpers.gguf_files import write_tiny_gguf
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.models import GgufError, ModelRegistry, ModelRegistryError, resolve_model_name
 from thoughtdesk.core.models import gguf as gguf_module
-from thoughtdesk.core.models.registry import sha256_of
+from thoughtdesk.core.models.registry import ModelEntry, sha256_of
 
 
 @pytest.fixture
@@ -219,3 +219,13 @@ def test_changes_made_by_another_process_while_hashing_are_kept(registry: ModelR
     [result] = registry.add(write_tiny_gguf(tmp_path / "new.gguf", template="mine"), progress=meanwhile)
     assert result.entry.name == "new-2"
     assert [e.name for e in registry.entries()] == ["new", "new-2"]
+
+
+def test_vocab_size_recorded_and_older_entries_load_without_it(registry: ModelRegistry, tmp_path: Path):
+    [result] = registry.add(write_tiny_gguf(tmp_path / "tiny.gguf"))
+    assert result.entry.vocab_size == 2000
+    record = result.entry.to_json()
+    assert record["vocab_size"] == 2000
+    del record["vocab_size"]  # a models.json written before the key existed
+    assert ModelEntry.from_json(record).vocab_size is None
+    assert ModelEntry.from_json({**record, "a_later_key": 1}) == ModelEntry.from_json(record)

@@ -34,6 +34,9 @@ def test_add_a_folder_select_and_remove(qtbot, tmp_path: Path):
     assert cells[:6] == ["beta", "ok", "llama", "Q4_K_M", "0M", "4,096"]
     assert cells[7] in {"fits", "tight", "does not fit"}
     assert "thinks" in dialog.details.text() and "--model llamacpp:beta" in dialog.details.text()
+    # What scoring would add: 2,048 + 512 positions x 2,000 tokens x 4 bytes, and a second KV cache.
+    scoring = (2048 + 512) * 2000 * 4 + 2 * 2 * 32 * 2 * 2048
+    assert f"\nWith scoring (log-probs): adds {scoring / 1e9:.2f} GB, " in dialog.details.text()
     qtbot.waitUntil(lambda: dialog.gpu is not None, timeout=30000)  # checked in the background
     assert "\nGPU: " in dialog.details.text() and "GPU: checking…" not in dialog.details.text()
     before = dialog.details.text()

@@ -177,6 +177,7 @@ class ModelFacts:
     name: str | None  # general.name
     block_count: int | None
     kv_bytes_per_token: int | None  # the f16 KV cache's bytes per token of context, all layers
+    vocab_size: int | None = None  # tokens in the vocabulary (tokenizer.ggml.tokens' length): the logits' width
 
 
 class _Reader:
@@ -384,7 +385,17 @@ def model_facts(header: GgufHeader, path: str | Path) -> ModelFacts:
         name=get("general.name", "str"),
         block_count=get(f"{arch}.block_count", "int"),
         kv_bytes_per_token=_kv_bytes_per_token(get, arch),
+        vocab_size=_vocab_size(header, get, arch),
     )
+
+
+def _vocab_size(header: GgufHeader, get: Callable[..., Any], arch: str) -> int | None:
+    """The vocabulary's size: the length of ``tokenizer.ggml.tokens`` (known without its strings,
+    what llama.cpp's ``n_vocab`` is), else ``{arch}.vocab_size``; None when neither is there."""
+    tokens = header.metadata.get("tokenizer.ggml.tokens")
+    if tokens is not None and isinstance(tokens[1], ArrayValue):
+        return tokens[1].length or None
+    return get(f"{arch}.vocab_size", "int") or None
 
 
 def read_model_facts(path: str | Path) -> ModelFacts:

@@ -69,6 +69,7 @@ class ModelEntry:
     model_name: str | None  # general.name
     block_count: int | None
     kv_bytes_per_token: int | None
+    vocab_size: int | None = None  # None: added before it was recorded (remove and add the file again to fill it)
 
     def status(self) -> Status:
         """``missing`` (no file at the path), ``changed`` (another size or time) or ``ok``: one ``stat``."""
@@ -454,6 +455,7 @@ def _entry(name: str, path: Path, stat: os.stat_result, digest: str, facts: Mode
         model_name=facts.name,
         block_count=facts.block_count,
         kv_bytes_per_token=facts.kv_bytes_per_token,
+        vocab_size=facts.vocab_size,
     )
 
 

@@ -41,6 +41,16 @@ COLUMNS = ("Name", "Status", "Architecture", "Quantization", "Parameters", "Cont
 _Index = QModelIndex | QPersistentModelIndex
 
 
+def _scoring_line(entry: ModelEntry, fit: MemoryFit) -> str:
+    """What the scoring instance would add to ``fit``, and the verdict with it."""
+    scored = memory_fit(entry, fit.n_ctx, fit.available, scoring=True)
+    if scored.scoring is None and entry.vocab_size is None:
+        return "memory unknown (no vocabulary size recorded: remove the model and add its file again)"
+    if scored.scoring is None:
+        return "memory unknown (the header does not give the model's shape)"
+    return f"adds {scored.scoring.total / 1e9:.2f} GB, {scored.verdict} (needs {scored.needed / 1e9:.2f} GB)"
+
+
 def _params(count: int) -> str:
     return f"{count / 1e9:.1f}B" if count >= 1e9 else f"{count / 1e6:.0f}M"
 
@@ -195,6 +205,7 @@ class ModelsDialog(QDialog):
             f"{entry.context_length or '?'}, chat template {'yes' if entry.chat_template else 'no'}"
             f"{', thinks' if entry.thinks else ''}, licence {entry.license or '-'}",
             f"Memory: {fit.describe()}",
+            f"With scoring (log-probs): {_scoring_line(entry, fit)}",
             "GPU: "
             + (
                 offload_plan(self.gpu, fit.needed, entry.size, entry.block_count).describe()

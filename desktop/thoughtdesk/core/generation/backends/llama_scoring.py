@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from thoughtdesk.core.generation.scoring import TokenScores, continuation_start
+from thoughtdesk.core.models.fit import ScoringMemory, scoring_memory
+
+__all__ = ["ModelShape", "ScoringMemory", "score_with_llama", "scoring_memory_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,32 +32,10 @@ class ModelShape:
         return 0
 
 
-@dataclass(frozen=True, slots=True)
-class ScoringMemory:
-    """The extra memory of the scoring instance, in bytes, and what it comes from."""
-
-    n_ctx: int
-    n_vocab: int
-    logits_bytes: int  # llama-cpp-python's n_ctx x n_vocab float32 array of every position's logits
-    output_bytes: int  # llama.cpp's output buffer: up to n_batch positions' logits at once
-    kv_bytes: int  # the second context's KV cache (f16), estimated from the model's shape
-
-    @property
-    def total(self) -> int:
-        return self.logits_bytes + self.output_bytes + self.kv_bytes
-
-    def describe(self) -> str:
-        """E.g. ``scoring needs about 1.0 GB more memory (logits of 512 positions x 262,144 tokens)``."""
-        return (
-            f"scoring needs about {self.total / 1e9:.1f} GB more memory (logits of {self.n_ctx:,} positions "
-            f"x {self.n_vocab:,} vocabulary tokens, and a second KV cache); a smaller n_ctx needs less"
-        )
-
-
 def scoring_memory_of(llama: Any, *, n_ctx: int | None = None, n_batch: int | None = None) -> ScoringMemory:
     """The scoring instance's extra memory for the model ``llama`` (any instance of it)."""
     n_ctx = n_ctx or llama.n_ctx()
-    n_batch = min(n_batch or llama.n_batch, n_ctx)
+    n_batch = n_batch or llama.n_batch
     n_vocab = int(llama.n_vocab())
     metadata = getattr(llama, "metadata", None) or {}
     arch = metadata.get("general.architecture", "")
@@ -71,13 +52,7 @@ def scoring_memory_of(llama: Any, *, n_ctx: int | None = None, n_batch: int | No
     head_dim = number("attention.key_length") or (number("embedding_length") // heads)
     value_dim = number("attention.value_length") or head_dim
     kv_bytes = layers * n_ctx * kv_heads * (head_dim + value_dim) * 2
-    return ScoringMemory(
-        n_ctx=n_ctx,
-        n_vocab=n_vocab,
-        logits_bytes=n_ctx * n_vocab * 4,
-        output_bytes=n_batch * n_vocab * 4,
-        kv_bytes=kv_bytes,
-    )
+    return scoring_memory(n_ctx=n_ctx, n_batch=n_batch, n_vocab=n_vocab, kv_bytes=kv_bytes)
 
 
 def score_with_llama(
