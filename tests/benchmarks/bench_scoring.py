@@ -14,6 +14,7 @@ units, markers, empty outputs falling back to the CoT).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import random
 import re
@@ -203,16 +204,22 @@ def main(argv: list[str]) -> int:
         f"grouping-only baseline {baseline * 1000:.1f} ms, {elapsed / baseline:.1f}x)"
     )
     try:
-        redraw = bench_plots()
+        first, redraw = bench_plots()
     except ImportError as error:  # Qt missing: the scoring figures above still stand
         print(f"plots not timed: {error}")
     else:
-        print(f"{'table + redraw of 3 plots, 200 conditions':<40}{redraw * 1000:>9.1f} ms  (offscreen, target 200 ms)")
+        verdict = "OK" if redraw < 0.2 else "SLOWER THAN TARGET"
+        print(
+            f"{'table + redraw of 3 plots, 200 conditions':<40}{redraw * 1000:>9.1f} ms  (offscreen, target 200 ms: {verdict})"
+        )
+        print(f"{'  first draw (builds the plots; once)':<40}{first * 1000:>9.1f} ms")
     return 0
 
 
-def bench_plots(conditions: int = 200, questions: int = 100) -> float:
-    """Seconds to rebuild the accuracy table and redraw the three result plots (offscreen Qt)."""
+def bench_plots(conditions: int = 200, questions: int = 100) -> tuple[float, float]:
+    """Seconds to draw the three result plots the first time (building their items), and to
+    rebuild the accuracy table and redraw them with new results (a refresh of the Results tab;
+    bench_evaluate.py times the whole tab the same way), offscreen."""
     import os
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -239,24 +246,29 @@ def bench_plots(conditions: int = 200, questions: int = 100) -> float:
     widgets = [accuracy, pareto, correctness]
     for widget in widgets:
         widget.resize(1200, 700)
-    start = time.perf_counter()
-    rows = accuracy_table(answers)
-    accuracy.set_rows(rows)
-    pareto.set_rows(rows)
-    correctness.set_answers(answers)
-    for widget in widgets:
-        widget.layout_widget.grab()  # force a paint
-    app.processEvents()
-    elapsed = time.perf_counter() - start
+
+    def draw(answers: list[ScoredAnswer]) -> float:
+        start = time.perf_counter()
+        rows = accuracy_table(answers)
+        accuracy.set_rows(rows)
+        pareto.set_rows(rows)
+        correctness.set_answers(answers)
+        for widget in widgets:
+            widget.layout_widget.grab()  # force a paint
+        app.processEvents()
+        return time.perf_counter() - start
+
+    first = draw(answers)
+    # New results for the same conditions (as after a run stored more answers): the redraw.
+    changed = [dataclasses.replace(a, outcome=rng.choice(["correct", "incorrect", "unextractable"])) for a in answers]
+    elapsed = draw(changed)
     # Tear the widgets down while Qt is still alive (finalising them at interpreter exit crashes).
     for widget in widgets:
         widget.deleteLater()
     app.processEvents()
-    del widgets
-    import gc
-
+    widgets.clear()
     gc.collect()
-    return elapsed
+    return first, elapsed
 
 
 if __name__ == "__main__":
