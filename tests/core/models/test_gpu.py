@@ -72,3 +72,34 @@ def test_nvidia_smi_is_read(tmp_path: Path, monkeypatch):
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     assert gpu.nvidia_free_memory() == ("cuda", "Fake Card 24GB", 20000 * 1024 * 1024)
+
+
+def test_linux_cards_that_publish_their_memory_in_sysfs_are_read(tmp_path: Path) -> None:
+    # amdgpu (the card of Linux Vulkan and ROCm builds) publishes total and used video memory;
+    # the card with the most free memory is chosen; a card without them (an integrated Intel
+    # card, a connector folder) is passed over; none at all is None, as on this machine's VM.
+    def card(name: str, total: int | None, used: int | None, product: str | None = None) -> None:
+        device = tmp_path / name / "device"
+        device.mkdir(parents=True)
+        if total is not None:
+            (device / "mem_info_vram_total").write_text(f"{total}\n")
+        if used is not None:
+            (device / "mem_info_vram_used").write_text(f"{used}\n")
+        if product is not None:
+            (device / "product_name").write_text(f"{product}\n")
+
+    assert gpu.sysfs_vram(tmp_path) is None
+    card("card0", None, None)  # no memory published
+    card("card0-eDP-1", None, None)  # a connector, not a card
+    assert gpu.sysfs_vram(tmp_path) is None
+    card("card1", 8 * 2**30, 2 * 2**30, "Radeon RX 7600")
+    card("card2", 4 * 2**30, 1 * 2**30)
+    assert gpu.sysfs_vram(tmp_path) == ("sysfs", "Radeon RX 7600", 6 * 2**30)
+    card("card3", 16 * 2**30, 0)
+    assert gpu.sysfs_vram(tmp_path) == ("sysfs", "GPU card3", 16 * 2**30)
+    (tmp_path / "card3" / "device" / "mem_info_vram_used").write_text("garbage\n")
+    assert gpu.sysfs_vram(tmp_path) == ("sysfs", "Radeon RX 7600", 6 * 2**30)
+    free = gpu.sysfs_vram(tmp_path)
+    assert free is not None
+    plan = offload_plan(GpuInfo(True, "sysfs", free[1], free[2]), 5 * 10**9, 4 * 10**9, 32)
+    assert plan.n_gpu_layers == -1  # fits the 6 GiB free: all layers

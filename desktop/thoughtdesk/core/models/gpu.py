@@ -10,8 +10,11 @@ tested with any numbers.
   SYCL builds; False for a CPU build, the default wheel).
 - The memory: NVIDIA cards through ``nvidia-smi`` (free memory of the first card: llama.cpp
   puts every layer on the main GPU unless told to split); Apple silicon (Metal) shares the
-  system memory, of which macOS lets the GPU use about three quarters; anything else (Vulkan on
-  another card, ROCm) is "unknown": the plan then offloads nothing and says how to set it by hand.
+  system memory, of which macOS lets the GPU use about three quarters; on Linux, cards whose
+  driver publishes its memory in sysfs (``/sys/class/drm/card*/device/mem_info_vram_total`` and
+  ``_used``: amdgpu, the card Vulkan and ROCm builds use there). Anything else (Vulkan on
+  Windows, an Intel card) is "unknown": the plan then offloads nothing and says how to set it
+  by hand.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 #: Of the free GPU memory a model may use: the rest is for llama.cpp's compute buffers and the
@@ -31,7 +35,9 @@ _USABLE = 0.9
 #: The share of the system memory macOS lets Metal use by default (recommendedMaxWorkingSetSize).
 _METAL_SHARE = 0.75
 
-Backend = Literal["cuda", "metal", "none"]
+Backend = Literal["cuda", "metal", "sysfs", "none"]
+#: Where Linux lists the graphics cards (one ``cardN`` folder each).
+DRM_CARDS = Path("/sys/class/drm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +55,7 @@ class GpuInfo:
         if not self.offload_supported:
             return "llama-cpp-python here is a CPU build: models run on the CPU"
         if self.free_bytes is None:
-            return "llama-cpp-python here can use a GPU, but no GPU memory was found (nvidia-smi, Metal)"
+            return "llama-cpp-python here can use a GPU, but no GPU memory was found (nvidia-smi, Metal, sysfs)"
         return f"{self.name}: {self.free_bytes / 1e9:.1f} GB GPU memory free"
 
 
@@ -108,7 +114,7 @@ def detect_gpu() -> GpuInfo:
     supported = bool(llama_cpp.llama_supports_gpu_offload())
     if not supported:
         return GpuInfo(False, "none", "", None)
-    memory = nvidia_free_memory() or metal_memory()
+    memory = nvidia_free_memory() or metal_memory() or sysfs_vram()
     if memory is None:
         return GpuInfo(True, "none", "", None)
     backend, name, free = memory
@@ -151,3 +157,29 @@ def metal_memory() -> tuple[Backend, str, int] | None:
     except (ValueError, OSError, AttributeError):
         return None
     return "metal", "Apple silicon (Metal, shared memory)", int(total * _METAL_SHARE)
+
+
+def sysfs_vram(cards: Path = DRM_CARDS) -> tuple[Backend, str, int] | None:
+    """Linux: the card with the most free video memory among those whose driver publishes it in
+    sysfs (``device/mem_info_vram_total`` and ``device/mem_info_vram_used``, in bytes: amdgpu),
+    with its ``product_name`` where the driver gives one; else None."""
+    best: tuple[Backend, str, int] | None = None
+    try:
+        folders = sorted(cards.glob("card[0-9]*"))
+    except OSError:
+        return None
+    for card in folders:
+        device = card / "device"
+        try:
+            total = int((device / "mem_info_vram_total").read_text().strip())
+            used = int((device / "mem_info_vram_used").read_text().strip())
+        except (OSError, ValueError):
+            continue
+        try:
+            name = (device / "product_name").read_text().strip()
+        except OSError:
+            name = ""
+        free = max(total - used, 0)
+        if best is None or free > best[2]:
+            best = ("sysfs", name or f"GPU {card.name}", free)
+    return best
