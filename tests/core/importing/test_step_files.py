@@ -192,3 +192,20 @@ def test_step_ids_and_labels_survive_export_and_re_import(lib, tmp_path):
     with Library.open(tmp_path / "other.thoughtdesk") as other:
         import_step_file(other, tmp_path / "phase1_again.jsonl", collection="prm")
         assert snapshot(other) == snapshot(lib)
+
+
+def test_a_key_twice_in_a_prm800k_step_is_refused_and_changes_nothing(lib, tmp_path):
+    # A line of the usual shape skips the write-back duplicate check (prm800k.record_keys counts
+    # its keys); a key twice in a completion must still be found, on its line.
+    import_step_file(lib, STEPS / "math.jsonl", collection="before")
+    before = table_digest(lib)
+    lines = (STEPS / "phase2_test.jsonl").read_text().splitlines()
+    twice = lines[0].replace('"rating": ', '"rating": 1, "rating": ', 1)
+    assert twice != lines[0]
+    path = tmp_path / "twice.jsonl"
+    path.write_text(lines[0] + "\n" + twice + "\n")
+    with pytest.raises(DataFileError) as raised:
+        import_step_file(lib, path, collection="new")
+    text = str(raised.value)
+    assert "\n" not in text and text.startswith(f"{path}, ") and "line 2" in text and "'rating'" in text, text
+    assert table_digest(lib) == before

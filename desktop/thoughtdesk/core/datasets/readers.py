@@ -191,8 +191,9 @@ class JsonLineError(DataFileError):
     """A line of a JSON Lines file that is not valid JSON (the file itself can be read)."""
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line, value)`` for every non-blank line of a JSON Lines file.
+def iter_jsonl(path: Path, keys: Callable[[Any], int] | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line, value)`` for every non-blank line of a JSON Lines file (``keys``: as
+    :func:`decode_line`'s, for records of a known shape).
 
     A line that is not JSON is yielded as ``(line, JsonLineError)`` instead of raising, so the
     caller can skip it and go on with the next line.
@@ -202,7 +203,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                value = decode_line(raw)
+                value = decode_line(raw, keys)
             except ValueError as error:
                 yield number, JsonLineError(path, str(error), line=number)
             else:

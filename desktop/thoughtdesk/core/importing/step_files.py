@@ -84,14 +84,15 @@ def split_for(path: str | Path) -> str:
     return Path(path).name.split(".")[0] or "data"
 
 
-def _records(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line, value) of every record of a JSON array or JSON Lines file."""
+def _records(path: Path, keys: Callable[[Any], int] | None = None) -> Iterator[tuple[int, Any]]:
+    """(line, value) of every record of a JSON array or JSON Lines file (``keys``: counts the
+    keys of a record of the expected shape, which spares JSON Lines most duplicate-key checks)."""
     try:
         if path.suffix.lower() == ".json":
             for line, _key, value in iter_json_container(path):
                 yield line, value
             return
-        for line, value in iter_jsonl(path):
+        for line, value in iter_jsonl(path, keys):
             if isinstance(value, JsonLineError):
                 raise DataFileError(path, f"invalid JSON: {value.message}", line=line)
             yield line, value
@@ -144,7 +145,7 @@ class _Hook:
         rows = ImportedStepRows()
         for cot_pk, review in self.pending:
             rows.add(StepTarget(0, cot_pk), review)  # a CoT's row names the CoT only
-            self.labels += len(review.labels) if isinstance(review, StepReview) else review.steps.count('{"id":')
+            self.labels += len(review.labels) if isinstance(review, StepReview) else review.labels
             self.reviews += 1
             if len(rows.rows) >= 20_000:
                 rows.write(conn)
@@ -213,7 +214,7 @@ def _read(path: Path, kind: StepFormat | None, cancel: Cancel | None) -> StepFil
                 raise Cancelled("import")
     else:
         by_key: dict[tuple[Any, ...], Sample] = {}
-        for count, (line, value) in enumerate(_records(path), start=1):
+        for count, (line, value) in enumerate(_records(path, prm800k.record_keys), start=1):
             record = prm800k.check_record(value, path, line)
             key = prm800k.sample_key(record)
             found = by_key.get(key)

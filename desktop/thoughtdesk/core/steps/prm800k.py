@@ -49,6 +49,33 @@ def _type(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+def record_keys(value: Any) -> int:
+    """The keys of a decoded PRM800K line where PRM800K has objects (the line, its question and
+    label, each step and its completions): at most all its keys. :func:`decode_line` compares
+    it with the key places on the line, so a line of the usual shape needs no other
+    duplicate-key check (objects elsewhere, human completions as objects, are not counted: such
+    a line takes the general check). Never raises, whatever ``value`` is."""
+    if value.__class__ is not dict:
+        return 0
+    n = len(value)
+    question = value.get("question")
+    if question.__class__ is dict:
+        n += len(question)
+    label = value.get("label")
+    if label.__class__ is not dict:
+        return n
+    n += len(label)
+    steps = label.get("steps")
+    if steps.__class__ is list:
+        for step in steps:
+            if step.__class__ is dict:
+                n += len(step)
+                completions = step.get("completions")
+                if completions.__class__ is list:
+                    n += sum(len(c) for c in completions if c.__class__ is dict)
+    return n
+
+
 def check_record(value: Any, path: Path, line: int) -> dict[str, Any]:
     """``value`` as a PRM800K record, or :class:`DataFileError` naming file, line and field."""
 
@@ -90,14 +117,15 @@ def check_record(value: Any, path: Path, line: int) -> dict[str, Any]:
             raise bad(f"label.steps[{index}].completions", f"must be a list, not {_type(completions)}")
         for k, completion in enumerate(completions):
             # The usual case checked at once; the field that is wrong is found only when one is.
-            if (
-                type(completion) is dict
-                and type(completion.get("text")) is str
-                and completion.get("rating") in _RATING_VALUES
-                and type(completion.get("rating")) is not bool
-                and completion.get("flagged") in _FLAG_VALUES
-            ):
-                continue
+            if type(completion) is dict:
+                rating = completion.get("rating")
+                if (
+                    type(completion.get("text")) is str
+                    and rating in _RATING_VALUES
+                    and type(rating) is not bool
+                    and completion.get("flagged") in _FLAG_VALUES
+                ):
+                    continue
             _bad_completion(completion, f"label.steps[{index}].completions[{k}]", bad)
         chosen = step.get("chosen_completion")
         if chosen is not None and (
@@ -200,10 +228,18 @@ def to_cot(record: dict[str, Any], line: int, date: str) -> tuple[GeneratedCot, 
     texts: list[str] = []
     entries: list[dict[str, Any]] = []
     first_error: int | None = None
+    # _shown, _human_text and _plain inlined (a million steps in PRM800K phase 2).
     for index, step in enumerate(label["steps"]):
-        shown = _shown(step)
-        human = _human_text(step.get("human_completion"))
-        completion = step["completions"][shown] if shown is not None else None
+        chosen = step.get("chosen_completion")
+        human_value = step.get("human_completion")
+        human = None if human_value is None else _human_text(human_value)
+        completions = step["completions"]
+        if isinstance(chosen, int):
+            completion = completions[chosen]
+        elif human_value is None:
+            completion = completions[0]
+        else:
+            completion = None
         text = completion["text"] if completion is not None else human or ""
         texts.append(text)
         entry: dict[str, Any] = {"id": step_id(index, text)}
@@ -218,13 +254,27 @@ def to_cot(record: dict[str, Any], line: int, date: str) -> tuple[GeneratedCot, 
                 entry["flagged"] = flagged
         if human is not None:
             entry["corrected"] = human
-        if not _plain(step):
+        if not (
+            chosen == 0
+            and human_value is None
+            and len(step) == 3
+            and len(completions) == 1
+            and len(completions[0]) == 3
+            and list(step) == _PLAIN_STEP_KEYS
+            and list(completions[0]) == _PLAIN_COMPLETION_KEYS
+        ):
             entry["extra"] = {"step": step}
         entries.append(entry)
     if first_error is None and label.get("finish_reason") == "solution":
         first_error = -1
     review = ImportedReview(
-        author, encode_entries(entries), first_error, label.get("finish_reason"), label.get("total_time"), date
+        author,
+        encode_entries(entries),
+        first_error,
+        label.get("finish_reason"),
+        label.get("total_time"),
+        date,
+        labels=len(entries),
     )
     question = record["question"]
     meta = {

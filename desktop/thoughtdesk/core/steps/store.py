@@ -242,6 +242,8 @@ class ImportedReview(NamedTuple):
     time_ms: int | None
     date: str
     kind: Kind = "human"
+    #: How many step labels ``steps`` holds (counted as it is built, not by reading it back).
+    labels: int = 0
 
 
 @dataclass
