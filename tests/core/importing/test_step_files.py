@@ -13,6 +13,7 @@ from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.importing.step_files import export_steps, import_step_file, step_file_format
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.steps import prm800k
 from thoughtdesk.core.steps.split import cot_steps
 from thoughtdesk.core.steps.store import StepTarget, put_review, reviews_of
 
@@ -209,3 +210,27 @@ def test_a_key_twice_in_a_prm800k_step_is_refused_and_changes_nothing(lib, tmp_p
     text = str(raised.value)
     assert "\n" not in text and text.startswith(f"{path}, ") and "line 2" in text and "'rating'" in text, text
     assert table_digest(lib) == before
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        [],
+        "x",
+        {"question": 3, "label": []},
+        {"question": {"problem": "p"}, "label": {"steps": "no"}},
+        {
+            "question": {"problem": "p"},
+            "label": {"steps": [3, {"completions": 7}, {"completions": [2, {"text": "a"}]}]},
+        },
+    ],
+)
+def test_prm800k_key_count_takes_any_value_and_never_exceeds_its_keys(value):
+    # decode_line trusts it to be at most the keys of the value (else a lost key would pass).
+    def keys(v: object) -> int:
+        if isinstance(v, dict):
+            return len(v) + sum(keys(x) for x in v.values())
+        return sum(keys(x) for x in v) if isinstance(v, list) else 0
+
+    assert 0 <= prm800k.record_keys(value) <= keys(value)
