@@ -174,21 +174,28 @@ class GenerationUI(QObject):
         if self.judge_dialog is not None:
             self.judge_dialog.refresh_templates(judge_templates(self.fragments))
 
+    def _prices_and_collection(self, library: Library) -> tuple[PriceTable, str | None]:
+        """A run dialog's start: the price table (a bad file is reported by the planner) and the
+        collection shown in the Samples tree (None: all or none)."""
+        from thoughtdesk.core.generation.backends.pricing import load_price_table
+
+        prices, _problem = load_price_table(self.price_path)
+        shown = self.window.samples.current_filter()
+        collection = (
+            collection_name(library, shown.collection_id)
+            if shown is not None and shown.collection_id is not None
+            else None
+        )
+        return prices, collection
+
     def open_critique_dialog(self) -> CritiqueRunDialog | None:
         """Open Generate > Critique… on the current library and the collection shown in the tree."""
         window = self.window
         if window.library is None:
             return None
-        from thoughtdesk.core.generation.backends.pricing import load_price_table
         from thoughtdesk.core.generation.fragments import critique_templates
 
-        prices, _problem = load_price_table(self.price_path)  # a bad file is reported by the planner
-        shown = window.samples.current_filter()
-        collection = (
-            collection_name(window.library, shown.collection_id)
-            if shown is not None and shown.collection_id is not None
-            else None
-        )
+        prices, collection = self._prices_and_collection(window.library)
         from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
 
         dialog = CritiqueRunDialog(
@@ -210,16 +217,9 @@ class GenerationUI(QObject):
         window = self.window
         if window.library is None:
             return None
-        from thoughtdesk.core.generation.backends.pricing import load_price_table
         from thoughtdesk.core.generation.fragments import judge_templates
 
-        prices, _problem = load_price_table(self.price_path)
-        shown = window.samples.current_filter()
-        collection = (
-            collection_name(window.library, shown.collection_id)
-            if shown is not None and shown.collection_id is not None
-            else None
-        )
+        prices, collection = self._prices_and_collection(window.library)
         from thoughtdesk.ui.generation.judge_dialog import JudgeRunDialog
 
         models = critique_model_list()
@@ -251,15 +251,8 @@ class GenerationUI(QObject):
         window = self.window
         if window.library is None:
             return None
-        from thoughtdesk.core.generation.backends.pricing import load_price_table
 
-        prices, _problem = load_price_table(self.price_path)
-        shown = window.samples.current_filter()
-        collection = (
-            collection_name(window.library, shown.collection_id)
-            if shown is not None and shown.collection_id is not None
-            else None
-        )
+        prices, collection = self._prices_and_collection(window.library)
         from thoughtdesk.ui.generation.revise_dialog import RevisionRunDialog
 
         dialog = RevisionRunDialog(
