@@ -554,6 +554,32 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return execute_and_report(args, run_id)
 
 
+def selection_options(p: argparse.ArgumentParser, what: str) -> None:
+    """--dataset, --split, --limit and --seed: which of the collection's ``what`` (samples, CoTs,
+    pairs) a run plans."""
+    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
+    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
+    p.add_argument("--limit", type=whole(1), metavar="N", help=f"at most N {what} per dataset split")
+    p.add_argument("--seed", type=whole(0), metavar="K", help=f"with --limit: draw the {what} at random")
+
+
+def call_options(p: argparse.ArgumentParser) -> None:
+    """The options of a run's model calls shared by critique, revise and judge runs, and of its
+    plan (--force, --name, --plan-only)."""
+    p.add_argument(
+        "--n-ctx",
+        type=whole(64, 1_000_000),
+        default=2048,
+        metavar="N",
+        help="llamacpp: context size in tokens (default 2048)",
+    )
+    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
+    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
+    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
+    p.add_argument("--name", metavar="NAME", help="a name for the run")
+    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+
+
 def execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the run's outcome as one JSON object (progress stays on stderr)"
@@ -610,10 +636,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"answer-extraction fragment (repeatable; default {DEFAULT_FRAGMENTS['answer_extraction']}; "
         "none: no extraction prompt)",
     )
-    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
-    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
-    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N samples per dataset split")
-    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the samples at random")
+    selection_options(p, "samples")
     p.add_argument("--n", type=whole(1, 1000), default=1, metavar="K", help="samples per prompt (self-consistency)")
     p.add_argument("--one-step", action="store_true", help="read the answer from the CoT (no extraction call)")
     p.add_argument("--few-shot", type=whole(0, 64), default=0, metavar="K", help="K exemplars with reference CoTs")
@@ -709,24 +732,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="what the critique reads: the CoT's visible explanation (default, as Digital Socrates) or a "
         "reasoning model's thinking (CoTs without thinking are left out)",
     )
-    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
-    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
-    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")
-    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the CoTs at random")
+    selection_options(p, "CoTs")
     p.add_argument("--temperature", type=temperature, metavar="T", help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", type=whole(1, 1_000_000), metavar="M", help="tokens per critique (default 512)")
-    p.add_argument(
-        "--n-ctx",
-        type=whole(64, 1_000_000),
-        default=2048,
-        metavar="N",
-        help="llamacpp: context size in tokens (default 2048)",
-    )
-    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
-    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
-    p.add_argument("--name", metavar="NAME", help="a name for the run")
-    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+    call_options(p)
     p.add_argument(
         "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: CoTs whose prompts are shown"
     )
@@ -763,26 +772,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="OpenAI-compatible or Anthropic server address (repeat for a pool of servers)",
     )
     p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
-    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
-    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
-    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N CoTs per dataset split")
-    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the CoTs at random")
+    selection_options(p, "CoTs")
     p.add_argument("--temperature", type=temperature, default=0.0, metavar="T", help="sampling temperature (default 0)")
     p.add_argument(
         "--max-tokens", type=whole(1, 1_000_000), default=512, metavar="M", help="tokens per revision (default 512)"
     )
-    p.add_argument(
-        "--n-ctx",
-        type=whole(64, 1_000_000),
-        default=2048,
-        metavar="N",
-        help="llamacpp: context size in tokens (default 2048)",
-    )
-    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
-    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
-    p.add_argument("--name", metavar="NAME", help="a name for the run")
-    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+    call_options(p)
     p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
     execution_options(p)
     p.set_defaults(func=cmd_revise)
@@ -824,20 +819,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "condition; `thoughtdesk evaluate` lists them); default: every pair of a sample's CoTs",
     )
     p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
-    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
-    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
-    p.add_argument("--limit", type=whole(1), metavar="N", help="at most N pairs per dataset split")
-    p.add_argument("--seed", type=whole(0), metavar="K", help="with --limit: draw the pairs at random")
+    selection_options(p, "pairs")
     p.add_argument("--temperature", type=temperature, metavar="T", help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", type=whole(1, 1_000_000), metavar="M", help="tokens per verdict (default 512)")
-    p.add_argument(
-        "--n-ctx", type=whole(64, 1_000_000), default=2048, metavar="N", help="llamacpp: context size in tokens"
-    )
-    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
-    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
-    p.add_argument("--name", metavar="NAME", help="a name for the run")
-    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
+    call_options(p)
     p.add_argument(
         "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: pairs whose prompts are shown"
     )
