@@ -123,19 +123,11 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         super().__init__(parent)
         self.setObjectName("critiqueRunDialog")
         self.setWindowTitle("Critique CoTs")
-        self.library_path = library_path
         self.templates = dict(templates)
         self.prices = prices
         self.models_widget = models
         self.chooser = models
-        self.plan: CritiquePlan | None = None
-        self.error = ""
-        self._generation = 0
-        self._tasks: set[Task[object]] = set()
-        self._collections: dict[str, list[tuple[str, str]]] = {}
-        with Library.open(library_path) as lib:  # small reads: names and split counts only
-            for info in lib.collections():
-                self._collections[info.name] = lib.splits(info.id)
+        self._start_planning(library_path).close()
         self._build(collection)
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.replan)

@@ -95,18 +95,10 @@ class JudgeRunDialog(QDialog, PlannedRunMixin[JudgePlan]):
         super().__init__(parent)
         self.setObjectName("judgeRunDialog")
         self.setWindowTitle("Judge pairs of CoTs")
-        self.library_path = library_path
         self.templates = dict(templates)
         self.prices = prices
         self.chooser = models
-        self.plan: JudgePlan | None = None
-        self.error = ""
-        self._generation = 0
-        self._tasks: set[Task[object]] = set()
-        self._collections: dict[str, list[tuple[str, str]]] = {}
-        with Library.open(library_path) as lib:  # small reads: names and split counts only
-            for info in lib.collections():
-                self._collections[info.name] = lib.splits(info.id)
+        self._start_planning(library_path).close()
         self._build(collection)
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.replan)

@@ -43,6 +43,19 @@ class PlannedRunMixin(Generic[P]):
     split: QComboBox
     _collections: dict[str, list[tuple[str, str]]]
 
+    def _start_planning(self, library_path: Path) -> Library:
+        """The state every planning dialog starts from: no plan or error yet, no task, and each
+        collection's (dataset, split) pairs (small reads: names and split counts only). Returns
+        the library, open, for the dialog's own small reads; the caller closes it."""
+        self.library_path = library_path
+        self.plan = None
+        self.error = ""
+        self._generation = 0
+        self._tasks = set()
+        lib = Library.open(library_path)
+        self._collections = {info.name: lib.splits(info.id) for info in lib.collections()}
+        return lib
+
     # What differs between the dialogs.
     def describe(self, plan: P) -> str:
         raise NotImplementedError

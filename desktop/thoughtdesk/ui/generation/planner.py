@@ -99,18 +99,10 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         #: The models of the run (the window passes one started from the user's Settings).
         self.models = models if models is not None else ModelList()
         self.setWindowTitle("Plan a run")
-        self.library_path = library_path
         self.fragments = fragments
         self.main_filter = main_filter
         self.selected_pks = selected_pks
-        self.plan: RunPlan | None = None
-        self.error: str = ""
-        self._generation = 0
-        self._tasks: set[Task[object]] = set()
-        self._collections: dict[str, list[tuple[str, str]]] = {}
-        with Library.open(library_path) as lib:  # small reads: names and split counts only
-            for info in lib.collections():
-                self._collections[info.name] = lib.splits(info.id)
+        with self._start_planning(library_path) as lib:
             self._filter_collection = self._collection_name(lib, main_filter)
         self.price_editor = PriceEditor(prices, price_path)
         self._build()
