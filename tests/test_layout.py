@@ -137,3 +137,14 @@ def test_design_notes_map_every_module_and_only_those():
     actual = {str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent == PACKAGE}
     assert sorted(actual - listed) == [], "modules missing from docs/design.md's map"
     assert sorted(listed - actual) == [], "docs/design.md's map names modules that do not exist"
+
+
+def test_signals_are_blocked_only_through_the_blocked_helper():
+    # ``with blocked(widget):`` restores the previous state even when the block raises; a raw
+    # blockSignals(True) ... blockSignals(False) pair leaves a widget deaf after an exception.
+    offenders = [
+        str(path.relative_to(SOURCE))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "signals.py" and ".blockSignals(" in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == [], f"use thoughtdesk.ui.widgets.signals.blocked in: {offenders}"

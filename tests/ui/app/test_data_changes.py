@@ -3,7 +3,7 @@ shows and skips what it already shows (the real main window, offscreen)."""
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.base.changes import DataChanges
 
 
 def test_the_samples_tab_refreshes_for_what_it_shows_only(window, qtbot):

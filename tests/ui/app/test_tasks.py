@@ -6,7 +6,7 @@ import threading
 
 from shiboken6 import isValid
 
-from thoughtdesk.ui.app.tasks import Task, running_tasks
+from thoughtdesk.ui.base.tasks import Task, running_tasks
 from thoughtdesk.ui.qt import QWidget
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from thoughtdesk.ui.app.tasks import Task
-from thoughtdesk.ui.app.throttle import Throttle
+from thoughtdesk.ui.base.tasks import Task
+from thoughtdesk.ui.base.throttle import Throttle
 from thoughtdesk.ui.qt import QWidget
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.qt import QLabel, QMenu
 
 
@@ -83,7 +83,7 @@ def test_started_tasks_belong_to_the_application_until_they_finish(window, qtbot
 
     from shiboken6 import isValid
 
-    from thoughtdesk.ui.app.tasks import Task, running_tasks
+    from thoughtdesk.ui.base.tasks import Task, running_tasks
     from thoughtdesk.ui.qt import QCoreApplication
 
     tasks = [Task(lambda ctx: sum(range(1000))) for _ in range(5)]

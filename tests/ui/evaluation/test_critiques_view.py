@@ -20,7 +20,7 @@ from thoughtdesk.core.critiques import (
 )
 from thoughtdesk.core.critiques.analysis import analyse_collection
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.evaluation.critique_plots import DimensionPlot, ScoreDistributionPlot, ScoreScatterPlot
 from thoughtdesk.ui.evaluation.view import ResultsView
 

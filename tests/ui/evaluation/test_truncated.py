@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.helpers.reasoning import mixed_outcomes
-from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.evaluation.table import COLUMNS
 
 

@@ -15,7 +15,7 @@ from tests.helpers.window import last_message
 from thoughtdesk.core.evaluation.evaluate import evaluate
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
+from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.evaluation.view import ResultsView
 from thoughtdesk.ui.qt import QFileDialog
 

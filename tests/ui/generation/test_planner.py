@@ -171,7 +171,7 @@ def test_the_planner_opens_on_the_collection_selected_in_the_tree(window, genera
     from tests.ui.generation.conftest import GEN_UI
     from thoughtdesk.core.importing.importer import import_thoughtsource
     from thoughtdesk.core.library.store import Library
-    from thoughtdesk.ui.app.changes import DataChanges
+    from thoughtdesk.ui.base.changes import DataChanges
     from thoughtdesk.ui.samples.collection_tree import TreeNode
 
     # "Alpha quiz" sorts first: the planner used to open on it whatever the tree showed.

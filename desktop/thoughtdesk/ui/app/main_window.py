@@ -1,5 +1,5 @@
 """The main window: the tabs, the File and Help menus, the status bar, and the signals and
-services the features use (it implements :class:`~thoughtdesk.ui.app.window_api.WindowApi`).
+services the features use (it implements :class:`~thoughtdesk.ui.base.window_api.WindowApi`).
 
 The features are installed by typed code, in tab order: each package's ``install(window)``
 adds its tab, menus and actions and returns its controller, kept as a typed attribute
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, TypeVar
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.library.store import Library, library_error
 from thoughtdesk.ui.app.about import AboutDialog, app_icon
-from thoughtdesk.ui.app.changes import DataChanges
 from thoughtdesk.ui.app.crash import set_crash_library
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.window_api import Keys
-from thoughtdesk.ui.app.write_wait import GUI_WRITE_PATIENCE, waiting_text, write_wait_relay
+from thoughtdesk.ui.base.changes import DataChanges
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.window_api import Keys
+from thoughtdesk.ui.base.write_wait import GUI_WRITE_PATIENCE, waiting_text, write_wait_relay
 from thoughtdesk.ui.evaluation import install as install_evaluation
 from thoughtdesk.ui.generation import install as install_generation
 from thoughtdesk.ui.importing import install as install_importing

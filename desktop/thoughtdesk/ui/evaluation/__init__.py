@@ -1,6 +1,6 @@
 """The Results tab (Ctrl+3): accuracy table, plots, pairwise comparison, re-scoring.
 
-``install(window)`` adds the tab and returns it as a :class:`~thoughtdesk.ui.app.deferred.DeferredTab`:
+``install(window)`` adds the tab and returns it as a :class:`~thoughtdesk.ui.base.deferred.DeferredTab`:
 the :class:`ResultsView` (``window.evaluation``) and with it pyqtgraph, scipy and the evaluation
 core are built and imported when the tab is first needed, not before the window's first paint.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thoughtdesk.ui.app.deferred import DeferredTab
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.deferred import DeferredTab
+from thoughtdesk.ui.base.window_api import WindowApi
 
 if TYPE_CHECKING:
     from thoughtdesk.ui.evaluation.view import ResultsView

@@ -28,9 +28,9 @@ from thoughtdesk.core.critiques.analysis_report import (
 )
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.steps.judge import ProcessScore
-from thoughtdesk.ui.app.tasks import Task
-from thoughtdesk.ui.app.throttle import Throttle
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.tasks import Task
+from thoughtdesk.ui.base.throttle import Throttle
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.evaluation.critique_plots import DimensionPlot, ScoreDistributionPlot, ScoreScatterPlot
 from thoughtdesk.ui.evaluation.plots import ExportablePlot
 from thoughtdesk.ui.qt import (

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.judge_agreement import HumanAgreementReport, JudgeAgreement, human_agreement
-from thoughtdesk.ui.app.tasks import Task
-from thoughtdesk.ui.app.throttle import Throttle
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.tasks import Task
+from thoughtdesk.ui.base.throttle import Throttle
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.evaluation.critiques_view import RowsModel
 from thoughtdesk.ui.qt import (
     QAbstractItemView,

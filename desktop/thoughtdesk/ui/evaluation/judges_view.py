@@ -15,8 +15,8 @@ from collections.abc import Callable
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.judges.analysis import JudgementAnalysis, analyse_judgements
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.evaluation.critiques_view import SORT_ROLE, RowsModel
 from thoughtdesk.ui.evaluation.judge_plots import StrengthPlot
 from thoughtdesk.ui.qt import (
@@ -34,6 +34,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 JUDGE_HEADERS = [
     "judge",
@@ -194,13 +195,12 @@ class JudgesView(QWidget):
         self.judges_model.set_rows(cells, keys)
         self.judges_table.resizeColumnsToContents()
         current = self.judge_combo.currentData()
-        self.judge_combo.blockSignals(True)
-        self.judge_combo.clear()
-        for j in judges:
-            self.judge_combo.addItem(f"{j.model} ({j.template_version})", (j.model, j.template_version))
-        index = self.judge_combo.findData(current)
-        self.judge_combo.setCurrentIndex(max(0, index))
-        self.judge_combo.blockSignals(False)
+        with blocked(self.judge_combo):
+            self.judge_combo.clear()
+            for j in judges:
+                self.judge_combo.addItem(f"{j.model} ({j.template_version})", (j.model, j.template_version))
+            index = self.judge_combo.findData(current)
+            self.judge_combo.setCurrentIndex(max(0, index))
         if analysis is None:
             self.status.setText("")
         elif not judges:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.stats import DEFAULT_N, LENGTH_FIELDS, CollectionStatistics, collection_statistics
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.evaluation.critiques_view import SORT_ROLE, RowsModel
 from thoughtdesk.ui.evaluation.plots import ExportablePlot
 from thoughtdesk.ui.evaluation.stats_plots import FIELD_TITLES, LengthPlot, OverlapHeatmap

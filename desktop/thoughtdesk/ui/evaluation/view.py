@@ -8,7 +8,7 @@ comparison. The GUI thread only swaps in finished results and redraws.
 Live update: ``window.data_changed`` when scores may have changed and, every 2 s while the tab is
 visible, a change of the library file's data version (``core.library.queries.data_version``:
 another connection committed, e.g. a generation run, a CLI import) trigger a recompute, debounced,
-one at a time, and only while the tab is shown (:class:`~thoughtdesk.ui.app.throttle.Throttle`).
+one at a time, and only while the tab is shown (:class:`~thoughtdesk.ui.base.throttle.Throttle`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restor
 from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import data_version
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.throttle import Throttle
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.changes import DataChanges
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.throttle import Throttle
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.evaluation.conditions import ComparePanel
 from thoughtdesk.ui.evaluation.critiques_view import CritiquesView
 from thoughtdesk.ui.evaluation.human_agreement_view import HumanAgreementView
@@ -57,6 +57,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.signals import blocked
 
 T = TypeVar("T")
 
@@ -252,12 +253,11 @@ class ResultsView(QWidget):
         names = [c.name for c in library.collections()] if library else []
         if names == [self.collection_combo.itemText(i) for i in range(self.collection_combo.count())]:
             return
-        self.collection_combo.blockSignals(True)
-        self.collection_combo.clear()
-        self.collection_combo.addItems(names)
-        if current in names:
-            self.collection_combo.setCurrentIndex(names.index(current))
-        self.collection_combo.blockSignals(False)
+        with blocked(self.collection_combo):
+            self.collection_combo.clear()
+            self.collection_combo.addItems(names)
+            if current in names:
+                self.collection_combo.setCurrentIndex(names.index(current))
 
     def follow_tree(self) -> None:
         """Show the collection selected in the Samples tab's tree."""
@@ -414,16 +414,15 @@ class ResultsView(QWidget):
 
     def _fill_map_splits(self) -> None:
         previous = self.map_split.currentData()
-        self.map_split.blockSignals(True)
-        self.map_split.clear()
-        splits = sorted(self.snapshot.by_split) if self.snapshot else []
-        self.map_split.addItem("all datasets", None)
-        for split in splits:
-            self.map_split.addItem(f"{split[0]} / {split[1]}", split)
-        # One dataset split by default: a map across datasets is mostly empty cells.
-        index = self.map_split.findData(previous) if previous is not None else (1 if splits else 0)
-        self.map_split.setCurrentIndex(max(0, index))
-        self.map_split.blockSignals(False)
+        with blocked(self.map_split):
+            self.map_split.clear()
+            splits = sorted(self.snapshot.by_split) if self.snapshot else []
+            self.map_split.addItem("all datasets", None)
+            for split in splits:
+                self.map_split.addItem(f"{split[0]} / {split[1]}", split)
+            # One dataset split by default: a map across datasets is mostly empty cells.
+            index = self.map_split.findData(previous) if previous is not None else (1 if splits else 0)
+            self.map_split.setCurrentIndex(max(0, index))
         self._draw_map()
 
     def _draw_map(self) -> None:

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.generation.controller import GenerationUI
 
 __all__ = ["GenerationUI", "install"]

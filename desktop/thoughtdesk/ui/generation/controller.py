@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from thoughtdesk.core.generation.defaults import model_defaults
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
-from thoughtdesk.ui.app.deferred import DeferredTab
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.changes import DataChanges
+from thoughtdesk.ui.base.deferred import DeferredTab
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
 from thoughtdesk.ui.settings.options import load_settings, settings_values
 

@@ -32,7 +32,7 @@ from thoughtdesk.core.generation.runs import (
     plan_critique_run,
 )
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
 from thoughtdesk.ui.qt import (

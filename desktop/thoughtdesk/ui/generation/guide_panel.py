@@ -14,7 +14,7 @@ from thoughtdesk.core.generation.defaults import TEMPERATURE_RANGE, ModelDefault
 from thoughtdesk.core.generation.runs import GuideSpec, ModelSpec, ScorerReport, scorer_report
 from thoughtdesk.core.generation.runs.spec import as_scorer
 from thoughtdesk.core.settings.network import is_offline
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelForm
 from thoughtdesk.ui.qt import (
     QCheckBox,

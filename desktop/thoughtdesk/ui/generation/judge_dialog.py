@@ -26,7 +26,7 @@ from thoughtdesk.core.generation.runs import (
 )
 from thoughtdesk.core.judges.prompts import BUILTIN_KEY, JudgeTemplate
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
 from thoughtdesk.ui.qt import (

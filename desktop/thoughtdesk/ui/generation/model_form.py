@@ -27,7 +27,7 @@ from thoughtdesk.core.models.fit import memory_fit
 from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
 from thoughtdesk.core.models.registry import ModelEntry, ModelRegistryError, resolve_local_model
 from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, MAX_TOKENS_FOR_EFFORT, REASONING_EFFORTS, parse_think_tags
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDoubleSpinBox,

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.runs import RunLimits
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTimer
 from thoughtdesk.ui.widgets.signals import blocked
 

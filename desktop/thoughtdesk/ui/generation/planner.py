@@ -32,7 +32,7 @@ from thoughtdesk.core.generation.runs import (
 )
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.guide_panel import GuidePanel
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews

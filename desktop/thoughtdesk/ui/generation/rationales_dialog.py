@@ -38,7 +38,7 @@ from thoughtdesk.core.rationales.setup import (
     run_extraction,
     run_filter,
 )
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDialog,

@@ -22,7 +22,7 @@ from thoughtdesk.core.generation.runs import (
     plan_revision_run,
 )
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.qt import QComboBox, QWidget

@@ -34,7 +34,7 @@ from thoughtdesk.core.generation.runs import (
 )
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.settings.logs import redact
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.generation.run_output import FailedRequests, LiveOutput
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
 from thoughtdesk.ui.generation.run_worker import RunWorker

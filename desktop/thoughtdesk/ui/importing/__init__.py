@@ -7,7 +7,7 @@ downloads) and File ▸ Export collection.
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.importing.actions import ImportingController
 
 __all__ = ["ImportingController", "install"]

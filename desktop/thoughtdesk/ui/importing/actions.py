@@ -19,9 +19,9 @@ from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import check_export_target, library_part, looks_like_export
 from thoughtdesk.core.library.queries import Browse, browse
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.changes import DataChanges
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, QSettings, Signal
 
 if TYPE_CHECKING:  # imported where used: the window's start does not need them

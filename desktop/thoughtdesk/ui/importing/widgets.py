@@ -14,7 +14,7 @@ from thoughtdesk.core.datasets.generic import ColumnMapping
 from thoughtdesk.core.errors import Cancelled
 from thoughtdesk.core.importing.importer import ImportReport
 from thoughtdesk.core.paths import user_cache_dir
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
     QComboBox,
     QDialog,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import QObject
 
 if TYPE_CHECKING:  # imported when the dialog is first opened, not before the window's first paint

@@ -11,7 +11,7 @@ from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.models.fit import MemoryFit, available_memory, memory_fit
 from thoughtdesk.core.models.gpu import GpuInfo, detect_gpu, offload_plan
 from thoughtdesk.core.models.registry import AddResult, ModelEntry, ModelRegistry
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QAbstractTableModel,

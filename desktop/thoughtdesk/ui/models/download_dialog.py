@@ -17,7 +17,7 @@ from thoughtdesk.core.models.download import (
     partial_path,
 )
 from thoughtdesk.core.models.registry import ModelEntry, ModelRegistry
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QDialog,

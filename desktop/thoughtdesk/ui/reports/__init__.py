@@ -7,7 +7,7 @@ queue or the samples shown) and the PDF writer the command line uses too (docs/r
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.reports.dialog import ReportsController
 
 __all__ = ["ReportsController", "install"]

@@ -2,7 +2,7 @@
 Samples tab shows, as HTML or PDF, written in the background with progress and Cancel.
 
 The dialog only collects choices (:class:`ReportRequest`); the controller runs the report in a
-:class:`~thoughtdesk.ui.app.tasks.Task` on its own library connection.
+:class:`~thoughtdesk.ui.base.tasks.Task` on its own library connection.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from thoughtdesk.core.files import ExportTargetError, check_export_target
 from thoughtdesk.core.library.queries import SampleFilter, collection_authors, sample_collection_id, sample_keys
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import (
     QButtonGroup,
     QComboBox,

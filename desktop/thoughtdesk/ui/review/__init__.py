@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.review.controller import ReviewController
 
 __all__ = ["ReviewController", "install"]

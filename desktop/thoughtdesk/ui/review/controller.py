@@ -7,7 +7,7 @@ queues, import, export and agreement (file work in the background through ``wind
 each with its own ``Library``).
 
 The view, and the modules behind it (the review core, rapidfuzz, numpy), are built when first
-needed (a :class:`~thoughtdesk.ui.app.deferred.DeferredTab`: :attr:`ReviewController.view`, a
+needed (a :class:`~thoughtdesk.ui.base.deferred.DeferredTab`: :attr:`ReviewController.view`, a
 click on the tab, Ctrl+2, a menu entry that needs it), not before the window's first paint
 (issue 27, point 2). The menu exists from the start: blind mode is kept in the settings until
 the view exists, and Undo and Redo stay disabled until the view's undo stack is attached.
@@ -23,11 +23,11 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
-from thoughtdesk.ui.app.deferred import DeferredTab
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.throttle import Throttle
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.changes import DataChanges
+from thoughtdesk.ui.base.deferred import DeferredTab
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.throttle import Throttle
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import (
     QAction,
     QFileDialog,

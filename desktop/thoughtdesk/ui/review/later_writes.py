@@ -1,7 +1,7 @@
 """Review changes written by a worker while another process writes (issue 15, point 5).
 
 An annotation or rating is written on the GUI thread, which waits at most
-``ui.app.write_wait.GUI_WRITE_PATIENCE`` for another process's write (an import elsewhere). A
+``ui.base.write_wait.GUI_WRITE_PATIENCE`` for another process's write (an import elsewhere). A
 change that could not be written in that time is queued here and written, in order, by one
 worker at a time on its own connection, which waits as long as it takes (the window's status bar
 says for what); changes made meanwhile join the queue, so they are written in the order they were
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thoughtdesk.core.library.store import Library, read_writer_note
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.write_wait import WORKER_WRITE_PATIENCE, waiting_text
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.write_wait import WORKER_WRITE_PATIENCE, waiting_text
 from thoughtdesk.ui.qt import QObject, QUndoCommand
 
 Write = Callable[[Library], None]

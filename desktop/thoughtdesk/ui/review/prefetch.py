@@ -21,7 +21,7 @@ from thoughtdesk.core.critiques import Critique, ExplanationRating, critiques_fo
 from thoughtdesk.core.critiques.quotes import QuoteSpan, quotes_by_cot
 from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.review.compare.similarity import SimilarityMatrix
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import QObject, QTimer
 from thoughtdesk.ui.review.compare.view import SIMILARITY_CHARS, CotView
 

@@ -6,7 +6,7 @@ previous sample); the tab is what other features see as ``window.samples``.
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.samples.tab import SamplesTab
 
 __all__ = ["SamplesTab", "install"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from thoughtdesk.core.library.queries import SampleFilter, SampleRow, first_sample_keys, sample_keys, sample_rows
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.visible_text import reveal
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
     QAbstractTableModel,
     QCoreApplication,

@@ -6,7 +6,7 @@ The table shows the samples of the tree's current row that match the search and 
 (``window.data_changed``) the tree's counts and the table's keys are computed in a worker, then
 swapped in on the GUI thread, keeping the selected row and sample; requests while a refresh runs
 are folded into one more refresh after it. Other features see the tab as a
-:class:`~thoughtdesk.ui.app.window_api.SampleBrowser`.
+:class:`~thoughtdesk.ui.base.window_api.SampleBrowser`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from thoughtdesk.core.library.queries import (
 from thoughtdesk.core.library.reader import StoredSample, cot_annotations, load_sample
 from thoughtdesk.core.library.records import ANSWER_TYPES, CollectionInfo, SplitStats
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
-from thoughtdesk.ui.app.tasks import Task, TaskContext
-from thoughtdesk.ui.app.throttle import Throttle
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.changes import DataChanges
+from thoughtdesk.ui.base.tasks import Task, TaskContext
+from thoughtdesk.ui.base.throttle import Throttle
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
     QComboBox,

@@ -6,7 +6,7 @@ indicator, and returns the :class:`SettingsMenu` (``window.settings``).
 
 from __future__ import annotations
 
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.settings.controller import SettingsMenu
 
 __all__ = ["SettingsMenu", "install"]

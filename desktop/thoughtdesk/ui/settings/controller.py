@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from thoughtdesk.core.settings import network
 from thoughtdesk.core.settings.logs import log_dir
-from thoughtdesk.ui.app.window_api import WindowApi
+from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import (
     QDesktopServices,
     QLabel,

@@ -20,7 +20,7 @@ from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
 from thoughtdesk.core.settings.logs import register_secret
 from thoughtdesk.core.thinking import REASONING_EFFORTS
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import (
     QButtonGroup,
     QCheckBox,

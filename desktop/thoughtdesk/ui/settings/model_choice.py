@@ -15,6 +15,7 @@ from pathlib import Path
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.models.registry import ModelEntry, ModelRegistry
 from thoughtdesk.ui.qt import QComboBox, QCompleter, QEvent, QLineEdit, QObject, QStringListModel, Qt, QWidget
+from thoughtdesk.ui.widgets.signals import blocked
 
 #: The first item: no registered model chosen (the path field is used as it is).
 NO_CHOICE = "A .gguf file (below), or a model from the library…"
@@ -59,8 +60,7 @@ class RegisteredModelChoice(QComboBox):
             self.error = ""
         except ThoughtDeskError as error:
             entries, self.error = [], str(error)
-        self.blockSignals(True)
-        try:
+        with blocked(self):
             self.clear()
             self.entries = entries
             self.statuses = [entry.status() for entry in entries]
@@ -73,8 +73,6 @@ class RegisteredModelChoice(QComboBox):
             self.setCurrentIndex(
                 self.findData(chosen.name) if chosen is not None and self.findData(chosen.name) > 0 else 0
             )
-        finally:
-            self.blockSignals(False)
         self.setToolTip(self.error or "The models registered in Edit ▸ Models… (or `thoughtdesk models add`)")
 
     @staticmethod
@@ -115,9 +113,8 @@ class RegisteredModelChoice(QComboBox):
             (i + 1 for i, e in enumerate(self.entries) if e.name == text or e.path in (text, resolved)),
             0,
         )
-        self.blockSignals(True)
-        self.setCurrentIndex(index)
-        self.blockSignals(False)
+        with blocked(self):
+            self.setCurrentIndex(index)
 
     def showPopup(self) -> None:
         self.refresh()  # models added elsewhere since the form was built

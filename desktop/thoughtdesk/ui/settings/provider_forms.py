@@ -19,7 +19,7 @@ from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
 from thoughtdesk.core.settings.logs import register_secret
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import (
     QCheckBox,
     QFormLayout,

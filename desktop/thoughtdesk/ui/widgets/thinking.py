@@ -39,6 +39,7 @@ from thoughtdesk.ui.qt import (
 )
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.long_text import FullTextDialog, more_text, open_full_text
+from thoughtdesk.ui.widgets.signals import blocked
 
 #: Characters of a thinking shown in place (about 250,000 tokens); the rest in a full-text viewer.
 SHOWN_CHARS = 1_000_000
@@ -142,9 +143,8 @@ class ThinkingSection(QFrame):
             tip += f"; {note}: generation stopped at the token limit"
         self.toggle.setToolTip(tip)
         if self.toggle.isChecked():
-            with_blocked = self.toggle.blockSignals(True)
-            self.toggle.setChecked(False)
-            self.toggle.blockSignals(with_blocked)
+            with blocked(self.toggle):
+                self.toggle.setChecked(False)
             self.toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.setVisible(bool(self.text))
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from thoughtdesk.core.review.compare.colours import Theme
 from thoughtdesk.core.review.compare.similarity import DiffOp, word_diff
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import QComboBox, QHBoxLayout, QSplitter, Qt, QTextEdit, QVBoxLayout, QWidget
 from thoughtdesk.ui.review.compare.safe_text import diff_side_html, to_html_escaped, wrap_document
 from thoughtdesk.ui.widgets.labels import plain_label

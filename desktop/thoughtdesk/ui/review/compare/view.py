@@ -34,7 +34,7 @@ from thoughtdesk.core.review.compare.similarity import (
     CotInput,
     SimilarityMatrix,
 )
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import (
     QComboBox,
     QEvent,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from thoughtdesk.ui.qt import QWidget
 
 if TYPE_CHECKING:
-    from thoughtdesk.ui.app.window_api import WindowApi
+    from thoughtdesk.ui.base.window_api import WindowApi
 
 V = TypeVar("V", bound=QWidget)
 

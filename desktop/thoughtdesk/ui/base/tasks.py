@@ -9,7 +9,7 @@ is configured before it starts, then started once::
     Task(work).on_success(self._show).on_failure(self._report).owned_by(self, self._tasks).start()
     Task(work).with_progress("Importing…", parent).on_success(done).start()
 
-(:meth:`~thoughtdesk.ui.app.window_api.WindowApi.run_task` adds the window's progress dialog
+(:meth:`~thoughtdesk.ui.base.window_api.WindowApi.run_task` adds the window's progress dialog
 and error reporting to the second form.)
 
 Lifetime: a started task is held in ``_RUNNING`` until it finished. It has two signal objects.

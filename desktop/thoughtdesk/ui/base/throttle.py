@@ -5,7 +5,7 @@ A view asks for a refresh with :meth:`Throttle.request` as often as it likes; th
 
 - after ``delay_ms`` without a further request (a debounce; ``None`` runs it at once);
 - one at a time: a refresh that needs background work returns its
-  :class:`~thoughtdesk.ui.app.tasks.Task` configured but not started (the throttle connects to
+  :class:`~thoughtdesk.ui.base.tasks.Task` configured but not started (the throttle connects to
   its end, then starts it), and requests until that task finished are folded into one more
   refresh after it;
 - with ``visible_only``, only while the widget is shown: requests while it is hidden mark it
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from thoughtdesk.ui.app.tasks import Task
+from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import QEvent, QObject, QTimer, QWidget, Signal
 
 

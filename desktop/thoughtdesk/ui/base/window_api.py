@@ -18,8 +18,8 @@ from typing import Protocol, TypeVar
 
 from thoughtdesk.core.library.queries import Browse, BrowseState, SampleFilter
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.app.changes import DataChanges
-from thoughtdesk.ui.app.tasks import Task, TaskContext
+from thoughtdesk.ui.base.changes import DataChanges
+from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import QAction, QKeySequence, QMenu, QShortcut, QWidget, SignalInstance
 
 T = TypeVar("T")
@@ -135,7 +135,7 @@ class WindowApi(Protocol):
 
     def replace_tab(self, old: QWidget, new: QWidget) -> None:
         """Put ``new`` where the tab ``old`` is (same place, title and shortcut; shown if ``old``
-        was): a view built on first use takes its stand-in's place (``ui/app/deferred.py``)."""
+        was): a view built on first use takes its stand-in's place (``ui/base/deferred.py``)."""
         ...
 
     def menu(self, title: str) -> QMenu:
