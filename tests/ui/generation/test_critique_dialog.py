@@ -122,9 +122,9 @@ def test_templates_added_in_the_fragment_editor_appear_and_a_bad_choice_is_expla
         qtbot.waitUntil(lambda: dialog.template.findData("short-critique") >= 0, timeout=5000)
         # The built-in template cannot be lost: deleted in the editor, runs still offer it.
         editor.select("critique", "td-critique-v1")
-        editor.delete_current()
+        with qtbot.waitSignal(editor.fragments_changed, timeout=5000):  # the dialogs are told
+            editor.delete_current()
         assert ("critique", "td-critique-v1") not in generation.fragments
-        qtbot.wait(300)
         assert dialog.template.findData("td-critique-v1") >= 0
         # DSCB-prompts.json imported in the editor: its critique template is offered.
         editor.import_file(DSCB)

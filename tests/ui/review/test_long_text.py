@@ -20,6 +20,7 @@ from tests.helpers.libraries import (
 from tests.helpers.shown_text import shown_chars, shown_texts
 from tests.ui.review.conftest import Session, shown_pk
 from thoughtdesk.core.critiques.store import VIEW_RAW_CHARS
+from thoughtdesk.ui.base.tasks import running_tasks
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, capped_steps
 from thoughtdesk.ui.review.compare.diff_pane import DIFF_CHARS
 from thoughtdesk.ui.review.compare.view import SIMILARITY_CHARS, SYNC_SIMILARITY_CHARS, CompareView, CotView
@@ -82,6 +83,7 @@ def prose(chars: int, seed: int) -> str:
 
 
 def test_similarity_beyond_the_in_place_size_is_computed_in_a_worker(qtbot) -> None:
+    before = running_tasks()
     view = CompareView()
     qtbot.addWidget(view)
     view.resize(1366, 700)
@@ -96,7 +98,7 @@ def test_similarity_beyond_the_in_place_size_is_computed_in_a_worker(qtbot) -> N
     # Another sample before the worker finished: its late result is dropped.
     view.set_cots(cots[:2] + [CotView(id="x", text=prose(SYNC_SIMILARITY_CHARS, 9))])
     view.set_cots([CotView(id="a", text="Short one."), CotView(id="b", text="Short two.")])
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: running_tasks() <= before, timeout=30000)  # the late result was delivered
     assert [len(t) for t in view.alignment.texts] == [10, 10]
 
 

@@ -51,9 +51,9 @@ def test_each_sample_shows_the_similarity_of_its_own_texts(session, qtbot) -> No
         lambda: session.key(Qt.Key.Key_P),
     ]
     for step in steps:
-        qtbot.wait(200)  # the prefetch starts a little after a sample is shown: let it finish
-        view.prefetch.wait()
-        qtbot.wait(10)  # its result is stored by a queued signal
+        # The prefetch starts a little after a sample is shown (a timer): let it finish and
+        # store its result (delivered by a queued signal, before the task is let go).
+        qtbot.waitUntil(lambda: not view.prefetch._timer.isActive() and not view.prefetch._running, timeout=10000)
         step()
         shown, _ = view.cot_views(view.stored)
         assert view.compare._matrix.texts == texts_of(shown)

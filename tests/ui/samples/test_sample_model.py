@@ -16,6 +16,7 @@ import pytest
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.queries import SampleFilter
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.ui.base.tasks import running_tasks
 from thoughtdesk.ui.qt import Qt
 from thoughtdesk.ui.samples import sample_model
 from thoughtdesk.ui.samples.sample_model import PAGE, SampleTableModel
@@ -180,13 +181,16 @@ def test_sorting_shows_the_first_rows_then_all_in_order(qapp, qtbot, library, fi
 
 
 def test_a_new_filter_while_loading_drops_the_old_keys(qapp, qtbot, library, first_keys):
+    before = running_tasks()
     model = SampleTableModel(library)
     cid = library.require_collection("many")
     model.set_filter(SampleFilter(collection_id=cid))
     model.sort(0, Qt.SortOrder.DescendingOrder)  # the first worker is still running or queued
     model.set_filter(SampleFilter(collection_id=cid, search="Question"))  # every sample matches
     qtbot.waitUntil(lambda: model.complete, timeout=5000)
-    qtbot.wait(200)  # any stale worker's result has been delivered (and must be ignored)
+    # Every worker's result has been delivered (a task is let go after its result), the stale
+    # one's too, which must be ignored.
+    qtbot.waitUntil(lambda: running_tasks() <= before, timeout=10000)
     assert model.complete and all_ids(model) == [f"s{i:04d}" for i in reversed(range(N_SAMPLES))]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -238,6 +239,16 @@ def test_pacer_cuts_once_per_round_and_grows_only_while_it_holds_requests_back()
     assert pacer.cuts == 3 and pacer.rate == pytest.approx((3.5 + PACE_GROWTH) * PACE_CUT)
 
 
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Let the event loop turn until ``condition()`` holds (the requests reached the state the
+    test looks at), never a fixed sleep: what a fixed sleep covers a loaded machine may not."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "timed out waiting for the gate"
+        await asyncio.sleep(0)
+
+
 def test_queued_requests_start_in_arrival_order_and_a_cancelled_one_does_not_block() -> None:
     gate = ProviderGate(ProviderLimits(concurrency=2))
     started: list[int] = []
@@ -251,10 +262,11 @@ def test_queued_requests_start_in_arrival_order_and_a_cancelled_one_does_not_blo
             return i
 
         tasks = [asyncio.create_task(gate.run(partial(call, i), 1)) for i in range(8)]
-        await asyncio.sleep(0.05)
+        await until(lambda: gate.in_flight + len(gate._queue) == 8)  # every request at the gate
         assert started == [0, 1] and gate.in_flight == 2
         tasks[3].cancel()  # cancelled while queued: leaves the queue
-        await asyncio.sleep(0.05)
+        await until(tasks[3].done)
+        assert len(gate._queue) == 5
         release.set()
         done = await asyncio.gather(*tasks, return_exceptions=True)
         assert isinstance(done[3], asyncio.CancelledError)
@@ -291,7 +303,7 @@ def test_a_429_without_headers_holds_its_place_until_the_next_success() -> None:
         with pytest.raises(RateLimited):
             await gate.run(refused, 1)
         next_task = asyncio.create_task(gate.run(next_call, 1))
-        await asyncio.sleep(0.05)
+        await until(lambda: len(gate._queue) == 1 or "next started" in events)  # queued (or, wrongly, sent)
         assert "next started" not in events and gate.held == 1
         release.set()
         await asyncio.gather(long_task, next_task)
