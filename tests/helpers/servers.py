@@ -437,7 +437,7 @@ class LlamaServer:
             except urllib.error.HTTPError:
                 return  # it answers (401 when it wants a key): it is up
             except OSError:
-                time.sleep(0.3)
+                time.sleep(0.1)  # polled until it answers
         raise RuntimeError(f"llama server not ready after {timeout} s; log: {self.log_path}")
 
     def stop(self) -> None:

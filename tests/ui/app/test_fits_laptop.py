@@ -19,6 +19,8 @@ from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import last_message
 from tests.ui.trajectories.test_view import guided_library  # noqa: F401 - a fixture used below
 from thoughtdesk.core.settings.network import set_offline
+from thoughtdesk.ui.base.tasks import running_tasks
+from thoughtdesk.ui.base.throttle import Throttle
 from thoughtdesk.ui.qt import QSize, QWidget
 from thoughtdesk.ui.widgets.sizing import LAPTOP_CLIENT, ElidedLabel
 
@@ -53,6 +55,12 @@ def assert_fits(widget: QWidget, what: str) -> None:
     )
 
 
+def settled(window: QWidget, tasks_before: int) -> bool:
+    """The window's views have filled themselves: no refresh waits for its delay or runs, and
+    every background task started since has delivered its result."""
+    return running_tasks() <= tasks_before and not any(t.busy() for t in window.findChildren(Throttle))
+
+
 def at_laptop_size(qtbot, widget: QWidget, folder: Path, name: str) -> None:
     """Resize to the laptop's client area, check Qt kept that size, save a screenshot."""
     widget.resize(LAPTOP_CLIENT)
@@ -62,6 +70,7 @@ def at_laptop_size(qtbot, widget: QWidget, folder: Path, name: str) -> None:
 
 
 def test_the_main_window_fits_with_every_tab_shown(window, qtbot, tmp_path):
+    tasks_before = running_tasks()
     samples = window.samples
     qtbot.waitUntil(lambda: samples.model.rowCount() > 0, timeout=10000)
     # The sample with the longest texts in the detail pane (the demo's MedQA vignettes).
@@ -72,7 +81,7 @@ def test_the_main_window_fits_with_every_tab_shown(window, qtbot, tmp_path):
         assert_fits(window, f"the main window showing sample row {row}")
     for index in range(window.tabs.count()):
         window.tabs.setCurrentIndex(index)
-        qtbot.wait(300)  # the Review and Results tabs fill themselves when first shown
+        qtbot.waitUntil(lambda: settled(window, tasks_before), timeout=30000)  # tabs fill themselves when first shown
         name = window.tabs.tabText(index)
         assert_fits(window, f"the main window with the {name} tab")
         at_laptop_size(qtbot, window, tmp_path, f"main-{name.lower()}")
@@ -118,7 +127,7 @@ def test_the_runs_tab_fits_while_a_local_model_streams(window, qtbot, tmp_path, 
     with qtbot.waitSignal(panel.run_ended, timeout=240000):
         worker = panel.start_run(run_id)
         worker.token.connect(lambda _piece: sizes.append(needed(window)))
-    qtbot.wait(300)  # the last refresh of the streamed text
+    qtbot.waitUntil(lambda: not panel.output._dirty, timeout=10000)  # the streamed text is all drawn
     assert sizes, "the model streamed nothing"
     assert f"run {run_id}" in panel.output.title.text()
     assert_fits(window, "the main window after a local model streamed")

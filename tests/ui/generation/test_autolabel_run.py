@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.cli.test_autolabel import Completer
 from tests.helpers.servers import Reply
-from tests.ui.generation.test_runs_panel import cell, shown_cell
+from tests.ui.generation.test_runs_panel import PAUSE_MS, cell, shown_cell
 from thoughtdesk.core.generation.runs import ModelSpec, RunLimits
 from thoughtdesk.core.generation.runs.rollouts import create_autolabel_run, plan_autolabel_run
 from thoughtdesk.core.generation.runs.spec import AutolabelSpec
@@ -55,7 +55,7 @@ def test_an_autolabel_run_is_listed_paused_and_resumed_in_the_runs_tab(window, g
         paused_done = live().done
         assert paused_done < len(STEPS)
         sent = len(server.requests)
-        qtbot.wait(800)  # (a pause holds: nothing to wait on but time passing)
+        qtbot.wait(PAUSE_MS)  # (a pause holds: nothing to wait on but time passing; see PAUSE_MS)
         assert live().done == paused_done and len(server.requests) == sent, "nothing is sent while paused"
         with qtbot.waitSignal(panel.run_ended, timeout=60000):
             panel.start_button.click()

@@ -11,6 +11,7 @@ from tests.cli.test_critique import DSCB
 from tests.core.generation.test_critique_runs import N_COTS, N_INCORRECT, CritiqueServer
 from tests.helpers.screenshots import save_screenshot
 from tests.helpers.servers import Reply
+from tests.ui.generation.test_runs_panel import PAUSE_MS
 from thoughtdesk.core.critiques import critiques_for_cots
 from thoughtdesk.core.generation.runs import run_info, run_requests
 from thoughtdesk.core.library.store import Library
@@ -163,9 +164,9 @@ def test_critique_run_pauses_resumes_cancels_and_resumes_to_the_end_in_the_runs_
         panel.select_run(run_id)
         panel.pause_button.click()
         qtbot.waitUntil(lambda: live().status == "paused" and live().in_flight == 0, timeout=30000)
-        paused_done = live().done
-        qtbot.wait(800)
-        assert live().done == paused_done, "nothing is sent while paused"
+        paused_done, sent = live().done, len(server.requests)
+        qtbot.wait(PAUSE_MS)  # (nothing to wait on but time passing: see PAUSE_MS)
+        assert live().done == paused_done and len(server.requests) == sent, "nothing is sent while paused"
         panel.start_button.click()  # resume
         qtbot.waitUntil(lambda: live().done > paused_done, timeout=30000)
         with qtbot.waitSignal(panel.run_ended, timeout=30000):

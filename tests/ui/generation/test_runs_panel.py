@@ -30,6 +30,20 @@ def start_from_planner(
     return created.args[0]
 
 
+#: How long a paused run is watched for sends. "Nothing is sent while paused" has no state to
+#: wait on; a worker that ignored the pause would claim a queued request at its next look at the
+#: queue (every 50 ms), and a claim is counted in the library at once (request.attempts).
+PAUSE_MS = 500
+
+
+def sends(library_path, run_id: int) -> int:
+    """How many times the run's requests were claimed to be sent (each claim adds an attempt)."""
+    with Library.open(library_path) as lib:
+        return lib.conn.execute(
+            "SELECT coalesce(sum(attempts), 0) FROM request WHERE run_id = ?", (run_id,)
+        ).fetchone()[0]
+
+
 def cell(panel, run_id: int, column: str) -> str | None:
     """The text of a run's cell; None while the run list has not been re-read to include it."""
     row = panel.model.row_of(run_id)
@@ -78,9 +92,11 @@ def test_pause_resume_cancel_and_resume_to_the_end(window, generation, qtbot, ll
     assert panel.pause_button.isEnabled()
     panel.pause_button.click()
     qtbot.waitUntil(lambda: live().status == "paused" and live().in_flight == 0, timeout=60000)
-    paused_done = live().done
-    qtbot.wait(1500)
-    assert live().done == paused_done, "nothing is sent while paused"
+    paused_done, paused_sends = live().done, sends(window.library.path, run_id)
+    qtbot.wait(PAUSE_MS)
+    assert live().done == paused_done and sends(window.library.path, run_id) == paused_sends, (
+        "nothing is sent while paused"
+    )
     assert "paused" in shown_cell(panel, run_id, "Status")
     assert panel.start_button.isEnabled() and not panel.pause_button.isEnabled()
 

@@ -20,6 +20,7 @@ from tests.helpers.screenshots import save_screenshot
 from tests.helpers.window import imported_reports, last_message
 from thoughtdesk.core.datasets import SourceFile, get_dataset
 from thoughtdesk.core.importing.detect import classify_import_file
+from thoughtdesk.ui.base.tasks import running_tasks
 from thoughtdesk.ui.importing.dataset_dialog import DatasetImportDialog
 
 DATASETS = FIXTURES / "datasets"
@@ -303,6 +304,7 @@ def _slow_info(server: _SlowServer):
 
 
 def test_no_download_until_the_user_clicks(qtbot, slow_server, tmp_path):
+    before = running_tasks()
     info = _slow_info(slow_server)
     other = replace(get_dataset("svamp"), sources=info.sources)
     dialog = DatasetImportDialog([], download=True, datasets=[info, other], cache_dir=tmp_path / "cache")
@@ -312,7 +314,8 @@ def test_no_download_until_the_user_clicks(qtbot, slow_server, tmp_path):
     dialog.select_dataset("gsm8k")
     dialog.local_radio.setChecked(True)
     dialog.download_radio.setChecked(True)
-    qtbot.wait(300)
+    # A download is a task the download panel starts (the dialog has no timers): none was started.
+    assert dialog.download.task is None and running_tasks() <= before
     assert slow_server.requests == [] and not (tmp_path / "cache").exists()
 
 

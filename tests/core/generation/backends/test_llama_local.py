@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -189,8 +191,16 @@ def test_inprocess_cancel_stops_generation(local_settings: LlamaCppSettings) -> 
     async def main():
         backend = LlamaCppBackend(local_settings)
         await backend.load()
-        task = asyncio.create_task(backend.complete(Request(model="local", prompt=PROMPT, max_tokens=400)))
-        await asyncio.sleep(0.3)
+        generating = threading.Event()  # set by the first token, whichever thread streams it
+        task = asyncio.create_task(
+            backend.complete(
+                Request(model="local", prompt=PROMPT, max_tokens=400), on_token=lambda _i, _piece: generating.set()
+            )
+        )
+        deadline = time.monotonic() + 120
+        while not generating.is_set():  # cancelled mid-generation, not before it began
+            assert time.monotonic() < deadline and not task.done(), "the model never started generating"
+            await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
