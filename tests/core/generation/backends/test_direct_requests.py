@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -153,14 +155,24 @@ def test_a_redirect_is_reported_and_not_followed() -> None:
     assert len(requests) == 1 and accepted == [1]
 
 
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll ``condition`` (set by the server's thread or the pool) without blocking the loop."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.005)
+
+
 def test_a_closed_pool_closes_the_connections_in_use_when_they_return_and_takes_no_more_calls() -> None:
     """Before: a connection in use when close() ran went back to the idle list and stayed
     open, and the pool went on accepting calls."""
     release = threading.Event()
+    received = threading.Event()
     closed_by_client = threading.Event()
 
     def handle(conn: socket.socket, number: int) -> None:
         read_request(conn)
+        received.set()
         release.wait(10)
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(CHAT) + CHAT)
         conn.settimeout(5)
@@ -173,7 +185,7 @@ def test_a_closed_pool_closes_the_connections_in_use_when_they_return_and_takes_
             async with new_client(2) as client:
                 pool = client.direct
                 call = asyncio.create_task(pool.post(url + "/v1/chat/completions", b"{}", {}, 10_000))
-                await asyncio.sleep(0.2)  # the call is under way
+                await until(received.is_set)  # the call is under way: the server has its request
                 pool.close()
                 release.set()
                 status, _, body = await call  # the call in flight still gets its answer
@@ -187,9 +199,11 @@ def test_a_closed_pool_closes_the_connections_in_use_when_they_return_and_takes_
 
 def test_a_call_waiting_for_a_connection_when_the_pool_closes_is_refused() -> None:
     release = threading.Event()
+    received = threading.Event()
 
     def handle(conn: socket.socket, number: int) -> None:
         read_request(conn)
+        received.set()
         release.wait(10)
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(CHAT) + CHAT)
 
@@ -200,7 +214,9 @@ def test_a_call_waiting_for_a_connection_when_the_pool_closes_is_refused() -> No
                 pool = client.direct
                 first = asyncio.create_task(pool.post(url + "/a", b"{}", {}, 10_000))
                 second = asyncio.create_task(pool.post(url + "/b", b"{}", {}, 10_000))
-                await asyncio.sleep(0.2)  # the second waits for the only slot
+                await until(
+                    lambda: received.is_set() and len(pool._slot_waiters) == 1
+                )  # the second waits for the only slot
                 pool.close()
                 with pytest.raises(RuntimeError, match="closed"):
                     await asyncio.wait_for(second, 5)

@@ -5,6 +5,7 @@ fails on one endpoint answered by another. Real servers on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterator
 
@@ -67,13 +68,19 @@ def test_requests_spread_over_the_endpoints_within_each_ones_concurrency(servers
 
 def test_a_killed_endpoint_is_taken_out_and_its_requests_answered_by_the_other(servers) -> None:
     first, second = servers
-    first.responder = second.responder = slow(0.05)
+    first.responder = slow(0.05)
+    held = threading.Event()  # the second answers nothing until it is killed: it dies holding its requests
+    second.responder = lambda recorded: (held.wait(30), Reply())[1]
     pool = pool_of(first, second, concurrency=2, down_wait=30.0)
 
     async def main() -> list[str]:
         tasks = [asyncio.ensure_future(pool.complete(request(i))) for i in range(12)]
-        await asyncio.sleep(0.02)  # requests in flight on both
+        deadline = time.monotonic() + 30
+        while not (second.in_flight == 2 and first.requests):  # requests in flight on both (2: its limit)
+            assert time.monotonic() < deadline, "the pool never sent to both endpoints"
+            await asyncio.sleep(0.005)
         second.kill()
+        held.set()
         texts = [(await task).texts[0] for task in tasks]
         await pool.aclose()
         return texts
