@@ -63,11 +63,13 @@ def test_a_second_launch_hands_its_library_to_the_running_window(window, qtbot, 
 
 @offscreen_raise
 def test_the_same_library_is_not_opened_twice(window, qtbot):
-    serving(window)
+    server = serving(window)
+    handed: list[object] = []
+    server.open_requested.connect(handed.append)  # after the window's own slot: it has run
     shown = window.library
     done = second_launch(qtbot, str(window.library.path))
     assert done.returncode == 0 and "already running" in done.stdout, done.stderr
-    qtbot.wait(200)
+    qtbot.waitUntil(lambda: bool(handed), timeout=10000)
     assert window.library is shown  # not closed and reopened
 
 
@@ -93,7 +95,17 @@ def test_a_message_that_is_not_thoughtdesks_is_ignored(qapp, qtbot):
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     client.connect(server.server.fullServerName())
     client.sendall(b"GET / HTTP/1.0\n")
-    qtbot.wait(200)
+    client.setblocking(False)
+
+    def hung_up() -> bool:  # the server read the line and dropped the connection
+        try:
+            return client.recv(64) == b""
+        except BlockingIOError:
+            return False
+        except ConnectionResetError:
+            return True
+
+    qtbot.waitUntil(hung_up, timeout=10000)
     client.close()
     assert asked == []
     server.close()
