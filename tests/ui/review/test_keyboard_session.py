@@ -172,7 +172,7 @@ def test_the_review_keys_watch_the_application_only_while_the_tab_is_shown(sessi
             calls.append(int(event.type().value))
         return original(obj, event)
 
-    keys.eventFilter = counting  # type: ignore[method-assign]  # the instance's, seen by Qt's dispatch
+    keys.eventFilter = counting  # the instance's, seen by Qt's dispatch
     session.window.tabs.setCurrentIndex(0)  # Samples
     qtbot.waitUntil(lambda: not view.isVisible())
     calls.clear()
