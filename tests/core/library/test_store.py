@@ -13,7 +13,8 @@ from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library import migrations
 from thoughtdesk.core.library.migrations import early
-from thoughtdesk.core.library.store import STAGING, Library, process_start_mark, process_tag
+from thoughtdesk.core.library.processes import process_start_mark, process_tag
+from thoughtdesk.core.library.store import STAGING, Library
 from thoughtdesk.core.paths import default_library_path, resolve_library_path
 
 
