@@ -247,7 +247,7 @@ def _log_path() -> str:
 
 
 def _sqlite_message(error: sqlite3.Error, args: argparse.Namespace) -> str:
-    from thoughtdesk.core.library.store import library_error
+    from thoughtdesk.core.library.file_faults import library_error
     from thoughtdesk.core.paths import resolve_library_path
 
     path = resolve_library_path(getattr(args, "library", None))

@@ -30,15 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.critiques.dscb import (
-    COT_EXTRA,
-    DscbRecord,
-    cot_for,
-    queue_rows,
-    read_dscb,
-    sample_for,
-)
+from thoughtdesk.core.critiques.dscb import COT_EXTRA, DscbRecord, read_dscb
 from thoughtdesk.core.critiques.dscb_export import record_from
+from thoughtdesk.core.critiques.dscb_mapping import cot_for, queue_rows, sample_for
 from thoughtdesk.core.critiques.store import ImportedRows, critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.errors import Cancelled, DataFileError
 from thoughtdesk.core.files import export_file

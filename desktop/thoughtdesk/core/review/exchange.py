@@ -272,7 +272,7 @@ def _exchange_records(path: Path, document: dict) -> list[_Incoming]:
 def _thoughtsource_records(path: Path, document: dict[str, dict[str, list[Any]]]) -> list[_Incoming]:
     """The annotations of a ThoughtSource collection already parsed by :func:`_read` (parsing
     the file a second time with ``ThoughtSourceFile`` doubled the cost of reading it)."""
-    from thoughtdesk.core.datasets.thoughtsource import sample_from_json
+    from thoughtdesk.core.datasets.ts_samples import sample_from_json
 
     out: list[_Incoming] = []
     for dataset, splits in document.items():

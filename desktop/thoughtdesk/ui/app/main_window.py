@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.library.store import Library, library_error
+from thoughtdesk.core.library.file_faults import library_error
+from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.app.about import AboutDialog, app_icon
 from thoughtdesk.ui.app.crash import set_crash_library
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
