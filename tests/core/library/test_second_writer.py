@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -25,7 +26,8 @@ from thoughtdesk.core.generation.runs import (
 )
 from thoughtdesk.core.library.store import Library
 
-HOLD_SECONDS = 13  # past SQLite's own 10 s busy timeout
+BUSY_TIMEOUT_SECONDS = 10  # SQLite's own busy timeout (store.py): a write used to fail after it
+WAIT_TIMEOUT = 300  # generous: on a loaded 2-core machine a Python child takes seconds to start
 
 
 @pytest.fixture
@@ -33,25 +35,52 @@ def library_path(tmp_path):
     return demo_library(tmp_path / "library.thoughtdesk")
 
 
-def _hold_the_library(path) -> subprocess.Popen:
-    """Another process that writes for HOLD_SECONDS, with the note an import leaves."""
-    script = textwrap.dedent(
-        f"""
-        import json, os, sqlite3, sys, time
-        path = {str(path)!r}
-        open(path + "-writer.json", "w").write(json.dumps({{"pid": os.getpid(), "what": "importing big.json",
-                                                            "since": time.time()}}))
-        conn = sqlite3.connect(path, isolation_level=None)
-        conn.execute("BEGIN IMMEDIATE")
-        print("holding", flush=True)
-        time.sleep({HOLD_SECONDS})
-        conn.execute("COMMIT")
-        os.remove(path + "-writer.json")
-        """
-    )
-    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-    return holder
+class Holder:
+    """Another process that holds a write, with the note an import leaves, until :meth:`release`:
+    the test lets it go once the writer under test says it waits (past SQLite's own busy
+    timeout), however long that writer took to start (it used to hold a fixed 13 s, which a
+    loaded machine spent starting the child, so nothing waited and the test failed)."""
+
+    def __init__(self, path) -> None:
+        script = textwrap.dedent(
+            f"""
+            import json, os, sqlite3, sys, time
+            path = {str(path)!r}
+            open(path + "-writer.json", "w").write(json.dumps({{"pid": os.getpid(), "what": "importing big.json",
+                                                                "since": time.time()}}))
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("BEGIN IMMEDIATE")
+            print("holding", flush=True)
+            sys.stdin.readline()  # until the test releases it (or closes the pipe)
+            conn.execute("COMMIT")
+            os.remove(path + "-writer.json")
+            """
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None and self.process.stdout.readline().strip() == "holding"
+        self.released = threading.Event()
+
+    def release(self) -> None:
+        if not self.released.is_set():
+            self.released.set()
+            assert self.process.stdin is not None
+            self.process.stdin.write("release\n")
+            self.process.stdin.flush()
+
+    def __enter__(self) -> Holder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.stdin is not None and not self.released.is_set():
+            self.released.set()
+            self.process.stdin.close()  # its readline returns: it commits and ends
+        try:
+            self.process.wait(timeout=60)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
 
 
 def test_a_run_waits_for_another_writer_and_finishes(library_path):
@@ -65,27 +94,48 @@ def test_a_run_waits_for_another_writer_and_finishes(library_path):
         )
         with Library.open(library_path) as lib:
             run_id = create_run(lib, plan_run(lib, spec))
-        holder = _hold_the_library(library_path)
         reports: list[RunProgress] = []
-        started = time.monotonic()
-        final = execute_run(library_path, run_id, progress=reports.append)
-        holder.wait(timeout=60)
+        with Holder(library_path) as holder:
+
+            def progress(report: RunProgress) -> None:
+                reports.append(report)
+                if report.last_error and "waiting" in report.last_error:
+                    holder.release()  # the run said it waits: the other process finishes its write
+
+            started = time.monotonic()
+            final = execute_run(library_path, run_id, progress=progress)
+            assert holder.released.is_set(), "the run never said it waited"
     assert final.status == "done" and final.failed == 0
-    assert time.monotonic() - started >= HOLD_SECONDS - 3  # it really waited
+    assert time.monotonic() - started >= BUSY_TIMEOUT_SECONDS  # it really waited, past SQLite's own timeout
     waits = [r.last_error for r in reports if r.last_error and "waiting" in r.last_error]
     assert waits and "importing big.json (process" in waits[0]
 
 
 def test_the_command_line_says_for_whom_it_waits(library_path):
-    holder = _hold_the_library(library_path)
-    result = subprocess.run(
-        [sys.executable, "-m", "thoughtdesk", "--library", str(library_path), "import"]
-        + [str(FIXTURES / "thoughtsource" / "edge_cases.json"), "--collection", "edge"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    holder.wait(timeout=60)
+    command = [sys.executable, "-m", "thoughtdesk", "--library", str(library_path), "import"]
+    command += [str(FIXTURES / "thoughtsource" / "edge_cases.json"), "--collection", "edge"]
+    with Holder(library_path) as holder:
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+
+        def read_errors() -> None:  # the child's error lines, the holder released at the first wait
+            assert child.stderr is not None
+            for line in child.stderr:
+                lines.append(line)
+                if "waiting for another ThoughtDesk process" in line:
+                    holder.release()
+
+        reader = threading.Thread(target=read_errors, daemon=True)
+        reader.start()
+        try:
+            holder.released.wait(timeout=WAIT_TIMEOUT)
+            holder.release()  # (when it never said so: the assertions below tell what it said)
+            child.wait(timeout=WAIT_TIMEOUT)
+        finally:
+            if child.poll() is None:
+                child.kill()
+        reader.join(timeout=60)
+    result = subprocess.CompletedProcess(command, child.returncode, "", "".join(lines))
     assert result.returncode == 0, result.stderr
     assert "waiting for another ThoughtDesk process to finish writing" in result.stderr
     assert "importing big.json (process" in result.stderr and "Traceback" not in result.stderr

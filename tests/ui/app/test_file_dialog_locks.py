@@ -52,14 +52,15 @@ def list_folder(qtbot, dialog: QtFileDialog, folder: Path) -> None:
     root = model.index(str(folder))
 
     def listed() -> bool:
-        found = {model.index(row, 0, root).data() for row in range(model.rowCount(root))}
-        # the type column is what made Qt read the files; ask for it as the view does
-        for row in range(model.rowCount(root)):
-            model.index(row, 2, root).data()
-        return names <= found
+        # A file's type is shown once Qt's file-info work filled its icon and type together (the
+        # icon provider's icon() then type(), which is what made Qt read the files): before it,
+        # the model has no information for the file and its type is "".
+        types = {
+            model.index(row, 0, root).data(): model.index(row, 2, root).data() for row in range(model.rowCount(root))
+        }
+        return all(types.get(name) for name in names)
 
     qtbot.waitUntil(listed, timeout=10000)
-    qtbot.wait(300)  # the file-info thread fills icons and types after the names (no signal per file)
 
 
 @pytest.mark.parametrize("dialog_kind", ["ThoughtDesk's", "Qt's own"])

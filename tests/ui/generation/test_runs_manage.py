@@ -88,6 +88,9 @@ def test_a_run_whose_model_is_not_found_offers_to_delete_it(window, generation, 
         panel = generation.runs_panel
         with qtbot.waitSignal(panel.run_ended, timeout=30000):
             panel.start_run(run_id)
+    # The run list is read again in a worker, which a loaded machine can finish after the run
+    # ended: the message is the selected run's, shown once the list holds the run.
+    qtbot.waitUntil(lambda: panel.selected_run() == run_id and bool(panel.message.text()), timeout=30000)
     text = panel.message.text()
     assert "model 'typo' was not found" in text and "cannot be resumed with another model" in text
     assert "Start / Resume sends" not in text  # resuming cannot fix it
