@@ -385,13 +385,20 @@ class ResultsView(QWidget):
 
     def _fit_name_columns(self, rows) -> None:
         """Width of the dataset, split and model columns from their few distinct names
-        (resizeColumnToContents would measure every cell: ~80 ms for 200 rows)."""
+        (resizeColumnToContents would measure every cell: ~80 ms for 200 rows); figure columns
+        as wide as their title and widest figure, and hidden where no row has a figure (no
+        reasoning tokens, costs or votes stored), so the condition column gets the room."""
         metrics = self.table.fontMetrics()
         header = self.table.horizontalHeader()
         for column, name in ((0, "dataset"), (1, "split"), (2, "model")):
             texts = {getattr(r, name) for r in rows} | {COLUMNS[column].title}
             width = max(metrics.horizontalAdvance(t) for t in texts) + 24
             self.table.setColumnWidth(column, min(width, 320))
+        for column in range(4, len(COLUMNS)):
+            texts = {COLUMNS[column].text(r) for r in rows}
+            self.table.setColumnHidden(column, bool(rows) and texts <= {""})
+            width = max(metrics.horizontalAdvance(t) for t in texts | {COLUMNS[column].title}) + 24
+            self.table.setColumnWidth(column, max(width, 48))
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
 
     def pareto_rows(self) -> tuple[list, str]:
