@@ -8,6 +8,9 @@ connection to the real library file."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -217,29 +220,48 @@ def test_undo_leaves_another_reviewers_newer_rows_alone(reviewed) -> None:
         assert theirs == [r for r in bobs[table] if OTHER in r], table
 
 
+#: Another ThoughtDesk process (a child Python) writes the reviewer's own slot.
+CHILD = """
+import json, sys
+from thoughtdesk.core.critiques import set_critique_rating, set_explanation_rating
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.review.annotations import write_slot
+from thoughtdesk.core.review.preferences import set_preference
+
+path, kind, author, cot, other = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])
+with Library.open(path) as library, library.transaction() as conn:
+    if kind == "label":
+        write_slot(conn, cot, author, "Incorrect reasoning", None, "false", "2026-05-05T00:00:00Z")
+    elif kind == "explanation score":
+        set_explanation_rating(conn, cot, author, 0, ())
+    elif kind == "critique rating":
+        set_critique_rating(conn, other, author, 0)
+    elif kind == "step label":
+        conn.execute("UPDATE step_label SET first_error = -1 WHERE author = ? AND cot_pk = ?", (author, cot))
+    else:
+        a, b = sorted(other)
+        set_preference(conn, author, a, b, a, blind=False)
+"""
+
+
 def _same_slot_elsewhere(kind: str) -> Callable[[Session], None]:
     """Another process writes the reviewer's own slot that ``kind``'s edit changed."""
 
     def write(session: Session) -> None:
         view = session.view
         cot = view.current_cot_pk()
-        critique = view.rating_panel.critique_list.focused()
-        pair = view.preferences.pair()
         assert cot is not None
-        with Library.open(session.path) as library, library.transaction() as conn:
-            if kind == "label":
-                write_slot(conn, cot, REVIEWER, "Incorrect reasoning", None, "false", "2026-05-05T00:00:00Z")
-            elif kind == "explanation score":
-                set_explanation_rating(conn, cot, REVIEWER, 0, ())
-            elif kind == "critique rating":
-                assert critique is not None and critique.pk is not None
-                set_critique_rating(conn, critique.pk, REVIEWER, 0)
-            elif kind == "step label":
-                conn.execute("UPDATE step_label SET first_error = -1 WHERE author = ? AND cot_pk = ?", (REVIEWER, cot))
-            else:
-                assert pair is not None
-                a, b = sorted(pair[:2])
-                set_preference(conn, REVIEWER, a, b, a, blind=False)
+        other: object = None
+        if kind == "critique rating":
+            critique = view.rating_panel.critique_list.focused()
+            assert critique is not None
+            other = critique.pk
+        elif kind == "pairwise preference":
+            pair = view.preferences.pair()
+            assert pair is not None
+            other = list(pair[:2])
+        argv = [sys.executable, "-c", CHILD, str(session.path), kind, REVIEWER, str(cot), json.dumps(other)]
+        subprocess.run(argv, check=True, timeout=120)
 
     return write
 
@@ -264,6 +286,21 @@ def test_undo_never_overwrites_a_newer_write_of_another_process(reviewed, kind) 
     session.key(Qt.Key.Key_Z, CTRL)
     assert dump(session.path)["annotation"] != theirs["annotation"]  # the quality score went
     assert not view.undo_stack.canUndo()
+
+
+def test_redo_never_overwrites_a_newer_write_of_another_process(reviewed) -> None:
+    session, view = reviewed, reviewed.view
+    messages: list[str] = []
+    view.message.connect(messages.append)
+    EDITS["explanation score"][0](session)
+    session.key(Qt.Key.Key_Z, CTRL)
+    _same_slot_elsewhere("explanation score")(session)
+    theirs = dump(session.path)
+    session.key(Qt.Key.Key_Z, CTRL | SHIFT)
+    assert dump(session.path) == theirs
+    assert any("not redone" in m and "was changed since" in m for m in messages)
+    assert not view.undo_stack.canRedo() and view.undo_stack.count() == 0
+    assert "my rating 0/5" in view.current_panel().note.text()  # what the other process wrote is shown
 
 
 def test_a_step_label_waits_for_another_process_and_undoes_as_usual(session, qtbot) -> None:
