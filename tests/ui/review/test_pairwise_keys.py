@@ -30,7 +30,7 @@ def test_bracket_keys_state_blind_undoable_pairwise_preferences(session, qtbot, 
     session.key(Qt.Key.Key_BracketLeft)
     assert view.blind
     qtbot.waitUntil(lambda: view.stored is not None and view.current_cot_pk() is not None, timeout=5000)
-    pair = view.preference_pair()
+    pair = view.preferences.pair()
     assert pair is not None
     left, right, left_title, right_title = pair
     assert stored(session, left, right) is None
@@ -77,7 +77,7 @@ def test_with_pairwise_blind_off_the_models_stay_shown_and_the_verdict_says_so(q
     session = Session(qtbot, library_path)
     try:
         view = session.view
-        pair = view.preference_pair()
+        pair = view.preferences.pair()
         assert pair is not None
         left, right, _l, _r = pair
         session.key(Qt.Key.Key_BracketRight)

@@ -14,7 +14,8 @@ Public API (import from ``thoughtdesk.core.review``)::
     DEFAULT_SET = "ThoughtSource"; CLINICAL_SET = "Clinical"
 
     # Annotations: one transaction per change, author + UTC time, n_annotations kept right;
-    # undo/redo is the GUI's QUndoStack driving .apply(op) / .revert(op)
+    # the GUI's undo goes through thoughtdesk.core.review.undo (annotation_edit(op), perform,
+    # undo, redo: the one undo record of every review edit, ReviewEdit)
     Span(start: int, end: int, text: str = "")                        # [start, end) code points
     StoredAnnotation(pk, cot_pk, author, date, key, value, span: Span | None)
     CotReview(cot_pk, author, labels: dict[str, bool], spans: list[tuple[str, Span]],
@@ -30,7 +31,7 @@ Public API (import from ``thoughtdesk.core.review``)::
         .plan_set_comment(cot_pk, text) -> AnnotationOp
         .plan_set_preferred(cot_pk, preferred: bool) -> AnnotationOp
         .plan_set_quality(cot_pk, score: int | None) -> AnnotationOp   # 1..5
-        .apply(op) -> None ; .revert(op) -> None                       # for QUndoCommand redo/undo
+        .apply(op) -> None ; .revert(op) -> None                       # write after / before
         .toggle_label(...) / .set_comment(...) / .set_preferred(...) / .set_quality(...)
             -> AnnotationOp                                            # plan + apply
 

@@ -224,7 +224,7 @@ class ReviewController(QObject):
         queue = view.queue
         if queue is not None:
             if pk in queue.sample_pks:  # jump inside the queue; other samples leave it alone
-                view.when_shown(lambda: view.go_to_queue_index(queue.sample_pks.index(pk)))
+                view.when_shown(lambda: view.nav.go_to_index(queue.sample_pks.index(pk)))
             return
         if view.stored is None or view.stored.pk != pk:
             view.when_shown(lambda: view.show_sample(pk))
@@ -331,7 +331,7 @@ class ReviewController(QObject):
             self._blind_before_queue = False if at_start else self.blind_action.isChecked()
             self._blind_queue_active = True
             self.blind_action.setChecked(True)  # the view, the menu and the saved setting agree
-        self.view.start_queue(queue)
+        self.view.nav.start_queue(queue)
 
     def _end_blind_queue(self) -> None:
         """Blind mode as it was before a blind queue turned it on (off when that queue was
@@ -362,7 +362,7 @@ class ReviewController(QObject):
         """Review ▸ Leave the queue: back to the Samples tab's samples."""
         QSettings().remove(ACTIVE_QUEUE_SETTING + str(self._library().path))
         if self._view is not None:  # a view built later finds no queue to resume
-            self._view.leave_queue()
+            self._view.nav.leave_queue()
         self._end_blind_queue()
 
     # ---- reviewer name ------------------------------------------------------------------------
@@ -378,7 +378,7 @@ class ReviewController(QObject):
         )
         if ok and name.strip():
             self.view.set_author(name)
-            self.view._update_progress()
+            self.view.nav.update_progress()
 
     def settings_changed(self) -> None:
         """After Edit ▸ Settings saved (``window.settings_changed``): annotate under the
