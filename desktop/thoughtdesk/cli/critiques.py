@@ -138,7 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_critiques(args: argparse.Namespace) -> int:
     from thoughtdesk.core.critiques.analysis import analyse_collection
-    from thoughtdesk.core.critiques.analysis_report import empty_message, to_csv, to_json_dict, to_markdown, to_text
+    from thoughtdesk.core.critiques.analysis_tables import empty_message, to_csv, to_json_dict, to_markdown, to_text
 
     with open_library(args, create=False) as lib:
         analysis = analyse_collection(lib, args.collection)
