@@ -5,8 +5,11 @@ lists every command from this table without importing any of them, and ``thought
 --help`` imports ``cli/stats.py`` alone. A module registers its commands with
 :func:`add_command`, so the one-line help is written once, here. A test fails when the table and
 the modules disagree (``tests/cli/test_lazy_commands.py``). Adding a command: a row here (in the
-order ``--help`` lists it), ``add_command(sub, NAME, ...)`` in the module's ``register(sub)``,
-its examples in ``cli/help.py``.
+order ``--help`` lists it, beside the other rows of its module: the full parser registers all
+of a module's commands at its first row), ``add_command(sub, NAME, ...)`` in the module's
+``register(sub)``, its examples in ``cli/help.py``. A command lives in the module of its feature
+(``critique`` and ``revise`` beside ``critiques``, ``judge`` beside ``judgements``); the options
+and execution every run command shares are ``cli/run_options.py`` and ``cli/run_execution.py``.
 
 This module imports nothing of ThoughtDesk: it is read on every start.
 """
