@@ -56,8 +56,8 @@ Public API (import from ``thoughtdesk.core.review``)::
     export_review(library, author, path, *, collection=None)
         -> ExportCounts(annotations, explanation_ratings, critique_ratings)   # ratings too
     import_annotations(library, path, *, collection=None, strict=False, dry_run=False)
-        -> MergeReport
-    MergeReport(path, format, records, added, updated, unchanged, kept, matched_samples,
+        -> MergeOutcome
+    MergeOutcome(path, format, records, added, updated, unchanged, kept, matched_samples,
                 matched_cots, authors, unmatched: list[Unmatched(where, reason)], error, dry_run,
                 ratings: RatingCounts(records, added, updated, unchanged, kept))
         .ok / .merged / .reasons() / .summary
@@ -89,6 +89,7 @@ from thoughtdesk.core.review.labels import (
     label_sets,
     save_label_set,
 )
+from thoughtdesk.core.review.merge_outcome import MergeOutcome, RatingCounts, Unmatched
 from thoughtdesk.core.review.queues import (
     QueueFilter,
     ReviewQueue,
@@ -102,7 +103,6 @@ from thoughtdesk.core.review.queues import (
     mark_done,
     set_position,
 )
-from thoughtdesk.core.review.report import MergeReport, RatingCounts, Unmatched
 from thoughtdesk.core.review.types import (
     COMMENT_KEY,
     LABEL_OFF,
@@ -134,7 +134,7 @@ __all__ = [
     "LABEL_ON",
     "Label",
     "LabelSet",
-    "MergeReport",
+    "MergeOutcome",
     "RatingCounts",
     "NON_LABEL_KEYS",
     "PREFERRED_KEY",

@@ -21,8 +21,8 @@ from typing import TypeVar
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
-from thoughtdesk.core.evaluation.report import scored_now_text, truncated_text
-from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
+from thoughtdesk.core.evaluation.rescoring import RescoreOutcome, rescore, restore_original_scoring
+from thoughtdesk.core.evaluation.tables import scored_now_text, truncated_text
 from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import data_version
 from thoughtdesk.core.library.store import Library
@@ -450,7 +450,7 @@ class ResultsView(QWidget):
 
     # Re-scoring and export --------------------------------------------------------------
 
-    def rescore_current(self) -> Task[RescoreReport] | None:
+    def rescore_current(self) -> Task[RescoreOutcome] | None:
         """Re-score the chosen collection in the background (progress dialog with Cancel)."""
         collection = self.collection_combo.currentText()
         library = self.window_.library
@@ -458,11 +458,11 @@ class ResultsView(QWidget):
             return None
         path = library.path
 
-        def work(ctx: TaskContext) -> RescoreReport:
+        def work(ctx: TaskContext) -> RescoreOutcome:
             with Library.open(path, create=False) as lib:
                 return rescore(lib, collection, progress=ctx.progress, cancel=ctx.cancelled)
 
-        def done(report: RescoreReport) -> None:
+        def done(report: RescoreOutcome) -> None:
             self.window_.show_status(report.summary, 15000)
             self.window_.notify_data_changed(DataChanges(answers=True, initiator=self))
 

@@ -25,9 +25,9 @@ from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, QSettings, Signal
 
 if TYPE_CHECKING:  # imported where used: the window's start does not need them
-    from thoughtdesk.core.importing.importer import ImportReport
+    from thoughtdesk.core.importing.importer import ImportOutcome
     from thoughtdesk.ui.importing.export_dialog import ExportRequest
-    from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
+    from thoughtdesk.ui.importing.widgets import ImportRequest, SkipLogDialog
 
 #: Where and in which format the last export went: the export dialog starts from them.
 EXPORT_FOLDER_SETTING = "export/folder"
@@ -38,20 +38,20 @@ EXPORT_FORMAT_SETTING = "export/format"
 class ImportDone:
     """What the import worker hands back: the report, and the Samples tab's new content."""
 
-    report: ImportReport
+    report: ImportOutcome
     browse: Browse
 
 
 class ImportingController(QObject):
     """File ▸ Import (and its submenu) and File ▸ Export collection."""
 
-    #: ``(ImportReport)``: an import finished and the Samples tab shows the collection.
+    #: ``(ImportOutcome)``: an import finished and the Samples tab shows the collection.
     imported = Signal(object)
 
     def __init__(self, window: WindowApi) -> None:
         super().__init__(window.dialog_parent)
         self._window = window
-        self.report_dialog: ImportReportDialog | None = None
+        self.skip_log_dialog: SkipLogDialog | None = None
         file_menu = window.menu("&File")
         self.action_import = window.add_action(file_menu, "&Import…", "Ctrl+I", self.import_dialog)
         self.action_export = window.add_action(file_menu, "&Export collection…", "Ctrl+E", self.export_dialog)
@@ -249,9 +249,9 @@ class ImportingController(QObject):
         def work(ctx: TaskContext) -> ImportDone:
             from thoughtdesk.core.importing.dscb import import_dscb
             from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
-            from thoughtdesk.core.importing.report import save_import_report
+            from thoughtdesk.core.importing.skip_log import save_skip_log
 
-            report: ImportReport
+            report: ImportOutcome
             with Library.open(library_path) as lib:
                 if request is not None and request.steps:
                     from thoughtdesk.core.importing.step_files import import_step_file
@@ -313,15 +313,15 @@ class ImportingController(QObject):
                 ctx.progress(0, 0)
                 target = replace(shown, collection_id=lib.collection_id(report.collection) or -1)
                 after = browse(lib, replace(state, filter=target))
-            save_import_report(library_path, report, path)
+            save_skip_log(library_path, report, path)
             return ImportDone(report, after)
 
         return self._window.run_task(f"Importing {path.name}…", work, self._import_done)
 
     def _import_done(self, done: ImportDone) -> None:
         """Show what the worker counted and queried: the imported collection."""
-        from thoughtdesk.core.importing.report import report_text
-        from thoughtdesk.ui.importing.widgets import ImportReportDialog
+        from thoughtdesk.core.importing.skip_log import skip_log_text
+        from thoughtdesk.ui.importing.widgets import SkipLogDialog
 
         report = done.report
         samples = self._window.samples
@@ -330,9 +330,11 @@ class ImportingController(QObject):
         self._window.notify_data_changed(DataChanges.imported(initiator=samples))
         self._window.show_status(report.summary, 10000)
         if report.bad_records:
-            source = report.report_path.read_text(encoding="utf-8") if report.report_path else report_text(report, "")
-            self.report_dialog = ImportReportDialog(report, source, self._window.dialog_parent)
-            self.report_dialog.open()
+            source = (
+                report.skip_log_path.read_text(encoding="utf-8") if report.skip_log_path else skip_log_text(report, "")
+            )
+            self.skip_log_dialog = SkipLogDialog(report, source, self._window.dialog_parent)
+            self.skip_log_dialog.open()
         self.imported.emit(report)
 
     # Exporting --------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from thoughtdesk.ui.qt import (
 from thoughtdesk.ui.review.settings_keys import ACTIVE_QUEUE_SETTING, BLIND_SETTING
 
 if TYPE_CHECKING:
-    from thoughtdesk.core.review import MergeReport, QueueFilter, ReviewQueue
+    from thoughtdesk.core.review import MergeOutcome, QueueFilter, ReviewQueue
     from thoughtdesk.core.review.agreement import AgreementRow
     from thoughtdesk.core.review.exchange import ExportCounts
     from thoughtdesk.ui.review.dialogs import QueueDialog
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 class ReviewController(QObject):
     """Glue between the main window and the Review tab (see the module docstring)."""
 
-    #: ``(MergeReport)``: a colleague's annotations were merged (or refused) and the report shown.
+    #: ``(MergeOutcome)``: a colleague's annotations were merged (or refused) and the report shown.
     annotations_imported = Signal(object)
 
     def __init__(self, window: WindowApi) -> None:
@@ -445,22 +445,22 @@ class ReviewController(QObject):
         if path:
             self.import_file(Path(path))
 
-    def import_file(self, path: Path) -> Task[MergeReport]:
+    def import_file(self, path: Path) -> Task[MergeOutcome]:
         """Merge a colleague's file (or a ThoughtSource annotator export) and show the report."""
         from thoughtdesk.core.review import import_annotations
 
         library_path = self._library().path
 
-        def work(_ctx: TaskContext) -> MergeReport:
+        def work(_ctx: TaskContext) -> MergeOutcome:
             with Library.open(library_path) as lib:
                 return import_annotations(lib, path)
 
         return self.window.run_task(f"Importing annotations from {path.name}…", work, self._imported)
 
-    def _imported(self, report: MergeReport) -> None:
-        from thoughtdesk.ui.review.dialogs import TextReportDialog, merge_report_text
+    def _imported(self, report: MergeOutcome) -> None:
+        from thoughtdesk.ui.review.dialogs import MergeOutcomeDialog, merge_outcome_text
 
-        dialog = TextReportDialog("Annotation import", merge_report_text(report), self.window.dialog_parent)
+        dialog = MergeOutcomeDialog("Annotation import", merge_outcome_text(report), self.window.dialog_parent)
         dialog.open()
         if report.ok and not report.dry_run:
             if self._view is not None:  # a view built later reads them
