@@ -16,10 +16,11 @@ from typing import Protocol
 
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.preferences import PairPreference, preference_of, restore_preference, set_preference
-from thoughtdesk.ui.qt import QSettings, QUndoStack
+from thoughtdesk.core.settings.registry import PAIRWISE_BLIND
+from thoughtdesk.ui.qt import QUndoStack
 from thoughtdesk.ui.review.ratings import RatingCommand, RatingsHost, Write
+from thoughtdesk.ui.settings.options import read
 
-PAIRWISE_BLIND_SETTING = "review/pairwise_blind"
 SIDES = ("left", "right", "tie")
 
 
@@ -42,7 +43,7 @@ class PreferencesHost(RatingsHost, Protocol):
 
 def pairwise_blind() -> bool:
     """Whether pairwise preferences are given blind (the default)."""
-    return bool(QSettings().value(PAIRWISE_BLIND_SETTING, True, type=bool))
+    return read(PAIRWISE_BLIND)
 
 
 def _writer(author: str, left: int, right: int, preferred: int | None, clear: bool, blind: bool):
