@@ -17,7 +17,7 @@ import pytest
 
 from thoughtdesk.core.settings import registry, saved
 from thoughtdesk.core.settings.registry import OPTIONS, SettingValueError, find
-from thoughtdesk.ui.qt import QSettings
+from thoughtdesk.ui.qt import QByteArray, QSettings
 from thoughtdesk.ui.settings.options import QtSettings, load_settings
 
 LIBRARY = '/home/dr ng/Ward 7, ICU; "night"/Überweisung.thoughtdesk'
@@ -157,3 +157,86 @@ def test_a_bad_value_is_the_default_in_the_gui_and_the_log_says_where(written: P
         saved.load(written).get(registry.OFFLINE)
     with pytest.raises(SettingValueError):
         QtSettings(store).set(registry.MAX_RESPONSE_MB, 0)  # nothing the option forbids is written
+
+
+def test_a_list_where_text_belongs_is_bad_on_both_sides(tmp_path: Path) -> None:
+    """Qt writes a list as ``a, b`` and reads it back as a list, so a text setting holding one
+    (or a hand-edited path with unquoted commas) is bad for the GUI; core must say the same."""
+    path = tmp_path / "ThoughtDesk.ini"
+    store = QSettings(str(path), QSettings.Format.IniFormat)
+    store.setValue(registry.EXPORT_FOLDER.key, ["/data/ward 7", "icu"])
+    store.setValue(registry.LABEL_SET.key, "/data/ward 7, icu")  # text: quoted by Qt
+    store.sync()
+    done = subprocess.run(
+        [sys.executable, "-c", _GUI_READER, str(path)], capture_output=True, text=True, timeout=120, check=True
+    )
+    gui = json.loads(done.stdout)
+    assert gui == _core_side(path)
+    assert gui[registry.EXPORT_FOLDER.key][0] == "bad"
+    assert gui[registry.LABEL_SET.key] == ["ok", repr("/data/ward 7, icu")]
+
+
+#: Values Qt writes in each of its INI forms; the core reader must read what a fresh QSettings does.
+TRICKY: list[object] = [
+    "plain",
+    "",
+    "  leading and trailing spaces  ",
+    "a,b",
+    "a, b; c",
+    'say "hi" \\ back',
+    "@at the start",
+    "@@two ats",
+    "tab\there\nnewline\r\x01\x7f",
+    "Überweisung/ärztliche Befunde/μ ✓ 😀",
+    "0x41 \\x41 \\101",
+    "=equals=",
+    "#not a comment",
+    "[not a section]",
+    ["x", "y, z", "w"],
+    ["", "", ""],
+    ["@a", "@@b", " c "],
+    ["only"],
+    [],
+    [1, 2, 3],
+    [5],
+    ["mixed", 1],
+    True,
+    False,
+    0,
+    -17,
+    2**40,
+    1.5,
+    b"\x00\x01binary\xff",
+    {"k": 1, "list": ["a"]},
+    None,
+]
+
+_RAW_READER = """
+import json, sys
+from thoughtdesk.ui.qt import QByteArray, QSettings
+
+store = QSettings(sys.argv[1], QSettings.Format.IniFormat)
+out = {}
+for key in store.allKeys():
+    value = store.value(key)
+    out[key] = repr(bytes(value.data()) if isinstance(value, QByteArray) else value)
+print(json.dumps(out))
+"""
+
+
+def test_the_core_reader_reads_every_form_qt_writes(tmp_path: Path) -> None:
+    from thoughtdesk.core.settings.ini import read_ini
+
+    path = tmp_path / "ThoughtDesk.ini"
+    store = QSettings(str(path), QSettings.Format.IniFormat)
+    for number, value in enumerate(TRICKY):  # bytes as the app gives them: a QByteArray (@ByteArray)
+        store.setValue(f"probe/value{number}", QByteArray(value) if isinstance(value, bytes) else value)
+    store.setValue("General/grouped", "a group called General")
+    store.setValue("top level", "no group")
+    store.sync()
+    done = subprocess.run(
+        [sys.executable, "-c", _RAW_READER, str(path)], capture_output=True, text=True, timeout=120, check=True
+    )
+    qt = json.loads(done.stdout)
+    core = {key: repr(value.raw) for key, value in read_ini(path).items()}
+    assert core == qt
