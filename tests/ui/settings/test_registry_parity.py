@@ -240,3 +240,13 @@ def test_the_core_reader_reads_every_form_qt_writes(tmp_path: Path) -> None:
     qt = json.loads(done.stdout)
     core = {key: repr(value.raw) for key, value in read_ini(path).items()}
     assert core == qt
+
+
+def test_every_field_the_settings_dialog_edits_is_a_declared_option() -> None:
+    from dataclasses import fields
+
+    from thoughtdesk.ui.settings import options
+
+    assert [f.name for f in fields(options.AppSettings)] == list(options.FIELDS)
+    for field in fields(options.AppSettings):
+        assert field.default == options.FIELDS[field.name].default

@@ -50,8 +50,8 @@ def default_user_name() -> str:
         return "user"
 
 
-#: AppSettings' fields and the options they hold.
-_FIELDS: dict[str, Option[Any]] = {
+#: AppSettings' fields and the options they hold (a test checks the two agree).
+FIELDS: dict[str, Option[Any]] = {
     "user_name": registry.USER_NAME,
     "library_path": registry.LIBRARY_PATH,
     "offline": registry.OFFLINE,
@@ -70,7 +70,7 @@ _FIELDS: dict[str, Option[Any]] = {
 @dataclass(slots=True)
 class AppSettings:
     """Every setting the wizard and the Settings dialog edit (each field holds the option named
-    in ``_FIELDS``; its default is the option's)."""
+    in ``FIELDS``; its default is the option's)."""
 
     user_name: str = registry.USER_NAME.default
     library_path: str = registry.LIBRARY_PATH.default
@@ -184,7 +184,7 @@ def open_settings() -> QSettings:
 def load_settings(store: QSettings | None = None) -> AppSettings:
     """The saved settings (defaults for anything never saved; the user name defaults to the login)."""
     reader = QtSettings(store)
-    settings = AppSettings(**{name: reader.get(option) for name, option in _FIELDS.items()})
+    settings = AppSettings(**{name: reader.get(option) for name, option in FIELDS.items()})
     if not settings.user_name.strip():
         settings.user_name = default_user_name()
     return settings
@@ -193,7 +193,7 @@ def load_settings(store: QSettings | None = None) -> AppSettings:
 def save_settings(settings: AppSettings, store: QSettings | None = None) -> None:
     """Save every setting, mirror offline mode for the CLI and apply it to this process now."""
     writer = QtSettings(store)
-    for name, option in _FIELDS.items():
+    for name, option in FIELDS.items():
         value = getattr(settings, name)
         writer.set(option, value.strip() if isinstance(value, str) else value)
     writer.sync()  # the command line reads offline mode, the library and the rest from this same file
