@@ -11,7 +11,7 @@ from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.formats import FLAT_FORMATS, PREFERENCE_FORMATS, PREFERENCE_SOURCES, STEP_FORMATS
-from thoughtdesk.core.paths import resolve_library_path
+from thoughtdesk.core.settings.saved import resolve_library_path
 
 
 def cmd_import(args: argparse.Namespace) -> int:

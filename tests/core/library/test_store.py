@@ -15,7 +15,7 @@ from thoughtdesk.core.library import migrations
 from thoughtdesk.core.library.migrations import early
 from thoughtdesk.core.library.processes import process_start_mark, process_tag
 from thoughtdesk.core.library.store import STAGING, Library
-from thoughtdesk.core.paths import default_library_path, resolve_library_path
+from thoughtdesk.core.settings.saved import default_library_path, resolve_library_path
 
 
 def file_hash(path) -> str:

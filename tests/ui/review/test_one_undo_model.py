@@ -24,12 +24,12 @@ from thoughtdesk.core.library.reader import load_sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.annotations import write_slot
 from thoughtdesk.core.review.preferences import set_preference
+from thoughtdesk.core.settings.registry import PAIRWISE_BLIND
 from thoughtdesk.core.steps import changes
 from thoughtdesk.core.steps.split import cot_steps
 from thoughtdesk.core.steps.store import StepTarget
 from thoughtdesk.ui.base.changes import DataChanges
-from thoughtdesk.ui.review.preferences import PAIRWISE_BLIND_SETTING
-from thoughtdesk.ui.settings.options import open_settings
+from thoughtdesk.ui.settings.options import write
 
 CTRL, SHIFT, ALT = (
     Qt.KeyboardModifier.ControlModifier,
@@ -97,7 +97,7 @@ def reviewed(qtbot, library_path):
     """The Review tab on a library with critiques and earlier reviews; pairwise verdicts open."""
     seed_critiques(library_path)
     seed_reviews(library_path)
-    open_settings().setValue(PAIRWISE_BLIND_SETTING, False)
+    write(PAIRWISE_BLIND, False)
     opened = Session(qtbot, library_path)
     yield opened
     opened.close()

@@ -10,9 +10,9 @@ from tests.helpers.screenshots import save_screenshot
 from tests.ui.review.conftest import REVIEWER
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.preferences import preference_of
+from thoughtdesk.core.settings.registry import PAIRWISE_BLIND
 from thoughtdesk.ui.app.shortcuts import SHORTCUTS
-from thoughtdesk.ui.review.preferences import PAIRWISE_BLIND_SETTING
-from thoughtdesk.ui.settings.options import open_settings
+from thoughtdesk.ui.settings.options import write
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 
@@ -73,7 +73,7 @@ def test_bracket_keys_state_blind_undoable_pairwise_preferences(session, qtbot, 
 def test_with_pairwise_blind_off_the_models_stay_shown_and_the_verdict_says_so(qtbot, library_path) -> None:
     from tests.ui.review.conftest import Session
 
-    open_settings().setValue(PAIRWISE_BLIND_SETTING, False)
+    write(PAIRWISE_BLIND, False)
     session = Session(qtbot, library_path)
     try:
         view = session.view

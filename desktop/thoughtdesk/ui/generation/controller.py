@@ -14,7 +14,7 @@ from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.base.deferred import DeferredTab
 from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
-from thoughtdesk.ui.settings.options import load_settings, settings_values
+from thoughtdesk.ui.settings.options import QtSettings
 
 if TYPE_CHECKING:  # the dialogs are imported when first opened: they reach the planner and the backends
     from thoughtdesk.core.generation.backends import PriceTable
@@ -56,7 +56,7 @@ def start_from_settings(models: ModelList, *, efforts: bool = True) -> None:
     Settings (not always OpenAI / gpt-4o-mini), by the rule ``thoughtdesk generate`` uses too
     (:func:`thoughtdesk.core.generation.defaults.model_defaults`), and put that model in the
     run's list: a first run needs no extra click."""
-    models.start_from(model_defaults(settings_values(load_settings())), efforts=efforts)
+    models.start_from(model_defaults(QtSettings()), efforts=efforts)
 
 
 class GenerationUI(QObject):
@@ -299,7 +299,7 @@ class GenerationUI(QObject):
         from thoughtdesk.ui.generation.planner import RunPlannerDialog
 
         models = ModelList()
-        defaults = model_defaults(settings_values(load_settings()))
+        defaults = model_defaults(QtSettings())
         models.start_from(defaults)
         self.planner = RunPlannerDialog(
             window.library.path,

@@ -19,10 +19,12 @@ from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import check_export_target, library_part, looks_like_export
 from thoughtdesk.core.library.queries import Browse, browse
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings import registry
 from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.base.window_api import WindowApi
-from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, QSettings, Signal
+from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, Signal
+from thoughtdesk.ui.settings.options import QtSettings
 
 if TYPE_CHECKING:  # imported where used: the window's start does not need them
     from thoughtdesk.core.importing.importer import ImportOutcome
@@ -30,8 +32,6 @@ if TYPE_CHECKING:  # imported where used: the window's start does not need them
     from thoughtdesk.ui.importing.widgets import ImportRequest, SkipLogDialog
 
 #: Where and in which format the last export went: the export dialog starts from them.
-EXPORT_FOLDER_SETTING = "export/folder"
-EXPORT_FORMAT_SETTING = "export/format"
 
 
 @dataclass(frozen=True)
@@ -349,17 +349,17 @@ class ImportingController(QObject):
             self._window.show_error("Export", "Select a collection to export first.")
             return None
         # The dialog opens where and as the last export went (remembered in the settings file).
-        settings = QSettings()
-        folder = settings.value(EXPORT_FOLDER_SETTING, None)
-        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(str(folder)) if folder else None)
-        fmt = settings.value(EXPORT_FORMAT_SETTING, None)
+        settings = QtSettings()
+        folder = settings.get(registry.EXPORT_FOLDER)
+        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(folder) if folder else None)
+        fmt = settings.get(registry.EXPORT_FORMAT)
         if fmt in FORMATS_BY_KEY:
-            dialog.set_format(str(fmt))
+            dialog.set_format(fmt)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         request = dialog.request()
-        settings.setValue(EXPORT_FOLDER_SETTING, str(request.path.parent))
-        settings.setValue(EXPORT_FORMAT_SETTING, request.fmt)
+        settings.set(registry.EXPORT_FOLDER, str(request.path.parent))
+        settings.set(registry.EXPORT_FORMAT, request.fmt)
         return self.export(request)
 
     def export_collection(self, collection: str, path: Path, *, dscb: bool = False) -> Task[str] | None:

@@ -23,6 +23,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings.registry import ACTIVE_QUEUE, REVIEW_BLIND
 from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.base.deferred import DeferredTab
 from thoughtdesk.ui.base.tasks import Task, TaskContext
@@ -36,13 +37,12 @@ from thoughtdesk.ui.qt import (
     QLineEdit,
     QMenu,
     QObject,
-    QSettings,
     Qt,
     QUndoStack,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.settings_keys import ACTIVE_QUEUE_SETTING, BLIND_SETTING
+from thoughtdesk.ui.settings.options import read, remove, write
 
 if TYPE_CHECKING:
     from thoughtdesk.core.review import MergeOutcome, QueueFilter, ReviewQueue
@@ -120,7 +120,7 @@ class ReviewController(QObject):
         menu.addSeparator()
         self.blind_action = w.add_action(menu, "&Blind mode (hide model and prompt)", "Ctrl+Shift+B")
         self.blind_action.setCheckable(True)
-        self.blind_action.setChecked(bool(QSettings().value(BLIND_SETTING, False, type=bool)))
+        self.blind_action.setChecked(read(REVIEW_BLIND))
         self.blind_action.toggled.connect(self._blind_toggled)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
         self.action_label_sets = w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
@@ -185,7 +185,7 @@ class ReviewController(QObject):
         if self._view is not None:
             self._view.set_blind(blind)
         else:  # what the view reads when it is built
-            QSettings().setValue(BLIND_SETTING, blind)
+            write(REVIEW_BLIND, blind)
 
     def show_trajectory(self) -> None:
         """Open the current CoT's trajectory (a guided CoT's steps, rationales and candidates)."""
@@ -210,12 +210,12 @@ class ReviewController(QObject):
         from thoughtdesk.core.review import load_queue
 
         self._view.set_library(library)
-        queue_id = QSettings().value(ACTIVE_QUEUE_SETTING + str(library.path), None)
-        if queue_id is not None:
+        queue_id = read(ACTIVE_QUEUE.at(str(library.path)))
+        if queue_id:
             try:
-                self._resume_queue(load_queue(library, int(str(queue_id))), at_start=True)
+                self._resume_queue(load_queue(library, queue_id), at_start=True)
             except (KeyError, ValueError, TypeError):
-                QSettings().remove(ACTIVE_QUEUE_SETTING + str(library.path))
+                remove(ACTIVE_QUEUE.at(str(library.path)))
 
     def _sample_selected(self, pk: int | None) -> None:
         view = self._view
@@ -320,7 +320,7 @@ class ReviewController(QObject):
 
         library = self._library()
         queue = load_queue(library, queue_id)
-        QSettings().setValue(ACTIVE_QUEUE_SETTING + str(library.path), queue.id)
+        write(ACTIVE_QUEUE.at(str(library.path)), queue.id)
         self._resume_queue(queue)
         self.window.show_tab(self.view)
 
@@ -360,7 +360,7 @@ class ReviewController(QObject):
 
     def leave_queue(self) -> None:
         """Review ▸ Leave the queue: back to the Samples tab's samples."""
-        QSettings().remove(ACTIVE_QUEUE_SETTING + str(self._library().path))
+        remove(ACTIVE_QUEUE.at(str(self._library().path)))
         if self._view is not None:  # a view built later finds no queue to resume
             self._view.nav.leave_queue()
         self._end_blind_queue()

@@ -17,11 +17,11 @@ from typing import Protocol
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.review.preferences import PairPreference, preference_of, sample_preferences
 from thoughtdesk.core.review.undo import preference_edit
-from thoughtdesk.ui.qt import QSettings
+from thoughtdesk.core.settings.registry import PAIRWISE_BLIND
 from thoughtdesk.ui.review.compare.view import CompareView
 from thoughtdesk.ui.review.ratings import RatingsHost
+from thoughtdesk.ui.settings.options import read
 
-PAIRWISE_BLIND_SETTING = "review/pairwise_blind"
 SIDES = ("left", "right", "tie")
 
 
@@ -55,7 +55,7 @@ class PreferencesHost(RatingsHost, Protocol):
 
 def pairwise_blind() -> bool:
     """Whether pairwise preferences are given blind (the default)."""
-    return bool(QSettings().value(PAIRWISE_BLIND_SETTING, True, type=bool))
+    return read(PAIRWISE_BLIND)
 
 
 class ReviewPreferences:

@@ -30,12 +30,12 @@ from thoughtdesk.core.review import (
     review_from,
 )
 from thoughtdesk.core.review.undo import PlannedEdit
+from thoughtdesk.core.settings.registry import LABEL_SET, REVIEW_BLIND, USER_NAME
 from thoughtdesk.ui.qt import (
     QEvent,
     QHBoxLayout,
     QPlainTextEdit,
     QScrollArea,
-    QSettings,
     QSplitter,
     Qt,
     QTabWidget,
@@ -62,10 +62,9 @@ from thoughtdesk.ui.review.sample_views import (
     question_text,
     span_marks,
 )
-from thoughtdesk.ui.review.settings_keys import BLIND_SETTING, LABEL_SET_SETTING
 from thoughtdesk.ui.review.steps import ReviewSteps, StepsPanel
 from thoughtdesk.ui.review.undo import ReviewUndo
-from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.ui.settings.options import read, write
 from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
@@ -104,7 +103,7 @@ class ReviewView(QWidget):
         self.critiques: dict[int, list[Critique]] = {}
         self.explanation_ratings: dict[int, list[ExplanationRating]] = {}
         self.flaw_marks: dict[int, list[SpanMark]] = {}
-        self.blind = bool(QSettings().value(BLIND_SETTING, False, type=bool))
+        self.blind = read(REVIEW_BLIND)
         #: The review queue worked through, n / p, the progress line (ui/review/queue_nav.py).
         self.nav = ReviewNavigation(self)
         #: ``(sample_pk or None, step) -> sample_pk or None``: the Samples tab's list (set by install).
@@ -234,7 +233,7 @@ class ReviewView(QWidget):
         self.undo.set_library(library)
         self.nav.queue = None
         self.stored = None
-        self.reload_label_sets(str(QSettings().value(LABEL_SET_SETTING, "") or ""))
+        self.reload_label_sets(read(LABEL_SET))
         self.nav.update_progress()
 
     def reload_label_sets(self, wanted: str | None = None) -> None:
@@ -252,7 +251,7 @@ class ReviewView(QWidget):
         if chosen is not None:
             self.panel.set_label_sets([s.name for s in sets], chosen.name)
             if wanted is not None and chosen.name == wanted:
-                QSettings().setValue(LABEL_SET_SETTING, chosen.name)
+                write(LABEL_SET, chosen.name)
             self._use_label_set(chosen)
 
     def set_author(self, name: str) -> None:
@@ -260,7 +259,7 @@ class ReviewView(QWidget):
         name = name.strip()
         if not name:
             return
-        open_settings().setValue(USER_NAME, name)
+        write(USER_NAME, name)
         self.sync_author()
 
     def sync_author(self) -> None:
@@ -283,7 +282,7 @@ class ReviewView(QWidget):
         except KeyError:
             self.message.emit(f"No label set called {name!r}")
             return
-        QSettings().setValue(LABEL_SET_SETTING, name)
+        write(LABEL_SET, name)
         self._use_label_set(chosen)
 
     def _use_label_set(self, chosen: LabelSet) -> None:
@@ -381,7 +380,7 @@ class ReviewView(QWidget):
     def set_blind(self, blind: bool) -> None:
         """Blind mode: no model or prompt shown, CoTs in this reviewer's own shuffled order."""
         self.blind = blind
-        QSettings().setValue(BLIND_SETTING, blind)
+        write(REVIEW_BLIND, blind)
         self.compare.set_identity_filters_visible(not blind)
         if blind:
             self.compare.set_filters(correct=None)
