@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the dialogs are imported when first opened: they reach the 
     from thoughtdesk.ui.generation.judge_dialog import JudgeRunDialog
     from thoughtdesk.ui.generation.model_form import ModelList
     from thoughtdesk.ui.generation.planner import RunPlannerDialog
+    from thoughtdesk.ui.generation.revise_dialog import RevisionRunDialog
     from thoughtdesk.ui.generation.runs_panel import RunsPanel
 
 
@@ -246,7 +247,7 @@ class GenerationUI(QObject):
             self.judge_dialog.deleteLater()
         self.judge_dialog = None
 
-    def open_revise_dialog(self) -> QDialog | None:
+    def open_revise_dialog(self) -> RevisionRunDialog | None:
         """Open Generate > Revise from critiques… on the current library and the collection shown."""
         window = self.window
         if window.library is None:
