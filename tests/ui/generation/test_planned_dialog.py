@@ -1,5 +1,5 @@
 """One planning path for every kind of run (issue 28, point 12): the run planner and the
-critique, revision and judge dialogs are kinds of one :class:`PlannedRunDialog`, so the same
+critique, revision, judge and step-label dialogs are kinds of one :class:`PlannedRunDialog`, so the same
 behaviour is asserted here once for all of them: the selection, the plan's summary, an error in
 one red line (from the form and from the worker), an older plan dropped, Cancel writing
 nothing, Start writing one run of the kind with the limits chosen, and the fit to 1366x768."""
@@ -41,6 +41,9 @@ KINDS = [
     Kind("critique", GenerationUI.open_critique_dialog, "Add at least one critique model in the Critique models tab."),
     Kind("revision", GenerationUI.open_revise_dialog, "Add at least one revising model in the Revising models tab."),
     Kind("judge", GenerationUI.open_judge_dialog, "Add at least one judge model in the Judge models tab."),
+    Kind(
+        "autolabel", GenerationUI.open_autolabel_dialog, "Add at least one completer model in the Completer model tab."
+    ),
 ]
 
 

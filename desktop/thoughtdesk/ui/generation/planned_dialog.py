@@ -98,6 +98,10 @@ class PlannedRunDialog(QDialog, Generic[P]):
     selection_title: ClassVar[str] = "Samples"
     unit: ClassVar[str] = "samples"
     limit_label: ClassVar[str] = "&Limit"
+    #: Whether the kind's runs choose datasets and splits, and draw limited items at random
+    #: (else those rows are hidden: an automatic step label run takes the first CoTs).
+    selects_splits: ClassVar[bool] = True
+    draws_at_random: ClassVar[bool] = True
     #: The run's models: what one is called, and the title of their tab (the second).
     model_noun: ClassVar[str] = "model"
     models_tab: ClassVar[str] = "&Models"
@@ -208,6 +212,9 @@ class PlannedRunDialog(QDialog, Generic[P]):
         form.addRow("S&plit", self.split)
         form.addRow(self.limit_label, self.limit)
         form.addRow("Random draw see&d", self.seed)
+        form.setRowVisible(self.dataset, self.selects_splits)
+        form.setRowVisible(self.split, self.selects_splits)
+        form.setRowVisible(self.seed, self.draws_at_random)
 
     def add_selection_row(self, label: str, field: QWidget) -> None:
         """A row of the kind's in the selection box, after the split (before the limit)."""
