@@ -58,9 +58,10 @@ def main() -> None:
 
     app = QApplication.instance() or QApplication([])
     from tests.helpers.libraries import REVIEWER
-    from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+    from thoughtdesk.core.settings.registry import USER_NAME
+    from thoughtdesk.ui.settings.options import write
 
-    open_settings().setValue(USER_NAME, REVIEWER)
+    write(USER_NAME, REVIEWER)
 
     # (field, kind) -> size name -> (samples times, review times); "tiny" is the baseline.
     results: dict[tuple[str, str], dict[str, tuple[list[float], list[float]]]] = {}

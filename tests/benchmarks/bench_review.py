@@ -146,7 +146,7 @@ def main() -> None:
     view.sample_neighbour = lambda pk, step: pks[(pks.index(pk) + step) % len(pks)] if pk in pks else pks[0]
 
     def next_sample() -> None:  # n, as the reviewer presses it
-        view.move_sample(+1)
+        view.nav.move_sample(+1)
         view.repaint()
 
     def read_for_a_while() -> None:  # the reviewer reads: the next sample is prepared meanwhile
@@ -220,7 +220,7 @@ def main() -> None:
             app.processEvents()
 
         def next_critique() -> None:  # f
-            view.move_critique(+1)
+            view.rating_tab.move_critique(+1)
             app.processEvents()
 
         rows.append(

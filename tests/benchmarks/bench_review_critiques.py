@@ -81,7 +81,7 @@ def main() -> None:
         return (time.perf_counter() - start) * 1000.0
 
     def next_sample(view) -> None:  # n after reading: similarity and critiques prepared ahead
-        view.move_sample(+1)
+        view.nav.move_sample(+1)
         view.repaint()
 
     counters: dict[int, int] = {}

@@ -56,9 +56,10 @@ def main() -> None:
 
     app = QApplication.instance() or QApplication([])
     from tests.helpers.libraries import REVIEWER
-    from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+    from thoughtdesk.core.settings.registry import USER_NAME
+    from thoughtdesk.ui.settings.options import write
 
-    open_settings().setValue(USER_NAME, REVIEWER)
+    write(USER_NAME, REVIEWER)
     results = _measure(app, workdir, args.chars, args.repeats)
     _report(results, args.chars, args.repeats)
 

@@ -75,6 +75,8 @@ def heavy_in(modules: set[str]) -> list[str]:
         ["datasets"],
         ["library", "path"],
         ["stats", "--help"],
+        ["critiques", "--help"],  # beside the critique and revise runs: their engine is imported when they run
+        ["judgements", "--help"],  # beside the judge runs, likewise
     ],
     ids=" ".join,
 )

@@ -103,8 +103,8 @@ def last_message(window: QWidget) -> QMessageBox:
     return boxes[-1]
 
 
-def imported_reports(window: MainWindow) -> list:
-    """The ``ImportReport`` of every import the window finishes from now on (File ▸ Import's
+def imported_outcomes(window: MainWindow) -> list:
+    """The ``ImportOutcome`` of every import the window finishes from now on (File ▸ Import's
     ``imported`` signal), oldest first: call before starting the import."""
     reports: list = []
     window.importing.imported.connect(reports.append)

@@ -13,7 +13,8 @@ import sys
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, open_library, server_url
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.paths import resolve_library_path, resource_path
+from thoughtdesk.core.paths import resource_path
+from thoughtdesk.core.settings.saved import resolve_library_path
 
 #: Providers whose keys ThoughtDesk keeps (llamacpp needs none).
 KEY_PROVIDERS = ("openai", "anthropic")

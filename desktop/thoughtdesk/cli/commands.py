@@ -5,8 +5,11 @@ lists every command from this table without importing any of them, and ``thought
 --help`` imports ``cli/stats.py`` alone. A module registers its commands with
 :func:`add_command`, so the one-line help is written once, here. A test fails when the table and
 the modules disagree (``tests/cli/test_lazy_commands.py``). Adding a command: a row here (in the
-order ``--help`` lists it), ``add_command(sub, NAME, ...)`` in the module's ``register(sub)``,
-its examples in ``cli/help.py``.
+order ``--help`` lists it, beside the other rows of its module: the full parser registers all
+of a module's commands at its first row), ``add_command(sub, NAME, ...)`` in the module's
+``register(sub)``, its examples in ``cli/help.py``. A command lives in the module of its feature
+(``critique`` and ``revise`` beside ``critiques``, ``judge`` beside ``judgements``); the options
+and execution every run command shares are ``cli/run_options.py`` and ``cli/run_execution.py``.
 
 This module imports nothing of ThoughtDesk: it is read on every start.
 """
@@ -45,16 +48,23 @@ COMMANDS: dict[str, Command] = {
         "n-gram overlap between datasets (docs/stats.md)",
     ),
     "generate": Command("generate", "generate CoTs for a collection with one or more models"),
+    "resume": Command("generate", "send the missing requests of a run (a batch run: poll, fetch, submit)"),
     "critique": Command(
-        "generate", "critique the CoTs of a collection with one or more critique models (a judge panel)"
+        "critiques", "critique the CoTs of a collection with one or more critique models (a judge panel)"
     ),
     "revise": Command(
-        "generate", "revise critiqued CoTs from their critiques' feedback with one or more models (a run)"
+        "critiques", "revise critiqued CoTs from their critiques' feedback with one or more models (a run)"
+    ),
+    "critiques": Command(
+        "critiques", "analyse a collection's critiques: per critique model, per student condition, agreement"
     ),
     "judge": Command(
-        "generate", "compare the CoTs of each sample pairwise with judge models, both orders (docs/judges.md)"
+        "judges", "compare the CoTs of each sample pairwise with judge models, both orders (docs/judges.md)"
     ),
-    "resume": Command("generate", "send the missing requests of a run (a batch run: poll, fetch, submit)"),
+    "judgements": Command(
+        "judges",
+        "pairwise judges' figures: position consistency, first-position rate, wins and Bradley-Terry strengths",
+    ),
     "cots": Command(
         "cots", "work on stored CoTs: split-thinking splits <think> blocks off the visible text (docs/reasoning.md)"
     ),
@@ -62,13 +72,6 @@ COMMANDS: dict[str, Command] = {
     "runs": Command("runs", "list generation and critique runs; rename or delete one"),
     "evaluate": Command("evaluate", "accuracy of a collection by dataset, split, model and prompt condition"),
     "revisions": Command("evaluate", "accuracy before and after revision per condition, with McNemar's test"),
-    "critiques": Command(
-        "critiques", "analyse a collection's critiques: per critique model, per student condition, agreement"
-    ),
-    "judgements": Command(
-        "judges",
-        "pairwise judges' figures: position consistency, first-position rate, wins and Bradley-Terry strengths",
-    ),
     "annotations": Command("review", "export or import reviewers' annotations"),
     "agreement": Command("review", "agreement between reviewers per label"),
     "autolabel": Command(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.paths import resolve_library_path
+from thoughtdesk.core.settings.saved import resolve_library_path
 
 if TYPE_CHECKING:  # imported where a library is opened: `--help` and the like never need it
     from thoughtdesk.core.library.store import Library

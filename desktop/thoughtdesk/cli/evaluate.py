@@ -84,7 +84,7 @@ def cmd_revisions(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from thoughtdesk.core.evaluation.evaluate import evaluate
-    from thoughtdesk.core.evaluation.report import to_csv, to_json_dict, to_markdown, to_text
+    from thoughtdesk.core.evaluation.tables import to_csv, to_json_dict, to_markdown, to_text
 
     with open_library(args, create=False) as lib:
         if args.restore_original:

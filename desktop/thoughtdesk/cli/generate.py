@@ -1,6 +1,9 @@
-"""``thoughtdesk generate``, ``thoughtdesk critique``, ``thoughtdesk revise``, ``thoughtdesk judge`` and
-``thoughtdesk resume``: CoT generation, critique, revision and pairwise judge runs from the command line, over :mod:`thoughtdesk.core.generation.runs`
-(listing and changing runs: :mod:`thoughtdesk.cli.runs`; fragments: :mod:`thoughtdesk.cli.fragments`)."""
+"""``thoughtdesk generate`` and ``thoughtdesk resume``: CoT generation runs from the command line,
+over :mod:`thoughtdesk.core.generation.runs`, and resuming any run (a batch run: poll, fetch,
+submit). Critique and revision runs: :mod:`thoughtdesk.cli.critiques`; pairwise judge runs:
+:mod:`thoughtdesk.cli.judges`; what every run command shares: :mod:`thoughtdesk.cli.run_options`
+and :mod:`thoughtdesk.cli.run_execution` (listing and changing runs: :mod:`thoughtdesk.cli.runs`;
+fragments: :mod:`thoughtdesk.cli.fragments`)."""
 
 from __future__ import annotations
 
@@ -10,42 +13,36 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
 
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import (
     EXIT_FAIL,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    ProgressLine,
-    base_url_options,
     number,
     open_library,
-    server_urls,
     whole,
 )
-from thoughtdesk.cli.fragments import user_critique_templates, user_fragments, user_judge_templates
+from thoughtdesk.cli.fragments import user_fragments
 from thoughtdesk.cli.models import add_model_options, generation_models, model_spec, sampling_options, temperature
-from thoughtdesk.core.critiques.prompts import BUILTIN_KEY, DS_PRESET, PROCESSBENCH_PRESET, WRAPPERS
+from thoughtdesk.cli.run_execution import (
+    execute_and_report,
+    open_library_path,
+    print_previews,
+    user_prices,
+    warn_offline_pools,
+)
+from thoughtdesk.cli.run_options import execution_options, selection_options
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.generation.backends import BackendError, PriceTable
-from thoughtdesk.core.generation.backends.pricing import load_price_table
-from thoughtdesk.core.generation.backends.response_cap import DEFAULT_MB, HIGHEST_MB, LOWEST_MB, set_response_cap_mb
+from thoughtdesk.core.generation.backends import BackendError
 from thoughtdesk.core.generation.defaults import DEFAULT_FRAGMENTS, ModelDefaults, fragment_keys, model_defaults
 from thoughtdesk.core.generation.prompts import PromptMode
 from thoughtdesk.core.generation.runs import (
     GUIDE_METHODS,
-    ONLY_CHOICES,
     SUPERVISIONS,
-    CotSelection,
-    CritiqueSpec,
     FewShotSpec,
     GuideSpec,
-    JudgeSpec,
     ModelSpec,
-    PromptPreview,
-    RunLimits,
-    RunProgress,
     RunSpec,
     RunSpecError,
     SampleSelection,
@@ -53,167 +50,18 @@ from thoughtdesk.core.generation.runs import (
     check_batch_spec,
     check_models_exist,
     check_models_ready,
-    create_critique_run,
-    create_judge_run,
     create_run,
     guide_scorer_report,
     is_batch_run,
     list_batches,
-    offline_pool_warnings,
     parse_summary,
-    plan_critique_run,
-    plan_judge_run,
     plan_run,
     probe_scorer,
     reasoning_budget_warnings,
     resolve_run_id,
-    resume_run,
     run_info,
-    stopped_for_good,
     verdict_summary,
 )
-from thoughtdesk.core.generation.runs.rollouts import rollout_summary
-from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES
-
-
-def user_prices() -> PriceTable:
-    """The price table edited in the app (USD per million tokens), else the defaults; an
-    unreadable file is named on stderr."""
-    table, problem = load_price_table()
-    if problem:
-        print(f"thoughtdesk: {problem}", file=sys.stderr)
-    return table
-
-
-def _limits(args: argparse.Namespace) -> RunLimits:
-    if getattr(args, "max_response_mb", None) is not None:
-        set_response_cap_mb(args.max_response_mb)  # this command only; the saved setting otherwise
-    return RunLimits(
-        concurrency=args.concurrency,
-        requests_per_minute=args.rpm,
-        tokens_per_minute=args.tpm,
-        max_attempts=args.max_attempts,
-        initial_wait=args.retry_wait,
-    )
-
-
-def _progress(run_id: int) -> tuple[ProgressLine, object]:
-    bar = ProgressLine(f"run {run_id}", unit="requests")
-
-    def report(progress: RunProgress) -> None:
-        cost = f" ${progress.cost:.4f}" if progress.cost else ""  # rate and time left are the bar's columns
-        bar.label = f"run {run_id}: {progress.failed} failed, {progress.tokens} tokens{cost}"
-        bar(progress.done + progress.failed, progress.total)
-
-    return bar, report
-
-
-def _cost_text(args: argparse.Namespace, run_id: int, cost: float, prices) -> str:
-    """``$0.1234``, or what is unknown: models without a price are not free."""
-    with open_library(args, create=False) as lib:
-        models = run_info(lib, run_id).model_specs
-    unpriced = prices.unpriced(models)
-    if unpriced and len(unpriced) == len(models):
-        return f"unknown (no price for {', '.join(unpriced)})"
-    return f"${cost:.4f}" + (f" + unknown for {', '.join(unpriced)}" if unpriced else "")
-
-
-def execute_and_report(
-    args: argparse.Namespace, run_id: int, outcome: Callable[[int], dict[str, object]] | None = None
-) -> int:
-    """Execute (resume) run ``run_id`` to its end and print its outcome; ``outcome`` adds a
-    kind's own figures (given the run id, read once it has ended) to the JSON, its ``text`` to
-    the printed outcome."""
-    bar, report = _progress(run_id)
-    prices = getattr(args, "prices", None) or user_prices()
-    try:
-        final = resume_run(
-            open_library_path(args),
-            run_id,
-            limits=_limits(args),
-            progress=report,
-            force=True if getattr(args, "force", False) else None,
-            prices=prices,
-        )
-    except BackendError as error:
-        bar.finish()
-        with open_library(args, create=False) as lib:
-            advice = stopped_for_good(error, run_id, run_info(lib, run_id).done)
-        if advice:  # a model the server does not have: resuming would fail the same way
-            raise ThoughtDeskError(f"{error} ({advice}: `thoughtdesk runs --delete {run_id}`)") from None
-        raise ThoughtDeskError(
-            f"{error} (run {run_id} stopped and is kept; fix this, then `thoughtdesk resume {run_id}`)"
-        ) from None
-    except KeyboardInterrupt:
-        bar.finish()
-        print(
-            f"thoughtdesk: run {run_id} interrupted; every finished request is stored: "
-            f"`thoughtdesk resume {run_id}` sends the rest",
-            file=sys.stderr,
-        )
-        return EXIT_INTERRUPTED
-    bar.finish()
-    with open_library(args, create=False) as lib:
-        parsed = parse_summary(lib, run_id) or verdict_summary(lib, run_id) or rollout_summary(lib, run_id)
-    own = dict(outcome(run_id)) if outcome is not None else {}
-    own_text = str(own.pop("text", "") or "")
-    cost = _cost_text(args, run_id, final.cost, prices)
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "run": run_id,
-                    "status": final.status,
-                    "total": final.total,
-                    "done": final.done,
-                    "from_store": final.cached,
-                    "failed": final.failed,
-                    "prompt_tokens": final.prompt_tokens,
-                    "completion_tokens": final.completion_tokens,
-                    "cost": cost,
-                    "seconds": round(final.elapsed, 3),
-                    "parsed": parsed or None,
-                    "last_error": final.last_error,
-                    **own,
-                },
-                ensure_ascii=False,
-            )
-        )
-    else:
-        print(
-            f"run {run_id}: {final.status}; {final.done} done ({final.cached} from the store), "
-            f"{final.failed} failed of {final.total}; {final.prompt_tokens} prompt + "
-            f"{final.completion_tokens} completion tokens; cost {cost}; {final.elapsed:.1f} s"
-        )
-        if parsed:
-            print(parsed)
-        if own_text:
-            print(own_text)
-    if final.taken_over:  # stopped (Ctrl+Z) while another process resumed the run: its answers discarded
-        print(f"thoughtdesk: {final.last_error}", file=sys.stderr)
-        return EXIT_OK if final.status == "done" else EXIT_FAIL
-    if final.status == "batched":  # resume --direct of a batch run: some requests wait in open batches
-        print(f"thoughtdesk: run {run_id}: {final.last_error}", file=sys.stderr)
-        return EXIT_OK
-    if final.status != "done":
-        print(
-            f"thoughtdesk: run {run_id} is not complete ({final.last_error or final.status}); "
-            f"`thoughtdesk resume {run_id}` sends the missing requests",
-            file=sys.stderr,
-        )
-        return EXIT_FAIL
-    return EXIT_OK
-
-
-def open_library_path(args: argparse.Namespace):
-    with open_library(args, create=False) as lib:
-        return lib.path
-
-
-def warn_offline_pools(models: Iterable[ModelSpec]) -> None:
-    """Say on stderr which pools offline mode cuts down to their servers on this machine."""
-    for warning in offline_pool_warnings(models):
-        print(f"thoughtdesk: warning: {warning}", file=sys.stderr)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -394,149 +242,6 @@ def _check_scorer(guide: GuideSpec | None, *, probe: bool) -> None:
         asyncio.run(probe_scorer(guide.scorer))
 
 
-def print_previews(previews: Iterable[PromptPreview]) -> None:
-    """The exact prompts of ``--plan-only``, each under a line naming its step, sample, model and variant."""
-    for preview in previews:
-        print(f"--- {preview.step} | {preview.sample_label} | {preview.model} | {preview.variant}")
-        print(preview.prompt)
-
-
-def cmd_critique(args: argparse.Namespace) -> int:
-    preset = DS_PRESET if args.preset == "ds" else PROCESSBENCH_PRESET if args.preset == "processbench" else {}
-    options: dict[str, object] = {
-        "temperature": args.temperature if args.temperature is not None else preset.get("temperature", 0.0),
-        "max_tokens": args.max_tokens if args.max_tokens is not None else preset.get("max_tokens", 512),
-        "timeout": args.timeout,
-        "seed": args.model_seed,
-        "n_ctx": args.n_ctx,  # llamacpp only (the default is ModelSpec's)
-    }
-    options.update(base_url_options(args.base_url))
-    wrapper = args.wrapper or str(preset.get("wrapper", "chat"))
-    defaults = model_defaults()  # `llamacpp` alone and the providers' addresses, as set in the app
-    models = tuple(model_spec(text, options, defaults) for text in args.model)
-    spec = CritiqueSpec(
-        cots=CotSelection(
-            args.collection,
-            datasets=tuple(args.dataset or ()),
-            splits=tuple(args.split or ()),
-            only=args.only,
-            limit=args.limit,
-            seed=args.seed,
-        ),
-        models=models,
-        template=args.template or str(preset.get("template", BUILTIN_KEY)),
-        wrappers=(wrapper,),  # type: ignore[arg-type]  # argparse checked it against WRAPPERS
-        force=args.force,
-        name=args.name or "",
-        judge=args.judge,
-    )
-    if not args.plan_only:
-        check_models_ready(models)
-        warn_offline_pools(models)
-        check_models_exist(models)
-    with open_library(args) as lib:
-        args.prices = user_prices()
-        plan = plan_critique_run(lib, spec, templates=user_critique_templates(), prices=args.prices)
-        print(plan.summary(), file=sys.stderr)
-        if args.plan_only:
-            print_previews(plan.previews(args.preview))
-            return EXIT_OK
-        run_id = create_critique_run(lib, plan)
-    print(f"run {run_id} created ({plan.total} critique requests)", file=sys.stderr)
-    return execute_and_report(args, run_id)
-
-
-def cmd_revise(args: argparse.Namespace) -> int:
-    from thoughtdesk.core.generation.runs.revision import create_revision_run, plan_revision_run
-    from thoughtdesk.core.generation.runs.spec import RevisionSpec
-
-    options: dict[str, object] = {
-        "temperature": args.temperature,
-        "max_tokens": args.max_tokens,
-        "timeout": args.timeout,
-        "seed": args.model_seed,
-        "n_ctx": args.n_ctx,
-    }
-    options.update(base_url_options(args.base_url))
-    defaults = model_defaults()
-    models = tuple(model_spec(text, options, defaults) for text in args.model)
-    spec = RevisionSpec(
-        cots=CotSelection(
-            args.collection,
-            datasets=tuple(args.dataset or ()),
-            splits=tuple(args.split or ()),
-            only=args.only,
-            limit=args.limit,
-            seed=args.seed,
-        ),
-        models=models,
-        critique_models=tuple(args.critique_model or ()),
-        force=args.force,
-        name=args.name or "",
-    )
-    if not args.plan_only:
-        check_models_ready(models)
-        warn_offline_pools(models)
-        check_models_exist(models)
-    with open_library(args) as lib:
-        args.prices = user_prices()
-        plan = plan_revision_run(lib, spec, prices=args.prices)
-        print(plan.summary(), file=sys.stderr)
-        if args.plan_only:
-            print_previews(plan.previews(args.preview))
-            return EXIT_OK
-        run_id = create_revision_run(lib, plan)
-    print(f"run {run_id} created ({plan.total} revision requests)", file=sys.stderr)
-    code = execute_and_report(args, run_id)
-    if not args.json:
-        print(f"accuracy before and after revision: `thoughtdesk revisions {args.collection!r}`", file=sys.stderr)
-    return code
-
-
-def cmd_judge(args: argparse.Namespace) -> int:
-    if not args.pairwise:
-        raise ThoughtDeskError("thoughtdesk judge compares CoTs two at a time: add --pairwise (the only mode so far)")
-    options: dict[str, object] = {
-        "temperature": args.temperature if args.temperature is not None else 0.0,
-        "max_tokens": args.max_tokens if args.max_tokens is not None else 512,
-        "timeout": args.timeout,
-        "seed": args.model_seed,
-        "n_ctx": args.n_ctx,
-    }
-    options.update(base_url_options(args.base_url))
-    defaults = model_defaults()
-    models = tuple(model_spec(text, options, defaults) for text in args.model)
-    conditions = tuple(c.strip() for c in ",".join(args.conditions or ()).split(",") if c.strip())
-    spec = JudgeSpec(
-        cots=CotSelection(
-            args.collection, datasets=tuple(args.dataset or ()), splits=tuple(args.split or ()), only=args.only
-        ),
-        models=models,
-        template=args.template,
-        conditions=conditions,
-        limit=args.limit,
-        seed=args.seed,
-        force=args.force,
-        name=args.name or "",
-    )
-    if not args.plan_only:
-        check_models_ready(spec.models)
-        warn_offline_pools(spec.models)
-        check_models_exist(spec.models)
-    with open_library(args) as lib:
-        args.prices = user_prices()
-        plan = plan_judge_run(lib, spec, templates=user_judge_templates(), prices=args.prices)
-        print(plan.summary(), file=sys.stderr)
-        if args.plan_only:
-            print_previews(plan.previews(args.preview))
-            return EXIT_OK
-        run_id = create_judge_run(lib, plan)
-    print(
-        f"run {run_id} created ({plan.total} judge requests, {len(plan.pairs)} pairs in both orders)", file=sys.stderr
-    )
-    return execute_and_report(args, run_id)
-
-
 def cmd_resume(args: argparse.Namespace) -> int:
     with open_library(args, create=False) as lib:
         run_id = resolve_run_id(lib, args.run)
@@ -552,64 +257,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
     elif args.resubmit:
         raise ThoughtDeskError(f"--resubmit is for batch runs; run {run_id} sends its requests directly")
     return execute_and_report(args, run_id)
-
-
-def selection_options(p: argparse.ArgumentParser, what: str) -> None:
-    """--dataset, --split, --limit and --seed: which of the collection's ``what`` (samples, CoTs,
-    pairs) a run plans."""
-    p.add_argument("--dataset", action="append", metavar="D", help="only this dataset (repeatable)")
-    p.add_argument("--split", action="append", metavar="S", help="only this split (repeatable)")
-    p.add_argument("--limit", type=whole(1), metavar="N", help=f"at most N {what} per dataset split")
-    p.add_argument("--seed", type=whole(0), metavar="K", help=f"with --limit: draw the {what} at random")
-
-
-def call_options(p: argparse.ArgumentParser) -> None:
-    """The options of a run's model calls shared by critique, revise and judge runs, and of its
-    plan (--force, --name, --plan-only)."""
-    p.add_argument(
-        "--n-ctx",
-        type=whole(64, 1_000_000),
-        default=2048,
-        metavar="N",
-        help="llamacpp: context size in tokens (default 2048)",
-    )
-    p.add_argument("--timeout", type=number(1, 86400), default=120.0, metavar="S", help="seconds per call")
-    p.add_argument("--model-seed", type=whole(0), metavar="K", help="sampling seed sent to the model")
-    p.add_argument("--force", action="store_true", help="call the model even for requests already stored")
-    p.add_argument("--name", metavar="NAME", help="a name for the run")
-    p.add_argument("--plan-only", action="store_true", help="print the plan and prompt previews; send nothing")
-
-
-def execution_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--json", action="store_true", help="print the run's outcome as one JSON object (progress stays on stderr)"
-    )
-    p.add_argument(
-        "--concurrency", type=whole(1, 1024), default=8, metavar="C", help="requests in flight per provider (default 8)"
-    )
-    p.add_argument("--rpm", type=number(above=0), metavar="R", help="at most R requests per minute")
-    p.add_argument("--tpm", type=number(above=0), metavar="T", help="at most T tokens per minute")
-    p.add_argument(
-        "--max-attempts",
-        type=whole(1, 100),
-        default=6,
-        metavar="A",
-        help="tries per request, retries included (default 6)",
-    )
-    p.add_argument(
-        "--retry-wait",
-        type=number(0, 600),
-        default=1.0,
-        metavar="S",
-        help="seconds before the first retry, doubling after (default 1)",
-    )
-    p.add_argument(
-        "--max-response-mb",
-        type=whole(LOWEST_MB, HIGHEST_MB),
-        metavar="MB",
-        help=f"the largest answer a server may send, {LOWEST_MB} to {HIGHEST_MB} MB (default: the app's setting, "
-        f"{DEFAULT_MB} unless changed); a request's own bound also grows with its max tokens",
-    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -687,147 +334,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     guide.add_argument("--decay", action="store_true", help="implicit: weight token i by 0.9**i in the mean")
     execution_options(p)
     p.set_defaults(func=cmd_generate)
-
-    p = add_command(
-        sub,
-        "critique",
-        description="Critique stored CoTs (all of them by default, bare answers included) in the Digital "
-        "Socrates layout; each critique is parsed and stored with the CoT. A run like `generate`: "
-        "planned, resumable with `thoughtdesk resume N`, identical requests answered from the store.",
-    )
-    p.add_argument("collection", help="the collection's name")
-    p.add_argument(
-        "--model",
-        action="append",
-        required=True,
-        metavar="PROVIDER:MODEL",
-        help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable: a judge panel)",
-    )
-    p.add_argument(
-        "--base-url",
-        type=server_urls,
-        action="append",
-        metavar="URL",
-        help="OpenAI-compatible or Anthropic server address; repeat it (or separate with commas) for a pool of OpenAI-compatible servers serving the same model",
-    )
-    p.add_argument(
-        "--template",
-        default=None,
-        metavar="KEY",
-        help="critique template (default td-critique-v1, built in; others from `thoughtdesk fragments import`)",
-    )
-    p.add_argument(
-        "--preset",
-        choices=["ds", "processbench"],
-        help="ds: the Digital Socrates models' exact input wrapper, greedy decoding, 512 new tokens; "
-        "processbench: ProcessBench's step-judge template (the earliest wrong paragraph in \\boxed{}, "
-        "stored as the judge's first error: docs/steps.md), greedy decoding, 4096 new tokens",
-    )
-    p.add_argument("--wrapper", choices=list(WRAPPERS), help="how the prompt reaches the model (default chat)")
-    p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
-    p.add_argument(
-        "--judge",
-        choices=list(JUDGED_CHOICES),
-        default="explanation",
-        help="what the critique reads: the CoT's visible explanation (default, as Digital Socrates) or a "
-        "reasoning model's thinking (CoTs without thinking are left out)",
-    )
-    selection_options(p, "CoTs")
-    p.add_argument("--temperature", type=temperature, metavar="T", help="sampling temperature (default 0)")
-    p.add_argument("--max-tokens", type=whole(1, 1_000_000), metavar="M", help="tokens per critique (default 512)")
-    call_options(p)
-    p.add_argument(
-        "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: CoTs whose prompts are shown"
-    )
-    execution_options(p)
-    p.set_defaults(func=cmd_critique)
-
-    p = add_command(
-        sub,
-        "revise",
-        description="Give each critiqued CoT and its critique's feedback (main flaw, general and specific "
-        "feedback; never the answer key or the score) to a model that writes a revised CoT, stored as a "
-        "generated CoT linked to the CoT and critique it revises and scored like any other. A run like "
-        "`generate`: planned, resumable with `thoughtdesk resume N`. Results: `thoughtdesk revisions`.",
-    )
-    p.add_argument("collection", help="the collection's name")
-    p.add_argument(
-        "--model",
-        action="append",
-        required=True,
-        metavar="PROVIDER:MODEL",
-        help="the revising model: openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable)",
-    )
-    p.add_argument(
-        "--critique-model",
-        action="append",
-        metavar="NAME",
-        help="use the critiques of this critique model (repeatable; default: each CoT's latest critique)",
-    )
-    p.add_argument(
-        "--base-url",
-        type=server_urls,
-        action="append",
-        metavar="URL",
-        help="OpenAI-compatible or Anthropic server address (repeat for a pool of servers)",
-    )
-    p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
-    selection_options(p, "CoTs")
-    p.add_argument("--temperature", type=temperature, default=0.0, metavar="T", help="sampling temperature (default 0)")
-    p.add_argument(
-        "--max-tokens", type=whole(1, 1_000_000), default=512, metavar="M", help="tokens per revision (default 512)"
-    )
-    call_options(p)
-    p.add_argument("--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: prompts shown")
-    execution_options(p)
-    p.set_defaults(func=cmd_revise)
-
-    p = add_command(
-        sub,
-        "judge",
-        description="Compare the CoTs of each sample two at a time with judge models (MT-bench's pairwise "
-        "judge: [[A]], [[B]] or [[C]] for a tie), every pair in both orders. A run like `generate`: planned, "
-        "resumable with `thoughtdesk resume N`; figures with `thoughtdesk judgements` (docs/judges.md).",
-    )
-    p.add_argument("collection", help="the collection's name")
-    p.add_argument("--pairwise", action="store_true", help="compare CoTs two at a time (required: the only mode)")
-    p.add_argument(
-        "--model",
-        action="append",
-        required=True,
-        metavar="PROVIDER:MODEL",
-        help="openai:NAME, anthropic:NAME or llamacpp:PATH.gguf (repeatable: several judges)",
-    )
-    p.add_argument(
-        "--base-url",
-        type=server_urls,
-        action="append",
-        metavar="URL",
-        help="OpenAI-compatible or Anthropic server address (repeat or separate with commas for a pool)",
-    )
-    p.add_argument(
-        "--template",
-        default="td-pairwise-v1",
-        metavar="KEY",
-        help="pairwise judge template (default td-pairwise-v1, built in; edit it as a fragment in the app)",
-    )
-    p.add_argument(
-        "--conditions",
-        action="append",
-        metavar="A,B",
-        help="only pairs between CoTs of these conditions (a condition 'model | prompt', a model or a prompt "
-        "condition; `thoughtdesk evaluate` lists them); default: every pair of a sample's CoTs",
-    )
-    p.add_argument("--only", choices=list(ONLY_CHOICES), default="all", help="CoTs by correctness (default all)")
-    selection_options(p, "pairs")
-    p.add_argument("--temperature", type=temperature, metavar="T", help="sampling temperature (default 0)")
-    p.add_argument("--max-tokens", type=whole(1, 1_000_000), metavar="M", help="tokens per verdict (default 512)")
-    call_options(p)
-    p.add_argument(
-        "--preview", type=whole(0), default=1, metavar="K", help="with --plan-only: pairs whose prompts are shown"
-    )
-    execution_options(p)
-    p.set_defaults(func=cmd_judge)
 
     p = add_command(sub, "resume")
     p.add_argument("run", help="the run's id or name")

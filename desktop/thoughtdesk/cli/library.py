@@ -11,14 +11,14 @@ from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, ProgressLine, library_for_import, open_library, spool_stdin, whole
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.importing.formats import FLAT_FORMATS, PREFERENCE_FORMATS, PREFERENCE_SOURCES, STEP_FORMATS
-from thoughtdesk.core.paths import resolve_library_path
+from thoughtdesk.core.settings.saved import resolve_library_path
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     import tempfile
 
     from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
-    from thoughtdesk.core.importing.report import save_import_report
+    from thoughtdesk.core.importing.skip_log import save_skip_log
 
     if args.path == "-":  # standard input: spooled to a file, since readers sniff and re-read it
         if not args.collection:
@@ -103,7 +103,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 lib, args.path, collection=args.collection, on_duplicate=args.on_duplicate, progress=bar
             )
         bar.finish()
-        saved = save_import_report(lib.path, report, args.path)
+        saved = save_skip_log(lib.path, report, args.path)
     if args.save_mapping and mapping is not None:  # --save-mapping without --map was refused above
         SavedMappings().save(args.save_mapping, mapping)
     _print_import(args, lib.path, report, saved)
@@ -112,7 +112,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _import_traces(args: argparse.Namespace) -> int:
     """A reasoning-trace JSON Lines file (``--traces``, or recognised by its first record)."""
-    from thoughtdesk.core.importing.report import save_import_report
+    from thoughtdesk.core.importing.skip_log import save_skip_log
     from thoughtdesk.core.importing.traces import import_traces
 
     chosen = [f"--{name}" for name in ("limit", "seed", "save_mapping") if getattr(args, name) is not None]
@@ -132,7 +132,7 @@ def _import_traces(args: argparse.Namespace) -> int:
             progress=bar,
         )
         bar.finish()
-        saved = save_import_report(lib.path, report, args.path)
+        saved = save_skip_log(lib.path, report, args.path)
     _print_import(args, lib.path, report, saved)
     return EXIT_OK
 
@@ -140,7 +140,7 @@ def _import_traces(args: argparse.Namespace) -> int:
 def _import_dscb(args: argparse.Namespace) -> int:
     """A DS Critique Bank JSON Lines file, recognised by its records' fields."""
     from thoughtdesk.core.importing.dscb import import_dscb
-    from thoughtdesk.core.importing.report import save_import_report
+    from thoughtdesk.core.importing.skip_log import save_skip_log
 
     chosen = [f"--{name}" for name in ("limit", "seed", "save_mapping") if getattr(args, name) is not None]
     if chosen:
@@ -159,14 +159,14 @@ def _import_dscb(args: argparse.Namespace) -> int:
             progress=bar,
         )
         bar.finish()
-        saved = save_import_report(lib.path, report, args.path)
+        saved = save_skip_log(lib.path, report, args.path)
     _print_import(args, lib.path, report, saved)
     return EXIT_OK
 
 
 def _import_steps(args: argparse.Namespace) -> int:
     """A ProcessBench or PRM800K file, recognised by its first record's fields."""
-    from thoughtdesk.core.importing.report import save_import_report
+    from thoughtdesk.core.importing.skip_log import save_skip_log
     from thoughtdesk.core.importing.step_files import import_step_file, read_step_file
 
     chosen = [f"--{name}" for name in ("limit", "seed", "save_mapping") if getattr(args, name) is not None]
@@ -192,7 +192,7 @@ def _import_steps(args: argparse.Namespace) -> int:
             progress=bar,
         )
         bar.finish()
-        saved = save_import_report(lib.path, report, args.path)
+        saved = save_skip_log(lib.path, report, args.path)
     _print_import(args, lib.path, report, saved)
     return EXIT_OK
 

@@ -173,9 +173,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", cmd_gui)
     if func is not cmd_gui:  # first: what the start-up does (offline mode, the key file) is logged too
         log_to_file(args.verbose)
+    from thoughtdesk.core.errors import ThoughtDeskError
     from thoughtdesk.core.settings.startup import apply_startup_config
 
-    apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
+    try:
+        apply_startup_config(offline=args.offline)  # offline mode, the key file if agreed
+        if getattr(args, "max_response_mb", False) is None:  # a command that calls models, no --max-response-mb
+            from thoughtdesk.core.generation.backends.response_cap import check_saved_cap
+
+            check_saved_cap()  # the saved ceiling, checked before a run is planned
+    except ThoughtDeskError as error:  # a bad value in the settings file: one line
+        return report_error(error, args)
     log = logging.getLogger(__name__)
     if log.isEnabledFor(logging.DEBUG):  # -vv: the version read from the package metadata (~25 ms)
         from thoughtdesk import __version__
@@ -247,8 +255,8 @@ def _log_path() -> str:
 
 
 def _sqlite_message(error: sqlite3.Error, args: argparse.Namespace) -> str:
-    from thoughtdesk.core.library.store import library_error
-    from thoughtdesk.core.paths import resolve_library_path
+    from thoughtdesk.core.library.file_faults import library_error
+    from thoughtdesk.core.settings.saved import resolve_library_path
 
     path = resolve_library_path(getattr(args, "library", None))
     translated = library_error(error, path)

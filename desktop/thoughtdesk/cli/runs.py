@@ -1,6 +1,6 @@
 """``thoughtdesk runs``: list the library's generation and critique runs; rename, delete one, or
 cancel a batch run's open batches at the provider. (Starting and resuming runs:
-:mod:`thoughtdesk.cli.generate`.)"""
+:mod:`thoughtdesk.cli.generate`, :mod:`thoughtdesk.cli.critiques`, :mod:`thoughtdesk.cli.judges`.)"""
 
 from __future__ import annotations
 

@@ -10,14 +10,9 @@ import sys
 
 from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, base_url_options, open_library, whole
-from thoughtdesk.cli.generate import (
-    execute_and_report,
-    execution_options,
-    print_previews,
-    user_prices,
-    warn_offline_pools,
-)
 from thoughtdesk.cli.models import model_spec, temperature
+from thoughtdesk.cli.run_execution import execute_and_report, print_previews, user_prices, warn_offline_pools
+from thoughtdesk.cli.run_options import execution_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -10,18 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.paths import FIXTURES
-from thoughtdesk.core.critiques.dscb import (
+from thoughtdesk.core.critiques.dscb import looks_like_dscb, read_dscb
+from thoughtdesk.core.critiques.dscb_export import record_from
+from thoughtdesk.core.critiques.dscb_mapping import (
     cot_for,
     critiques_for,
     explanation_ratings_for,
-    looks_like_dscb,
     parsed_from_elements,
     raw_output_of,
-    read_dscb,
     sample_for,
     split_choices,
 )
-from thoughtdesk.core.critiques.dscb_export import record_from
 from thoughtdesk.core.critiques.parse import parse_critique
 from thoughtdesk.core.critiques.records import Critique, CritiqueRating, ExplanationRating, ds_layout_text
 from thoughtdesk.core.errors import DataFileError
@@ -482,7 +481,8 @@ def test_rows_queued_from_a_record_are_the_rows_add_imported_stores_for_it(demo,
     # The import queues rows straight from the file's objects (no Critique objects): they must be
     # exactly what add_imported stores for critiques_for and explanation_ratings_for.
     from thoughtdesk.core.critiques import add_imported, store
-    from thoughtdesk.core.critiques.dscb import queue_rows, validate_record
+    from thoughtdesk.core.critiques.dscb import validate_record
+    from thoughtdesk.core.critiques.dscb_mapping import queue_rows
     from thoughtdesk.core.critiques.store import ImportedRows
 
     monkeypatch.setattr(store, "now_iso", lambda: "2026-11-25T00:00:00Z")

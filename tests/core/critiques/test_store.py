@@ -133,7 +133,7 @@ def _imported(lib: Library, elements: dict) -> tuple[str, dict | None]:
     """Import one critique with ``elements`` (as a DSCB import does) and return its stored
     ``elements`` column and the elements read back."""
     from thoughtdesk.core.critiques import add_imported
-    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+    from thoughtdesk.core.critiques.dscb_mapping import parsed_from_elements
 
     cot = first_cots(lib, 1)[0]
     critique = Critique(cot, "DS-7B", "text", parsed_from_elements(elements), elements=dict(elements), source="import")
@@ -219,7 +219,7 @@ def _imported_text(lib: Library, elements: dict, text: str) -> tuple[str, str, i
     """Import one critique with ``elements`` and ``text``; its stored raw_text and elements
     columns, and its primary key."""
     from thoughtdesk.core.critiques import add_imported
-    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+    from thoughtdesk.core.critiques.dscb_mapping import parsed_from_elements
 
     cot = first_cots(lib, 1)[0]
     critique = Critique(cot, "DS-7B", text, parsed_from_elements(elements), elements=dict(elements), source="import")
@@ -283,7 +283,7 @@ def test_a_critique_text_that_differs_from_the_ds_layout_is_stored_exactly(lib, 
 
 def test_the_usual_outcomes_are_stored_as_five_letters(lib):
     from thoughtdesk.core.critiques import add_imported
-    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+    from thoughtdesk.core.critiques.dscb_mapping import parsed_from_elements
 
     cot = first_cots(lib, 1)[0]
     cases = [(USUAL, "ppppp"), (NO_FLAW, "nnppp"), ({**USUAL, "main_flaw": None, "specific_feedback": None}, "mppmp")]
@@ -299,7 +299,7 @@ def test_the_usual_outcomes_are_stored_as_five_letters(lib):
 def test_rows_queued_before_another_writer_took_keys_move_above_them(lib, tmp_path):
     # A staged import queues critique rows while it writes its chunks and inserts them in its last
     # transaction; another process may have stored critiques and ratings in between.
-    from thoughtdesk.core.critiques.dscb import parsed_from_elements
+    from thoughtdesk.core.critiques.dscb_mapping import parsed_from_elements
     from thoughtdesk.core.critiques.store import ImportedRows
 
     cot, other_cot = first_cots(lib)

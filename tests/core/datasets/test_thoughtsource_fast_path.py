@@ -44,7 +44,7 @@ def only_fast_path() -> Iterator[None]:
 def only_careful_path() -> Iterator[None]:
     """Within: the strict decoder refuses every sample, as it does an unusual one."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(thoughtsource, "_STRICT_DECODER", msgspec.json.Decoder(int))
+        patch.setattr(thoughtsource, "STRICT_DECODER", msgspec.json.Decoder(int))
         yield
 
 

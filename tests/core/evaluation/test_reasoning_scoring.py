@@ -90,7 +90,7 @@ def test_answers_are_never_read_from_inline_thinking():
 
 
 def test_a_condition_whose_every_answer_was_cut_has_no_accuracy(tmp_path):
-    from thoughtdesk.core.evaluation.report import to_csv, to_markdown
+    from thoughtdesk.core.evaluation.tables import to_csv, to_markdown
 
     path = write_samples(
         tmp_path / "lib.thoughtdesk",

@@ -93,9 +93,9 @@ def test_bad_input_is_not_extractable_and_does_not_stop_the_evaluation(lib):
     assert by_sample["normal_incorrect"][1:] == ("incorrect", None, 0)
     assert sum(r.n for r in result.rows) == 7
     assert sum(r.unextractable for r in result.rows) == 5
-    assert result.rescore_report is not None
-    assert result.rescore_report.reasons  # reasons are summarised for the report
-    assert sum(result.rescore_report.reasons.values()) == 5
+    assert result.rescore_outcome is not None
+    assert result.rescore_outcome.reasons  # reasons are summarised for the report
+    assert sum(result.rescore_outcome.reasons.values()) == 5
 
 
 def test_without_rescore_stored_correctness_is_used(lib, shared):

@@ -12,7 +12,7 @@ from tests.helpers.cli import run_cli
 from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.importing.importer import import_dataset
-from thoughtdesk.core.importing.report import report_text, save_import_report
+from thoughtdesk.core.importing.skip_log import save_skip_log, skip_log_text
 from thoughtdesk.core.library.store import Library
 
 IMPORT_FIXTURES = FIXTURES / "import_dialogs"
@@ -66,7 +66,7 @@ def test_report_file_next_to_the_library(tmp_path):
             mapping="question=problem,answer=label,choices=opt_a|opt_b|opt_c,type=multiplechoice",
             on_error="skip",
         )
-    saved = save_import_report(path, report, QUIZ)
+    saved = save_skip_log(path, report, QUIZ)
     assert saved is not None and saved.parent == path.parent
     assert re.fullmatch(r"my lib\.import-\d{8}-\d{6}\.txt", saved.name)
     lines = saved.read_text(encoding="utf-8").splitlines()
@@ -75,7 +75,7 @@ def test_report_file_next_to_the_library(tmp_path):
     assert len(bad) == 1 and bad[0][0] == str(QUIZ) and bad[0][1] == "4"
     assert "'Z' is not among the choices" in bad[0][2]
     # A second report in the same second does not overwrite the first.
-    assert save_import_report(path, report, QUIZ) != saved
+    assert save_skip_log(path, report, QUIZ) != saved
     assert report.inserted == 3
 
 
@@ -83,9 +83,9 @@ def test_no_report_without_bad_records(tmp_path):
     path = tmp_path / "lib.thoughtdesk"
     with Library.open(path) as lib:
         report = import_dataset(lib, IMPORT_FIXTURES.parent / "datasets" / "gsm8k", dataset="gsm8k", on_error="skip")
-    assert save_import_report(path, report, "x") is None
+    assert save_skip_log(path, report, "x") is None
     assert not list(tmp_path.glob("*.txt"))
-    assert "Bad records skipped: 0" in report_text(report, "x")
+    assert "Bad records skipped: 0" in skip_log_text(report, "x")
 
 
 def test_cli_on_error_abort_is_the_default(tmp_path):

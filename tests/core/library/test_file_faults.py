@@ -25,8 +25,9 @@ from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.evaluation.evaluate import evaluate
 from thoughtdesk.core.importing.importer import export_thoughtsource
+from thoughtdesk.core.library.file_faults import LibraryReadOnlyError
 from thoughtdesk.core.library.queries import SampleFilter, sample_keys
-from thoughtdesk.core.library.store import Library, LibraryReadOnlyError
+from thoughtdesk.core.library.store import Library
 
 
 @contextlib.contextmanager

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 import inspect
+import sys
+from pathlib import Path
 
 from thoughtdesk.core.library import migrations
+from thoughtdesk.core.library.migrations import early, later
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.labels import BUILTIN_SETS, label_sets
 
 
-def test_migrations_are_registered_in_file_order_with_increasing_names():
-    # Applied in registration (= file) order; the names must tell the same story, so that the
-    # file reads as the schema's history and a new migration is added at the end.
+def test_migrations_are_registered_in_history_order_with_increasing_names():
+    # Applied in the order of the one list, MIGRATIONS; the names, the era modules they live in
+    # (early, later) and their places in those files must tell the same story, so that the
+    # modules read as the schema's history and a new migration is added at the end.
     names = [name for name, _ in migrations.MIGRATIONS]
     assert names == sorted(set(names)), names
-    lines = [inspect.getsourcelines(fn)[1] for _, fn in migrations.MIGRATIONS]
-    assert lines == sorted(lines)
-    defined = [name for name, obj in vars(migrations).items() if name[:1] == "m" and name[1:4].isdigit()]
+    eras = [early, later]
+    places = [
+        (eras.index(sys.modules[fn.__module__]), inspect.getsourcelines(fn)[1]) for _, fn in migrations.MIGRATIONS
+    ]
+    assert places == sorted(places)
+    defined = [name for era in eras for name in vars(era) if name[:1] == "m" and name[1:4].isdigit()]
     assert sorted(defined) == names  # every migration function is registered
+    assert {path.stem for path in Path(migrations.__file__).parent.glob("*.py")} == {
+        "__init__",
+        "runner",
+        "early",
+        "later",
+    }
 
 
 def test_fresh_library_is_seeded_with_the_label_sets_m004_shipped(tmp_path):

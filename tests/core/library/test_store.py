@@ -12,8 +12,10 @@ from tests.helpers.paths import FIXTURES
 from thoughtdesk.core.errors import LibraryError
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library import migrations
-from thoughtdesk.core.library.store import STAGING, Library, process_start_mark, process_tag
-from thoughtdesk.core.paths import default_library_path, resolve_library_path
+from thoughtdesk.core.library.migrations import early
+from thoughtdesk.core.library.processes import process_start_mark, process_tag
+from thoughtdesk.core.library.store import STAGING, Library
+from thoughtdesk.core.settings.saved import default_library_path, resolve_library_path
 
 
 def file_hash(path) -> str:
@@ -36,7 +38,7 @@ def test_database_made_by_older_schema_is_migrated_with_data_kept(tmp_path):
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
     conn.execute("BEGIN")
-    migrations.m001_initial(conn)
+    early.m001_initial(conn)
     conn.execute("INSERT INTO _migrations VALUES ('m001_initial', 'then')")
     conn.execute("PRAGMA user_version = 1")
     conn.execute("COMMIT")

@@ -39,7 +39,7 @@ def test_available_memory_is_the_kernels_figure():
 def test_scoring_adds_the_scorers_own_estimate(gguf_model: Path, tmp_path: Path):
     """With scoring the need is weights + KV cache + what the scorer estimates for its instance,
     with llama.cpp's own vocabulary size (read by llama.cpp, vocab only)."""
-    from thoughtdesk.core.generation.backends.llamacpp import LlamaCppSettings, estimate_scoring_memory
+    from thoughtdesk.core.generation.backends.llama_setup import LlamaCppSettings, estimate_scoring_memory
 
     [result] = ModelRegistry(tmp_path / "models.json", tmp_path / "m").add(gguf_model)
     entry = result.entry

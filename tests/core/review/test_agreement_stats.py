@@ -6,15 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from thoughtdesk.core.review.agreement import (
-    LabelRating,
-    agreement_rows,
-    cohen_kappa,
-    fleiss_kappa,
-    krippendorff_alpha_nominal,
-    label_ratings,
-    percent_agreement,
-)
+from thoughtdesk.core.agreement.kappa import cohen_kappa, fleiss_kappa, krippendorff_alpha_nominal, percent_agreement
+from thoughtdesk.core.review.agreement import LabelRating, agreement_rows, label_ratings
 from thoughtdesk.core.review.types import label_value
 
 T, F = True, False

@@ -8,7 +8,7 @@ import pytest
 
 from tests.cli.test_cli import run
 from tests.core.review.conftest import COLLECTION, open_library
-from thoughtdesk.core.evaluation.agreement_stats import krippendorff_alpha
+from thoughtdesk.core.agreement.statistics import krippendorff_alpha
 from thoughtdesk.core.review.step_agreement import step_agreement
 from thoughtdesk.core.steps.store import StepLabel, StepReview, StepTarget, put_review
 

@@ -235,24 +235,24 @@ def test_settings_wizard_and_help_fit(window, qtbot, tmp_path):
 
 def test_review_dialogs_fit(window, qtbot):
     from thoughtdesk.core.review.agreement import AgreementRow
-    from thoughtdesk.ui.review.dialogs import AgreementDialog, CommentDialog, TextReportDialog
+    from thoughtdesk.ui.review.dialogs import AgreementDialog, CommentDialog, MergeOutcomeDialog
 
     review = window.review
     assert_fits(review.new_queue_dialog(), "Review > New review queue")
     assert_fits(review.label_set_dialog(), "Review > Edit label sets")
     assert_fits(CommentDialog("CoT 2", "x" * 3000, window), "the comment dialog")
-    assert_fits(TextReportDialog("Merge report", "line\n" * 500, window), "the merge report")
+    assert_fits(MergeOutcomeDialog("Merge report", "line\n" * 500, window), "the merge report")
     row = AgreementRow("Incorrect reasoning", 10, 10, ("ann", "bob", "carla"), 0.41, 0.4, 0.39, 80.0)
     assert_fits(AgreementDialog("Demo", [row] * 12, window), "the agreement table")
 
 
 def test_messages_with_long_paths_fit(window, qtbot, tmp_path):
-    from thoughtdesk.core.importing.importer import ImportReport
-    from thoughtdesk.ui.importing.widgets import ImportReportDialog
+    from thoughtdesk.core.importing.importer import ImportOutcome
+    from thoughtdesk.ui.importing.widgets import SkipLogDialog
 
     deep = tmp_path.joinpath(*(["a_rather_long_folder_name_from_a_hospital_share"] * 6)) / "medmcqa_train.json"
-    report = ImportReport("MedMCQA", 1, True, inserted=180_000, report_path=deep.with_suffix(".report.txt"))
-    dialog = ImportReportDialog(report, f"{deep}, line 12: " + "x" * 3000, window)
+    report = ImportOutcome("MedMCQA", 1, True, inserted=180_000, skip_log_path=deep.with_suffix(".report.txt"))
+    dialog = SkipLogDialog(report, f"{deep}, line 12: " + "x" * 3000, window)
     qtbot.addWidget(dialog)
     assert_fits(dialog, "the import report with a long path")
     window.show_error("Import: failed", f"{deep}, line 1: not a file ThoughtDesk can import")

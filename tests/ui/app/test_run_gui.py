@@ -80,3 +80,22 @@ def test_library_path_setting_is_used(tmp_path):
     run = _run_gui(tmp_path, "-", "--library-setting", str(target), no_wizard=True)
     assert run.returncode == 0, run.stderr
     assert target.exists() and not (tmp_path / "data" / "ThoughtDesk" / "library.thoughtdesk").exists()
+
+
+def test_bad_values_in_the_settings_file_open_the_window_with_defaults(tmp_path):
+    """Issue 28, point 15: a hand-edited settings file with values no option allows still opens
+    the window; each bad value is logged as one line naming the file, the line and the key."""
+    settings = tmp_path / "config" / "ThoughtDesk" / "ThoughtDesk.ini"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(
+        "[network]\noffline=maybe\n[columns]\nsampleTable=wide\n[mainWindow]\ngeometry=big\n"
+        "[review]\nblind=perhaps\n[generation]\nmax_response_mb=lots\n",
+        encoding="utf-8",
+    )
+    run = _run_gui(tmp_path, str(tmp_path / "c.thoughtdesk"), no_wizard=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("window-shown ") and "Traceback" not in run.stderr
+    log = (tmp_path / "logs" / "thoughtdesk.log").read_text(encoding="utf-8")
+    assert f"{settings}, line 2: network/offline is 'maybe', not true or false" in log
+    assert f"{settings}, line 6: mainWindow/geometry is 'big', not binary data" in log
+    assert f"{settings}, line 10: generation/max_response_mb is 'lots'" in log

@@ -285,3 +285,20 @@ def test_guided_stepwise_and_one_shot_cots_are_compared_as_conditions(make_windo
     assert f"McNemar exact p = {c.p_value:.4g}" in view.compare.result_label.text()
     expected = evaluate(window.library, "demo", n_resamples=99)
     assert {r.condition for r in expected.rows if r.model == "agent"} == set(ours)
+
+
+def test_figure_columns_without_a_figure_are_hidden_and_the_condition_gets_the_room(window, qtbot):
+    # Demo stores no token counts, costs or votes: those columns would only squeeze the
+    # condition names ("- / kojima-0…") at 1366x768.
+    window.resize(1366, 740)
+    view = results(window, qtbot)
+    model = view.table_model
+    titles = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    for column, title in enumerate(titles):
+        blank = all(model.index(row, column).data() in ("", None) for row in range(model.rowCount()))
+        assert view.table.isColumnHidden(column) == (blank and column >= 4), title
+    assert view.table.isColumnHidden(titles.index("Mean tokens"))
+    assert not view.table.isColumnHidden(titles.index("Accuracy"))
+    conditions = {r.condition for r in model.rows}
+    widest = max(view.table.fontMetrics().horizontalAdvance(c) for c in conditions)
+    assert view.table.columnWidth(3) >= widest  # no condition cut

@@ -32,7 +32,7 @@ def wait_plan(qtbot, dialog: CritiqueRunDialog, total: int | None = None):
 
 
 def add_judge(dialog: CritiqueRunDialog, base_url: str, model: str = "tidy-judge") -> None:
-    models = dialog.models_widget
+    models = dialog.models
     form = models.form
     form.provider.setCurrentIndex(form.provider.findData("openai"))
     form.model_name.setText(model)
@@ -59,7 +59,7 @@ def test_dialog_plans_counts_and_exact_prompt_then_runs_into_the_runs_tab(window
         add_judge(dialog, server.base_url, "untidy-judge")
         plan = wait_plan(qtbot, dialog, 2 * N_COTS)
         assert all(m.max_tokens == 512 for m in plan.spec.models)  # the critique default, not a CoT's
-        form = dialog.models_widget.form
+        form = dialog.models.form
         assert form.extraction_max_tokens.isHidden()
         labels = [label.text() for label in form.findChildren(QLabel) if not label.isHidden()]
         assert "Max tokens (critique)" in labels and "Max tokens (extraction)" not in labels
@@ -136,10 +136,10 @@ def test_templates_added_in_the_fragment_editor_appear_and_a_bad_choice_is_expla
         assert plan.requests[0].prompt.startswith("Is ") and plan.requests[0].system_chars == 0
         assert "<b>" not in dialog.summary.text()
         # An Anthropic model cannot take the one-string DS form: said in words, Start disabled.
-        form = dialog.models_widget.form
+        form = dialog.models.form
         form.provider.setCurrentIndex(form.provider.findData("anthropic"))
         form.model_name.setText("claude-test")
-        dialog.models_widget.add_from_form()
+        dialog.models.add_from_form()
         dialog.wrapper.setCurrentIndex(dialog.wrapper.findData("ds"))
         qtbot.waitUntil(lambda: "Anthropic's API takes chat messages only" in dialog.summary.text(), timeout=5000)
         assert not dialog.start_button.isEnabled() and dialog.plan is None

@@ -39,11 +39,11 @@ def test_judge_dialog_plans_pairs_in_both_orders_then_runs_into_the_runs_tab(win
         dialog = generation.open_judge_dialog()
         assert dialog is not None and dialog.collection.currentText() == "Demo"
         qtbot.waitUntil(lambda: "Add at least one judge model" in dialog.summary.text(), timeout=5000)
-        form = dialog.chooser.form
+        form = dialog.models.form
         form.provider.setCurrentIndex(form.provider.findData("openai"))
         form.model_name.setText("judge-1")
         form.base_url.setText(server.base_url)
-        assert dialog.chooser.add_from_form() is not None
+        assert dialog.models.add_from_form() is not None
         plan = wait_plan(qtbot, dialog, 36)
         assert "36 judge request(s): 18 pair(s)" in dialog.summary.text() and "both orders" in dialog.summary.text()
         assert "(A first)" in dialog.preview.toPlainText() and "(swapped)" in dialog.preview.toPlainText()

@@ -220,7 +220,7 @@ def test_the_model_form_starts_from_the_wizard_and_settings_choices(window, gene
     assert form.provider.currentData() == "anthropic" and form.base_url.text() == "http://127.0.0.1:8081"
     planner.reject()
     critique = generation.open_critique_dialog()
-    assert critique.models_widget.form.provider.currentData() == "anthropic"
+    assert critique.models.form.provider.currentData() == "anthropic"
     critique.reject()
 
 

@@ -54,11 +54,11 @@ def test_revise_dialog_plans_runs_and_results_show_before_and_after(window, qtbo
         assert dialog is not None and dialog.collection.currentText() == "Demo"
         assert [dialog.critic.itemText(i) for i in range(dialog.critic.count())] == [LATEST, "key-judge"]
         qtbot.waitUntil(lambda: "Add at least one revising model" in dialog.summary.text(), timeout=5000)
-        form = dialog.models_widget.form
+        form = dialog.models.form
         form.provider.setCurrentIndex(form.provider.findData("openai"))
         form.model_name.setText("fixer")
         form.base_url.setText(server.base_url)
-        assert dialog.models_widget.add_from_form() is not None
+        assert dialog.models.add_from_form() is not None
         plan = wait_plan(qtbot, dialog, N_COTS)
         assert (
             f"{N_COTS} revision request(s): {N_COTS} critiqued CoT(s) x 1 revising model(s)." in dialog.summary.text()

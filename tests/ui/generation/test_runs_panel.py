@@ -153,6 +153,7 @@ def test_runs_tab_shortcut_and_menu(window, generation, qtbot):
         "&Critique…",
         "Re&vise from critiques…",
         "&Judge pairs…",
+        "&Label steps by rollouts…",
         "Mine &rationales…",
         "&Fragments…",
         "&Runs\tCtrl+4",

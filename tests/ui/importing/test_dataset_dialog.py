@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QDialog
 from tests.core.importing.test_import_skip import BAD_MEDMCQA, library_digest
 from tests.helpers.paths import FIXTURES
 from tests.helpers.screenshots import save_screenshot
-from tests.helpers.window import imported_reports, last_message
+from tests.helpers.window import imported_outcomes, last_message
 from thoughtdesk.core.datasets import SourceFile, get_dataset
 from thoughtdesk.core.importing.detect import classify_import_file
 from thoughtdesk.ui.base.tasks import running_tasks
@@ -59,7 +59,7 @@ def test_detects_dataset_and_shows_metadata_as_plain_text(qtbot, tmp_path):
 
 
 def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
 
     def configure(dialog: DatasetImportDialog):
         dialog.set_path(GSM8K)
@@ -88,7 +88,7 @@ def test_dialog_imports_split_n_with_seed_exact_count(window, qtbot, monkeypatch
 
 
 def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     folder = shared("gsm8k")
     dialog = DatasetImportDialog([], path=folder)
     qtbot.addWidget(dialog)
@@ -110,7 +110,7 @@ def test_dialog_first_n_on_the_real_file(window, qtbot, shared):
 
 
 def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot, tmp_path):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
     qtbot.addWidget(dialog)
     assert dialog.dataset == "medmc_qa"
@@ -119,11 +119,11 @@ def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot, 
     wait_import(qtbot, window, window.importing.import_request(dialog.request()))
     report = reports[-1]
     assert report.inserted == 3 and len(report.bad_records) == 2
-    assert report.report_path.parent == window.library.path.parent
-    assert report.report_path.name.startswith("lib.import-")
-    saved = report.report_path.read_text(encoding="utf-8")
+    assert report.skip_log_path.parent == window.library.path.parent
+    assert report.skip_log_path.name.startswith("lib.import-")
+    saved = report.skip_log_path.read_text(encoding="utf-8")
     assert f"{BAD_MEDMCQA}\t2\t" in saved and f"{BAD_MEDMCQA}\t4\t" in saved
-    shown = window.importing.report_dialog
+    shown = window.importing.skip_log_dialog
     qtbot.waitUntil(shown.isVisible, timeout=5000)
     assert shown.text.toPlainText() == saved
     assert "2 bad record(s) skipped" in shown.findChild(type(dialog.detected), "reportSummary").text()
@@ -132,7 +132,7 @@ def test_skip_mode_shows_report_and_saves_it_next_to_the_library(window, qtbot, 
 
 
 def test_abort_mode_names_file_and_line_and_leaves_library_unchanged(window, qtbot):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     before = library_digest(window.library.path)
     dialog = DatasetImportDialog([], path=BAD_MEDMCQA)
     qtbot.addWidget(dialog)
@@ -193,7 +193,7 @@ def _local_gsm8k(base: str, names: list[str]):
 
 
 def test_download_then_import(window, qtbot, file_server, tmp_path):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     root, base = file_server
     (root / "gsm8k").mkdir()
     for name in ("test.jsonl", "train.jsonl"):
@@ -234,7 +234,7 @@ def test_download_404_names_the_url_and_how_to_load_by_hand(qtbot, file_server, 
 
 
 def test_file_import_menu_offers_the_five_sources(window, monkeypatch, tmp_path):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     menu = window.importing.action_import.menu()
     assert window.importing.action_import.shortcut().toString() == "Ctrl+I"
     texts = [a.text() for a in menu.actions()]
@@ -339,7 +339,7 @@ def test_cancel_a_download_in_the_dialog(qtbot, slow_server, tmp_path):
 
 
 def test_cancelled_dataset_import_in_the_window_changes_nothing(window, qtbot, shared):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     before = library_digest(window.library.path)
     dialog = DatasetImportDialog([], path=shared("medmcqa"))
     qtbot.addWidget(dialog)

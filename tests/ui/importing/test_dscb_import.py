@@ -8,7 +8,7 @@ import json
 from tests.core.importing.test_import_skip import library_digest
 from tests.helpers.paths import FIXTURES
 from tests.helpers.screenshots import save_screenshot
-from tests.helpers.window import imported_reports, last_message, message_boxes
+from tests.helpers.window import imported_outcomes, last_message, message_boxes
 from tests.ui.importing.test_dataset_dialog import wait_import
 from thoughtdesk.core.critiques import critiques_for_cots
 from thoughtdesk.core.importing.detect import classify_import_file
@@ -31,7 +31,7 @@ def test_dscb_files_are_recognised():
 
 
 def test_file_import_routes_a_dscb_file_and_shows_the_collection(window, qtbot, monkeypatch, tmp_path):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     shown: list[ImportDialog] = []
 
     def accept(dialog: ImportDialog):
@@ -67,7 +67,7 @@ def test_file_import_routes_a_dscb_file_and_shows_the_collection(window, qtbot, 
 
 
 def test_submenu_entry_and_a_bad_file_leaves_the_library_unchanged(window, qtbot, monkeypatch, tmp_path):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     records = lines(CROWD)
     records[0]["explanation_annotations"][0]["explanation_score"] = "five"
     bad = tmp_path / "DSCB-bad.jsonl"
@@ -85,7 +85,7 @@ def test_submenu_entry_and_a_bad_file_leaves_the_library_unchanged(window, qtbot
 
 
 def test_import_request_runs_in_the_background_with_progress(window, qtbot):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     task = window.importing.import_request(ImportRequest(DSCB / "DSCB-train-silver.jsonl", "silver", dscb=True))
     wait_import(qtbot, window, task)
     assert reports[-1].records == 4 and reports[-1].inserted == 2

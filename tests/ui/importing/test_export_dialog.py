@@ -11,7 +11,7 @@ import pytest
 
 from tests.core.importing.test_flat_export import EDGE
 from tests.helpers.screenshots import save_screenshot
-from tests.helpers.window import imported_reports, last_message, message_boxes
+from tests.helpers.window import imported_outcomes, last_message, message_boxes
 from tests.ui.app.test_fits_laptop import assert_fits, at_laptop_size
 from thoughtdesk.core.importing.flat_export import ChatFilter, export_flat
 from thoughtdesk.core.importing.importer import import_thoughtsource
@@ -205,7 +205,7 @@ def test_a_parquet_export_imports_back_through_file_import(window, qtbot, monkey
     pytest.importorskip("pyarrow", reason="Parquet is optional (the parquet extra)")
     out = tmp_path / "edge.parquet"
     export_through_the_dialog(window, qtbot, monkeypatch, "parquet", out)
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     seen: list[MappingDialog] = []
 
     def accept(dialog: MappingDialog) -> QDialog.DialogCode:

@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers.paths import FIXTURES
 from tests.helpers.screenshots import save_screenshot
-from tests.helpers.window import imported_reports
+from tests.helpers.window import imported_outcomes
 from tests.ui.importing.test_dataset_dialog import wait_import
 from thoughtdesk.core.datasets import ColumnMapping
 from thoughtdesk.core.datasets.mapping_preview import preview_mapping
@@ -118,7 +118,7 @@ def test_preview_of_unreadable_file_raises(tmp_path):
 
 
 def test_mapping_dialog_imports_through_the_window(window, qtbot, tmp_path):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     dialog = MappingDialog(QUIZ, [], saved=SavedMappings(tmp_path / "m.json"))
     qtbot.addWidget(dialog)
     map_quiz(dialog)
@@ -135,7 +135,7 @@ def test_mapping_dialog_imports_through_the_window(window, qtbot, tmp_path):
         ("q2", '["whale"]', "multiplechoice"),
         ("q4", '["eight"]', "multiplechoice"),
     ]
-    window.importing.report_dialog.close()
+    window.importing.skip_log_dialog.close()
 
 
 def test_a_mapping_change_re_maps_the_rows_read_once(qtbot, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.paths import FIXTURES
-from tests.helpers.window import imported_reports
+from tests.helpers.window import imported_outcomes
 from thoughtdesk.core.importing.detect import classify_import_file
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.qt import QDialog, QFileDialog
@@ -20,7 +20,7 @@ def test_step_files_are_recognised():
 
 @pytest.mark.parametrize(("name", "solutions", "labels"), [("gsm8k.json", 3, 0), ("phase2_test.jsonl", 3, 6)])
 def test_file_import_routes_a_step_file(window, qtbot, monkeypatch, name, solutions, labels):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     shown: list[ImportDialog] = []
 
     def accept(dialog: ImportDialog):

@@ -4,7 +4,7 @@ its first record, the import dialog, a background import whose CoTs keep their t
 from __future__ import annotations
 
 from tests.helpers.paths import FIXTURES
-from tests.helpers.window import imported_reports
+from tests.helpers.window import imported_outcomes
 from thoughtdesk.core.importing.detect import classify_import_file, options_needed
 from thoughtdesk.ui.importing.thoughtsource_dialog import ImportDialog
 from thoughtdesk.ui.qt import QDialog, QFileDialog
@@ -20,7 +20,7 @@ def test_trace_files_are_recognised_and_need_no_option():
 
 
 def test_file_import_routes_a_trace_file_and_keeps_the_thinking(window, qtbot, monkeypatch):
-    reports = imported_reports(window)
+    reports = imported_outcomes(window)
     shown: list[ImportDialog] = []
 
     def accept(dialog: ImportDialog):

@@ -15,8 +15,9 @@ from tests.helpers.window import close_window, open_window
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationStore, CotReview
+from thoughtdesk.core.settings.registry import USER_NAME
 from thoughtdesk.ui.review.view import ReviewView
-from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.ui.settings.options import write
 
 COLLECTION_FILE = FIXTURES / "review_ui" / "review_collection.json"
 COLLECTION = "Review"
@@ -69,7 +70,7 @@ class Session:
 def library_path(tmp_path) -> Path:
     # The reviewer's name, where Settings and the first-run wizard keep it. The settings start
     # empty in every test (tests/helpers/app_state.py), so nothing else needs resetting.
-    open_settings().setValue(USER_NAME, REVIEWER)
+    write(USER_NAME, REVIEWER)
     return make_library(tmp_path / "review.thoughtdesk")
 
 

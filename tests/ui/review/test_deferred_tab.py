@@ -9,8 +9,9 @@ from PySide6.QtTest import QTest
 from tests.helpers.window import close_window, open_window
 from tests.ui.review.conftest import REVIEWER, Session
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.qt import QSettings, QWidget
-from thoughtdesk.ui.review.settings_keys import BLIND_SETTING
+from thoughtdesk.core.settings.registry import REVIEW_BLIND
+from thoughtdesk.ui.qt import QWidget
+from thoughtdesk.ui.settings.options import read
 
 
 def _menu_texts(window) -> list[str]:
@@ -50,10 +51,10 @@ def test_blind_mode_chosen_before_the_tab_is_built_is_the_views(qtbot, library_p
     assert not controller.blind_action.isChecked()
     controller.blind_action.setChecked(True)
     assert not controller.view_built  # the menu alone did it: kept in the settings
-    assert QSettings().value(BLIND_SETTING, False, type=bool)
+    assert read(REVIEW_BLIND)
     assert controller.view.blind and controller.blind_action.isChecked()
     controller.blind_action.setChecked(False)  # the view follows from now on
-    assert not controller.view.blind and not QSettings().value(BLIND_SETTING, False, type=bool)
+    assert not controller.view.blind and not read(REVIEW_BLIND)
     close_window(window)
 
 

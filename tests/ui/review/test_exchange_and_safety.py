@@ -12,7 +12,7 @@ from tests.ui.review.conftest import COLLECTION, REVIEWER, make_library
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationStore, agreement_table, export_annotations
 from thoughtdesk.ui.qt import QFileDialog
-from thoughtdesk.ui.review.dialogs import AgreementDialog, TextReportDialog
+from thoughtdesk.ui.review.dialogs import AgreementDialog, MergeOutcomeDialog
 
 HOSTILE = ["<b>abnormal</b>", "<img src=x>", '<a href="file:///etc/passwd">this</a>', "&amp;"]
 COMMENT = 'See <img src=x> and <a href="file:///etc/passwd">this</a> &amp; <b>that</b>'
@@ -62,7 +62,7 @@ def test_import_shows_the_report_and_keeps_both_reviewers(session, tmp_path, qtb
         session.controller.import_file(path)
     report = imported.args[0]
     assert report.ok and report.added == 3 and report.authors == ["bob"]
-    dialog = session.window.findChildren(TextReportDialog)[-1]
+    dialog = session.window.findChildren(MergeOutcomeDialog)[-1]
     text = dialog.view.toPlainText()
     assert dialog.isVisible() and "3 added" in text and "Authors merged: bob" in text
     # No collision: alice's label and bob's on the same CoT are both stored.
@@ -96,7 +96,7 @@ def test_a_bad_file_is_reported_and_changes_nothing(session, tmp_path, qtbot) ->
     bad.write_text(json.dumps({"format": "someone-elses-annotations", "items": []}), encoding="utf-8")
     with qtbot.waitSignal(session.controller.annotations_imported, timeout=10000):
         session.controller.import_file(bad)
-    text = session.window.findChildren(TextReportDialog)[-1].view.toPlainText()
+    text = session.window.findChildren(MergeOutcomeDialog)[-1].view.toPlainText()
     assert "nothing imported" in text and "someone-elses-annotations" in text and str(bad) in text
     with Library.open(session.path) as library:
         assert library.conn.execute("SELECT * FROM annotation ORDER BY id").fetchall() == before

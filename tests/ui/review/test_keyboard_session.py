@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from tests.ui.review.conftest import REVIEWER
 
@@ -156,3 +158,31 @@ def test_unknown_digit_and_reference_are_refused_without_writing(session) -> Non
     session.key(Qt.Key.Key_1)
     assert not view.panel.isEnabled()
     assert all(session.review(pk).touched is False for pk in view.cot_pks if pk is not None)
+
+
+def test_the_review_keys_watch_the_application_only_while_the_tab_is_shown(session, qtbot) -> None:
+    # Hidden, the Review tab must cost the other tabs nothing: an application-wide event filter
+    # is a Python call for every event of every widget (about 15 ms per Results redraw).
+    view, keys = session.view, session.view.keys
+    calls: list[int] = []
+    original = keys.eventFilter
+
+    def counting(obj, event):
+        if obj is not view:  # the view's own events (Show, Hide, layout) are watched always
+            calls.append(int(event.type().value))
+        return original(obj, event)
+
+    keys.eventFilter = counting  # the instance's, seen by Qt's dispatch
+    session.window.tabs.setCurrentIndex(0)  # Samples
+    qtbot.waitUntil(lambda: not view.isVisible())
+    calls.clear()
+    samples = session.window.samples
+    samples.update()
+    QTest.keyClick(samples, Qt.Key.Key_Down)
+    QApplication.processEvents()
+    assert calls == []
+    QTest.keyClick(session.window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(view.isVisible)
+    before = view.current_cot_pk()
+    session.key(Qt.Key.Key_J)  # the review's keys work again
+    assert view.current_cot_pk() != before

@@ -20,13 +20,14 @@ from tests.helpers.libraries import (
 from tests.helpers.shown_text import shown_chars, shown_texts
 from tests.ui.review.conftest import Session, shown_pk
 from thoughtdesk.core.critiques.store import VIEW_RAW_CHARS
+from thoughtdesk.core.settings.registry import USER_NAME
 from thoughtdesk.ui.base.tasks import running_tasks
 from thoughtdesk.ui.review.compare.cot_panel import REVIEW_CHARS, capped_steps
 from thoughtdesk.ui.review.compare.diff_pane import DIFF_CHARS
 from thoughtdesk.ui.review.compare.view import SIMILARITY_CHARS, SYNC_SIMILARITY_CHARS, CompareView, CotView
 from thoughtdesk.ui.review.edits import OTHERS_CHARS, others_text
 from thoughtdesk.ui.review.sample_views import CHOICE_CHARS, CHOICES_LISTED, QUESTION_BOX_CHARS, question_text
-from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.ui.settings.options import write
 
 
 def test_a_10mb_question_and_a_1mb_unbroken_cot_open_in_review(qtbot, tmp_path) -> None:
@@ -142,7 +143,7 @@ REVIEW_LAYOUT_CHARS = 60_000
 def test_every_huge_field_lays_out_a_bounded_text_with_its_bidi_controls_shown(qtbot, tmp_path) -> None:
     # Each field 2 MB of U+202E + "ab" in turn (a 1 MB extracted answer took 1.8 s a show in
     # the statistics line, a 10 MB choice 250 ms in the question box).
-    open_settings().setValue(USER_NAME, REVIEWER)
+    write(USER_NAME, REVIEWER)
     cases = [(field, "invisible", 2_000_000) for field in FIELDS]
     pks = field_library(tmp_path / "lib.thoughtdesk", cases)
     session = Session(qtbot, tmp_path / "lib.thoughtdesk")
@@ -187,7 +188,7 @@ def test_a_show_reads_annotations_once_others_comments_and_critique_texts_bounde
     # sample, then again for the annotation panel), other reviewers' comments were read whole
     # for an 80-character line, and its critiques' prompts (a run's prompt quotes the whole CoT)
     # and raw texts were read though no view shows them.
-    open_settings().setValue(USER_NAME, REVIEWER)
+    write(USER_NAME, REVIEWER)
     cases = [("comment", "plain", 200_000), ("critique", "plain", 200_000)]
     pks = field_library(tmp_path / "lib.thoughtdesk", cases)
     session = Session(qtbot, tmp_path / "lib.thoughtdesk")

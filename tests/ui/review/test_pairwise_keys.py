@@ -10,9 +10,9 @@ from tests.helpers.screenshots import save_screenshot
 from tests.ui.review.conftest import REVIEWER
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.preferences import preference_of
+from thoughtdesk.core.settings.registry import PAIRWISE_BLIND
 from thoughtdesk.ui.app.shortcuts import SHORTCUTS
-from thoughtdesk.ui.review.preferences import PAIRWISE_BLIND_SETTING
-from thoughtdesk.ui.settings.options import open_settings
+from thoughtdesk.ui.settings.options import write
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 
@@ -30,7 +30,7 @@ def test_bracket_keys_state_blind_undoable_pairwise_preferences(session, qtbot, 
     session.key(Qt.Key.Key_BracketLeft)
     assert view.blind
     qtbot.waitUntil(lambda: view.stored is not None and view.current_cot_pk() is not None, timeout=5000)
-    pair = view.preference_pair()
+    pair = view.preferences.pair()
     assert pair is not None
     left, right, left_title, right_title = pair
     assert stored(session, left, right) is None
@@ -73,11 +73,11 @@ def test_bracket_keys_state_blind_undoable_pairwise_preferences(session, qtbot, 
 def test_with_pairwise_blind_off_the_models_stay_shown_and_the_verdict_says_so(qtbot, library_path) -> None:
     from tests.ui.review.conftest import Session
 
-    open_settings().setValue(PAIRWISE_BLIND_SETTING, False)
+    write(PAIRWISE_BLIND, False)
     session = Session(qtbot, library_path)
     try:
         view = session.view
-        pair = view.preference_pair()
+        pair = view.preferences.pair()
         assert pair is not None
         left, right, _l, _r = pair
         session.key(Qt.Key.Key_BracketRight)

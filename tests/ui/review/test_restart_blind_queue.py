@@ -135,26 +135,26 @@ def test_a_queue_nothing_matches_is_reported(session) -> None:
 
 
 def test_a_blind_queue_resumed_at_start_up_turns_blind_mode_on_everywhere(qtbot, library_path) -> None:
-    from thoughtdesk.ui.qt import QSettings
-    from thoughtdesk.ui.review.view import BLIND_SETTING
+    from thoughtdesk.core.settings.registry import REVIEW_BLIND
+    from thoughtdesk.ui.settings.options import read, write
 
     first = Session(qtbot, library_path)
     first.controller.create_queue("blind", COLLECTION, QueueFilter(dataset="med_qa"), size=2, seed=3, blind=True)
     assert first.view.blind and first.controller.blind_action.isChecked()
     first.close()
-    QSettings().setValue(BLIND_SETTING, False)  # blind mode was off when the app last closed
+    write(REVIEW_BLIND, False)  # blind mode was off when the app last closed
 
     second = Session(qtbot, library_path)
     qtbot.waitUntil(lambda: second.view.queue is not None, timeout=5000)
     assert second.view.blind
     assert second.controller.blind_action.isChecked()  # the menu says so too
-    assert QSettings().value(BLIND_SETTING, False, type=bool)
+    assert read(REVIEW_BLIND)
     second.close()
 
 
 def test_leaving_a_blind_queue_gives_back_the_blind_mode_of_before(qtbot, library_path) -> None:
-    from thoughtdesk.ui.qt import QSettings
-    from thoughtdesk.ui.review.view import BLIND_SETTING
+    from thoughtdesk.core.settings.registry import REVIEW_BLIND
+    from thoughtdesk.ui.settings.options import read
 
     session = Session(qtbot, library_path)
     controller, view = session.controller, session.view
@@ -164,7 +164,7 @@ def test_leaving_a_blind_queue_gives_back_the_blind_mode_of_before(qtbot, librar
     controller.leave_queue()
     assert view.queue is None
     assert not view.blind and not controller.blind_action.isChecked()  # was on after leaving (issue 16)
-    assert not QSettings().value(BLIND_SETTING, False, type=bool)
+    assert not read(REVIEW_BLIND)
     # A reviewer who worked blind before the queue still does after it.
     controller.blind_action.setChecked(True)
     controller.create_queue("blind 2", COLLECTION, QueueFilter(dataset="med_qa"), size=2, seed=4, blind=True)

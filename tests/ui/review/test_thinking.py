@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt
 
 from tests.ui.review.conftest import REVIEWER, Session, make_library
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.core.settings.registry import USER_NAME
+from thoughtdesk.ui.settings.options import write
 
 CUT = 1  # the CoT whose generation stopped at the token limit
 
@@ -20,7 +21,7 @@ def _thinking(cot_pk: int) -> str:
 
 @pytest.fixture
 def session(qtbot, tmp_path):
-    open_settings().setValue(USER_NAME, REVIEWER)
+    write(USER_NAME, REVIEWER)
     path = make_library(tmp_path / "review.thoughtdesk")
     with Library.open(path) as lib, lib.transaction() as conn:
         for (pk,) in conn.execute("SELECT id FROM generated_cot").fetchall():

@@ -156,7 +156,8 @@ def test_a_key_the_keyring_refuses_is_reported_not_a_crash(qtbot, window):
 def test_the_largest_answer_is_set_in_the_network_tab(qtbot):
     """Issue 15, point 6: the ceiling on a server's answer is a setting the CLI shares."""
     from thoughtdesk.core.generation.backends import response_cap
-    from thoughtdesk.core.paths import read_settings
+    from thoughtdesk.core.settings.registry import MAX_RESPONSE_MB
+    from thoughtdesk.core.settings.saved import saved
 
     dialog = SettingsDialog()
     qtbot.addWidget(dialog)
@@ -165,5 +166,5 @@ def test_the_largest_answer_is_set_in_the_network_tab(qtbot):
     spin.setValue(3)
     dialog.accept()
     assert load_settings().max_response_mb == 3
-    assert read_settings()["generation/max_response_mb"] == "3"  # what the command line reads
+    assert saved(MAX_RESPONSE_MB) == 3  # what the command line reads
     assert response_cap.response_cap_bytes() == 3 * response_cap.MB  # and this process uses now

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from thoughtdesk.cli.main import main
-from thoughtdesk.core.paths import read_settings, settings_file
-from thoughtdesk.core.settings import network
+from thoughtdesk.core.paths import settings_file
+from thoughtdesk.core.settings import network, registry
+from thoughtdesk.core.settings.saved import saved
 from thoughtdesk.core.settings.startup import saved_offline
 from thoughtdesk.ui.qt import QSettings
 from thoughtdesk.ui.settings import options
@@ -34,12 +35,11 @@ def test_the_settings_file_is_in_the_config_folder(tmp_path):
 @pytest.mark.parametrize("value", TRICKY)
 def test_core_reads_back_what_qsettings_wrote(value):
     store = options.open_settings()
-    store.setValue(options.LIBRARY_PATH, value)
-    store.setValue(options.OFFLINE, True)
+    store.setValue(registry.LIBRARY_PATH.key, value)
+    store.setValue(registry.OFFLINE.key, True)
     store.sync()
-    read = read_settings()
-    assert read[options.LIBRARY_PATH] == value
-    assert read[options.OFFLINE] == "true"
+    assert saved(registry.LIBRARY_PATH) == value
+    assert saved(registry.OFFLINE) is True
 
 
 def test_the_command_line_uses_the_library_and_offline_mode_chosen_in_the_app(tmp_path, capsys):
@@ -57,14 +57,14 @@ def test_the_command_line_uses_the_library_and_offline_mode_chosen_in_the_app(tm
 def test_settings_of_an_earlier_version_are_copied_once(tmp_path):
     settings_file().unlink(missing_ok=True)
     old = QSettings(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, options.ORGANIZATION, options.APPLICATION)
-    old.setValue(options.USER_NAME, "Grace Hopper")
-    old.setValue(options.LIBRARY_PATH, "/data/old.thoughtdesk")
+    old.setValue(registry.USER_NAME.key, "Grace Hopper")
+    old.setValue(registry.LIBRARY_PATH.key, "/data/old.thoughtdesk")
     old.sync()
     options.use_settings_file()
-    assert read_settings()[options.USER_NAME] == "Grace Hopper"
-    assert read_settings()[options.MIGRATED_FROM] == old.fileName()
+    assert saved(registry.USER_NAME) == "Grace Hopper"
+    assert saved(registry.MIGRATED_FROM) == old.fileName()
     assert options.load_settings().library_path == "/data/old.thoughtdesk"
-    old.setValue(options.USER_NAME, "someone else")  # later changes of the old store are not copied again
+    old.setValue(registry.USER_NAME.key, "someone else")  # later changes of the old store are not copied again
     old.sync()
     options.use_settings_file()
     assert options.user_name() == "Grace Hopper"

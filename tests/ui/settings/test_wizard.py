@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.screenshots import save_screenshot
-from thoughtdesk.core.paths import default_library_path, settings_file
+from thoughtdesk.core.paths import settings_file
 from thoughtdesk.core.settings import network, secrets
+from thoughtdesk.core.settings.saved import default_library_path
 from thoughtdesk.core.settings.startup import saved_offline
 from thoughtdesk.ui.qt import QSettings, QWizard
 from thoughtdesk.ui.settings import options as app_settings

@@ -7,7 +7,8 @@ No Qt. Public API:
 * store: :func:`add_critique`, :func:`add_imported` (bulk, for imports), :func:`critique_by_pk`,
   :func:`critiques_for_cots`, :func:`explanation_ratings_for_cots`, :func:`set_explanation_rating`,
   :func:`set_critique_rating`;
-* DS Critique Bank files: :mod:`thoughtdesk.core.critiques.dscb` (imported by module path).
+* DS Critique Bank files: :mod:`thoughtdesk.core.critiques.dscb` (the format, reading),
+  :mod:`.dscb_mapping` (to ThoughtDesk records), :mod:`.dscb_export` (back; imported by module path).
 """
 
 from thoughtdesk.core.critiques.records import (

@@ -25,8 +25,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from thoughtdesk.core.agreement.statistics import Level, auroc, kendall, krippendorff_alpha, spearman
 from thoughtdesk.core.critiques.records import DIMENSIONS
-from thoughtdesk.core.evaluation.agreement_stats import Level, auroc, kendall, krippendorff_alpha, spearman
 from thoughtdesk.core.evaluation.evaluate import GUIDE_SQL, UNKNOWN_MODEL, condition_label
 from thoughtdesk.core.evaluation.metrics import mean_interval
 from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL

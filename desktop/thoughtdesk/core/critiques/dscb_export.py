@@ -18,8 +18,8 @@ from thoughtdesk.core.critiques.dscb import (
     RECORD_KEYS,
     ROW_EXTRA,
     SAMPLE_EXTRA,
-    raw_output_of,
 )
+from thoughtdesk.core.critiques.dscb_mapping import raw_output_of
 from thoughtdesk.core.critiques.records import Critique, ExplanationRating
 from thoughtdesk.core.library.records import GeneratedCot, Sample, model_name
 

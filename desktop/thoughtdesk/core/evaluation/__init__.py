@@ -1,1 +1,1 @@
-"""Scoring answers and measuring accuracy: extraction, metrics, re-scoring, reports."""
+"""Scoring answers and measuring accuracy: extraction, metrics, re-scoring, accuracy tables."""

@@ -46,7 +46,7 @@ from thoughtdesk.core.evaluation.metrics import (
     bootstrap_difference,
     mcnemar_exact,
 )
-from thoughtdesk.core.evaluation.rescoring import RescoreReport
+from thoughtdesk.core.evaluation.rescoring import RescoreOutcome
 from thoughtdesk.core.evaluation.rescoring import rescore as rescore_collection
 from thoughtdesk.core.library.records import THOUGHTSOURCE_UNEXTRACTABLE_SQL
 from thoughtdesk.core.library.store import Library
@@ -141,7 +141,7 @@ class EvaluationResult:
     scored_now: int = 0
     unscored: int = 0
     comparisons_skipped: list[tuple[str, str]] = field(default_factory=list)
-    rescore_report: RescoreReport | None = None
+    rescore_outcome: RescoreOutcome | None = None
     truncated_as_wrong: bool = False
 
     @property
@@ -408,7 +408,7 @@ def evaluate(
     cid = lib.require_collection(collection)
     report = rescore_collection(lib, collection, progress=progress, cancel=cancel) if rescore else None
     result = EvaluationResult(
-        collection, [], [], [], {}, {}, rescore_report=report, truncated_as_wrong=truncated_as_wrong
+        collection, [], [], [], {}, {}, rescore_outcome=report, truncated_as_wrong=truncated_as_wrong
     )
     load_scored_answers(lib, cid, result)
     result.rows = accuracy_table(result.answers, truncated_as_wrong=truncated_as_wrong)

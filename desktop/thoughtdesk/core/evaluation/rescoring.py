@@ -49,7 +49,7 @@ _CHOICE_TYPES = ("multiplechoice", "bool")
 
 
 @dataclass
-class RescoreReport:
+class RescoreOutcome:
     """What a re-score did, in answers (``samples`` counts samples that have answers)."""
 
     collection: str
@@ -115,7 +115,7 @@ def rescore(
     progress: Progress | None = None,
     cancel: Cancel | None = None,
     batch_samples: int = BATCH_SAMPLES,
-) -> RescoreReport:
+) -> RescoreOutcome:
     """Re-score every answer of ``collection`` (see the module docstring for what is written).
 
     ``progress(done, total)`` is called after each batch, in answers; ``cancel()`` is checked
@@ -124,7 +124,7 @@ def rescore(
     a not-extractable outcome with a reason and never stops the run.
     """
     cid = lib.require_collection(collection)
-    report = RescoreReport(collection)
+    report = RescoreOutcome(collection)
     total = count_answers(lib, cid)
     conn = lib.conn
     last_pk = 0
@@ -161,7 +161,7 @@ def rescore(
 
 
 def _score_batch(
-    conn, cid: int, low: int, high: int, report: RescoreReport
+    conn, cid: int, low: int, high: int, report: RescoreOutcome
 ) -> tuple[list[tuple], list[counters.ScoringCounts]]:
     """Score the answers of samples ``low..high``; return (answer updates, sample updates)."""
     rows = conn.execute(

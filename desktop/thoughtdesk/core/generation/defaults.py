@@ -5,18 +5,16 @@ the planner would have planned: the prompt fragments ticked at first (ThoughtSou
 CoT set), the model names, how a prompt reaches each provider (a local GGUF model through its own
 chat template), the temperature's range, and the model choices the user made in the first-run
 wizard and Settings (the local model file, the providers and their addresses), read from the one
-settings file (:func:`thoughtdesk.core.paths.read_settings`).
+settings file through their declarations (:mod:`thoughtdesk.core.settings.registry`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from thoughtdesk.core.paths import read_settings
+from thoughtdesk.core.settings import registry, saved
 from thoughtdesk.core.settings.network import is_loopback_host, is_offline
-from thoughtdesk.core.thinking import REASONING_EFFORTS
 
 #: The fragments a new run starts with, by kind (the planner ticks them; ``generate`` uses them
 #: when no ``--instruction`` / ``--trigger`` / ``--extraction`` is given).
@@ -33,21 +31,11 @@ DEFAULT_MODELS: dict[str, str] = {"openai": "gpt-4o-mini", "anthropic": "claude-
 #: every ``--temperature`` of the command line).
 TEMPERATURE_RANGE: tuple[float, float] = (0.0, 2.0)
 #: Remote providers the settings file may name, in order of preference.
-REMOTE_PROVIDERS = ("openai", "anthropic")
-#: Where each remote provider's requests go when a model names no base URL (here, not in
-#: runs/spec.py: the settings read them before the window's first paint, without the run engine).
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
-
-#: The settings file's keys for the model choices (declared here; ui/settings/options.py uses them).
-LOCAL_MODEL_KEY = "local/model_path"
-#: The local model's reasoning effort ("": the model's default); a remote provider's is
-#: ``provider_key(provider, "reasoning_effort")``.
-LOCAL_EFFORT_KEY = "local/reasoning_effort"
-
-
-def provider_key(provider: str, name: str) -> str:
-    """``providers/<provider>/<name>``: ``enabled``, ``base_url`` or ``reasoning_effort``."""
-    return f"providers/{provider}/{name}"
+REMOTE_PROVIDERS = registry.REMOTE_PROVIDERS
+#: Where each remote provider's requests go when a model names no base URL (the declared
+#: defaults of ``providers/<p>/base_url``; not in runs/spec.py: the settings read them before the
+#: window's first paint, without the run engine).
+DEFAULT_BASE_URLS = registry.DEFAULT_BASE_URLS
 
 
 def default_chat(provider: str, endpoint: str = "chat") -> bool:
@@ -108,27 +96,21 @@ class ModelDefaults:
         return f"llamacpp:{self.local_model}" if choice == "llamacpp" else f"{choice}:{DEFAULT_MODELS[choice]}"
 
 
-def model_defaults(values: Mapping[str, object] | None = None) -> ModelDefaults:
-    """The model choices from ``values`` (settings keys -> values, as the GUI holds them), else from
-    the settings file. Never raises: anything unreadable means no choice."""
-    if values is None:
-        values = read_settings()
-    providers: dict[str, str] = {}
-    for provider in REMOTE_PROVIDERS:
-        if _true(values.get(provider_key(provider, "enabled"))):
-            url = str(values.get(provider_key(provider, "base_url")) or "").strip()
-            providers[provider] = url
-    efforts: dict[str, str] = {}
-    for provider, key in ((p, provider_key(p, "reasoning_effort")) for p in REMOTE_PROVIDERS):
-        efforts[provider] = str(values.get(key) or "").strip().lower()
-    efforts["llamacpp"] = str(values.get(LOCAL_EFFORT_KEY) or "").strip().lower()
-    efforts = {p: e for p, e in efforts.items() if e in REASONING_EFFORTS}  # anything else: not set
+def model_defaults(settings: registry.SettingsReader | None = None) -> ModelDefaults:
+    """The model choices in ``settings`` (the GUI's QSettings; the settings file as read now when
+    None), each read through its declaration. From the file, a value no declaration allows raises
+    :class:`~thoughtdesk.core.settings.saved.SettingsFileError` (one line: file, line, key)."""
+    settings = settings or saved.load()
+    providers = {
+        p: settings.get(registry.PROVIDER_BASE_URL[p]).strip()
+        for p in REMOTE_PROVIDERS
+        if settings.get(registry.PROVIDER_ENABLED[p])
+    }
+    efforts = {p: settings.get(registry.PROVIDER_EFFORT[p]) for p in REMOTE_PROVIDERS}
+    efforts["llamacpp"] = settings.get(registry.LOCAL_EFFORT)
     return ModelDefaults(
-        str(values.get(LOCAL_MODEL_KEY) or "").strip(), providers, offline=is_offline(), efforts=efforts
+        settings.get(registry.LOCAL_MODEL_PATH).strip(),
+        providers,
+        offline=is_offline(),
+        efforts={p: e for p, e in efforts.items() if e},
     )
-
-
-def _true(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    return str(value or "").strip().lower() in ("true", "1", "yes")

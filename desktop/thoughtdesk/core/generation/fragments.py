@@ -99,7 +99,7 @@ class Fragment:
 
 
 @dataclass(slots=True)
-class ImportReport:
+class FragmentImportOutcome:
     """What an import did: fragments added, replaced, already present, and conflicts kept."""
 
     added: list[Fragment] = field(default_factory=list)
@@ -150,7 +150,9 @@ class FragmentLibrary:
         library.import_file(path)
         return library
 
-    def import_file(self, path: str | Path, *, on_conflict: Literal["keep", "replace"] = "keep") -> ImportReport:
+    def import_file(
+        self, path: str | Path, *, on_conflict: Literal["keep", "replace"] = "keep"
+    ) -> FragmentImportOutcome:
         """Merge the fragments of a ThoughtDesk or ThoughtSource JSON file into this library.
 
         A key already present with the same text is left alone; with a different text it is
@@ -158,10 +160,12 @@ class FragmentLibrary:
         """
         return self.merge(_read_fragments_file(Path(path)), on_conflict=on_conflict)
 
-    def merge(self, incoming: Iterable[Fragment], *, on_conflict: Literal["keep", "replace"] = "keep") -> ImportReport:
+    def merge(
+        self, incoming: Iterable[Fragment], *, on_conflict: Literal["keep", "replace"] = "keep"
+    ) -> FragmentImportOutcome:
         """Merge ``incoming`` fragments as :meth:`import_file` does (all read before any is
         merged, so a bad file changes nothing)."""
-        report = ImportReport()
+        report = FragmentImportOutcome()
         for fragment in list(incoming):
             current = self._items.get((fragment.kind, fragment.key))
             if current is None:
@@ -500,7 +504,7 @@ def is_dscb_prompts(path: str | Path) -> bool:
 
 def import_fragments(
     library: FragmentLibrary, path: str | Path, *, on_conflict: Literal["keep", "replace"] = "keep"
-) -> ImportReport:
+) -> FragmentImportOutcome:
     """Merge a fragments file (ThoughtDesk, ThoughtSource) or DSCB-prompts.json into ``library``."""
     if not is_dscb_prompts(path):
         return library.import_file(path, on_conflict=on_conflict)

@@ -30,9 +30,9 @@ from thoughtdesk.core.generation.fragments import (  # re-exported: callers impo
     FRAGMENT_KINDS,
     Fragment,
     FragmentError,
+    FragmentImportOutcome,
     FragmentKind,
     FragmentLibrary,
-    ImportReport,
 )
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
     "FragmentError",
     "FragmentKind",
     "FragmentLibrary",
-    "ImportReport",
+    "FragmentImportOutcome",
     "TEMPLATE_VARIABLES",
     "TemplateError",
     "PromptTemplate",

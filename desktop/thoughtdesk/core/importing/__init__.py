@@ -1,1 +1,1 @@
-"""Bringing data into a library and out of it: imports in one transaction, reports, saved mappings."""
+"""Bringing data into a library and out of it: imports in one transaction, skip logs, saved mappings."""

@@ -30,15 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thoughtdesk.core.critiques.dscb import (
-    COT_EXTRA,
-    DscbRecord,
-    cot_for,
-    queue_rows,
-    read_dscb,
-    sample_for,
-)
+from thoughtdesk.core.critiques.dscb import COT_EXTRA, DscbRecord, read_dscb
 from thoughtdesk.core.critiques.dscb_export import record_from
+from thoughtdesk.core.critiques.dscb_mapping import cot_for, queue_rows, sample_for
 from thoughtdesk.core.critiques.store import ImportedRows, critiques_for_cots, explanation_ratings_for_cots
 from thoughtdesk.core.errors import Cancelled, DataFileError
 from thoughtdesk.core.files import export_file
@@ -46,7 +40,7 @@ from thoughtdesk.core.importing.importer import (
     ON_ERROR_CHOICES,
     TICK,
     Cancel,
-    ImportReport,
+    ImportOutcome,
     Progress,
     import_records,
 )
@@ -93,8 +87,8 @@ class _Question:
 
 
 @dataclass
-class DscbImportReport(ImportReport):
-    """An import report that also counts DSCB records (generated CoTs), critiques and ratings."""
+class DscbImportOutcome(ImportOutcome):
+    """An import outcome that also counts DSCB records (generated CoTs), critiques and ratings."""
 
     records: int = 0
     critiques: int = 0
@@ -163,7 +157,7 @@ def import_dscb(
     on_error: str = "abort",
     progress: Progress | None = None,
     cancel: Cancel | None = None,
-) -> DscbImportReport:
+) -> DscbImportOutcome:
     """Import a DS Critique Bank JSON Lines file (any of its five kinds) into ``collection``
     (default: the file's name). ``split`` defaults to :func:`split_for`. All or nothing: a bad
     record raises :class:`DataFileError` naming the file, line and field, and nothing is stored
@@ -185,7 +179,7 @@ def _import(
     on_error: str,
     progress: Progress | None,
     cancel: Cancel | None,
-) -> DscbImportReport:
+) -> DscbImportOutcome:
     split = split or split_for(path)
     errors: list[DataFileError] = []
     questions = _group(read_dscb(path, on_error=on_error, errors=errors), cancel)
@@ -208,7 +202,7 @@ def _import(
         path=path,
         hook=hook,
     )
-    return DscbImportReport(
+    return DscbImportOutcome(
         **{**vars(report), "bad_records": errors},
         records=hook.records,
         critiques=hook.critiques,

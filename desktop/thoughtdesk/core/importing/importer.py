@@ -72,7 +72,7 @@ class ImportHook(Protocol):
 
 
 @dataclass
-class ImportReport:
+class ImportOutcome:
     """What an import did."""
 
     collection: str
@@ -82,8 +82,8 @@ class ImportReport:
     replaced: int = 0
     skipped: int = 0
     bad_records: list[DataFileError] = field(default_factory=list)
-    #: The bad-record report written next to the library (see ``save_import_report``), if any.
-    report_path: Path | None = None
+    #: The skip log (the bad records skipped) written next to the library (see ``save_skip_log``), if any.
+    skip_log_path: Path | None = None
 
     @property
     def summary(self) -> str:
@@ -109,7 +109,7 @@ def import_records(
     source: str = "",
     path: Path | None = None,
     hook: ImportHook | None = None,
-) -> ImportReport:
+) -> ImportOutcome:
     """Store ``records`` in ``collection`` (created if absent, else merged into), all or nothing,
     staged in chunks so other writers get in (module notes).
 
@@ -212,8 +212,8 @@ def import_records(
         time.monotonic() - began,
     )
     if target is None:
-        return ImportReport(name, cid, True, result.inserted, result.replaced, result.skipped)
-    return ImportReport(collection, target, False, result.inserted, result.replaced, result.skipped)
+        return ImportOutcome(name, cid, True, result.inserted, result.replaced, result.skipped)
+    return ImportOutcome(collection, target, False, result.inserted, result.replaced, result.skipped)
 
 
 def _nothing_read(path: Path | None, source: str, collection: str) -> DataFileError:
@@ -292,7 +292,7 @@ def import_thoughtsource(
     on_duplicate: OnDuplicate | str = OnDuplicate.FAIL,
     progress: Progress | None = None,
     cancel: Cancel | None = None,
-) -> ImportReport:
+) -> ImportOutcome:
     """Import a ThoughtSource collection file; the collection is named after the file by default.
 
     Critiques and ratings a ThoughtDesk export put into CoTs (the ``thoughtdesk_critiques``
@@ -365,14 +365,14 @@ def import_dataset(
     on_error: str = "abort",
     progress: Progress | None = None,
     cancel: Cancel | None = None,
-) -> ImportReport:
+) -> ImportOutcome:
     """Import a dataset from its original files (``dataset``) or any table file (``mapping``).
 
     ``mapping`` is a :class:`ColumnMapping`, ``field=column,...`` text, or a saved mapping's name.
     ``limit`` keeps the first N samples of each split, or N drawn at random with ``seed``.
     ``on_error="abort"`` stops at the first bad record (its :class:`DataFileError` names file
     and line) and stores nothing; ``"skip"`` leaves bad records out and lists them in
-    ``ImportReport.bad_records``. ``progress(done, total)`` counts samples (total 0 = unknown).
+    ``ImportOutcome.bad_records``. ``progress(done, total)`` counts samples (total 0 = unknown).
     """
     from thoughtdesk.core.datasets import get_dataset, load_dataset, load_generic
     from thoughtdesk.core.datasets.generic import ColumnMapping

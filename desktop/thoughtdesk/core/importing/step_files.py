@@ -38,7 +38,7 @@ from thoughtdesk.core.datasets.readers import (
 from thoughtdesk.core.errors import Cancelled, DataFileError
 from thoughtdesk.core.files import export_file
 from thoughtdesk.core.importing.formats import STEP_FORMATS
-from thoughtdesk.core.importing.importer import TICK, Cancel, ImportReport, Progress, import_records
+from thoughtdesk.core.importing.importer import TICK, Cancel, ImportOutcome, Progress, import_records
 from thoughtdesk.core.library.reader import StoredSample, iter_stored_split
 from thoughtdesk.core.library.records import Answer, GeneratedCot, Sample
 from thoughtdesk.core.library.store import Library
@@ -101,8 +101,8 @@ def _records(path: Path, keys: Callable[[Any], int] | None = None) -> Iterator[t
 
 
 @dataclass
-class StepImportReport(ImportReport):
-    """An import report that also counts solutions (CoTs), step labels and reviews."""
+class StepImportOutcome(ImportOutcome):
+    """An import outcome that also counts solutions (CoTs), step labels and reviews."""
 
     format: str = ""
     solutions: int = 0
@@ -244,7 +244,7 @@ def import_step_file(
     on_duplicate: OnDuplicate | str = OnDuplicate.FAIL,
     progress: Progress | None = None,
     cancel: Cancel | None = None,
-) -> StepImportReport:
+) -> StepImportOutcome:
     """Import a ProcessBench or PRM800K file (a path, or one :func:`read_step_file` read) into
     ``collection`` (default: the file's name), split ``split`` (default: the file's name). All
     or nothing: a bad record raises :class:`DataFileError` naming the file, line and field,
@@ -262,7 +262,7 @@ def _import(
     on_duplicate: OnDuplicate | str,
     progress: Progress | None,
     cancel: Cancel | None,
-) -> StepImportReport:
+) -> StepImportOutcome:
     hook = _Hook()
     hook.payloads = read.payloads
     dataset = processbench.DATASET if read.kind == "processbench" else prm800k.DATASET
@@ -284,7 +284,7 @@ def _import(
         path=read.path,
         hook=hook,
     )
-    return StepImportReport(
+    return StepImportOutcome(
         **vars(report), format=read.kind, solutions=read.solutions, step_labels=hook.labels, reviews=hook.reviews
     )
 

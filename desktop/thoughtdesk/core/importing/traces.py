@@ -30,7 +30,7 @@ from typing import Any
 
 from thoughtdesk.core.datasets.readers import JsonLineError, iter_jsonl
 from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.importing.importer import ImportReport, import_records
+from thoughtdesk.core.importing.importer import ImportOutcome, import_records
 from thoughtdesk.core.library.records import GeneratedCot, Sample, model_repr
 from thoughtdesk.core.library.writer import OnDuplicate
 from thoughtdesk.core.thinking import KNOWN_THINK_TAGS, estimate_reasoning_tokens, split_thinking
@@ -215,7 +215,7 @@ def import_traces(
     on_error: str = "abort",
     progress: Any = None,
     cancel: Any = None,
-) -> ImportReport:
+) -> ImportOutcome:
     """Import a reasoning-trace JSONL file into ``collection`` (default: the file's name) as
     dataset ``dataset`` (default: the file's name), split ``split``; all or nothing unless
     ``on_error="skip"`` (bad lines then listed in the report)."""

@@ -17,233 +17,25 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from thoughtdesk.core.errors import LibraryError
-from thoughtdesk.core.files import is_full_disk_error
 from thoughtdesk.core.library import bulk_fts, migrations, sort_indexes
 from thoughtdesk.core.library.backup import backup_before_upgrade
+from thoughtdesk.core.library.file_faults import (
+    LibraryBusyError,  # noqa: F401 - re-exported: ui/review's writes catch it from here
+    LibraryReadOnlyError,
+    check_before_opening,
+    connect_read_only,
+    library_error,
+    writable,
+)
+from thoughtdesk.core.library.processes import process_alive, process_tag
 from thoughtdesk.core.library.records import CollectionInfo, SplitStats
 from thoughtdesk.core.library.timestamps import now_iso
 
 log = logging.getLogger(__name__)
 
 
-class LibraryReadOnlyError(LibraryError):
-    """A write was asked of a library opened read-only (its file or folder cannot be written)."""
-
-
-class LibraryBusyError(LibraryError):
-    """A write gave up waiting for another process that is writing to the library."""
-
-
-def library_error(error: sqlite3.Error, path: Path) -> LibraryError | None:
-    """The one-line error a user should read for an SQLite failure on the library at ``path``
-    (read-only, damaged, disk full, locked, I/O), or None for errors that are the caller's to
-    handle (a constraint, a syntax error: bugs or expected conflicts, not the file's state)."""
-    text = str(error).lower()
-    name = path.name
-    if "readonly" in text or "read-only" in text:
-        return LibraryReadOnlyError(
-            f"the library {path} cannot be written (SQLite: {error}); open it read-only, or give yourself write "
-            "permission on the file and its folder, or copy it to a folder you can write to"
-        )
-    if "malformed" in text or "not a database" in text or "file is not a database" in text:
-        return LibraryError(
-            f"the library {path} is damaged (SQLite: {error}); restore {name} from a backup, or export what still "
-            "opens and import it into a new library"
-        )
-    if is_full_disk_error(error, path):  # SQLITE_FULL, or an I/O error on a disk with no space left
-        return LibraryError(
-            f"the disk holding the library {path} is full, so nothing was changed in it; "
-            "free some space on that disk and try again"
-        )
-    if "locked" in text or "busy" in text:
-        return LibraryBusyError(
-            f"the library {path} is busy: another ThoughtDesk process is writing to it (SQLite: {error}); "
-            "wait for it to finish and try again"
-        )
-    if "disk i/o" in text or "unable to open" in text:
-        return LibraryError(
-            f"the library {path} could not be read or written (SQLite: {error}); check that its disk is "
-            "still there and has space, then try again"
-        )
-    return None
-
-
-def _writable(path: Path) -> bool:
-    """Whether this process can write the library file and the files SQLite keeps beside it
-    (permissions, a read-only mount or folder, an immutable file).
-
-    Never by opening the library with Python's ``open()``: on POSIX, closing any descriptor of
-    a file drops every lock the process holds on it, SQLite's included, so another process
-    could take this process's open library for unused and delete its write-ahead log with the
-    commits in it (issue 23, point 1; SQLite's "How To Corrupt An SQLite Database File", 2.2).
-    ``os.access`` asks the kernel without opening the file (it refuses a read-only mount and an
-    immutable file too); the folder is tried with a temporary file of its own."""
-    if not _may_write(path):
-        return False
-    if not (path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()):
-        import tempfile  # here: `thoughtdesk collections` and the window's start need neither it nor uuid
-
-        try:
-            with tempfile.TemporaryFile(dir=path.parent):
-                pass
-        except OSError:
-            return False
-    return True
-
-
-def _may_write(path: Path) -> bool:
-    """``os.access(path, W_OK)`` for the effective user where the platform can say so."""
-    effective = os.access in os.supports_effective_ids
-    try:
-        return os.access(path, os.W_OK, effective_ids=effective)
-    except OSError:
-        return False
-
-
-#: The smallest file that can be an SQLite database (one page of the smallest page size).
-SMALLEST_DATABASE = 512
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection; ``immutable`` where SQLite cannot even keep its shared-memory file
-    beside the library (a read-only folder): then no other process may be writing it, which a
-    folder nobody can write guarantees."""
-    uri = path.resolve().as_uri()
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
-    try:
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return conn
-    except sqlite3.OperationalError:
-        conn.close()
-    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
-
-
-def _check_before_opening(path: Path) -> None:
-    """Refuse files that are not ThoughtDesk libraries, or are too new, without writing to them."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    # The file is read through SQLite only, never with Python's open(): this process may hold
-    # it open already (the app opens the library again for every worker), and closing a
-    # descriptor of it would drop SQLite's locks (see _writable). SQLite itself tells a file
-    # that is no database ("file is not a database"), except one too short to be one, which it
-    # would take for an empty database and write over: that one is told by its size.
-    not_sqlite = LibraryError(
-        f"{path} is not a ThoughtDesk library (it is not an SQLite database, or its first page is damaged); "
-        "it was left untouched. Choose another file or create a new library (restore a damaged library "
-        "from a backup)."
-    )
-    if path.stat().st_size < SMALLEST_DATABASE:
-        raise not_sqlite
-    # immutable: the probe never creates -wal/-shm files beside a file it may refuse. When they
-    # exist, another process has the library open and may be writing (a staged import commits
-    # and checkpoints as it goes): an immutable read of a file changing under it can look
-    # "malformed", so the probe then reads through the write-ahead log like any reader.
-    in_use = path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()
-    mode = "mode=ro" if in_use else "mode=ro&immutable=1"
-    try:
-        probe = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
-    except sqlite3.Error as error:
-        raise library_error(error, path) or LibraryError(
-            f"{path} cannot be opened: {error}; it was left untouched."
-        ) from None
-    try:
-        probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as error:
-        probe.close()
-        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
-            raise not_sqlite from None
-        raise library_error(error, path) or LibraryError(
-            f"{path} cannot be opened: {error}; it was left untouched."
-        ) from None
-    try:
-        version = probe.execute("PRAGMA user_version").fetchone()[0]
-        tables = {row[0] for row in probe.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        applied: set[str] = set()
-        if "_migrations" in tables:
-            applied = {row[0] for row in probe.execute("SELECT name FROM _migrations")}
-    except sqlite3.DatabaseError as error:
-        raise library_error(error, path) or LibraryError(
-            f"{path} is not a readable SQLite database ({error}); it was left untouched."
-        ) from None
-    finally:
-        probe.close()
-    known = {name for name, _ in migrations.MIGRATIONS}
-    if version > migrations.current_version():
-        raise LibraryError(
-            f"{path} was written by a newer ThoughtDesk (schema version {version}; this version "
-            f"reads up to {migrations.current_version()}); it was left untouched. "
-            "Update ThoughtDesk to open it."
-        )
-    unknown = sorted(applied - known)
-    if unknown:
-        # Same or lower version number, but steps this version never had: another branch or
-        # build of ThoughtDesk changed it. Not "newer": say what was found.
-        raise LibraryError(
-            f"{path} has schema changes this ThoughtDesk does not know ({', '.join(unknown[:3])}"
-            f"{', ...' if len(unknown) > 3 else ''}), made by another build of ThoughtDesk; it was left "
-            "untouched. Open it with the ThoughtDesk that made those changes"
-        )
-    if tables and "_migrations" not in tables:
-        raise LibraryError(f"{path} is an SQLite database but not a ThoughtDesk library; it was left untouched.")
-
-
 #: The ``source`` prefix of a collection an import is still writing (hidden until published).
 STAGING = "thoughtdesk-importing:"
-
-
-def process_start_mark(pid: int) -> str | None:
-    """What tells process ``pid`` apart from a later process given the same number: this boot's
-    id and the process's start time in clock ticks since boot (``/proc``), or None where the
-    system does not say (then a process is told by its number alone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stream:
-            fields = stream.read().rsplit(b")", 1)[1].split()
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as stream:
-            boot = stream.read().strip().replace("-", "")[:12]
-        return f"{boot}.{int(fields[19])}"  # field 22 of stat; the command name (field 2) cut off
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def process_tag() -> str:
-    """This process as :func:`_process_alive` reads it: ``<pid>`` or ``<pid>@<start mark>``."""
-    mark = _own_mark()
-    return f"{os.getpid()}@{mark}" if mark else str(os.getpid())
-
-
-def _own_mark() -> str | None:
-    global _OWN_MARK
-    if _OWN_MARK is None or _OWN_MARK[0] != os.getpid():  # after a fork, the child's own
-        _OWN_MARK = (os.getpid(), process_start_mark(os.getpid()))
-    return _OWN_MARK[1]
-
-
-_OWN_MARK: tuple[int, str | None] | None = None
-
-
-def _process_alive(tag: str) -> bool:
-    """Whether the process ``tag`` names (see :func:`process_tag`; an older library recorded
-    the number alone) runs on this machine; an unreadable tag counts as alive. A live process
-    whose start mark differs from the recorded one is another process that was given the same
-    number (after a reboot, or many processes later): the recorded one is gone (issue 23,
-    point 13)."""
-    pid_text, _, mark = tag.partition("@")
-    try:
-        pid = int(pid_text)
-    except ValueError:
-        return True
-    if pid != os.getpid():
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            pass  # it exists but is not ours (PermissionError)
-    if mark:
-        now = process_start_mark(pid)
-        if now is not None and now != mark:
-            return False
-    return True
 
 
 def _writer_note_path(path: Path) -> Path:
@@ -335,8 +127,8 @@ class Library:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise LibraryError(f"cannot create the library {path}: {error.strerror or error}") from None
-        _check_before_opening(path)
-        if path.exists() and path.stat().st_size > 0 and not _writable(path):
+        check_before_opening(path)
+        if path.exists() and path.stat().st_size > 0 and not writable(path):
             return cls._open_read_only(path)
         had_data = path.exists() and path.stat().st_size > 0
         try:
@@ -400,7 +192,7 @@ class Library:
     @classmethod
     def _open_read_only(cls, path: Path) -> Library:
         try:
-            conn = _connect_read_only(path)
+            conn = connect_read_only(path)
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA cache_size = -16384")
             conn.execute("PRAGMA temp_store = MEMORY")
@@ -700,7 +492,7 @@ class Library:
             return True
         try:
             note = json.loads(_writer_note_path(self.path).read_text(encoding="utf-8"))
-            return _process_alive(str(note.get("process") or note["pid"]))
+            return process_alive(str(note.get("process") or note["pid"]))
         except (OSError, ValueError, KeyError, TypeError):
             return False
 
@@ -709,7 +501,7 @@ class Library:
         it deleted the samples a merge replaced); return how many. Never fails: a library another
         process is writing is left for later."""
         rows = self.conn.execute(f"SELECT id, source FROM collection WHERE source LIKE '{STAGING}%'").fetchall()
-        gone = [cid for cid, source in rows if not _process_alive(source[len(STAGING) :].split(":", 1)[0])]
+        gone = [cid for cid, source in rows if not process_alive(source[len(STAGING) :].split(":", 1)[0])]
         if not gone or self.read_only:
             return 0
         try:

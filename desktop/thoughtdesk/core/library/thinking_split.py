@@ -27,7 +27,7 @@ ORIGINAL_KEY = "thoughtdesk_thinking_split"
 
 
 @dataclass(slots=True)
-class SplitReport:
+class SplitOutcome:
     """What a split (or an undo) did: CoTs looked at, changed, and the notes of odd ones."""
 
     collection: str
@@ -57,11 +57,11 @@ def _collection(lib: Library, name: str) -> int:
 
 def split_stored_thinking(
     lib: Library, collection: str, *, tags: tuple[str, str] = DEFAULT_THINK_TAGS, dry_run: bool = False
-) -> SplitReport:
+) -> SplitOutcome:
     """Split every CoT of ``collection`` whose text holds thinking in ``tags`` and that has no
     stored thinking yet; one transaction. ``dry_run``: count, change nothing."""
     collection_id = _collection(lib, collection)
-    report = SplitReport(collection, dry_run=dry_run)
+    report = SplitOutcome(collection, dry_run=dry_run)
     opening, closing = tags
     rows = lib.conn.execute(
         "SELECT c.id, c.sample_pk, c.cot, c.extra FROM generated_cot c JOIN sample s ON s.id = c.sample_pk "
@@ -108,11 +108,11 @@ def split_stored_thinking(
     return report
 
 
-def undo_split(lib: Library, collection: str, *, dry_run: bool = False) -> SplitReport:
+def undo_split(lib: Library, collection: str, *, dry_run: bool = False) -> SplitOutcome:
     """Put back the text of every CoT of ``collection`` that :func:`split_stored_thinking` split
     (its thinking and token count cleared, the kept original removed from ``extra``)."""
     collection_id = _collection(lib, collection)
-    report = SplitReport(collection, dry_run=dry_run)
+    report = SplitOutcome(collection, dry_run=dry_run)
     rows = lib.conn.execute(
         "SELECT c.id, c.sample_pk, c.extra FROM generated_cot c JOIN sample s ON s.id = c.sample_pk "
         "WHERE s.collection_id = ? AND instr(c.extra, ?) > 0 ORDER BY c.id",

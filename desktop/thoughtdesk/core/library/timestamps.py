@@ -19,7 +19,7 @@ Durations and ETAs are not computed from these strings (a run's latency comes fr
 its ETA from a monotonic clock), so whole seconds lose nothing. Rows written by older versions
 keep their text: collections had ``+00:00``, runs ``+00:00`` with milliseconds, the migration
 log SQLite's ``YYYY-MM-DD HH:MM:SS``; every reader above accepts those too. Times shown to people
-in local time (an import report's header and file name) are not library timestamps.
+in local time (a skip log's header and file name) are not library timestamps.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ Public API (import from ``thoughtdesk.core.review``)::
     DEFAULT_SET = "ThoughtSource"; CLINICAL_SET = "Clinical"
 
     # Annotations: one transaction per change, author + UTC time, n_annotations kept right;
-    # undo/redo is the GUI's QUndoStack driving .apply(op) / .revert(op)
+    # the GUI's undo goes through thoughtdesk.core.review.undo (annotation_edit(op), perform,
+    # undo, redo: the one undo record of every review edit, ReviewEdit)
     Span(start: int, end: int, text: str = "")                        # [start, end) code points
     StoredAnnotation(pk, cot_pk, author, date, key, value, span: Span | None)
     CotReview(cot_pk, author, labels: dict[str, bool], spans: list[tuple[str, Span]],
@@ -30,7 +31,7 @@ Public API (import from ``thoughtdesk.core.review``)::
         .plan_set_comment(cot_pk, text) -> AnnotationOp
         .plan_set_preferred(cot_pk, preferred: bool) -> AnnotationOp
         .plan_set_quality(cot_pk, score: int | None) -> AnnotationOp   # 1..5
-        .apply(op) -> None ; .revert(op) -> None                       # for QUndoCommand redo/undo
+        .apply(op) -> None ; .revert(op) -> None                       # write after / before
         .toggle_label(...) / .set_comment(...) / .set_preferred(...) / .set_quality(...)
             -> AnnotationOp                                            # plan + apply
 
@@ -55,8 +56,8 @@ Public API (import from ``thoughtdesk.core.review``)::
     export_review(library, author, path, *, collection=None)
         -> ExportCounts(annotations, explanation_ratings, critique_ratings)   # ratings too
     import_annotations(library, path, *, collection=None, strict=False, dry_run=False)
-        -> MergeReport
-    MergeReport(path, format, records, added, updated, unchanged, kept, matched_samples,
+        -> MergeOutcome
+    MergeOutcome(path, format, records, added, updated, unchanged, kept, matched_samples,
                 matched_cots, authors, unmatched: list[Unmatched(where, reason)], error, dry_run,
                 ratings: RatingCounts(records, added, updated, unchanged, kept))
         .ok / .merged / .reasons() / .summary
@@ -88,6 +89,7 @@ from thoughtdesk.core.review.labels import (
     label_sets,
     save_label_set,
 )
+from thoughtdesk.core.review.merge_outcome import MergeOutcome, RatingCounts, Unmatched
 from thoughtdesk.core.review.queues import (
     QueueFilter,
     ReviewQueue,
@@ -101,7 +103,6 @@ from thoughtdesk.core.review.queues import (
     mark_done,
     set_position,
 )
-from thoughtdesk.core.review.report import MergeReport, RatingCounts, Unmatched
 from thoughtdesk.core.review.types import (
     COMMENT_KEY,
     LABEL_OFF,
@@ -133,7 +134,7 @@ __all__ = [
     "LABEL_ON",
     "Label",
     "LabelSet",
-    "MergeReport",
+    "MergeOutcome",
     "RatingCounts",
     "NON_LABEL_KEYS",
     "PREFERRED_KEY",

@@ -5,9 +5,10 @@ Annotations live in ThoughtSource's ``annotation`` table (key = label name, valu
 its offsets in the row's ``extra`` JSON as ``{"span": {"start", "end", "text"}}``; the export
 writes ``extra`` keys back, so spans survive a round trip through a ThoughtSource file too.
 
-Every change is an :class:`AnnotationOp` (slot, value before, value after): the GUI plans an op,
-pushes it on its ``QUndoStack`` and the stack calls :meth:`AnnotationStore.apply` /
-:meth:`AnnotationStore.revert`.
+Every change is an :class:`AnnotationOp` (slot, value before, value after): the GUI plans an op
+and writes it as a review edit (:func:`thoughtdesk.core.review.undo.annotation_edit`), whose undo
+puts back the slot's rows exactly; :meth:`AnnotationStore.apply` / :meth:`AnnotationStore.revert`
+write an op's after / before value directly.
 """
 
 from __future__ import annotations

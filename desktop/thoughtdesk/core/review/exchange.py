@@ -32,6 +32,7 @@ from thoughtdesk.core.review.annotations import (
     utc_now,
     write_slot,
 )
+from thoughtdesk.core.review.merge_outcome import MergeOutcome, Unmatched
 from thoughtdesk.core.review.rating_exchange import (
     CRITIQUE_KEY,
     EXPLANATION_KEY,
@@ -41,7 +42,6 @@ from thoughtdesk.core.review.rating_exchange import (
     merge_rating,
     read_ratings,
 )
-from thoughtdesk.core.review.report import MergeReport, Unmatched
 from thoughtdesk.core.review.step_exchange import (
     STEPS_KEY,
     IncomingStepLabels,
@@ -272,7 +272,7 @@ def _exchange_records(path: Path, document: dict) -> list[_Incoming]:
 def _thoughtsource_records(path: Path, document: dict[str, dict[str, list[Any]]]) -> list[_Incoming]:
     """The annotations of a ThoughtSource collection already parsed by :func:`_read` (parsing
     the file a second time with ``ThoughtSourceFile`` doubled the cost of reading it)."""
-    from thoughtdesk.core.datasets.thoughtsource import sample_from_json
+    from thoughtdesk.core.datasets.ts_samples import sample_from_json
 
     out: list[_Incoming] = []
     for dataset, splits in document.items():
@@ -426,7 +426,7 @@ def import_annotations(
     strict: bool = False,
     dry_run: bool = False,
     progress: Callable[[int, int], None] | None = None,
-) -> MergeReport:
+) -> MergeOutcome:
     """Merge a ThoughtDesk exchange file or a ThoughtSource collection file with annotations.
 
     ``collection``: only match samples of this collection (default: the collection named in
@@ -436,7 +436,7 @@ def import_annotations(
     ``progress(done, total)`` is told as records are matched and merged (twice the records in all).
     """
     path = Path(path)
-    report = MergeReport(path, dry_run=dry_run)
+    report = MergeOutcome(path, dry_run=dry_run)
     try:
         collection_id = library.require_collection(collection) if collection is not None else None
         report.format, incoming, ratings, step_items = _read(path)
@@ -515,7 +515,7 @@ def import_annotations(
     return report
 
 
-def _merge_one(conn, report: MergeReport, rec: _Incoming, cot_pk: int) -> None:
+def _merge_one(conn, report: MergeOutcome, rec: _Incoming, cot_pk: int) -> None:
     rows = slot_rows(conn, cot_pk, rec.author, rec.key, rec.span)
     if not rows:
         write_slot(conn, cot_pk, rec.author, rec.key, rec.span, rec.value, rec.date)

@@ -37,6 +37,8 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from thoughtdesk.core.agreement.kappa import cohen_kappa
+from thoughtdesk.core.agreement.statistics import normal_quantile
 from thoughtdesk.core.critiques.analysis import (
     human_explanation_means,
     last_per_author,
@@ -44,11 +46,9 @@ from thoughtdesk.core.critiques.analysis import (
     per_cot_scores,
     score_bin,
 )
-from thoughtdesk.core.evaluation.agreement_stats import normal_quantile
 from thoughtdesk.core.evaluation.metrics import wilson_interval
 from thoughtdesk.core.judges.analysis import JudgeKey, pairwise_judge_pairs
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.review.agreement import cohen_kappa
 from thoughtdesk.core.review.preferences import PAIR_LABELS, TIE, PairPreference, collection_preferences, pair_key
 
 PAIRWISE, EXPLANATION_SCORE = "pairwise", "explanation score"

@@ -36,7 +36,7 @@ from thoughtdesk.core.critiques.store import (
 )
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.review.report import RatingCounts
+from thoughtdesk.core.review.merge_outcome import RatingCounts
 
 EXPLANATION_KEY = "explanation_ratings"
 CRITIQUE_KEY = "critique_ratings"

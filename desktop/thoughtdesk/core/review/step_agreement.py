@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from thoughtdesk.core.evaluation.agreement_stats import krippendorff_alpha
+from thoughtdesk.core.agreement.kappa import percent_agreement
+from thoughtdesk.core.agreement.statistics import krippendorff_alpha
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.review.agreement import percent_agreement
 from thoughtdesk.core.steps.store import decode_labels
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from thoughtdesk.core.errors import DataFileError
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.review.report import RatingCounts
+from thoughtdesk.core.review.merge_outcome import RatingCounts
 from thoughtdesk.core.steps.store import (
     FINISH_REASONS,
     StepReview,

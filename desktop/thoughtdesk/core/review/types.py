@@ -1,7 +1,7 @@
 """Records of the review workbench: labels, spans, stored annotations, operations, reports.
 
 Everything here is a plain dataclass so the GUI can hold, compare and queue them (an
-:class:`AnnotationOp` is what a ``QUndoCommand`` wraps).
+:class:`AnnotationOp` is planned here and written as a review edit, ``core/review/undo.py``).
 """
 
 from __future__ import annotations
@@ -117,9 +117,10 @@ class AnnotationOp:
 
     A slot is (``cot_pk``, ``author``, ``key``, span offsets or none). ``before`` and ``after``
     are the slot's value before and after the change; ``None`` means "no annotation". Applying
-    sets the slot to ``after``, reverting sets it to ``before``, so an undo stack only needs
-    :meth:`AnnotationStore.apply` and :meth:`AnnotationStore.revert`. ``description`` is the
-    text for an Edit menu ("Toggle Too verbose").
+    sets the slot to ``after``, reverting sets it to ``before``
+    (:meth:`AnnotationStore.apply`, :meth:`AnnotationStore.revert`); the Review tab writes it as
+    a review edit (``core/review/undo.py``), whose undo puts the stored rows back exactly.
+    ``description`` is the text for an Edit menu ("Toggle Too verbose").
     """
 
     cot_pk: int

@@ -204,6 +204,17 @@ def _where(target: StepTarget) -> tuple[str, tuple[Any, ...]]:
     return "cot_pk = ? AND trace = ?", (target.cot_pk, target.trace)
 
 
+def add_time_spent(conn: sqlite3.Connection, target: StepTarget, author: str, ms: int) -> bool:
+    """Add ``ms`` milliseconds to ``author``'s time on ``target``, in place: the row keeps its id,
+    labels and date (time spent is recorded, not an edit). False when they have no row."""
+    where, args = _where(target)
+    cursor = conn.execute(
+        f"UPDATE step_label SET time_ms = coalesce(time_ms, 0) + ? WHERE {where} AND author = ?",
+        (max(0, int(ms)), *args, author),
+    )
+    return cursor.rowcount > 0
+
+
 def reviews_of(conn: sqlite3.Connection, target: StepTarget, author: str | None = None) -> list[StepReview]:
     """The reviews of ``target`` (one author's, or everyone's), by author."""
     where, args = _where(target)

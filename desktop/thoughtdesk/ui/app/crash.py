@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
-from thoughtdesk.core.library.store import library_error
+from thoughtdesk.core.library.file_faults import library_error
 from thoughtdesk.core.settings.logs import log_file, redact
 from thoughtdesk.ui.qt import QApplication, QMessageBox, Qt
 

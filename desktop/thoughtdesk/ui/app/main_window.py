@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
-from thoughtdesk.core.library.store import Library, library_error
+from thoughtdesk.core.library.file_faults import library_error
+from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings import registry
 from thoughtdesk.ui.app.about import AboutDialog, app_icon
 from thoughtdesk.ui.app.crash import set_crash_library
 from thoughtdesk.ui.app.shortcuts import ShortcutsDialog
@@ -30,13 +32,13 @@ from thoughtdesk.ui.models import install as install_models
 from thoughtdesk.ui.qt import (
     QAction,
     QActionGroup,
+    QByteArray,
     QCloseEvent,
     QFileDialog,
     QKeySequence,
     QMainWindow,
     QMenu,
     QMessageBox,
-    QSettings,
     QShortcut,
     Qt,
     QTabWidget,
@@ -47,6 +49,7 @@ from thoughtdesk.ui.reports import install as install_reports
 from thoughtdesk.ui.review import install as install_review
 from thoughtdesk.ui.samples import install as install_samples
 from thoughtdesk.ui.settings import install as install_settings
+from thoughtdesk.ui.settings import options as settings_options
 from thoughtdesk.ui.widgets.signals import blocked
 from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
@@ -55,7 +58,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-GEOMETRY_SETTING = "mainWindow/geometry"
 
 #: The Samples tab's detail pane (generated-CoT cards and their verdicts). Set on the window, not
 #: the tab: a style sheet changes how every widget under it is drawn (margins, frames), and the
@@ -109,9 +111,9 @@ class MainWindow(QMainWindow):
         self.file_menu.addSeparator()
         self.action_quit = self.add_action(self.file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         self.set_library(library)
-        geometry = QSettings().value(GEOMETRY_SETTING)
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+        geometry = settings_options.read(registry.WINDOW_GEOMETRY)
+        if geometry:
+            self.restoreGeometry(QByteArray(geometry))
         else:
             fit_to_screen(self, 1400, 860)
 
@@ -382,5 +384,5 @@ class MainWindow(QMainWindow):
         self.closing.emit()
         for task in list(self._tasks):
             task.cancel()
-        QSettings().setValue(GEOMETRY_SETTING, self.saveGeometry())
+        settings_options.write(registry.WINDOW_GEOMETRY, bytes(self.saveGeometry().data()))
         super().closeEvent(event)

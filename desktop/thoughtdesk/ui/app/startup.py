@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.paths import LIBRARY_ENV, LIBRARY_FILENAME, resolve_library_path, resource_path, user_data_dir
+from thoughtdesk.core.paths import LIBRARY_ENV, LIBRARY_FILENAME, resource_path, user_data_dir
+from thoughtdesk.core.settings.saved import resolve_library_path
 
 if TYPE_CHECKING:  # Qt is imported when the GUI starts, not for the command line
     from thoughtdesk.ui.qt import QApplication
@@ -91,7 +92,7 @@ def run_gui(library: str | None = None) -> int:
     from thoughtdesk.ui.app.main_window import MainWindow
     from thoughtdesk.ui.app.single_instance import InstanceServer, hand_off
     from thoughtdesk.ui.qt import QMessageBox, Qt
-    from thoughtdesk.ui.settings.options import apply_startup_settings, load_settings, wizard_wanted
+    from thoughtdesk.ui.settings.options import QtSettings, apply_startup_settings, load_settings, wizard_wanted
 
     measuring = os.environ.get(QUIT_WHEN_SHOWN_ENV) == "1"  # a cold-start measurement stands alone
     requested = Path(library).expanduser() if library else None
@@ -122,7 +123,7 @@ def run_gui(library: str | None = None) -> int:
                 box.setTextFormat(Qt.TextFormat.PlainText)
                 box.exec()
     explicit = library or (None if os.environ.get(LIBRARY_ENV) else settings.library_path or None)
-    path = resolve_library_path(explicit)
+    path = resolve_library_path(explicit, QtSettings())  # a bad library/path: logged, the default
     from_wizard = wizard_chose and not library and not os.environ.get(LIBRARY_ENV)
     if needs_confirmation(path, chosen_in_wizard=from_wizard):
         from thoughtdesk.ui.app.missing_library import confirm_library

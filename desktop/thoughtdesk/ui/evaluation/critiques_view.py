@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtdesk.core.critiques.analysis import CritiqueAnalysis, analyse_collection
-from thoughtdesk.core.critiques.analysis_report import (
+from thoughtdesk.core.critiques.analysis_tables import (
     AGREEMENT_HEADERS,
     EMPTY_HINT,
     MODEL_HEADERS,

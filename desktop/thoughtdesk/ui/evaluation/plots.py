@@ -23,7 +23,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from thoughtdesk.core.evaluation.metrics import AccuracyRow, ScoredAnswer
-from thoughtdesk.core.evaluation.report import ROW_FIELDS
+from thoughtdesk.core.evaluation.tables import ROW_FIELDS
 from thoughtdesk.core.files import export_file, export_part
 
 _MODEL_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]

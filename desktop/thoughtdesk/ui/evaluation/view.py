@@ -21,8 +21,8 @@ from typing import TypeVar
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.evaluation.evaluate import EvaluationResult, PairedOutcomes, evaluate
 from thoughtdesk.core.evaluation.metrics import ScoredAnswer
-from thoughtdesk.core.evaluation.report import scored_now_text, truncated_text
-from thoughtdesk.core.evaluation.rescoring import RescoreReport, rescore, restore_original_scoring
+from thoughtdesk.core.evaluation.rescoring import RescoreOutcome, rescore, restore_original_scoring
+from thoughtdesk.core.evaluation.tables import scored_now_text, truncated_text
 from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import data_version
 from thoughtdesk.core.library.store import Library
@@ -385,13 +385,20 @@ class ResultsView(QWidget):
 
     def _fit_name_columns(self, rows) -> None:
         """Width of the dataset, split and model columns from their few distinct names
-        (resizeColumnToContents would measure every cell: ~80 ms for 200 rows)."""
+        (resizeColumnToContents would measure every cell: ~80 ms for 200 rows); figure columns
+        as wide as their title and widest figure, and hidden where no row has a figure (no
+        reasoning tokens, costs or votes stored), so the condition column gets the room."""
         metrics = self.table.fontMetrics()
         header = self.table.horizontalHeader()
         for column, name in ((0, "dataset"), (1, "split"), (2, "model")):
             texts = {getattr(r, name) for r in rows} | {COLUMNS[column].title}
             width = max(metrics.horizontalAdvance(t) for t in texts) + 24
             self.table.setColumnWidth(column, min(width, 320))
+        for column in range(4, len(COLUMNS)):
+            texts = {COLUMNS[column].text(r) for r in rows}
+            self.table.setColumnHidden(column, bool(rows) and texts <= {""})
+            width = max(metrics.horizontalAdvance(t) for t in texts | {COLUMNS[column].title}) + 24
+            self.table.setColumnWidth(column, max(width, 48))
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
 
     def pareto_rows(self) -> tuple[list, str]:
@@ -443,7 +450,7 @@ class ResultsView(QWidget):
 
     # Re-scoring and export --------------------------------------------------------------
 
-    def rescore_current(self) -> Task[RescoreReport] | None:
+    def rescore_current(self) -> Task[RescoreOutcome] | None:
         """Re-score the chosen collection in the background (progress dialog with Cancel)."""
         collection = self.collection_combo.currentText()
         library = self.window_.library
@@ -451,11 +458,11 @@ class ResultsView(QWidget):
             return None
         path = library.path
 
-        def work(ctx: TaskContext) -> RescoreReport:
+        def work(ctx: TaskContext) -> RescoreOutcome:
             with Library.open(path, create=False) as lib:
                 return rescore(lib, collection, progress=ctx.progress, cancel=ctx.cancelled)
 
-        def done(report: RescoreReport) -> None:
+        def done(report: RescoreOutcome) -> None:
             self.window_.show_status(report.summary, 15000)
             self.window_.notify_data_changed(DataChanges(answers=True, initiator=self))
 

@@ -14,18 +14,20 @@ from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.base.deferred import DeferredTab
 from thoughtdesk.ui.base.window_api import WindowApi
 from thoughtdesk.ui.qt import QDialog, QFormLayout, QLabel, QObject, Qt
-from thoughtdesk.ui.settings.options import load_settings, settings_values
+from thoughtdesk.ui.settings.options import QtSettings
 
 if TYPE_CHECKING:  # the dialogs are imported when first opened: they reach the planner and the backends
     from thoughtdesk.core.generation.backends import PriceTable
     from thoughtdesk.core.generation.fragment_store import FragmentStore
     from thoughtdesk.core.generation.fragments import FragmentLibrary
     from thoughtdesk.core.generation.runs import RunLimits
+    from thoughtdesk.ui.generation.autolabel_dialog import AutolabelRunDialog
     from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
     from thoughtdesk.ui.generation.fragment_editor import FragmentEditor
     from thoughtdesk.ui.generation.judge_dialog import JudgeRunDialog
     from thoughtdesk.ui.generation.model_form import ModelList
     from thoughtdesk.ui.generation.planner import RunPlannerDialog
+    from thoughtdesk.ui.generation.revise_dialog import RevisionRunDialog
     from thoughtdesk.ui.generation.runs_panel import RunsPanel
 
 
@@ -56,7 +58,7 @@ def start_from_settings(models: ModelList, *, efforts: bool = True) -> None:
     Settings (not always OpenAI / gpt-4o-mini), by the rule ``thoughtdesk generate`` uses too
     (:func:`thoughtdesk.core.generation.defaults.model_defaults`), and put that model in the
     run's list: a first run needs no extra click."""
-    models.start_from(model_defaults(settings_values(load_settings())), efforts=efforts)
+    models.start_from(model_defaults(QtSettings()), efforts=efforts)
 
 
 class GenerationUI(QObject):
@@ -81,13 +83,19 @@ class GenerationUI(QObject):
         self.action_critique = window.add_action(menu, "&Critique…", "Ctrl+Shift+G", self.open_critique_dialog)
         self.action_revise = window.add_action(menu, "Re&vise from critiques…", None, self.open_revise_dialog)
         self.action_judge = window.add_action(menu, "&Judge pairs…", None, self.open_judge_dialog)
+        self.action_autolabel = window.add_action(menu, "&Label steps by rollouts…", None, self.open_autolabel_dialog)
         self.action_rationales = window.add_action(menu, "Mine &rationales…", None, self.open_rationales_dialog)
         self.action_fragments = window.add_action(menu, "&Fragments…", None, self.open_fragment_editor)
         # The tab's Ctrl+4 is a window shortcut; the menu names it after a tab (shown right-aligned
         # like a shortcut) without binding it twice, which Qt would call ambiguous and ignore.
         self.action_runs = window.add_action(menu, "&Runs\tCtrl+4", None, lambda: window.show_tab(self.runs_panel))
         window.writing(
-            self.action_plan, self.action_critique, self.action_revise, self.action_judge, self.action_rationales
+            self.action_plan,
+            self.action_critique,
+            self.action_revise,
+            self.action_judge,
+            self.action_autolabel,
+            self.action_rationales,
         )
         window.library_changed.connect(self._library_changed)
         # Stop sending at close; requests in flight are stored or sent again by a later resume.
@@ -246,7 +254,7 @@ class GenerationUI(QObject):
             self.judge_dialog.deleteLater()
         self.judge_dialog = None
 
-    def open_revise_dialog(self) -> QDialog | None:
+    def open_revise_dialog(self) -> RevisionRunDialog | None:
         """Open Generate > Revise from critiques… on the current library and the collection shown."""
         window = self.window
         if window.library is None:
@@ -261,6 +269,30 @@ class GenerationUI(QObject):
             critique_model_list("revision"),
             collection=collection,
             parent=window.dialog_parent,
+        )
+        dialog.run_created.connect(self._run_created)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        return dialog
+
+    def open_autolabel_dialog(self) -> AutolabelRunDialog | None:
+        """Open Generate > Label steps by rollouts… on the current library and the collection shown
+        (``thoughtdesk autolabel`` in a window; docs/steps.md)."""
+        window = self.window
+        if window.library is None:
+            return None
+        prices, collection = self._prices_and_collection(window.library)
+        from thoughtdesk.ui.generation.autolabel_dialog import AutolabelRunDialog
+
+        models = critique_model_list("rollout")
+        if models.specs():  # the model chosen in Settings, listed already: it takes the values below too
+            models.list.setCurrentRow(0)
+        models.form.max_tokens.setValue(256)  # the defaults of `thoughtdesk autolabel`: short rollouts,
+        models.form.temperature.setValue(0.7)  # sampled (K of them must differ)
+        if models.specs():
+            models.replace_selected()
+        dialog = AutolabelRunDialog(
+            window.library.path, prices, models, collection=collection, parent=window.dialog_parent
         )
         dialog.run_created.connect(self._run_created)
         dialog.finished.connect(dialog.deleteLater)
@@ -299,7 +331,7 @@ class GenerationUI(QObject):
         from thoughtdesk.ui.generation.planner import RunPlannerDialog
 
         models = ModelList()
-        defaults = model_defaults(settings_values(load_settings()))
+        defaults = model_defaults(QtSettings())
         models.start_from(defaults)
         self.planner = RunPlannerDialog(
             window.library.path,

@@ -7,22 +7,20 @@ reads the library), so the dialog stays responsive on large collections. It show
 CoT as plain text, before anything is sent. Start writes the run's request rows in a worker and
 hands the run id to the Runs tab through :attr:`CritiqueRunDialog.run_created`.
 The models widget (``ModelList``, shared with the run planner) is handed in by the Generate menu
-that opens the dialog; the planning and starting are :class:`PlannedRunMixin`'s, as the run
-planner's.
+that opens the dialog; the selection, planning and starting are :class:`PlannedRunDialog`'s, as
+every kind of run's.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 from thoughtdesk.core.critiques.prompts import BUILTIN_KEY, DS_PRESET, CritiqueTemplate
-from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import (
-    ONLY_CHOICES,
-    CotSelection,
     CritiquePlan,
     CritiqueSpec,
     ModelSpec,
@@ -32,29 +30,11 @@ from thoughtdesk.core.generation.runs import (
     plan_critique_run,
 )
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelList
-from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
-from thoughtdesk.ui.qt import (
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QGroupBox,
-    QLabel,
-    QLineEdit,
-    QPlainTextEdit,
-    QSpinBox,
-    QSplitter,
-    QTabWidget,
-    QTimer,
-    QVBoxLayout,
-    QWidget,
-    Signal,
-)
+from thoughtdesk.ui.generation.planned_dialog import PlannedRunDialog, only_combo, tokens_and_cost
+from thoughtdesk.ui.qt import QComboBox, QFormLayout, QGroupBox, QVBoxLayout, QWidget
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
-from thoughtdesk.ui.widgets.sizing import fit_to_screen
 
 #: The wrapper choices: (data, label). "ds" is the Digital Socrates preset.
 WRAPPER_CHOICES = (
@@ -62,7 +42,6 @@ WRAPPER_CHOICES = (
     ("ds", "Digital Socrates preset: the DS-7B/13B card's input, greedy, 512 tokens"),
     ("llama2", "Llama-2 chat form, one raw prompt"),
 )
-ONLY_LABELS = {"all": "All CoTs", "correct": "Only CoTs with a correct answer", "incorrect": "Only incorrect ones"}
 
 
 def apply_preset(model: ModelSpec, wrapper: str) -> ModelSpec:
@@ -76,39 +55,35 @@ def apply_preset(model: ModelSpec, wrapper: str) -> ModelSpec:
 def describe_critique_plan(plan: CritiquePlan) -> str:
     """The plan for people: counts, tokens, cost, per model."""
     counts = plan.counts_by_correctness()
-    cost = (
-        "unknown (no price for " + ", ".join(plan.unpriced_models) + ")"
-        if plan.estimated_cost is None
-        else f"at most ${plan.estimated_cost:.4f}"
-    )
     lines = [
         f"{plan.total} critique request(s): {plan.n_cots} CoT(s) of {plan.n_samples} sample(s) x "
         f"{len(plan.spec.models)} critique model(s).",
         f"CoTs: {counts['correct']} correct, {counts['incorrect']} incorrect, {counts['unscored']} without a "
         "scored answer.",
-        f"Tokens: about {plan.estimated_prompt_tokens:,} prompt + at most {plan.estimated_completion_tokens:,} "
-        f"completion. Cost: {cost}.",
     ]
-    for label, model_cost in plan.cost_by_model.items():
-        lines.append(f"  {label}: " + ("no price" if model_cost is None else f"${model_cost:.4f}"))
-    return "\n".join(lines)
+    return "\n".join(
+        lines
+        + tokens_and_cost(
+            plan.estimated_prompt_tokens,
+            plan.estimated_completion_tokens,
+            plan.estimated_cost,
+            plan.cost_by_model,
+            plan.unpriced_models,
+        )
+    )
 
 
-def format_critique_previews(plan: CritiquePlan, limit: int = 1) -> str:
-    """The exact text of the first CoT's prompt(s), one per wrapper, as plain text."""
-    parts = []
-    for preview in plan.previews(limit):
-        parts.append(f"--- {preview.sample_label} | {preview.model} | {preview.variant}\n{preview.prompt}")
-    return "\n\n".join(parts)
+class CritiqueRunDialog(PlannedRunDialog[CritiquePlan]):
+    """Plan a critique run and start it (signals as :class:`PlannedRunDialog`'s)."""
 
-
-class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
-    """Plan a critique run and start it. ``plan_ready(CritiquePlan)`` after each re-plan;
-    ``run_created(int, RunLimits)`` once Start has written the run (the dialog then closes)."""
-
-    plan_ready = Signal(object)
-    plan_failed = Signal(str)
-    run_created = Signal(int, object)
+    object_name = "critiqueRunDialog"
+    title = "Critique CoTs"
+    selection_title = "CoTs to critique (bare answers included)"
+    unit = "CoTs"
+    preview_caption = "Exact prompt of the first CoT (nothing has been sent):"
+    start_text = "&Start critique run"
+    model_noun = "critique model"
+    models_tab = "Critique &models"
 
     def __init__(
         self,
@@ -120,55 +95,21 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
         collection: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.setObjectName("critiqueRunDialog")
-        self.setWindowTitle("Critique CoTs")
         self.templates = dict(templates)
         self.prices = prices
-        self.models_widget = models
-        self.chooser = models
-        self._start_planning(library_path).close()
-        self._build(collection)
-        self._timer = QTimer(self, singleShot=True, interval=250)
-        self._timer.timeout.connect(self.replan)
-        self._connect_changes()
-        fit_to_screen(self, 1240, 700)
-        self.schedule_replan()
+        super().__init__(library_path, models, collection=collection, parent=parent)
 
-    # Layout ---------------------------------------------------------------------------------
+    # The form -------------------------------------------------------------------------------
 
-    def _build(self, collection: str | None) -> None:
-        self.collection = QComboBox(objectName="critiqueCollection")
-        self.collection.addItems(list(self._collections))
-        if collection in self._collections:
-            self.collection.setCurrentText(collection)
-        self.dataset = QComboBox(objectName="critiqueDataset")
-        self.split = QComboBox(objectName="critiqueSplit")
-        self.collection.currentIndexChanged.connect(self._fill_datasets)
-        self.dataset.currentIndexChanged.connect(self._fill_splits)
-        self._fill_datasets()
-        self.only = QComboBox(objectName="critiqueOnly")
-        for value in ONLY_CHOICES:
-            self.only.addItem(ONLY_LABELS[value], value)
+    def build_tabs(self) -> list[tuple[QWidget, str]]:
+        self.only = only_combo("critiqueOnly")
         self.judge = QComboBox(objectName="critiqueJudge")
         self.judge.addItem("Visible explanation (Digital Socrates)", "explanation")
         self.judge.addItem("Thinking (reasoning models; CoTs without it left out)", "thinking")
         self.judge.setToolTip("What the critique model reads of each CoT as its explanation")
-        self.limit = QSpinBox(objectName="critiqueLimit", minimum=0, maximum=10_000_000)
-        self.limit.setSpecialValueText("all")
-        self.limit.setToolTip("Most CoTs per dataset split")
-        self.seed = QSpinBox(objectName="critiqueSeed", minimum=-1, maximum=2_147_483_647, value=-1)
-        self.seed.setSpecialValueText("first ones")
-        self.seed.setToolTip("With a seed the limited CoTs are drawn at random")
-        cots = self.cots_group = QGroupBox("CoTs to critique (bare answers included)")
-        form = QFormLayout(cots)
-        form.addRow("&Collection", self.collection)
-        form.addRow("&Dataset", self.dataset)
-        form.addRow("S&plit", self.split)
-        form.addRow("&Which", self.only)
-        form.addRow("&Judge", self.judge)
-        form.addRow("&Limit", self.limit)
-        form.addRow("Random draw see&d", self.seed)
+        self.cots_group = self.selection_group
+        self.add_selection_row("&Which", self.only)
+        self.add_selection_row("&Judge", self.judge)
 
         self.template = QComboBox(objectName="critiqueTemplate")
         self.refresh_templates(self.templates)
@@ -189,48 +130,10 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
 
         what = QWidget()
         what_layout = QVBoxLayout(what)
-        what_layout.addWidget(cots)
+        what_layout.addWidget(self.selection_group)
         what_layout.addWidget(prompt)
         what_layout.addStretch(1)
-        self.tabs = QTabWidget(objectName="critiqueTabs")
-        self.tabs.addTab(what, "&CoTs and prompt")
-        self.tabs.addTab(self.models_widget, "Critique &models")
-
-        self.summary = plain_label("Planning…", name="critiqueSummary")
-        self.preview = QPlainTextEdit(objectName="critiquePreview")
-        self.preview.setReadOnly(True)  # plain text: dataset and model text is never markup
-        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.run_name = QLineEdit(objectName="critiqueRunName")
-        self.run_name.setPlaceholderText("Run name (optional)")
-        self.concurrency = QSpinBox(objectName="critiqueConcurrency", minimum=1, maximum=256, value=8)
-        self.attempts = QSpinBox(objectName="critiqueAttempts", minimum=1, maximum=20, value=6)
-        run_form = QFormLayout()
-        run_form.addRow("Run &name", self.run_name)
-        run_form.addRow("Con&current requests per server", self.concurrency)
-        self.concurrency.setToolTip(
-            "Requests in flight at once for each provider; a model served by a pool of servers gets this many per server"
-        )
-        run_form.addRow("&Attempts per request", self.attempts)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.addWidget(self.summary)
-        right_layout.addWidget(QLabel("Exact prompt of the first CoT (nothing has been sent):"))
-        right_layout.addWidget(self.preview, 1)
-        right_layout.addLayout(run_form)
-
-        splitter = QSplitter()
-        splitter.addWidget(self.tabs)
-        splitter.addWidget(right)
-        splitter.setSizes([600, 640])
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.start_button = self.buttons.addButton("&Start critique run", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.start_button.setObjectName("startCritiqueRun")
-        self.start_button.setEnabled(False)
-        self.buttons.accepted.connect(self.start)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(splitter, 1)
-        layout.addWidget(self.buttons)
+        return [(what, "&CoTs and prompt")]
 
     def refresh_templates(self, templates: dict[str, CritiqueTemplate]) -> None:
         """Refill the template list (the fragment editor changed), keeping the chosen key."""
@@ -242,34 +145,20 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
                 self.template.addItem(f"{key} ({template.source})", key)
             index = self.template.findData(current)
             self.template.setCurrentIndex(max(0, index))
-        if hasattr(self, "_timer"):
-            self.schedule_replan()
+        self.schedule_replan()
 
-    def _connect_changes(self) -> None:
-        for spin in (self.limit, self.seed):
-            spin.valueChanged.connect(lambda _: self.schedule_replan())
-        for combo in (self.split, self.only, self.judge, self.template, self.wrapper):
+    def connect_changes(self) -> None:
+        for combo in (self.only, self.judge, self.template, self.wrapper):
             combo.currentIndexChanged.connect(lambda _: self.schedule_replan())
-        self.chooser.changed.connect(self.schedule_replan)
 
     # Planning -------------------------------------------------------------------------------
 
     def spec(self) -> CritiqueSpec:
         """The critique run the choices describe (raises ThoughtDeskError with what to fix)."""
         wrapper = self.wrapper.currentData()
-        models = tuple(apply_preset(m, wrapper) for m in self.chooser.specs())
-        if not models:
-            raise ThoughtDeskError("Add at least one critique model in the Critique models tab.")
-        dataset, split = self.dataset.currentData(), self.split.currentData()
+        models = tuple(apply_preset(m, wrapper) for m in self.chosen_models())
         return CritiqueSpec(
-            CotSelection(
-                self.collection.currentText(),
-                datasets=(dataset,) if dataset else (),
-                splits=(split,) if split else (),
-                only=self.only.currentData(),
-                limit=self.limit.value() or None,
-                seed=None if self.seed.value() < 0 else self.seed.value(),
-            ),
+            self.cot_selection(self.only.currentData()),
             models,
             template=self.template.currentData() or BUILTIN_KEY,
             wrappers=(wrapper,),
@@ -277,40 +166,12 @@ class CritiqueRunDialog(QDialog, PlannedRunMixin[CritiquePlan]):
             judge=self.judge.currentData() or "explanation",
         )
 
-    def schedule_replan(self) -> None:
-        if hasattr(self, "_timer"):
-            self.start_button.setEnabled(False)
-            self._timer.start()
-
-    def replan(self) -> Task[CritiquePlan] | None:
-        """Plan again in a worker; ``plan_ready`` or ``plan_failed`` after."""
-        self._generation += 1
-        generation = self._generation
-        try:
-            spec = self.spec()
-        except ThoughtDeskError as error:
-            self._failed(generation, error)
-            return None
-        templates, prices, path = dict(self.templates), self.prices, self.library_path
-
-        def work(_ctx: TaskContext) -> CritiquePlan:
-            with Library.open(path) as lib:
-                return plan_critique_run(lib, spec, templates=templates, prices=prices)
-
-        self.summary.setText("Planning…")
-        return (
-            Task(work)
-            .on_success(lambda plan: self._planned(generation, plan))
-            .on_failure(lambda error: self._failed(generation, error))
-            .owned_by(self, self._tasks)
-            .start()
-        )
+    def plan_job(self) -> Callable[[Library], CritiquePlan]:
+        spec, templates, prices = self.spec(), dict(self.templates), self.prices
+        return lambda lib: plan_critique_run(lib, spec, templates=templates, prices=prices)
 
     def describe(self, plan: CritiquePlan) -> str:
         return describe_critique_plan(plan)
-
-    def previews_text(self, plan: CritiquePlan) -> str:
-        return format_critique_previews(plan)
 
     def create_planned_run(self, lib: Library, plan: CritiquePlan, name: str | None) -> int:
         check_models_ready(plan.spec.models)  # offline mode, a missing model file: no run is written

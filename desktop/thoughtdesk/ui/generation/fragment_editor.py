@@ -17,9 +17,9 @@ from thoughtdesk.core.generation.fragment_store import FragmentStore, replace_co
 from thoughtdesk.core.generation.fragments import (
     ALL_KINDS,
     Fragment,
+    FragmentImportOutcome,
     FragmentKind,
     FragmentLibrary,
-    ImportReport,
     import_fragments,
 )
 from thoughtdesk.ui.qt import (
@@ -428,11 +428,11 @@ class FragmentEditor(QWidget):
             self._report("Every built-in fragment is present.")
         return restored
 
-    def import_file(self, path: str | Path, *, replace_conflicts: bool = False) -> ImportReport | None:
+    def import_file(self, path: str | Path, *, replace_conflicts: bool = False) -> FragmentImportOutcome | None:
         """Merge a ThoughtSource or ThoughtDesk fragments file, or DS Critique Bank's
         DSCB-prompts.json (critique template and student prompts), as one undoable step."""
         path = Path(path)
-        report: list[ImportReport] = []
+        report: list[FragmentImportOutcome] = []
 
         def merge(lib: FragmentLibrary) -> Fragment | None:
             report.append(import_fragments(lib, path, on_conflict="replace" if replace_conflicts else "keep"))

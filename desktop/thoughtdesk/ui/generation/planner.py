@@ -4,14 +4,18 @@ Every change re-plans in a worker (:func:`thoughtdesk.core.generation.runs.plan_
 so the dialog stays responsive on large collections. The dialog shows the number of requests,
 the estimated tokens and cost (prices editable), and the exact prompts of the first requests as
 plain text. Nothing is sent until Start, which writes the run's request rows (``create_run``)
-and hands the run id to the runs panel through :attr:`RunPlannerDialog.run_created`.
+and hands the run id to the runs panel through :attr:`RunPlannerDialog.run_created`. The
+selection, planning and starting are :class:`PlannedRunDialog`'s, as every kind of run's; this
+kind adds the sample source, prompt fragments, mode, models, guide and prices.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
@@ -32,17 +36,14 @@ from thoughtdesk.core.generation.runs import (
 )
 from thoughtdesk.core.library.queries import SampleFilter, collection_name
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.guide_panel import GuidePanel
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.plan_summary import SampleSource, SourceKind, describe_plan, format_previews
-from thoughtdesk.ui.generation.planned_dialog import PlannedRunMixin
+from thoughtdesk.ui.generation.planned_dialog import PlannedRunDialog
 from thoughtdesk.ui.generation.price_editor import PriceEditor
 from thoughtdesk.ui.qt import (
     QCheckBox,
     QComboBox,
-    QDialog,
-    QDialogButtonBox,
     QFormLayout,
     QGridLayout,
     QGroupBox,
@@ -51,20 +52,14 @@ from thoughtdesk.ui.qt import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QScrollArea,
     QSpinBox,
-    QSplitter,
     Qt,
-    QTabWidget,
-    QTimer,
     QVBoxLayout,
     QWidget,
-    Signal,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
-from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
+from thoughtdesk.ui.widgets.sizing import compact_combo
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "answer_extraction": "Answer extractions"}
@@ -73,14 +68,14 @@ LIST_TITLES = {"instruction": "Instructions", "cot_trigger": "CoT triggers", "an
 DEFAULT_TICKS = DEFAULT_FRAGMENTS
 
 
-class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
-    """Plan a run and start it. ``plan_ready(RunPlan)`` after each re-plan; ``run_created(int,
-    RunLimits)`` once Start has written the run (the dialog then closes). It opens on the
-    collection, dataset and split selected in the main window's tree (``main_filter``)."""
+class RunPlannerDialog(PlannedRunDialog[RunPlan]):
+    """Plan a generation run and start it (signals as :class:`PlannedRunDialog`'s). It opens
+    on the collection, dataset and split selected in the main window's tree (``main_filter``)."""
 
-    plan_ready = Signal(object)
-    plan_failed = Signal(str)
-    run_created = Signal(int, object)
+    object_name = "runPlanner"
+    title = "Plan a run"
+    initial_size = (1300, 820)
+    split_sizes = (760, 540)
 
     def __init__(
         self,
@@ -94,33 +89,28 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         models: ModelList | None = None,
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.setObjectName("runPlanner")
-        #: The models of the run (the window passes one started from the user's Settings).
-        self.models = models if models is not None else ModelList()
-        self.setWindowTitle("Plan a run")
         self.fragments = fragments
         self.main_filter = main_filter
         self.selected_pks = selected_pks
-        with self._start_planning(library_path) as lib:
-            self._filter_collection = self._collection_name(lib, main_filter)
+        self._filter_collection: str | None = None
         self.price_editor = PriceEditor(prices, price_path)
-        self._build()
-        self._timer = QTimer(self, singleShot=True, interval=250)
-        self._timer.timeout.connect(self.replan)
-        self._connect_changes()
-        fit_to_screen(self, 1300, 820)
-        self.schedule_replan()
+        super().__init__(library_path, models if models is not None else ModelList(), parent=parent)
 
-    @staticmethod
-    def _collection_name(lib: Library, main_filter: SampleFilter | None) -> str | None:
-        if main_filter is None or main_filter.collection_id is None:
-            return None
-        return collection_name(lib, main_filter.collection_id)
+    def read_library(self, lib: Library) -> None:
+        shown = self.main_filter
+        if shown is not None and shown.collection_id is not None:
+            self._filter_collection = collection_name(lib, shown.collection_id)
+
+    def opening_source(self, collection: str | None) -> tuple[str | None, str | None, str | None]:
+        """The collection, dataset and split selected in the main window's tree."""
+        shown = self.main_filter
+        if shown is None:
+            return None, None, None
+        return self._filter_collection, shown.dataset, shown.split
 
     # Layout ---------------------------------------------------------------------------------
 
-    def _build(self) -> None:
+    def build_tabs(self) -> list[tuple[QWidget, str]]:
         self.source = QComboBox(objectName="sampleSource")
         compact_combo(self.source)
         self.source.addItem("A collection, dataset and split", "collection")
@@ -128,31 +118,8 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             self.source.addItem("The samples shown in the main window (its filter)", "filter")
         if self.selected_pks:
             self.source.addItem(f"The selected sample(s) ({len(self.selected_pks)})", "selection")
-        self.collection = QComboBox(objectName="collection")
-        compact_combo(self.collection)
-        self.collection.addItems(list(self._collections))
-        self.dataset = QComboBox(objectName="dataset")
-        compact_combo(self.dataset)
-        self.split = QComboBox(objectName="split")
-        compact_combo(self.split)
-        self.collection.currentIndexChanged.connect(self._fill_datasets)
-        self.dataset.currentIndexChanged.connect(self._fill_splits)
-        self._fill_datasets()
-        self._select_tree_node()
-        self.limit = QSpinBox(objectName="limit", minimum=0, maximum=10_000_000)
-        self.limit.setSpecialValueText("all")
+        self.selection_form.insertRow(0, "&From", self.source)
         self.limit.setToolTip("Most samples per dataset split (collection) or in all (filter, selection)")
-        self.sample_seed = QSpinBox(objectName="sampleSeed", minimum=-1, maximum=2_147_483_647, value=-1)
-        self.sample_seed.setSpecialValueText("first ones")
-        self.sample_seed.setToolTip("With a seed the limited samples are drawn at random")
-        samples = QGroupBox("Samples")
-        form = QFormLayout(samples)
-        form.addRow("&From", self.source)
-        form.addRow("&Collection", self.collection)
-        form.addRow("&Dataset", self.dataset)
-        form.addRow("S&plit", self.split)
-        form.addRow("&Limit", self.limit)
-        form.addRow("Random draw see&d", self.sample_seed)
 
         self.lists: dict[FragmentKind, QListWidget] = {}
         prompts = QGroupBox("Prompt fragments (tick one or more of each)")
@@ -189,65 +156,29 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         what = QWidget()
         what_layout = QVBoxLayout(what)
         top = QHBoxLayout()
-        top.addWidget(samples, 1)
+        top.addWidget(self.selection_group, 1)
         top.addWidget(options, 1)
         what_layout.addLayout(top)
         what_layout.addWidget(prompts, 1)
 
-        self.tabs = QTabWidget(objectName="plannerTabs")
-        self.tabs.addTab(what, "&Samples and prompts")
-        self.tabs.addTab(self.models, "&Models")
         self.guide = GuidePanel()
         guide_scroll = QScrollArea(objectName="guideScroll")  # the tab's forms must not widen the dialog
         guide_scroll.setWidgetResizable(True)
         guide_scroll.setWidget(self.guide)
-        self.tabs.addTab(guide_scroll, "&Guide")
-        self.tabs.addTab(self.price_editor, "P&rices")
 
-        self.summary = plain_label("Planning…", name="planSummary")
-        self.preview = QPlainTextEdit(objectName="promptPreview")
-        self.preview.setReadOnly(True)
-        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.run_name = QLineEdit(objectName="runName")
-        self.run_name.setPlaceholderText("Run name (optional)")
-        self.concurrency = QSpinBox(objectName="concurrency", minimum=1, maximum=256, value=8)
-        self.attempts = QSpinBox(objectName="attempts", minimum=1, maximum=20, value=6)
-        run_form = QFormLayout()
-        run_form.addRow("Run &name", self.run_name)
-        run_form.addRow("Con&current requests per server", self.concurrency)
-        self.concurrency.setToolTip(
-            "Requests in flight at once for each provider; a model served by a pool of servers gets this many per server"
-        )
-        run_form.addRow("&Attempts per request", self.attempts)
         self.batch = QCheckBox("&Batch API: half price, within 24 h")
         self.batch.setObjectName("batchRun")
         self.batch.setToolTip(
             "OpenAI's Batch API or Anthropic's Message Batches: the run waits in the Runs tab, "
             "which fetches its results when they are ready (also after a restart)"
         )
-        self.batch.toggled.connect(lambda _: self.schedule_replan())
-        run_form.addRow("", self.batch)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.addWidget(self.summary)
-        right_layout.addWidget(QLabel("Exact prompts of the first requests (nothing has been sent):"))
-        right_layout.addWidget(self.preview, 1)
-        right_layout.addLayout(run_form)
-
-        splitter = QSplitter()
-        splitter.addWidget(self.tabs)
-        splitter.addWidget(right)
-        splitter.setSizes([760, 540])
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.start_button = self.buttons.addButton("&Start run", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.start_button.setObjectName("startRun")
-        self.start_button.setEnabled(False)
-        self.buttons.accepted.connect(self.start)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(splitter, 1)
-        layout.addWidget(self.buttons)
+        self.run_form.addRow("", self.batch)
         self._source_changed()
+        return [
+            (what, "&Samples and prompts"),
+            (guide_scroll, "&Guide"),
+            (self.price_editor, "P&rices"),
+        ]
 
     def refresh_fragments(self) -> None:
         """Refill the three lists from the fragment library, keeping the ticked keys."""
@@ -266,8 +197,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                     item.setCheckState(Qt.CheckState.Checked if key in ticked else Qt.CheckState.Unchecked)
                     widget.addItem(item)
-        if hasattr(self, "_timer"):
-            self.schedule_replan()
+        self.schedule_replan()
 
     def checked(self, kind: FragmentKind) -> list[str | None]:
         widget = self.lists[kind]
@@ -284,34 +214,21 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             item = widget.item(row)
             item.setCheckState(Qt.CheckState.Checked if item.data(KEY_ROLE) in keys else Qt.CheckState.Unchecked)
 
-    def _select_tree_node(self) -> None:
-        """Start on the collection, dataset and split selected in the main window's tree (not
-        the first collection alphabetically: a first run once went to the wrong collection)."""
-        shown = self.main_filter
-        if shown is None or not self._filter_collection or self._filter_collection not in self._collections:
-            return
-        self.collection.setCurrentText(self._filter_collection)  # refills datasets and splits
-        for combo, value in ((self.dataset, shown.dataset), (self.split, shown.split)):
-            index = combo.findData(value) if value is not None else -1
-            if index >= 0:
-                combo.setCurrentIndex(index)
-
     def _source_changed(self) -> None:
         by_collection = self.source.currentData() == "collection"
         for widget in (self.collection, self.dataset, self.split):
             widget.setEnabled(by_collection)
         self.schedule_replan()
 
-    def _connect_changes(self) -> None:
+    def connect_changes(self) -> None:
         self.source.currentIndexChanged.connect(lambda _: self._source_changed())
-        for spin in (self.limit, self.sample_seed, self.n, self.few_shot_k, self.few_shot_seed):
+        for spin in (self.n, self.few_shot_k, self.few_shot_seed):
             spin.valueChanged.connect(lambda _: self.schedule_replan())
-        for combo in (self.split, self.mode):
-            combo.currentIndexChanged.connect(lambda _: self.schedule_replan())
+        self.mode.currentIndexChanged.connect(lambda _: self.schedule_replan())
         self.few_shot_split.textChanged.connect(lambda _: self.schedule_replan())
         for widget in self.lists.values():
             widget.itemChanged.connect(lambda _: self.schedule_replan())
-        self.models.changed.connect(self.schedule_replan)
+        self.batch.toggled.connect(lambda _: self.schedule_replan())
         self.models.changed.connect(self.follow_main_model)
         self.guide.changed.connect(self.schedule_replan)
         self.price_editor.changed.connect(self.schedule_replan)
@@ -320,8 +237,7 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
 
     def sample_source(self) -> SampleSource:
         kind: SourceKind = self.source.currentData()
-        limit = self.limit.value() or None
-        seed = None if self.sample_seed.value() < 0 else self.sample_seed.value()
+        _datasets, _splits, limit, seed = self.selection()
         if kind == "filter":
             return SampleSource(
                 "filter", self._filter_collection or "", main_filter=self.main_filter, limit=limit, seed=seed
@@ -343,11 +259,9 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
             seed=seed,
         )
 
-    def spec_parts(self) -> dict:
+    def spec_parts(self) -> dict[str, Any]:
         """Everything of the RunSpec except the samples (resolved in the worker)."""
-        models = tuple(self.models.specs())
-        if not models:
-            raise ThoughtDeskError("Add at least one model in the Models tab.")
+        models = self.chosen_models()
         lists = {kind: tuple(self.checked(kind)) for kind in FRAGMENT_KINDS}
         for kind, keys in lists.items():
             if not keys:
@@ -373,48 +287,29 @@ class RunPlannerDialog(QDialog, PlannedRunMixin[RunPlan]):
         local = next((spec for spec in self.models.specs() if spec.provider == "llamacpp"), None)
         self.guide.follow_main_model(local)
 
-    def schedule_replan(self) -> None:
-        if hasattr(self, "_timer"):
-            self.start_button.setEnabled(False)
-            self._timer.start()
-
-    def replan(self) -> Task[RunPlan] | None:
-        """Plan again in a worker from the current choices; ``plan_ready`` or ``plan_failed`` after."""
-        self._generation += 1
-        generation = self._generation
-        try:
-            parts = self.spec_parts()
-        except ThoughtDeskError as error:
-            self._failed(generation, error)
-            return None
+    def plan_job(self) -> Callable[[Library], RunPlan]:
+        parts = self.spec_parts()
         source = self.sample_source()
         fragments = FragmentLibrary(list(self.fragments))  # a snapshot: the editor may change it
         prices = self.price_editor.table()
-        path = self.library_path
 
-        def work(_ctx: TaskContext) -> RunPlan:
-            with Library.open(path) as lib:
-                spec = RunSpec(samples=source.selection(lib), **parts)
-                if spec.batch:
-                    check_batch_spec(spec)  # a local model or a guided run: said in the summary
-                plan = plan_run(lib, spec, fragments=fragments, prices=prices)
-            # What the scorer can do (a local one's memory; remembered, so only the first read waits).
-            plan.scorer = guide_scorer_report(spec.guide)
-            if plan.scorer is not None and not plan.scorer.can_score:
-                raise ThoughtDeskError(
-                    f"{plan.scorer.detail}. Implicit supervision cannot start with this scorer: choose another "
-                    "in the Guide tab, or explicit supervision"
-                )
-            return plan
+        def job(lib: Library) -> RunPlan:
+            spec = RunSpec(samples=source.selection(lib), **parts)
+            if spec.batch:
+                check_batch_spec(spec)  # a local model or a guided run: said in the summary
+            return plan_run(lib, spec, fragments=fragments, prices=prices)
 
-        self.summary.setText("Planning…")
-        return (
-            Task(work)
-            .on_success(lambda plan: self._planned(generation, plan))
-            .on_failure(lambda error: self._failed(generation, error))
-            .owned_by(self, self._tasks)
-            .start()
-        )
+        return job
+
+    def check_plan(self, plan: RunPlan) -> RunPlan:
+        # What the scorer can do (a local one's memory; remembered, so only the first read waits).
+        plan.scorer = guide_scorer_report(plan.spec.guide)
+        if plan.scorer is not None and not plan.scorer.can_score:
+            raise ThoughtDeskError(
+                f"{plan.scorer.detail}. Implicit supervision cannot start with this scorer: choose another "
+                "in the Guide tab, or explicit supervision"
+            )
+        return plan
 
     def describe(self, plan: RunPlan) -> str:
         return describe_plan(plan)

@@ -1,19 +1,18 @@
 """Generate > Revise from critiques…: plan a revision run (which critiqued CoTs, whose critiques,
 which revising models) and start it (issue 26, point 5; docs/judges.md).
 
-The critique dialog's layout and behaviour (re-planning in a worker, the counts, tokens, cost
-and the exact first prompt before anything is sent, Start into the Runs tab), with the critique
-template and wrapper replaced by the critique model whose feedback is given.
+A kind of :class:`PlannedRunDialog` (re-planning in a worker, the counts, tokens, cost and the
+exact first prompt before anything is sent, Start into the Runs tab): the CoTs as the critique
+dialog chooses them, and the critique model whose feedback is given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import (
-    CotSelection,
     RevisionPlan,
     RevisionSpec,
     check_models_exist,
@@ -22,10 +21,9 @@ from thoughtdesk.core.generation.runs import (
     plan_revision_run,
 )
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.base.tasks import Task, TaskContext
-from thoughtdesk.ui.generation.critique_dialog import CritiqueRunDialog
 from thoughtdesk.ui.generation.model_form import ModelList
-from thoughtdesk.ui.qt import QComboBox, QWidget
+from thoughtdesk.ui.generation.planned_dialog import PlannedRunDialog, only_combo, tokens_and_cost
+from thoughtdesk.ui.qt import QComboBox, QFormLayout, QGroupBox, QVBoxLayout, QWidget
 from thoughtdesk.ui.widgets.signals import blocked
 
 LATEST = "Each CoT's latest critique"
@@ -34,11 +32,6 @@ LATEST = "Each CoT's latest critique"
 def describe_revision_plan(plan: RevisionPlan) -> str:
     """The plan for people: counts, tokens, cost, per model."""
     cost = plan.cost
-    total = (
-        "unknown (no price for " + ", ".join(cost.unpriced) + ")"
-        if cost.total is None
-        else f"at most ${cost.total:.4f}"
-    )
     lines = [
         f"{plan.total} revision request(s): {plan.n_cots} critiqued CoT(s) x {len(plan.spec.models)} revising model(s).",
         *(
@@ -46,15 +39,23 @@ def describe_revision_plan(plan: RevisionPlan) -> str:
             if plan.without_critique
             else []
         ),
-        f"Tokens: about {cost.prompt_tokens:,} prompt + at most {cost.completion_tokens:,} completion. Cost: {total}.",
     ]
-    for label, model_cost in cost.by_model.items():
-        lines.append(f"  {label}: " + ("no price" if model_cost is None else f"${model_cost:.4f}"))
-    return "\n".join(lines)
+    return "\n".join(
+        lines + tokens_and_cost(cost.prompt_tokens, cost.completion_tokens, cost.total, cost.by_model, cost.unpriced)
+    )
 
 
-class RevisionRunDialog(CritiqueRunDialog):
-    """Plan a revision run and start it (signals as :class:`CritiqueRunDialog`'s)."""
+class RevisionRunDialog(PlannedRunDialog[RevisionPlan]):
+    """Plan a revision run and start it (signals as :class:`PlannedRunDialog`'s)."""
+
+    object_name = "revisionRunDialog"
+    title = "Revise CoTs from their critiques"
+    selection_title = "CoTs to revise (those with a critique)"
+    unit = "CoTs"
+    preview_caption = "Exact prompt of the first CoT (nothing has been sent):"
+    start_text = "&Start revision run"
+    model_noun = "revising model"
+    models_tab = "Revising &models"
 
     def __init__(
         self,
@@ -65,22 +66,28 @@ class RevisionRunDialog(CritiqueRunDialog):
         collection: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        self.prices = prices
+        super().__init__(library_path, models, collection=collection, parent=parent)
+        self._fill_critics()
+
+    def build_tabs(self) -> list[tuple[QWidget, str]]:
+        self.only = only_combo("revisionOnly")
+        self.add_selection_row("&Which", self.only)
         self.critic = QComboBox(objectName="revisionCritic")
-        super().__init__(library_path, {}, prices, models, collection=collection, parent=parent)
-        self.setObjectName("revisionRunDialog")
-        self.setWindowTitle("Revise CoTs from their critiques")
-        self.cots_group.setTitle("CoTs to revise (those with a critique)")
-        self.prompt_group.setTitle("Feedback given (main flaw, general and specific feedback; never the score)")
-        for row in range(self.prompt_form.rowCount()):
-            self.prompt_form.setRowVisible(row, False)
-        self.prompt_form.addRow("C&ritique model", self.critic)
         self.critic.setToolTip("Whose critiques are revised from: one critique model, or each CoT's latest critique")
-        self.tabs.setTabText(1, "Revising &models")
-        self.start_button.setText("&Start revision run")
-        self.start_button.setObjectName("startRevisionRun")
+        feedback = QGroupBox("Feedback given (main flaw, general and specific feedback; never the score)")
+        QFormLayout(feedback).addRow("C&ritique model", self.critic)
+        what = QWidget()
+        what_layout = QVBoxLayout(what)
+        what_layout.addWidget(self.selection_group)
+        what_layout.addWidget(feedback)
+        what_layout.addStretch(1)
+        return [(what, "&CoTs and prompt")]
+
+    def connect_changes(self) -> None:
+        self.only.currentIndexChanged.connect(lambda _: self.schedule_replan())
         self.collection.currentIndexChanged.connect(self._fill_critics)
         self.critic.currentIndexChanged.connect(lambda _: self.schedule_replan())
-        self._fill_critics()
 
     def _fill_critics(self) -> None:
         """The critique models with critiques in the chosen collection (a small read)."""
@@ -103,57 +110,25 @@ class RevisionRunDialog(CritiqueRunDialog):
             self.critic.setCurrentIndex(max(0, self.critic.findData(current)))
         self.schedule_replan()
 
-    def spec(self) -> RevisionSpec:  # type: ignore[override]
+    def spec(self) -> RevisionSpec:
         """The revision run the choices describe (raises ThoughtDeskError with what to fix)."""
-        models = tuple(self.chooser.specs())
-        if not models:
-            raise ThoughtDeskError("Add at least one revising model in the Revising models tab.")
-        dataset, split, critic = self.dataset.currentData(), self.split.currentData(), self.critic.currentData()
+        models = self.chosen_models()
+        critic = self.critic.currentData()
         return RevisionSpec(
-            CotSelection(
-                self.collection.currentText(),
-                datasets=(dataset,) if dataset else (),
-                splits=(split,) if split else (),
-                only=self.only.currentData(),
-                limit=self.limit.value() or None,
-                seed=None if self.seed.value() < 0 else self.seed.value(),
-            ),
+            self.cot_selection(self.only.currentData()),
             models,
             critique_models=(critic,) if critic else (),
             name=self.run_name.text().strip(),
         )
 
-    def replan(self) -> Task[RevisionPlan] | None:  # type: ignore[override]
-        """Plan again in a worker; ``plan_ready`` or ``plan_failed`` after."""
-        self._generation += 1
-        generation = self._generation
-        try:
-            spec = self.spec()
-        except ThoughtDeskError as error:
-            self._failed(generation, error)
-            return None
-        prices, path = self.prices, self.library_path
+    def plan_job(self) -> Callable[[Library], RevisionPlan]:
+        spec, prices = self.spec(), self.prices
+        return lambda lib: plan_revision_run(lib, spec, prices=prices)
 
-        def work(_ctx: TaskContext) -> RevisionPlan:
-            with Library.open(path) as lib:
-                return plan_revision_run(lib, spec, prices=prices)
-
-        self.summary.setText("Planning…")
-        return (
-            Task(work)
-            .on_success(lambda plan: self._planned(generation, plan))  # type: ignore[arg-type]
-            .on_failure(lambda error: self._failed(generation, error))
-            .owned_by(self, self._tasks)
-            .start()
-        )
-
-    def describe(self, plan: RevisionPlan) -> str:  # type: ignore[override]
+    def describe(self, plan: RevisionPlan) -> str:
         return describe_revision_plan(plan)
 
-    def previews_text(self, plan: RevisionPlan) -> str:  # type: ignore[override]
-        return "\n\n".join(f"--- {p.sample_label} | {p.model} | {p.variant}\n{p.prompt}" for p in plan.previews(1))
-
-    def create_planned_run(self, lib: Library, plan: RevisionPlan, name: str | None) -> int:  # type: ignore[override]
+    def create_planned_run(self, lib: Library, plan: RevisionPlan, name: str | None) -> int:
         check_models_ready(plan.spec.models)
         check_models_exist(plan.spec.models)
         return create_revision_run(lib, plan, name=name)

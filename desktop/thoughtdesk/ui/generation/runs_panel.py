@@ -4,11 +4,11 @@ Reads from the library (the run list, a run's failed requests) happen in workers
 figures of active runs come from their :class:`~thoughtdesk.ui.generation.run_worker.RunWorker` signals.
 The view refreshes on a short timer, not on every signal, so a fast run cannot flood the event
 loop; other views learn about new CoTs through ``on_data_changed`` at most every 2 seconds.
+Runs sent through a provider's batch API are polled by :class:`~.run_batches.BatchPolling`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,16 +17,12 @@ from typing import TypeVar
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import (
-    BatchProgress,
     RequestRow,
     RunInfo,
     RunLimits,
     RunProgress,
-    advance_batch_run,
-    cancel_batch_run_async,
     check_models_ready,
     delete_run,
-    is_batch_run,
     list_runs,
     rename_run,
     run_requests,
@@ -35,6 +31,7 @@ from thoughtdesk.core.generation.runs import (
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.settings.logs import redact
 from thoughtdesk.ui.base.tasks import Task
+from thoughtdesk.ui.generation.run_batches import BatchPolling
 from thoughtdesk.ui.generation.run_output import FailedRequests, LiveOutput
 from thoughtdesk.ui.generation.run_table import RUN_COLUMNS, ProgressDelegate, RunTableModel
 from thoughtdesk.ui.generation.run_worker import RunWorker
@@ -57,14 +54,13 @@ from thoughtdesk.ui.qt import (
 from thoughtdesk.ui.widgets.labels import plain_label
 
 REFRESH_MS = 150  # how often live figures and streamed text are drawn
-BATCH_POLL_MS = 60_000  # how often runs waiting for a provider's batch API are polled
 DATA_CHANGED_MS = 2000  # how often other (visible) views are told about new CoTs during a run
 
 
 T = TypeVar("T")
 
 
-class RunsPanel(QWidget):
+class RunsPanel(QWidget, BatchPolling):
     """Lists runs and drives their workers. ``run_ended(run_id)`` when a worker finishes."""
 
     run_ended = Signal(int)
@@ -100,12 +96,7 @@ class RunsPanel(QWidget):
         self._timer = QTimer(self, interval=REFRESH_MS)
         self._timer.timeout.connect(self._refresh_live)
         self._timer.start()
-        # Batch runs (providers' batch APIs) are polled in the background while any waits,
-        # also right after the app started again (the first reload polls them).
-        self._batch_polls: set[int] = set()
-        self._resume_after_poll: set[int] = set()
-        self.batch_timer = QTimer(self, interval=BATCH_POLL_MS)
-        self.batch_timer.timeout.connect(self.poll_batches)
+        self._start_batch_polling()
         self._data_timer = QTimer(self, interval=DATA_CHANGED_MS)
         self._data_timer.timeout.connect(self._flush_data_changed)
         self._data_timer.start()
@@ -353,79 +344,6 @@ class RunsPanel(QWidget):
             self.message.setStyleSheet("color: #b3261e;")
             return None
         return self.start_run(run_id)
-
-    def is_batch_run(self, run_id: int) -> bool:
-        """Whether the run goes through a batch API (a quick read of its spec)."""
-        if self.library_path is None:
-            return False
-        with Library.open(self.library_path, create=False) as lib:
-            return is_batch_run(lib, run_id)
-
-    def cancel_batches(self, run_id: int) -> Task[int] | None:
-        """Ask the provider to cancel a batch run's open batches (in a worker); what they
-        answered is stored when the run is resumed."""
-        path = self.library_path
-        if path is None:
-            return None
-
-        def work() -> int:
-            asyncio.run(cancel_batch_run_async(path, run_id))
-            return run_id
-
-        return self._change(
-            work,
-            f"Run {run_id}: its batches were cancelled at the provider; Start / Resume stores what they answered "
-            "and sends the rest again.",
-        )
-
-    def poll_batches(self) -> None:
-        """Poll every run waiting for a batch API (each in a background task)."""
-        for run in self.model.runs:
-            if run.status == "batched":
-                self.poll_batch(run.id)
-
-    def poll_batch(self, run_id: int, *, resume: bool = False) -> None:
-        """Poll one batch run in a background task: results of ended batches stored, what is
-        ready submitted (a cancelled run only when ``resume``: the user resumed it); the list
-        is read again after. A poll already under way is not doubled; a resume asked for while
-        one is under way follows it."""
-        path = self.library_path
-        if path is None:
-            return
-        if run_id in self._batch_polls:
-            if resume:
-                self._resume_after_poll.add(run_id)
-            return
-        self._batch_polls.add(run_id)
-        prices = self.prices() if self.prices else None
-
-        def ended() -> None:
-            self._batch_polls.discard(run_id)
-            if run_id in self._resume_after_poll:
-                self._resume_after_poll.discard(run_id)
-                self.poll_batch(run_id, resume=True)
-
-        def done(progress: BatchProgress) -> None:
-            self.errors.pop(run_id, None)
-            if progress.stored:
-                self._data_dirty = True
-                self._flush_data_changed(now=True)
-            self.reload()
-            ended()
-
-        def failed(error: BaseException) -> None:
-            self.errors[run_id] = f"{error} (the batches are kept; they are polled again)"
-            self._show_message(self.selected_run())
-            self.reload()
-            ended()
-
-        (
-            Task(lambda _ctx: advance_batch_run(path, run_id, prices=prices, resubmit=resume))
-            .on_success(done)
-            .on_failure(failed)
-            .owned_by(self, self._tasks)
-            .start()
-        )
 
     def rename_selected(self, name: str | None = None) -> Task[int] | None:
         """Rename the selected run (``name``, else asked for); written in a worker."""

@@ -19,39 +19,39 @@ from thoughtdesk.core.errors import Cancelled, ThoughtDeskError
 from thoughtdesk.core.files import check_export_target, library_part, looks_like_export
 from thoughtdesk.core.library.queries import Browse, browse
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings import registry
 from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.base.window_api import WindowApi
-from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, QSettings, Signal
+from thoughtdesk.ui.qt import QDialog, QFileDialog, QMenu, QMessageBox, QObject, Signal
+from thoughtdesk.ui.settings.options import QtSettings
 
 if TYPE_CHECKING:  # imported where used: the window's start does not need them
-    from thoughtdesk.core.importing.importer import ImportReport
+    from thoughtdesk.core.importing.importer import ImportOutcome
     from thoughtdesk.ui.importing.export_dialog import ExportRequest
-    from thoughtdesk.ui.importing.widgets import ImportReportDialog, ImportRequest
+    from thoughtdesk.ui.importing.widgets import ImportRequest, SkipLogDialog
 
 #: Where and in which format the last export went: the export dialog starts from them.
-EXPORT_FOLDER_SETTING = "export/folder"
-EXPORT_FORMAT_SETTING = "export/format"
 
 
 @dataclass(frozen=True)
 class ImportDone:
     """What the import worker hands back: the report, and the Samples tab's new content."""
 
-    report: ImportReport
+    report: ImportOutcome
     browse: Browse
 
 
 class ImportingController(QObject):
     """File ▸ Import (and its submenu) and File ▸ Export collection."""
 
-    #: ``(ImportReport)``: an import finished and the Samples tab shows the collection.
+    #: ``(ImportOutcome)``: an import finished and the Samples tab shows the collection.
     imported = Signal(object)
 
     def __init__(self, window: WindowApi) -> None:
         super().__init__(window.dialog_parent)
         self._window = window
-        self.report_dialog: ImportReportDialog | None = None
+        self.skip_log_dialog: SkipLogDialog | None = None
         file_menu = window.menu("&File")
         self.action_import = window.add_action(file_menu, "&Import…", "Ctrl+I", self.import_dialog)
         self.action_export = window.add_action(file_menu, "&Export collection…", "Ctrl+E", self.export_dialog)
@@ -249,9 +249,9 @@ class ImportingController(QObject):
         def work(ctx: TaskContext) -> ImportDone:
             from thoughtdesk.core.importing.dscb import import_dscb
             from thoughtdesk.core.importing.importer import import_dataset, import_thoughtsource
-            from thoughtdesk.core.importing.report import save_import_report
+            from thoughtdesk.core.importing.skip_log import save_skip_log
 
-            report: ImportReport
+            report: ImportOutcome
             with Library.open(library_path) as lib:
                 if request is not None and request.steps:
                     from thoughtdesk.core.importing.step_files import import_step_file
@@ -313,15 +313,15 @@ class ImportingController(QObject):
                 ctx.progress(0, 0)
                 target = replace(shown, collection_id=lib.collection_id(report.collection) or -1)
                 after = browse(lib, replace(state, filter=target))
-            save_import_report(library_path, report, path)
+            save_skip_log(library_path, report, path)
             return ImportDone(report, after)
 
         return self._window.run_task(f"Importing {path.name}…", work, self._import_done)
 
     def _import_done(self, done: ImportDone) -> None:
         """Show what the worker counted and queried: the imported collection."""
-        from thoughtdesk.core.importing.report import report_text
-        from thoughtdesk.ui.importing.widgets import ImportReportDialog
+        from thoughtdesk.core.importing.skip_log import skip_log_text
+        from thoughtdesk.ui.importing.widgets import SkipLogDialog
 
         report = done.report
         samples = self._window.samples
@@ -330,9 +330,11 @@ class ImportingController(QObject):
         self._window.notify_data_changed(DataChanges.imported(initiator=samples))
         self._window.show_status(report.summary, 10000)
         if report.bad_records:
-            source = report.report_path.read_text(encoding="utf-8") if report.report_path else report_text(report, "")
-            self.report_dialog = ImportReportDialog(report, source, self._window.dialog_parent)
-            self.report_dialog.open()
+            source = (
+                report.skip_log_path.read_text(encoding="utf-8") if report.skip_log_path else skip_log_text(report, "")
+            )
+            self.skip_log_dialog = SkipLogDialog(report, source, self._window.dialog_parent)
+            self.skip_log_dialog.open()
         self.imported.emit(report)
 
     # Exporting --------------------------------------------------------------------------------
@@ -347,17 +349,17 @@ class ImportingController(QObject):
             self._window.show_error("Export", "Select a collection to export first.")
             return None
         # The dialog opens where and as the last export went (remembered in the settings file).
-        settings = QSettings()
-        folder = settings.value(EXPORT_FOLDER_SETTING, None)
-        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(str(folder)) if folder else None)
-        fmt = settings.value(EXPORT_FORMAT_SETTING, None)
+        settings = QtSettings()
+        folder = settings.get(registry.EXPORT_FOLDER)
+        dialog = ExportDialog(collection, self._window.dialog_parent, folder=Path(folder) if folder else None)
+        fmt = settings.get(registry.EXPORT_FORMAT)
         if fmt in FORMATS_BY_KEY:
-            dialog.set_format(str(fmt))
+            dialog.set_format(fmt)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         request = dialog.request()
-        settings.setValue(EXPORT_FOLDER_SETTING, str(request.path.parent))
-        settings.setValue(EXPORT_FORMAT_SETTING, request.fmt)
+        settings.set(registry.EXPORT_FOLDER, str(request.path.parent))
+        settings.set(registry.EXPORT_FORMAT, request.fmt)
         return self.export(request)
 
     def export_collection(self, collection: str, path: Path, *, dscb: bool = False) -> Task[str] | None:

@@ -1,4 +1,4 @@
-"""Pieces shared by the import dialogs: the request, target options, downloads, the bad-record report.
+"""Pieces shared by the import dialogs: the request, target options, downloads, the skip log of an import that skipped bad records.
 
 Everything that shows dataset text (metadata, errors, reports) uses plain-text widgets: dataset
 files and their metadata are untrusted and must never be rendered as rich text or links.
@@ -12,7 +12,7 @@ from pathlib import Path
 from thoughtdesk.core.datasets import DatasetInfo, dataset_cache_dir, download_dataset
 from thoughtdesk.core.datasets.generic import ColumnMapping
 from thoughtdesk.core.errors import Cancelled
-from thoughtdesk.core.importing.importer import ImportReport
+from thoughtdesk.core.importing.importer import ImportOutcome
 from thoughtdesk.core.paths import user_cache_dir
 from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.qt import (
@@ -216,18 +216,18 @@ class DownloadPanel(QWidget):
         self.download_button.setEnabled(self.info is not None and bool(self.info.sources))
 
 
-class ImportReportDialog(QDialog):
+class SkipLogDialog(QDialog):
     """The bad records an import skipped (file, line, reason), as plain text, and where saved."""
 
-    def __init__(self, report: ImportReport, text: str, parent: QWidget | None = None) -> None:
+    def __init__(self, report: ImportOutcome, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("importReportDialog")
         self.setWindowTitle("Import report")
         self.resize(760, 420)
         layout = QVBoxLayout(self)
         layout.addWidget(plain_label(report.summary, name="reportSummary"))
-        if report.report_path is not None:
-            saved = plain_label(f"Saved as {report.report_path}", name="reportPath", selectable=True)
+        if report.skip_log_path is not None:
+            saved = plain_label(f"Saved as {report.skip_log_path}", name="reportPath", selectable=True)
             layout.addWidget(saved)
         self.text = QPlainTextEdit(objectName="reportText")
         self.text.setReadOnly(True)

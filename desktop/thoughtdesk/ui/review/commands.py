@@ -1,84 +1,121 @@
-"""Undo and redo of annotation changes: a ``QUndoCommand`` around a core ``AnnotationOp``.
+"""The Review tab's one undo command: a ``QUndoCommand`` around a core review edit.
 
-The core plans an op (slot, value before, value after) without writing; pushing the command on
-the review view's ``QUndoStack`` applies it (``redo``), ``undo`` reverts it. Each of those is
-one committed transaction, so every step is saved at once with the author and the time.
-Undoing or redoing a change of a CoT that is not the current one first shows that CoT (and its
-sample), so the reviewer sees what changes.
+Every undoable edit of the tab (labels, spans, comment, preferred, quality, explanation and
+critique ratings, pairwise preferences, step labels) is planned by the core as a
+:class:`~thoughtdesk.core.review.undo.PlannedEdit` and pushed on the view's one ``QUndoStack`` as
+a :class:`ReviewCommand`. Pushing writes it (``redo``) and keeps the
+:class:`~thoughtdesk.core.review.undo.ReviewEdit` (the slot's rows before and after); ``undo``
+and ``redo`` write those rows back, each one committed transaction, refused with one line when
+another process wrote the slot since (:class:`~thoughtdesk.core.review.undo.EditConflict`).
+Undoing or redoing an edit of a CoT that is not the current one first shows that CoT (and its
+sample, its critique or its step list), so nothing changes out of sight. A write that has to
+wait for another process goes to the host's queue of later writes; one that fails is dropped
+from the stack (never offered for undo).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from thoughtdesk.core.library.store import Library, LibraryBusyError
-from thoughtdesk.core.review import AnnotationOp, AnnotationStore
+from thoughtdesk.core.review.undo import EditConflict, EditSlot, PlannedEdit, ReviewEdit, perform, redo, undo
 from thoughtdesk.ui.qt import QUndoCommand
 
-ChangeCallback = Callable[[AnnotationOp], None]
-ErrorCallback = Callable[[AnnotationOp, Exception], None]
-RevealCallback = Callable[[AnnotationOp], None]
-#: ``(command, write)``: the GUI thread gave up waiting for another process; ``write(library)``
-#: does the change on a worker's connection.
-BusyCallback = Callable[[QUndoCommand, Callable[[Library], None]], None]
+Write = Callable[[Library], None]
 
 
-class AnnotationCommand(QUndoCommand):
-    """One annotation change. A change that fails to write is marked obsolete, so the stack
-    drops it instead of offering to undo something that never happened."""
+class CommandHost(Protocol):
+    """What a :class:`ReviewCommand` needs from the Review tab."""
 
-    def __init__(
-        self,
-        store: AnnotationStore,
-        op: AnnotationOp,
-        on_change: ChangeCallback,
-        on_error: ErrorCallback,
-        reveal: RevealCallback | None = None,
-        on_busy: BusyCallback | None = None,
-        pending: Callable[[], bool] | None = None,
-    ) -> None:
-        super().__init__(op.description or f"Change {op.key}")
-        self.store = store
-        self.op = op
-        self.on_change = on_change
-        self.on_error = on_error
-        self.reveal = reveal
-        self.on_busy = on_busy
-        self.pending = pending  # changes already wait for another process: this one queues behind them
+    @property
+    def library(self) -> Library | None:
+        """The library written to (None before one is open)."""
+        ...
+
+    def reveal_edit(self, slot: EditSlot, description: str) -> None:
+        """Show what ``slot`` is about before an edit of it is undone or redone."""
+        ...
+
+    def edit_written(self, slot: EditSlot) -> None:
+        """An edit of ``slot`` was written, undone or redone: show it."""
+        ...
+
+    def show_message(self, text: str) -> None:
+        """A plain-text status message."""
+        ...
+
+    def writes_pending(self) -> bool:
+        """Changes wait for another process (a new one queues behind them)."""
+        ...
+
+    def write_later(self, command: ReviewCommand, write: Write) -> None:
+        """``command`` could not write while another process writes: ``write`` it on a worker's
+        connection (the wait shown), then :meth:`ReviewCommand.written` or ``failed``."""
+        ...
+
+
+class ReviewCommand(QUndoCommand):
+    """One review edit on the undo stack (see the module docstring)."""
+
+    def __init__(self, host: CommandHost, planned: PlannedEdit) -> None:
+        super().__init__(planned.description)
+        self.host = host
+        self.planned = planned
+        self.slot = planned.slot
+        #: The edit as written (None until the first write is done).
+        self.edit: ReviewEdit | None = None
         self._pushed = False  # the first redo is the push itself: the CoT is already shown
 
     def redo(self) -> None:
-        if self._pushed and self.reveal is not None:
-            self.reveal(self.op)
-        self._pushed = True
-        self._run(forward=True)
+        if not self._pushed:
+            self._pushed = True
+            self._run(self._perform)
+            return
+        self.host.reveal_edit(self.slot, self.text())
+        self._run(self._redo)
 
     def undo(self) -> None:
-        if self.reveal is not None:
-            self.reveal(self.op)
-        self._run(forward=False)
+        self.host.reveal_edit(self.slot, self.text())
+        self._run(self._undo)
 
-    def _run(self, *, forward: bool) -> None:
-        author, op = self.store.author, self.op
+    def _perform(self, library: Library) -> None:
+        self.edit = perform(library, self.planned)
 
-        def write(library: Library) -> None:  # the same change on a worker's connection
-            store = AnnotationStore(library, author)
-            (store.apply if forward else store.revert)(op)
+    def _undo(self, library: Library) -> None:
+        if self.edit is not None:  # None: the first write failed (and was reported)
+            undo(library, self.edit)
 
-        if self.on_busy is not None and self.pending is not None and self.pending():
-            self.on_busy(self, write)
-            return
+    def _redo(self, library: Library) -> None:
+        if self.edit is not None:
+            redo(library, self.edit)
+
+    def _run(self, write: Write) -> None:
+        library = self.host.library
         try:
-            (self.store.apply if forward else self.store.revert)(self.op)
-        except LibraryBusyError as error:  # another process writes: a worker waits for it, not the GUI
-            if self.on_busy is None:
-                self.setObsolete(True)
-                self.on_error(self.op, error)
+            if library is None:
+                raise RuntimeError("no library is open")
+            if self.host.writes_pending():  # queued behind the changes waiting for another process
+                self.host.write_later(self, write)
                 return
-            self.on_busy(self, write)
+            write(library)
+        except LibraryBusyError:  # another process writes: a worker waits for it, not the GUI
+            self.host.write_later(self, write)
             return
-        except Exception as error:  # a locked or read-only file, a CoT deleted meanwhile...
-            self.setObsolete(True)
-            self.on_error(self.op, error)
+        except Exception as error:  # a conflict, a locked or read-only file, a CoT deleted meanwhile...
+            self.failed(error)
             return
-        self.on_change(self.op)
+        self.written()
+
+    def written(self) -> None:
+        """The write is done: the tab shows it."""
+        self.host.edit_written(self.slot)
+
+    def failed(self, error: BaseException) -> None:
+        """The write could not be done: said in one line, and the command leaves the stack."""
+        self.setObsolete(True)  # never offer to undo what was not written
+        if isinstance(error, EditConflict):
+            self.host.show_message(str(error))
+        else:
+            self.host.show_message(f"Could not save “{self.text()}”: {error}")
+        self.host.edit_written(self.slot)  # what is stored now is shown

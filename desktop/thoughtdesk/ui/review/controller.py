@@ -23,6 +23,7 @@ from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.files import check_export_target
 from thoughtdesk.core.library.queries import collection_name
 from thoughtdesk.core.library.store import Library
+from thoughtdesk.core.settings.registry import ACTIVE_QUEUE, REVIEW_BLIND
 from thoughtdesk.ui.base.changes import DataChanges
 from thoughtdesk.ui.base.deferred import DeferredTab
 from thoughtdesk.ui.base.tasks import Task, TaskContext
@@ -36,16 +37,15 @@ from thoughtdesk.ui.qt import (
     QLineEdit,
     QMenu,
     QObject,
-    QSettings,
     Qt,
     QUndoStack,
     QWidget,
     Signal,
 )
-from thoughtdesk.ui.review.settings_keys import ACTIVE_QUEUE_SETTING, BLIND_SETTING
+from thoughtdesk.ui.settings.options import read, remove, write
 
 if TYPE_CHECKING:
-    from thoughtdesk.core.review import MergeReport, QueueFilter, ReviewQueue
+    from thoughtdesk.core.review import MergeOutcome, QueueFilter, ReviewQueue
     from thoughtdesk.core.review.agreement import AgreementRow
     from thoughtdesk.core.review.exchange import ExportCounts
     from thoughtdesk.ui.review.dialogs import QueueDialog
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 class ReviewController(QObject):
     """Glue between the main window and the Review tab (see the module docstring)."""
 
-    #: ``(MergeReport)``: a colleague's annotations were merged (or refused) and the report shown.
+    #: ``(MergeOutcome)``: a colleague's annotations were merged (or refused) and the report shown.
     annotations_imported = Signal(object)
 
     def __init__(self, window: WindowApi) -> None:
@@ -120,7 +120,7 @@ class ReviewController(QObject):
         menu.addSeparator()
         self.blind_action = w.add_action(menu, "&Blind mode (hide model and prompt)", "Ctrl+Shift+B")
         self.blind_action.setCheckable(True)
-        self.blind_action.setChecked(bool(QSettings().value(BLIND_SETTING, False, type=bool)))
+        self.blind_action.setChecked(read(REVIEW_BLIND))
         self.blind_action.toggled.connect(self._blind_toggled)
         w.add_action(menu, "Set my reviewer &name…", None, self.name_dialog)
         self.action_label_sets = w.add_action(menu, "Edit &label sets…", None, self.label_set_dialog)
@@ -185,7 +185,7 @@ class ReviewController(QObject):
         if self._view is not None:
             self._view.set_blind(blind)
         else:  # what the view reads when it is built
-            QSettings().setValue(BLIND_SETTING, blind)
+            write(REVIEW_BLIND, blind)
 
     def show_trajectory(self) -> None:
         """Open the current CoT's trajectory (a guided CoT's steps, rationales and candidates)."""
@@ -210,12 +210,12 @@ class ReviewController(QObject):
         from thoughtdesk.core.review import load_queue
 
         self._view.set_library(library)
-        queue_id = QSettings().value(ACTIVE_QUEUE_SETTING + str(library.path), None)
-        if queue_id is not None:
+        queue_id = read(ACTIVE_QUEUE.at(str(library.path)))
+        if queue_id:
             try:
-                self._resume_queue(load_queue(library, int(str(queue_id))), at_start=True)
+                self._resume_queue(load_queue(library, queue_id), at_start=True)
             except (KeyError, ValueError, TypeError):
-                QSettings().remove(ACTIVE_QUEUE_SETTING + str(library.path))
+                remove(ACTIVE_QUEUE.at(str(library.path)))
 
     def _sample_selected(self, pk: int | None) -> None:
         view = self._view
@@ -224,7 +224,7 @@ class ReviewController(QObject):
         queue = view.queue
         if queue is not None:
             if pk in queue.sample_pks:  # jump inside the queue; other samples leave it alone
-                view.when_shown(lambda: view.go_to_queue_index(queue.sample_pks.index(pk)))
+                view.when_shown(lambda: view.nav.go_to_index(queue.sample_pks.index(pk)))
             return
         if view.stored is None or view.stored.pk != pk:
             view.when_shown(lambda: view.show_sample(pk))
@@ -320,7 +320,7 @@ class ReviewController(QObject):
 
         library = self._library()
         queue = load_queue(library, queue_id)
-        QSettings().setValue(ACTIVE_QUEUE_SETTING + str(library.path), queue.id)
+        write(ACTIVE_QUEUE.at(str(library.path)), queue.id)
         self._resume_queue(queue)
         self.window.show_tab(self.view)
 
@@ -331,7 +331,7 @@ class ReviewController(QObject):
             self._blind_before_queue = False if at_start else self.blind_action.isChecked()
             self._blind_queue_active = True
             self.blind_action.setChecked(True)  # the view, the menu and the saved setting agree
-        self.view.start_queue(queue)
+        self.view.nav.start_queue(queue)
 
     def _end_blind_queue(self) -> None:
         """Blind mode as it was before a blind queue turned it on (off when that queue was
@@ -360,9 +360,9 @@ class ReviewController(QObject):
 
     def leave_queue(self) -> None:
         """Review ▸ Leave the queue: back to the Samples tab's samples."""
-        QSettings().remove(ACTIVE_QUEUE_SETTING + str(self._library().path))
+        remove(ACTIVE_QUEUE.at(str(self._library().path)))
         if self._view is not None:  # a view built later finds no queue to resume
-            self._view.leave_queue()
+            self._view.nav.leave_queue()
         self._end_blind_queue()
 
     # ---- reviewer name ------------------------------------------------------------------------
@@ -378,7 +378,7 @@ class ReviewController(QObject):
         )
         if ok and name.strip():
             self.view.set_author(name)
-            self.view._update_progress()
+            self.view.nav.update_progress()
 
     def settings_changed(self) -> None:
         """After Edit ▸ Settings saved (``window.settings_changed``): annotate under the
@@ -445,22 +445,22 @@ class ReviewController(QObject):
         if path:
             self.import_file(Path(path))
 
-    def import_file(self, path: Path) -> Task[MergeReport]:
+    def import_file(self, path: Path) -> Task[MergeOutcome]:
         """Merge a colleague's file (or a ThoughtSource annotator export) and show the report."""
         from thoughtdesk.core.review import import_annotations
 
         library_path = self._library().path
 
-        def work(_ctx: TaskContext) -> MergeReport:
+        def work(_ctx: TaskContext) -> MergeOutcome:
             with Library.open(library_path) as lib:
                 return import_annotations(lib, path)
 
         return self.window.run_task(f"Importing annotations from {path.name}…", work, self._imported)
 
-    def _imported(self, report: MergeReport) -> None:
-        from thoughtdesk.ui.review.dialogs import TextReportDialog, merge_report_text
+    def _imported(self, report: MergeOutcome) -> None:
+        from thoughtdesk.ui.review.dialogs import MergeOutcomeDialog, merge_outcome_text
 
-        dialog = TextReportDialog("Annotation import", merge_report_text(report), self.window.dialog_parent)
+        dialog = MergeOutcomeDialog("Annotation import", merge_outcome_text(report), self.window.dialog_parent)
         dialog.open()
         if report.ok and not report.dry_run:
             if self._view is not None:  # a view built later reads them

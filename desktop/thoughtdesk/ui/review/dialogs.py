@@ -1,4 +1,4 @@
-"""Dialogs of the Review tab: comment, new review queue, merge report, agreement table.
+"""Dialogs of the Review tab: comment, new review queue, merge outcome, agreement table.
 
 Every text that comes from data (comments, file paths, unmatched records, label names, author
 names) is put in plain-text widgets: ``QPlainTextEdit``, ``QTableWidgetItem`` or labels set to
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from thoughtdesk.core.review import MergeReport
+from thoughtdesk.core.review import MergeOutcome
 from thoughtdesk.core.review.agreement import AgreementRow
 from thoughtdesk.ui.qt import (
     QAbstractItemView,
@@ -145,8 +145,8 @@ class QueueDialog(QDialog):
         )
 
 
-def merge_report_text(report: MergeReport, limit: int = 500) -> str:
-    """The merge report as plain text: the summary, then every unmatched record with why."""
+def merge_outcome_text(report: MergeOutcome, limit: int = 500) -> str:
+    """The merge outcome as plain text: the summary, then every unmatched record with why."""
     lines = [report.summary]
     if report.authors:
         lines.append("Authors merged: " + ", ".join(report.authors))
@@ -163,8 +163,8 @@ def merge_report_text(report: MergeReport, limit: int = 500) -> str:
     return "\n".join(lines)
 
 
-class TextReportDialog(QDialog):
-    """A read-only plain-text report (the merge report)."""
+class MergeOutcomeDialog(QDialog):
+    """The merge outcome as read-only plain text."""
 
     def __init__(self, title: str, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -1,4 +1,5 @@
-"""The Review tab's edits: every change is an ``AnnotationOp`` pushed on the undo stack.
+"""The Review tab's annotation edits: every change an ``AnnotationOp`` planned by the core, pushed
+on the review's one undo stack as a :class:`~thoughtdesk.core.review.undo.PlannedEdit`.
 
 :class:`ReviewEdits` is a part the :class:`~thoughtdesk.ui.review.view.ReviewView` has (not a
 mixin): what it needs from the view is the :class:`EditsHost` protocol, which the view
@@ -7,14 +8,12 @@ implements. The plain-text helpers for review summaries live here too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
-from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import AnnotationOp, AnnotationStore, CotReview, LabelSet, Span, StoredAnnotation
-from thoughtdesk.ui.qt import QUndoCommand, QUndoStack, QWidget
+from thoughtdesk.core.review.undo import PlannedEdit, annotation_edit
+from thoughtdesk.ui.qt import QWidget
 from thoughtdesk.ui.review.annotation_panel import short
-from thoughtdesk.ui.review.commands import AnnotationCommand
 from thoughtdesk.ui.review.compare.cot_panel import CotPanel
 from thoughtdesk.ui.review.dialogs import CommentDialog
 from thoughtdesk.ui.settings.options import user_name
@@ -87,14 +86,6 @@ class EditsHost(Protocol):
         """The compare-view panel of the current CoT (its selection and title)."""
         ...
 
-    def reveal_cot(self, op: AnnotationOp) -> None:
-        """Show the CoT ``op`` changes before it is undone or redone."""
-        ...
-
-    def cot_written(self, cot_pk: int) -> None:
-        """A change of ``cot_pk`` was written (or undone): show it."""
-        ...
-
     def show_message(self, text: str) -> None:
         """A plain-text status message for the user."""
         ...
@@ -103,55 +94,27 @@ class EditsHost(Protocol):
         """Why nothing can be written (the library opened read-only), or None."""
         ...
 
-    def writes_pending(self) -> bool:
-        """Changes wait for another process (a new one queues behind them)."""
-        ...
-
-    def write_later(self, command: QUndoCommand, write: Callable[[Library], None], cot_pk: int) -> None:
-        """``command`` could not write while another process writes: ``write`` it on a worker's
-        connection (the wait shown), then show ``cot_pk`` again; obsolete if it cannot."""
+    def push_edit(self, planned: PlannedEdit) -> None:
+        """Write ``planned`` through the review's one undo stack."""
         ...
 
 
 class ReviewEdits:
     """Label toggles, spans, preferred, quality and comments of the current CoT, each undoable.
 
-    Every change is planned by the host's :class:`AnnotationStore` and pushed on ``undo_stack``
-    as an :class:`AnnotationCommand`, which writes it at once.
+    Every change is planned by the host's :class:`AnnotationStore` and pushed through the host
+    (:meth:`EditsHost.push_edit`), which writes it at once.
     """
 
-    def __init__(self, host: EditsHost, undo_stack: QUndoStack, dialog_parent: QWidget) -> None:
+    def __init__(self, host: EditsHost, dialog_parent: QWidget) -> None:
         self.host = host
-        self.undo_stack = undo_stack
         self._dialog_parent = dialog_parent
         #: The open comment editor, if any.
         self.comment_dialog: CommentDialog | None = None
 
     def push(self, op: AnnotationOp) -> None:
-        """Apply ``op`` through the undo stack (written at once)."""
-        store = self.host.store
-        reason = self.host.read_only_reason()
-        if reason is not None:
-            self.host.show_message(reason)  # nothing is tried, nothing fails
-            return
-        if store is not None:
-            self.undo_stack.push(
-                AnnotationCommand(
-                    store,
-                    op,
-                    self._written,
-                    self._failed,
-                    self.host.reveal_cot,
-                    lambda command, write: self.host.write_later(command, write, op.cot_pk),
-                    self.host.writes_pending,
-                )
-            )
-
-    def _written(self, op: AnnotationOp) -> None:
-        self.host.cot_written(op.cot_pk)
-
-    def _failed(self, op: AnnotationOp, error: Exception) -> None:
-        self.host.show_message(f"Could not save “{op.description}”: {error}")
+        """Apply ``op`` through the undo stack (written at once; refused on a read-only library)."""
+        self.host.push_edit(annotation_edit(op))
 
     def _writable_cot(self) -> tuple[int, AnnotationStore] | None:
         """The current CoT and the store to write it with, or None (said to the user)."""

@@ -83,11 +83,26 @@ class ReviewKeys(QObject):
         self.on_pending = on_pending
         #: The prefix key waiting for its digit, if any.
         self.pending: int | None = None
+        #: The application's events pass through this filter (the view is shown).
+        self.watching = False
 
     def install(self) -> None:
+        """Watch the application's key events while the view is shown (a key sent to a child
+        reaches the view only after the child had it). Hidden, the view costs no other tab a
+        Python call per event: the application filter is removed on Hide, put back on Show."""
+        self.view.installEventFilter(self)
+        if self.view.isVisible():
+            self._watch_application(True)
+
+    def _watch_application(self, on: bool) -> None:
         app = QApplication.instance()
-        if app is not None:
+        if app is None or on == self.watching:
+            return
+        self.watching = on
+        if on:
             app.installEventFilter(self)  # Qt drops it when this object dies with the view
+        else:
+            app.removeEventFilter(self)
 
     def action_for(self, key: int, modifiers: Qt.KeyboardModifier) -> Action | None:
         """The action for this key press, or ``None`` when the key is not the review's."""
@@ -138,6 +153,9 @@ class ReviewKeys(QObject):
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # Qt override
         kind = event.type()
+        if obj is self.view and kind in (QEvent.Type.Show, QEvent.Type.Hide):
+            self._watch_application(kind == QEvent.Type.Show)
+            return False
         if kind not in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) or not isinstance(event, QKeyEvent):
             return False
         if not isinstance(obj, QWidget) or not self.view.isVisible():

@@ -1,11 +1,12 @@
 """Review changes written by a worker while another process writes (issue 15, point 5).
 
-An annotation or rating is written on the GUI thread, which waits at most
+An edit (or its undo or redo) is written on the GUI thread, which waits at most
 ``ui.base.write_wait.GUI_WRITE_PATIENCE`` for another process's write (an import elsewhere). A
 change that could not be written in that time is queued here and written, in order, by one
 worker at a time on its own connection, which waits as long as it takes (the window's status bar
 says for what); changes made meanwhile join the queue, so they are written in the order they were
-made. A change that cannot be written at all is reported and its undo entry dropped.
+made. A change that cannot be written at all is reported and its undo entry dropped
+(:meth:`~thoughtdesk.ui.review.commands.ReviewCommand.failed`).
 """
 
 from __future__ import annotations
@@ -18,27 +19,22 @@ from pathlib import Path
 from thoughtdesk.core.library.store import Library, read_writer_note
 from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.base.write_wait import WORKER_WRITE_PATIENCE, waiting_text
-from thoughtdesk.ui.qt import QObject, QUndoCommand
-
-Write = Callable[[Library], None]
+from thoughtdesk.ui.qt import QObject
+from thoughtdesk.ui.review.commands import ReviewCommand, Write
 
 
 @dataclass
 class _Later:
-    command: QUndoCommand
+    command: ReviewCommand
     write: Write
-    cot_pk: int
 
 
 class LaterWrites(QObject):
-    """The queue of changes waiting for another process (see the module docstring).
+    """The queue of changes waiting for another process (see the module docstring);
+    ``say(text)`` tells the user what happens."""
 
-    ``written(cot_pk)`` is called on the GUI thread after each is saved; ``say(text)`` tells the
-    user what happens."""
-
-    def __init__(self, written: Callable[[int], None], say: Callable[[str], None], parent: QObject) -> None:
+    def __init__(self, say: Callable[[str], None], parent: QObject) -> None:
         super().__init__(parent)
-        self._written = written
         self._say = say
         self._queue: deque[_Later] = deque()
         self._running: set[Task[object]] = set()
@@ -49,11 +45,11 @@ class LaterWrites(QObject):
         """Changes wait to be written: a new one must queue behind them, not go first."""
         return bool(self._queue)
 
-    def add(self, command: QUndoCommand, write: Write, cot_pk: int) -> None:
+    def add(self, command: ReviewCommand, write: Write) -> None:
         """Write ``command``'s change (``write``) once the changes before it are written."""
         if self.path is None:
             return
-        self._queue.append(_Later(command, write, cot_pk))
+        self._queue.append(_Later(command, write))
         what = read_writer_note(self.path)
         self._say(f"{waiting_text(None, what)}: “{command.text()}” is saved when it has finished")
         if len(self._queue) == 1:
@@ -72,13 +68,12 @@ class LaterWrites(QObject):
         def saved(_result: object) -> None:
             self._queue.popleft()
             self._say(f"Saved “{item.command.text()}”")
-            self._written(item.cot_pk)
+            item.command.written()
             self._next()
 
         def failed(error: BaseException) -> None:
             self._queue.popleft()
-            item.command.setObsolete(True)  # never undo what was not written
-            self._say(f"Could not save “{item.command.text()}”: {error}")
+            item.command.failed(error)
             self._next()
 
         Task(work).on_success(saved).on_failure(failed).owned_by(self, self._running).start()

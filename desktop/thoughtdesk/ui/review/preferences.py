@@ -1,7 +1,7 @@
 """Pairwise preferences in the Review tab (issue 26, point 3): ``[`` prefers the left CoT of the
 pair, ``]`` the right one, ``=`` says they are equally good; the same key again takes the verdict
-back. Each is an undoable command on the review's undo stack (``Ctrl+Z``), written at once with
-the reviewer's name (``core.review.preferences``).
+back. Each is an edit on the review's one undo stack (``Ctrl+Z``), written at once with the
+reviewer's name (``core.review.preferences``, ``core.review.undo.preference_edit``).
 
 The pair is the current CoT and the next CoT shown to its right (the one to its left when it is
 the last), left and right as the columns show them. Preferences are given blind by default: with
@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from thoughtdesk.core.library.store import Library
-from thoughtdesk.core.review.preferences import PairPreference, preference_of, restore_preference, set_preference
-from thoughtdesk.ui.qt import QSettings, QUndoStack
-from thoughtdesk.ui.review.ratings import RatingCommand, RatingsHost, Write
+from thoughtdesk.core.library.reader import StoredSample
+from thoughtdesk.core.review.preferences import PairPreference, preference_of, sample_preferences
+from thoughtdesk.core.review.undo import preference_edit
+from thoughtdesk.core.settings.registry import PAIRWISE_BLIND
+from thoughtdesk.ui.review.compare.view import CompareView
+from thoughtdesk.ui.review.ratings import RatingsHost
+from thoughtdesk.ui.settings.options import read
 
-PAIRWISE_BLIND_SETTING = "review/pairwise_blind"
 SIDES = ("left", "right", "tie")
 
 
@@ -35,40 +37,58 @@ class PreferencesHost(RatingsHost, Protocol):
         """Hide (or show) models and prompts."""
         ...
 
-    def preference_pair(self) -> tuple[int, int, str, str] | None:
-        """The pair's CoT keys (left, right) and their panel titles, or None (fewer than two)."""
+    @property
+    def compare(self) -> CompareView:
+        """The CoTs side by side (which are shown, which is current, their titles)."""
+        ...
+
+    @property
+    def cot_pks(self) -> list[int | None]:
+        """The CoT key of each compare-view panel (None: the reference)."""
+        ...
+
+    @property
+    def stored(self) -> StoredSample | None:
+        """The sample shown."""
         ...
 
 
 def pairwise_blind() -> bool:
     """Whether pairwise preferences are given blind (the default)."""
-    return bool(QSettings().value(PAIRWISE_BLIND_SETTING, True, type=bool))
-
-
-def _writer(author: str, left: int, right: int, preferred: int | None, clear: bool, blind: bool):
-    def apply(library: Library) -> Write:
-        with library.transaction() as conn:
-            if clear:
-                before = preference_of(conn, author, left, right)
-                restore_preference(conn, author, left, right, None)
-            else:
-                before = set_preference(conn, author, left, right, preferred, blind=blind)
-
-        def restore(lib: Library) -> None:
-            with lib.transaction() as conn:
-                restore_preference(conn, author, left, right, before)
-
-        return restore
-
-    return apply
+    return read(PAIRWISE_BLIND)
 
 
 class ReviewPreferences:
-    """The pairwise preference keys of the Review tab, each pushed on ``undo_stack``."""
+    """The pairwise preference keys of the Review tab, each an edit on the undo stack."""
 
-    def __init__(self, host: PreferencesHost, undo_stack: QUndoStack) -> None:
+    def __init__(self, host: PreferencesHost) -> None:
         self.host = host
-        self.undo_stack = undo_stack
+        #: This reviewer's verdicts on the shown sample's CoTs, by pair (stored order).
+        self.shown: dict[tuple[int, int], PairPreference] = {}
+
+    def read_shown(self) -> bool:
+        """Read this reviewer's verdicts on the shown sample again (one query); whether they changed."""
+        library, stored, before = self.host.library, self.host.stored, self.shown
+        self.shown = {}
+        if library is not None and stored is not None:
+            self.shown = {
+                p.pair: p for p in sample_preferences(library.conn, stored.pk) if p.author == self.host.author
+            }
+        return before != self.shown
+
+    def pair(self) -> tuple[int, int, str, str] | None:
+        """The pair ``[`` / ``]`` / ``=`` judge: the current CoT and the next one shown to its right
+        (to its left when it is the last), as (left, right, left title, right title)."""
+        compare, cot_pks = self.host.compare, self.host.cot_pks
+        shown = [i for i in compare.visible_indices() if cot_pks[i] is not None]
+        current = compare.current_index()
+        if len(shown) < 2 or current not in shown:
+            return None
+        at = shown.index(current)
+        left, right = (shown[at], shown[at + 1]) if at + 1 < len(shown) else (shown[at - 1], shown[at])
+        left_pk, right_pk = cot_pks[left], cot_pks[right]
+        assert left_pk is not None and right_pk is not None
+        return left_pk, right_pk, compare.panels[left].title.text(), compare.panels[right].title.text()
 
     def mine(self, left: int, right: int) -> PairPreference | None:
         library = self.host.library
@@ -80,7 +100,7 @@ class ReviewPreferences:
         if library is not None and library.read_only_reason is not None:
             self.host.show_message(library.read_only_reason)
             return
-        pair = self.host.preference_pair()
+        pair = self.pair()
         if library is None or pair is None:
             self.host.show_message("A pairwise preference needs two CoTs side by side (j / k chooses the left one)")
             return
@@ -98,6 +118,9 @@ class ReviewPreferences:
             text = f"{left_title} and {right_title} equally good"
         else:
             text = f"Prefer {left_title if side == 'left' else right_title} to {right_title if side == 'left' else left_title}"
-        writer = _writer(self.host.author, left, right, preferred, clear, self.host.blind)
-        self.undo_stack.push(RatingCommand(self.host, text, left, writer))
+        self.host.push_edit(
+            preference_edit(
+                self.host.author, left, right, preferred, clear=clear, blind=self.host.blind, description=text
+            )
+        )
         self.host.show_message(text)

@@ -7,8 +7,9 @@ current step -1/0/+1 (the same again clears it), ``x`` marks it the first wrong 
 before it +1 unless rated), Shift+X says no step is wrong, ``u`` flags it (unsure), ``w``
 writes a corrected step, ``o`` then 1-4 sets the finish reason (found_error, solution,
 bad_problem, give_up; ``o`` Delete clears it), ``t`` switches between a CoT's text and its
-reasoning trace. Every change is a command on the review's undo stack, written at once as the
-reviewer's own (one row per reviewer and step list). The time a reviewer spends on a step list
+reasoning trace. Every change is an edit on the review's one undo stack
+(:func:`thoughtdesk.core.review.undo.step_edit`), written at once as the reviewer's own (one row
+per reviewer and step list). The time a reviewer spends on a step list
 while the tab is shown is added to their row when they leave it, if they labelled it.
 """
 
@@ -20,10 +21,11 @@ from typing import Protocol
 
 from thoughtdesk.core.library.reader import StoredSample
 from thoughtdesk.core.library.store import Library, LibraryBusyError
+from thoughtdesk.core.review.undo import EditSlot, PlannedEdit, step_edit
 from thoughtdesk.core.steps import changes
 from thoughtdesk.core.steps.changes import StepChange
 from thoughtdesk.core.steps.split import Step, Trace, cot_steps, reasoning_steps, reference_steps
-from thoughtdesk.core.steps.store import FINISH_REASONS, StepReview, StepTarget, review_of
+from thoughtdesk.core.steps.store import FINISH_REASONS, StepReview, StepTarget, add_time_spent, review_of
 from thoughtdesk.core.visible_text import elide
 from thoughtdesk.ui.qt import (
     QBrush,
@@ -32,8 +34,6 @@ from thoughtdesk.ui.qt import (
     QHBoxLayout,
     QListWidget,
     QListWidgetItem,
-    QUndoCommand,
-    QUndoStack,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -78,6 +78,10 @@ class StepsHost(Protocol):
     def show_steps_tab(self) -> None: ...
 
     def steps_written(self) -> None: ...
+
+    def push_edit(self, planned: PlannedEdit) -> None:
+        """Write ``planned`` through the review's one undo stack."""
+        ...
 
 
 class StepsPanel(QWidget):
@@ -179,32 +183,11 @@ class StepsPanel(QWidget):
             self.finish.setCurrentIndex(max(0, found))
 
 
-class StepCommand(QUndoCommand):
-    """One step-label change on the review's undo stack; undoing it first shows its CoT."""
-
-    def __init__(self, owner: ReviewSteps, change: StepChange) -> None:
-        super().__init__(change.text)
-        self.owner = owner
-        self.change = change
-        self._pushed = False
-
-    def redo(self) -> None:
-        if self._pushed:
-            self.owner.reveal(self.change)
-        self._pushed = True
-        self.owner.write(self, revert=False)
-
-    def undo(self) -> None:
-        self.owner.reveal(self.change)
-        self.owner.write(self, revert=True)
-
-
 class ReviewSteps:
     """The Review tab's step labelling: what is shown, the keys' actions, the time spent."""
 
-    def __init__(self, host: StepsHost, undo_stack: QUndoStack, panel: StepsPanel) -> None:
+    def __init__(self, host: StepsHost, panel: StepsPanel) -> None:
         self.host = host
-        self.undo_stack = undo_stack
         self.panel = panel
         self.trace: Trace = "cot"
         self.target: StepTarget | None = None
@@ -267,13 +250,11 @@ class ReviewSteps:
         if since is None or library is None or target is None:
             return
         ms = int((time.monotonic() - since) * 1000)
+        if ms <= 0:
+            return
         try:
             with library.transaction() as conn:
-                if review_of(conn, target, self.host.author) is None:
-                    return
-                change = changes.add_time(conn, target, self.host.author, ms)
-                if change is not None:
-                    change.apply(conn)
+                add_time_spent(conn, target, self.host.author, ms)  # only to a row they labelled
         except LibraryBusyError:
             pass  # another process writes: this visit's time is not counted
 
@@ -320,7 +301,7 @@ class ReviewSteps:
         library, target, step = ready
         change = make(library, target, step)
         if change.changes_anything:
-            self.undo_stack.push(StepCommand(self, change))
+            self.host.push_edit(step_edit(change))
 
     def rate(self, rating: int) -> None:
         blind = self.host.blind
@@ -371,7 +352,7 @@ class ReviewSteps:
                 return
             change = changes.correct(library.conn, target, self.host.author, step, dialog.text())
             if change.changes_anything:
-                self.undo_stack.push(StepCommand(self, change))
+                self.host.push_edit(step_edit(change))
 
         dialog.accepted.connect(saved)
         self.dialog = dialog
@@ -380,36 +361,33 @@ class ReviewSteps:
 
     # ---- writes ------------------------------------------------------------------------------
 
-    def reveal(self, change: StepChange) -> None:
-        """Show the step list of ``change`` before it is undone or redone."""
-        target = change.target
+    def reveal(self, slot: EditSlot, description: str) -> None:
+        """Show the step list an edit of ``slot`` changes before it is undone or redone."""
+        target = _target(slot)
+        self.host.show_steps_tab()
         if target.cot_pk is not None:
-            self.host.reveal_cot_pk(target.cot_pk, change.text)
-            if target.trace != self.trace:
-                self.trace = target.trace
+            self.trace = target.trace
+            self.host.reveal_cot_pk(target.cot_pk, description)
         if self.target != target:
             self.show_current()
 
-    def write(self, command: StepCommand, *, revert: bool) -> None:
-        library = self.host.library
-        try:
-            if library is None:
-                raise RuntimeError("no library is open")
-            with library.transaction() as conn:
-                command.change.apply(conn, revert=revert)
-        except LibraryBusyError as error:
-            command.setObsolete(True)
-            self.host.show_message(f"Step label not saved: {error}")
-            return
-        review = command.change.before if revert else command.change.after
-        if self.target == command.change.target:
+    def written(self, slot: EditSlot) -> None:
+        """An edit of ``slot`` was written, undone or redone: repaint the rows that changed."""
+        library, target = self.host.library, _target(slot)
+        if library is not None and self.target == target and slot.author == self.host.author:
             old = self.review
+            review = review_of(library.conn, target, self.host.author)
             self.review = None if review is None or review.empty else review
             for index in _changed_steps(old, self.review):  # only the rows that changed
                 if 0 <= index < len(self.steps):
                     self.panel.paint_step(self.steps[index], self.review)
             self.panel.show_review(self.review, self.steps)
         self.host.steps_written()
+
+
+def _target(slot: EditSlot) -> StepTarget:
+    sample_pk, trace = slot.key
+    return StepTarget(sample_pk, slot.cot_pk, trace)
 
 
 def _changed_steps(before: StepReview | None, after: StepReview | None) -> set[int]:

@@ -1,8 +1,9 @@
 """The Review tab: compare a sample's CoTs and annotate them from the keyboard.
 
 Left the compare view (similarity highlighting, word diff, filters), right the annotation panel
-for the current CoT. Every change is a core ``AnnotationOp`` pushed on a ``QUndoStack``
-(:mod:`thoughtdesk.ui.review.commands`), written at once with the reviewer's name and the time.
+for the current CoT. Every edit (annotations, ratings, pairwise preferences, step labels) is a
+core ``PlannedEdit`` pushed on the tab's one undo stack (:mod:`thoughtdesk.ui.review.undo`),
+written at once with the reviewer's name and the time.
 Samples come from the main window's sample list (the Samples tab's filters and order) or from a
 review queue; blind mode hides model and prompt and shows CoTs in the reviewer's own order.
 
@@ -19,7 +20,6 @@ from thoughtdesk.core.library.queries import cot_sample
 from thoughtdesk.core.library.reader import StoredSample, load_sample
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review import (
-    AnnotationOp,
     AnnotationStore,
     CotReview,
     LabelSet,
@@ -27,24 +27,19 @@ from thoughtdesk.core.review import (
     StoredAnnotation,
     label_set,
     label_sets,
-    mark_done,
     review_from,
-    set_position,
 )
-from thoughtdesk.core.review.preferences import PairPreference, sample_preferences
-from thoughtdesk.ui.critiques.rating import RatingPanel
+from thoughtdesk.core.review.undo import PlannedEdit
+from thoughtdesk.core.settings.registry import LABEL_SET, REVIEW_BLIND, USER_NAME
 from thoughtdesk.ui.qt import (
     QEvent,
     QHBoxLayout,
     QPlainTextEdit,
     QScrollArea,
-    QSettings,
     QSplitter,
     Qt,
     QTabWidget,
     QTimer,
-    QUndoCommand,
-    QUndoStack,
     QVBoxLayout,
     QWidget,
     Signal,
@@ -53,9 +48,10 @@ from thoughtdesk.ui.review.annotation_panel import AnnotationPanel
 from thoughtdesk.ui.review.compare.view import CompareView, CotPanel, CotView, SpanMark
 from thoughtdesk.ui.review.edits import OTHERS_CHARS, ReviewEdits, others_text, reviewer_name
 from thoughtdesk.ui.review.keys import ReviewKeys
-from thoughtdesk.ui.review.later_writes import LaterWrites
 from thoughtdesk.ui.review.preferences import ReviewPreferences
 from thoughtdesk.ui.review.prefetch import SimilarityPrefetch
+from thoughtdesk.ui.review.queue_nav import ReviewNavigation
+from thoughtdesk.ui.review.rating_tab import RatingTab
 from thoughtdesk.ui.review.ratings import ReviewRatings
 from thoughtdesk.ui.review.sample_views import (
     QUESTION_BOX_CHARS,
@@ -66,9 +62,9 @@ from thoughtdesk.ui.review.sample_views import (
     question_text,
     span_marks,
 )
-from thoughtdesk.ui.review.settings_keys import BLIND_SETTING, LABEL_SET_SETTING
 from thoughtdesk.ui.review.steps import ReviewSteps, StepsPanel
-from thoughtdesk.ui.settings.options import USER_NAME, open_settings
+from thoughtdesk.ui.review.undo import ReviewUndo
+from thoughtdesk.ui.settings.options import read, write
 from thoughtdesk.ui.widgets.long_text import fill_text
 from thoughtdesk.ui.widgets.sizing import ElidedLabel
 
@@ -107,20 +103,18 @@ class ReviewView(QWidget):
         self.critiques: dict[int, list[Critique]] = {}
         self.explanation_ratings: dict[int, list[ExplanationRating]] = {}
         self.flaw_marks: dict[int, list[SpanMark]] = {}
-        self.blind = bool(QSettings().value(BLIND_SETTING, False, type=bool))
-        self.queue: ReviewQueue | None = None
-        self.queue_index = 0
+        self.blind = read(REVIEW_BLIND)
+        #: The review queue worked through, n / p, the progress line (ui/review/queue_nav.py).
+        self.nav = ReviewNavigation(self)
         #: ``(sample_pk or None, step) -> sample_pk or None``: the Samples tab's list (set by install).
         self.sample_neighbour: Callable[[int | None, int], int | None] = lambda _pk, _step: None
         self._pending: Callable[[], None] | None = None  # work deferred until the tab is shown
-        self.undo_stack = QUndoStack(self)
-        #: Changes the GUI thread could not write while another process writes (see later_writes).
-        self.later = LaterWrites(self._written_later, self.show_message, self)
-        self.edits = ReviewEdits(self, self.undo_stack, self)
-        self.ratings = ReviewRatings(self, self.undo_stack)
-        self.preferences = ReviewPreferences(self, self.undo_stack)
-        #: This reviewer's pairwise verdicts on the shown sample's CoTs, by pair (stored order).
-        self.pair_preferences: dict[tuple[int, int], PairPreference] = {}
+        #: The one undo stack of every edit, and the writes waiting for another process.
+        self.undo = ReviewUndo(self, self)
+        self.undo_stack, self.later = self.undo.stack, self.undo.later
+        self.edits = ReviewEdits(self, self)
+        self.ratings = ReviewRatings(self)
+        self.preferences = ReviewPreferences(self)
         self.prefetch = SimilarityPrefetch(self)
 
         self.status = ElidedLabel(name="reviewStatus")
@@ -143,13 +137,12 @@ class ReviewView(QWidget):
         self.panel.preferredToggled.connect(self.edits.set_preferred)
         self.panel.qualityChosen.connect(self.edits.set_quality)
         self.panel.labelSetChosen.connect(self.choose_label_set)
-        self.rating_panel = RatingPanel()
+        #: The "Critiques & rating" side tab (ui/review/rating_tab.py).
+        self.rating_tab = RatingTab(self)
+        self.rating_panel = self.rating_tab.panel
         self.rating_panel.scoreChosen.connect(lambda score: self.ratings.set_score(score))
         self.rating_panel.dimensionToggled.connect(lambda name: self.ratings.toggle_dimension(name))
         self.rating_panel.critiqueRated.connect(lambda score: self.ratings.rate_critique(score))
-        rating_scroll = QScrollArea(objectName="ratingScroll")
-        rating_scroll.setWidgetResizable(True)
-        rating_scroll.setWidget(self.rating_panel)
         # Both panes scroll: the tab then fits a 1366x768 screen however many labels a set has.
         annotation_scroll = QScrollArea(objectName="annotationScroll")
         annotation_scroll.setWidgetResizable(True)
@@ -158,13 +151,11 @@ class ReviewView(QWidget):
         self.side_tabs.addTab(annotation_scroll, "Annotations")
         # The scroll areas would let the splitter squeeze it; no wider, so CoT columns get the room.
         self.side_tabs.setMinimumWidth(365)
-        self.side_tabs.addTab(rating_scroll, "Critiques && rating")
+        self.side_tabs.addTab(self.rating_tab.scroll, "Critiques && rating")
         self.steps_panel = StepsPanel()
         self.side_tabs.addTab(self.steps_panel, "Steps")
-        self.steps = ReviewSteps(self, self.undo_stack, self.steps_panel)
+        self.steps = ReviewSteps(self, self.steps_panel)
         self.side_tabs.currentChanged.connect(lambda _index: self._side_tab_changed())
-        #: The CoT the rating panel shows (-1: none yet); it is filled only while its tab is shown.
-        self._rating_cot: int | None = -1
 
         top = QHBoxLayout()
         top.addWidget(self.progress, 3)
@@ -188,11 +179,11 @@ class ReviewView(QWidget):
             letters={
                 Qt.Key.Key_J: lambda: self.move_cot(+1),
                 Qt.Key.Key_K: lambda: self.move_cot(-1),
-                Qt.Key.Key_N: lambda: self.move_sample(+1),
-                Qt.Key.Key_P: lambda: self.move_sample(-1),
+                Qt.Key.Key_N: lambda: self.nav.move_sample(+1),
+                Qt.Key.Key_P: lambda: self.nav.move_sample(-1),
                 Qt.Key.Key_C: self.edits.edit_comment,
                 Qt.Key.Key_S: self.edits.toggle_preferred,
-                Qt.Key.Key_F: lambda: self.move_critique(+1),
+                Qt.Key.Key_F: lambda: self.rating_tab.move_critique(+1),
                 Qt.Key.Key_BracketLeft: lambda: self.preferences.prefer("left"),
                 Qt.Key.Key_BracketRight: lambda: self.preferences.prefer("right"),
                 Qt.Key.Key_Equal: lambda: self.preferences.prefer("tie"),
@@ -211,7 +202,7 @@ class ReviewView(QWidget):
                 "Ctrl+Z": self.undo_stack.undo,
                 "Ctrl+Shift+Z": self.undo_stack.redo,
                 "Ctrl+Y": self.undo_stack.redo,
-                "Shift+F": lambda: self.move_critique(-1),
+                "Shift+F": lambda: self.rating_tab.move_critique(-1),
                 "Alt+Down": lambda: self.steps.move(+1),
                 "Alt+Up": lambda: self.steps.move(-1),
                 "Shift+X": lambda: self.steps.first_error(none=True),
@@ -223,28 +214,27 @@ class ReviewView(QWidget):
                 Qt.Key.Key_R: self.ratings.rate_critique,
                 Qt.Key.Key_O: self.steps.finish_digit,
             },
-            on_pending=self._prefix_pending,
+            on_pending=self.rating_tab.prefix_pending,
         )
         self.keys.install()
         self._notify_timer = QTimer(self, singleShot=True, interval=NOTIFY_DELAY_MS)
         self._notify_timer.timeout.connect(self.annotationsChanged)
         self.compare.set_identity_filters_visible(not self.blind)
-        self._update_progress()
+        self.nav.update_progress()
 
     # ---- library, label sets, author ---------------------------------------------------------
 
     def set_library(self, library: Library) -> None:
         """Review ``library`` (clears the undo history and any queue)."""
         self.library = library
-        self.later.path = library.path
         self.panel.set_read_only(library.read_only_reason)
         self.prefetch.forget_critiques()  # sample keys of another library mean other samples
         self.store = AnnotationStore(library, self.author)
-        self.undo_stack.clear()
-        self.queue = None
+        self.undo.set_library(library)
+        self.nav.queue = None
         self.stored = None
-        self.reload_label_sets(str(QSettings().value(LABEL_SET_SETTING, "") or ""))
-        self._update_progress()
+        self.reload_label_sets(read(LABEL_SET))
+        self.nav.update_progress()
 
     def reload_label_sets(self, wanted: str | None = None) -> None:
         """Read the label sets again (after the editor saved or deleted one) and use ``wanted``,
@@ -261,7 +251,7 @@ class ReviewView(QWidget):
         if chosen is not None:
             self.panel.set_label_sets([s.name for s in sets], chosen.name)
             if wanted is not None and chosen.name == wanted:
-                QSettings().setValue(LABEL_SET_SETTING, chosen.name)
+                write(LABEL_SET, chosen.name)
             self._use_label_set(chosen)
 
     def set_author(self, name: str) -> None:
@@ -269,7 +259,7 @@ class ReviewView(QWidget):
         name = name.strip()
         if not name:
             return
-        open_settings().setValue(USER_NAME, name)
+        write(USER_NAME, name)
         self.sync_author()
 
     def sync_author(self) -> None:
@@ -281,7 +271,7 @@ class ReviewView(QWidget):
         if self.library is not None:
             self.store = AnnotationStore(self.library, name)
             self.reload()
-        self._update_progress()
+        self.nav.update_progress()
 
     def choose_label_set(self, name: str) -> None:
         """Use the label set called ``name`` (remembered in the settings)."""
@@ -292,7 +282,7 @@ class ReviewView(QWidget):
         except KeyError:
             self.message.emit(f"No label set called {name!r}")
             return
-        QSettings().setValue(LABEL_SET_SETTING, name)
+        write(LABEL_SET, name)
         self._use_label_set(chosen)
 
     def _use_label_set(self, chosen: LabelSet) -> None:
@@ -316,7 +306,7 @@ class ReviewView(QWidget):
             return
         self.stored = stored
         self._read_critiques(stored)  # before the views: their statistics line lists the critiques
-        self._read_pair_preferences()
+        self.preferences.read_shown()
         views, self.cot_pks = self.cot_views(stored)
         # Other reviewers' notes are shown a short line each (others_text): read cut.
         self.notes = self.store.sample_annotations(sample_pk, others_chars=OTHERS_CHARS)
@@ -327,13 +317,13 @@ class ReviewView(QWidget):
         panel_marks = [[] if pk is None else self._marks(reviews[pk], pk, names) for pk in self.cot_pks]
         # Every part capped, invisible characters shown: a long question never stalls the box.
         fill_text(self.question, question_text(stored), QUESTION_BOX_CHARS)
-        self._rating_cot = -1  # the critiques were read again
+        self.rating_tab.shown_cot = -1  # the critiques were read again
         self.compare.set_cots(views, self.prefetch.take(views), panel_notes, panel_marks)
         self._refresh_all_cots(from_notes=True)
         first = next((i for i, pk in enumerate(self.cot_pks) if pk is not None), 0 if views else -1)
         self.compare.set_current(first)
         self._show_current()
-        self._update_progress()
+        self.nav.update_progress()
         self.sampleShown.emit(sample_pk)
         self.prefetch.schedule()
 
@@ -352,12 +342,14 @@ class ReviewView(QWidget):
             quotes = quotes_by_cot(self.critiques, texts)
         self.flaw_marks = flaw_marks(self.critiques, quotes, self.compare.theme(), blind=self.blind)
 
+    @property
+    def queue(self) -> ReviewQueue | None:
+        """The review queue worked through, if any (``nav``)."""
+        return self.nav.queue
+
     def next_sample_key(self) -> int | None:
         """The sample ``n`` would show (for computing its similarity ahead)."""
-        if self.queue is not None:
-            following = self.queue_index + 1
-            return self.queue.sample_pks[following] if following < self.queue.total else None
-        return self.sample_neighbour(self.stored.pk, +1) if self.stored is not None else None
+        return self.nav.next_sample_key()
 
     def cot_views(self, stored: StoredSample) -> tuple[list[CotView], list[int | None]]:
         """What the compare view shows of ``stored``, in display order, and the CoT keys."""
@@ -388,7 +380,7 @@ class ReviewView(QWidget):
     def set_blind(self, blind: bool) -> None:
         """Blind mode: no model or prompt shown, CoTs in this reviewer's own shuffled order."""
         self.blind = blind
-        QSettings().setValue(BLIND_SETTING, blind)
+        write(REVIEW_BLIND, blind)
         self.compare.set_identity_filters_visible(not blind)
         if blind:
             self.compare.set_filters(correct=None)
@@ -410,40 +402,26 @@ class ReviewView(QWidget):
         """Why nothing can be written (the library opened read-only), or None."""
         return self.library.read_only_reason if self.library is not None else None
 
-    def writes_pending(self) -> bool:
-        """Changes wait for another process (a new one queues behind them)."""
-        return self.later.pending
-
-    def write_later(self, command: QUndoCommand, write: Callable[[Library], None], cot_pk: int) -> None:
-        """Write ``command``'s change on a worker, after the changes waiting before it."""
-        self.later.add(command, write, cot_pk)
-
-    def _written_later(self, cot_pk: int) -> None:
-        self.cot_written(cot_pk)
-        self.ratings_written(cot_pk)
+    def push_edit(self, planned: PlannedEdit) -> None:
+        """Write ``planned`` through the tab's one undo stack."""
+        self.undo.push(planned)
 
     def show_message(self, text: str) -> None:
         """A plain-text status message (the controller shows it in the status bar)."""
         self.message.emit(text)
 
-    def reveal_cot(self, op: AnnotationOp) -> None:
-        """Show the CoT ``op`` changes (its sample first, if another is shown) and make it current.
+    def reveal_cot_pk(self, cot_pk: int, description: str, critique_pk: int | None = None) -> None:
+        """Show ``cot_pk`` (its sample first, if another is shown) and make it current; ``critique_pk``
+        is focused in the rating panel.
 
         Called before an undo or redo, so a change is never undone out of sight. A CoT whose
         sample is not shown because the filters hide it is still changed, and said so.
         """
-        self.reveal_cot_pk(op.cot_pk, op.description)
-
-    def reveal_cot_pk(self, cot_pk: int, description: str, critique_pk: int | None = None) -> None:
-        """:meth:`reveal_cot` for any change of ``cot_pk`` (ratings too); ``critique_pk`` is
-        focused in the rating panel."""
         if cot_pk not in self.cot_pks and self.library is not None:
             sample_pk = cot_sample(self.library, cot_pk)
             if sample_pk is None:
                 return  # the CoT is gone; the write reports it
-            if self.queue is not None and sample_pk in self.queue.sample_pks:
-                self.go_to_queue_index(self.queue.sample_pks.index(sample_pk))
-            else:
+            if not self.nav.go_to_sample(sample_pk):
                 self.show_sample(sample_pk)
         if cot_pk in self.cot_pks:
             index = self.cot_pks.index(cot_pk)
@@ -451,8 +429,7 @@ class ReviewView(QWidget):
                 self.compare.set_current(index)
                 self._show_current()
             if critique_pk is not None:
-                self.side_tabs.setCurrentIndex(1)
-                self.rating_panel.focus_critique(critique_pk)
+                self.rating_tab.focus_critique(critique_pk)
             if self.compare.panels[index].isHidden():
                 self.message.emit(f"{description}: the CoT is hidden by the filters")
 
@@ -471,50 +448,23 @@ class ReviewView(QWidget):
         self.prefetch.forget_critiques()
         if self.library is None or cot_pk not in self.cot_pks:
             return
-        before = dict(self.pair_preferences)
-        self._read_pair_preferences()
-        if before != self.pair_preferences:  # a preference names two CoTs: every note may change
+        if self.preferences.read_shown():  # a preference names two CoTs: every note may change
             self._refresh_all_cots()
         self.explanation_ratings[cot_pk] = explanation_ratings_for_cots(self.library, [cot_pk]).get(cot_pk, [])
         fresh = critiques_for_cots(self.library, [cot_pk], for_view=True).get(cot_pk, [])
         self.critiques[cot_pk] = fresh
         index = self.cot_pks.index(cot_pk)
         self._show_review(index, cot_pk, self.reviews.get(cot_pk) or CotReview(cot_pk, self.author))
-        if cot_pk == self.current_cot_pk() and cot_pk == self._rating_cot:
-            self.rating_panel.show_rating(
-                self.my_explanation_rating(cot_pk), self.explanation_ratings[cot_pk], self.author
-            )
-            for critique in fresh:
-                self.rating_panel.update_critique(critique)
+        self.rating_tab.ratings_read(cot_pk)
         self._notify_timer.start()
 
     def my_explanation_rating(self, cot_pk: int) -> ExplanationRating | None:
         """This reviewer's rating of ``cot_pk``, as read with the sample or after the last change."""
-        return next((r for r in self.explanation_ratings.get(cot_pk, []) if r.author == self.author), None)
+        return self.rating_tab.my_rating(cot_pk)
 
     def focused_critique(self) -> Critique | None:
         """The critique of the current CoT the rating keys act on."""
-        self._show_rating_tab()
-        return self.rating_panel.critique_list.focused() if self.current_cot_pk() is not None else None
-
-    def _show_rating_tab(self) -> None:
-        """Bring the rating panel to the front (filled for the current CoT)."""
-        self.side_tabs.setCurrentIndex(1)
-        self._fill_rating_panel()
-
-    def move_critique(self, step: int) -> None:
-        """Focus the current CoT's next (+1) or previous (-1) critique (f / Shift+F)."""
-        self._show_rating_tab()
-        if not self.rating_panel.critique_list.critiques:
-            self.message.emit("This CoT has no critiques")
-            return
-        self.rating_panel.move_focus(step)
-
-    def _prefix_pending(self, key: int | None) -> None:
-        prefix = {int(Qt.Key.Key_E): "e", int(Qt.Key.Key_D): "d", int(Qt.Key.Key_R): "r"}.get(key or -1)
-        if prefix is not None:
-            self._show_rating_tab()  # the rating shows what the key does
-        self.rating_panel.set_hint(prefix)
+        return self.rating_tab.focused_critique()
 
     def move_cot(self, step: int) -> None:
         """Next (+1) or previous (-1) generated CoT the filters show (j / k)."""
@@ -541,9 +491,8 @@ class ReviewView(QWidget):
             self.panel.show_review(
                 self.reviews.get(cot_pk), f"Annotating {title}", others_text(self.notes.get(cot_pk, []), self.author)
             )
-        if cot_pk != self._rating_cot:
-            self._rating_cot = -1  # stale: filled now if its tab is shown, else when it is
-            self._fill_rating_panel()
+        if cot_pk != self.rating_tab.shown_cot:
+            self.rating_tab.forget()  # filled now if its tab is shown, else when it is
         self.steps.show_current()
 
     # ---- step labels (ui/review/steps.py) ----------------------------------------------------
@@ -554,7 +503,7 @@ class ReviewView(QWidget):
         return self.current_cot_pk(), 0 <= index < len(self.cot_pks)
 
     def _side_tab_changed(self) -> None:
-        self._fill_rating_panel()
+        self.rating_tab.fill()
         if self.side_tabs.currentWidget() is self.steps_panel:
             if self.steps.stale:
                 self.steps.show_current()
@@ -568,30 +517,6 @@ class ReviewView(QWidget):
     def steps_written(self) -> None:
         """A step label was written or undone: tell the window soon."""
         self._notify_timer.start()
-
-    def _fill_rating_panel(self, force: bool = False) -> None:
-        """Show the current CoT's critiques and rating in the rating panel, if its tab is shown
-        and it shows another CoT (or ``force``). Filling cards lays out their text: skipping
-        it while the Annotations tab is in front keeps j / k and n as fast as without critiques."""
-        if self.side_tabs.currentIndex() != 1:
-            return
-        cot_pk = self.current_cot_pk()
-        if cot_pk == self._rating_cot and not force:
-            return
-        self._rating_cot = cot_pk
-        index = self.compare.current_index()
-        if cot_pk is None:
-            text = "The reference CoT is not rated here" if index >= 0 else "No CoT"
-            self.rating_panel.show_cot(text, None, [], [], blind=self.blind, me=self.author, enabled=False)
-            return
-        self.rating_panel.show_cot(
-            f"Rating {self.compare.panels[index].title.text()}",
-            self.my_explanation_rating(cot_pk),
-            self.explanation_ratings.get(cot_pk, []),
-            self.critiques.get(cot_pk, []),
-            blind=self.blind,
-            me=self.author,
-        )
 
     def _refresh_all_cots(self, from_notes: bool = False) -> None:
         """Every CoT's note and span marks: ``from_notes`` builds the reviews from the sample's
@@ -629,72 +554,10 @@ class ReviewView(QWidget):
         """The CoT's one-line note: the review, this reviewer's rating and pairwise verdicts
         (hidden when empty)."""
         return cot_note(
-            review, names, self.my_explanation_rating(cot_pk), pairwise_summary(cot_pk, self.pair_preferences)
+            review, names, self.my_explanation_rating(cot_pk), pairwise_summary(cot_pk, self.preferences.shown)
         )
 
-    def _read_pair_preferences(self) -> None:
-        """This reviewer's pairwise verdicts on the shown sample (one query)."""
-        self.pair_preferences = {}
-        if self.library is not None and self.stored is not None:
-            self.pair_preferences = {
-                p.pair: p for p in sample_preferences(self.library.conn, self.stored.pk) if p.author == self.author
-            }
-
-    def preference_pair(self) -> tuple[int, int, str, str] | None:
-        """The pair ``[`` / ``]`` / ``=`` judge: the current CoT and the next one shown to its right
-        (to its left when it is the last), as (left, right, left title, right title)."""
-        shown = [i for i in self.compare.visible_indices() if self.cot_pks[i] is not None]
-        current = self.compare.current_index()
-        if len(shown) < 2 or current not in shown:
-            return None
-        at = shown.index(current)
-        left, right = (shown[at], shown[at + 1]) if at + 1 < len(shown) else (shown[at - 1], shown[at])
-        panels = self.compare.panels
-        left_pk, right_pk = self.cot_pks[left], self.cot_pks[right]
-        assert left_pk is not None and right_pk is not None
-        return left_pk, right_pk, panels[left].title.text(), panels[right].title.text()
-
     # ---- samples and queues -----------------------------------------------------------------
-
-    def move_sample(self, step: int) -> None:
-        """Next (+1) or previous (-1) sample: of the queue, else of the Samples tab's list (n / p)."""
-        queue, library = self.queue, self.library
-        if queue is not None and library is not None:  # (a queue is always of the open library)
-            if step > 0 and self.stored is not None and self.stored.pk in queue.sample_pks:
-                mark_done(library, queue.id, self.stored.pk)  # moving on = reviewed
-                queue.done.add(self.stored.pk)
-            target = self.queue_index + step
-            if not 0 <= target < queue.total:
-                self._update_progress()
-                self.message.emit("End of the queue" if step > 0 else "Start of the queue")
-                return
-            self.go_to_queue_index(target)
-            return
-        neighbour = self.sample_neighbour(self.stored.pk if self.stored is not None else None, step)
-        if neighbour is None:
-            self.message.emit("No next sample" if step > 0 else "No previous sample")
-        else:
-            self.show_sample(neighbour)
-
-    def start_queue(self, queue: ReviewQueue) -> None:
-        """Work through ``queue`` from where it was left (the controller turns blind mode on for
-        a blind queue, through its menu action, so the check mark and the setting agree)."""
-        self.queue = queue
-        self.queue_index = queue.resume_index()
-        self._update_progress()
-        self.when_shown(lambda: self.go_to_queue_index(self.queue_index))
-
-    def leave_queue(self) -> None:
-        self.queue = None
-        self._update_progress()
-
-    def go_to_queue_index(self, index: int) -> None:
-        if self.queue is None or self.library is None or not self.queue.sample_pks:
-            return
-        self.queue_index = max(0, min(index, self.queue.total - 1))
-        self.queue.position = self.queue_index
-        set_position(self.library, self.queue.id, self.queue_index)
-        self.show_sample(self.queue.sample_pks[self.queue_index])
 
     def when_shown(self, action: Callable[[], None]) -> None:
         """Run ``action`` now if the tab is shown, else when it is (the latest action wins)."""
@@ -721,16 +584,3 @@ class ReviewView(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and self.cot_pks:
             self._refresh_all_cots()  # span mark colours depend on the theme
-
-    def _update_progress(self) -> None:
-        if self.queue is None:
-            self.progress.setText("")
-            self.progress.setVisible(False)
-        else:
-            self.progress.setVisible(True)
-            self.progress.setText(
-                f"Queue “{self.queue.name}”: sample {self.queue_index + 1} of "
-                f"{self.queue.total} · {self.queue.progress_text}"
-            )
-        mode = "blind review" if self.blind else "open review"
-        self.status.setText(f"Reviewer: {self.author} · {mode}")

@@ -1,4 +1,4 @@
-"""Settings: Edit ▸ Settings…, the first-run wizard, the QSettings keys (``options``).
+"""Settings: Edit ▸ Settings…, the first-run wizard, QSettings read through the declared options (``options``).
 
 ``install(window)`` adds Edit ▸ Settings… (Ctrl+,), Help ▸ Open log folder and the offline
 indicator, and returns the :class:`SettingsMenu` (``window.settings``).

@@ -15,10 +15,10 @@ from thoughtdesk.core.generation.backends import response_cap
 from thoughtdesk.core.generation.backends.base import ModelFileError
 from thoughtdesk.core.generation.backends.llamacpp import check_gguf_file
 from thoughtdesk.core.generation.local_model import prepare_test_model, test_model_available, test_model_target
-from thoughtdesk.core.paths import default_library_path
 from thoughtdesk.core.settings import config as core_config
 from thoughtdesk.core.settings import secrets
 from thoughtdesk.core.settings.logs import register_secret
+from thoughtdesk.core.settings.saved import default_library_path
 from thoughtdesk.core.thinking import REASONING_EFFORTS
 from thoughtdesk.ui.base.tasks import Task
 from thoughtdesk.ui.qt import (
@@ -39,7 +39,7 @@ from thoughtdesk.ui.qt import (
     QWidget,
 )
 from thoughtdesk.ui.settings.model_choice import RegisteredModelChoice
-from thoughtdesk.ui.settings.options import AppSettings
+from thoughtdesk.ui.settings.options import AppSettings, QtSettings
 from thoughtdesk.ui.widgets.labels import plain_label
 from thoughtdesk.ui.widgets.signals import blocked
 
@@ -87,7 +87,7 @@ class LibraryForm(QWidget):
         )
         row = QHBoxLayout()
         self.path = QLineEdit(objectName="libraryPath")
-        self.path.setPlaceholderText(str(default_library_path()))
+        self.path.setPlaceholderText(str(default_library_path(QtSettings())))
         browse = QPushButton("Browse…", objectName="libraryBrowse")
         browse.clicked.connect(self._browse)
         row.addWidget(self.path, 1)
@@ -98,7 +98,7 @@ class LibraryForm(QWidget):
         layout.addStretch(1)
 
     def _browse(self) -> None:
-        start = self.path.text() or str(default_library_path())
+        start = self.path.text() or str(default_library_path(QtSettings()))
         path, _ = QFileDialog.getSaveFileName(
             self,
             "Library file",
@@ -112,7 +112,7 @@ class LibraryForm(QWidget):
     def validate(self) -> bool:
         """False (with the reason shown) when the chosen folder cannot hold the library."""
         text = self.path.text().strip()
-        target = Path(text).expanduser() if text else default_library_path()
+        target = Path(text).expanduser() if text else default_library_path(QtSettings())
         folder = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)
         if target.is_dir():
             self.error.setText(f"{target} is a folder; give a file name such as library.thoughtdesk")

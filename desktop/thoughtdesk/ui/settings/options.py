@@ -1,70 +1,45 @@
-"""The application's settings, kept with QSettings; each option declared once.
+"""The settings file through QSettings, read and written by the declared options.
 
-Keys other modules may read (through the functions below, not raw strings where possible):
+Every setting is declared once, with its key, type, default and meaning, in
+:mod:`thoughtdesk.core.settings.registry` (the table is in docs/settings.md); the command line
+reads the same declarations without Qt (:mod:`thoughtdesk.core.settings.saved`). This module is
+the Qt side of it: :class:`QtSettings` reads an option from QSettings and turns what Qt returns
+(text, a list of texts, a cached bool or number, a QByteArray) into the option's typed value
+with the option's own :meth:`~thoughtdesk.core.settings.registry.Option.parse`, and writes a
+value in the form Qt's INI format stores it (``true``/``false``, numbers, ``a, b`` lists). A
+value no option allows is logged (file, line, key, what to write) and the default used: the
+window opens, and Settings saves a good value again. Nowhere else in the app is a QSettings key
+written as a string (``tests/core/settings/test_registry.py`` scans the tree).
 
-=================================  ======  ==============================================
-key                                type    meaning
-=================================  ======  ==============================================
-``user/name``                      str     the user's name: the author of annotations
-``library/path``                   str     the library file opened at start ("" = default)
-``network/offline``                bool    offline mode (no connection but to this machine)
-``generation/max_response_mb``     int     the largest answer a model server may send (MB, 1-4096)
-``local/model_path``               str     the GGUF file of the local model ("" = none)
-``providers/openai/enabled``       bool    offer the OpenAI-compatible provider
-``providers/openai/base_url``      str     its base URL (ends in ``/v1``)
-``providers/anthropic/enabled``    bool    offer Anthropic
-``providers/anthropic/base_url``   str     Anthropic's API address
-``providers/<p>/reasoning_effort`` str     a new run's reasoning effort for provider p ("" = its default)
-``local/reasoning_effort``         str     the local model's reasoning effort ("" = its default)
-``firstRun/done``                  bool    the first-run wizard was completed
-``columns/<table>``                str     a table's column widths the user set ("150,0,90")
-=================================  ======  ==============================================
+:class:`AppSettings` is what the wizard and the Settings dialog edit; ``columns/<table>``,
+``review/*``, ``export/*`` and ``mainWindow/geometry`` are read and written where they are used,
+through :func:`read` and :func:`write`.
 
 API keys are never settings: they live in the OS keyring (:mod:`thoughtdesk.core.settings.secrets`).
-They live in one INI file in the config folder (:func:`use_settings_file`), which the command
-line reads as well (:func:`thoughtdesk.core.paths.read_settings`): offline mode and the library
-chosen here apply to ``thoughtdesk`` commands too.
 """
 
 from __future__ import annotations
 
 import getpass
+import logging
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from thoughtdesk.core.generation.backends import response_cap
-from thoughtdesk.core.generation.defaults import DEFAULT_BASE_URLS, LOCAL_EFFORT_KEY, LOCAL_MODEL_KEY, provider_key
 from thoughtdesk.core.paths import settings_file
 from thoughtdesk.core.settings import config as core_config
-from thoughtdesk.core.settings import network
-from thoughtdesk.ui.qt import QSettings
+from thoughtdesk.core.settings import network, registry, saved
+from thoughtdesk.core.settings.registry import Option, SettingValueError
+from thoughtdesk.ui.qt import QByteArray, QSettings
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 NO_WIZARD_ENV = "THOUGHTDESK_NO_WIZARD"
 #: The QSettings organisation and application (as ``make_application`` names the app).
 ORGANIZATION = APPLICATION = "ThoughtDesk"
-DEFAULT_OPENAI_BASE_URL = DEFAULT_BASE_URLS["openai"]
-DEFAULT_ANTHROPIC_BASE_URL = DEFAULT_BASE_URLS["anthropic"]
-
-USER_NAME = "user/name"
-LIBRARY_PATH = "library/path"
-OFFLINE = "network/offline"
-MAX_RESPONSE_MB = response_cap.SETTING
-# The model choices are read by core too (core/generation/defaults.py: the planner's and the
-# CLI's defaults), so their keys are declared there.
-LOCAL_MODEL_PATH = LOCAL_MODEL_KEY
-OPENAI_ENABLED = provider_key("openai", "enabled")
-OPENAI_BASE_URL = provider_key("openai", "base_url")
-ANTHROPIC_ENABLED = provider_key("anthropic", "enabled")
-ANTHROPIC_BASE_URL = provider_key("anthropic", "base_url")
-OPENAI_EFFORT = provider_key("openai", "reasoning_effort")
-ANTHROPIC_EFFORT = provider_key("anthropic", "reasoning_effort")
-LOCAL_EFFORT = LOCAL_EFFORT_KEY
-FIRST_RUN_DONE = "firstRun/done"
-#: Where the settings were copied from on the first start with the settings file ("" = nowhere).
-MIGRATED_FROM = "settingsFile/migratedFrom"
-COLUMN_WIDTHS = "columns/"  # + the table's object name
 
 
 def default_user_name() -> str:
@@ -75,40 +50,103 @@ def default_user_name() -> str:
         return "user"
 
 
+#: AppSettings' fields and the options they hold (a test checks the two agree).
+FIELDS: dict[str, Option[Any]] = {
+    "user_name": registry.USER_NAME,
+    "library_path": registry.LIBRARY_PATH,
+    "offline": registry.OFFLINE,
+    "max_response_mb": registry.MAX_RESPONSE_MB,
+    "local_model_path": registry.LOCAL_MODEL_PATH,
+    "openai_enabled": registry.OPENAI_ENABLED,
+    "openai_base_url": registry.OPENAI_BASE_URL,
+    "anthropic_enabled": registry.ANTHROPIC_ENABLED,
+    "anthropic_base_url": registry.ANTHROPIC_BASE_URL,
+    "openai_reasoning_effort": registry.OPENAI_EFFORT,
+    "anthropic_reasoning_effort": registry.ANTHROPIC_EFFORT,
+    "local_reasoning_effort": registry.LOCAL_EFFORT,
+}
+
+
 @dataclass(slots=True)
 class AppSettings:
-    """Every setting the wizard and the Settings dialog edit (keys: see the module docstring)."""
+    """Every setting the wizard and the Settings dialog edit (each field holds the option named
+    in ``FIELDS``; its default is the option's)."""
 
-    user_name: str = ""
-    library_path: str = ""
-    offline: bool = False
-    max_response_mb: int = response_cap.DEFAULT_MB
-    local_model_path: str = ""
-    openai_enabled: bool = False
-    openai_base_url: str = DEFAULT_OPENAI_BASE_URL
-    anthropic_enabled: bool = False
-    anthropic_base_url: str = DEFAULT_ANTHROPIC_BASE_URL
+    user_name: str = registry.USER_NAME.default
+    library_path: str = registry.LIBRARY_PATH.default
+    offline: bool = registry.OFFLINE.default
+    max_response_mb: int = registry.MAX_RESPONSE_MB.default
+    local_model_path: str = registry.LOCAL_MODEL_PATH.default
+    openai_enabled: bool = registry.OPENAI_ENABLED.default
+    openai_base_url: str = registry.OPENAI_BASE_URL.default
+    anthropic_enabled: bool = registry.ANTHROPIC_ENABLED.default
+    anthropic_base_url: str = registry.ANTHROPIC_BASE_URL.default
     #: Reasoning efforts a new run starts with ("" = the provider's default; docs/reasoning.md).
-    openai_reasoning_effort: str = ""
-    anthropic_reasoning_effort: str = ""
-    local_reasoning_effort: str = ""
+    openai_reasoning_effort: str = registry.OPENAI_EFFORT.default
+    anthropic_reasoning_effort: str = registry.ANTHROPIC_EFFORT.default
+    local_reasoning_effort: str = registry.LOCAL_EFFORT.default
 
 
-#: dataclass field -> QSettings key
-_KEYS: dict[str, str] = {
-    "user_name": USER_NAME,
-    "library_path": LIBRARY_PATH,
-    "offline": OFFLINE,
-    "max_response_mb": MAX_RESPONSE_MB,
-    "local_model_path": LOCAL_MODEL_PATH,
-    "openai_enabled": OPENAI_ENABLED,
-    "openai_base_url": OPENAI_BASE_URL,
-    "anthropic_enabled": ANTHROPIC_ENABLED,
-    "anthropic_base_url": ANTHROPIC_BASE_URL,
-    "openai_reasoning_effort": OPENAI_EFFORT,
-    "anthropic_reasoning_effort": ANTHROPIC_EFFORT,
-    "local_reasoning_effort": LOCAL_EFFORT,
-}
+class QtSettings:
+    """The settings file through QSettings (``store``; the app's settings file when None), read
+    and written by declared options (:class:`~thoughtdesk.core.settings.registry.SettingsReader`,
+    as core's :class:`~thoughtdesk.core.settings.saved.SavedSettings` is)."""
+
+    def __init__(self, store: QSettings | None = None) -> None:
+        self.store = store if store is not None else open_settings()
+
+    def get(self, option: Option[T]) -> T:
+        """``option``'s value; its default when unset, or (logged) when the value is one the
+        option does not allow."""
+        try:
+            return self.checked(option)
+        except SettingValueError as error:
+            log.warning("%s; the default is used until it is saved again", _where(self.store, error))
+            return option.parse(None)
+
+    def checked(self, option: Option[T]) -> T:
+        """``option``'s value (its default when unset); raises
+        :class:`~thoughtdesk.core.settings.registry.SettingValueError` for a value it does not allow."""
+        raw = self.store.value(option.key)
+        if isinstance(raw, QByteArray):
+            raw = bytes(raw.data())
+        return option.parse(raw)
+
+    def set(self, option: Option[T], value: T) -> None:
+        """Store ``value`` (checked by the option: a value it does not allow raises
+        :class:`~thoughtdesk.core.settings.registry.SettingValueError`)."""
+        stored = option.stored(value)
+        self.store.setValue(option.key, QByteArray(stored) if isinstance(stored, bytes) else stored)
+
+    def remove(self, option: Option[Any]) -> None:
+        self.store.remove(option.key)
+
+    def sync(self) -> None:
+        self.store.sync()
+
+
+def _where(store: QSettings, error: SettingValueError) -> str:
+    # The file's line, as a command says it, when the value came from the file (not a cached one).
+    path = Path(store.fileName())
+    found = saved.load(path).values.get(error.option.key)
+    if found is None:
+        return f"{path}: {error}"
+    return str(saved.SettingsFileError(path, found.line, error))
+
+
+def read(option: Option[T], store: QSettings | None = None) -> T:
+    """``option``'s value in the settings (see :meth:`QtSettings.get`)."""
+    return QtSettings(store).get(option)
+
+
+def write(option: Option[T], value: T, store: QSettings | None = None) -> None:
+    """Store ``value`` for ``option`` (see :meth:`QtSettings.set`)."""
+    QtSettings(store).set(option, value)
+
+
+def remove(option: Option[Any], store: QSettings | None = None) -> None:
+    """Forget ``option``'s value: its default applies again."""
+    QtSettings(store).remove(option)
 
 
 def use_settings_file() -> Path:
@@ -134,7 +172,7 @@ def _migrate_native_settings(target: QSettings) -> None:
         return
     for key in keys:
         target.setValue(key, old.value(key))
-    target.setValue(MIGRATED_FROM, old.fileName())  # once: the file exists from now on
+    QtSettings(target).set(registry.MIGRATED_FROM, old.fileName())  # once: the file exists from now on
     target.sync()
 
 
@@ -143,39 +181,22 @@ def open_settings() -> QSettings:
     return QSettings(str(use_settings_file()), QSettings.Format.IniFormat)
 
 
-def _read(store: QSettings, key: str, default: Any) -> Any:
-    # QSettings' INI backend returns strings; type= converts "true"/"false" and numbers back.
-    value = store.value(key, default, type=type(default))
-    return default if value is None else value
-
-
 def load_settings(store: QSettings | None = None) -> AppSettings:
     """The saved settings (defaults for anything never saved; the user name defaults to the login)."""
-    store = store or open_settings()
-    defaults = AppSettings()
-    values = {f.name: _read(store, _KEYS[f.name], getattr(defaults, f.name)) for f in fields(AppSettings)}
-    settings = AppSettings(**values)
-    try:  # an edited file may hold anything: the default then, as the command line does
-        settings.max_response_mb = response_cap.parse_cap_mb(settings.max_response_mb)
-    except response_cap.ResponseCapError:
-        settings.max_response_mb = response_cap.DEFAULT_MB
+    reader = QtSettings(store)
+    settings = AppSettings(**{name: reader.get(option) for name, option in FIELDS.items()})
     if not settings.user_name.strip():
         settings.user_name = default_user_name()
     return settings
 
 
-def settings_values(settings: AppSettings) -> dict[str, object]:
-    """``settings`` as ``{key: value}`` under the settings file's keys (what core reads from it)."""
-    return {key: getattr(settings, name) for name, key in _KEYS.items()}
-
-
 def save_settings(settings: AppSettings, store: QSettings | None = None) -> None:
     """Save every setting, mirror offline mode for the CLI and apply it to this process now."""
-    store = store or open_settings()
-    for name, key in _KEYS.items():
+    writer = QtSettings(store)
+    for name, option in FIELDS.items():
         value = getattr(settings, name)
-        store.setValue(key, value.strip() if isinstance(value, str) else value)
-    store.sync()  # the command line reads offline mode, the library and the rest from this same file
+        writer.set(option, value.strip() if isinstance(value, str) else value)
+    writer.sync()  # the command line reads offline mode, the library and the rest from this same file
     if network.offline_override() is None:  # --offline or the environment, when set, stay in charge
         network.set_offline(settings.offline)
     response_cap.set_response_cap_mb(settings.max_response_mb)  # for the runs this process starts from now
@@ -183,18 +204,17 @@ def save_settings(settings: AppSettings, store: QSettings | None = None) -> None
 
 def user_name(store: QSettings | None = None) -> str:
     """The annotation author: the name given in the first-run wizard or Settings, else the login."""
-    name = str(_read(store or open_settings(), USER_NAME, "")).strip()
-    return name or default_user_name()
+    return read(registry.USER_NAME, store).strip() or default_user_name()
 
 
 def first_run_done(store: QSettings | None = None) -> bool:
-    return bool(_read(store or open_settings(), FIRST_RUN_DONE, False))
+    return read(registry.FIRST_RUN_DONE, store)
 
 
 def mark_first_run_done(store: QSettings | None = None) -> None:
-    store = store or open_settings()
-    store.setValue(FIRST_RUN_DONE, True)
-    store.sync()
+    settings = QtSettings(store)
+    settings.set(registry.FIRST_RUN_DONE, True)
+    settings.sync()
 
 
 def wizard_wanted(store: QSettings | None = None) -> bool:
@@ -215,15 +235,9 @@ def apply_startup_settings(store: QSettings | None = None) -> AppSettings:
 
 def column_widths(table: str, store: QSettings | None = None) -> list[int]:
     """The column widths saved for ``table`` (an object name), [] when none or unreadable."""
-    text = str(_read(store or open_settings(), COLUMN_WIDTHS + table, ""))
-    try:
-        widths = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:  # an edited settings file: fall back to the computed widths
-        return []
-    return widths if all(0 <= width <= 10_000 for width in widths) else []
+    return read(registry.COLUMN_WIDTHS.at(table), store)
 
 
 def save_column_widths(table: str, widths: list[int], store: QSettings | None = None) -> None:
     """Remember ``table``'s column widths (written when the user resizes a column)."""
-    store = store or open_settings()
-    store.setValue(COLUMN_WIDTHS + table, ",".join(str(width) for width in widths))
+    write(registry.COLUMN_WIDTHS.at(table), widths, store)

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
         Timeout,
         TokenCallback,
     )
-    from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend, LlamaCppSettings, check_gguf_file
+    from thoughtdesk.core.generation.backends.llama_setup import LlamaCppSettings, check_gguf_file
+    from thoughtdesk.core.generation.backends.llamacpp import LlamaCppBackend
     from thoughtdesk.core.generation.backends.openai_compat import OpenAICompatBackend
     from thoughtdesk.core.generation.backends.pool import PooledBackend
     from thoughtdesk.core.generation.backends.pricing import (
@@ -70,8 +71,8 @@ _LAZY: dict[str, str] = {
     "Timeout": "base",
     "TokenCallback": "base",
     "LlamaCppBackend": "llamacpp",
-    "LlamaCppSettings": "llamacpp",
-    "check_gguf_file": "llamacpp",
+    "LlamaCppSettings": "llama_setup",
+    "check_gguf_file": "llama_setup",
     "OpenAICompatBackend": "openai_compat",
     "PooledBackend": "pool",
     "ModelPrice": "pricing",

@@ -10,21 +10,21 @@ Scoring (``score``) uses a second instance of the model, loaded on the same work
 when scoring is first asked for, with ``logits_all=True``: it keeps the logits of every position
 (n_ctx x vocabulary floats), which generation does not need. :func:`score_with_llama` evaluates
 a shared prefix once and each continuation after it through the KV cache.
+
+The load settings, the GGUF file check, the memory estimate of a scoring copy and the routing of
+llama.cpp's messages to the log are in :mod:`.llama_setup`, which needs no loaded model.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from thoughtdesk.core.generation.backends.base import (
     Backend,
@@ -40,63 +40,20 @@ from thoughtdesk.core.generation.backends.base import (
     sum_or_none,
 )
 from thoughtdesk.core.generation.backends.llama_scoring import (
-    ModelShape,
     ScoringMemory,
     score_with_llama,
     scoring_memory_of,
 )
+from thoughtdesk.core.generation.backends.llama_setup import (
+    PROVIDER,
+    LlamaCppSettings,
+    check_gguf_file,
+    estimate_scoring_memory,
+    load_key,
+    route_llama_logs,
+)
 from thoughtdesk.core.generation.scoring import TokenScores
 from thoughtdesk.core.thinking import DEFAULT_THINK_TAGS, KNOWN_THINK_TAGS, split_thinking
-
-PROVIDER = "llamacpp"
-GGUF_MAGIC = b"GGUF"
-
-
-@dataclass(frozen=True, slots=True)
-class LlamaCppSettings:
-    """How to load and prompt a local model.
-
-    ``n_ctx`` is the context size in tokens, ``n_threads`` the CPU threads (None: llama.cpp's
-    choice), ``n_gpu_layers`` the layers offloaded to a GPU (0: CPU only, -1: all).
-    ``chat_template="gguf"`` formats chat requests with the template stored in the GGUF file;
-    ``"none"`` joins the messages' texts and treats them as a raw prompt. ``completion_template``
-    wraps raw prompts; its ``{prompt}`` is replaced literally (e.g. a model's turn markers).
-    ``score_reuse_prefix`` evaluates a scored prefix once for all its continuations (False:
-    each continuation's whole text in one evaluation, slower; see :func:`score_with_llama`).
-    """
-
-    model_path: Path
-    n_ctx: int = 2048
-    n_threads: int | None = None
-    n_gpu_layers: int = 0
-    chat_template: Literal["gguf", "none"] = "gguf"
-    completion_template: str = "{prompt}"
-    seed: int = 0xFFFFFFFF  # llama.cpp's "random seed" value, used when a request has none
-    score_reuse_prefix: bool = True
-    #: The tags the model writes around its thinking (None: never split); see split_thinking.
-    think_tags: tuple[str, str] | None = DEFAULT_THINK_TAGS
-
-
-def check_gguf_file(path: str | Path) -> Path:
-    """The path if it is a readable GGUF file; ModelFileError saying what is wrong otherwise."""
-    path = Path(path).expanduser()
-    hint = "choose an existing .gguf model file; for a stored run, put the file back at this path and resume it"
-    if not path.exists():
-        raise ModelFileError(PROVIDER, f"model file {path} does not exist", hint=hint)
-    if path.is_dir():
-        raise ModelFileError(PROVIDER, f"{path} is a folder, not a model file", hint=hint)
-    try:
-        with path.open("rb") as stream:
-            magic = stream.read(4)
-    except OSError as error:
-        raise ModelFileError(PROVIDER, f"cannot read model file {path}: {error}", hint=hint) from None
-    if magic != GGUF_MAGIC:
-        raise ModelFileError(
-            PROVIDER,
-            f"{path} is not a GGUF model file (it starts with {magic!r}, not b'GGUF')",
-            hint="llama.cpp reads .gguf files; download the model's GGUF version or convert it",
-        )
-    return path
 
 
 class LlamaCppBackend(Backend):
@@ -489,82 +446,6 @@ class _LoadedModel:
         self.load_lock = asyncio.Lock()
         self.users = 0
         self.closed = False
-
-
-def estimate_scoring_memory(settings: LlamaCppSettings) -> ScoringMemory:
-    """What the scoring instance of ``settings``' model would cost, from the file's vocabulary
-    and metadata (about a second; blocking). Read without a context: ``Llama(vocab_only=True)``
-    also creates one, and llama.cpp then says "n_ctx_seq (512) > n_ctx_train (0) -- possible
-    training context overflow" on stderr, whatever ``verbose`` is."""
-    path = check_gguf_file(settings.model_path)
-    try:
-        import llama_cpp
-        from llama_cpp._internals import LlamaModel
-    except ImportError:
-        raise ModelFileError(
-            PROVIDER,
-            "llama-cpp-python is not installed",
-            hint="install ThoughtDesk's 'local' extra: pip install 'thoughtdesk[local]'",
-        ) from None
-    route_llama_logs()
-    params = llama_cpp.llama_model_default_params()
-    params.vocab_only = True
-    try:
-        model = LlamaModel(path_model=str(path), params=params, verbose=False)
-    except (ValueError, RuntimeError, OSError) as error:
-        raise ModelFileError(
-            PROVIDER,
-            f"llama.cpp could not read {path}: {error}",
-            hint="the file may be damaged or made for a newer llama.cpp",
-        ) from None
-    try:
-        shape = ModelShape(int(model.n_vocab()), model.metadata())
-    finally:
-        model.close()
-    return scoring_memory_of(shape, n_ctx=settings.n_ctx, n_batch=512)
-
-
-#: ggml's log levels (DEBUG 1, INFO 2, WARN 3, ERROR 4; 5 continues the last message) as ours.
-_LLAMA_LEVELS = {4: logging.WARNING, 3: logging.INFO}
-_log_callback: Any = None  # kept referenced: llama.cpp calls it for as long as the process runs
-
-
-def route_llama_logs() -> None:
-    """Send llama.cpp's own messages to ThoughtDesk's log instead of stderr (once per process).
-
-    llama-cpp-python prints those at its ERROR level or above to stderr even with
-    ``verbose=False``, and llama.cpp logs routine notes there: every load of a Gemma 3 model
-    said "llama_kv_cache_iswa: using full-size SWA cache" across the command line's progress
-    line. What goes wrong is reported by the backend's own errors; the notes stay in the log.
-    """
-    global _log_callback
-    if _log_callback is not None:
-        return
-    import ctypes
-
-    import llama_cpp
-
-    log = logging.getLogger("thoughtdesk.llamacpp")
-
-    @llama_cpp.llama_log_callback
-    def callback(level: int, text: bytes, _user_data: ctypes.c_void_p) -> None:
-        message = text.decode("utf-8", errors="replace").rstrip()
-        if message:
-            log.log(_LLAMA_LEVELS.get(level, logging.DEBUG), "llama.cpp: %s", message)
-
-    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
-    _log_callback = callback
-
-
-def load_key(settings: LlamaCppSettings) -> tuple[object, ...]:
-    """What a loaded model depends on: backends with equal keys can share one."""
-    return (
-        str(Path(settings.model_path).expanduser().resolve()),
-        settings.n_ctx,
-        settings.n_threads,
-        settings.n_gpu_layers,
-        settings.seed,
-    )
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:

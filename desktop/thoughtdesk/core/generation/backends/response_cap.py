@@ -13,14 +13,16 @@ from __future__ import annotations
 import logging
 
 from thoughtdesk.core.errors import ThoughtDeskError
-from thoughtdesk.core.paths import read_settings
+from thoughtdesk.core.settings import saved
+from thoughtdesk.core.settings.registry import MAX_RESPONSE_MB
 
 log = logging.getLogger(__name__)
 
-#: The settings file's key of the ceiling, in whole megabytes (MiB, as 64 MB was before it could be set).
-SETTING = "generation/max_response_mb"
-DEFAULT_MB = 64
-LOWEST_MB, HIGHEST_MB = 1, 4096
+#: The settings file's key of the ceiling, in whole megabytes (MiB, as 64 MB was before it could
+#: be set); its default and range are declared with it (core/settings/registry.py).
+SETTING = MAX_RESPONSE_MB.key
+DEFAULT_MB = MAX_RESPONSE_MB.default
+LOWEST_MB, HIGHEST_MB = MAX_RESPONSE_MB.lowest, MAX_RESPONSE_MB.highest
 MB = 1024 * 1024
 #: Room for the envelope (ids, usage, headers of the JSON) and for log-probs or echoed prompts.
 BASE_BYTES = 1024 * 1024
@@ -59,15 +61,20 @@ def set_response_cap_mb(megabytes: object) -> int:
 
 def saved_cap_mb() -> int:
     """The ceiling saved in the settings file, else :data:`DEFAULT_MB` (an unusable value is
-    logged and the default used: a broken settings file never stops a run)."""
-    text = read_settings().get(SETTING)
-    if text is None:
-        return DEFAULT_MB
+    logged and the default used: a broken settings file never stops a run under way; a command
+    checks it before it starts one, :func:`check_saved_cap`)."""
     try:
-        return parse_cap_mb(text, where=f"{SETTING} in the settings file")
-    except ResponseCapError as error:
+        return saved.saved(MAX_RESPONSE_MB)
+    except saved.SettingsFileError as error:
         log.warning("%s; using %d MB", error, DEFAULT_MB)
         return DEFAULT_MB
+
+
+def check_saved_cap() -> int:
+    """Set this process's ceiling from the settings file; raises
+    :class:`~thoughtdesk.core.settings.saved.SettingsFileError` (one line) for an unusable
+    value, so that a command says so before its run starts. Returns the ceiling in MB."""
+    return set_response_cap_mb(saved.saved(MAX_RESPONSE_MB))
 
 
 def response_cap_bytes() -> int:

@@ -1,4 +1,4 @@
-"""An :class:`~thoughtdesk.core.evaluation.evaluate.EvaluationResult` as JSON, CSV, Markdown or a text table.
+"""Accuracy tables: an :class:`~thoughtdesk.core.evaluation.evaluate.EvaluationResult` as JSON, CSV, Markdown or text.
 
 JSON and CSV carry raw proportions (0..1) and full precision; Markdown and text show
 percentages rounded for reading. Dataset and model names are data: Markdown escapes the
@@ -48,7 +48,7 @@ _SOURCE_TEXT = {
 
 def to_json_dict(result: EvaluationResult) -> dict[str, Any]:
     """A JSON-ready dict: collection, answer counts, rows and comparisons (proportions 0..1)."""
-    report = result.rescore_report
+    report = result.rescore_outcome
     return {
         "collection": result.collection,
         "correctness_source": result.source,
@@ -186,8 +186,8 @@ def _header_lines(result: EvaluationResult) -> list[str]:
     note = scored_now_text(result)
     if note:
         lines.append(note + ".")
-    if result.rescore_report is not None:
-        lines.append(result.rescore_report.summary + ".")
+    if result.rescore_outcome is not None:
+        lines.append(result.rescore_outcome.summary + ".")
     truncated = truncated_text(result)
     if truncated:
         lines.append(truncated + ".")

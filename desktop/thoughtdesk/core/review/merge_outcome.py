@@ -1,4 +1,4 @@
-"""What an annotation import did: counts, and every record that did not match, with why."""
+"""MergeOutcome: what an annotation import did: counts, and every record that did not match, with why."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class RatingCounts:
 
 
 @dataclass
-class MergeReport:
+class MergeOutcome:
     """The outcome of :func:`import_annotations`.
 
     ``format``: ``"thoughtdesk"``, ``"thoughtsource"`` or ``None`` when unrecognised.

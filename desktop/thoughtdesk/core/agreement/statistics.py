@@ -4,8 +4,8 @@ Spearman and Kendall with 95 % intervals, AUROC (Mann-Whitney) with its interval
 The one implementation of Krippendorff's alpha in ThoughtDesk (issue 12): the review workbench
 (nominal labels) and the critique analysis (ordinal/interval scores) both call
 :func:`krippendorff_alpha`. It is a few lines over the coincidence matrix, checked against the
-``krippendorff`` package in ``tests/core/evaluation/test_agreement_stats.py`` (that package is
-not a run-time dependency). Conventions, as in ``core.review.agreement``: ``ratings[rater][item]``
+``krippendorff`` package in ``tests/core/agreement/test_statistics.py`` (that package is
+not a run-time dependency). Conventions, as in ``core.agreement.kappa``: ``ratings[rater][item]``
 with ``None`` for a missing rating; a statistic that is undefined on the data is ``None``, never
 ``nan``.
 

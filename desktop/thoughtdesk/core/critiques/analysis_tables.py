@@ -1,6 +1,6 @@
-"""A :class:`~thoughtdesk.core.critiques.analysis.CritiqueAnalysis` as JSON, CSV, Markdown or text.
+"""Analysis tables: a :class:`~thoughtdesk.core.critiques.analysis.CritiqueAnalysis` as JSON, CSV, Markdown or text.
 
-As ``core.evaluation.report``: JSON and CSV carry full precision (shares as 0..1), Markdown and
+As ``core.evaluation.tables``: JSON and CSV carry full precision (shares as 0..1), Markdown and
 text round for reading. Model and condition names are data: Markdown escapes what would break a
 table cell. CSV is the per-critique-model table (one row per model, one column per dimension);
 the other tables are in the JSON and Markdown output.

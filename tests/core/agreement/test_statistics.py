@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from thoughtdesk.core.evaluation.agreement_stats import auroc, kendall, krippendorff_alpha, spearman
+from thoughtdesk.core.agreement.kappa import krippendorff_alpha_nominal
+from thoughtdesk.core.agreement.statistics import auroc, kendall, krippendorff_alpha, spearman
 from thoughtdesk.core.evaluation.metrics import MeanInterval, mean_interval
-from thoughtdesk.core.review.agreement import krippendorff_alpha_nominal
 
 N = None  # no rating
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 observers, 12 units.

@@ -1,4 +1,4 @@
-"""The report of an import that skipped bad records: its text and the file saved beside the library.
+"""The skip log of an import that skipped bad records: its text and the file saved beside the library.
 
 With ``on_error="skip"`` an import leaves malformed records out; the user must be able to see
 which ones (file, line, reason) after the import, in the GUI and from the CLI, and later. The
@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.importing.importer import ImportReport
+from thoughtdesk.core.importing.importer import ImportOutcome
 
 
 def bad_record_line(error: DataFileError) -> str:
@@ -25,7 +25,7 @@ def bad_record_line(error: DataFileError) -> str:
     return f"{error.path if error.path is not None else '<input>'}\t{line}\t{reason}"
 
 
-def report_text(report: ImportReport, source: str | Path, when: datetime | None = None) -> str:
+def skip_log_text(report: ImportOutcome, source: str | Path, when: datetime | None = None) -> str:
     """The plain-text report: what was imported from where, then one bad record per line."""
     when = when or datetime.now()
     lines = [
@@ -41,7 +41,7 @@ def report_text(report: ImportReport, source: str | Path, when: datetime | None 
     return "\n".join(lines) + "\n"
 
 
-def report_path_for(library_path: str | Path, when: datetime) -> Path:
+def skip_log_path(library_path: str | Path, when: datetime) -> Path:
     """``<library folder>/<library stem>.import-<YYYYmmdd-HHMMSS>.txt``, made unique if taken."""
     library_path = Path(library_path)
     stem = f"{library_path.stem}.import-{when.strftime('%Y%m%d-%H%M%S')}"
@@ -53,8 +53,8 @@ def report_path_for(library_path: str | Path, when: datetime) -> Path:
     return candidate
 
 
-def save_import_report(
-    library_path: str | Path, report: ImportReport, source: str | Path, when: datetime | None = None
+def save_skip_log(
+    library_path: str | Path, report: ImportOutcome, source: str | Path, when: datetime | None = None
 ) -> Path | None:
     """Write the report beside the library when records were skipped; set and return its path.
 
@@ -63,7 +63,7 @@ def save_import_report(
     if not report.bad_records:
         return None
     when = when or datetime.now()
-    path = report_path_for(library_path, when)
-    path.write_text(report_text(report, source, when), encoding="utf-8")
-    report.report_path = path
+    path = skip_log_path(library_path, when)
+    path.write_text(skip_log_text(report, source, when), encoding="utf-8")
+    report.skip_log_path = path
     return path
