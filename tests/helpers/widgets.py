@@ -35,3 +35,32 @@ def cell(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
     item = table.item(row, column)
     assert item is not None, f"no item at ({row}, {column}) of {table.objectName()!r}"
     return item
+
+
+def mnemonic_clashes(window: QWidget) -> dict[str, list[str]]:
+    """The Alt+letters that more than one visible widget of ``window`` claims (buttons, check
+    boxes, labels with a buddy, group boxes, the tabs of a visible tab bar). Qt gives such a
+    key to none of them: it cycles the focus among them, so Alt+S does not press "&Start"."""
+    from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel, QTabBar
+
+    from thoughtdesk.ui.widgets.mnemonics import mnemonic
+
+    claims: dict[str, list[str]] = {}
+
+    def claim(text: str) -> None:
+        letter = mnemonic(text)
+        if letter is not None:
+            claims.setdefault(letter, []).append(text)
+
+    for widget in window.findChildren(QWidget):
+        if not widget.isVisible():
+            continue
+        if isinstance(widget, QAbstractButton | QGroupBox):
+            claim(widget.text() if isinstance(widget, QAbstractButton) else widget.title())
+        elif isinstance(widget, QLabel) and widget.buddy() is not None:
+            claim(widget.text())
+        elif isinstance(widget, QTabBar):
+            for index in range(widget.count()):
+                if widget.isTabVisible(index):
+                    claim(widget.tabText(index))
+    return {letter: texts for letter, texts in claims.items() if len(texts) > 1}

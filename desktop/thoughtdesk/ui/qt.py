@@ -120,6 +120,7 @@ from PySide6.QtGui import (  # noqa: E402, F401 - the facade: every name is for 
 )
 from PySide6.QtNetwork import QLocalServer, QLocalSocket  # noqa: E402, F401 - the facade: for other modules
 from PySide6.QtWidgets import (  # noqa: E402, F401 - the facade: every name is for other modules
+    QAbstractButton,
     QAbstractItemView,
     QAbstractSpinBox,
     QApplication,
@@ -162,6 +163,7 @@ from PySide6.QtWidgets import (  # noqa: E402, F401 - the facade: every name is 
     QStyledItemDelegate,
     QStyleOptionProgressBar,
     QStyleOptionViewItem,
+    QTabBar,
     QTableView,
     QTableWidget,
     QTableWidgetItem,

@@ -44,6 +44,7 @@ from thoughtdesk.ui.qt import (
     Signal,
 )
 from thoughtdesk.ui.widgets.labels import plain_label
+from thoughtdesk.ui.widgets.mnemonics import distinct_mnemonics
 from thoughtdesk.ui.widgets.signals import blocked
 from thoughtdesk.ui.widgets.sizing import compact_combo, fit_to_screen
 
@@ -146,6 +147,7 @@ class PlannedRunDialog(QDialog, Generic[P]):
         self.split.currentIndexChanged.connect(lambda _: self.schedule_replan())
         self.models.changed.connect(self.schedule_replan)
         self.connect_changes()
+        distinct_mnemonics(self)
         fit_to_screen(self, *self.initial_size)
         self.schedule_replan()
 
