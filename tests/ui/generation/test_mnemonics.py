@@ -26,7 +26,9 @@ def test_every_tab_of_a_run_dialog_has_distinct_mnemonics(window, qtbot, kind: K
     clashes = {}
     for index in range(tabs.count()):
         tabs.setCurrentIndex(index)
-        qtbot.waitUntil(lambda index=index: tabs.widget(index).isVisible())
+        page = tabs.widget(index)
+        assert page is not None
+        qtbot.waitUntil(page.isVisible)
         found = mnemonic_clashes(dialog)
         if found:
             clashes[tabs.tabText(index)] = found

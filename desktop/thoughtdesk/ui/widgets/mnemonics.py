@@ -10,9 +10,10 @@ none. Buttons are served first (Start, Cancel), then tabs, then labels, check bo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from thoughtdesk.ui.qt import QAbstractButton, QGroupBox, QLabel, QTabBar, QTabWidget, QWidget
 
-# A claim: (scope, rank, order, letter wanted, text, how to set the new text)
 _Scope = tuple[int, ...]
 
 
@@ -73,6 +74,10 @@ def _together(a: _Scope, b: _Scope) -> bool:
     return a[:n] == b[:n]
 
 
+def _tab_setter(bar: QTabBar, index: int) -> Callable[[str], None]:
+    return lambda text: bar.setTabText(index, text)
+
+
 def distinct_mnemonics(root: QWidget) -> None:
     """Give each widget under ``root`` an Alt+letter no widget seen with it has (see the module)."""
     pages = {
@@ -81,15 +86,11 @@ def distinct_mnemonics(root: QWidget) -> None:
     claims = []  # (scope depth, rank, order, scope, text, setter)
     for order, widget in enumerate(root.findChildren(QWidget)):
         scope = _scope(widget, pages)
+        entries: list[tuple[int, str, Callable[[str], None]]]
         if isinstance(widget, QAbstractButton):
             entries = [(0, widget.text(), widget.setText)]
         elif isinstance(widget, QTabBar):
-            tabs_scope = scope
-            entries = [
-                (1, widget.tabText(i), lambda text, bar=widget, i=i: bar.setTabText(i, text))
-                for i in range(widget.count())
-            ]
-            scope = tabs_scope
+            entries = [(1, widget.tabText(i), _tab_setter(widget, i)) for i in range(widget.count())]
         elif isinstance(widget, QLabel) and widget.buddy() is not None:
             entries = [(2, widget.text(), widget.setText)]
         elif isinstance(widget, QGroupBox):
