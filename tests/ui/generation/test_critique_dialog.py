@@ -202,3 +202,19 @@ def test_the_dialog_judges_the_thinking_when_asked(window, qtbot):
         assert "Wait, I should check the dose first." in dialog.preview.toPlainText()
         assert server.requests == []
         dialog.reject()
+
+
+def test_the_critique_model_from_settings_gets_the_critique_length(window, qtbot, tmp_path) -> None:
+    # A model chosen in Settings is listed when the dialog opens: it must take the critique's
+    # 512 tokens as a model added by hand does, not the CoT form's default.
+    from thoughtdesk.ui.settings.options import AppSettings, save_settings
+
+    model = tmp_path / "clinic-model.gguf"
+    model.write_bytes(b"GGUF" + bytes(60))
+    save_settings(AppSettings(local_model_path=str(model)))
+    dialog = window.generation.open_critique_dialog()
+    assert dialog is not None
+    (spec,) = dialog.models.specs()
+    assert spec.provider == "llamacpp" and spec.model == str(model)
+    assert spec.max_tokens == 512
+    dialog.reject()

@@ -40,6 +40,9 @@ def critique_model_list(call: str = "critique") -> ModelList:
     start_from_settings(models, efforts=False)  # a critique's max tokens are no thinking budget
     form = models.form
     form.max_tokens.setValue(512)
+    if models.specs():  # the model chosen in Settings, listed already: it takes the 512 too
+        models.list.setCurrentRow(0)
+        models.replace_selected()
     for layout in form.findChildren(QFormLayout):
         for field in (form.max_tokens, form.extraction_max_tokens):
             label = layout.labelForField(field)
@@ -284,9 +287,7 @@ class GenerationUI(QObject):
         prices, collection = self._prices_and_collection(window.library)
         from thoughtdesk.ui.generation.autolabel_dialog import AutolabelRunDialog
 
-        models = critique_model_list("rollout")
-        if models.specs():  # the model chosen in Settings, listed already: it takes the values below too
-            models.list.setCurrentRow(0)
+        models = critique_model_list("rollout")  # the model chosen in Settings is the current row
         models.form.max_tokens.setValue(256)  # the defaults of `thoughtdesk autolabel`: short rollouts,
         models.form.temperature.setValue(0.7)  # sampled (K of them must differ)
         if models.specs():
