@@ -8,6 +8,8 @@ cached survives a refresh.
 
 from __future__ import annotations
 
+import threading
+
 import json
 from pathlib import Path
 
@@ -180,18 +182,39 @@ def test_sorting_shows_the_first_rows_then_all_in_order(qapp, qtbot, library, fi
     assert all_ids(model) == [f"s{i:04d}" for i in reversed(range(N_SAMPLES))]
 
 
-def test_a_new_filter_while_loading_drops_the_old_keys(qapp, qtbot, library, first_keys):
+def test_a_new_filter_while_loading_drops_the_old_keys(qapp, qtbot, library, first_keys, monkeypatch):
+    # The first listing (every sample) is held until the second (one question) is shown, so its
+    # result arrives last: it must be dropped, not appended to the second filter's rows.
     before = running_tasks()
+    started, release = threading.Event(), threading.Event()
+    listing = sample_model.sample_keys
+
+    def sample_keys(lib, f, *args, **kwargs):
+        if not f.search:
+            started.set()
+            release.wait(10)
+            kwargs.pop("cancelled", None)  # a late result, not a cancelled one
+        return listing(lib, f, *args, **kwargs)
+
+    monkeypatch.setattr(sample_model, "sample_keys", sample_keys)
     model = SampleTableModel(library)
     cid = library.require_collection("many")
     model.set_filter(SampleFilter(collection_id=cid))
-    model.sort(0, Qt.SortOrder.DescendingOrder)  # the first worker is still running or queued
-    model.set_filter(SampleFilter(collection_id=cid, search="Question"))  # every sample matches
-    qtbot.waitUntil(lambda: model.complete, timeout=5000)
+    model.sort(0, Qt.SortOrder.DescendingOrder)
+    qtbot.waitUntil(started.is_set, timeout=10000)  # the first worker is listing, and held
+    wanted = SampleFilter(collection_id=cid, search="Question number 12")
+    expected = [
+        library.conn.execute("SELECT sample_id FROM sample WHERE id = ?", (k,)).fetchone()[0]
+        for k in listing(library, wanted, "id", True)
+    ]
+    assert 0 < len(expected) < N_SAMPLES
+    model.set_filter(wanted)
+    qtbot.waitUntil(lambda: model.complete and all_ids(model) == expected, timeout=10000)
+    release.set()
     # Every worker's result has been delivered (a task is let go after its result), the stale
     # one's too, which must be ignored.
     qtbot.waitUntil(lambda: running_tasks() <= before, timeout=10000)
-    assert model.complete and all_ids(model) == [f"s{i:04d}" for i in reversed(range(N_SAMPLES))]
+    assert model.complete and all_ids(model) == expected
 
 
 def test_looking_up_a_later_sample_lists_the_keys_at_once(qapp, library, first_keys):
