@@ -8,9 +8,8 @@ cached survives a refresh.
 
 from __future__ import annotations
 
-import threading
-
 import json
+import threading
 from pathlib import Path
 
 import pytest
