@@ -67,7 +67,7 @@ def test_a_bad_record_is_one_line_naming_file_line_and_field(tmp_path):
     assert library_digest(lib) == before
     result = run("import", bad, "--on-error", "skip", library=lib)
     assert result.returncode == 0, result.stderr
-    assert "1 DS Critique Bank record(s)" in result.stdout and "1 bad record(s) skipped; report:" in result.stdout
+    assert "1 DS Critique Bank record(s)" in result.stdout and "1 bad record(s) skipped; skip log:" in result.stdout
 
 
 def test_subset_options_are_refused(tmp_path):

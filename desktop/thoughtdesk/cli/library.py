@@ -211,7 +211,7 @@ def _print_import(args: argparse.Namespace, library: Path, report, saved: Path |
                     "replaced": report.replaced,
                     "skipped_duplicates": report.skipped,
                     "bad_records": len(report.bad_records),
-                    "report": str(saved) if saved is not None else None,
+                    "skip_log": str(saved) if saved is not None else None,
                     "saved_mapping": mapping_name or None,
                 },
                 ensure_ascii=False,
@@ -222,7 +222,7 @@ def _print_import(args: argparse.Namespace, library: Path, report, saved: Path |
     if mapping_name:
         print(f"mapping saved as {mapping_name!r}; reuse it with --map {mapping_name!r}")
     if saved is not None:
-        print(f"{len(report.bad_records)} bad record(s) skipped; report: {saved}")
+        print(f"{len(report.bad_records)} bad record(s) skipped; skip log: {saved}")
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
@@ -472,7 +472,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--on-error",
         choices=["abort", "skip"],
         default="abort",
-        help="bad records: abort (the default; nothing is stored) or skip them and write a report next to the library",
+        help="bad records: abort (the default; nothing is stored) or skip them and list them in a skip log next to the library",
     )
     p.set_defaults(func=cmd_import)
 

@@ -109,7 +109,7 @@ def test_cli_on_error_skip_prints_the_report_path(tmp_path):
     result = run_cli("import", BAD_MEDMCQA, "--dataset", "medmc_qa", "--on-error", "skip", library=library)
     assert result.returncode == 0, result.stderr
     assert "3 sample(s) imported" in result.stdout
-    match = re.search(r"2 bad record\(s\) skipped; report: (.+\.txt)$", result.stdout.strip())
+    match = re.search(r"2 bad record\(s\) skipped; skip log: (.+\.txt)$", result.stdout.strip())
     assert match, result.stdout
     report = Path(match.group(1))
     assert report.parent == tmp_path and report.name.startswith("lib.import-")

@@ -254,7 +254,7 @@ def test_messages_with_long_paths_fit(window, qtbot, tmp_path):
     report = ImportOutcome("MedMCQA", 1, True, inserted=180_000, skip_log_path=deep.with_suffix(".report.txt"))
     dialog = SkipLogDialog(report, f"{deep}, line 12: " + "x" * 3000, window)
     qtbot.addWidget(dialog)
-    assert_fits(dialog, "the import report with a long path")
+    assert_fits(dialog, "the skipped-records window with a long path")
     window.show_error("Import: failed", f"{deep}, line 1: not a file ThoughtDesk can import")
     assert_fits(last_message(window), "an error message naming a long path")
 

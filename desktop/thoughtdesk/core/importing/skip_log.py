@@ -29,7 +29,7 @@ def skip_log_text(report: ImportOutcome, source: str | Path, when: datetime | No
     """The plain-text report: what was imported from where, then one bad record per line."""
     when = when or datetime.now()
     lines = [
-        f"ThoughtDesk import report, {when.isoformat(timespec='seconds')}",
+        f"ThoughtDesk import skip log, {when.isoformat(timespec='seconds')}",
         f"Source: {source}",
         f"Collection: {report.collection}",
         f"Result: {report.summary}",

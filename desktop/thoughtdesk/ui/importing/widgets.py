@@ -94,7 +94,7 @@ class ImportTargetBox(QWidget):
         form.addRow("Samples already stored:", self.on_duplicate)
         self.on_error = QComboBox(objectName="errorCombo")
         self.on_error.addItem("abort: store nothing, show the first bad record", "abort")
-        self.on_error.addItem("skip them and list them in a report", "skip")
+        self.on_error.addItem("skip them and list them in a skip log", "skip")
         form.addRow("Bad records:", self.on_error)
         self._update_state()
 
@@ -222,7 +222,7 @@ class SkipLogDialog(QDialog):
     def __init__(self, report: ImportOutcome, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("importReportDialog")
-        self.setWindowTitle("Import report")
+        self.setWindowTitle("Skipped records")
         self.resize(760, 420)
         layout = QVBoxLayout(self)
         layout.addWidget(plain_label(report.summary, name="reportSummary"))
