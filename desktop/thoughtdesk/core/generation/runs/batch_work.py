@@ -251,10 +251,10 @@ class BatchAdvance:
             except BackendError as error:
                 self._back_to_pending(request, str(error))
                 continue
-            if request.sample_pk not in refs:
-                for ref in sample_refs(self.lib, [request.sample_pk]):
-                    refs[request.sample_pk] = ref
-            self._commit(request, refs[request.sample_pk], model, call, response, batch_pk)
+            if request.required_sample_pk not in refs:
+                for ref in sample_refs(self.lib, [request.required_sample_pk]):
+                    refs[request.required_sample_pk] = ref
+            self._commit(request, refs[request.required_sample_pk], model, call, response, batch_pk)
         # Requests the provider returned nothing for (a batch that failed or expired as a whole).
         why = state.message or f"the batch ended {state.status} without its result"
         if unreadable:
@@ -353,7 +353,7 @@ class BatchAdvance:
         ).fetchone()
         if found is None:
             return None
-        sample = next(iter(sample_refs(self.lib, [request.sample_pk])))
+        sample = next(iter(sample_refs(self.lib, [request.required_sample_pk])))
         variant = self.prompt_variants[request.variant_index]
         model = self.spec.models[request.model_index]
         prompt = extraction_prompt(variant, sample, found[0], self.exemplars.get(sample.dataset, []))
@@ -377,7 +377,7 @@ class BatchAdvance:
         if row is None or request.fingerprint is None:
             return False
         source = request_row(self.lib.conn, row)
-        sample = next(iter(sample_refs(self.lib, [request.sample_pk])))
+        sample = next(iter(sample_refs(self.lib, [request.required_sample_pk])))
         if request.step == "cot" and source.result_cot_pk is not None:
             store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)
             return True

@@ -362,6 +362,14 @@ def _finish_request(
     )
 
 
+def finish_request(
+    conn: sqlite3.Connection, request_id: int, call: CallRecord | None, *, raw: str | None = None
+) -> None:
+    """Mark a request done with its call's times, tokens and cost (none: nothing was sent),
+    inside the caller's transaction: for a feature's step (:mod:`.kinds`), after its result."""
+    _finish_request(conn, request_id, call, raw=raw)
+
+
 def store_cot(
     lib: Library,
     *,
@@ -786,7 +794,7 @@ def store_verdict(
     with lib.transaction() as conn:
         _check(conn, request.id, claim)
         verdict = JudgeVerdict(
-            sample_pk=request.sample_pk,
+            sample_pk=request.required_sample_pk,
             first_cot_pk=request.target_cot_pk or 0,
             second_cot_pk=int(params["second_cot_pk"]),
             judge_model=model.model_name,
@@ -827,7 +835,7 @@ def store_cached_verdict(
         if (found.first_cot_pk, found.second_cot_pk) != (first, second):
             copy = dataclasses.replace(
                 found,
-                sample_pk=request.sample_pk,
+                sample_pk=request.required_sample_pk,
                 first_cot_pk=first,
                 second_cot_pk=second,
                 run_id=run_id,
@@ -862,7 +870,7 @@ def store_rollout(
     outcomes = [_score(sample, None, text).outcome == CORRECT for text in list(call.response.texts)[:k]]
     label = rollout_label(int(params["step"]), str(params["step_id"]), outcomes)
     author = author_for(model)
-    target = StepTarget(request.sample_pk, request.target_cot_pk)
+    target = StepTarget(request.required_sample_pk, request.target_cot_pk)
     with lib.transaction() as conn:
         _check(conn, request.id, claim)
         before = review_of(conn, target, author)

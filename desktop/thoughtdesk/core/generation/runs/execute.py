@@ -48,6 +48,7 @@ from thoughtdesk.core.generation.runs.commit import (
     CallRecord,
     call_record,
     has_output,
+    redact_call,
     store_cached_answer,
     store_cached_cot,
     store_cached_critique,
@@ -60,6 +61,7 @@ from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.critique import critique_request
 from thoughtdesk.core.generation.runs.guided import GuidedWriter, Helper
 from thoughtdesk.core.generation.runs.judge import judge_request
+from thoughtdesk.core.generation.runs.kinds import StepHandler, step_handler
 from thoughtdesk.core.generation.runs.lease import Claim, Lease, StaleClaim, claim_run, describe_holder
 from thoughtdesk.core.generation.runs.plan import (
     SampleRef,
@@ -77,7 +79,14 @@ from thoughtdesk.core.generation.runs.read import (
     get_request,
     request_row,
 )
-from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, RunLimits, RunSpec, spec_from_document
+from thoughtdesk.core.generation.runs.spec import (
+    RATIONALE_KINDS,
+    AnySpec,
+    ModelSpec,
+    RunLimits,
+    RunSpec,
+    spec_from_document,
+)
 from thoughtdesk.core.generation.runs.tally import RunTally, set_run_status
 from thoughtdesk.core.generation.runs.trajectories import request_steps, store_step
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
@@ -338,7 +347,11 @@ class _Execution:
 
     async def _process(self, request_id: int) -> None:
         request = get_request(self.lib, request_id)
-        sample = self._sample(request.sample_pk)
+        handler = step_handler(request.step)
+        if handler is not None:  # a feature's step (core/generation/runs/kinds.py)
+            await self._process_step(request, handler)
+            return
+        sample = self._sample(request.required_sample_pk)
         model = self.spec.models[request.model_index]
         if request.step == "critique":
             await self._process_critique(request, sample, model)
@@ -542,6 +555,64 @@ class _Execution:
         params = json.loads(request.params)
         call = rollout_request(model, request.prompt or "", int(params.get("k", 1)), params.get("seed_used"))
         await self._send_once(request, sample, model, call, None, None)
+
+    # --- a feature's steps (kinds.py): the StepContext a handler sees ------------------------
+
+    def backend_of(self, request: RequestRow) -> Backend:
+        return self.backends[request.model_index]
+
+    def model_of(self, request: RequestRow) -> ModelSpec:
+        return self.spec.models[request.model_index]
+
+    async def complete(self, request: RequestRow, call: Request) -> Response:
+        return await self._call(request.id, self.backends[request.model_index], call)
+
+    def record(self, request: RequestRow, call: Request, response: Response, sent_at: str) -> CallRecord:
+        model = self.model_of(request)
+        price = partial(self.prices.cost, model.price_provider, model.model_name)
+        return redact_call(call_record(call, response, sent_at=sent_at, price=price))
+
+    async def _process_step(self, request: RequestRow, handler: StepHandler) -> None:
+        """Claim ``request``, let ``handler`` make its calls, commit its outcome under the claim."""
+        sent_at = now_iso()
+        token = await self.commits.write(partial(self._claim, request.id, sent_at), urgent=True)
+        if token is None:
+            self._finished()
+            return
+        self.tally.in_flight += 1
+        attempts = _attempts.set(1)
+        try:
+            try:
+                outcome = await handler(self, request)
+            except _Interrupted:  # paused mid-generation: pending again, queued for the resume
+                await self.commits.write(partial(self._unclaim, request.id, token), urgent=True)
+                self.tally.in_flight -= 1
+                self.queue.put_nowait(request.id)
+                return
+        except BackendError as error:
+            self._call_failed(request, error, sent_at, token)
+            return
+        finally:
+            _attempts.reset(attempts)
+        self.tally.in_flight -= 1
+        try:
+            await self.commits.write(partial(outcome.write, Claim.sent(token)))
+        except StaleClaim as stale:
+            self._discarded(request, stale)
+            return
+        self.tally.prompt_tokens += outcome.prompt_tokens
+        self.tally.completion_tokens += outcome.completion_tokens
+        self.tally.cost += outcome.cost
+        if outcome.error is None:
+            self.tally.done += 1
+            self._after_done(request)
+            return
+        self.tally.failed += 1
+        self.tally.last_error = str(outcome.error)
+        if isinstance(outcome.error, STOPPING_ERRORS):
+            self.stop_error = self.stop_error or outcome.error
+            self._stop_workers()
+        self._after_failed(request)
 
     async def _send_once(
         self,
@@ -858,6 +929,12 @@ async def execute_run_async(
         lease = claim_run(lib, run_id)  # RunBusyError when another live process executes it
         document = json.loads(lib.conn.execute("SELECT spec FROM run WHERE id = ?", (run_id,)).fetchone()[0])
         spec = spec_from_document(document)
+        kind = document.get("kind")
+        if kind in RATIONALE_KINDS and step_handler(kind) is None:
+            raise ThoughtDeskError(
+                f"run {run_id} is a {kind} run, and this process did not load its steps "
+                "(core/rationales/runs.py); resume it with `thoughtdesk resume` or the Runs tab"
+            )
         built: dict[int, Backend] = {}
         models = spec.all_models() if isinstance(spec, RunSpec) else list(spec.models)
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -847,11 +847,66 @@ class AutolabelSpec:
         )
 
 
-AnySpec = RunSpec | CritiqueSpec | RevisionSpec | JudgeSpec | AutolabelSpec
+# --- rationale mining runs (RATIONALYST; core/rationales/runs.py) --------------------------
+
+#: The two kinds of rationale run; each is also its requests' step.
+RATIONALE_KINDS = ("rationale_extraction", "rationale_filter")
+
+
+@dataclass(frozen=True, slots=True)
+class RationaleRunSpec:
+    """A rationale mining run (docs/rationales.md): ``rationale_extraction`` (the one model in
+    ``models`` rewrites each document of ``collection`` with rationales inserted) or
+    ``rationale_filter`` (it scores each rewrite's rationales). ``options`` are the pass's own
+    settings as JSON (source, markers, prompt template, layout, decay, horizon, scorer label),
+    read by core/rationales/runs.py, which plans and executes the requests: the engine only
+    needs the models and ``force``."""
+
+    kind: str
+    collection: str
+    models: tuple[ModelSpec, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+    force: bool = False
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in RATIONALE_KINDS:
+            raise RunSpecError(f"rationale run kind {self.kind!r}: one of {', '.join(RATIONALE_KINDS)}")
+        if len(self.models) != 1:
+            raise RunSpecError("a rationale run has one model (the rewriting model, or the scorer)")
+
+    @property
+    def model(self) -> ModelSpec:
+        return self.models[0]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (no secrets)."""
+        return {
+            "kind": self.kind,
+            "collection": self.collection,
+            "models": [m.to_json() for m in self.models],
+            "options": dict(self.options),
+            "force": self.force,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RationaleRunSpec:
+        return cls(
+            kind=data["kind"],
+            collection=data["collection"],
+            models=tuple(ModelSpec.from_json(m) for m in data["models"]),
+            options=dict(data.get("options") or {}),
+            force=bool(data.get("force")),
+            name=data.get("name", ""),
+        )
+
+
+AnySpec = RunSpec | CritiqueSpec | RevisionSpec | JudgeSpec | AutolabelSpec | RationaleRunSpec
 
 
 def spec_from_document(document: dict[str, Any]) -> AnySpec:
-    """The spec of a stored run document: a generation, critique, revision, judge or autolabel run's."""
+    """The spec of a stored run document: a generation, critique, revision, judge, autolabel or rationale run's."""
     if document.get("kind") == "critique":
         return CritiqueSpec.from_json(document["spec"])
     if document.get("kind") == "revision":
@@ -860,4 +915,6 @@ def spec_from_document(document: dict[str, Any]) -> AnySpec:
         return JudgeSpec.from_json(document["spec"])
     if document.get("kind") == "autolabel":
         return AutolabelSpec.from_json(document["spec"])
+    if document.get("kind") in RATIONALE_KINDS:
+        return RationaleRunSpec.from_json(document["spec"])
     return RunSpec.from_json(document["spec"])
