@@ -72,8 +72,8 @@ from thoughtdesk.core.generation.runs import (
     stopped_for_good,
     verdict_summary,
 )
+from thoughtdesk.core.generation.runs.kind_specs import JUDGED_CHOICES
 from thoughtdesk.core.generation.runs.rollouts import rollout_summary
-from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES
 
 
 def user_prices() -> PriceTable:
@@ -450,8 +450,8 @@ def cmd_critique(args: argparse.Namespace) -> int:
 
 
 def cmd_revise(args: argparse.Namespace) -> int:
+    from thoughtdesk.core.generation.runs.kind_specs import RevisionSpec
     from thoughtdesk.core.generation.runs.revision import create_revision_run, plan_revision_run
-    from thoughtdesk.core.generation.runs.spec import RevisionSpec
 
     options: dict[str, object] = {
         "temperature": args.temperature,

@@ -27,13 +27,14 @@ from typing import Any
 
 from thoughtdesk.core.generation.backends import BackendError, ChatMessage, PriceTable, Request
 from thoughtdesk.core.generation.backends.pricing import estimate_tokens
-from thoughtdesk.core.generation.runs.commit import finish_request
+from thoughtdesk.core.generation.runs.commit_base import finish_request
+from thoughtdesk.core.generation.runs.kind_specs import RationaleRunSpec
 from thoughtdesk.core.generation.runs.kinds import StepContext, StepOutcome, register_step
 from thoughtdesk.core.generation.runs.lease import Claim
 from thoughtdesk.core.generation.runs.plan import PromptPreview, fingerprint
 from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
 from thoughtdesk.core.generation.runs.read import RequestRow
-from thoughtdesk.core.generation.runs.spec import ModelSpec, RationaleRunSpec
+from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 from thoughtdesk.core.rationales.extraction import Markers, RationaleRecord, read_rewrite, render_prompt

@@ -30,9 +30,10 @@ from thoughtdesk.core.generation.fragments import FragmentLibrary
 from thoughtdesk.core.generation.runs import ModelSpec, probe_scorer, scorer_report
 from thoughtdesk.core.generation.runs.control import RunControl
 from thoughtdesk.core.generation.runs.execute import execute_run_async
+from thoughtdesk.core.generation.runs.kind_specs import RationaleRunSpec
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.runs.read import RunProgress
-from thoughtdesk.core.generation.runs.spec import RationaleRunSpec, RunLimits
+from thoughtdesk.core.generation.runs.spec import RunLimits
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.extraction import DEFAULT, DEFAULT_PROMPT_KEY, Markers, RationaleError

@@ -25,7 +25,7 @@ from thoughtdesk.core.generation.runs import (
     execute_run_async,
     run_spec,
 )
-from thoughtdesk.core.generation.runs.spec import RationaleRunSpec
+from thoughtdesk.core.generation.runs.kind_specs import RationaleRunSpec
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.qt import QObject, QThread, Signal
 

@@ -31,18 +31,15 @@ from thoughtdesk.core.generation.runs.batch_common import (
     batch_deadline,
     check_batch_spec,
 )
-from thoughtdesk.core.generation.runs.commit import (
-    call_record,
-    has_output,
-    store_cached_answer,
-    store_cached_cot,
-    store_result,
-)
+from thoughtdesk.core.generation.runs.commit import store_cached_answer, store_cached_cot, store_result
+from thoughtdesk.core.generation.runs.commit_base import call_record, has_output
+from thoughtdesk.core.generation.runs.kind_specs import spec_from_document
 from thoughtdesk.core.generation.runs.lease import Claim, StaleClaim
-from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request, sample_refs
+from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunStatus, request_row
-from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpec, spec_from_document
+from thoughtdesk.core.generation.runs.samples import sample_refs
+from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpec
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.prompt_refs import expand_prompt, prompt_ref

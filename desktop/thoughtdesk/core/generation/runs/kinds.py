@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from thoughtdesk.core.generation.backends import Backend, BackendError, Request, Response
-from thoughtdesk.core.generation.runs.commit import CallRecord
+from thoughtdesk.core.generation.runs.commit_base import CallRecord
+from thoughtdesk.core.generation.runs.kind_specs import AnySpec
 from thoughtdesk.core.generation.runs.lease import Claim
 from thoughtdesk.core.generation.runs.read import RequestRow
-from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec
+from thoughtdesk.core.generation.runs.spec import ModelSpec
 
 if TYPE_CHECKING:
     from thoughtdesk.core.library.store import Library
@@ -49,7 +50,7 @@ class StepContext(Protocol):
         ...
 
     def record(self, request: RequestRow, call: Request, response: Response, sent_at: str) -> CallRecord:
-        """The response's tokens and cost at the run's prices, keys redacted (commit.call_record)."""
+        """The response's tokens and cost at the run's prices, keys redacted (commit_base.call_record)."""
         ...
 
 

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.runs.kind_specs import AnySpec, spec_from_document
 from thoughtdesk.core.generation.runs.lease import is_interrupted
-from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
+from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.library.prompt_refs import expand_prompt, is_prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.settings.logs import redact
