@@ -7,7 +7,8 @@ without and with it), so the ideal is ``2 x rationales x delay / concurrency`` (
 defaults). The server (tests/helpers/servers.py's FakeModelServer with its toy echo model) runs
 in its own process, as a real one would. Measured in the same run: the same number of bare
 httpx requests at the same concurrency (the floor of the server and the HTTP client), then
-ThoughtDesk's pass (gate, retries, echo parsing, one committed transaction per rationale).
+ThoughtDesk's pass (a filter run of the engine: gate, retries, echo parsing, each document's
+scores committed with its request).
 Target: pass / ideal <= 1.25.
 
 The pass shares the "without" scoring of a document's rationales (4 a document here: 5 calls
@@ -40,10 +41,12 @@ from thoughtdesk.core.generation.backends import (  # noqa: E402
     ProviderLimits,
     ResilientBackend,
 )
+from thoughtdesk.core.generation.runs import ModelSpec  # noqa: E402
 from thoughtdesk.core.generation.scoring import TokenScores  # noqa: E402
 from thoughtdesk.core.library.store import Library  # noqa: E402
 from thoughtdesk.core.rationales.extraction import DEFAULT, read_rewrite  # noqa: E402
-from thoughtdesk.core.rationales.mining import filter_rationales  # noqa: E402
+from thoughtdesk.core.rationales.setup import filter_pass as run_pass  # noqa: E402
+from thoughtdesk.core.rationales.setup import filter_setup  # noqa: E402
 from thoughtdesk.core.rationales.store import Document, add_rewrite  # noqa: E402
 
 STEPS = [
@@ -140,7 +143,8 @@ async def filter_pass(lib: Library, url: str, concurrency: int) -> tuple[float, 
     scorer = ResilientBackend(inner, gate=ProviderGate(ProviderLimits(concurrency=concurrency)))
     try:
         started = time.perf_counter()
-        summary = await filter_rationales(lib, DEMO, scorer, "openai:m")
+        setup = filter_setup(ModelSpec("openai", "m", base_url=url, endpoint="completions"), concurrency=concurrency)
+        summary = await run_pass(lib, DEMO, setup, scorer)  # a run of the engine (core/rationales/runs.py)
         return time.perf_counter() - started, summary.done, CountingBackend.calls
     finally:
         await scorer.aclose()

@@ -23,7 +23,7 @@ from thoughtdesk.cli.common import EXIT_OK, base_url_options, open_library, serv
 from thoughtdesk.cli.models import temperature
 from thoughtdesk.cli.run_options import call_options, execution_options, selection_options
 from thoughtdesk.core.critiques.prompts import WRAPPERS
-from thoughtdesk.core.generation.runs.spec import JUDGED_CHOICES, ONLY_CHOICES
+from thoughtdesk.core.generation.runs.kind_specs import JUDGED_CHOICES, ONLY_CHOICES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -220,8 +220,8 @@ def cmd_revise(args: argparse.Namespace) -> int:
     from thoughtdesk.cli.run_execution import execute_and_report, print_previews, user_prices, warn_offline_pools
     from thoughtdesk.core.generation.defaults import model_defaults
     from thoughtdesk.core.generation.runs import CotSelection, check_models_exist, check_models_ready
+    from thoughtdesk.core.generation.runs.kind_specs import RevisionSpec
     from thoughtdesk.core.generation.runs.revision import create_revision_run, plan_revision_run
-    from thoughtdesk.core.generation.runs.spec import RevisionSpec
 
     options: dict[str, object] = {
         "temperature": args.temperature,

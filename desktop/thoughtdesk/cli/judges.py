@@ -19,7 +19,7 @@ from thoughtdesk.cli.commands import add_command
 from thoughtdesk.cli.common import EXIT_OK, base_url_options, open_library, server_urls, whole
 from thoughtdesk.cli.models import temperature
 from thoughtdesk.cli.run_options import call_options, execution_options, selection_options
-from thoughtdesk.core.generation.runs.spec import ONLY_CHOICES
+from thoughtdesk.core.generation.runs.kind_specs import ONLY_CHOICES
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -36,6 +36,7 @@ from thoughtdesk.core.rationales.filtering import (
     scorer_key,
 )
 from thoughtdesk.core.rationales.mining import PassSummary, filter_table, histogram
+from thoughtdesk.core.rationales.runs import RationalePlan
 from thoughtdesk.core.rationales.setup import (
     DEFAULT_EXTRACT_CONCURRENCY,
     DEFAULT_FILTER_CONCURRENCY,
@@ -44,6 +45,8 @@ from thoughtdesk.core.rationales.setup import (
     FilterSetup,
     extraction_setup,
     filter_setup,
+    plan_extraction,
+    plan_filter,
     require_scorer,
     resilient,
     run_extraction,
@@ -145,8 +148,34 @@ def extraction_setup_of(args: argparse.Namespace) -> ExtractionSetup:
     )
 
 
+def _print_plan(plan: RationalePlan, args: argparse.Namespace) -> int:
+    """--plan-only: what the pass would send (nothing is sent or written)."""
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "collection": args.collection,
+                    "kind": plan.spec.kind,
+                    "requests": plan.total,
+                    "items": plan.items,
+                    "done_before": plan.done_before,
+                    "in_unfinished_runs": plan.in_other_runs,
+                    "prompt_tokens": plan.estimated_prompt_tokens,
+                    "completion_tokens": plan.estimated_completion_tokens,
+                    "cost": plan.estimated_cost,
+                }
+            )
+        )
+    else:
+        print(plan.summary())
+    return EXIT_OK
+
+
 def cmd_extract(args: argparse.Namespace) -> int:
     setup = extraction_setup_of(args)
+    if args.plan_only:
+        with open_library(args) as lib:
+            return _print_plan(plan_extraction(lib, args.collection, setup), args)
     bar = ProgressLine("rewriting")
     with open_library(args) as lib:
         summary = asyncio.run(run_extraction(lib, args.collection, setup, progress=bar))
@@ -196,6 +225,9 @@ def _note(text: str) -> None:
 def cmd_filter(args: argparse.Namespace) -> int:
     setup = filter_setup_of(args)
     require_scorer(setup.scorer)  # before the library is opened: every rationale would fail
+    if args.plan_only:
+        with open_library(args) as lib:
+            return _print_plan(plan_filter(lib, args.collection, setup), args)
     tau = _tau(args)
     # Scores of the two layouts differ in kind: each is stored under its own name.
     label = setup.label
@@ -318,6 +350,15 @@ def _tau_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--decay", type=number(above=0, high=1), default=DEFAULT_DECAY, metavar="D", help="default 0.9")
 
 
+def _plan_only_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="print the run's requests, tokens and cost, and send nothing (the pass is a run: `thoughtdesk runs` "
+        "lists it, `thoughtdesk resume RUN` resumes it)",
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "logprobs")
     p.add_argument(
@@ -338,7 +379,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = commands.add_parser(
         "extract",
         help="a model rewrites each document with rationales between its sentences; valid rewrites are split "
-        "into (preceding, rationale, following) records. Resumable: documents done are skipped",
+        "into (preceding, rationale, following) records. A run of the engine: resumable, documents done are skipped",
     )
     q.add_argument("collection", help="the collection's name")
     q.add_argument("--model", required=True, metavar="PROVIDER:MODEL", help="the model that writes the rationales")
@@ -368,13 +409,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"requests in flight in all (default {DEFAULT_EXTRACT_CONCURRENCY}; a pool of servers shares them)",
     )
     q.add_argument("--json", action="store_true", help="print what was done as one JSON object")
+    _plan_only_option(q)
     _model_options(q, chat=True)
     q.set_defaults(func=cmd_extract)
 
     q = commands.add_parser(
         "filter",
         help="score each rationale's loss reduction on the following text (0.9 decay) and report those kept at tau. "
-        "Resumable: rationales scored by this scorer are skipped",
+        "A run of the engine: resumable, rationales scored by this scorer are skipped",
     )
     q.add_argument("collection", help="the collection's name")
     q.add_argument("--scorer", required=True, metavar="PROVIDER:MODEL", help="a model that can score text")
@@ -402,6 +444,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"requests in flight in all (default {DEFAULT_FILTER_CONCURRENCY}; a pool of servers shares them)",
     )
     q.add_argument("--json", action="store_true", help="print what was done and the kept share as one JSON object")
+    _plan_only_option(q)
     _model_options(q, chat=False)
     q.set_defaults(func=cmd_filter)
 

@@ -78,6 +78,9 @@ def execute_and_report(
     """Execute (resume) run ``run_id`` to its end and print its outcome; ``outcome`` adds a
     kind's own figures (given the run id, read once it has ended) to the JSON, its ``text`` to
     the printed outcome."""
+    # Rationale runs' steps are core/rationales/runs.py's, above the engine: registered by importing it.
+    import thoughtdesk.core.rationales.runs  # noqa: F401
+
     bar, report = _progress(run_id)
     prices = getattr(args, "prices", None) or user_prices()
     try:

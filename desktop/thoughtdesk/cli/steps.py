@@ -38,8 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_autolabel(args: argparse.Namespace) -> int:
     from thoughtdesk.core.generation.defaults import model_defaults
     from thoughtdesk.core.generation.runs import check_models_exist, check_models_ready
+    from thoughtdesk.core.generation.runs.kind_specs import AutolabelSpec
     from thoughtdesk.core.generation.runs.rollouts import create_autolabel_run, plan_autolabel_run
-    from thoughtdesk.core.generation.runs.spec import AutolabelSpec
 
     options: dict[str, object] = {"temperature": args.temperature, "max_tokens": args.max_tokens}
     options.update(base_url_options(args.base_url))

@@ -23,7 +23,7 @@ from thoughtdesk.core.generation.runs import (
     plan_critique_run,
     run_requests,
 )
-from thoughtdesk.core.generation.runs.spec import spec_from_document
+from thoughtdesk.core.generation.runs.kind_specs import spec_from_document
 from thoughtdesk.core.library.store import Library
 
 

@@ -33,8 +33,8 @@ from thoughtdesk.core.generation.runs import (
     resume_run,
     run_requests,
 )
+from thoughtdesk.core.generation.runs.kind_specs import RevisionSpec
 from thoughtdesk.core.generation.runs.revision import create_revision_run, plan_revision_run
-from thoughtdesk.core.generation.runs.spec import RevisionSpec
 from thoughtdesk.core.library.store import Library
 
 N_COTS, N_CORRECT, N_INCORRECT = 33, 23, 10  # the demo collection's generated CoTs

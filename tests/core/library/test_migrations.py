@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -58,3 +59,59 @@ def test_a_migration_applied_after_a_later_one_leaves_the_version_complete(tmp_p
     with Library.open(path) as lib:
         assert lib.conn.execute("PRAGMA user_version").fetchone()[0] == migrations.current_version()
         assert lib.conn.execute("SELECT count(*) FROM judge_verdict").fetchone()[0] == 0
+
+
+def test_m020_lets_a_request_have_no_sample_and_keeps_every_stored_request(tmp_path, monkeypatch):
+    """m020 drops request.sample_pk's NOT NULL in place (a rationale request of a file's document
+    has no sample): the rows, their links and the cascade from a deleted sample stay as they were."""
+    path = tmp_path / "l.thoughtdesk"
+    every = list(migrations.MIGRATIONS)
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in every if m[0] != "m020_rationale_runs"])
+    with Library.open(path) as lib:
+        conn = lib.conn
+        conn.execute("INSERT INTO collection (name, created) VALUES ('c', '2026-11-29')")
+        collection_id = conn.execute("SELECT id FROM collection WHERE name = 'c'").fetchone()[0]
+        conn.execute(
+            "INSERT INTO sample (collection_id, dataset, split, sample_id, position, question) "
+            "VALUES (?, 'd', 'test', 's1', 0, 'q')",
+            (collection_id,),
+        )
+        sample = conn.execute("SELECT id FROM sample").fetchone()[0]
+        conn.execute("INSERT INTO run (name, created, collection, spec) VALUES ('r', 'now', 'c', '{}')")
+        conn.execute(
+            "INSERT INTO request (run_id, sample_pk, model_index, model_label, variant_index, step, params, created) "
+            "VALUES (1, ?, 0, 'm', 0, 'cot', '{}', 'now')",
+            (sample,),
+        )
+        conn.execute(
+            "INSERT INTO request (run_id, sample_pk, model_index, model_label, variant_index, step, params, created, "
+            "depends_on) VALUES (1, ?, 0, 'm', 0, 'extraction', '{}', 'now', 1)",
+            (sample,),
+        )
+        with_not_null = conn.execute("SELECT * FROM request ORDER BY id").fetchall()
+        try:
+            conn.execute(
+                "INSERT INTO request (run_id, sample_pk, model_index, model_label, variant_index, step, params, "
+                "created) VALUES (1, NULL, 0, 'm', 0, 'cot', '{}', 'now')"
+            )
+        except sqlite3.IntegrityError:
+            pass
+        else:
+            raise AssertionError("before m020 a request needs a sample")
+    monkeypatch.setattr(migrations, "MIGRATIONS", every)
+    with Library.open(path) as lib:
+        conn = lib.conn
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert [row[: len(with_not_null[0])] for row in conn.execute("SELECT * FROM request ORDER BY id")] == [
+            tuple(row) for row in with_not_null
+        ]
+        with lib.transaction():
+            conn.execute(
+                "INSERT INTO request (run_id, sample_pk, model_index, model_label, variant_index, step, params, "
+                "created) VALUES (1, NULL, 0, 'm', 0, 'rationale_extraction', '{}', 'now')"
+            )
+        with lib.transaction():
+            conn.execute("DELETE FROM sample")
+        # The sample's requests went with it (the cascade is kept); the one without a sample stays.
+        assert conn.execute("SELECT step FROM request").fetchall() == [("rationale_extraction",)]

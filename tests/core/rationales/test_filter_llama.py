@@ -11,10 +11,12 @@ import pytest
 from tests.core.generation.backends.test_scoring_llama import by_hand
 from tests.helpers.libraries import DEMO, demo_library
 from thoughtdesk.core.generation.backends import LlamaCppBackend, LlamaCppSettings
+from thoughtdesk.core.generation.runs import ModelSpec
 from thoughtdesk.core.generation.scoring import weighted_loss
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.extraction import DEFAULT, context_with_rationale, read_rewrite
-from thoughtdesk.core.rationales.mining import filter_rationales, filter_table
+from thoughtdesk.core.rationales.mining import filter_table
+from thoughtdesk.core.rationales.setup import filter_pass, filter_setup
 from thoughtdesk.core.rationales.store import Document, add_rewrite, rationales
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (extra 'local')")
@@ -56,7 +58,8 @@ def test_filter_with_the_small_model(tmp_path: Path, gguf_model: Path) -> None:
         async def main():
             scorer = LlamaCppBackend(LlamaCppSettings(gguf_model, n_ctx=128, n_threads=2))
             try:
-                return await filter_rationales(lib, DEMO, scorer, "llamacpp:gemma")
+                setup = filter_setup(ModelSpec("llamacpp", "gemma", n_ctx=128, n_threads=2))
+                return await filter_pass(lib, DEMO, setup, scorer)
             finally:
                 await scorer.aclose()
 

@@ -15,11 +15,12 @@ import pytest
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.servers import FakeModelServer, Recorded, Reply, toy_echo_logprobs
 from thoughtdesk.core.generation.backends import LlamaCppBackend, OpenAICompatBackend, ResilientBackend, RetryPolicy
+from thoughtdesk.core.generation.runs import ModelSpec
 from thoughtdesk.core.generation.scoring import TokenScores
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.extraction import DEFAULT, read_rewrite
 from thoughtdesk.core.rationales.filtering import LossReduction, score_rationale, scored_following, shared_span
-from thoughtdesk.core.rationales.mining import filter_rationales
+from thoughtdesk.core.rationales.setup import filter_pass, filter_setup
 from thoughtdesk.core.rationales.store import Document, add_rewrite, rationales
 
 STEPS = [
@@ -64,11 +65,14 @@ def scorer(server: FakeModelServer) -> ResilientBackend:
     return ResilientBackend(inner, retry=RetryPolicy(max_attempts=1))
 
 
-def run_filter(lib: Library, server: FakeModelServer, horizon: int):
+def run_filter(lib: Library, server: FakeModelServer, horizon: int, layout: str = "thoughtdesk"):
+    """A filter pass (a run of the engine) scoring with ``scorer(server)``: no retries, no probe."""
+    spec = ModelSpec("openai", "m", base_url=server.base_url, endpoint="completions")
+
     async def main():
         backend = scorer(server)
         try:
-            return await filter_rationales(lib, DEMO, backend, "openai:m", horizon=horizon)
+            return await filter_pass(lib, DEMO, filter_setup(spec, horizon=horizon, layout=layout), backend)
         finally:
             await backend.aclose()
 
@@ -157,9 +161,9 @@ def test_a_failed_shared_call_fails_the_documents_rationales_until_the_next_pass
         fill(lib, 2)
         first = run_filter(lib, fake_server, horizon=600)
         assert (first.done, first.failed) == (0, 8)
-        # The errors come in the order the calls end (concurrent); the first five of eight
-        # name both documents.
-        assert len(first.errors) == 5 and all("refused" in e for e in first.errors)
+        # One error a document (a filter request scores one rewrite's rationales; before the
+        # passes were runs, one a rationale), each naming its document and how many failed.
+        assert len(first.errors) == 2 and all("refused" in e and "4 of 4 rationale(s)" in e for e in first.errors)
         assert {d for d in ("file:t:0", "file:t:1") if any(d in e for e in first.errors)} == {
             "file:t:0",
             "file:t:1",
@@ -275,7 +279,7 @@ def test_impossible_scores_from_a_server_fail_the_rationale_naming_them(
         fill(lib, 1)
         summary = run_filter(lib, fake_server, horizon=600)
         assert (summary.done, summary.failed) == (0, 4), summary
-        assert len(summary.errors) == 4
+        assert len(summary.errors) == 1  # one a document (its filter request), naming the first rationale's error
         for error in summary.errors:
             assert "the server's answer" in error and "nothing was stored" in error, error
             assert field in error and value in error.split(field, 1)[1], error
@@ -374,7 +378,6 @@ def test_the_paper_layout_scores_the_chat_prompts_of_rationalysts_filter(fake_se
 def test_the_paper_layout_is_stored_under_its_own_name(tmp_path: Path, fake_server: FakeModelServer) -> None:
     """A filter pass in the paper's layout scores every rationale again (the two are not
     comparable) and never shares the "without" call (each is its own chat prompt)."""
-    from thoughtdesk.core.rationales.filtering import scorer_key
 
     with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
         fill(lib, 1)
@@ -382,16 +385,7 @@ def test_the_paper_layout_is_stored_under_its_own_name(tmp_path: Path, fake_serv
         sent = len(fake_server.requests)
         assert sent == 5  # 4 with, 1 shared without
 
-        async def main():
-            backend = scorer(fake_server)
-            try:
-                return await filter_rationales(
-                    lib, DEMO, backend, scorer_key("openai:m", "paper"), horizon=600, layout="paper"
-                )
-            finally:
-                await backend.aclose()
-
-        summary = asyncio.run(main())
+        summary = run_filter(lib, fake_server, horizon=600, layout="paper")
         assert (summary.done, summary.skipped) == (4, 0)
         assert len(fake_server.requests) - sent == 8
         assert all("<|start_header_id|>" in str(r.json["prompt"]) for r in fake_server.requests[sent:])

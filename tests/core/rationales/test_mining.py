@@ -1,5 +1,7 @@
 """Mining a collection against a local fake server: extraction (resumable, nothing stored twice),
-filtering with the 0.9-decay loss reduction (resumable), export, and bad input."""
+filtering with the 0.9-decay loss reduction (resumable), export, and bad input. The passes are
+runs of the generation engine (core/rationales/runs.py; tests/core/rationales/test_rationale_runs.py
+kills and resumes them)."""
 
 from __future__ import annotations
 
@@ -12,30 +14,22 @@ import pytest
 from tests.helpers.libraries import DEMO, demo_library
 from tests.helpers.servers import FakeModelServer, Recorded, Reply, toy_logprob
 from thoughtdesk.core.errors import DataFileError
-from thoughtdesk.core.generation.backends import (
-    OpenAICompatBackend,
-    ProviderGate,
-    ProviderLimits,
-    ResilientBackend,
-    RetryPolicy,
-)
 from thoughtdesk.core.generation.fragments import FragmentLibrary
+from thoughtdesk.core.generation.runs import ModelSpec
 from thoughtdesk.core.generation.scoring import weighted_loss
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.export import export_rationales
 from thoughtdesk.core.rationales.extraction import DEFAULT_PROMPT_KEY, RationaleError
 from thoughtdesk.core.rationales.filtering import scored_following
-from thoughtdesk.core.rationales.mining import (
-    ExtractionSettings,
-    extract_rationales,
-    filter_rationales,
-    filter_table,
-    in_flight,
-    run_bounded,
-)
+from thoughtdesk.core.rationales.mining import filter_table
+from thoughtdesk.core.rationales.setup import extraction_setup, filter_setup, run_extraction, run_filter
 from thoughtdesk.core.rationales.store import documents, file_documents, rationales
 
 RATIONALE = "The next step uses the numbers found so far."
+
+
+#: Whether ``rewriting`` refuses a document with FAIL in it (a test turns it off).
+REFUSING = {"FAIL": True}
 
 
 def rewriting(record: Recorded) -> Reply | None:
@@ -43,49 +37,48 @@ def rewriting(record: Recorded) -> Reply | None:
     the document comes between the built-in prompt's 'Text:' and 'Answer:' lines."""
     content = record.json["messages"][-1]["content"]
     text = content.rsplit("Text:\n", 1)[1].rsplit("\n\nAnswer:", 1)[0]
-    if "FAIL" in text:
+    if "FAIL" in text and REFUSING["FAIL"]:
         return Reply(status=400, body={"error": {"message": "refused"}})
     first, sep, rest = text.partition(". ")
     rewritten = f"{first}. <BOT>{RATIONALE}<EOT> {rest}" if sep else text
     return Reply(body={"choices": [{"index": 0, "message": {"role": "assistant", "content": rewritten}}]})
 
 
-def settings() -> ExtractionSettings:
-    template = FragmentLibrary.defaults().text("rationale_extraction", DEFAULT_PROMPT_KEY)
-    assert template is not None
-    return ExtractionSettings(
-        template=template, model_name="m", model_label="openai:m", fragment_key=DEFAULT_PROMPT_KEY
-    )
+def writer(server: FakeModelServer) -> ModelSpec:
+    """The rewriting model: the fake server's chat endpoint."""
+    return ModelSpec("openai", "m", base_url=server.base_url, chat=True)
 
 
-def backend(server: FakeModelServer, endpoint="chat") -> ResilientBackend:
-    inner = OpenAICompatBackend(server.base_url, endpoint=endpoint, model="m")
-    return ResilientBackend(inner, retry=RetryPolicy(max_attempts=1))
+def scorer(server: FakeModelServer) -> ModelSpec:
+    """The scorer: the fake server's completions endpoint (echoed log-probs)."""
+    return ModelSpec("openai", "m", base_url=server.base_url, endpoint="completions")
 
 
 def extract(lib: Library, server: FakeModelServer, source: str = "reference"):
-    async def main():
-        wrapped = backend(server)
-        try:
-            return await extract_rationales(lib, DEMO, source, wrapped, settings())
-        finally:
-            await wrapped.aclose()
+    setup = extraction_setup(writer(server), FragmentLibrary.defaults(), source=source)
+    return asyncio.run(run_extraction(lib, DEMO, setup))
 
-    return asyncio.run(main())
+
+def score(lib: Library, server: FakeModelServer, limit: int | None = None):
+    return asyncio.run(run_filter(lib, DEMO, filter_setup(scorer(server), limit=limit)))
 
 
 def test_extraction_stores_valid_rewrites_and_resumes(tmp_path: Path, fake_server: FakeModelServer) -> None:
     fake_server.responder = rewriting
     with Library.open(demo_library(tmp_path / "lib.thoughtdesk")) as lib:
-        # One document fails: it is counted, named, and the only one sent again next time.
+        # One document fails: it is counted, named, and the only one sent again next time (its
+        # run is resumed: the request is sent as planned, so the server, not the text, changes).
         lib.conn.execute("UPDATE sample SET cot = '[\"FAIL here. Then more.\"]' WHERE id = 3")
         first = extract(lib, fake_server)
         assert (first.total, first.done, first.failed, first.skipped) == (16, 15, 1, 0)
         assert first.valid == 15 and first.records == 15
         assert "reference:" in first.errors[0] and "refused" in first.errors[0]
         sent = len(fake_server.requests)
-        lib.conn.execute("UPDATE sample SET cot = '[\"Now it works. Then more.\"]' WHERE id = 3")
-        second = extract(lib, fake_server)
+        REFUSING["FAIL"] = False
+        try:
+            second = extract(lib, fake_server)
+        finally:
+            REFUSING["FAIL"] = True
         assert (second.done, second.skipped, second.failed) == (1, 15, 0)
         assert len(fake_server.requests) == sent + 1
         third = extract(lib, fake_server)
@@ -134,21 +127,12 @@ def test_filter_scores_loss_reductions_and_resumes(tmp_path: Path, fake_server: 
         extract(lib, fake_server)
         fake_server.responder = None  # the toy echo model answers the scoring requests
 
-        def run_filter(limit=None):
-            async def main():
-                scorer = backend(fake_server, endpoint="completions")
-                try:
-                    return await filter_rationales(lib, DEMO, scorer, "openai:m", limit=limit)
-                finally:
-                    await scorer.aclose()
-
-            return asyncio.run(main())
-
-        first = run_filter(limit=5)
+        first = score(lib, fake_server, limit=5)
         assert (first.done, first.skipped, first.total) == (5, 0, 16)
-        second = run_filter()
+        second = score(lib, fake_server)
         assert (second.done, second.skipped) == (11, 5)
-        assert len(fake_server.requests) - 16 == 2 * 16  # two scorings per rationale, none repeated
+        # two scorings per rationale (one document each), none repeated; one probe a pass
+        assert len(fake_server.requests) - 16 == 2 * 16 + 2
         for record in rationales(lib, DEMO, scorer="openai:m", decay=0.9):
             assert record.score is not None
             # The toy model's log-probs by hand: 0.9-decayed loss of the following words.
@@ -182,15 +166,7 @@ def test_export_writes_kept_rationales_as_chat_records(tmp_path: Path, fake_serv
         assert not out.exists()
         assert export_rationales(lib, DEMO, out, tau=1.2, decay=0.9, unfiltered=True) == 16
         fake_server.responder = None
-
-        async def main():
-            scorer = backend(fake_server, endpoint="completions")
-            try:
-                await filter_rationales(lib, DEMO, scorer, "openai:m")
-            finally:
-                await scorer.aclose()
-
-        asyncio.run(main())
+        score(lib, fake_server)
         table = filter_table(lib, DEMO, "openai:m", tau=1.2, decay=0.9)
         count = export_rationales(lib, DEMO, out, tau=1.2, decay=0.9)
         assert count == table.kept
@@ -206,29 +182,6 @@ def test_export_writes_kept_rationales_as_chat_records(tmp_path: Path, fake_serv
             }
         with pytest.raises(RationaleError, match="no rationales scored by 'openai:other'"):
             export_rationales(lib, DEMO, out, tau=1.2, decay=0.9, scorer="openai:other")
-
-
-def test_documents_are_worked_on_a_bounded_number_at_a_time() -> None:
-    started: list[int] = []
-    running = 0
-    most = 0
-
-    async def one(item: int) -> None:
-        nonlocal running, most
-        started.append(item)
-        running += 1
-        most = max(most, running)
-        await asyncio.sleep(0.001 * (item % 3))
-        running -= 1
-
-    asyncio.run(run_bounded(list(range(50)), one, 4))
-    assert sorted(started) == list(range(50)) and started[:4] == [0, 1, 2, 3]
-    assert most == 4
-    asyncio.run(run_bounded([], one, 4))  # nothing to do: no worker waits forever
-    gated = ResilientBackend(
-        OpenAICompatBackend("http://127.0.0.1:9/v1", model="m"), gate=ProviderGate(ProviderLimits(concurrency=8))
-    )
-    assert in_flight(gated) == 16
 
 
 def test_a_score_stored_again_is_updated_in_place(tmp_path):

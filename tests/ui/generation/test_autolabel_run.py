@@ -10,8 +10,8 @@ from tests.cli.test_autolabel import Completer
 from tests.helpers.servers import Reply
 from tests.ui.generation.test_runs_panel import PAUSE_MS, cell, shown_cell
 from thoughtdesk.core.generation.runs import ModelSpec, RunLimits
+from thoughtdesk.core.generation.runs.kind_specs import AutolabelSpec
 from thoughtdesk.core.generation.runs.rollouts import create_autolabel_run, plan_autolabel_run
-from thoughtdesk.core.generation.runs.spec import AutolabelSpec
 from thoughtdesk.core.importing.importer import import_thoughtsource
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.steps.store import StepTarget, review_of

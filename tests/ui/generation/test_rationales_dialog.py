@@ -80,6 +80,9 @@ def test_cancel_keeps_what_finished(qtbot, dialog, fake_server: FakeModelServer)
     fake_server.responder = slow
     dialog.model.setText("openai:m")
     dialog.model_url.setText(fake_server.base_url)
+    # The pass is a run of the engine: Cancel lets the calls in flight finish and stores them
+    # (they are paid for), so fewer in flight than documents leaves some undone.
+    dialog.extract_concurrency.setValue(2)
     qtbot.mouseClick(dialog.extract_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: dialog.progress.value() >= 1, timeout=30000)
     qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
@@ -87,7 +90,9 @@ def test_cancel_keeps_what_finished(qtbot, dialog, fake_server: FakeModelServer)
     assert "cancelled; what finished is kept" in dialog.status.text()
     with Library.open(dialog.library_path) as lib:
         (stored,) = lib.conn.execute("SELECT count(*) FROM rationale_doc").fetchone()
+        (run,) = lib.conn.execute("SELECT status FROM run").fetchone()
     assert 1 <= stored < 16
+    assert run == "cancelled"  # and the next pass resumes it
 
 
 def test_errors_are_one_plain_line(qtbot, dialog, fake_server: FakeModelServer) -> None:

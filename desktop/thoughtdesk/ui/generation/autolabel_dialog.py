@@ -16,8 +16,8 @@ from pathlib import Path
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.backends import PriceTable
 from thoughtdesk.core.generation.runs import check_models_exist, check_models_ready
+from thoughtdesk.core.generation.runs.kind_specs import AutolabelSpec
 from thoughtdesk.core.generation.runs.rollouts import AutolabelPlan, create_autolabel_run, plan_autolabel_run
-from thoughtdesk.core.generation.runs.spec import AutolabelSpec
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.generation.model_form import ModelList
 from thoughtdesk.ui.generation.planned_dialog import PlannedRunDialog, tokens_and_cost

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.runs import ONLY_CHOICES, CotSelection, ModelSpec, RunLimits
-from thoughtdesk.core.generation.runs.spec import Only
+from thoughtdesk.core.generation.runs.kind_specs import Only
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.base.tasks import Task, TaskContext
 from thoughtdesk.ui.generation.model_form import ModelList

@@ -1,8 +1,10 @@
 """Generate > Mine rationales…: the GUI counterpart of ``thoughtdesk rationales extract|filter|export``.
 
 A collection, a source, an extraction model and a scorer (``PROVIDER:MODEL`` with an optional
-server address), the markers and tau. Extract and Filter run in a background :class:`Task`
-with progress and Cancel (work already committed is kept; running again resumes). After a
+server address), the markers and tau. Extract and Filter are runs of the generation engine
+(core/rationales/setup.py: listed in the Runs tab, resumable there too), executed here in a
+background :class:`Task` with progress and Cancel (work already committed is kept; running
+again resumes the cancelled run). After a
 filter pass, a histogram of the loss reductions with the tau line and the kept/dropped counts
 (the paper's Table 1); changing tau re-counts without calling any model. Texts from models are
 never shown as rich text (the only model-derived text here is in error messages, shown plain).
@@ -20,7 +22,7 @@ import pyqtgraph as pg
 from thoughtdesk.core.errors import ThoughtDeskError
 from thoughtdesk.core.generation.defaults import default_chat
 from thoughtdesk.core.generation.fragments import FragmentLibrary
-from thoughtdesk.core.generation.runs import ModelSpec, ScorerReport, scorer_report
+from thoughtdesk.core.generation.runs import ModelSpec, RunControl, ScorerReport, scorer_report
 from thoughtdesk.core.generation.scoring import DEFAULT_DECAY
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.rationales.export import export_rationales
@@ -64,20 +66,22 @@ SOURCES = ("reference", "generated")
 PROBLEM_STYLE = "color: #b3261e;"
 
 
-def run_cancellable(make: Callable[[], Awaitable[PassSummary]], context: TaskContext) -> PassSummary:
-    """Run the coroutine ``make()`` on a new event loop; cancel it when the task is cancelled."""
+def run_cancellable(make: Callable[[RunControl], Awaitable[PassSummary]], context: TaskContext) -> PassSummary:
+    """Run the coroutine ``make(control)`` (a pass: runs of the engine) on a new event loop;
+    when the task is cancelled, cancel its run through ``control`` (calls in flight finish and
+    are stored; the run is left ``cancelled``, and the next pass resumes it)."""
 
     async def main() -> PassSummary:
-        work = asyncio.ensure_future(make())
+        control = RunControl()
+        work = asyncio.ensure_future(make(control))
         while not work.done():
             if context.cancelled():
-                work.cancel()
-                break
-            await asyncio.sleep(0.1)
-        try:
-            return await work
-        except asyncio.CancelledError:
-            raise ThoughtDeskError("cancelled; what finished is kept, and running again resumes") from None
+                control.cancel()
+            await asyncio.wait({work}, timeout=0.1)
+        summary = await work
+        if control.cancelled:
+            raise ThoughtDeskError("cancelled; what finished is kept, and running again resumes")
+        return summary
 
     return asyncio.run(main())
 
@@ -323,9 +327,9 @@ class RationalesDialog(QDialog):
         collection, path = self.collection.currentText(), self.library_path
 
         def work(context: TaskContext) -> PassSummary:
-            async def make() -> PassSummary:
+            async def make(control: RunControl) -> PassSummary:
                 with Library.open(path, create=False) as lib:
-                    return await run_extraction(lib, collection, setup, progress=context.progress)
+                    return await run_extraction(lib, collection, setup, progress=context.progress, control=control)
 
             return run_cancellable(make, context)
 
@@ -340,9 +344,9 @@ class RationalesDialog(QDialog):
         collection, path, label = self.collection.currentText(), self.library_path, setup.label
 
         def work(context: TaskContext) -> tuple[PassSummary, FilterTable]:
-            async def make() -> PassSummary:
+            async def make(control: RunControl) -> PassSummary:
                 with Library.open(path, create=False) as lib:
-                    return await run_filter(lib, collection, setup, progress=context.progress)
+                    return await run_filter(lib, collection, setup, progress=context.progress, control=control)
 
             summary = run_cancellable(make, context)
             with Library.open(path, create=False) as lib:

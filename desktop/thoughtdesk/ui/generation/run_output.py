@@ -50,7 +50,7 @@ class FailedRequests(QTableWidget):
         for row, request in enumerate(rows):
             values = (
                 str(request.id),
-                str(request.sample_pk),
+                "" if request.sample_pk is None else str(request.sample_pk),  # a file's document has none
                 request.model,
                 request.step,
                 str(request.attempts),

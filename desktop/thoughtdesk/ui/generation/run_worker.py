@@ -25,6 +25,7 @@ from thoughtdesk.core.generation.runs import (
     execute_run_async,
     run_spec,
 )
+from thoughtdesk.core.generation.runs.kind_specs import RationaleRunSpec
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.ui.qt import QObject, QThread, Signal
 
@@ -102,6 +103,8 @@ class RunWorker(QThread):
             return {}
         with Library.open(self.library_path, create=False) as lib:
             spec = run_spec(lib, self.run_id)
+        if isinstance(spec, RationaleRunSpec):  # a scorer is not streamed (the tap cannot score)
+            return {}
         taps: dict[int, Backend] = {}
         for index, model in enumerate(spec.models):
             if model.provider != "llamacpp":
@@ -114,6 +117,9 @@ class RunWorker(QThread):
         return taps
 
     async def _main(self) -> RunProgress:
+        # Rationale runs' steps are core/rationales/runs.py's, above the engine: registered by importing it.
+        import thoughtdesk.core.rationales.runs  # noqa: F401
+
         taps = self._taps()
         try:
             return await execute_run_async(

@@ -22,7 +22,8 @@ from thoughtdesk.core.generation.runs import (
     execute_run,
     plan_run,
 )
-from thoughtdesk.core.generation.runs.spec import RunSpecError, spec_from_document
+from thoughtdesk.core.generation.runs.kind_specs import spec_from_document
+from thoughtdesk.core.generation.runs.spec import RunSpecError
 from thoughtdesk.core.library.store import Library
 
 

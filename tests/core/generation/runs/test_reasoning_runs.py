@@ -22,7 +22,7 @@ from thoughtdesk.core.generation.runs import (
     plan_run,
     run_requests,
 )
-from thoughtdesk.core.generation.runs.commit import restore_raw_body
+from thoughtdesk.core.generation.runs.commit_base import restore_raw_body
 from thoughtdesk.core.library.store import Library
 
 ONCE = RunLimits(concurrency=1, max_attempts=1, initial_wait=0.01)
@@ -283,7 +283,7 @@ def test_an_extraction_answer_is_read_from_the_visible_text_after_the_thinking(l
 
 def test_thinking_the_backend_split_itself_is_recorded_as_split_at_tags():
     from thoughtdesk.core.generation.backends import Response
-    from thoughtdesk.core.generation.runs.commit import thought_of
+    from thoughtdesk.core.generation.runs.commit_base import thought_of
 
     def response(reasoning_from):
         return Response(

@@ -19,7 +19,7 @@ from thoughtdesk.core.generation.runs import (
     execute_run,
     plan_run,
 )
-from thoughtdesk.core.generation.runs.commit import TEXT_REF_KEY, restore_raw_body, slim_raw_body
+from thoughtdesk.core.generation.runs.commit_base import TEXT_REF_KEY, restore_raw_body, slim_raw_body
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.writer import FTS_CHARS
 

@@ -46,6 +46,7 @@ from thoughtdesk.core.generation.runs.batch_common import (
     check_batch_spec,
 )
 from thoughtdesk.core.generation.runs.batch_work import BatchAdvance
+from thoughtdesk.core.generation.runs.kind_specs import spec_from_document
 from thoughtdesk.core.generation.runs.lease import claim_run
 from thoughtdesk.core.generation.runs.providers import api_key_for
 from thoughtdesk.core.generation.runs.read import (  # reads: kept light for the runs list
@@ -53,7 +54,7 @@ from thoughtdesk.core.generation.runs.read import (  # reads: kept light for the
     is_batch_run,
     list_batches,
 )
-from thoughtdesk.core.generation.runs.spec import ModelSpec, spec_from_document
+from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.library.store import Library
 

@@ -31,18 +31,15 @@ from thoughtdesk.core.generation.runs.batch_common import (
     batch_deadline,
     check_batch_spec,
 )
-from thoughtdesk.core.generation.runs.commit import (
-    call_record,
-    has_output,
-    store_cached_answer,
-    store_cached_cot,
-    store_result,
-)
+from thoughtdesk.core.generation.runs.commit import store_cached_answer, store_cached_cot, store_result
+from thoughtdesk.core.generation.runs.commit_base import call_record, has_output
+from thoughtdesk.core.generation.runs.kind_specs import spec_from_document
 from thoughtdesk.core.generation.runs.lease import Claim, StaleClaim
-from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request, sample_refs
+from thoughtdesk.core.generation.runs.plan import extraction_prompt, fingerprint, model_request
 from thoughtdesk.core.generation.runs.providers import build_backend
 from thoughtdesk.core.generation.runs.read import REQUEST_SELECT, RequestRow, RunStatus, request_row
-from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpec, spec_from_document
+from thoughtdesk.core.generation.runs.samples import sample_refs
+from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpec
 from thoughtdesk.core.generation.runs.tally import set_run_status
 from thoughtdesk.core.generation.runs.variants import variant_from_provenance
 from thoughtdesk.core.library.prompt_refs import expand_prompt, prompt_ref
@@ -251,10 +248,10 @@ class BatchAdvance:
             except BackendError as error:
                 self._back_to_pending(request, str(error))
                 continue
-            if request.sample_pk not in refs:
-                for ref in sample_refs(self.lib, [request.sample_pk]):
-                    refs[request.sample_pk] = ref
-            self._commit(request, refs[request.sample_pk], model, call, response, batch_pk)
+            if request.required_sample_pk not in refs:
+                for ref in sample_refs(self.lib, [request.required_sample_pk]):
+                    refs[request.required_sample_pk] = ref
+            self._commit(request, refs[request.required_sample_pk], model, call, response, batch_pk)
         # Requests the provider returned nothing for (a batch that failed or expired as a whole).
         why = state.message or f"the batch ended {state.status} without its result"
         if unreadable:
@@ -353,7 +350,7 @@ class BatchAdvance:
         ).fetchone()
         if found is None:
             return None
-        sample = next(iter(sample_refs(self.lib, [request.sample_pk])))
+        sample = next(iter(sample_refs(self.lib, [request.required_sample_pk])))
         variant = self.prompt_variants[request.variant_index]
         model = self.spec.models[request.model_index]
         prompt = extraction_prompt(variant, sample, found[0], self.exemplars.get(sample.dataset, []))
@@ -377,7 +374,7 @@ class BatchAdvance:
         if row is None or request.fingerprint is None:
             return False
         source = request_row(self.lib.conn, row)
-        sample = next(iter(sample_refs(self.lib, [request.sample_pk])))
+        sample = next(iter(sample_refs(self.lib, [request.required_sample_pk])))
         if request.step == "cot" and source.result_cot_pk is not None:
             store_cached_cot(self.lib, request, source.id, source.result_cot_pk, source.result_answer_pk, sample=sample)
             return True

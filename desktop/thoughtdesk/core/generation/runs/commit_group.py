@@ -8,7 +8,7 @@ together; a task awaits its own write, so a claim is still committed before its 
 
 Writes a call waits for (claims) are ``urgent``: committed at the start of the loop's next turn,
 in a group of their own. The others (results: their worker does not wait for them, see
-``execute._Execution._send``) are committed :data:`RESULT_DELAY` seconds after the first of them
+``execution.Execution._send``) are committed :data:`RESULT_DELAY` seconds after the first of them
 was asked for, in one group with every result asked for meanwhile: larger groups, fewer
 transactions, and a burst's next calls are not held back by the storing of its answers. A
 result not yet committed when the process dies leaves its request ``sent``: sent again on

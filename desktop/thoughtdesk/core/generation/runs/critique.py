@@ -33,9 +33,11 @@ from thoughtdesk.core.critiques.prompts import (
 )
 from thoughtdesk.core.critiques.records import ELEMENTS, outcomes_from_json
 from thoughtdesk.core.generation.backends import ChatMessage, PriceTable, Request, estimate_tokens
-from thoughtdesk.core.generation.runs.plan import PromptPreview, SampleRef, fingerprint, sample_refs
+from thoughtdesk.core.generation.runs.kind_specs import CotSelection, CritiqueSpec, Judged
+from thoughtdesk.core.generation.runs.plan import PromptPreview, fingerprint
 from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
-from thoughtdesk.core.generation.runs.spec import CotSelection, CritiqueSpec, Judged, ModelSpec, RunSpecError
+from thoughtdesk.core.generation.runs.samples import SampleRef, sample_refs
+from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpecError
 from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field, replace
 from thoughtdesk.core.critiques.prompts import question_with_choices
 from thoughtdesk.core.generation.backends import PriceTable, Request, estimate_tokens
 from thoughtdesk.core.generation.runs.critique import CotRef, answer_key, critique_request, select_cots
+from thoughtdesk.core.generation.runs.kind_specs import JudgeSpec
 from thoughtdesk.core.generation.runs.plan import PromptPreview, fingerprint
 from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
-from thoughtdesk.core.generation.runs.spec import JudgeSpec, ModelSpec, RunSpecError
+from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpecError
 from thoughtdesk.core.judges.conditions import condition_name, cot_conditions, matches
 from thoughtdesk.core.judges.prompts import (
     BUILTIN_JUDGE_TEMPLATES,

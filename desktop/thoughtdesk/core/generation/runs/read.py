@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from thoughtdesk.core.errors import ThoughtDeskError
+from thoughtdesk.core.generation.runs.kind_specs import AnySpec, spec_from_document
 from thoughtdesk.core.generation.runs.lease import is_interrupted
-from thoughtdesk.core.generation.runs.spec import AnySpec, ModelSpec, spec_from_document
+from thoughtdesk.core.generation.runs.spec import ModelSpec
 from thoughtdesk.core.library.prompt_refs import expand_prompt, is_prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.settings.logs import redact
@@ -31,7 +32,17 @@ from thoughtdesk.core.settings.logs import redact
 RunStatus = Literal["planned", "running", "paused", "cancelled", "done", "failed", "batched"]
 #: ``batched``: in a provider batch that is not fetched yet (runs/batch.py).
 RequestStatus = Literal["pending", "sent", "done", "failed", "batched"]
-RequestStep = Literal["cot", "extraction", "critique", "guided", "revision", "judge"]
+RequestStep = Literal[
+    "cot",
+    "extraction",
+    "critique",
+    "guided",
+    "revision",
+    "judge",
+    "rollout",
+    "rationale_extraction",
+    "rationale_filter",
+]
 
 
 class RunNotFound(ThoughtDeskError):
@@ -139,7 +150,7 @@ class RequestRow:
 
     id: int
     run_id: int
-    sample_pk: int
+    sample_pk: int | None  # None: a rationale request for a document of a file (m020)
     model_index: int
     model: str  # column ``model_label``: the model as the spec names it
     variant_index: int
@@ -167,6 +178,15 @@ class RequestRow:
     target_cot_pk: int | None = None  # a critique request: the CoT it judges
     result_critique_pk: int | None = None  # a critique request: the critique it stored
     result_verdict_pk: int | None = None  # a pairwise judge request: the verdict it stored
+    target_doc_pk: int | None = None  # a rationale filter request: the rewrite whose rationales it scores
+    result_doc_pk: int | None = None  # a rationale extraction request: the rewrite it stored
+
+    @property
+    def required_sample_pk(self) -> int:
+        """The sample of a request of a step that always has one (all but the rationale steps)."""
+        if self.sample_pk is None:
+            raise ValueError(f"request {self.id} ({self.step}) has no sample")
+        return self.sample_pk
 
 
 #: ``SELECT`` of whole :class:`RequestRow` s; add a ``WHERE`` and build each with :func:`request_row`.

@@ -26,9 +26,10 @@ from thoughtdesk.core.critiques import Critique, critiques_for_cots
 from thoughtdesk.core.critiques.prompts import fill_placeholders, question_with_choices
 from thoughtdesk.core.generation.backends import PriceTable, estimate_tokens
 from thoughtdesk.core.generation.runs.critique import CotRef, critique_request, select_cots, stored_prompt_text
+from thoughtdesk.core.generation.runs.kind_specs import RevisionSpec
 from thoughtdesk.core.generation.runs.plan import PromptPreview, fingerprint
 from thoughtdesk.core.generation.runs.planning import PlanCost, TokenCounts, insert_run, price_plan
-from thoughtdesk.core.generation.runs.spec import ModelSpec, RevisionSpec, RunSpecError
+from thoughtdesk.core.generation.runs.spec import ModelSpec, RunSpecError
 from thoughtdesk.core.library.prompt_refs import prompt_ref
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso

@@ -6,7 +6,7 @@ request rows of an ordinary run on the planning path every kind of run shares
 
 The engine executes, pauses and resumes it like any run. A ``rollout`` request names its CoT in
 ``target_cot_pk`` and its step in ``params`` (``step``, ``step_id``, ``k``); committing it
-(:func:`~.commit.store_rollout`) writes that step's label into the completer's step labels of the
+(:func:`~.commit_judged.store_rollout`) writes that step's label into the completer's step labels of the
 CoT in the transaction that marks the request done, so each step is labelled exactly once. CoTs
 the completer labelled whole before (by an earlier run or the command of an older version) are
 left out unless the spec forces them; one a stopped run labelled in part is finished by resuming
@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from thoughtdesk.core.generation.backends import PriceTable, estimate_tokens
 from thoughtdesk.core.generation.rollout_labels import METHOD, author_for, rollout_prompt, rollout_request
 from thoughtdesk.core.generation.runs.critique import select_cots
+from thoughtdesk.core.generation.runs.kind_specs import AutolabelSpec, CotSelection
 from thoughtdesk.core.generation.runs.plan import PromptPreview, fingerprint
 from thoughtdesk.core.generation.runs.planning import insert_run, price_plan
-from thoughtdesk.core.generation.runs.spec import AutolabelSpec, CotSelection, RunSpecError
+from thoughtdesk.core.generation.runs.spec import RunSpecError
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.library.timestamps import now_iso
 from thoughtdesk.core.steps.split import cot_steps

@@ -39,6 +39,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         later.m017_steps,
         later.m018_judge_verdicts,
         later.m019_preferences,
+        later.m020_rationale_runs,
     )
 ]
 

@@ -289,3 +289,39 @@ def m019_preferences(conn: sqlite3.Connection) -> None:
             WHERE revision_critique IS NOT NULL;
         """,
     )
+
+
+def m020_rationale_runs(conn: sqlite3.Connection) -> None:
+    # Rationale mining as runs of the one engine (issue 28, point 11): a RATIONALYST extraction
+    # request rewrites one document, a filter request scores one rewrite's rationales. A document
+    # of a file belongs to no sample, so ``request.sample_pk`` may now be NULL (a rationale
+    # request names its sample when it has one: deleting the sample still deletes the request).
+    # Dropping a NOT NULL changes no stored byte, so the table's definition is edited in place
+    # (SQLite's documented procedure for removing a NOT NULL constraint: the schema text rewritten,
+    # the schema version bumped), not rebuilt: a rebuild would copy every request and, with
+    # foreign keys on, dropping the old table would null the critiques', verdicts' and steps'
+    # links to it. ``target_doc_pk`` is the rewrite a filter request scores; ``result_doc_pk``
+    # the rewrite an extraction request stored.
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'request'").fetchone()
+    old = "sample_pk INTEGER NOT NULL REFERENCES sample(id)"
+    if old not in sql:
+        raise sqlite3.DatabaseError(f"m020: the request table's sample_pk is not as m003 made it: {sql!r}")
+    (version,) = conn.execute("PRAGMA schema_version").fetchone()
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute(
+            "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'request'",
+            (sql.replace(old, "sample_pk INTEGER REFERENCES sample(id)"),),
+        )
+        conn.execute(f"PRAGMA schema_version = {int(version) + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+    run_script(
+        conn,
+        """
+        ALTER TABLE request ADD COLUMN target_doc_pk INTEGER REFERENCES rationale_doc(id) ON DELETE CASCADE;
+        ALTER TABLE request ADD COLUMN result_doc_pk INTEGER REFERENCES rationale_doc(id) ON DELETE SET NULL;
+        CREATE INDEX request_target_doc ON request(target_doc_pk) WHERE target_doc_pk IS NOT NULL;
+        CREATE INDEX request_result_doc ON request(result_doc_pk) WHERE result_doc_pk IS NOT NULL;
+        """,
+    )
