@@ -38,6 +38,10 @@ ALLOWED: dict[tuple[str, str], str] = {
         "test_an_autolabel_run_is_listed_paused_and_resumed_in_the_runs_tab",
     ): "nothing is sent while paused (as test_runs_panel's PAUSE_MS)",
     (
+        "tests/ui/generation/test_rationale_runs_tab.py",
+        "test_a_rationale_run_pauses_and_resumes_in_the_runs_tab",
+    ): "nothing is sent while paused (as test_runs_panel's PAUSE_MS)",
+    (
         "tests/core/generation/test_critique_runs.py",
         "test_pause_resume_and_cancel",
     ): "nothing is sent while paused: no state to wait on (the fake server counts the requests it gets)",

@@ -9,7 +9,7 @@ from collections import Counter
 from tests.core.rationales.test_mining import rewriting
 from tests.helpers.servers import FakeModelServer, Recorded, Reply
 from tests.ui.generation.conftest import COLLECTION
-from tests.ui.generation.test_runs_panel import cell, shown_cell
+from tests.ui.generation.test_runs_panel import PAUSE_MS, cell, shown_cell
 from thoughtdesk.core.generation.fragments import FragmentLibrary
 from thoughtdesk.core.generation.runs import ModelSpec, RunLimits
 from thoughtdesk.core.library.store import Library
@@ -57,7 +57,7 @@ def test_a_rationale_run_pauses_and_resumes_in_the_runs_tab(window, generation, 
     panel.pause_button.click()
     qtbot.waitUntil(lambda: live().status == "paused" and live().in_flight == 0, timeout=30000)
     paused_done, sent = live().done, len(server.requests)
-    qtbot.wait(1000)
+    qtbot.wait(PAUSE_MS)  # nothing to wait on but time: a broken pause sends within ~50 ms
     assert live().done == paused_done and len(server.requests) == sent, "nothing is sent while paused"
     assert "paused" in shown_cell(panel, run_id, "Status")
     assert panel.start_button.isEnabled() and not panel.pause_button.isEnabled()
