@@ -288,6 +288,19 @@ class Browse:
     keys: array
 
 
+def sample_labels(lib: Library, pks: list[int]) -> dict[int, str]:
+    """``dataset/split/sample_id`` of each sample key in ``pks`` (for tables that list samples),
+    read in chunks of 500 keys (SQLite's bound-parameter limit)."""
+    labels: dict[int, str] = {}
+    for start in range(0, len(pks), 500):
+        chunk = pks[start : start + 500]
+        for pk, dataset, split, sid in lib.conn.execute(
+            f"SELECT id, dataset, split, sample_id FROM sample WHERE id IN ({','.join('?' * len(chunk))})", chunk
+        ):
+            labels[pk] = f"{dataset}/{split}/{sid}"
+    return labels
+
+
 def browse(lib: Library, state: BrowseState) -> Browse:
     """Count the tree and list the keys ``state`` shows, in display order."""
     return Browse(state, lib.tree_stats(), sample_keys(lib, state.filter, state.sort, state.descending))

@@ -12,24 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from thoughtdesk.core.library.queries import sample_labels
 from thoughtdesk.core.library.store import Library
 from thoughtdesk.core.review.judge_agreement import HumanAgreementReport, JudgeAgreement, human_agreement
-from thoughtdesk.ui.base.tasks import Task
-from thoughtdesk.ui.base.throttle import Throttle
 from thoughtdesk.ui.base.window_api import WindowApi
+from thoughtdesk.ui.evaluation.computed_page import ComputedPage, results_table
 from thoughtdesk.ui.evaluation.critiques_view import RowsModel
 from thoughtdesk.ui.qt import (
-    QAbstractItemView,
-    QHeaderView,
     QModelIndex,
     QSplitter,
     Qt,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
 
 JUDGE_HEADERS = (
     "Judge",
@@ -82,63 +78,26 @@ def judge_cells(row: JudgeAgreement) -> list[str]:
     ]
 
 
-def _compute(path: Path, collection: str) -> tuple[HumanAgreementReport | None, dict[int, str]]:
-    with Library.open(path, create=False) as lib:
-        if lib.collection_id(collection) is None:
-            return None, {}
-        report = human_agreement(lib, collection)
-        pks = sorted({d.sample_pk for j in report.judges for d in j.disagreements})
-        labels: dict[int, str] = {}
-        for start in range(0, len(pks), 500):
-            chunk = pks[start : start + 500]
-            for pk, dataset, split, sid in lib.conn.execute(
-                f"SELECT id, dataset, split, sample_id FROM sample WHERE id IN ({','.join('?' * len(chunk))})", chunk
-            ):
-                labels[pk] = f"{dataset}/{split}/{sid}"
-        return report, labels
-
-
-def _table(name: str, model: RowsModel, stretch: int | None) -> QTableView:
-    table = QTableView(objectName=name)
-    table.setModel(model)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setWordWrap(False)
-    table.verticalHeader().setDefaultSectionSize(22)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    if stretch is not None:
-        table.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    return table
-
-
-class HumanAgreementView(QWidget):
+class HumanAgreementView(ComputedPage[tuple[HumanAgreementReport | None, dict[int, str]]]):
     """The Judges vs humans view; ``collection()`` names the collection the Results tab shows."""
 
+    failure = "Could not compare judges with humans"
+
     def __init__(self, window: WindowApi, collection: Callable[[], str], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("humanAgreementView")
-        self.window_ = window
-        self.collection = collection
+        super().__init__(window, collection, "humanAgreementView", "humanAgreementStatus", parent)
         self.report: HumanAgreementReport | None = None
         self.labels: dict[int, str] = {}
         self.shown_pks: list[int] = []
-        self._tasks: set[Task[object]] = set()
-        self.status = plain_label(name="humanAgreementStatus", wrap=True)
         self.judges_model = RowsModel(JUDGE_HEADERS, self)
-        self.judges = _table("judgesVsHumansTable", self.judges_model, 0)
-        self.judges.verticalHeader().setVisible(False)
+        self.judges = results_table("judgesVsHumansTable", self.judges_model, 0)
         self.confusion_model = RowsModel(("humans \\ judge",), self)
-        self.confusion = _table("judgeConfusionTable", self.confusion_model, None)
-        self.confusion.verticalHeader().setVisible(False)
+        self.confusion = results_table("judgeConfusionTable", self.confusion_model, None)
         self.disagreements_model = RowsModel(DISAGREEMENT_HEADERS, self)
-        self.disagreements = _table("judgeDisagreementsTable", self.disagreements_model, 0)
-        self.disagreements.verticalHeader().setVisible(False)
+        self.disagreements = results_table("judgeDisagreementsTable", self.disagreements_model, 0)
         self.disagreements.setToolTip("Double-click opens the sample")
         self.disagreements.doubleClicked.connect(self.open_disagreement)
         self.versions_model = RowsModel(VERSION_HEADERS, self)
-        self.versions = _table("judgeVersionsTable", self.versions_model, 3)
-        self.versions.verticalHeader().setVisible(False)
+        self.versions = results_table("judgeVersionsTable", self.versions_model, 3)
         self.details = QTabWidget(objectName="humanAgreementDetails")
         self.details.addTab(self.confusion, "Confusion matrix")
         self.details.addTab(self.disagreements, "Disagreements")
@@ -152,30 +111,18 @@ class HumanAgreementView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
-        self._refresh = Throttle(self, self._refresh_task, delay_ms=250, visible_only=True)
-        self._refresh.stale = True
 
-    def schedule_refresh(self) -> None:
-        """Recompute soon (debounced); while hidden, only remember that it is stale."""
-        self._refresh.request()
+    @staticmethod
+    def compute(path: Path, collection: str) -> tuple[HumanAgreementReport | None, dict[int, str]]:
+        with Library.open(path, create=False) as lib:
+            if lib.collection_id(collection) is None:
+                return None, {}
+            report = human_agreement(lib, collection)
+            pks = sorted({d.sample_pk for j in report.judges for d in j.disagreements})
+            return report, sample_labels(lib, pks)
 
-    def is_idle(self) -> bool:
-        return not self._refresh.busy() and not self._tasks
-
-    def _refresh_task(self) -> Task[tuple[HumanAgreementReport | None, dict[int, str]]] | None:
-        library = self.window_.library
-        collection = self.collection()
-        if library is None or not collection:
-            self.apply(None, {})
-            return None
-        self.status.setText("Computing…")
-        path = library.path
-        return (
-            Task(lambda _ctx: _compute(path, collection))
-            .on_success(lambda result: self.apply(*result))
-            .on_failure(lambda error: self.status.setText(f"Could not compare judges with humans: {error}"))
-            .owned_by(self, self._tasks)
-        )
+    def show_result(self, result: tuple[HumanAgreementReport | None, dict[int, str]] | None) -> None:
+        self.apply(*(result or (None, {})))
 
     def apply(self, report: HumanAgreementReport | None, labels: dict[int, str]) -> None:
         """Show ``report`` (None: no collection)."""

@@ -13,22 +13,18 @@ from pathlib import Path
 
 from thoughtdesk.core.evaluation.metrics import wilson_interval
 from thoughtdesk.core.evaluation.revisions import RevisionGroup, revision_outcomes
+from thoughtdesk.core.library.queries import sample_labels
 from thoughtdesk.core.library.store import Library
-from thoughtdesk.ui.base.tasks import Task
-from thoughtdesk.ui.base.throttle import Throttle
 from thoughtdesk.ui.base.window_api import WindowApi
+from thoughtdesk.ui.evaluation.computed_page import ComputedPage, results_table
 from thoughtdesk.ui.evaluation.critiques_view import RowsModel
 from thoughtdesk.ui.qt import (
-    QAbstractItemView,
-    QHeaderView,
     QModelIndex,
     QSplitter,
     Qt,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
-from thoughtdesk.ui.widgets.labels import plain_label
 
 HEADERS = (
     "Model",
@@ -79,53 +75,20 @@ def group_cells(group: RevisionGroup) -> list[str]:
     ]
 
 
-def _outcomes(path: Path, collection: str) -> tuple[list[RevisionGroup], dict[int, str]]:
-    with Library.open(path, create=False) as lib:
-        if lib.collection_id(collection) is None:
-            return [], {}
-        groups = revision_outcomes(lib, collection)
-        pks = sorted({p.sample_pk for g in groups for p in g.pairs if p.before != p.after})
-        labels: dict[int, str] = {}
-        for start in range(0, len(pks), 500):
-            chunk = pks[start : start + 500]
-            for pk, dataset, split, sid in lib.conn.execute(
-                f"SELECT id, dataset, split, sample_id FROM sample WHERE id IN ({','.join('?' * len(chunk))})", chunk
-            ):
-                labels[pk] = f"{dataset}/{split}/{sid}"
-        return groups, labels
-
-
-def _table(name: str, model: RowsModel, stretch: int) -> QTableView:
-    table = QTableView(objectName=name)
-    table.setModel(model)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setWordWrap(False)
-    table.verticalHeader().setVisible(False)
-    table.verticalHeader().setDefaultSectionSize(22)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    return table
-
-
-class RevisionsView(QWidget):
+class RevisionsView(ComputedPage[tuple[list[RevisionGroup], dict[int, str]]]):
     """The Revisions view; ``collection()`` names the collection the Results tab shows."""
 
+    failure = "Could not compare revisions"
+
     def __init__(self, window: WindowApi, collection: Callable[[], str], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("revisionsView")
-        self.window_ = window
-        self.collection = collection
+        super().__init__(window, collection, "revisionsView", "revisionsStatus", parent)
         self.groups: list[RevisionGroup] = []
         self.labels: dict[int, str] = {}
         self.changed_pks: list[int] = []
-        self._tasks: set[Task[object]] = set()
-        self.status = plain_label(name="revisionsStatus", wrap=True)
         self.model = RowsModel(HEADERS, self)
-        self.table = _table("revisionsTable", self.model, 1)
+        self.table = results_table("revisionsTable", self.model, 1)
         self.changes_model = RowsModel(CHANGE_HEADERS, self)
-        self.changes = _table("revisionChangesTable", self.changes_model, 0)
+        self.changes = results_table("revisionChangesTable", self.changes_model, 0)
         self.changes.setToolTip("Double-click opens the sample")
         self.changes.doubleClicked.connect(self.open_change)
         self.table.selectionModel().currentRowChanged.connect(lambda current, _old: self.show_changes(current.row()))
@@ -137,30 +100,18 @@ class RevisionsView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.status)
         layout.addWidget(splitter, 1)
-        self._refresh = Throttle(self, self._refresh_task, delay_ms=250, visible_only=True)
-        self._refresh.stale = True
 
-    def schedule_refresh(self) -> None:
-        """Recompute soon (debounced); while hidden, only remember that it is stale."""
-        self._refresh.request()
+    @staticmethod
+    def compute(path: Path, collection: str) -> tuple[list[RevisionGroup], dict[int, str]]:
+        with Library.open(path, create=False) as lib:
+            if lib.collection_id(collection) is None:
+                return [], {}
+            groups = revision_outcomes(lib, collection)
+            pks = sorted({p.sample_pk for g in groups for p in g.pairs if p.before != p.after})
+            return groups, sample_labels(lib, pks)
 
-    def is_idle(self) -> bool:
-        return not self._refresh.busy() and not self._tasks
-
-    def _refresh_task(self) -> Task[tuple[list[RevisionGroup], dict[int, str]]] | None:
-        library = self.window_.library
-        collection = self.collection()
-        if library is None or not collection:
-            self.apply([], {})
-            return None
-        self.status.setText("Computing…")
-        path = library.path
-        return (
-            Task(lambda _ctx: _outcomes(path, collection))
-            .on_success(lambda result: self.apply(*result))
-            .on_failure(lambda error: self.status.setText(f"Could not compare revisions: {error}"))
-            .owned_by(self, self._tasks)
-        )
+    def show_result(self, result: tuple[list[RevisionGroup], dict[int, str]] | None) -> None:
+        self.apply(*(result or ([], {})))
 
     def apply(self, groups: list[RevisionGroup], labels: dict[int, str]) -> None:
         """Show ``groups`` (a row each) and the first row's changed CoTs."""
